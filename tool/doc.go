@@ -1,0 +1,8 @@
+// Package tool defines what a tool is to cadre: a name, a model-facing
+// description, a JSON input schema, a few traits the runtime schedules and
+// permits by (read-only, concurrency-safe, what it touches), and a Call.
+//
+// Typed builds a Tool from a Go input struct, inferring its schema; Set is
+// the pool of tools one session's model sees, and validates every call's
+// input against the tool's schema before the tool runs.
+package tool

@@ -1,0 +1,121 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Typed is a Tool whose input is the Go type In. Its schema is inferred from
+// In's json and jsonschema struct tags unless Meta.InputSchema is set.
+type Typed[In any] struct {
+	Meta Info
+	// Run does the work.
+	Run func(ctx context.Context, env Env, in In) (Result, error)
+	// TargetOf, if set, names what permission specifiers match (see Targeted).
+	TargetOf func(env Env, in In) string
+
+	once     sync.Once
+	info     Info
+	resolved *jsonschema.Resolved
+	err      error
+}
+
+// New returns a Typed tool.
+func New[In any](meta Info, run func(ctx context.Context, env Env, in In) (Result, error)) *Typed[In] {
+	return &Typed[In]{Meta: meta, Run: run}
+}
+
+func (t *Typed[In]) init() {
+	t.once.Do(func() {
+		t.info = t.Meta
+		var s *jsonschema.Schema
+		if len(t.Meta.InputSchema) > 0 {
+			s = new(jsonschema.Schema)
+			if err := json.Unmarshal(t.Meta.InputSchema, s); err != nil {
+				t.err = fmt.Errorf("tool %s: bad input schema: %w", t.Meta.Name, err)
+				return
+			}
+		} else {
+			var err error
+			if s, err = jsonschema.For[In](nil); err != nil {
+				t.err = fmt.Errorf("tool %s: infer input schema: %w", t.Meta.Name, err)
+				return
+			}
+			raw, err := json.Marshal(s)
+			if err != nil {
+				t.err = fmt.Errorf("tool %s: encode input schema: %w", t.Meta.Name, err)
+				return
+			}
+			t.info.InputSchema = raw
+		}
+		t.resolved, t.err = s.Resolve(nil)
+		if t.err != nil {
+			t.err = fmt.Errorf("tool %s: resolve input schema: %w", t.Meta.Name, t.err)
+		}
+	})
+}
+
+// Info implements Tool.
+func (t *Typed[In]) Info() Info {
+	t.init()
+	return t.info
+}
+
+// ValidateInput implements Validating.
+func (t *Typed[In]) ValidateInput(input json.RawMessage) error {
+	t.init()
+	if t.err != nil {
+		return t.err
+	}
+	return validate(t.resolved, input)
+}
+
+func (t *Typed[In]) decode(input json.RawMessage) (In, error) {
+	var in In
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return in, fmt.Errorf("invalid input for %s: %w", t.Meta.Name, err)
+	}
+	return in, nil
+}
+
+// Call implements Tool.
+func (t *Typed[In]) Call(ctx context.Context, env Env, input json.RawMessage) (Result, error) {
+	in, err := t.decode(input)
+	if err != nil {
+		return Result{}, err
+	}
+	return t.Run(ctx, env, in)
+}
+
+// Target implements Targeted; it is "" when TargetOf is unset.
+func (t *Typed[In]) Target(env Env, input json.RawMessage) (string, error) {
+	if t.TargetOf == nil {
+		return "", nil
+	}
+	in, err := t.decode(input)
+	if err != nil {
+		return "", err
+	}
+	return t.TargetOf(env, in), nil
+}
+
+func validate(rs *jsonschema.Resolved, input json.RawMessage) error {
+	var v any
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(input, &v); err != nil {
+		return fmt.Errorf("input is not valid JSON: %w", err)
+	}
+	if err := rs.Validate(v); err != nil {
+		return fmt.Errorf("input does not match the tool's schema: %w", err)
+	}
+	return nil
+}
