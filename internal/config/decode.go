@@ -1,0 +1,280 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// decoder applies generic JSON (decoded with UseNumber) to Go values by
+// their json tags, reporting unknown keys as warnings and wrong types as
+// errors, each with its key path.
+type decoder struct {
+	file     string
+	warnings []Warning
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// decode sets dst, addressable, from v; path names v for messages.
+// A null leaves dst as it is.
+func (d *decoder) decode(path string, v any, dst reflect.Value) error {
+	if v == nil {
+		return nil
+	}
+	if dst.Type() == rawMessageType {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return d.errorf(path, "cannot re-encode: %v", err)
+		}
+		dst.SetBytes(raw)
+		return nil
+	}
+	switch dst.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return d.wrongType(path, "an object", v)
+		}
+		fields := jsonFields(dst.Type())
+		for _, key := range sortedKeys(obj) {
+			i, ok := fields[key]
+			if !ok {
+				d.unknown(join(path, key), key, fields)
+				continue
+			}
+			if err := d.decode(join(path, key), obj[key], dst.Field(i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return d.wrongType(path, "an object", v)
+		}
+		if dst.IsNil() {
+			dst.Set(reflect.MakeMapWithSize(dst.Type(), len(obj)))
+		}
+		for _, key := range sortedKeys(obj) {
+			if obj[key] == nil {
+				continue
+			}
+			elem := reflect.New(dst.Type().Elem()).Elem()
+			if err := d.decode(join(path, key), obj[key], elem); err != nil {
+				return err
+			}
+			dst.SetMapIndex(reflect.ValueOf(key), elem)
+		}
+	case reflect.Slice:
+		arr, ok := v.([]any)
+		if !ok {
+			return d.wrongType(path, "an array", v)
+		}
+		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
+		for i, e := range arr {
+			if err := d.decode(fmt.Sprintf("%s[%d]", path, i), e, out.Index(i)); err != nil {
+				return err
+			}
+		}
+		dst.Set(out)
+	case reflect.String:
+		s, ok := v.(string)
+		if !ok {
+			return d.wrongType(path, "a string", v)
+		}
+		dst.SetString(s)
+	case reflect.Bool:
+		b, ok := v.(bool)
+		if !ok {
+			return d.wrongType(path, "true or false", v)
+		}
+		dst.SetBool(b)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, ok := v.(json.Number)
+		if !ok {
+			return d.wrongType(path, "a number", v)
+		}
+		i, err := strconv.ParseInt(n.String(), 10, 64)
+		if err != nil || dst.OverflowInt(i) {
+			return d.errorf(path, "want a whole number, got %s", n)
+		}
+		dst.SetInt(i)
+	case reflect.Float64, reflect.Float32:
+		n, ok := v.(json.Number)
+		if !ok {
+			return d.wrongType(path, "a number", v)
+		}
+		f, err := n.Float64()
+		if err != nil || math.IsInf(f, 0) {
+			return d.errorf(path, "want a number, got %s", n)
+		}
+		dst.SetFloat(f)
+	default:
+		// A field of a kind this walker does not know: a programming error,
+		// caught by the tests as soon as such a field is added.
+		return d.errorf(path, "cadre cannot read settings of Go type %s", dst.Type())
+	}
+	return nil
+}
+
+func (d *decoder) wrongType(path, want string, v any) error {
+	return d.errorf(path, "want %s, got %s", want, jsonType(v))
+}
+
+func (d *decoder) errorf(path, format string, args ...any) error {
+	return &Error{File: d.file, Key: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) unknown(path, key string, fields map[string]int) {
+	msg := "unknown key, ignored"
+	if near := nearest(key, fields); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	d.warnings = append(d.warnings, Warning{File: d.file, Key: path, Message: msg})
+}
+
+// jsonFields maps the json names of t's fields to their indexes.
+func jsonFields(t reflect.Type) map[string]int {
+	out := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out[name] = i
+	}
+	return out
+}
+
+// nearest suggests the known key a misspelt one was probably meant to be:
+// the same ignoring case, or within two edits.
+func nearest(key string, fields map[string]int) string {
+	best, bestDist := "", 3
+	for name := range fields {
+		if strings.EqualFold(name, key) {
+			return name
+		}
+		if d := distance(strings.ToLower(key), strings.ToLower(name)); d < bestDist || d == bestDist && name < best {
+			best, bestDist = name, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case json.Number, float64:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// merge applies the layer src, decoded from the generic object v, onto
+// dst: fields v sets replace scalars, maps merge by key, slices append
+// what dst does not hold yet. Both are struct values; dst is addressable.
+func merge(dst, src reflect.Value, v map[string]any) {
+	fields := jsonFields(dst.Type())
+	for key, val := range v {
+		i, ok := fields[key]
+		if !ok || val == nil {
+			continue
+		}
+		df, sf := dst.Field(i), src.Field(i)
+		switch {
+		case df.Type() == rawMessageType:
+			df.Set(sf)
+		case df.Kind() == reflect.Struct:
+			if obj, ok := val.(map[string]any); ok {
+				merge(df, sf, obj)
+			}
+		case df.Kind() == reflect.Map:
+			if df.IsNil() {
+				df.Set(reflect.MakeMapWithSize(df.Type(), sf.Len()))
+			}
+			iter := sf.MapRange()
+			for iter.Next() {
+				df.SetMapIndex(iter.Key(), iter.Value())
+			}
+		case df.Kind() == reflect.Slice:
+			df.Set(appendNew(df, sf))
+		default:
+			df.Set(sf)
+		}
+	}
+}
+
+// appendNew appends the elements of src that dst lacks, in order.
+func appendNew(dst, src reflect.Value) reflect.Value {
+	for i := range src.Len() {
+		e := src.Index(i)
+		dup := false
+		for j := range dst.Len() {
+			if dst.Index(j).Equal(e) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			dst = reflect.Append(dst, e)
+		}
+	}
+	return dst
+}

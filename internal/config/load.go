@@ -1,0 +1,328 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/permission"
+)
+
+// Scopes of the layers, in the order they apply.
+const (
+	ScopeUser    = "user"
+	ScopeProject = "project"
+	ScopeLocal   = "local"
+	ScopeFlags   = "flags"
+)
+
+// LoadOptions say where to look.
+type LoadOptions struct {
+	// Cwd is the project directory; empty means the process's.
+	Cwd string
+	// Getenv reads CADRE_HOME; nil means os.Getenv.
+	Getenv func(string) string
+	// UserHome is the user's home directory; empty means os.UserHomeDir.
+	UserHome  string
+	Overrides Overrides
+}
+
+// Layer is one source of settings.
+type Layer struct {
+	Path  string // the file; empty for flags
+	Scope string // ScopeUser, ScopeProject, ScopeLocal or ScopeFlags
+	Found bool   // the file exists (for flags: some flag was given)
+}
+
+// Warning is a problem that does not stop loading, such as an unknown key.
+type Warning struct {
+	File, Key, Message string
+}
+
+func (w Warning) String() string { return w.File + ": " + w.Key + ": " + w.Message }
+
+// Error is an invalid settings file or flag: where, which key, what was
+// wrong. Line and Col are set for JSON syntax errors.
+type Error struct {
+	File      string
+	Line, Col int
+	Key       string // a path such as "permissions.allow[2]"; empty for the whole file
+	Msg       string
+	Err       error // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	if e.Key != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Key)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Loaded is the result of Load.
+type Loaded struct {
+	Settings Settings
+	Layers   []Layer
+	Warnings []Warning
+	// Home is the resolved CADRE_HOME.
+	Home string
+}
+
+// Load reads and merges the settings layers.
+func Load(opts LoadOptions) (*Loaded, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cwd := opts.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("settings: find the working directory: %w", err)
+		}
+		cwd = wd
+	}
+	home, err := cadreHome(getenv("CADRE_HOME"), opts.UserHome, cwd)
+	if err != nil {
+		return nil, err
+	}
+
+	out := &Loaded{Home: home}
+	files := []Layer{
+		{Path: filepath.Join(home, "settings.json"), Scope: ScopeUser},
+		{Path: filepath.Join(cwd, ".cadre", "settings.json"), Scope: ScopeProject},
+		{Path: filepath.Join(cwd, ".cadre", "settings.local.json"), Scope: ScopeLocal},
+	}
+	var merged Settings
+	for _, l := range files {
+		// Run from the home directory, the project file is the user file:
+		// read it once.
+		if l.Scope == ScopeProject && filepath.Clean(l.Path) == filepath.Clean(files[0].Path) {
+			out.Layers = append(out.Layers, l)
+			continue
+		}
+		layer, generic, warnings, found, err := readFile(l.Path)
+		if err != nil {
+			return nil, err
+		}
+		l.Found = found
+		out.Layers = append(out.Layers, l)
+		out.Warnings = append(out.Warnings, warnings...)
+		if found {
+			merge(reflect.ValueOf(&merged).Elem(), reflect.ValueOf(layer), generic)
+		}
+	}
+
+	if err := applyOverrides(&merged, opts.Overrides); err != nil {
+		return nil, err
+	}
+	out.Layers = append(out.Layers, Layer{Scope: ScopeFlags, Found: opts.Overrides.set()})
+	out.Settings = merged
+	return out, nil
+}
+
+// cadreHome resolves CADRE_HOME, defaulting to ~/.cadre.
+func cadreHome(env, userHome, cwd string) (string, error) {
+	if env != "" && env != "~" && !strings.HasPrefix(env, "~/") {
+		if !filepath.IsAbs(env) {
+			env = filepath.Join(cwd, env)
+		}
+		return filepath.Clean(env), nil
+	}
+	if userHome == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("settings: find the home directory for ~/.cadre (set CADRE_HOME instead): %w", err)
+		}
+		userHome = h
+	}
+	if env == "" {
+		return filepath.Join(userHome, ".cadre"), nil
+	}
+	return filepath.Join(userHome, env[1:]), nil
+}
+
+// readFile reads and checks one settings file. found is false when it
+// does not exist.
+func readFile(path string) (s Settings, generic map[string]any, warnings []Warning, found bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Settings{}, nil, nil, false, nil
+	}
+	if err != nil {
+		return Settings{}, nil, nil, false, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", err), Err: err}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM some editors write
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Settings{}, map[string]any{}, nil, true, nil
+	}
+	generic, err = parseObject(path, data)
+	if err != nil {
+		return Settings{}, nil, nil, true, err
+	}
+	d := &decoder{file: path}
+	if err := d.decode("", generic, reflect.ValueOf(&s).Elem()); err != nil {
+		return Settings{}, nil, nil, true, err
+	}
+	if err := validate(path, &s, generic); err != nil {
+		return Settings{}, nil, nil, true, err
+	}
+	return s, generic, d.warnings, true, nil
+}
+
+// parseObject parses data as one JSON object, numbers kept as json.Number.
+func parseObject(path string, data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		var syn *json.SyntaxError
+		offset := int64(len(data))
+		if errors.As(err, &syn) {
+			offset = syn.Offset
+		} else if !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, &Error{File: path, Msg: fmt.Sprintf("invalid JSON: %v", err), Err: err}
+		}
+		line, col := position(data, offset)
+		return nil, &Error{File: path, Line: line, Col: col, Msg: fmt.Sprintf("invalid JSON: %v", err), Err: err}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		line, col := position(data, dec.InputOffset())
+		return nil, &Error{File: path, Line: line, Col: col, Msg: "invalid JSON: unexpected data after the top-level object"}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("want a JSON object at the top level, got %s", jsonType(v))}
+	}
+	return obj, nil
+}
+
+// position turns a byte offset into a 1-based line and column. A syntax
+// error's offset is just past the offending byte, so that byte is the
+// column reported.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = len(before) - bytes.LastIndexByte(before, '\n') - 1
+	if col == 0 {
+		col = 1
+	}
+	return line, col
+}
+
+// validate checks the values of one layer, and fills in defaults that
+// depend on where a value sits (a provider's type from its key).
+func validate(file string, s *Settings, generic map[string]any) error {
+	bad := func(key, format string, args ...any) error {
+		return &Error{File: file, Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	if s.MaxTurns < 0 {
+		return bad("maxTurns", "want 0 (no limit) or more, got %d", s.MaxTurns)
+	}
+	if perms, ok := generic["permissions"].(map[string]any); ok && perms["defaultMode"] != nil {
+		m, err := permission.ParseMode(s.Permissions.DefaultMode)
+		if err != nil {
+			return bad("permissions.defaultMode", "%v", err)
+		}
+		s.Permissions.DefaultMode = string(m)
+	}
+	for _, l := range []struct {
+		key   string
+		rules []string
+	}{{"allow", s.Permissions.Allow}, {"ask", s.Permissions.Ask}, {"deny", s.Permissions.Deny}} {
+		for i, text := range l.rules {
+			r, err := permission.ParseRule(text)
+			if err != nil {
+				return bad(fmt.Sprintf("permissions.%s[%d]", l.key, i), "%v", err)
+			}
+			l.rules[i] = r.String()
+		}
+	}
+	for name, p := range s.Providers {
+		if p.Type == "" && (name == "anthropic" || name == "openai") {
+			p.Type = name
+		}
+		switch p.Type {
+		case "anthropic", "openai":
+		case "":
+			return bad("providers."+name+".type", `missing: a custom provider needs "type": "anthropic" or "openai"`)
+		default:
+			return bad("providers."+name+".type", `want "anthropic" or "openai", got %q`, p.Type)
+		}
+		s.Providers[name] = p
+	}
+	for model, p := range s.Pricing {
+		for _, f := range []struct {
+			key string
+			v   float64
+		}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", p.CacheRead}, {"cacheWrite", p.CacheWrite}} {
+			if f.v < 0 {
+				return bad("pricing."+model+"."+f.key, "want a price of 0 or more (USD per million tokens), got %g", f.v)
+			}
+		}
+	}
+	return nil
+}
+
+// applyOverrides applies the command-line flags.
+func applyOverrides(s *Settings, o Overrides) error {
+	bad := func(flag string, err error) error {
+		return &Error{File: ScopeFlags, Key: flag, Msg: err.Error(), Err: err}
+	}
+	if o.Model != "" {
+		s.Model = o.Model
+	}
+	if o.MaxTurns != nil {
+		if *o.MaxTurns < 0 {
+			return bad("--max-turns", fmt.Errorf("want 0 (no limit) or more, got %d", *o.MaxTurns))
+		}
+		s.MaxTurns = *o.MaxTurns
+	}
+	if o.PermissionMode != "" {
+		m, err := permission.ParseMode(o.PermissionMode)
+		if err != nil {
+			return bad("--permission-mode", err)
+		}
+		s.Permissions.DefaultMode = string(m)
+	}
+	for _, f := range []struct {
+		flag string
+		vals []string
+		dst  *[]string
+	}{
+		{"--allowedTools", o.AllowedTools, &s.Permissions.Allow},
+		{"--disallowedTools", o.DisallowedTools, &s.Permissions.Deny},
+	} {
+		var add []string
+		for _, v := range f.vals {
+			rules, err := permission.ParseRuleList(v)
+			if err != nil {
+				return bad(f.flag, err)
+			}
+			for _, r := range rules {
+				add = append(add, r.String())
+			}
+		}
+		*f.dst = appendNew(reflect.ValueOf(*f.dst), reflect.ValueOf(add)).Interface().([]string)
+	}
+	return nil
+}

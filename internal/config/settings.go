@@ -1,0 +1,111 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cadre-dev/cadre/internal/permission"
+)
+
+// Settings is the merged configuration.
+type Settings struct {
+	// Model is "provider:model", an alias, or a bare model id.
+	Model           string `json:"model"`
+	DefaultProvider string `json:"defaultProvider"`
+	// Aliases map short names to models: "sonnet": "anthropic:claude-sonnet-4-5".
+	Aliases map[string]string `json:"aliases"`
+	// Providers are keyed "anthropic", "openai", or a custom name with a Type.
+	Providers map[string]Provider `json:"providers"`
+	// Pricing maps a model name to its price, overriding the built-in table.
+	Pricing     map[string]Price `json:"pricing"`
+	Permissions Permissions      `json:"permissions"`
+	MaxTurns    int              `json:"maxTurns"`
+	// Env is set in the environment of the tools cadre runs.
+	Env map[string]string `json:"env"`
+	// Subagents and Agents belong to the subagent machinery, which checks
+	// them; they are kept raw here.
+	Subagents json.RawMessage `json:"subagents"`
+	Agents    json.RawMessage `json:"agents"`
+}
+
+// Provider is one model provider's connection settings.
+type Provider struct {
+	// Type is "anthropic" or "openai" (any OpenAI-compatible server); it
+	// defaults to the provider's key when that is one of the two.
+	Type    string `json:"type"`
+	BaseURL string `json:"baseURL"`
+	APIKey  string `json:"apiKey"`
+	// APIKeyEnv names the environment variable holding the key.
+	APIKeyEnv string `json:"apiKeyEnv"`
+}
+
+// Price is a model's price in USD per million tokens.
+type Price struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// Permissions holds the rule lists and mode of the permission policy.
+type Permissions struct {
+	Allow []string `json:"allow"`
+	Ask   []string `json:"ask"`
+	Deny  []string `json:"deny"`
+	// DefaultMode is the session's permission mode; empty means "default".
+	DefaultMode           string   `json:"defaultMode"`
+	AdditionalDirectories []string `json:"additionalDirectories"`
+}
+
+// Overrides are the settings given on the command line.
+type Overrides struct {
+	Model    string
+	MaxTurns *int
+	// PermissionMode sets permissions.defaultMode.
+	PermissionMode string
+	// AllowedTools and DisallowedTools hold rule lists as the flags take
+	// them: each element one rule or several, separated by commas or spaces
+	// ("Bash(git diff:*) Edit,Read").
+	AllowedTools, DisallowedTools []string
+}
+
+func (o Overrides) set() bool {
+	return o.Model != "" || o.MaxTurns != nil || o.PermissionMode != "" ||
+		len(o.AllowedTools) > 0 || len(o.DisallowedTools) > 0
+}
+
+// Rules parses the permission rule lists.
+func (s Settings) Rules() (permission.Rules, error) {
+	var r permission.Rules
+	for _, l := range []struct {
+		key string
+		src []string
+		dst *[]permission.Rule
+	}{
+		{"allow", s.Permissions.Allow, &r.Allow},
+		{"ask", s.Permissions.Ask, &r.Ask},
+		{"deny", s.Permissions.Deny, &r.Deny},
+	} {
+		for i, text := range l.src {
+			rule, err := permission.ParseRule(text)
+			if err != nil {
+				return permission.Rules{}, fmt.Errorf("permissions.%s[%d]: %w", l.key, i, err)
+			}
+			*l.dst = append(*l.dst, rule)
+		}
+	}
+	return r, nil
+}
+
+// Mode is the permission mode the settings ask for: defaultMode, or
+// permission.ModeDefault when unset.
+func (s Settings) Mode() (permission.Mode, error) {
+	if s.Permissions.DefaultMode == "" {
+		return permission.ModeDefault, nil
+	}
+	m, err := permission.ParseMode(s.Permissions.DefaultMode)
+	if err != nil {
+		return "", fmt.Errorf("permissions.defaultMode: %w", err)
+	}
+	return m, nil
+}

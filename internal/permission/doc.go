@@ -1,0 +1,52 @@
+// Package permission decides whether one tool call may run: the execution
+// layer of cadre's permissions (DESIGN.md S-P3).
+//
+// A Policy combines a Mode with Claude Code style rules ("Bash",
+// "Bash(npm run test:*)", "Read(./src/**)", "Edit(docs/**)",
+// "mcp__server__tool") kept in allow, ask and deny lists. Permit evaluates,
+// in this order:
+//
+//  1. deny rules: any match denies, whatever the mode;
+//  2. plan mode: anything but a read tool is denied (plan mode is read-only,
+//     even when an allow rule names the tool);
+//  3. bypassPermissions mode: everything left is allowed; ask rules are
+//     skipped too, since nobody is meant to be asked in that mode;
+//  4. ask rules: a match asks the Asker;
+//  5. allow rules: a match allows;
+//  6. the mode: reads inside the workspace are allowed in every mode,
+//     edits inside the workspace in acceptEdits; everything else asks.
+//
+// An ask with no Asker (a headless run) is a denial whose text tells the
+// model why and what the user could change. A denial is a *Denied error,
+// written for the model: the loop hands its text back as an is_error
+// tool_result.
+//
+// Specifiers match the call's target (tool.Targeted), by the tool's access:
+//
+//   - exec tools (Bash): "cmd:*" and "cmd *" are word-boundary prefixes
+//     ("git diff:*" matches "git diff" and "git diff HEAD", not "git diffx"),
+//     anything else must match the whole command, "*" being a wildcard.
+//     Compound commands (&&, ||, ;, |, &, newlines) are split outside
+//     quotes: an allow rule must match every part and never approves a
+//     command containing $(…), `…`, <(…) or >(…); a deny or ask rule applies
+//     when it matches any part, including the text of substitutions and the
+//     part with leading VAR=value assignments removed. Whitespace outside
+//     quotes is collapsed first, so extra spaces do not slip past a rule.
+//   - file tools (Read, Grep, Glob, LS, Edit, Write): gitignore-style
+//     patterns matched with doublestar against the absolute, cleaned target:
+//     "//abs/path" is absolute, "~/x" is under Home, "/x" under Workspace,
+//     "./x" and "x/y" under the call's working directory, and a bare name
+//     with no slash ("*.env") matches at any depth under it. A pattern that
+//     names a directory covers everything below it. Read(…) rules apply to
+//     every read tool and Edit(…) rules to every edit tool; so do the bare
+//     "Read" and "Edit" rules (but Removed only removes the tool literally
+//     named). Symbolic links are not resolved.
+//   - other tools: the specifier must equal the target, "*" being a
+//     wildcard. Agent(name) and Task(name) are the same rule (Task is the
+//     tool's old name) and match the target the tool reports; matching
+//     subagent types properly is left to the subagent package.
+//
+// Tool names in rules may use "*" ("mcp__github__*"), and "mcp__server"
+// alone names every tool of that MCP server, as in Claude Code. A specifier
+// of "*" is the same as no specifier.
+package permission

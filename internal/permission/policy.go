@@ -1,0 +1,283 @@
+package permission
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// Question is one permission request put to whoever can approve it.
+type Question struct {
+	Tool string
+	// Target is what the call touches: an absolute path, a command, or "".
+	Target string
+	Input  json.RawMessage
+	// SessionID and ToolUseID say which session's which call asks.
+	SessionID, ToolUseID string
+	// Reason says why approval is needed, for the person asked.
+	Reason string
+}
+
+// Asker answers permission requests: the TUI's prompt, an SDK callback, a
+// parent agent for a bubbling fork. Ask blocks until it has an answer or
+// ctx ends.
+type Asker interface {
+	Ask(ctx context.Context, q Question) (bool, error)
+}
+
+// Policy decides the tool calls of one session. Its fields are read, never
+// written, by its methods, so one Policy may serve concurrent calls.
+type Policy struct {
+	Mode  Mode // "" is ModeDefault
+	Rules Rules
+	// Workspace is the absolute workspace root: "/x" rules start there and
+	// "inside the workspace" means under it or one of AdditionalDirs
+	// (relative ones resolve against it). Empty: the call's working
+	// directory stands in.
+	Workspace      string
+	AdditionalDirs []string
+	// Home is where "~/" rules start; empty, such rules match nothing.
+	Home string
+	// Asker answers asks; nil means nobody can (headless), and every ask
+	// is a denial.
+	Asker Asker
+}
+
+// Denied is a refused call. Its text is written for the model, which gets
+// it as an is_error tool_result.
+type Denied struct {
+	Tool string
+	// Target is what the call would have touched, for front ends.
+	Target string
+	// Rule is the deny rule that decided, if one did.
+	Rule string
+	// Reason explains a denial no rule made, or adds to one.
+	Reason string
+
+	err error // what the Asker failed with, for errors.Is
+}
+
+func (d *Denied) Error() string {
+	var b strings.Builder
+	b.WriteString("Permission to use ")
+	b.WriteString(d.Tool)
+	b.WriteString(" denied")
+	if d.Rule != "" {
+		fmt.Fprintf(&b, " by rule %q (permissions.deny)", d.Rule)
+	}
+	if d.Reason != "" {
+		b.WriteString(": ")
+		b.WriteString(d.Reason)
+	}
+	return b.String()
+}
+
+// Unwrap returns the Asker's error when the ask failed.
+func (d *Denied) Unwrap() error { return d.err }
+
+// Removed reports whether a bare deny rule ("Bash", "mcp__srv",
+// "mcp__srv__*") takes the tool out of the model's pool altogether, and
+// which rule does. Unlike Permit it does not apply the Read and Edit
+// family rules to other tools: a bare "Edit" deny removes Edit, while
+// Write stays in the pool and is denied when called.
+func (p *Policy) Removed(toolName string) (rule string, removed bool) {
+	for _, r := range p.Rules.Deny {
+		if r.bare() && r.namesTool(toolName) {
+			return r.String(), true
+		}
+	}
+	return "", false
+}
+
+// Pool returns s without the tools Removed takes out.
+func (p *Policy) Pool(s *tool.Set) *tool.Set {
+	return s.Filter(func(t tool.Tool) bool {
+		_, removed := p.Removed(t.Info().Name)
+		return !removed
+	})
+}
+
+// Permit decides one call of the tool called name. t is nil when the tool
+// is not in the session's pool (the model called a removed or unknown
+// tool). It returns nil when the call may run, else a *Denied. It blocks
+// while the Asker is asked.
+func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) error {
+	if t == nil {
+		if rule, ok := p.Removed(name); ok {
+			return &Denied{Tool: name, Rule: rule, Reason: "the tool is not available in this session"}
+		}
+		return &Denied{Tool: name, Reason: fmt.Sprintf("there is no tool named %s in this session", name)}
+	}
+	c := call{name: name, access: t.Info().Access, cwd: env.Cwd}
+	target, err := p.target(t, c, env, input)
+	if err != nil {
+		return &Denied{Tool: name, Reason: fmt.Sprintf("cannot tell what this call would touch: %v", err)}
+	}
+	c.target = target
+	deny := func(reason string) error { return &Denied{Tool: name, Target: target, Reason: reason} }
+
+	for _, r := range p.Rules.Deny {
+		if p.matches(r, c, listDeny) {
+			return &Denied{Tool: name, Target: target, Rule: r.String()}
+		}
+	}
+	mode := p.Mode
+	if mode == "" {
+		mode = ModeDefault
+	}
+	switch mode {
+	case ModeBypass:
+		return nil
+	case ModePlan:
+		if c.access != tool.AccessRead {
+			return deny(fmt.Sprintf("plan mode is read-only: %s cannot run until the user approves a plan and leaves plan mode; investigate with read-only tools and present your plan instead", name))
+		}
+	case ModeDefault, ModeAcceptEdits:
+	default:
+		return deny(fmt.Sprintf("the session's permission mode %q is unknown, so nothing but denying is safe", mode))
+	}
+
+	for _, r := range p.Rules.Ask {
+		if p.matches(r, c, listAsk) {
+			return p.ask(ctx, c, env, input, fmt.Sprintf("the rule %q (permissions.ask) asks before every such call", r.String()))
+		}
+	}
+	for _, r := range p.Rules.Allow {
+		if p.matches(r, c, listAllow) {
+			return nil
+		}
+	}
+
+	var reason string
+	switch c.access {
+	case tool.AccessRead:
+		if p.inside(c) {
+			return nil
+		}
+		reason = fmt.Sprintf("%s reads %s, which is outside the workspace", name, target)
+	case tool.AccessEdit:
+		if mode == ModeAcceptEdits && p.inside(c) {
+			return nil
+		}
+		if mode == ModeAcceptEdits {
+			reason = fmt.Sprintf("%s changes %s, which is outside the workspace", name, target)
+		} else {
+			reason = fmt.Sprintf("%s changes files, which needs approval in %s mode", name, mode)
+		}
+	case tool.AccessExec:
+		reason = fmt.Sprintf("%s runs commands, which needs approval in %s mode", name, mode)
+	default:
+		reason = fmt.Sprintf("%s needs approval in %s mode", name, mode)
+	}
+	return p.ask(ctx, c, env, input, reason)
+}
+
+// ask puts the call to the Asker; reason says why it needs approval.
+func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMessage, reason string) error {
+	d := &Denied{Tool: c.name, Target: c.target}
+	if p.Asker == nil {
+		d.Reason = fmt.Sprintf("this call requires approval (%s) and nobody can approve it in this non-interactive session; "+
+			"do not retry it, but find another way or tell the user; the user can allow it with --allowedTools or permissions.allow",
+			reason)
+		return d
+	}
+	if err := ctx.Err(); err != nil {
+		d.Reason, d.err = fmt.Sprintf("the permission request was abandoned: %v", err), err
+		return d
+	}
+	ok, err := p.Asker.Ask(ctx, Question{
+		Tool:      c.name,
+		Target:    c.target,
+		Input:     input,
+		SessionID: env.SessionID,
+		ToolUseID: env.ToolUseID,
+		Reason:    reason,
+	})
+	switch {
+	case err != nil:
+		d.Reason, d.err = fmt.Sprintf("the permission request failed: %v", err), err
+		return d
+	case !ok:
+		d.Reason = "the user refused this call; do not retry it, ask the user how to proceed if unsure"
+		return d
+	}
+	return nil
+}
+
+// target asks a Targeted tool what the call touches; file tools' paths
+// are made absolute and clean.
+func (p *Policy) target(t tool.Tool, c call, env tool.Env, input json.RawMessage) (string, error) {
+	tt, ok := t.(tool.Targeted)
+	if !ok {
+		return "", nil
+	}
+	target, err := tt.Target(env, input)
+	if err != nil || target == "" {
+		return target, err
+	}
+	if c.access == tool.AccessRead || c.access == tool.AccessEdit {
+		if !filepath.IsAbs(target) {
+			base := env.Cwd
+			if base == "" {
+				base = p.Workspace
+			}
+			target = filepath.Join(base, target)
+		}
+		target = filepath.Clean(target)
+	}
+	return target, nil
+}
+
+// workspace is the workspace root, or cwd when none is set.
+func (p *Policy) workspace(cwd string) string {
+	if p.Workspace != "" {
+		return p.Workspace
+	}
+	return cwd
+}
+
+// inside reports whether a file call's target lies in the workspace or an
+// additional directory. A call with no target works in its cwd.
+func (p *Policy) inside(c call) bool {
+	target := c.target
+	if target == "" {
+		target = c.cwd
+	}
+	root := p.workspace(c.cwd)
+	if target == "" || root == "" {
+		return false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(root, target)
+	}
+	target = filepath.Clean(target)
+	dirs := append([]string{root}, p.AdditionalDirs...)
+	for _, d := range dirs {
+		switch {
+		case d == "~" || strings.HasPrefix(d, "~/"):
+			if p.Home == "" {
+				continue
+			}
+			d = filepath.Join(p.Home, d[1:])
+		case !filepath.IsAbs(d):
+			d = filepath.Join(root, d)
+		}
+		if within(filepath.Clean(d), target) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether path is dir or below it.
+func within(dir, path string) bool {
+	if dir == path {
+		return true
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
