@@ -1,0 +1,203 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Manager creates, resumes and finds sessions: it keeps an Index record and
+// a transcript file in step.
+type Manager struct {
+	idx   Index
+	dir   string
+	now   func() time.Time
+	newID func() string
+}
+
+// NewManager returns a Manager that records sessions in idx and writes
+// transcripts to dir ($CADRE_HOME/sessions). now and newID are the clock and
+// the id source (for session ids and entry UUIDs); nil means time.Now and
+// UUID v7 strings.
+func NewManager(idx Index, dir string, now func() time.Time, newID func() string) *Manager {
+	if now == nil {
+		now = time.Now
+	}
+	if newID == nil {
+		newID = newUUID
+	}
+	return &Manager{idx: idx, dir: dir, now: now, newID: newID}
+}
+
+// Dir is the directory transcripts are written to.
+func (m *Manager) Dir() string { return m.dir }
+
+// stamp is the current time as an Index keeps it, so that the Info a
+// Session holds equals what GetSession returns.
+func (m *Manager) stamp() time.Time { return NormalizeTime(m.now()) }
+
+func (m *Manager) transcriptPath(id string) string {
+	return filepath.Join(m.dir, id+".jsonl")
+}
+
+// Create starts a new session. An empty s.ID gets a fresh id; a given one is
+// validated. The session is recorded as running, with its transcript at
+// <dir>/<id>.jsonl (created empty), and Created/Updated set to now unless
+// given.
+func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
+	if s.ID == "" {
+		s.ID = m.newID()
+	}
+	if err := ValidateID(s.ID); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	if s.Created.IsZero() {
+		s.Created = m.now()
+	}
+	if s.Updated.IsZero() {
+		s.Updated = s.Created
+	}
+	s.Created, s.Updated = NormalizeTime(s.Created), NormalizeTime(s.Updated)
+	s.Status = StatusRunning
+	s.TranscriptPath = m.transcriptPath(s.ID)
+
+	if err := m.idx.CreateSession(ctx, s); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	w, err := OpenWriter(s.TranscriptPath)
+	if err != nil {
+		// Leave no record claiming to run when it never could.
+		ferr := m.idx.UpdateSession(ctx, s.ID, func(in *Info) error {
+			in.Status, in.Updated = StatusFailed, m.stamp()
+			return nil
+		})
+		return nil, errors.Join(fmt.Errorf("create session %q: %w", s.ID, err), ferr)
+	}
+	return m.newSession(s, w), nil
+}
+
+// Open resumes session id: it returns the session, ready to append to, and
+// the model context rebuilt from its transcript (see Messages). id comes
+// from outside and is validated first. Lines of the transcript that could not
+// be read are skipped and listed in Session.Problems. The record is marked
+// running again.
+func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, nil, fmt.Errorf("resume session: %w", err)
+	}
+	info, err := m.idx.GetSession(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume session: %w", err)
+	}
+	if info.TranscriptPath == "" {
+		info.TranscriptPath = m.transcriptPath(id)
+	}
+	entries, problems, err := ReadTranscript(info.TranscriptPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
+	}
+	w, err := OpenWriter(info.TranscriptPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
+	}
+	err = m.idx.UpdateSession(ctx, id, func(in *Info) error {
+		in.Status, in.Updated, in.TranscriptPath = StatusRunning, m.stamp(), info.TranscriptPath
+		info = *in
+		return nil
+	})
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("resume session: %w", err), w.Close())
+	}
+	s := m.newSession(info, w)
+	s.Problems = problems
+	return s, Messages(entries), nil
+}
+
+// Latest returns the most recently updated main session (no parent) whose
+// working directory is cwd ("" matches any), for --continue. It returns an error wrapping
+// ErrNotFound when there is none.
+func (m *Manager) Latest(ctx context.Context, cwd string) (Info, error) {
+	noParent := ""
+	list, err := m.idx.ListSessions(ctx, Filter{ParentID: &noParent, Cwd: cwd, Limit: 1})
+	if err != nil {
+		return Info{}, fmt.Errorf("find the latest session in %s: %w", cwd, err)
+	}
+	if len(list) == 0 {
+		return Info{}, fmt.Errorf("no session to continue in %s: %w", cwd, ErrNotFound)
+	}
+	return list[0], nil
+}
+
+func (m *Manager) newSession(info Info, w *Writer) *Session {
+	return &Session{Info: info, id: info.ID, m: m, w: w}
+}
+
+// Session is an open session: its index record and its transcript writer.
+// Append is safe for concurrent use.
+type Session struct {
+	// Info is the record as of Create, Open or Finish. Finish updates it, so
+	// do not read it concurrently with Finish.
+	Info Info
+	// Problems lists transcript lines Open had to skip (see ReadTranscript).
+	Problems []string
+
+	id string // Info.ID, kept apart so Append never reads Info
+	m  *Manager
+	w  *Writer
+
+	mu       sync.Mutex
+	finished bool
+}
+
+// Append writes e to the transcript, filling SessionID, UUID and Timestamp
+// if empty (from the Manager's id source and clock).
+func (s *Session) Append(e Entry) error {
+	if e.SessionID == "" {
+		e.SessionID = s.id
+	}
+	if e.UUID == "" {
+		e.UUID = s.m.newID()
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = s.m.now()
+	}
+	return s.w.Append(e)
+}
+
+// Finish ends this run of the session: it records status, adds this run's
+// usage, cost and turns to the session's totals, and closes the transcript.
+// The writer is closed even if the index update fails. Finishing twice is an
+// error.
+func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, cost float64, turns int) error {
+	if !status.Valid() {
+		return fmt.Errorf("finish session %q: unknown status %q", s.id, status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return fmt.Errorf("finish session %q: already finished", s.id)
+	}
+	s.finished = true
+
+	var updated Info
+	err := s.m.idx.UpdateSession(ctx, s.id, func(in *Info) error {
+		in.Status = status
+		in.Usage = in.Usage.Add(usage)
+		in.CostUSD += cost
+		in.NumTurns += turns
+		in.Updated = s.m.stamp()
+		updated = *in
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("finish session: %w", err)
+	} else {
+		s.Info = updated
+	}
+	return errors.Join(err, s.w.Close())
+}

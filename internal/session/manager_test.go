@@ -1,0 +1,344 @@
+package session_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// seams is a deterministic clock (one second per reading) and id source.
+type seams struct {
+	mu  sync.Mutex
+	t   time.Time
+	ids int
+}
+
+func (s *seams) now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.t = s.t.Add(time.Second)
+	return s.t
+}
+
+func (s *seams) newID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids++
+	return fmt.Sprintf("id-%04d", s.ids)
+}
+
+var t0 = time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+
+func newManager(t *testing.T) (*session.Manager, session.Index, string) {
+	t.Helper()
+	idx := session.NewMem()
+	dir := filepath.Join(t.TempDir(), "sessions")
+	s := &seams{t: t0}
+	return session.NewManager(idx, dir, s.now, s.newID), idx, dir
+}
+
+func TestManagerCreate(t *testing.T) {
+	m, idx, dir := newManager(t)
+	s, err := m.Create(t.Context(), session.Info{Agent: "main", Cwd: "/w", Status: session.StatusCompleted})
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	t.Cleanup(func() { s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0) })
+	want := session.Info{
+		ID: "id-0001", Agent: "main", Cwd: "/w", Status: session.StatusRunning,
+		Created: t0.Add(time.Second), Updated: t0.Add(time.Second),
+		TranscriptPath: filepath.Join(dir, "id-0001.jsonl"),
+	}
+	if diff := cmp.Diff(want, s.Info); diff != "" {
+		t.Errorf("Session.Info (-want +got):\n%s", diff)
+	}
+	got, err := idx.GetSession(t.Context(), "id-0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("index record (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(want.TranscriptPath); err != nil {
+		t.Errorf("transcript not created: %v", err)
+	}
+}
+
+func TestManagerCreateRefusals(t *testing.T) {
+	m, idx, dir := newManager(t)
+	if _, err := m.Create(t.Context(), session.Info{ID: "../escape"}); !errors.Is(err, session.ErrInvalidID) {
+		t.Errorf("Create with id ../escape: err = %v, want ErrInvalidID", err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file was created outside the sessions dir (stat err %v)", err)
+	}
+
+	s, err := m.Create(t.Context(), session.Info{ID: "given-id", Title: "first"})
+	if err != nil {
+		t.Fatalf("Create with a given id: %v", err)
+	}
+	if err := s.Append(session.Entry{Type: session.EntryUser, Message: ptr(llm.UserText("keep me"))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(t.Context(), session.Info{ID: "given-id", Title: "second"}); err == nil {
+		t.Fatal("Create with a duplicate id succeeded")
+	}
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	entries, _, err := session.ReadTranscript(s.Info.TranscriptPath)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the duplicate Create disturbed the transcript: %d entries, err %v", len(entries), err)
+	}
+	if info, _ := idx.GetSession(t.Context(), "given-id"); info.Title != "first" {
+		t.Errorf("the duplicate Create changed the record: Title = %q", info.Title)
+	}
+}
+
+func TestManagerCreateUnwritableDir(t *testing.T) {
+	idx := session.NewMem()
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := session.NewManager(idx, filepath.Join(blocker, "sessions"), nil, nil) // a dir under a file
+	_, err := m.Create(t.Context(), session.Info{ID: "s1"})
+	if err == nil {
+		t.Fatal("Create with an unusable transcript dir succeeded")
+	}
+	if info, gerr := idx.GetSession(t.Context(), "s1"); gerr != nil || info.Status != session.StatusFailed {
+		t.Errorf("record after a failed Create: %+v, err %v; want status failed", info, gerr)
+	}
+}
+
+func TestManagerAppendFinishResume(t *testing.T) {
+	m, idx, _ := newManager(t)
+	s, err := m.Create(t.Context(), session.Info{Agent: "main", Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := s.Info.ID
+	steps := []session.Entry{
+		{Type: session.EntryUser, Message: ptr(user(llm.Text("list files")))},
+		{Type: session.EntryAssistant, Message: ptr(assistant(use("t1"))), Model: "m", StopReason: "tool_use"},
+		{Type: session.EntryUser, Message: ptr(user(result("t1")))},
+		{Type: session.EntryAssistant, Message: ptr(assistant(llm.Text("two files"), use("t2")))},
+		// killed here, while t2 runs
+	}
+	for _, e := range steps {
+		if err := s.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run1 := llm.Usage{InputTokens: 100, OutputTokens: 10, CacheCreationInputTokens: 5, CacheReadInputTokens: 50}
+	if err := s.Finish(t.Context(), session.StatusKilled, run1, 0.5, 2); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	if s.Info.Status != session.StatusKilled || s.Info.NumTurns != 2 {
+		t.Errorf("Session.Info after Finish = %+v", s.Info)
+	}
+	if err := s.Append(session.Entry{Type: session.EntryUser}); err == nil {
+		t.Error("Append after Finish succeeded")
+	}
+	if err := s.Finish(t.Context(), session.StatusCompleted, run1, 0, 0); err == nil {
+		t.Error("second Finish succeeded")
+	}
+
+	entries, _, err := session.ReadTranscript(s.Info.TranscriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if e.SessionID != id || !strings.HasPrefix(e.UUID, "id-") || e.Timestamp.IsZero() {
+			t.Errorf("entry %d: sessionId %q, uuid %q, timestamp %v; want them filled by the session", i, e.SessionID, e.UUID, e.Timestamp)
+		}
+		if i > 0 && e.ParentUUID != entries[i-1].UUID {
+			t.Errorf("entry %d: parent %q, want %q", i, e.ParentUUID, entries[i-1].UUID)
+		}
+	}
+
+	// Resume.
+	s2, msgs, err := m.Open(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	wantMsgs := []llm.Message{
+		user(llm.Text("list files")), assistant(use("t1")), user(result("t1")),
+		assistant(llm.Text("two files"), use("t2")), user(interrupted("t2")),
+	}
+	if diff := cmp.Diff(wantMsgs, msgs); diff != "" {
+		t.Errorf("resumed messages (-want +got):\n%s", diff)
+	}
+	if s2.Info.Status != session.StatusRunning || len(s2.Problems) != 0 {
+		t.Errorf("resumed session: status %q, problems %q", s2.Info.Status, s2.Problems)
+	}
+	if err := s2.Append(session.Entry{Type: session.EntryUser, Message: ptr(llm.UserText("go on"))}); err != nil {
+		t.Fatal(err)
+	}
+	run2 := llm.Usage{InputTokens: 1, OutputTokens: 2, CacheCreationInputTokens: 3, CacheReadInputTokens: 4}
+	if err := s2.Finish(t.Context(), session.StatusCompleted, run2, 0.25, 1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := idx.GetSession(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != session.StatusCompleted || got.Usage != run1.Add(run2) || got.CostUSD != 0.75 || got.NumTurns != 3 {
+		t.Errorf("record after two runs: %+v; want completed, usage %+v, cost 0.75, 3 turns", got, run1.Add(run2))
+	}
+	if diff := cmp.Diff(got, s2.Info); diff != "" {
+		t.Errorf("Session.Info differs from the index record (-index +session):\n%s", diff)
+	}
+	entries, _, _ = session.ReadTranscript(got.TranscriptPath)
+	if last := entries[len(entries)-1]; last.ParentUUID != entries[len(entries)-2].UUID {
+		t.Errorf("the resumed run's first entry has parent %q, want the last entry before the kill", last.ParentUUID)
+	}
+}
+
+func TestManagerOpenDamagedTranscript(t *testing.T) {
+	m, _, _ := newManager(t)
+	s, err := m.Create(t.Context(), session.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(session.Entry{Type: session.EntryUser, Message: ptr(llm.UserText("hi"))}); err != nil {
+		t.Fatal(err)
+	}
+	s.Finish(t.Context(), session.StatusKilled, llm.Usage{}, 0, 0)
+	f, err := os.OpenFile(s.Info.TranscriptPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"assistant","mess`)
+	f.Close()
+
+	s2, msgs, err := m.Open(t.Context(), s.Info.ID)
+	if err != nil {
+		t.Fatalf("Open of a transcript with a truncated tail: %v", err)
+	}
+	defer s2.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0)
+	if diff := cmp.Diff([]llm.Message{llm.UserText("hi")}, msgs); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if len(s2.Problems) != 1 || !strings.Contains(s2.Problems[0], ":2: truncated") {
+		t.Errorf("Problems = %q, want line 2 reported", s2.Problems)
+	}
+}
+
+func TestManagerOpenRefusals(t *testing.T) {
+	m, idx, dir := newManager(t)
+	// A record whose id is hostile must be refused before any path is built.
+	outside := filepath.Join(filepath.Dir(dir), "x.jsonl")
+	if err := idx.CreateSession(t.Context(), session.Info{ID: "../x", TranscriptPath: outside}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id   string
+		want error
+		msg  string
+	}{
+		{"../x", session.ErrInvalidID, `invalid session id "../x"`},
+		{"a/b", session.ErrInvalidID, `invalid session id "a/b"`},
+		{"", session.ErrInvalidID, `invalid session id ""`},
+		{"unknown-id", session.ErrNotFound, `"unknown-id"`},
+	}
+	for _, tt := range tests {
+		_, _, err := m.Open(t.Context(), tt.id)
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("Open(%q) = %v, want %v mentioning %s", tt.id, err, tt.want, tt.msg)
+		}
+	}
+	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open of a hostile id touched %s (stat err %v)", outside, err)
+	}
+}
+
+func TestManagerOpenMissingTranscript(t *testing.T) {
+	m, idx, dir := newManager(t)
+	if err := idx.CreateSession(t.Context(), session.Info{ID: "gone", TranscriptPath: filepath.Join(dir, "gone.jsonl")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Open(t.Context(), "gone"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open with the transcript deleted: err = %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestManagerLatest(t *testing.T) {
+	m, _, _ := newManager(t)
+	create := func(info session.Info) session.Info {
+		t.Helper()
+		s, err := m.Create(t.Context(), info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+			t.Fatal(err)
+		}
+		return s.Info
+	}
+	if _, err := m.Latest(t.Context(), "/w"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("Latest with no sessions: err = %v, want ErrNotFound", err)
+	}
+	old := create(session.Info{Cwd: "/w"})
+	newest := create(session.Info{Cwd: "/w"})
+	create(session.Info{Cwd: "/w", ParentID: newest.ID}) // a child, newer still
+	create(session.Info{Cwd: "/elsewhere"})
+	got, err := m.Latest(t.Context(), "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != newest.ID {
+		t.Errorf("Latest = %s, want %s (not the older %s, nor the child)", got.ID, newest.ID, old.ID)
+	}
+}
+
+func TestFinishUnknownStatus(t *testing.T) {
+	m, _, _ := newManager(t)
+	s, err := m.Create(t.Context(), session.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(t.Context(), "done-ish", llm.Usage{}, 0, 0); err == nil {
+		t.Error("Finish with an unknown status succeeded")
+	}
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0); err != nil {
+		t.Errorf("Finish after a refused status: %v", err)
+	}
+}
+
+// TestSessionAppendDuringFinish: appends racing Finish either land whole or
+// fail cleanly (run with -race).
+func TestSessionAppendDuringFinish(t *testing.T) {
+	m, _, _ := newManager(t)
+	s, err := m.Create(t.Context(), session.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				if err := s.Append(session.Entry{Type: session.EntrySystem}); err != nil && !errors.Is(err, os.ErrClosed) {
+					t.Errorf("Append: %v", err)
+				}
+			}
+		})
+	}
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0); err != nil {
+		t.Errorf("Finish: %v", err)
+	}
+	wg.Wait()
+	if _, problems, err := session.ReadTranscript(s.Info.TranscriptPath); err != nil || len(problems) > 0 {
+		t.Errorf("transcript after racing appends: err %v, problems %q", err, problems)
+	}
+}

@@ -1,0 +1,122 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Status is the lifecycle state of a session.
+type Status string
+
+const (
+	StatusRunning   Status = "running"
+	StatusIdle      Status = "idle"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusKilled    Status = "killed"
+)
+
+// Valid reports whether s is one of the defined statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusRunning, StatusIdle, StatusCompleted, StatusFailed, StatusKilled:
+		return true
+	}
+	return false
+}
+
+// Info is the index record of a session.
+//
+// Index implementations keep Created and Updated to the millisecond and
+// return them in UTC, so that every store answers alike (and orders alike).
+type Info struct {
+	ID       string
+	ParentID string // "" for a main session
+	Agent    string
+	// Key is the routing key of a child session,
+	// "agent:<agentId>:subagent:<uuid>"; "" for a main session.
+	Key   string
+	Title string
+	Cwd   string
+
+	Status           Status
+	Created, Updated time.Time
+
+	// Usage, CostUSD and NumTurns are the session's totals over all its runs.
+	Usage    llm.Usage
+	CostUSD  float64
+	NumTurns int
+
+	TranscriptPath string
+}
+
+// Filter selects sessions in ListSessions. The zero Filter selects all.
+type Filter struct {
+	// ParentID, when set, keeps only the children of *ParentID; pointing at
+	// "" keeps only main sessions.
+	ParentID *string
+	// Cwd, when not empty, keeps only sessions whose Cwd is exactly this.
+	Cwd string
+	// Limit, when > 0, caps the number of sessions returned.
+	Limit int
+}
+
+// Index is the persisted index of sessions.
+//
+// Implementations must be safe for concurrent use and honour ctx.
+type Index interface {
+	// CreateSession records a new session; an id already present is an error.
+	CreateSession(ctx context.Context, s Info) error
+	// UpdateSession reads the record of id, passes it to fn and stores what fn
+	// left, atomically: concurrent updates (from this process or another
+	// sharing the store) never lose one another's changes. If fn returns an
+	// error nothing is stored and an error wrapping it is returned. fn must
+	// not change the ID, must be quick and must not call back into the Index
+	// (it may run while the store is locked).
+	UpdateSession(ctx context.Context, id string, fn func(*Info) error) error
+	// GetSession returns the record of id, or an error wrapping ErrNotFound.
+	GetSession(ctx context.Context, id string) (Info, error)
+	// ListSessions returns the sessions matching f, newest Updated first
+	// (ties: greater ID first, which for time-ordered ids is the newer).
+	ListSessions(ctx context.Context, f Filter) ([]Info, error)
+}
+
+// ErrNotFound is wrapped by Index errors about a session that does not exist.
+var ErrNotFound = errors.New("session not found")
+
+// ErrInvalidID is wrapped by ValidateID's errors.
+var ErrInvalidID = errors.New("invalid session id")
+
+// MaxIDLen is the longest session id ValidateID accepts.
+const MaxIDLen = 128
+
+// ValidateID checks a session id that came from outside (--resume, a
+// subagent's session_id) before it is used to build a path: 1 to MaxIDLen
+// characters from [A-Za-z0-9_-]. That excludes separators and dots, so no id
+// can climb out of the sessions directory ("../x") or into a subfolder.
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w %q: it is empty", ErrInvalidID, id)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w %.20q…: it is %d characters long, the limit is %d", ErrInvalidID, id, len(id), MaxIDLen)
+	}
+	for i, c := range id {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			continue
+		}
+		return fmt.Errorf("%w %q: only letters, digits, '_' and '-' are allowed (found %q at byte %d)", ErrInvalidID, id, c, i)
+	}
+	return nil
+}
+
+// NormalizeTime is the form in which an Index keeps a timestamp: UTC,
+// truncated to the millisecond, without a monotonic reading. Implementations
+// that keep times in memory use it so they answer exactly as a database does.
+func NormalizeTime(t time.Time) time.Time {
+	return t.UTC().Truncate(time.Millisecond)
+}

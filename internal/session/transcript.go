@@ -1,0 +1,247 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Entry types.
+const (
+	EntryUser      = "user"
+	EntryAssistant = "assistant"
+	EntrySystem    = "system"
+	EntrySummary   = "summary"
+)
+
+// Entry is one line of a transcript.
+type Entry struct {
+	Type       string       `json:"type"` // EntryUser, EntryAssistant, EntrySystem or EntrySummary
+	UUID       string       `json:"uuid"`
+	ParentUUID string       `json:"parentUuid,omitempty"`
+	SessionID  string       `json:"sessionId"`
+	Timestamp  time.Time    `json:"timestamp"`
+	Message    *llm.Message `json:"message,omitempty"`
+
+	// Assistant metadata.
+	MessageID  string     `json:"messageId,omitempty"`
+	Model      string     `json:"model,omitempty"`
+	StopReason string     `json:"stopReason,omitempty"`
+	Usage      *llm.Usage `json:"usage,omitempty"`
+
+	// Free-form extras for later features (a system subtype, an agent id,
+	// tool-result metadata).
+	Subtype string          `json:"subtype,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Writer appends entries to a transcript file. It is safe for concurrent
+// use; each entry is written whole, in one write, on a line of its own.
+type Writer struct {
+	path string
+
+	mu     sync.Mutex
+	f      *os.File
+	last   string // UUID of the last entry in the file, "" if none is known
+	closed bool
+}
+
+// OpenWriter opens the transcript at path for appending, creating it and its
+// directories if needed (private to the user: transcripts hold whatever the
+// session read). An existing transcript is continued: its last entry's UUID
+// becomes the parent of the next entry, and a partial last line (the process
+// was killed mid-write) is terminated first so the next entry starts clean.
+func OpenWriter(path string) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	last, partial, err := scanTail(f)
+	if err == nil && partial {
+		_, err = f.Write([]byte{'\n'})
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	return &Writer{path: path, f: f, last: last}, nil
+}
+
+// Path is the transcript file's path.
+func (w *Writer) Path() string { return w.path }
+
+// Append writes e as one line. An empty UUID gets a fresh one, a zero
+// Timestamp the current time, and an empty ParentUUID the UUID of the entry
+// written before it.
+func (w *Writer) Append(e Entry) error {
+	if e.UUID == "" {
+		e.UUID = newUUID()
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = time.Now().UTC()
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("append to transcript %s: %w", w.path, os.ErrClosed)
+	}
+	if e.ParentUUID == "" {
+		e.ParentUUID = w.last
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Transcripts are read by people too; "<task-notification>" beats
+	// "\u003ctask-notification\u003e".
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil { // Encode ends the line with '\n'
+		return fmt.Errorf("append to transcript %s: encode %s entry: %w", w.path, e.Type, err)
+	}
+	// One Write call: with O_APPEND the kernel places the whole line at the
+	// end of the file, so it is never interleaved and, once Write returns,
+	// survives the process being killed.
+	if _, err := w.f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("append to transcript %s: %w", w.path, err)
+	}
+	w.last = e.UUID
+	return nil
+}
+
+// Close closes the file. Closing twice is harmless; appending after Close is
+// an error.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("close transcript %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// scanTail looks at the end of a transcript without reading all of it: it
+// reports whether the file ends in a partial line and the UUID of the last
+// complete line ("" if there is none or it cannot be parsed, in which case
+// the next entry simply starts a new parent chain).
+func scanTail(f *os.File) (last string, partial bool, err error) {
+	st, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	size := st.Size()
+	if size == 0 {
+		return "", false, nil
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], size-1); err != nil {
+		return "", false, err
+	}
+	partial = b[0] != '\n'
+
+	end := size - 1 // the newline ending the last complete line
+	if partial {
+		if end, err = lastNewline(f, size); err != nil || end < 0 {
+			return "", partial, err
+		}
+	}
+	start, err := lastNewline(f, end)
+	if err != nil {
+		return "", partial, err
+	}
+	line := make([]byte, end-(start+1))
+	if _, err := f.ReadAt(line, start+1); err != nil {
+		return "", partial, err
+	}
+	var head struct {
+		UUID string `json:"uuid"`
+	}
+	if json.Unmarshal(line, &head) != nil {
+		return "", partial, nil
+	}
+	return head.UUID, partial, nil
+}
+
+// lastNewline returns the offset of the last '\n' before offset before, or
+// -1 if there is none.
+func lastNewline(f *os.File, before int64) (int64, error) {
+	buf := make([]byte, 32<<10)
+	for before > 0 {
+		n := min(int64(len(buf)), before)
+		off := before - n
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return off + int64(i), nil
+		}
+		before = off
+	}
+	return -1, nil
+}
+
+// ReadTranscript reads every entry of the transcript at path. It is
+// tolerant: a malformed or truncated line is skipped and described in
+// problems ("path:line: …"), never fatal. err is set only when the file
+// cannot be read at all (or a read fails midway; the entries before it are
+// still returned).
+func ReadTranscript(path string) (entries []Entry, problems []string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read transcript: %w", err)
+	}
+	defer f.Close()
+
+	// bufio.Reader rather than Scanner: a line holding a large tool result
+	// has no upper bound.
+	r := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, rerr := r.ReadBytes('\n')
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return entries, problems, fmt.Errorf("read transcript %s: line %d: %w", path, n, rerr)
+		}
+		terminated := rerr == nil
+		if text := bytes.TrimSpace(line); len(text) > 0 {
+			var e Entry
+			switch err := json.Unmarshal(text, &e); {
+			case err != nil && !terminated:
+				problems = append(problems, fmt.Sprintf("%s:%d: truncated entry skipped (no newline at the end; the writer was probably killed mid-write): %v", path, n, err))
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s:%d: malformed entry skipped: %v", path, n, err))
+			case e.Type == "":
+				problems = append(problems, fmt.Sprintf("%s:%d: entry without a \"type\" skipped", path, n))
+			default:
+				entries = append(entries, e)
+			}
+		}
+		if !terminated {
+			return entries, problems, nil
+		}
+	}
+}
+
+// newUUID returns a time-ordered (v7) UUID string.
+func newUUID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		// Only a failing random source gets here; v4 reports that by panicking.
+		return uuid.NewString()
+	}
+	return id.String()
+}

@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/session"
+)
+
+var _ session.Index = (*DB)(nil)
+
+const sessionColumns = `id, parent_id, agent, session_key, title, cwd, status, created_ms, updated_ms,
+	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+	cost_usd, num_turns, transcript_path`
+
+// row is what Scan needs: *sql.Row and *sql.Rows.
+type row interface{ Scan(dest ...any) error }
+
+func scanSession(r row) (session.Info, error) {
+	var (
+		s                  session.Info
+		status             string
+		createdMS, updated int64
+	)
+	err := r.Scan(&s.ID, &s.ParentID, &s.Agent, &s.Key, &s.Title, &s.Cwd, &status, &createdMS, &updated,
+		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheCreationInputTokens, &s.Usage.CacheReadInputTokens,
+		&s.CostUSD, &s.NumTurns, &s.TranscriptPath)
+	s.Status = session.Status(status)
+	s.Created = time.UnixMilli(createdMS).UTC()
+	s.Updated = time.UnixMilli(updated).UTC()
+	return s, err
+}
+
+// values are s's columns after id, in sessionColumns order.
+func values(s session.Info) []any {
+	return []any{s.ParentID, s.Agent, s.Key, s.Title, s.Cwd, string(s.Status),
+		s.Created.UnixMilli(), s.Updated.UnixMilli(),
+		s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheCreationInputTokens, s.Usage.CacheReadInputTokens,
+		s.CostUSD, s.NumTurns, s.TranscriptPath}
+}
+
+// CreateSession implements session.Index.
+func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
+	if s.ID == "" {
+		return fmt.Errorf("create session: the id is empty")
+	}
+	res, err := db.w.ExecContext(ctx,
+		`INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT (id) DO NOTHING`,
+		append([]any{s.ID}, values(s)...)...)
+	if err != nil {
+		return fmt.Errorf("create session %q: %w", s.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("create session %q: %w", s.ID, err)
+	} else if n == 0 {
+		return fmt.Errorf("create session %q: a session with this id already exists", s.ID)
+	}
+	return nil
+}
+
+// UpdateSession implements session.Index. The read and the write share one
+// IMMEDIATE transaction, so the write lock is held (across processes too)
+// from before the read until the commit; fn runs inside it.
+func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Info) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("update session %q: %w", id, err)
+	}
+	defer tx.Rollback()
+	s, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("update session %q: %w", id, session.ErrNotFound)
+	} else if err != nil {
+		return fmt.Errorf("update session %q: %w", id, err)
+	}
+	if err := fn(&s); err != nil {
+		return fmt.Errorf("update session %q: %w", id, err)
+	}
+	if s.ID != id {
+		return fmt.Errorf("update session %q: the update changed the id to %q", id, s.ID)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET
+		parent_id = ?, agent = ?, session_key = ?, title = ?, cwd = ?, status = ?, created_ms = ?, updated_ms = ?,
+		input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
+		cost_usd = ?, num_turns = ?, transcript_path = ?
+		WHERE id = ?`, append(values(s), id)...)
+	if err != nil {
+		return fmt.Errorf("update session %q: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("update session %q: commit: %w", id, err)
+	}
+	return nil
+}
+
+// GetSession implements session.Index.
+func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
+	s, err := scanSession(db.r.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
+	} else if err != nil {
+		return session.Info{}, fmt.Errorf("get session %q: %w", id, err)
+	}
+	return s, nil
+}
+
+// ListSessions implements session.Index.
+func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Info, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if f.ParentID != nil {
+		where, args = append(where, "parent_id = ?"), append(args, *f.ParentID)
+	}
+	if f.Cwd != "" {
+		where, args = append(where, "cwd = ?"), append(args, f.Cwd)
+	}
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY updated_ms DESC, id DESC"
+	if f.Limit > 0 {
+		q, args = q+" LIMIT ?", append(args, f.Limit)
+	}
+
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	out := []session.Info{}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+const (
+	// busyTimeoutMS is how long a connection waits for another process's
+	// lock before giving up with SQLITE_BUSY.
+	busyTimeoutMS = 5000
+	// maxReaders bounds the reader pool; reads are short, and the machines
+	// cadre runs on have few cores.
+	maxReaders = 4
+)
+
+// DB is an open cadre database. It is safe for concurrent use, and several
+// DBs (in one process or several) may share a file.
+type DB struct {
+	path string
+	w    *sql.DB // exactly one connection: the writer
+	r    *sql.DB // query_only readers
+}
+
+// Open opens (creating it and its directory if needed) the database at path
+// and brings its schema up to date.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		// Each pool would get its own in-memory database, and a URI would
+		// bypass the settings below: only plain file paths are supported.
+		return nil, fmt.Errorf("open database %q: want a file path", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+
+	w, err := sql.Open("sqlite", dsn(abs, map[string]string{
+		"_journal_mode": "WAL",
+		"_synchronous":  "NORMAL",
+		"_txlock":       "immediate",
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	r, err := sql.Open("sqlite", dsn(abs, map[string]string{"_query_only": "1"}))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+	r.SetMaxOpenConns(maxReaders)
+	r.SetMaxIdleConns(maxReaders)
+
+	db := &DB{path: abs, w: w, r: r}
+	if err := db.init(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("open database %s: %w", abs, err), db.Close())
+	}
+	return db, nil
+}
+
+// dsn is a file: URI for path (escaped, so any character is safe in a path)
+// carrying the driver's connection settings common to both pools plus extra.
+func dsn(path string, extra map[string]string) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeoutMS))
+	q.Set("_foreign_keys", "1")
+	for k, v := range extra {
+		q.Set(k, v)
+	}
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") { // a Windows volume: file:///C:/...
+		p = "/" + p
+	}
+	u := url.URL{Scheme: "file", Path: p, RawQuery: q.Encode()}
+	return u.String()
+}
+
+func (db *DB) init(ctx context.Context) error {
+	// The writer connects first: it turns WAL on (a persistent property of
+	// the file) before any reader opens.
+	var mode string
+	if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, not WAL (is the file on a network filesystem?)", mode)
+	}
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		return err
+	}
+	return db.migrate(ctx, ms)
+}
+
+// Path is the database file's absolute path.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
