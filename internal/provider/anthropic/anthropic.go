@@ -1,0 +1,181 @@
+package anthropic
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+const provider = "anthropic"
+
+// defaultMaxTokens bounds a reply when neither the request nor the Config
+// says how long it may be.
+const defaultMaxTokens = 8192
+
+// Config configures a Model.
+type Config struct {
+	// Model is the provider's model id, e.g. "claude-sonnet-4-5".
+	Model string
+	// APIKey is sent as x-api-key; "" reads ANTHROPIC_API_KEY, then
+	// ANTHROPIC_AUTH_TOKEN (sent as a bearer token, as Claude Code does).
+	APIKey string
+	// BaseURL is the API's base URL; "" reads ANTHROPIC_BASE_URL, else the
+	// SDK's default (https://api.anthropic.com).
+	BaseURL string
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// HTTPClient, if set, carries every request.
+	HTTPClient *http.Client
+	// MaxTokens is used when a Request leaves MaxTokens at 0; 0 here means
+	// 8192.
+	MaxTokens int64
+}
+
+// Model is an Anthropic model. It is safe for concurrent use.
+type Model struct {
+	client    sdk.Client
+	model     string
+	maxTokens int64
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg. Without an API key it fails with an ErrAuth
+// error naming ANTHROPIC_API_KEY, unless a custom base URL is configured:
+// local and compatible servers often need no key, so then the requests go
+// out without one.
+func New(cfg Config) (*Model, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if cfg.Model == "" {
+		return nil, &llm.Error{Kind: llm.ErrConfig, Provider: provider, Message: "no model id given (want e.g. claude-sonnet-4-5)"}
+	}
+	// The SDK would read the process environment and the user's Anthropic
+	// profile files on its own; cadre resolves credentials itself, through
+	// Getenv, so that tests and per-agent configs see only what they set.
+	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0)}
+
+	base, baseSource := cfg.BaseURL, "base URL"
+	if base == "" {
+		base, baseSource = getenv("ANTHROPIC_BASE_URL"), "ANTHROPIC_BASE_URL"
+	}
+	if base != "" {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, &llm.Error{Kind: llm.ErrConfig, Provider: provider, Message: fmt.Sprintf("%s %q is not an http(s) URL", baseSource, base), Err: err}
+		}
+		opts = append(opts, option.WithBaseURL(base))
+	}
+
+	switch {
+	case cfg.APIKey != "":
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	case getenv("ANTHROPIC_API_KEY") != "":
+		opts = append(opts, option.WithAPIKey(getenv("ANTHROPIC_API_KEY")))
+	case getenv("ANTHROPIC_AUTH_TOKEN") != "":
+		opts = append(opts, option.WithAuthToken(getenv("ANTHROPIC_AUTH_TOKEN")))
+	case base == "":
+		return nil, &llm.Error{Kind: llm.ErrAuth, Provider: provider,
+			Message: "ANTHROPIC_API_KEY is not set: export it, put an API key in the provider settings, or point ANTHROPIC_BASE_URL at a server that needs none"}
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	maxTokens := cfg.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = defaultMaxTokens
+	}
+	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens}, nil
+}
+
+// Name returns "anthropic:" and the model id.
+func (m *Model) Name() string { return provider + ":" + m.model }
+
+// Stream sends req and streams the reply. Deltas are yielded as they
+// arrive; a successful stream ends with EventDone carrying the complete
+// response. Errors are *llm.Error, except cancellation, which wraps
+// ctx.Err(). Stopping the iteration early closes the connection.
+func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		params, err := m.params(req)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		// Cancelling on return tears the connection down however the
+		// iteration ends, including when the consumer stops early.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+
+		var httpResp *http.Response
+		stream := m.client.Messages.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+		defer stream.Close()
+
+		var msg sdk.Message
+		events := 0
+		complete := false
+		for stream.Next() {
+			// A cancelled stream may still hold buffered events; they must
+			// not reach the consumer after it asked to stop.
+			if ctx.Err() != nil {
+				break
+			}
+			ev := stream.Current()
+			events++
+			if err := msg.Accumulate(ev); err != nil {
+				yield(llm.Event{}, &llm.Error{Kind: llm.ErrServer, Provider: provider,
+					Message: fmt.Sprintf("malformed stream: event %d (%s): %v", events, ev.Type, err), Err: err})
+				return
+			}
+			out, ok := event(ev)
+			if ok && !yield(out, nil) {
+				return
+			}
+			if ev.Type == "message_stop" {
+				complete = true
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			yield(llm.Event{}, fmt.Errorf("anthropic: stream of %s cancelled after %d events: %w", params.Model, events, err))
+			return
+		}
+		if err := stream.Err(); err != nil {
+			yield(llm.Event{}, classify(err, httpResp, events))
+			return
+		}
+		if !complete {
+			yield(llm.Event{}, &llm.Error{Kind: llm.ErrStreamCut, Provider: provider,
+				Message: fmt.Sprintf("stream ended after %d events without message_stop; nothing received was kept", events)})
+			return
+		}
+		yield(llm.Event{Type: llm.EventDone, Response: response(&msg)}, nil)
+	}
+}
+
+// event translates a stream event into the llm event it announces, if any.
+func event(ev sdk.MessageStreamEventUnion) (llm.Event, bool) {
+	switch ev.Type {
+	case "content_block_start":
+		if ev.ContentBlock.Type == "tool_use" {
+			return llm.Event{Type: llm.EventToolUseStart, Index: int(ev.Index), ID: ev.ContentBlock.ID, Name: ev.ContentBlock.Name}, true
+		}
+	case "content_block_delta":
+		switch ev.Delta.Type {
+		case "text_delta":
+			return llm.Event{Type: llm.EventTextDelta, Index: int(ev.Index), Delta: ev.Delta.Text}, true
+		case "thinking_delta":
+			return llm.Event{Type: llm.EventThinkingDelta, Index: int(ev.Index), Delta: ev.Delta.Thinking}, true
+		}
+	}
+	return llm.Event{}, false
+}

@@ -1,0 +1,232 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// params maps a provider-neutral request onto the Messages API.
+//
+// Prompt caching: the API caches the prefix up to each block marked with
+// cache_control. cadre marks the system prompt, the last tool (which covers
+// all tool definitions) and the last cacheable block of the last message, so
+// the next call of the same conversation — or a fork sharing its prefix —
+// reads everything before its new turn from the cache. That is three of the
+// four breakpoints the API allows.
+func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
+	if req == nil {
+		return sdk.MessageNewParams{}, badRequest("nil request")
+	}
+	model := req.Model
+	if model == "" {
+		model = m.model
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = m.maxTokens
+	}
+	p := sdk.MessageNewParams{Model: sdk.Model(model), MaxTokens: maxTokens}
+
+	if req.Thinking != nil && req.Thinking.BudgetTokens > 0 {
+		budget := req.Thinking.BudgetTokens
+		p.Thinking = sdk.ThinkingConfigParamOfEnabled(budget)
+		// The API rejects a budget that does not leave room for the answer
+		// (budget_tokens must be below max_tokens); rather than fail, give
+		// the answer its usual allowance on top of the budget.
+		if budget >= maxTokens {
+			p.MaxTokens = budget + maxTokens
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	if req.System != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
+	}
+
+	for i, t := range req.Tools {
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		if !json.Valid(schema) {
+			return p, badRequest(fmt.Sprintf("tool %q: input_schema is not valid JSON", t.Name))
+		}
+		tp := &sdk.ToolParam{
+			Name: t.Name,
+			// The schema goes out byte for byte: the SDK's typed schema
+			// would drop keywords it does not model.
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
+		}
+		if t.Description != "" {
+			tp.Description = param.NewOpt(t.Description)
+		}
+		if i == len(req.Tools)-1 {
+			tp.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
+	}
+
+	for i, msg := range req.Messages {
+		var role sdk.MessageParamRole
+		switch msg.Role {
+		case llm.RoleUser:
+			role = sdk.MessageParamRoleUser
+		case llm.RoleAssistant:
+			role = sdk.MessageParamRoleAssistant
+		default:
+			return p, badRequest(fmt.Sprintf("message %d: unknown role %q (want user or assistant)", i, msg.Role))
+		}
+		content := make([]sdk.ContentBlockParamUnion, 0, len(msg.Content))
+		skipEmpty := hasNonEmpty(msg.Content)
+		for j, b := range msg.Content {
+			if skipEmpty && b.Type == llm.BlockText && b.Text == "" {
+				continue
+			}
+			cb, err := block(b)
+			if err != nil {
+				return p, badRequest(fmt.Sprintf("message %d, block %d: %v", i, j, err))
+			}
+			content = append(content, cb)
+		}
+		p.Messages = append(p.Messages, sdk.MessageParam{Role: role, Content: content})
+	}
+	if n := len(p.Messages); n > 0 {
+		content := p.Messages[n-1].Content
+		for j := len(content) - 1; j >= 0; j-- {
+			// Thinking blocks cannot carry cache_control; the breakpoint
+			// goes on the last block that can.
+			if cc := content[j].GetCacheControl(); cc != nil {
+				*cc = sdk.NewCacheControlEphemeralParam()
+				break
+			}
+		}
+	}
+	return p, nil
+}
+
+// hasNonEmpty reports whether blocks hold anything but empty text. Empty
+// text blocks are left out of requests because the API rejects them ("text
+// content blocks must be non-empty") and a model that answered only with a
+// tool call can leave one behind; a message made only of empty text keeps
+// them, so that the API's error names the real problem.
+func hasNonEmpty(blocks []llm.Block) bool {
+	for _, b := range blocks {
+		if b.Type != llm.BlockText || b.Text != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func block(b llm.Block) (sdk.ContentBlockParamUnion, error) {
+	switch b.Type {
+	case llm.BlockText:
+		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: b.Text}}, nil
+	case llm.BlockThinking:
+		// The signature proves the thinking is the model's own; it must go
+		// back exactly as received or the API refuses the request.
+		return sdk.ContentBlockParamUnion{OfThinking: &sdk.ThinkingBlockParam{Thinking: b.Thinking, Signature: b.Signature}}, nil
+	case llm.BlockRedactedThinking:
+		return sdk.ContentBlockParamUnion{OfRedactedThinking: &sdk.RedactedThinkingBlockParam{Data: b.Data}}, nil
+	case llm.BlockToolUse:
+		input := b.Input
+		if len(input) == 0 {
+			input = json.RawMessage(`{}`)
+		}
+		if !json.Valid(input) {
+			return sdk.ContentBlockParamUnion{}, fmt.Errorf("tool_use %s (%s): input is not valid JSON", b.ID, b.Name)
+		}
+		return sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: b.ID, Name: b.Name, Input: input}}, nil
+	case llm.BlockToolResult:
+		tr := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
+		if b.IsError {
+			tr.IsError = param.NewOpt(true)
+		}
+		for k, c := range b.Content {
+			if c.Type == llm.BlockText && c.Text == "" {
+				continue
+			}
+			rc, err := resultContent(c)
+			if err != nil {
+				return sdk.ContentBlockParamUnion{}, fmt.Errorf("tool_result %s, content %d: %w", b.ToolUseID, k, err)
+			}
+			tr.Content = append(tr.Content, rc)
+		}
+		return sdk.ContentBlockParamUnion{OfToolResult: tr}, nil
+	case llm.BlockImage:
+		img, err := image(b)
+		if err != nil {
+			return sdk.ContentBlockParamUnion{}, err
+		}
+		return sdk.ContentBlockParamUnion{OfImage: img}, nil
+	}
+	return sdk.ContentBlockParamUnion{}, fmt.Errorf("unsupported block type %q", b.Type)
+}
+
+func resultContent(b llm.Block) (sdk.ToolResultBlockParamContentUnion, error) {
+	switch b.Type {
+	case llm.BlockText:
+		return sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: b.Text}}, nil
+	case llm.BlockImage:
+		img, err := image(b)
+		if err != nil {
+			return sdk.ToolResultBlockParamContentUnion{}, err
+		}
+		return sdk.ToolResultBlockParamContentUnion{OfImage: img}, nil
+	}
+	return sdk.ToolResultBlockParamContentUnion{}, fmt.Errorf("a tool result may hold text and images, not %q", b.Type)
+}
+
+func image(b llm.Block) (*sdk.ImageBlockParam, error) {
+	if b.Source == nil || b.Source.Data == "" {
+		return nil, fmt.Errorf("image without data")
+	}
+	if b.Source.Type != "" && b.Source.Type != "base64" {
+		return nil, fmt.Errorf("image source type %q is not supported (want base64)", b.Source.Type)
+	}
+	return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
+		Data:      b.Source.Data,
+		MediaType: sdk.Base64ImageSourceMediaType(b.Source.MediaType),
+	}}}, nil
+}
+
+// response converts the accumulated message into cadre's form.
+func response(msg *sdk.Message) *llm.Response {
+	content := make([]llm.Block, 0, len(msg.Content))
+	for _, c := range msg.Content {
+		switch c.Type {
+		case "text":
+			content = append(content, llm.Text(c.Text))
+		case "thinking":
+			content = append(content, llm.Block{Type: llm.BlockThinking, Thinking: c.Thinking, Signature: c.Signature})
+		case "redacted_thinking":
+			content = append(content, llm.Block{Type: llm.BlockRedactedThinking, Data: c.Data})
+		case "tool_use":
+			content = append(content, llm.ToolUse(c.ID, c.Name, append(json.RawMessage(nil), c.Input...)))
+		}
+		// Server-side tool blocks (web search and the like) are never
+		// requested by cadre, so any other type is left out.
+	}
+	return &llm.Response{
+		ID:         msg.ID,
+		Model:      string(msg.Model),
+		Message:    llm.Message{Role: llm.RoleAssistant, Content: content},
+		StopReason: llm.StopReason(msg.StopReason),
+		Usage: llm.Usage{
+			InputTokens:              msg.Usage.InputTokens,
+			OutputTokens:             msg.Usage.OutputTokens,
+			CacheCreationInputTokens: msg.Usage.CacheCreationInputTokens,
+			CacheReadInputTokens:     msg.Usage.CacheReadInputTokens,
+		},
+	}
+}
+
+func badRequest(msg string) *llm.Error {
+	return &llm.Error{Kind: llm.ErrBadRequest, Provider: provider, Message: "cannot build request: " + msg}
+}
