@@ -1,0 +1,111 @@
+// Package script is cadre's scripted model: a model that answers from a
+// scenario file instead of a language model. It is a demo and test fixture,
+// and an honest part of the product: with it, cadre runs offline, and every
+// test of the loop, the subagent system and the protocols is deterministic.
+// It does not imitate a model's judgement; it says exactly what the file
+// says.
+//
+// Select it with the model name "script:path/to/scenario.yaml" (a relative
+// path resolves against the working directory).
+//
+// # Scenario files
+//
+// A scenario is a YAML file:
+//
+//	model: scripted-demo          # optional: the model name in responses (default "scripted")
+//	agents:
+//	  main:                       # the main session's agent
+//	    - text: "Let me look at the code."
+//	      tool_use:
+//	        - name: Read
+//	          input: {file_path: src/app.py}
+//	        - name: Grep
+//	          input: {pattern: TODO}
+//	      usage: {input_tokens: 1200, output_tokens: 40}
+//	    - text: "The file says: {{.LastToolResult}}"
+//	  reviewer:                   # a subagent, by its agent name
+//	    - thinking: "Check style first."
+//	      text: "Looks fine."
+//	      delay: 50ms
+//	    - error: {kind: overloaded, message: "try later", times: 2, retry_after: 1s}
+//	      text: "recovered"
+//	  "*":                        # optional: any agent not listed above
+//	    - text: "Done: {{.Prompt}}"
+//
+// # Which answer is given
+//
+// Answers are keyed by agent and turn, not by a global order, because
+// subagents run concurrently and the order in which their calls reach the
+// model is not fixed. The agent is the request's agent name ("main" for the
+// main session), or "*" when that agent is not listed. The turn is the number
+// of assistant messages already in the conversation: the first call of a
+// conversation gets the agent's first entry, the call after one answer (and
+// its tool results) gets the second, and so on. The same rule holds after a
+// session is resumed, and for each of several parallel runs of one agent.
+//
+// A call beyond the agent's last entry, or for an agent that is not listed
+// when there is no "*", fails with a bad_request error (not retried) that
+// names the file, the agent and the turn, for example
+//
+//	scenario demo.yaml: agent "reviewer" has no turn 3 (it scripts 2)
+//
+// # Keys of a turn
+//
+//	text       the answer's text; streamed word by word
+//	thinking   a thinking block, streamed before the text
+//	tool_use   a list of tool calls, each {name, input}; input is a mapping
+//	           (the tool's JSON input). Each call gets a fresh unique id, and
+//	           the stop reason is tool_use.
+//	usage      token counts to report: input_tokens, output_tokens,
+//	           cache_read_input_tokens, cache_creation_input_tokens. Without
+//	           it the counts are estimated at about four characters a token
+//	           (input from the system prompt and the messages, output from
+//	           the answer), and are at least 1.
+//	delay      a duration (50ms, 2s) to wait before answering; cancelling the
+//	           request ends the wait.
+//	error      a failure, see below.
+//
+// A turn needs at least one of text, thinking, tool_use or error.
+//
+// # Templates
+//
+// text, thinking and the string values of a tool's input are Go templates
+// (text/template) that see:
+//
+//	{{.Prompt}}          the text of the first user message
+//	{{.LastUserText}}    the text of the newest user message that has text
+//	                     (messages holding only tool results are skipped)
+//	{{.LastToolResult}}  the text of the newest tool result, "" if none
+//	{{.Agent}}           the agent answering
+//	{{.Turn}}            the turn being answered, counting from 1
+//
+// # Failures
+//
+//	error: {kind: rate_limit, message: "slow down", times: 2, retry_after: 1s}
+//
+// kind is one of rate_limit, overloaded, server, stream_cut, auth and
+// bad_request; the first four are the transient kinds a caller retries.
+// message defaults to "scripted <kind> failure"; retry_after is reported as
+// the provider's requested wait.
+//
+// If the turn also has an answer (text, thinking or tool_use), the first
+// times attempts (default 1) at that turn of that conversation fail and the
+// next one answers, so a caller's retry succeeds. A conversation is known by
+// its agent and its first user message, so runs of one agent with the same
+// prompt share their count. A turn with an error and no answer fails every
+// time.
+//
+// A stream_cut failure first streams part of the text, then fails, like a
+// connection dropped in the middle of a message.
+//
+// # Validation
+//
+// A scenario is checked when it is loaded, and every problem is reported
+// with its line: unknown keys (a typo in a fixture must not pass silently),
+// a turn with nothing in it, a tool call without a name, an input that is
+// not a mapping, a bad duration, an unknown error kind, an agent with no
+// turns, a template that does not parse or names a field that does not
+// exist. For example
+//
+//	demo.yaml:12: turn 2 of agent "main": unknown key "tool_uses" (did you mean tool_use?)
+package script
