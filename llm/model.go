@@ -92,6 +92,9 @@ const (
 	EventThinkingDelta EventType = "thinking_delta"
 	// EventToolUseStart announces a tool call (Name, ID) before its input arrives.
 	EventToolUseStart EventType = "tool_use_start"
+	// EventRetry says the attempt so far failed and is being retried; Delta
+	// holds the reason. Deltas received before it are void.
+	EventRetry EventType = "retry"
 	// EventDone is the last event of a successful stream; Response is set.
 	EventDone EventType = "done"
 )

@@ -1,0 +1,102 @@
+package event
+
+import (
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Type is the stream-json "type" of an event.
+type Type string
+
+const (
+	TypeSystem    Type = "system"
+	TypeAssistant Type = "assistant"
+	TypeUser      Type = "user"
+	TypeResult    Type = "result"
+)
+
+// Result subtypes, as Claude Code names them.
+const (
+	ResultSuccess         = "success"
+	ResultMaxTurns        = "error_max_turns"
+	ResultDuringExecution = "error_during_execution"
+)
+
+// Event is one message of a session's stream.
+type Event struct {
+	Type Type
+	// Subtype: "init" and the task_* kinds for system events; the outcome for
+	// result events.
+	Subtype   string
+	SessionID string
+	UUID      string
+	Time      time.Time
+
+	// ParentToolUseID is "" for the main agent's own messages; for a
+	// subagent's, the id of the Agent tool call that started it.
+	ParentToolUseID string
+	// AgentID, AgentType and TaskDescription identify a subagent's messages.
+	AgentID, AgentType, TaskDescription string
+
+	// Message is set on assistant and user events.
+	Message *llm.Message
+	// Assistant is set on assistant events.
+	Assistant *Assistant
+	// ToolUseResult is structured detail of a tool result (user events).
+	ToolUseResult any
+
+	Init   *Init
+	Result *Result
+	// Fields holds the payload of other system subtypes (task_started, …),
+	// written as top-level keys.
+	Fields map[string]any
+}
+
+// Assistant is the metadata of an assistant message.
+type Assistant struct {
+	MessageID  string
+	Model      string
+	StopReason llm.StopReason
+	Usage      llm.Usage
+}
+
+// Init is the system/init payload.
+type Init struct {
+	Cwd            string
+	Tools          []string
+	Model          string
+	PermissionMode string
+	Agents         []string
+	Version        string
+	APIKeySource   string
+}
+
+// Result is the final outcome of a run.
+type Result struct {
+	IsError           bool
+	Result            string
+	NumTurns          int
+	Duration          time.Duration
+	APIDuration       time.Duration
+	TotalCostUSD      float64
+	Usage             llm.Usage
+	StopReason        llm.StopReason
+	Errors            []string
+	PermissionDenials []Denial
+	// ModelUsage breaks usage and cost down by model name.
+	ModelUsage map[string]ModelUsage
+}
+
+// Denial records a tool call the permission layer refused.
+type Denial struct {
+	ToolName  string `json:"tool_name"`
+	ToolUseID string `json:"tool_use_id"`
+	ToolInput any    `json:"tool_input"`
+}
+
+// ModelUsage is one model's share of a run.
+type ModelUsage struct {
+	Usage   llm.Usage
+	CostUSD float64
+}

@@ -1,0 +1,283 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// Permitter decides whether a tool call may run. t is nil when the model
+// called a tool that is not in its pool. A non-nil error is the denial; its
+// text goes to the model.
+type Permitter interface {
+	Permit(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) error
+}
+
+// Step is a message the loop produced: the model's reply, or the user
+// message carrying tool results.
+type Step struct {
+	Message llm.Message
+	// Response is set for assistant messages.
+	Response *llm.Response
+	// ToolMeta holds the structured detail (tool.Result.Meta) of each
+	// tool_result in Message, keyed by tool_use id.
+	ToolMeta map[string]any
+	// Denials lists the calls in Message that the permission layer refused.
+	Denials []Denial
+}
+
+// Denial is a refused tool call.
+type Denial struct {
+	ToolUseID, Tool string
+	Input           json.RawMessage
+}
+
+// Config is one run of the loop.
+type Config struct {
+	Model    llm.Model
+	System   string
+	Tools    *tool.Set
+	Permit   Permitter // nil allows every call
+	MaxTurns int       // model calls allowed; 0 means no limit
+	// Agent names the agent for the model request ("main" for main sessions).
+	Agent     string
+	MaxTokens int64
+	Thinking  *llm.Thinking
+	Env       tool.Env
+
+	// OnStep is called with every message as it is produced, in order,
+	// before the loop goes on; it records the transcript and publishes
+	// progress. An error stops the run: a transcript that cannot be written
+	// must not be silently skipped.
+	OnStep func(ctx context.Context, s Step) error
+	// OnStream, if set, sees the model's streaming events (text deltas,
+	// retries) for live display. It must not block.
+	OnStream func(ev llm.Event)
+	// Inbox, if set, is drained at every loop boundary (before each model
+	// call after the first); its messages join the conversation as user
+	// messages and are passed to OnStep. This is how messages reach a
+	// running agent without interrupting a tool call.
+	Inbox func() []llm.Message
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	// Subtype is "success", "error_max_turns" or "error_during_execution".
+	Subtype string
+	// Result is the text of the last assistant message.
+	Result string
+	// Messages is the whole conversation, the history passed in included.
+	Messages    []llm.Message
+	Turns       int
+	ToolUses    int
+	Usage       llm.Usage
+	APIDuration time.Duration
+	StopReason  llm.StopReason
+	Denials     []Denial
+	// Err is why the run failed (nil on success and on error_max_turns).
+	Err error
+}
+
+const (
+	SubtypeSuccess   = "success"
+	SubtypeMaxTurns  = "error_max_turns"
+	SubtypeExecution = "error_during_execution"
+)
+
+// Run runs the loop on history, which must end with the user message to
+// answer (already passed through OnStep by the caller). It always returns
+// an Outcome; Outcome.Err is also returned as the error.
+func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, error) {
+	out := &Outcome{Messages: append([]llm.Message(nil), history...)}
+	fail := func(err error) (*Outcome, error) {
+		out.Subtype, out.Err = SubtypeExecution, err
+		return out, err
+	}
+	for {
+		if cfg.Inbox != nil && out.Turns > 0 {
+			for _, m := range cfg.Inbox() {
+				if err := step(ctx, cfg, Step{Message: m}); err != nil {
+					return fail(err)
+				}
+				out.Messages = append(out.Messages, m)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		resp, took, err := call(ctx, cfg, out.Messages)
+		out.APIDuration += took
+		if err != nil {
+			return fail(err)
+		}
+		out.Turns++
+		out.Usage = out.Usage.Add(resp.Usage)
+		out.StopReason = resp.StopReason
+		resp.Message.Role = llm.RoleAssistant
+		out.Messages = append(out.Messages, resp.Message)
+		out.Result = resp.Message.Text()
+		if err := step(ctx, cfg, Step{Message: resp.Message, Response: resp}); err != nil {
+			return fail(err)
+		}
+		uses := resp.Message.ToolUses()
+		if len(uses) == 0 {
+			out.Subtype = SubtypeSuccess
+			return out, nil
+		}
+		out.ToolUses += len(uses)
+		results := runTools(ctx, cfg, uses)
+		out.Messages = append(out.Messages, results.Message)
+		out.Denials = append(out.Denials, results.Denials...)
+		if err := step(ctx, cfg, results); err != nil {
+			return fail(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		if cfg.MaxTurns > 0 && out.Turns >= cfg.MaxTurns {
+			out.Subtype = SubtypeMaxTurns
+			return out, nil
+		}
+	}
+}
+
+func step(ctx context.Context, cfg Config, s Step) error {
+	if cfg.OnStep == nil {
+		return nil
+	}
+	if err := cfg.OnStep(ctx, s); err != nil {
+		return fmt.Errorf("recording %s message: %w", s.Message.Role, err)
+	}
+	return nil
+}
+
+func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Response, time.Duration, error) {
+	req := &llm.Request{
+		System:    cfg.System,
+		Messages:  msgs,
+		Tools:     cfg.Tools.Specs(),
+		MaxTokens: cfg.MaxTokens,
+		Thinking:  cfg.Thinking,
+		Agent:     cfg.Agent,
+	}
+	start := time.Now()
+	var resp *llm.Response
+	for ev, err := range cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			return nil, time.Since(start), err
+		}
+		if ev.Type == llm.EventDone {
+			resp = ev.Response
+		}
+		if cfg.OnStream != nil {
+			cfg.OnStream(ev)
+		}
+	}
+	if resp == nil {
+		return nil, time.Since(start), &llm.Error{Kind: llm.ErrStreamCut, Message: "model stream ended without a complete message"}
+	}
+	return resp, time.Since(start), nil
+}
+
+type callResult struct {
+	block  llm.Block
+	meta   any
+	denied bool
+}
+
+// runTools runs the calls of one assistant message: consecutive
+// concurrency-safe calls as one parallel batch, every other call alone.
+func runTools(ctx context.Context, cfg Config, uses []llm.Block) Step {
+	results := make([]callResult, len(uses))
+	for i := 0; i < len(uses); {
+		j := i + 1
+		if safe(cfg.Tools, uses[i].Name) {
+			for j < len(uses) && safe(cfg.Tools, uses[j].Name) {
+				j++
+			}
+		}
+		if j-i == 1 {
+			results[i] = runOne(ctx, cfg, uses[i])
+		} else {
+			var wg sync.WaitGroup
+			for k := i; k < j; k++ {
+				wg.Go(func() { results[k] = runOne(ctx, cfg, uses[k]) })
+			}
+			wg.Wait()
+		}
+		i = j
+	}
+	s := Step{Message: llm.Message{Role: llm.RoleUser}, ToolMeta: map[string]any{}}
+	for i, r := range results {
+		s.Message.Content = append(s.Message.Content, r.block)
+		if r.meta != nil {
+			s.ToolMeta[uses[i].ID] = r.meta
+		}
+		if r.denied {
+			s.Denials = append(s.Denials, Denial{ToolUseID: uses[i].ID, Tool: uses[i].Name, Input: uses[i].Input})
+		}
+	}
+	return s
+}
+
+func safe(set *tool.Set, name string) bool {
+	t, ok := set.Get(name)
+	return ok && t.Info().ConcurrencySafe
+}
+
+func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
+	errResult := func(format string, args ...any) callResult {
+		return callResult{block: llm.ToolResult(use.ID, fmt.Sprintf(format, args...), true)}
+	}
+	if err := ctx.Err(); err != nil {
+		return errResult("Interrupted: the run was stopped before %s started.", use.Name)
+	}
+	env := cfg.Env
+	env.ToolUseID = use.ID
+	t, ok := cfg.Tools.Get(use.Name)
+	if !ok {
+		if cfg.Permit != nil {
+			if err := cfg.Permit.Permit(ctx, use.Name, nil, env, use.Input); err != nil {
+				r := errResult("%v", err)
+				r.denied = true
+				return r
+			}
+		}
+		return errResult("Error: no such tool available: %s (available: %v)", use.Name, cfg.Tools.Names())
+	}
+	if err := cfg.Tools.Validate(use.Name, use.Input); err != nil {
+		return errResult("InputValidationError: %s: %v", use.Name, err)
+	}
+	if cfg.Permit != nil {
+		if err := cfg.Permit.Permit(ctx, use.Name, t, env, use.Input); err != nil {
+			r := errResult("%v", err)
+			r.denied = true
+			return r
+		}
+	}
+	defer func() {
+		// A tool bug must cost one tool call, not the session.
+		if p := recover(); p != nil {
+			res = errResult("Error: tool %s crashed: %v\n%s", use.Name, p, debug.Stack())
+		}
+	}()
+	r, err := t.Call(ctx, env, use.Input)
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return errResult("Interrupted: the run was stopped while %s was running.", use.Name)
+		}
+		return errResult("Error: %v", err)
+	}
+	content := r.Content
+	if len(content) == 0 {
+		content = []llm.Block{llm.Text("(no output)")}
+	}
+	return callResult{block: llm.Block{Type: llm.BlockToolResult, ToolUseID: use.ID, Content: content, IsError: r.IsError}, meta: r.Meta}
+}

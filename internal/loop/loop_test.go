@@ -1,0 +1,403 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"what to echo"`
+}
+
+// echo returns a tool that answers with its input text; run, if set, runs first.
+func echo(name string, safe bool, run func(ctx context.Context, in echoIn) error) tool.Tool {
+	return tool.New(tool.Info{Name: name, Description: "echo", Access: tool.AccessRead, ConcurrencySafe: safe},
+		func(ctx context.Context, env tool.Env, in echoIn) (tool.Result, error) {
+			if run != nil {
+				if err := run(ctx, in); err != nil {
+					return tool.Result{}, err
+				}
+			}
+			return tool.Text(name + ":" + in.Text), nil
+		})
+}
+
+func set(t testing.TB, tools ...tool.Tool) *tool.Set {
+	t.Helper()
+	s, err := tool.NewSet(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func use(id, name, input string) llm.Block { return llm.ToolUse(id, name, json.RawMessage(input)) }
+
+// scripted answers turn n (counted by assistant messages) with replies[n].
+func scripted(replies ...*llm.Response) *llm.ModelFunc {
+	return &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		n := 0
+		for _, m := range req.Messages {
+			if m.Role == llm.RoleAssistant {
+				n++
+			}
+		}
+		if n >= len(replies) {
+			return nil, errors.New("no reply scripted")
+		}
+		r := *replies[n]
+		return &r, nil
+	}}
+}
+
+func lastResults(o *Outcome) []llm.Block {
+	for i := len(o.Messages) - 1; i >= 0; i-- {
+		if o.Messages[i].Role == llm.RoleUser {
+			return o.Messages[i].Content
+		}
+	}
+	return nil
+}
+
+func TestRun(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name     string
+		replies  []*llm.Response
+		tools    []tool.Tool
+		permit   Permitter
+		maxTurns int
+		subtype  string
+		result   string
+		// want is the text of each tool_result of the first tool turn, in order,
+		// prefixed "!" when it must be an error.
+		want    []string
+		denials int
+	}{
+		{
+			name:    "text only",
+			replies: []*llm.Response{llm.Reply(llm.Text("hello"))},
+			subtype: SubtypeSuccess, result: "hello",
+		},
+		{
+			name: "tool then answer",
+			replies: []*llm.Response{
+				llm.Reply(llm.Text("looking"), use("t1", "echo", `{"text":"a"}`)),
+				llm.Reply(llm.Text("done")),
+			},
+			tools:   []tool.Tool{echo("echo", true, nil)},
+			subtype: SubtypeSuccess, result: "done",
+			want: []string{"echo:a"},
+		},
+		{
+			name: "schema violation is an error result and the loop goes on",
+			replies: []*llm.Response{
+				llm.Reply(use("t1", "echo", `{"text":3}`)),
+				llm.Reply(llm.Text("fixed")),
+			},
+			tools:   []tool.Tool{echo("echo", true, nil)},
+			subtype: SubtypeSuccess, result: "fixed",
+			want: []string{"!InputValidationError"},
+		},
+		{
+			name: "tool error",
+			replies: []*llm.Response{
+				llm.Reply(use("t1", "fail", `{"text":"x"}`)),
+				llm.Reply(llm.Text("ok")),
+			},
+			tools:   []tool.Tool{echo("fail", false, func(context.Context, echoIn) error { return boom })},
+			subtype: SubtypeSuccess, result: "ok",
+			want: []string{"!Error: boom"},
+		},
+		{
+			name: "tool panic costs one call",
+			replies: []*llm.Response{
+				llm.Reply(use("t1", "panic", `{"text":"x"}`)),
+				llm.Reply(llm.Text("ok")),
+			},
+			tools:   []tool.Tool{echo("panic", false, func(context.Context, echoIn) error { panic("bad") })},
+			subtype: SubtypeSuccess, result: "ok",
+			want: []string{"!Error: tool panic crashed: bad"},
+		},
+		{
+			name: "unknown tool",
+			replies: []*llm.Response{
+				llm.Reply(use("t1", "nope", `{}`)),
+				llm.Reply(llm.Text("ok")),
+			},
+			subtype: SubtypeSuccess, result: "ok",
+			want: []string{"!Error: no such tool available: nope"},
+		},
+		{
+			name: "denied call",
+			replies: []*llm.Response{
+				llm.Reply(use("t1", "echo", `{"text":"a"}`), use("t2", "echo", `{"text":"b"}`)),
+				llm.Reply(llm.Text("ok")),
+			},
+			tools: []tool.Tool{echo("echo", true, nil)},
+			permit: permitFunc(func(name string, input json.RawMessage) error {
+				if strings.Contains(string(input), `"b"`) {
+					return errors.New(`denied by rule "echo(b)"`)
+				}
+				return nil
+			}),
+			subtype: SubtypeSuccess, result: "ok",
+			want:    []string{"echo:a", `!denied by rule "echo(b)"`},
+			denials: 1,
+		},
+		{
+			name: "denied call to a removed tool names the rule",
+			replies: []*llm.Response{
+				llm.Reply(use("t1", "Bash", `{"command":"ls"}`)),
+				llm.Reply(llm.Text("ok")),
+			},
+			permit: permitFunc(func(name string, _ json.RawMessage) error {
+				return errors.New(`Bash is denied by rule "Bash"`)
+			}),
+			subtype: SubtypeSuccess, result: "ok",
+			want:    []string{`!Bash is denied by rule "Bash"`},
+			denials: 1,
+		},
+		{
+			name: "max turns",
+			replies: []*llm.Response{
+				llm.Reply(use("t1", "echo", `{"text":"a"}`)),
+				llm.Reply(use("t2", "echo", `{"text":"b"}`)),
+			},
+			tools:    []tool.Tool{echo("echo", true, nil)},
+			maxTurns: 1,
+			subtype:  SubtypeMaxTurns,
+			want:     []string{"echo:a"},
+		},
+		{
+			name:    "model failure",
+			replies: nil,
+			subtype: SubtypeExecution,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var steps []Step
+			cfg := Config{
+				Model: scripted(tc.replies...), Tools: set(t, tc.tools...), Permit: tc.permit, MaxTurns: tc.maxTurns,
+				OnStep: func(_ context.Context, s Step) error { steps = append(steps, s); return nil },
+			}
+			out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+			if out.Subtype != tc.subtype {
+				t.Fatalf("subtype = %q, want %q (err %v)", out.Subtype, tc.subtype, err)
+			}
+			if (err != nil) != (tc.subtype == SubtypeExecution) {
+				t.Fatalf("err = %v", err)
+			}
+			if tc.result != "" && out.Result != tc.result {
+				t.Errorf("result = %q, want %q", out.Result, tc.result)
+			}
+			if len(out.Denials) != tc.denials {
+				t.Errorf("denials = %v, want %d", out.Denials, tc.denials)
+			}
+			// Every message after the prompt went through OnStep, in order.
+			if got, want := len(steps), len(out.Messages)-1; got != want {
+				t.Fatalf("OnStep saw %d messages, outcome has %d after the prompt", got, want)
+			}
+			if tc.want == nil {
+				return
+			}
+			results := steps[1].Message.Content
+			if len(results) != len(tc.want) {
+				t.Fatalf("got %d results, want %d", len(results), len(tc.want))
+			}
+			for i, w := range tc.want {
+				isErr := strings.HasPrefix(w, "!")
+				w = strings.TrimPrefix(w, "!")
+				if results[i].IsError != isErr || !strings.Contains(results[i].ResultText(), w) {
+					t.Errorf("result %d = %q (error %v), want %q (error %v)", i, results[i].ResultText(), results[i].IsError, w, isErr)
+				}
+				if results[i].ToolUseID != steps[0].Message.ToolUses()[i].ID {
+					t.Errorf("result %d answers %q, want call order", i, results[i].ToolUseID)
+				}
+			}
+		})
+	}
+}
+
+type permitFunc func(name string, input json.RawMessage) error
+
+func (f permitFunc) Permit(_ context.Context, name string, _ tool.Tool, _ tool.Env, input json.RawMessage) error {
+	return f(name, input)
+}
+
+// TestSafeToolsRunTogether proves concurrency-safe calls overlap: each waits
+// until all three have started, which can only happen if they run at once.
+func TestSafeToolsRunTogether(t *testing.T) {
+	var started sync.WaitGroup
+	started.Add(3)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	wait := func(ctx context.Context, _ echoIn) error {
+		started.Done()
+		select {
+		case <-all:
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("calls did not overlap")
+		}
+	}
+	cfg := Config{
+		Model: scripted(
+			llm.Reply(use("a", "r", `{"text":"1"}`), use("b", "r", `{"text":"2"}`), use("c", "r", `{"text":"3"}`)),
+			llm.Reply(llm.Text("done")),
+		),
+		Tools: set(t, echo("r", true, wait)),
+	}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range lastResults(&Outcome{Messages: out.Messages[:3]}) {
+		if b.IsError {
+			t.Errorf("result %d: %s", i, b.ResultText())
+		}
+	}
+}
+
+// TestUnsafeToolsRunAlone checks non-concurrency-safe calls never overlap
+// and keep their order, even between safe ones.
+func TestUnsafeToolsRunAlone(t *testing.T) {
+	var running, peak atomic.Int32
+	var mu sync.Mutex
+	var order []string
+	track := func(_ context.Context, in echoIn) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		mu.Lock()
+		order = append(order, in.Text)
+		mu.Unlock()
+		return nil
+	}
+	cfg := Config{
+		Model: scripted(
+			llm.Reply(use("a", "w", `{"text":"1"}`), use("b", "w", `{"text":"2"}`), use("c", "w", `{"text":"3"}`)),
+			llm.Reply(llm.Text("done")),
+		),
+		Tools: set(t, echo("w", false, track)),
+	}
+	if _, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")}); err != nil {
+		t.Fatal(err)
+	}
+	if peak.Load() != 1 {
+		t.Errorf("peak concurrency %d, want 1", peak.Load())
+	}
+	if strings.Join(order, "") != "123" {
+		t.Errorf("order %v", order)
+	}
+}
+
+func TestCancelDuringToolRecordsInterruptedResults(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	block := func(ctx context.Context, _ echoIn) error {
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	var steps []Step
+	cfg := Config{
+		Model: scripted(llm.Reply(use("a", "slow", `{"text":"1"}`), use("b", "slow", `{"text":"2"}`))),
+		Tools: set(t, echo("slow", false, block)),
+		OnStep: func(_ context.Context, s Step) error {
+			steps = append(steps, s)
+			return nil
+		},
+	}
+	out, err := Run(ctx, cfg, []llm.Message{llm.UserText("go")})
+	if !errors.Is(err, context.Canceled) || out.Subtype != SubtypeExecution {
+		t.Fatalf("err = %v, subtype %q", err, out.Subtype)
+	}
+	// The transcript stays valid: every tool_use got a tool_result.
+	if len(steps) != 2 || len(steps[1].Message.Content) != 2 {
+		t.Fatalf("steps = %+v", steps)
+	}
+	for _, b := range steps[1].Message.Content {
+		if !b.IsError || !strings.Contains(b.ResultText(), "Interrupted") {
+			t.Errorf("result %q, want an interrupted error", b.ResultText())
+		}
+	}
+}
+
+func TestInboxDeliveredAtLoopBoundary(t *testing.T) {
+	var mu sync.Mutex
+	inbox := []llm.Message{llm.UserText("also check the tests")}
+	var sawNote bool
+	model := &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Text() == "also check the tests" {
+			sawNote = true
+			return llm.Reply(llm.Text("checked")), nil
+		}
+		if len(req.Messages) == 1 {
+			return llm.Reply(use("a", "echo", `{"text":"1"}`)), nil
+		}
+		return llm.Reply(llm.Text("done")), nil
+	}}
+	cfg := Config{
+		Model: model, Tools: set(t, echo("echo", true, nil)),
+		Inbox: func() []llm.Message {
+			mu.Lock()
+			defer mu.Unlock()
+			m := inbox
+			inbox = nil
+			return m
+		},
+	}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sawNote || out.Result != "checked" {
+		t.Errorf("inbox message not delivered before the next model call: result %q", out.Result)
+	}
+}
+
+func TestOnStepErrorStopsTheRun(t *testing.T) {
+	cfg := Config{
+		Model:  scripted(llm.Reply(llm.Text("hi"))),
+		OnStep: func(context.Context, Step) error { return errors.New("disk full") },
+	}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err == nil || !strings.Contains(err.Error(), "disk full") || out.Subtype != SubtypeExecution {
+		t.Fatalf("err = %v, subtype %q", err, out.Subtype)
+	}
+}
+
+func TestUsageAggregated(t *testing.T) {
+	r1 := llm.Reply(use("a", "echo", `{"text":"1"}`))
+	r1.Usage = llm.Usage{InputTokens: 10, OutputTokens: 2, CacheReadInputTokens: 5}
+	r2 := llm.Reply(llm.Text("done"))
+	r2.Usage = llm.Usage{InputTokens: 20, OutputTokens: 3, CacheCreationInputTokens: 7}
+	out, err := Run(context.Background(), Config{Model: scripted(r1, r2), Tools: set(t, echo("echo", true, nil))}, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := llm.Usage{InputTokens: 30, OutputTokens: 5, CacheReadInputTokens: 5, CacheCreationInputTokens: 7}
+	if out.Usage != want || out.Turns != 2 || out.ToolUses != 1 {
+		t.Errorf("usage %+v turns %d tool uses %d", out.Usage, out.Turns, out.ToolUses)
+	}
+}

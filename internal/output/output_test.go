@@ -1,0 +1,132 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+	}
+}
+
+// run is a fixed conversation: init, a tool call, its result, a subagent's
+// message, the answer and the result.
+func run() []event.Event {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	sid := "0190a000-0000-7000-8000-000000000001"
+	read := llm.ToolUse("toolu_01", "Read", json.RawMessage(`{"file_path":"/w/README.md"}`))
+	return []event.Event{
+		{Type: event.TypeSystem, Subtype: "init", SessionID: sid, UUID: "u-init", Time: at,
+			Init: &event.Init{Cwd: "/w", Tools: []string{"Read", "Bash"}, Model: "anthropic:claude-sonnet-4-5", PermissionMode: "default", Version: "0.1.0"}},
+		{Type: event.TypeAssistant, SessionID: sid, UUID: "u-1", Time: at,
+			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Reading."), read}},
+			Assistant: &event.Assistant{MessageID: "msg_01", Model: "claude-sonnet-4-5", StopReason: llm.StopToolUse, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}},
+		{Type: event.TypeUser, SessionID: sid, UUID: "u-2", Time: at,
+			Message:       &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResult("toolu_01", "     1\thello", false)}},
+			ToolUseResult: map[string]any{"type": "text"}},
+		{Type: event.TypeAssistant, SessionID: sid, UUID: "u-3", Time: at, ParentToolUseID: "toolu_02", AgentID: "a1b2", AgentType: "reviewer", TaskDescription: "review code",
+			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("LGTM")}},
+			Assistant: &event.Assistant{MessageID: "msg_02", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn}},
+		{Type: event.TypeAssistant, SessionID: sid, UUID: "u-4", Time: at,
+			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("It says hello.")}},
+			Assistant: &event.Assistant{MessageID: "msg_03", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 130, OutputTokens: 8, CacheReadInputTokens: 90}}},
+		{Type: event.TypeResult, Subtype: "success", SessionID: sid, UUID: "u-5", Time: at,
+			Result: &event.Result{Result: "It says hello.", NumTurns: 2, Duration: 1500 * time.Millisecond, APIDuration: 1200 * time.Millisecond,
+				TotalCostUSD: 0.000867, StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90},
+				ModelUsage: map[string]event.ModelUsage{"anthropic:claude-sonnet-4-5": {Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90}, CostUSD: 0.000867}}}},
+	}
+}
+
+func render(t *testing.T, f Format, verbose bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := New(&buf, f, verbose)
+	for _, e := range run() {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		format  Format
+		verbose bool
+	}{
+		{"stream-verbose.jsonl", StreamJSON, true},
+		{"stream-quiet.jsonl", StreamJSON, false},
+		{"result.json", JSON, false},
+		{"verbose.json", JSON, true},
+		{"text.txt", Text, false},
+	} {
+		t.Run(tc.file, func(t *testing.T) { golden(t, tc.file, render(t, tc.format, tc.verbose)) })
+	}
+}
+
+// TestLineShapes checks the keys a Claude Code client reads are all there,
+// independent of the golden files.
+func TestLineShapes(t *testing.T) {
+	want := map[string][]string{
+		"system":    {"type", "subtype", "cwd", "session_id", "tools", "model", "permissionMode", "uuid"},
+		"assistant": {"type", "message", "parent_tool_use_id", "session_id", "uuid"},
+		"user":      {"type", "message", "parent_tool_use_id", "session_id", "uuid"},
+		"result":    {"type", "subtype", "is_error", "result", "num_turns", "duration_ms", "duration_api_ms", "total_cost_usd", "usage", "session_id", "uuid"},
+	}
+	msgKeys := []string{"id", "type", "role", "model", "content", "usage", "stop_reason"}
+	for _, line := range strings.Split(strings.TrimSpace(string(render(t, StreamJSON, true))), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line does not parse: %v: %s", err, line)
+		}
+		typ := m["type"].(string)
+		for _, k := range want[typ] {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%s line lacks %q: %s", typ, k, line)
+			}
+		}
+		if typ == "assistant" {
+			msg := m["message"].(map[string]any)
+			for _, k := range msgKeys {
+				if _, ok := msg[k]; !ok {
+					t.Errorf("assistant message lacks %q", k)
+				}
+			}
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "stream-json") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,139 @@
+package output
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/event"
+)
+
+// Format is an --output-format value.
+type Format string
+
+const (
+	Text       Format = "text"
+	JSON       Format = "json"
+	StreamJSON Format = "stream-json"
+)
+
+// ParseFormat validates an --output-format value.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case Text, JSON, StreamJSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("invalid --output-format %q: want text, json or stream-json", s)
+}
+
+// Writer renders events. Write is called for each event in order; Close
+// after the last one. Errors writing are returned but callers only report
+// them: a broken stdout must never stop a run.
+type Writer interface {
+	Write(e event.Event) error
+	Close() error
+}
+
+// New returns the writer for f. Verbose includes subagents' messages in
+// stream-json and turns json into an array of every message.
+func New(w io.Writer, f Format, verbose bool) Writer {
+	switch f {
+	case StreamJSON:
+		return &streamWriter{w: bufio.NewWriter(w), verbose: verbose}
+	case JSON:
+		return &jsonWriter{w: w, verbose: verbose}
+	}
+	return &textWriter{w: w}
+}
+
+// shown reports whether e belongs in the output: without verbose,
+// subagents' messages stay quiet (S-O1).
+func shown(e event.Event, verbose bool) bool {
+	return verbose || e.ParentToolUseID == ""
+}
+
+type streamWriter struct {
+	w       *bufio.Writer
+	verbose bool
+}
+
+func (s *streamWriter) Write(e event.Event) error {
+	if !shown(e, s.verbose) {
+		return nil
+	}
+	if err := encode(s.w, Line(e)); err != nil {
+		return fmt.Errorf("encode %s event: %w", e.Type, err)
+	}
+	return s.w.Flush()
+}
+
+func (s *streamWriter) Close() error { return s.w.Flush() }
+
+type jsonWriter struct {
+	w       io.Writer
+	verbose bool
+	lines   []any
+	result  any
+}
+
+func (j *jsonWriter) Write(e event.Event) error {
+	if e.Type == event.TypeResult && e.ParentToolUseID == "" {
+		j.result = Line(e)
+	}
+	if j.verbose && shown(e, true) {
+		j.lines = append(j.lines, Line(e))
+	}
+	return nil
+}
+
+func (j *jsonWriter) Close() error {
+	var v any = j.result
+	if j.verbose {
+		v = j.lines
+		if j.lines == nil {
+			v = []any{}
+		}
+	}
+	if v == nil {
+		return nil
+	}
+	if err := encode(j.w, v); err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	return nil
+}
+
+// encode writes v as one line of JSON. HTML escaping is off: the lines are
+// read by programs, and "<task-notification>" should read as written.
+func encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+type textWriter struct {
+	w      io.Writer
+	result string
+	ok     bool
+}
+
+func (t *textWriter) Write(e event.Event) error {
+	if e.Type == event.TypeResult && e.ParentToolUseID == "" && e.Result != nil && !e.Result.IsError {
+		t.result, t.ok = e.Result.Result, true
+	}
+	return nil
+}
+
+func (t *textWriter) Close() error {
+	if !t.ok {
+		return nil
+	}
+	s := t.result
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	_, err := io.WriteString(t.w, s)
+	return err
+}
