@@ -1,0 +1,171 @@
+package provider
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/provider/anthropic"
+	"github.com/cadre-dev/cadre/internal/provider/openai"
+	"github.com/cadre-dev/cadre/internal/provider/script"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Endpoint configures one provider: the built-in "anthropic" and "openai",
+// or a custom name (say "ollama") of one of those types.
+type Endpoint struct {
+	Type      string // "anthropic" | "openai"; empty means the name itself
+	BaseURL   string
+	APIKey    string
+	APIKeyEnv string // read the key from this variable instead
+}
+
+// Config is what resolution needs from the settings.
+type Config struct {
+	DefaultProvider string
+	Aliases         map[string]string
+	Endpoints       map[string]Endpoint
+	// Dir is where a relative scenario path of the scripted model resolves.
+	Dir        string
+	Getenv     func(string) string
+	HTTPClient *http.Client
+	Retry      RetryPolicy
+}
+
+// builtinAliases are Claude Code's short names; settings may override them.
+var builtinAliases = map[string]string{
+	"sonnet": "anthropic:claude-sonnet-4-5",
+	"opus":   "anthropic:claude-opus-4-1",
+	"haiku":  "anthropic:claude-haiku-4-5",
+}
+
+// Ref is a parsed model name.
+type Ref struct {
+	Provider string // endpoint name: "anthropic", "openai", "script" or custom
+	Model    string // the provider's own id, or the scenario path for script
+}
+
+func (r Ref) String() string { return r.Provider + ":" + r.Model }
+
+// Parse resolves aliases and the provider of name without building anything.
+func Parse(name string, cfg Config) (Ref, error) {
+	orig := name
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return Ref{}, configErr("no model given: pass --model or set \"model\" in settings")
+	}
+	for range 4 { // aliases may point at aliases; bounded to stop cycles
+		target, ok := cfg.Aliases[name]
+		if !ok {
+			target, ok = builtinAliases[name]
+		}
+		if !ok {
+			break
+		}
+		name = target
+	}
+	if p, m, ok := strings.Cut(name, ":"); ok {
+		if m == "" {
+			return Ref{}, configErr(fmt.Sprintf("model %q names no model after %q", orig, p+":"))
+		}
+		if !cfg.known(p) {
+			return Ref{}, configErr(fmt.Sprintf("model %q: unknown provider %q (known: %s)", orig, p, strings.Join(cfg.providers(), ", ")))
+		}
+		return Ref{Provider: p, Model: m}, nil
+	}
+	if p, m, ok := strings.Cut(name, "/"); ok && cfg.known(p) && m != "" {
+		return Ref{Provider: p, Model: m}, nil
+	}
+	switch {
+	case strings.HasPrefix(name, "claude-"):
+		return Ref{Provider: "anthropic", Model: name}, nil
+	case strings.HasPrefix(name, "gpt-"), strings.HasPrefix(name, "chatgpt-"),
+		strings.HasPrefix(name, "o1"), strings.HasPrefix(name, "o3"), strings.HasPrefix(name, "o4"):
+		return Ref{Provider: "openai", Model: name}, nil
+	}
+	if cfg.DefaultProvider != "" {
+		if !cfg.known(cfg.DefaultProvider) {
+			return Ref{}, configErr(fmt.Sprintf("defaultProvider %q is not a known provider (known: %s)", cfg.DefaultProvider, strings.Join(cfg.providers(), ", ")))
+		}
+		return Ref{Provider: cfg.DefaultProvider, Model: name}, nil
+	}
+	return Ref{}, configErr(fmt.Sprintf("cannot tell the provider of model %q: write it as provider:model (e.g. anthropic:%s or openai:%s) or set defaultProvider", orig, name, name))
+}
+
+// Resolve builds the model named name, wrapped in cfg.Retry.
+func Resolve(name string, cfg Config) (llm.Model, error) {
+	ref, err := Parse(name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := build(ref, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return WithRetry(m, cfg.Retry), nil
+}
+
+func build(ref Ref, cfg Config) (llm.Model, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if ref.Provider == "script" {
+		path := ref.Model
+		if !filepath.IsAbs(path) && cfg.Dir != "" {
+			path = filepath.Join(cfg.Dir, path)
+		}
+		m, err := script.Load(path)
+		if err != nil {
+			return nil, &llm.Error{Kind: llm.ErrConfig, Provider: "script", Message: err.Error(), Err: err}
+		}
+		return m, nil
+	}
+	ep := cfg.Endpoints[ref.Provider]
+	typ := ep.Type
+	if typ == "" {
+		typ = ref.Provider
+	}
+	key := ep.APIKey
+	if key == "" && ep.APIKeyEnv != "" {
+		key = getenv(ep.APIKeyEnv)
+		if key == "" {
+			return nil, &llm.Error{Kind: llm.ErrAuth, Provider: ref.Provider, Message: ep.APIKeyEnv + " is not set (providers." + ref.Provider + ".apiKeyEnv names it)"}
+		}
+	}
+	switch typ {
+	case "anthropic":
+		return anthropic.New(anthropic.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient})
+	case "openai":
+		return openai.New(openai.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Provider: ref.Provider})
+	}
+	return nil, configErr(fmt.Sprintf("provider %q has type %q; want anthropic or openai", ref.Provider, typ))
+}
+
+func (c Config) known(p string) bool {
+	if p == "anthropic" || p == "openai" || p == "script" {
+		return true
+	}
+	_, ok := c.Endpoints[p]
+	return ok
+}
+
+func (c Config) providers() []string {
+	out := []string{"anthropic", "openai", "script"}
+	var custom []string
+	for name := range c.Endpoints {
+		if !slices.Contains(out, name) {
+			custom = append(custom, name)
+		}
+	}
+	sort.Strings(custom)
+	return append(out, custom...)
+}
+
+func configErr(msg string) error {
+	return &llm.Error{Kind: llm.ErrConfig, Message: msg}
+}
