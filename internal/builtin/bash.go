@@ -86,6 +86,9 @@ func runBash(ctx context.Context, o Options, env tool.Env, in BashInput) (tool.R
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, shell, "-c", in.Command)
 	cmd.Dir = dir
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	cmd.Stdin = nil // /dev/null: nothing can wait for input
 	// The command gets its own process group, killed whole on timeout or
 	// cancellation; WaitDelay stops stray children that still hold the

@@ -233,3 +233,11 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond) // polling an external process; there is no event to wait on
 	}
 }
+
+func TestBashEnvFromSettings(t *testing.T) {
+	res := call(t, Bash(Options{Env: []string{"CADRE_TEST_GREETING=hello from settings"}}), tool.Env{Cwd: t.TempDir()},
+		map[string]any{"command": `echo "$CADRE_TEST_GREETING"; echo "$PATH" | grep -c /`})
+	if res.IsError || !strings.Contains(text(res), "hello from settings\n1") {
+		t.Errorf("got %v %q, want the settings' variable and the inherited PATH", res.IsError, text(res))
+	}
+}

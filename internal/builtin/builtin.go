@@ -47,6 +47,9 @@ type Options struct {
 	Shell string
 	// HomeDir replaces "~" in paths (default os.UserHomeDir).
 	HomeDir string
+	// Env is added to the environment Bash commands inherit ("KEY=value";
+	// later entries win), as the settings' "env" asks.
+	Env []string
 }
 
 func (o Options) withDefaults() Options {

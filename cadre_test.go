@@ -1,0 +1,218 @@
+package cadre_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fixture is a project dir and a state dir, with a model that reads
+// notes.txt, then answers with what the tool returned.
+type fixture struct {
+	dir, home string
+	mu        sync.Mutex
+	requests  []*llm.Request
+	// fn, if set, replaces the read-then-answer model.
+	fn func(ctx context.Context, req *llm.Request) (*llm.Response, error)
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{dir: t.TempDir(), home: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(f.dir, "notes.txt"), []byte("The secret word is PAPAYA.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) model(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.mu.Unlock()
+	last := req.Messages[len(req.Messages)-1]
+	for _, b := range last.Content {
+		if b.Type == llm.BlockToolResult {
+			return llm.Reply(llm.Text("Answer: " + b.ResultText())), nil
+		}
+	}
+	if strings.Contains(last.Text(), "bash") {
+		return llm.Reply(llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"echo ran"}`))), nil
+	}
+	return llm.Reply(llm.ToolUse("t1", "Read", json.RawMessage(`{"file_path":"notes.txt"}`))), nil
+}
+
+func (f *fixture) open(t *testing.T, opts cadre.Options) *cadre.Runtime {
+	t.Helper()
+	opts.Cwd = f.dir
+	opts.LLM = &llm.ModelFunc{ID: "test:model", Func: f.model}
+	if f.fn != nil {
+		opts.LLM = &llm.ModelFunc{ID: "test:model", Func: f.fn}
+	}
+	opts.Getenv = func(k string) string {
+		if k == "CADRE_HOME" {
+			return f.home
+		}
+		return ""
+	}
+	rt, err := cadre.New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func collect(t *testing.T, rt *cadre.Runtime, req cadre.Request) []cadre.Event {
+	t.Helper()
+	var evs []cadre.Event
+	for ev, err := range rt.Run(context.Background(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func TestRunYieldsTheSessionsEventsInOrder(t *testing.T) {
+	f := newFixture(t)
+	rt := f.open(t, cadre.Options{})
+	evs := collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})
+	var types []string
+	for _, e := range evs {
+		types = append(types, string(e.Type))
+		if e.SessionID != evs[0].SessionID || e.UUID == "" {
+			t.Errorf("event %s: session %q uuid %q", e.Type, e.SessionID, e.UUID)
+		}
+	}
+	if got := strings.Join(types, ","); got != "system,assistant,user,assistant,result" {
+		t.Fatalf("events %s", got)
+	}
+	res := evs[len(evs)-1].Result
+	if res.IsError || !strings.Contains(res.Result, "PAPAYA") || res.NumTurns != 2 {
+		t.Errorf("result %+v", res)
+	}
+	// The run is persisted: index record and transcript.
+	infos, err := rt.Sessions(context.Background(), "", 10)
+	if err != nil || len(infos) != 1 || infos[0].ID != evs[0].SessionID || infos[0].Status != "completed" || infos[0].NumTurns != 2 {
+		t.Fatalf("sessions %+v, %v", infos, err)
+	}
+	_, entries, err := rt.Session(context.Background(), infos[0].ID)
+	if err != nil || len(entries) != 4 {
+		t.Fatalf("transcript: %d entries, %v", len(entries), err)
+	}
+	// A message's uuid in the stream is its uuid in the transcript.
+	if entries[1].UUID != evs[1].UUID {
+		t.Errorf("transcript uuid %s, event uuid %s", entries[1].UUID, evs[1].UUID)
+	}
+}
+
+func TestResumeCarriesTheHistory(t *testing.T) {
+	f := newFixture(t)
+	rt := f.open(t, cadre.Options{})
+	first := collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})
+	sid := first[0].SessionID
+	second := collect(t, rt, cadre.Request{Prompt: "and again?", Resume: sid})
+	if second[0].SessionID != sid {
+		t.Fatalf("resumed under a new session %s", second[0].SessionID)
+	}
+	last := f.requests[len(f.requests)-1]
+	// prompt, tool call, result, answer, new prompt, tool call, result
+	if len(last.Messages) != 7 || last.Messages[0].Text() != "what is the secret word?" {
+		t.Errorf("resumed request has %d messages", len(last.Messages))
+	}
+	third := collect(t, rt, cadre.Request{Prompt: "once more", Continue: true})
+	if third[0].SessionID != sid {
+		t.Errorf("continue picked %s, want %s", third[0].SessionID, sid)
+	}
+	infos, _ := rt.Sessions(context.Background(), "", 10)
+	if len(infos) != 1 || infos[0].NumTurns != 6 {
+		t.Errorf("sessions %+v", infos)
+	}
+}
+
+func TestSetupErrorsComeBeforeAnyEvent(t *testing.T) {
+	f := newFixture(t)
+	rt := f.open(t, cadre.Options{})
+	for _, req := range []cadre.Request{
+		{Prompt: "x", Resume: "../../etc/passwd"},
+		{Prompt: "x", Resume: "0190a000-0000-7000-8000-00000000dead"},
+		{Prompt: "   "},
+		{Prompt: "x", Resume: "a", Continue: true},
+	} {
+		n := 0
+		var got error
+		for _, err := range rt.Run(context.Background(), req) {
+			n++
+			got = err
+		}
+		if n != 1 || got == nil {
+			t.Errorf("%+v: %d items, err %v", req, n, got)
+		}
+	}
+}
+
+func TestPermissionCallbackAnswersAsks(t *testing.T) {
+	for _, allow := range []bool{true, false} {
+		f := newFixture(t)
+		var asked []cadre.PermissionRequest
+		rt := f.open(t, cadre.Options{Permission: func(_ context.Context, req cadre.PermissionRequest) (bool, error) {
+			asked = append(asked, req)
+			return allow, nil
+		}})
+		evs := collect(t, rt, cadre.Request{Prompt: "run bash"})
+		if len(asked) != 1 || asked[0].Tool != "Bash" || asked[0].Target != "echo ran" {
+			t.Fatalf("asked %+v", asked)
+		}
+		result := evs[2].Message.Content[0]
+		if result.IsError == allow {
+			t.Errorf("allow=%v: result %q is_error=%v", allow, result.ResultText(), result.IsError)
+		}
+		if res := evs[len(evs)-1].Result; !allow && len(res.PermissionDenials) != 1 {
+			t.Errorf("denials %+v", res.PermissionDenials)
+		}
+	}
+}
+
+func TestStoppingIterationEndsTheRun(t *testing.T) {
+	f := newFixture(t)
+	rt := f.open(t, cadre.Options{})
+	for ev, err := range rt.Run(context.Background(), cadre.Request{Prompt: "what is the secret word?"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == cadre.EventAssistant {
+			break // goleak checks the run's goroutine is gone
+		}
+	}
+	infos, _ := rt.Sessions(context.Background(), "", 10)
+	if len(infos) != 1 || infos[0].Status == "running" {
+		t.Errorf("session left %+v", infos)
+	}
+}
+
+func TestSettingsEnvReachesBash(t *testing.T) {
+	f := newFixture(t)
+	os.MkdirAll(filepath.Join(f.dir, ".cadre"), 0o755)
+	os.WriteFile(filepath.Join(f.dir, ".cadre", "settings.json"), []byte(`{"env": {"GREETING": "hi from settings"}, "permissions": {"allow": ["Bash"]}}`), 0o644)
+	f.fn = func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		if len(req.Messages) == 1 {
+			return llm.Reply(llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"echo $GREETING"}`))), nil
+		}
+		return llm.Reply(llm.Text(req.Messages[2].Content[0].ResultText())), nil
+	}
+	rt := f.open(t, cadre.Options{})
+	evs := collect(t, rt, cadre.Request{Prompt: "greet"})
+	if got := evs[len(evs)-1].Result.Result; !strings.Contains(got, "hi from settings") {
+		t.Errorf("result %q", got)
+	}
+}

@@ -1,0 +1,276 @@
+package cadre
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/builtin"
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/tool"
+	"github.com/google/uuid"
+)
+
+// Request is one prompt to run.
+type Request struct {
+	Prompt string
+	// Resume continues the session with this id; Continue continues the
+	// newest main session of the working directory.
+	Resume   string
+	Continue bool
+}
+
+// Run runs req and yields the session's events as they happen, ending with
+// the result event. Setup failures (an unknown model, a missing key, an
+// unknown session) are yielded as errors before any event; a run that fails
+// later still ends with a result event whose IsError is set. Stopping the
+// iteration early cancels the run and waits for it to wind down.
+func (r *Runtime) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		sr, err := r.prepare(ctx, req)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		sub := r.bus.Subscribe(func(e event.Event) bool { return e.SessionID == sr.sess.Info.ID })
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer sub.Close()
+			sr.run(ctx)
+		}()
+		for ev := range sub.Events(context.Background()) {
+			if !yield(ev, nil) {
+				cancel()
+				break
+			}
+		}
+		<-done
+	}
+}
+
+// sessionRun is one Run in progress.
+type sessionRun struct {
+	r       *Runtime
+	sess    *session.Session
+	history []llm.Message
+	prompt  string
+	model   llm.Model
+	ref     provider.Ref
+	tools   *tool.Set
+	system  string
+	start   time.Time
+}
+
+func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error) {
+	prompt := strings.TrimSpace(req.Prompt)
+	if prompt == "" {
+		return nil, errors.New("no prompt given: pass it as an argument or on standard input")
+	}
+	s := r.cfg.Settings
+	pc := r.providerConfig()
+	var ref provider.Ref
+	var err error
+	if r.opts.LLM == nil {
+		if ref, err = provider.Parse(s.Model, pc); err != nil {
+			return nil, err
+		}
+	}
+	var model llm.Model
+	if r.opts.LLM != nil {
+		model, ref = r.opts.LLM, provider.Ref{Provider: "sdk", Model: r.opts.LLM.Name()}
+	} else if model, err = provider.Resolve(s.Model, pc); err != nil {
+		return nil, err
+	}
+	sr := &sessionRun{r: r, prompt: prompt, model: model, ref: ref, start: r.now()}
+	switch {
+	case req.Resume != "" && req.Continue:
+		return nil, errors.New("--resume and --continue cannot be used together")
+	case req.Resume != "":
+		sr.sess, sr.history, err = r.sessions.Open(ctx, req.Resume)
+		if err != nil {
+			return nil, fmt.Errorf("resume %s: %w", req.Resume, err)
+		}
+	case req.Continue:
+		latest, err := r.sessions.Latest(ctx, r.cwd)
+		if err != nil {
+			return nil, fmt.Errorf("continue: no earlier session in %s: %w", r.cwd, err)
+		}
+		if sr.sess, sr.history, err = r.sessions.Open(ctx, latest.ID); err != nil {
+			return nil, fmt.Errorf("continue %s: %w", latest.ID, err)
+		}
+	default:
+		sr.sess, err = r.sessions.Create(ctx, session.Info{Agent: "main", Cwd: r.cwd, Title: title(prompt)})
+		if err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+	}
+	sr.tools, err = r.pool()
+	if err != nil {
+		return nil, err
+	}
+	sr.system = r.systemPrompt()
+	return sr, nil
+}
+
+func (r *Runtime) pool() (*tool.Set, error) {
+	var env []string
+	for k, v := range r.cfg.Settings.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	all, err := tool.NewSet(builtin.Tools(builtin.Options{Env: env})...)
+	if err != nil {
+		return nil, err
+	}
+	return r.policy.Pool(all), nil
+}
+
+func (r *Runtime) systemPrompt() string {
+	sys := r.opts.SystemPrompt
+	if sys == "" {
+		sys = prompts.System
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(sys))
+	_, gitErr := os.Stat(filepath.Join(r.cwd, ".git"))
+	fmt.Fprintf(&b, "\n\n<env>\nWorking directory: %s\nIs directory a git repo: %s\nPlatform: %s\nToday's date: %s\n</env>",
+		r.cwd, yesNo(gitErr == nil), runtime.GOOS, r.now().Format("2006-01-02"))
+	if a := strings.TrimSpace(r.opts.AppendSystemPrompt); a != "" {
+		b.WriteString("\n\n" + a)
+	}
+	return b.String()
+}
+
+func (sr *sessionRun) publish(e event.Event) {
+	e.SessionID = sr.sess.Info.ID
+	if e.UUID == "" {
+		e.UUID = uuid.NewString()
+	}
+	if e.Time.IsZero() {
+		e.Time = sr.r.now()
+	}
+	sr.r.bus.Publish(e)
+}
+
+// record appends a message to the transcript, then publishes it under the
+// same uuid. The transcript comes first: what was shown was also saved.
+func (sr *sessionRun) record(s loop.Step) error {
+	id := uuid.NewString()
+	entry := session.Entry{Type: string(s.Message.Role), UUID: id, Message: &s.Message}
+	ev := event.Event{UUID: id, Message: &s.Message}
+	if s.Response != nil {
+		entry.MessageID, entry.Model, entry.StopReason = s.Response.ID, s.Response.Model, string(s.Response.StopReason)
+		u := s.Response.Usage
+		entry.Usage = &u
+		ev.Type = event.TypeAssistant
+		ev.Assistant = &event.Assistant{MessageID: s.Response.ID, Model: s.Response.Model, StopReason: s.Response.StopReason, Usage: u}
+	} else {
+		ev.Type = event.TypeUser
+		if len(s.ToolMeta) == 1 {
+			for _, m := range s.ToolMeta {
+				ev.ToolUseResult = m
+			}
+		} else if len(s.ToolMeta) > 1 {
+			ev.ToolUseResult = s.ToolMeta
+		}
+	}
+	if err := sr.sess.Append(entry); err != nil {
+		return err
+	}
+	sr.publish(ev)
+	return nil
+}
+
+func (sr *sessionRun) run(ctx context.Context) {
+	r := sr.r
+	s := r.cfg.Settings
+	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
+		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
+		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv),
+	}})
+	user := llm.UserText(sr.prompt)
+	history := append(sr.history, user)
+	var out *loop.Outcome
+	var err error
+	if err = sr.sess.Append(session.Entry{Type: "user", Message: &user}); err == nil {
+		out, err = loop.Run(ctx, loop.Config{
+			Model: sr.model, System: sr.system, Tools: sr.tools, Permit: &r.policy,
+			MaxTurns: s.MaxTurns, Agent: "main",
+			Env:    tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
+			OnStep: func(_ context.Context, st loop.Step) error { return sr.record(st) },
+		}, history)
+	}
+	if out == nil {
+		out = &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}
+	}
+	sr.finish(out)
+}
+
+func (sr *sessionRun) finish(out *loop.Outcome) {
+	r := sr.r
+	cost := r.pricing.Cost(sr.ref, out.Usage)
+	status := session.StatusCompleted
+	res := &event.Result{
+		IsError: out.Subtype != loop.SubtypeSuccess, Result: out.Result, NumTurns: out.Turns,
+		Duration: r.now().Sub(sr.start), APIDuration: out.APIDuration, TotalCostUSD: cost,
+		Usage: out.Usage, StopReason: out.StopReason,
+		ModelUsage: map[string]event.ModelUsage{sr.model.Name(): {Usage: out.Usage, CostUSD: cost}},
+	}
+	for _, d := range out.Denials {
+		res.PermissionDenials = append(res.PermissionDenials, event.Denial{ToolName: d.Tool, ToolUseID: d.ToolUseID, ToolInput: d.Input})
+	}
+	switch {
+	case out.Err != nil:
+		status = session.StatusFailed
+		if errors.Is(out.Err, context.Canceled) {
+			status = session.StatusKilled
+		}
+		res.Errors = []string{out.Err.Error()}
+	case out.Subtype == loop.SubtypeMaxTurns:
+		res.Errors = []string{fmt.Sprintf("reached the maximum number of turns (%d)", out.Turns)}
+	}
+	// The run's own context may be cancelled; the record must still be saved.
+	if err := sr.sess.Finish(context.Background(), status, out.Usage, cost, out.Turns); err != nil {
+		res.Errors = append(res.Errors, "saving the session: "+err.Error())
+	}
+	sr.publish(event.Event{Type: event.TypeResult, Subtype: out.Subtype, Result: res})
+}
+
+func apiKeySource(ref provider.Ref, getenv func(string) string) string {
+	for _, v := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
+		if strings.HasPrefix(v, strings.ToUpper(ref.Provider)) && getenv(v) != "" {
+			return v
+		}
+	}
+	return "none"
+}
+
+func title(prompt string) string {
+	line, _, _ := strings.Cut(prompt, "\n")
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	return line
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

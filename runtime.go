@@ -1,0 +1,210 @@
+package cadre
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/store/sqlite"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Version is cadre's version.
+const Version = "0.1.0"
+
+// Options configures a Runtime. Zero fields take the settings' values.
+type Options struct {
+	// Cwd is the working directory: the workspace, where project settings
+	// are read and relative paths resolve. Default: the process's.
+	Cwd string
+	// Model names the main agent's model: "provider:model", an alias, or a
+	// bare id ("claude-…", "gpt-…").
+	Model string
+	// LLM, if set, is the main agent's model, and Model is ignored: the
+	// way to plug in a model cadre has no adapter for.
+	LLM llm.Model
+	// PermissionMode: plan, default, acceptEdits or bypassPermissions.
+	PermissionMode string
+	// AllowedTools and DisallowedTools add permission rules in Claude Code
+	// syntax ("Bash(git diff:*)", "Edit"); a disallowed bare tool name
+	// removes the tool from the model's pool.
+	AllowedTools, DisallowedTools []string
+	// MaxTurns bounds model calls per run; 0 keeps the settings' value
+	// (whose 0 means no limit).
+	MaxTurns int
+	// SystemPrompt replaces cadre's default system prompt;
+	// AppendSystemPrompt is added after it.
+	SystemPrompt, AppendSystemPrompt string
+	// Permission is asked when a call needs approval. Nil means nobody can
+	// approve, so such calls are denied with a reason the model sees.
+	Permission PermissionFunc
+	// Getenv reads the environment; default os.Getenv.
+	Getenv func(string) string
+	// HTTPClient is used for provider requests; default http.DefaultClient.
+	HTTPClient *http.Client
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// PermissionRequest is a tool call that needs approval.
+type PermissionRequest struct {
+	Tool      string
+	Target    string // the path or command the call touches
+	Input     json.RawMessage
+	SessionID string
+	ToolUseID string
+	Reason    string
+}
+
+// PermissionFunc approves (true) or refuses a tool call.
+type PermissionFunc func(ctx context.Context, req PermissionRequest) (bool, error)
+
+func (f PermissionFunc) Ask(ctx context.Context, q permission.Question) (bool, error) {
+	return f(ctx, PermissionRequest{Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason})
+}
+
+// Runtime runs sessions in one working directory. It is safe for
+// concurrent use; Close it when done.
+type Runtime struct {
+	opts     Options
+	cwd      string
+	cfg      *config.Loaded
+	db       *sqlite.DB
+	sessions *session.Manager
+	bus      *event.Bus
+	policy   permission.Policy
+	pricing  provider.Pricing
+	getenv   func(string) string
+	now      func() time.Time
+}
+
+// New opens a Runtime: it loads settings, validates them, and opens the
+// session store under the state dir (CADRE_HOME, default ~/.cadre).
+func New(ctx context.Context, opts Options) (*Runtime, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	cwd := opts.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("working directory %q: %w", opts.Cwd, err)
+	}
+	if st, err := os.Stat(cwd); err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("working directory %s is not a directory", cwd)
+	}
+	ov := config.Overrides{
+		Model: opts.Model, PermissionMode: opts.PermissionMode,
+		AllowedTools: opts.AllowedTools, DisallowedTools: opts.DisallowedTools,
+	}
+	if opts.MaxTurns != 0 {
+		if opts.MaxTurns < 0 {
+			return nil, fmt.Errorf("max turns must be positive, got %d", opts.MaxTurns)
+		}
+		mt := opts.MaxTurns
+		ov.MaxTurns = &mt
+	}
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Overrides: ov})
+	if err != nil {
+		return nil, err
+	}
+	s := cfg.Settings
+	mode := permission.ModeDefault
+	if s.Permissions.DefaultMode != "" {
+		if mode, err = permission.ParseMode(s.Permissions.DefaultMode); err != nil {
+			return nil, err
+		}
+	}
+	rules, err := s.Rules()
+	if err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	r := &Runtime{
+		opts: opts, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now,
+		policy: permission.Policy{Mode: mode, Rules: rules, Workspace: cwd, AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home},
+	}
+	if opts.Permission != nil {
+		r.policy.Asker = opts.Permission
+	}
+	r.pricing.Overrides = map[string]provider.Price{}
+	for name, p := range s.Pricing {
+		r.pricing.Overrides[name] = provider.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	r.db, err = sqlite.Open(ctx, filepath.Join(cfg.Home, "cadre.db"))
+	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	r.sessions = session.NewManager(r.db, filepath.Join(cfg.Home, "sessions"), now, nil)
+	return r, nil
+}
+
+// Close releases the session store.
+func (r *Runtime) Close() error { return r.db.Close() }
+
+// Warnings are the non-fatal problems found in the settings (unknown keys).
+func (r *Runtime) Warnings() []string {
+	out := make([]string, len(r.cfg.Warnings))
+	for i, w := range r.cfg.Warnings {
+		out[i] = w.String()
+	}
+	return out
+}
+
+// Cwd is the runtime's working directory.
+func (r *Runtime) Cwd() string { return r.cwd }
+
+// Sessions lists sessions, newest first; all of them when cwd is "".
+func (r *Runtime) Sessions(ctx context.Context, cwd string, limit int) ([]session.Info, error) {
+	return r.db.ListSessions(ctx, session.Filter{Cwd: cwd, Limit: limit})
+}
+
+// Session returns one session's record and its transcript messages.
+func (r *Runtime) Session(ctx context.Context, id string) (session.Info, []session.Entry, error) {
+	if err := session.ValidateID(id); err != nil {
+		return session.Info{}, nil, err
+	}
+	info, err := r.db.GetSession(ctx, id)
+	if err != nil {
+		return session.Info{}, nil, err
+	}
+	entries, _, err := session.ReadTranscript(info.TranscriptPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return info, nil, err
+	}
+	return info, entries, nil
+}
+
+func (r *Runtime) providerConfig() provider.Config {
+	s := r.cfg.Settings
+	eps := map[string]provider.Endpoint{}
+	for name, p := range s.Providers {
+		eps[name] = provider.Endpoint{Type: p.Type, BaseURL: p.BaseURL, APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv}
+	}
+	return provider.Config{
+		DefaultProvider: s.DefaultProvider, Aliases: s.Aliases, Endpoints: eps,
+		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient,
+	}
+}
