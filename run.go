@@ -16,6 +16,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
@@ -167,88 +168,48 @@ func (sr *sessionRun) publish(e event.Event) {
 	sr.r.bus.Publish(e)
 }
 
-// record appends a message to the transcript, then publishes it under the
-// same uuid. The transcript comes first: what was shown was also saved.
-func (sr *sessionRun) record(s loop.Step) error {
-	id := uuid.NewString()
-	entry := session.Entry{Type: string(s.Message.Role), UUID: id, Message: &s.Message}
-	ev := event.Event{UUID: id, Message: &s.Message}
-	if s.Response != nil {
-		entry.MessageID, entry.Model, entry.StopReason = s.Response.ID, s.Response.Model, string(s.Response.StopReason)
-		u := s.Response.Usage
-		entry.Usage = &u
-		ev.Type = event.TypeAssistant
-		ev.Assistant = &event.Assistant{MessageID: s.Response.ID, Model: s.Response.Model, StopReason: s.Response.StopReason, Usage: u}
-	} else {
-		ev.Type = event.TypeUser
-		if len(s.ToolMeta) == 1 {
-			for _, m := range s.ToolMeta {
-				ev.ToolUseResult = m
-			}
-		} else if len(s.ToolMeta) > 1 {
-			ev.ToolUseResult = s.ToolMeta
-		}
-	}
-	if err := sr.sess.Append(entry); err != nil {
-		return err
-	}
-	sr.publish(ev)
-	return nil
-}
-
 func (sr *sessionRun) run(ctx context.Context) {
 	r := sr.r
-	s := r.cfg.Settings
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv),
 	}})
-	user := llm.UserText(sr.prompt)
-	history := append(sr.history, user)
-	var out *loop.Outcome
-	var err error
-	if err = sr.sess.Append(session.Entry{Type: "user", Message: &user}); err == nil {
-		out, err = loop.Run(ctx, loop.Config{
+	totals := &runner.Totals{}
+	res := runner.Run(ctx, runner.Spec{
+		Session: sr.sess,
+		Loop: loop.Config{
 			Model: sr.model, System: sr.system, Tools: sr.tools, Permit: &r.policy,
-			MaxTurns: s.MaxTurns, Agent: "main",
-			Env:    tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
-			OnStep: func(_ context.Context, st loop.Step) error { return sr.record(st) },
-		}, history)
-	}
-	if out == nil {
-		out = &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}
-	}
-	sr.finish(out)
+			MaxTurns: r.cfg.Settings.MaxTurns, Agent: "main",
+			Env: tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
+		},
+		Tag:    runner.Tag{RootSessionID: sr.sess.Info.ID},
+		Cost:   func(u llm.Usage) float64 { return r.pricing.Cost(sr.ref, u) },
+		Totals: totals,
+		Bus:    r.bus,
+		Now:    r.now,
+	}, sr.history, llm.UserText(sr.prompt))
+	sr.finish(res, totals)
 }
 
-func (sr *sessionRun) finish(out *loop.Outcome) {
-	r := sr.r
-	cost := r.pricing.Cost(sr.ref, out.Usage)
-	status := session.StatusCompleted
-	res := &event.Result{
-		IsError: out.Subtype != loop.SubtypeSuccess, Result: out.Result, NumTurns: out.Turns,
-		Duration: r.now().Sub(sr.start), APIDuration: out.APIDuration, TotalCostUSD: cost,
-		Usage: out.Usage, StopReason: out.StopReason,
-		ModelUsage: map[string]event.ModelUsage{sr.model.Name(): {Usage: out.Usage, CostUSD: cost}},
+// finish publishes the result: this session's turns, and the usage and cost
+// of the whole run tree (subagents included).
+func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
+	usage, cost, byModel := totals.Snapshot()
+	out := &event.Result{
+		IsError: res.Subtype != loop.SubtypeSuccess, Result: res.Result, NumTurns: res.Turns,
+		Duration: sr.r.now().Sub(sr.start), APIDuration: res.APIDuration, TotalCostUSD: cost,
+		Usage: usage, StopReason: res.StopReason, ModelUsage: byModel,
 	}
-	for _, d := range out.Denials {
-		res.PermissionDenials = append(res.PermissionDenials, event.Denial{ToolName: d.Tool, ToolUseID: d.ToolUseID, ToolInput: d.Input})
+	for _, d := range res.Denials {
+		out.PermissionDenials = append(out.PermissionDenials, event.Denial{ToolName: d.Tool, ToolUseID: d.ToolUseID, ToolInput: d.Input})
 	}
 	switch {
-	case out.Err != nil:
-		status = session.StatusFailed
-		if errors.Is(out.Err, context.Canceled) {
-			status = session.StatusKilled
-		}
-		res.Errors = []string{out.Err.Error()}
-	case out.Subtype == loop.SubtypeMaxTurns:
-		res.Errors = []string{fmt.Sprintf("reached the maximum number of turns (%d)", out.Turns)}
+	case res.Err != nil:
+		out.Errors = []string{res.Err.Error()}
+	case res.Subtype == loop.SubtypeMaxTurns:
+		out.Errors = []string{fmt.Sprintf("reached the maximum number of turns (%d)", res.Turns)}
 	}
-	// The run's own context may be cancelled; the record must still be saved.
-	if err := sr.sess.Finish(context.Background(), status, out.Usage, cost, out.Turns); err != nil {
-		res.Errors = append(res.Errors, "saving the session: "+err.Error())
-	}
-	sr.publish(event.Event{Type: event.TypeResult, Subtype: out.Subtype, Result: res})
+	sr.publish(event.Event{Type: event.TypeResult, Subtype: res.Subtype, Result: out})
 }
 
 func apiKeySource(ref provider.Ref, getenv func(string) string) string {
