@@ -34,6 +34,14 @@ func NewSet(tools ...Tool) (*Set, error) {
 		s.byName[name] = t
 		s.tools = append(s.tools, t)
 	}
+	for _, t := range tools {
+		for _, alias := range t.Info().Aliases {
+			if _, dup := s.byName[alias]; dup {
+				return nil, fmt.Errorf("tool set: alias %q of %s is already a tool name", alias, t.Info().Name)
+			}
+			s.byName[alias] = t
+		}
+	}
 	return s, nil
 }
 
@@ -57,7 +65,7 @@ func (s *Set) Names() []string {
 	return out
 }
 
-// Get returns the named tool.
+// Get returns the tool with this name or alias.
 func (s *Set) Get(name string) (Tool, bool) {
 	if s == nil {
 		return nil, false
@@ -96,6 +104,9 @@ func (s *Set) Filter(keep func(Tool) bool) *Set {
 		if keep(t) {
 			out.tools = append(out.tools, t)
 			out.byName[t.Info().Name] = t
+			for _, alias := range t.Info().Aliases {
+				out.byName[alias] = t
+			}
 		}
 	}
 	return out

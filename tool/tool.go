@@ -20,7 +20,10 @@ const (
 
 // Info describes a tool.
 type Info struct {
-	Name        string
+	Name string
+	// Aliases are other names a call may use (Task for Agent); the model is
+	// offered Name only.
+	Aliases     []string
 	Description string
 	// InputSchema is a JSON Schema object. Typed fills it in from its input type.
 	InputSchema json.RawMessage

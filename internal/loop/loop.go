@@ -41,11 +41,15 @@ type Denial struct {
 
 // Config is one run of the loop.
 type Config struct {
-	Model    llm.Model
-	System   string
-	Tools    *tool.Set
-	Permit   Permitter // nil allows every call
-	MaxTurns int       // model calls allowed; 0 means no limit
+	Model  llm.Model
+	System string
+	// SystemContext, if set, is called before every model call and its text
+	// is appended to System: per-turn context such as the agents one may
+	// delegate to and the state of background tasks.
+	SystemContext func() string
+	Tools         *tool.Set
+	Permit        Permitter // nil allows every call
+	MaxTurns      int       // model calls allowed; 0 means no limit
 	// Agent names the agent for the model request ("main" for main sessions).
 	Agent     string
 	MaxTokens int64
@@ -159,8 +163,14 @@ func step(ctx context.Context, cfg Config, s Step) error {
 }
 
 func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Response, time.Duration, error) {
+	system := cfg.System
+	if cfg.SystemContext != nil {
+		if extra := cfg.SystemContext(); extra != "" {
+			system += "\n\n" + extra
+		}
+	}
 	req := &llm.Request{
-		System:    cfg.System,
+		System:    system,
 		Messages:  msgs,
 		Tools:     cfg.Tools.Specs(),
 		MaxTokens: cfg.MaxTokens,

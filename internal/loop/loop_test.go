@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -399,5 +400,44 @@ func TestUsageAggregated(t *testing.T) {
 	want := llm.Usage{InputTokens: 30, OutputTokens: 5, CacheReadInputTokens: 5, CacheCreationInputTokens: 7}
 	if out.Usage != want || out.Turns != 2 || out.ToolUses != 1 {
 		t.Errorf("usage %+v turns %d tool uses %d", out.Usage, out.Turns, out.ToolUses)
+	}
+}
+
+func TestSystemContextIsFreshEachTurn(t *testing.T) {
+	n := 0
+	var systems []string
+	model := &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		systems = append(systems, req.System)
+		if len(req.Messages) == 1 {
+			return llm.Reply(use("a", "echo", `{"text":"1"}`)), nil
+		}
+		return llm.Reply(llm.Text("done")), nil
+	}}
+	cfg := Config{Model: model, System: "base", Tools: set(t, echo("echo", true, nil)),
+		SystemContext: func() string { n++; return fmt.Sprintf("context %d", n) }}
+	if _, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")}); err != nil {
+		t.Fatal(err)
+	}
+	if len(systems) != 2 || systems[0] != "base\n\ncontext 1" || systems[1] != "base\n\ncontext 2" {
+		t.Errorf("systems %q", systems)
+	}
+}
+
+func TestAliasCallsTheTool(t *testing.T) {
+	agent := tool.New(tool.Info{Name: "Agent", Aliases: []string{"Task"}, Access: tool.AccessOther},
+		func(_ context.Context, _ tool.Env, in echoIn) (tool.Result, error) { return tool.Text("spawned " + in.Text), nil })
+	cfg := Config{
+		Model: scripted(llm.Reply(use("a", "Task", `{"text":"x"}`)), llm.Reply(llm.Text("done"))),
+		Tools: set(t, agent),
+	}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Messages[2].Content[0].ResultText(); got != "spawned x" {
+		t.Errorf("result %q", got)
+	}
+	if names := cfg.Tools.Names(); len(names) != 1 || names[0] != "Agent" {
+		t.Errorf("names %v: aliases must not be offered", names)
 	}
 }
