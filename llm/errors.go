@@ -70,6 +70,10 @@ func KindForStatus(status int) ErrorKind {
 		return ErrRateLimit
 	case status == 529:
 		return ErrOverloaded
+	case status == 408 || status == 409:
+		// A request timeout or a lock conflict: worth another try, as the
+		// official SDKs treat them.
+		return ErrServer
 	case status >= 500:
 		return ErrServer
 	case status == 401 || status == 403:

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -61,6 +62,36 @@ type ImageSource struct {
 	Data      string `json:"data"`
 }
 
+// UnmarshalJSON accepts a tool_result's content as a plain string too, as
+// the Anthropic API and Claude Code's stream-json allow.
+func (b *Block) UnmarshalJSON(data []byte) error {
+	type plain Block
+	var raw struct {
+		plain
+		Content json.RawMessage `json:"content,omitempty"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*b = Block(raw.plain)
+	b.Content = nil
+	c := bytes.TrimSpace(raw.Content)
+	switch {
+	case len(c) == 0 || bytes.Equal(c, []byte("null")):
+	case c[0] == '"':
+		var s string
+		if err := json.Unmarshal(c, &s); err != nil {
+			return err
+		}
+		b.Content = []Block{Text(s)}
+	default:
+		if err := json.Unmarshal(c, &b.Content); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Text returns a text block.
 func Text(s string) Block { return Block{Type: BlockText, Text: s} }
 
@@ -81,6 +112,16 @@ func ToolResult(toolUseID, text string, isError bool) Block {
 type Message struct {
 	Role    Role    `json:"role"`
 	Content []Block `json:"content"`
+}
+
+// MarshalJSON writes content as an array even when it is empty: the
+// Anthropic and stream-json shape never has "content": null.
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message
+	if m.Content == nil {
+		m.Content = []Block{}
+	}
+	return json.Marshal(plain(m))
 }
 
 // UserText returns a user message holding one text block.

@@ -33,6 +33,10 @@ func (m *ModelFunc) Stream(ctx context.Context, req *Request) iter.Seq2[Event, e
 			yield(Event{}, err)
 			return
 		}
+		if resp == nil {
+			yield(Event{}, &Error{Kind: ErrOther, Message: "ModelFunc returned neither a response nor an error"})
+			return
+		}
 		if resp.Message.Role == "" {
 			resp.Message.Role = RoleAssistant
 		}

@@ -25,6 +25,10 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A reader that goes away (cadre -p … | head) must not kill the run:
+	// with SIGPIPE ignored, writes fail with EPIPE, which is reported once
+	// while the session still finishes and is saved.
+	signal.Ignore(syscall.SIGPIPE)
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -1,0 +1,145 @@
+//go:build unix
+
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// The benchmarks exec the real binary, built once, as a user would run it.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cadre-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "cadre")
+	build := exec.Command("go", "build", "-o", bin, "github.com/cadre-dev/cadre/cmd/cadre")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build cadre:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// project is a clean environment for runs: a project directory with one
+// file, a private CADRE_HOME and HOME, and no provider settings from the
+// machine.
+type project struct {
+	dir  string
+	vars []string
+}
+
+func newProject(b *testing.B, vars ...string) project {
+	b.Helper()
+	p := project{dir: b.TempDir()}
+	if err := os.WriteFile(filepath.Join(p.dir, "notes.txt"), []byte("Meeting notes.\nThe secret word is PAPAYA.\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p.vars = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir(), "CADRE_HOME=" + b.TempDir()}, vars...)
+	return p
+}
+
+// run execs cadre once and returns its peak resident set in KiB. A failed
+// run, or one whose output lacks want, stops the benchmark: a figure from a
+// run that did not do its work would mean nothing.
+func (p project) run(b *testing.B, want string, args ...string) int64 {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = p.dir, p.vars
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("cadre %v: %v\nstderr: %s", args, err, errb.String())
+	}
+	if !strings.Contains(out.String(), want) {
+		b.Fatalf("cadre %v: output lacks %q:\n%s", args, want, out.String())
+	}
+	return maxRSSKB(cmd.ProcessState)
+}
+
+// maxRSSKB is the peak resident set of an exited process in KiB (getrusage
+// reports KiB on Linux and the BSDs, bytes on macOS).
+func maxRSSKB(ps *os.ProcessState) int64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
+		return int64(ru.Maxrss) / 1024
+	}
+	return int64(ru.Maxrss)
+}
+
+// loop runs one exec per iteration and reports the largest peak RSS seen.
+func loop(b *testing.B, once func() int64) {
+	var peak int64
+	for b.Loop() {
+		peak = max(peak, once())
+	}
+	b.ReportMetric(float64(peak), "peak-RSS-KB")
+}
+
+// BenchmarkStartup is the cost of starting the binary at all: `cadre
+// version` parses flags and prints, touching neither settings nor the
+// session store.
+func BenchmarkStartup(b *testing.B) {
+	p := newProject(b)
+	loop(b, func() int64 { return p.run(b, "cadre ", "version") })
+}
+
+// BenchmarkOneTurnRun is a whole headless run with one model turn and no
+// tools: load settings, open the session store, create a session and its
+// transcript, one streamed reply, the result line, and exit.
+func BenchmarkOneTurnRun(b *testing.B) {
+	srv := testkit.NewAnthropic(b, func(testkit.Request) testkit.Reply {
+		return testkit.Reply{Text: "hello", Usage: usage()}
+	})
+	p := newProject(b, "ANTHROPIC_BASE_URL="+srv.URL)
+	loop(b, func() int64 {
+		return p.run(b, `"is_error":false`, "-p", "hi", "--output-format", "json", "--model", "claude-sonnet-4-5")
+	})
+}
+
+// BenchmarkToolLoopRun is a two-turn run: the model calls Read, cadre runs
+// it and sends the result back, and the model answers.
+func BenchmarkToolLoopRun(b *testing.B) {
+	srv := testkit.NewAnthropic(b, func(req testkit.Request) testkit.Reply {
+		if !bytes.Contains(req.Body, []byte("tool_result")) {
+			return testkit.Reply{Usage: usage(), ToolCalls: []testkit.ToolCall{{Name: "Read", Input: map[string]any{"file_path": "notes.txt"}}}}
+		}
+		return testkit.Reply{Text: "PAPAYA", Usage: usage()}
+	})
+	p := newProject(b, "ANTHROPIC_BASE_URL="+srv.URL)
+	loop(b, func() int64 {
+		return p.run(b, `"num_turns":2`, "-p", "What is the secret word in notes.txt?", "--output-format", "json", "--model", "claude-sonnet-4-5")
+	})
+}
+
+// usage makes the replies look like a real model's, so the cost and usage
+// bookkeeping runs as it would.
+func usage() llm.Usage { return llm.Usage{InputTokens: 1200, OutputTokens: 40} }
