@@ -76,6 +76,8 @@
 //	{{.LastUserText}}    the text of the newest user message that has text
 //	                     (messages holding only tool results are skipped)
 //	{{.LastToolResult}}  the text of the newest tool result, "" if none
+//	{{.ToolResults}}     the texts of the newest tool results, in call order
+//	                     ({{index .ToolResults 1}}, {{range .ToolResults}}…)
 //	{{.Agent}}           the agent answering
 //	{{.Turn}}            the turn being answered, counting from 1
 //

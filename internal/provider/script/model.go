@@ -152,10 +152,15 @@ func templateData(agent string, index int, msgs []llm.Message) *data {
 		if text != "" {
 			d.LastUserText = text
 		}
+		var results []string
 		for _, b := range msg.Content {
 			if b.Type == llm.BlockToolResult {
 				d.LastToolResult = b.ResultText()
+				results = append(results, b.ResultText())
 			}
+		}
+		if results != nil {
+			d.ToolResults = results
 		}
 	}
 	return d

@@ -501,12 +501,15 @@ type data struct {
 	Prompt         string // text of the first user message
 	LastUserText   string // text of the newest user message that has text
 	LastToolResult string // text of the newest tool_result block, "" if none
+	// ToolResults are the texts of the newest user message's tool_result
+	// blocks, in call order (several when calls ran in parallel).
+	ToolResults []string
 	Agent          string // the agent answering ("main" for the main session)
 	Turn           int    // 1-based: 1 is the agent's first answer
 }
 
 func templateFields() []string {
-	return []string{"Prompt", "LastUserText", "LastToolResult", "Agent", "Turn"}
+	return []string{"Prompt", "LastUserText", "LastToolResult", "ToolResults", "Agent", "Turn"}
 }
 
 func parseTemplate(name, s string) (*tmpl, error) {

@@ -206,6 +206,26 @@ agents:
 			}
 		})
 	}
+	all := mustParse(t, `
+agents:
+  main:
+    - text: "{{range $i, $r := .ToolResults}}{{if $i}}+{{end}}{{$r}}{{end}}"
+`)
+	if got := respond(t, all, &llm.Request{Messages: twoResults[:1]}).Message.Text(); got != "" {
+		t.Errorf("ToolResults before any tool = %q", got)
+	}
+	// ToolResults are those of the newest tool turn only, in call order.
+	two := conversation("fix it", 1)
+	two[2].Content = append(two[2].Content, llm.ToolResult("b", "second", false))
+	all2 := mustParse(t, `
+agents:
+  main:
+    - text: "unused"
+    - text: "{{range $i, $r := .ToolResults}}{{if $i}}+{{end}}{{$r}}{{end}}"
+`)
+	if got := respond(t, all2, &llm.Request{Messages: two}).Message.Text(); got != "result 0+second" {
+		t.Errorf("ToolResults = %q", got)
+	}
 	resp := respond(t, m, &llm.Request{Messages: conversation("fix it", 0)})
 	if got := resp.Message.Content[0].Thinking; got != "thinking about fix it" {
 		t.Errorf("thinking = %q", got)
