@@ -16,6 +16,10 @@ const (
 	AccessEdit  Access = "edit"  // changes files (Write, Edit)
 	AccessExec  Access = "exec"  // runs commands (Bash)
 	AccessOther Access = "other" // anything else; asks unless allowed
+	// AccessAgent tools start subagents (Agent, task). Their own spawn
+	// permission layer decides each call, so the execution layer only
+	// applies deny rules to them.
+	AccessAgent Access = "agent"
 )
 
 // Info describes a tool.

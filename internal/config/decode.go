@@ -1,28 +1,40 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cadre-dev/cadre/internal/permission"
 )
 
 // decoder applies generic JSON (decoded with UseNumber) to Go values by
 // their json tags, reporting unknown keys as warnings and wrong types as
 // errors, each with its key path.
 type decoder struct {
-	file     string
+	file string
+	// data is the file's text, for values that decode themselves from
+	// JSON (json.Unmarshaler): the generic value has lost their key order.
+	data     []byte
 	warnings []Warning
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+var (
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	taskRulesType   = reflect.TypeFor[permission.TaskRules]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
 
-// decode sets dst, addressable, from v; path names v for messages.
-// A null leaves dst as it is.
-func (d *decoder) decode(path string, v any, dst reflect.Value) error {
+// decode sets dst, addressable, from v; path names v for messages, and
+// keys are the object keys leading to v from the top (nil below an array
+// element). A null leaves dst as it is.
+func (d *decoder) decode(path string, keys []string, v any, dst reflect.Value) error {
 	if v == nil {
 		return nil
 	}
@@ -33,6 +45,9 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) error {
 		}
 		dst.SetBytes(raw)
 		return nil
+	}
+	if dst.CanAddr() && dst.Addr().Type().Implements(unmarshalerType) {
+		return d.unmarshal(path, keys, v, dst.Addr().Interface().(json.Unmarshaler))
 	}
 	switch dst.Kind() {
 	case reflect.Struct:
@@ -47,7 +62,7 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) error {
 				d.unknown(join(path, key), key, fields)
 				continue
 			}
-			if err := d.decode(join(path, key), obj[key], dst.Field(i)); err != nil {
+			if err := d.decode(join(path, key), with(keys, key), obj[key], dst.Field(i)); err != nil {
 				return err
 			}
 		}
@@ -64,7 +79,7 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) error {
 				continue
 			}
 			elem := reflect.New(dst.Type().Elem()).Elem()
-			if err := d.decode(join(path, key), obj[key], elem); err != nil {
+			if err := d.decode(join(path, key), with(keys, key), obj[key], elem); err != nil {
 				return err
 			}
 			dst.SetMapIndex(reflect.ValueOf(key), elem)
@@ -76,7 +91,7 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) error {
 		}
 		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
 		for i, e := range arr {
-			if err := d.decode(fmt.Sprintf("%s[%d]", path, i), e, out.Index(i)); err != nil {
+			if err := d.decode(fmt.Sprintf("%s[%d]", path, i), nil, e, out.Index(i)); err != nil {
 				return err
 			}
 		}
@@ -119,6 +134,76 @@ func (d *decoder) decode(path string, v any, dst reflect.Value) error {
 		return d.errorf(path, "cadre cannot read settings of Go type %s", dst.Type())
 	}
 	return nil
+}
+
+// unmarshal lets u decode itself from the value's original text, found
+// in the file by its keys; below an array, where keys cannot reach, from
+// the generic value re-encoded.
+func (d *decoder) unmarshal(path string, keys []string, v any, u json.Unmarshaler) error {
+	raw, ok := rawAt(d.data, keys)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(v); err != nil {
+			return d.errorf(path, "cannot re-encode: %v", err)
+		}
+	}
+	if err := u.UnmarshalJSON(raw); err != nil {
+		var tre *permission.TaskRuleError
+		if errors.As(err, &tre) {
+			// Name the entry in the key path: permissions.task.reviewer.
+			key := path
+			if tre.Pattern != "" {
+				key = join(path, tre.Pattern)
+			}
+			return &Error{File: d.file, Key: key, Msg: tre.Err.Error(), Err: err}
+		}
+		return &Error{File: d.file, Key: path, Msg: err.Error(), Err: err}
+	}
+	return nil
+}
+
+// rawAt returns the text of the value reached from the top-level object
+// of data by the object keys, the last of duplicated keys winning as when
+// decoding; false when keys is nil or the value is not there.
+func rawAt(data []byte, keys []string) (json.RawMessage, bool) {
+	if keys == nil {
+		return nil, false
+	}
+	raw := json.RawMessage(data)
+	for _, key := range keys {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil, false
+		}
+		var found json.RawMessage
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, false
+			}
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return nil, false
+			}
+			if k == key {
+				found = v
+			}
+		}
+		if found == nil {
+			return nil, false
+		}
+		raw = found
+	}
+	return raw, true
+}
+
+// with returns keys and key, never sharing keys' backing array; nil keys
+// stay nil (an array element is not reachable by keys).
+func with(keys []string, key string) []string {
+	if keys == nil {
+		return nil
+	}
+	return append(keys[:len(keys):len(keys)], key)
 }
 
 func (d *decoder) wrongType(path, want string, v any) error {
@@ -240,7 +325,11 @@ func merge(dst, src reflect.Value, v map[string]any) {
 		df, sf := dst.Field(i), src.Field(i)
 		switch {
 		case df.Type() == rawMessageType:
-			df.Set(sf)
+			df.SetBytes(mergeRaw(df.Bytes(), sf.Bytes()))
+		case df.Type() == taskRulesType:
+			// Order is meaning (the last matching rule wins), and a rule
+			// repeated later must still come later: concatenate as is.
+			df.Set(reflect.AppendSlice(df, sf))
 		case df.Kind() == reflect.Struct:
 			if obj, ok := val.(map[string]any); ok {
 				merge(df, sf, obj)
@@ -259,6 +348,27 @@ func merge(dst, src reflect.Value, v map[string]any) {
 			df.Set(sf)
 		}
 	}
+}
+
+// mergeRaw merges two raw values: objects by key, a later entry replacing
+// an earlier one whole (a null entry leaves it); anything else is
+// replaced.
+func mergeRaw(dst, src json.RawMessage) json.RawMessage {
+	var d, s map[string]json.RawMessage
+	if json.Unmarshal(dst, &d) != nil || d == nil || json.Unmarshal(src, &s) != nil || s == nil {
+		return src
+	}
+	for k, v := range s {
+		if string(v) != "null" {
+			d[k] = v
+		}
+	}
+	out, err := json.Marshal(d)
+	if err != nil {
+		// Cannot happen: every value was valid JSON a moment ago.
+		return src
+	}
+	return out
 }
 
 // appendNew appends the elements of src that dst lacks, in order.

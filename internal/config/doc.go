@@ -7,9 +7,16 @@
 //
 // Merging: a scalar a layer sets replaces the earlier value (null counts as
 // not set); maps (aliases, providers, pricing, env) merge by key, a later
-// entry replacing an earlier one whole; permission lists (allow, ask, deny,
-// additionalDirectories) are concatenated across layers, first occurrence
-// kept; subagents and agents are kept raw, a later layer replacing them.
+// entry replacing an earlier one whole; lists (permissions allow, ask,
+// deny, additionalDirectories; subagents.tools allow and deny) are
+// concatenated across layers, first occurrence kept. permissions.task is
+// an ordered object of agent pattern to allow, ask or deny (or one action
+// for every agent), read in the file's key order; layers' rules are
+// concatenated as they are, repeats included, so a later layer's rules
+// come later and win (the last matching rule decides). The subagents block
+// (maxSpawnDepth, surface, model, tools) merges like the rest. agents is
+// kept raw for the agent package but merged by name: a later layer's
+// agents.X replaces the earlier agents.X whole, other names stay.
 // Flags: --allowedTools appends to permissions.allow, --disallowedTools to
 // permissions.deny, --permission-mode sets permissions.defaultMode, and
 // --model and --max-turns set their settings.
@@ -19,5 +26,9 @@
 // newer file); wrong types and invalid values are errors naming the file,
 // the key path and what was expected. The walk that finds both follows the
 // Settings struct's json tags, so new fields are covered as they are added.
+// permissions.task keys are agent patterns, not settings keys, so they
+// never warn. A value whose type decodes itself (json.Unmarshaler, such as
+// the task rules) is handed the file's own text for it, since the generic
+// decoding the walk works on has lost the order of its keys.
 // A file holding only whitespace counts as an empty object.
 package config

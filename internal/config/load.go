@@ -176,8 +176,8 @@ func readFile(path string) (s Settings, generic map[string]any, warnings []Warni
 	if err != nil {
 		return Settings{}, nil, nil, true, err
 	}
-	d := &decoder{file: path}
-	if err := d.decode("", generic, reflect.ValueOf(&s).Elem()); err != nil {
+	d := &decoder{file: path, data: data}
+	if err := d.decode("", []string{}, generic, reflect.ValueOf(&s).Elem()); err != nil {
 		return Settings{}, nil, nil, true, err
 	}
 	if err := validate(path, &s, generic); err != nil {
@@ -256,6 +256,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 			}
 			l.rules[i] = r.String()
 		}
+	}
+	if err := s.Subagents.validate(bad); err != nil {
+		return err
 	}
 	for name, p := range s.Providers {
 		if p.Type == "" && (name == "anthropic" || name == "openai") {

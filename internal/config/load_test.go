@@ -116,18 +116,23 @@ func TestMerge(t *testing.T) {
 		"providers": {"openai": {"baseURL": "http://user", "apiKeyEnv": "U_KEY"}, "anthropic": {"apiKey": "k"}},
 		"pricing": {"m1": {"input": 1, "output": 2}},
 		"env": {"A": "1", "B": "1"},
-		"permissions": {"allow": ["Read", "Bash(git diff:*)"], "deny": ["Bash(rm:*)"], "additionalDirectories": ["/a"]},
-		"subagents": {"maxConcurrent": 2}
+		"permissions": {"allow": ["Read", "Bash(git diff:*)"], "deny": ["Bash(rm:*)"], "additionalDirectories": ["/a"],
+			"task": {"*": "deny", "reviewer": "allow"}},
+		"subagents": {"maxSpawnDepth": 2, "model": "haiku", "tools": {"deny": ["Bash"]}},
+		"agents": {"a": {"description": "A1"}, "b": {"description": "B1", "tools": ["Read"]}}
 	}`)
 	e.write(t, ScopeProject, `{
 		"aliases": {"fast": "openai:gpt-5-mini"},
 		"providers": {"openai": {"baseURL": "http://proj"}, "vllm": {"type": "openai", "baseURL": "http://gpu:8000/v1"}},
 		"pricing": {"m2": {"cacheRead": 0.5, "cacheWrite": 3.75}},
 		"env": {"B": "2"},
-		"permissions": {"allow": ["Edit", "Read", "Edit"], "ask": [" Bash(git push:*) "], "additionalDirectories": ["/b", "/a"]},
-		"subagents": {"fork": true}
+		"permissions": {"allow": ["Edit", "Read", "Edit"], "ask": [" Bash(git push:*) "], "additionalDirectories": ["/b", "/a"],
+			"task": {"reviewer": "deny"}},
+		"subagents": {"surface": "OpenCode", "tools": {"deny": ["Bash", "WebFetch"], "allow": ["Read"]}}
 	}`)
-	e.write(t, ScopeLocal, `{"permissions": {"deny": ["Bash(rm:*)", "WebFetch"]}, "agents": [{"name": "x"}]}`)
+	e.write(t, ScopeLocal, `{"permissions": {"deny": ["Bash(rm:*)", "WebFetch"], "task": {"reviewer": "allow"}},
+		"subagents": {"model": "opus"},
+		"agents": {"a": {"description": "A2"}, "b": null, "c": {"description": "C"}}}`)
 	got := e.mustLoad(t, Overrides{
 		AllowedTools:    []string{"Bash(npm run test:*) Grep,Read", "Glob"},
 		DisallowedTools: []string{"Write"},
@@ -146,9 +151,13 @@ func TestMerge(t *testing.T) {
 			Ask:                   []string{"Bash(git push:*)"},
 			Deny:                  []string{"Bash(rm:*)", "WebFetch", "Write"},
 			AdditionalDirectories: []string{"/a", "/b"},
+			// Concatenated in layer order, repeats kept: the last rule wins.
+			Task: taskRules("*", "deny", "reviewer", "allow", "reviewer", "deny", "reviewer", "allow"),
 		},
-		Subagents: json.RawMessage(`{"fork":true}`),
-		Agents:    json.RawMessage(`[{"name":"x"}]`),
+		Subagents: Subagents{MaxSpawnDepth: 2, Surface: "opencode", Model: "opus",
+			Tools: SubagentTools{Allow: []string{"Read"}, Deny: []string{"Bash", "WebFetch"}}},
+		// Merged by name: a replaced whole, b kept (null is not set), c added.
+		Agents: json.RawMessage(`{"a":{"description":"A2"},"b":{"description":"B1","tools":["Read"]},"c":{"description":"C"}}`),
 	}
 	if diff := cmp.Diff(want, got.Settings); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)
@@ -242,9 +251,10 @@ func TestUnknownKeys(t *testing.T) {
 	proj := e.write(t, ScopeProject, `{
 		"providers": {"openai": {"baseUrl": "http://x", "organization": "o"}},
 		"pricing": {"m": {"inputt": 1}},
-		"subagents": {"anything": {"goes": 1}},
+		"subagents": {"anything": {"goes": 1}, "maxConcurrent": 4, "tools": {"alow": ["Read"]}},
 		"agents": {"whatever": true}
 	}`)
+	e.write(t, ScopeLocal, `{"permissions": {"task": {"weird key?": "deny", "review-*": "ask", "allow": "deny"}}}`)
 	got := e.mustLoad(t, Overrides{})
 	var strs []string
 	for _, w := range got.Warnings {
@@ -257,6 +267,10 @@ func TestUnknownKeys(t *testing.T) {
 		proj + `: pricing.m.inputt: unknown key, ignored (did you mean "input"?)`,
 		proj + `: providers.openai.baseUrl: unknown key, ignored (did you mean "baseURL"?)`,
 		proj + `: providers.openai.organization: unknown key, ignored`,
+		proj + `: subagents.anything: unknown key, ignored`,
+		proj + `: subagents.maxConcurrent: unknown key, ignored`,
+		proj + `: subagents.tools.alow: unknown key, ignored (did you mean "allow"?)`,
+		// Task rule keys are agent patterns, never unknown keys.
 	}
 	if diff := cmp.Diff(want, strs); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
@@ -264,6 +278,10 @@ func TestUnknownKeys(t *testing.T) {
 	// Known keys beside unknown ones still apply.
 	if diff := cmp.Diff([]string{"Edit"}, got.Settings.Permissions.Allow); diff != "" {
 		t.Errorf("allow (-want +got):\n%s", diff)
+	}
+	wantTask := taskRules("weird key?", "deny", "review-*", "ask", "allow", "deny")
+	if diff := cmp.Diff(wantTask, got.Settings.Permissions.Task); diff != "" {
+		t.Errorf("task (-want +got):\n%s", diff)
 	}
 	if got.Settings.Model != "" {
 		t.Errorf("a misspelt key took effect: model %q", got.Settings.Model)
@@ -302,6 +320,20 @@ func TestInvalid(t *testing.T) {
 		{"provider not object", `{"providers": {"openai": "http://x"}}`, `: providers.openai: want an object, got string`},
 		{"price", `{"pricing": {"m": {"input": 1, "output": -2}}}`, `: pricing.m.output: want a price of 0 or more (USD per million tokens), got -2`},
 		{"price type", `{"pricing": {"m": {"cacheRead": "1"}}}`, `: pricing.m.cacheRead: want a number, got string`},
+		{"task action", `{"permissions": {"task": {"*": "deny", "reviewer": "nope"}}}`, `: permissions.task.reviewer: want "allow", "ask" or "deny", got "nope"`},
+		{"task value type", `{"permissions": {"task": {"reviewer": 1}}}`, `: permissions.task.reviewer: want "allow", "ask" or "deny", got a number`},
+		{"task empty pattern", `{"permissions": {"task": {"": "deny"}}}`, `: permissions.task: empty agent pattern: use "*" for every agent`},
+		{"task bare action", `{"permissions": {"task": "never"}}`, `: permissions.task: task rules: want "allow", "ask" or "deny", got "never"`},
+		{"task type", `{"permissions": {"task": ["reviewer"]}}`, `: permissions.task: task rules: want an object of agent pattern to "allow", "ask" or "deny" (or one action for every agent), got an array`},
+		{"subagents type", `{"subagents": true}`, `: subagents: want an object, got boolean`},
+		{"depth over cap", `{"subagents": {"maxSpawnDepth": 4}}`, `: subagents.maxSpawnDepth: want 1 to 3, got 4: the hard cap is 3`},
+		{"depth negative", `{"subagents": {"maxSpawnDepth": -1}}`, `: subagents.maxSpawnDepth: want 1 to 3 (0 means 1: subagents are leaves), got -1`},
+		{"depth type", `{"subagents": {"maxSpawnDepth": "2"}}`, `: subagents.maxSpawnDepth: want a number, got string`},
+		{"surface", `{"subagents": {"surface": "cursor"}}`, `: subagents.surface: want one of claude, opencode, harness, gateway, got "cursor"`},
+		{"subagent model type", `{"subagents": {"model": 3}}`, `: subagents.model: want a string, got number`},
+		{"subagent tools type", `{"subagents": {"tools": ["Read"]}}`, `: subagents.tools: want an object, got array`},
+		{"subagent tool empty", `{"subagents": {"tools": {"deny": ["Bash", " "]}}}`, `: subagents.tools.deny[1]: empty tool name`},
+		{"subagent tool rule", `{"subagents": {"tools": {"allow": ["Bash(git:*)"]}}}`, `: subagents.tools.allow[0]: want a tool name such as "Bash" or "mcp__github__*", got "Bash(git:*)" (specifiers belong in permissions rules)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -395,10 +427,11 @@ func TestEveryField(t *testing.T) {
 		"aliases": {"sonnet": "anthropic:claude-sonnet-4-5"},
 		"providers": {"anthropic": {"type": "anthropic", "baseURL": "u", "apiKey": "k", "apiKeyEnv": "E"}},
 		"pricing": {"m": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
-		"permissions": {"allow": ["Read"], "ask": ["Bash"], "deny": ["Write"], "defaultMode": "plan", "additionalDirectories": ["/x"]},
+		"permissions": {"allow": ["Read"], "ask": ["Bash"], "deny": ["Write"], "defaultMode": "plan", "additionalDirectories": ["/x"],
+			"task": {"*": "ask", "explore": "allow"}},
 		"maxTurns": 12,
 		"env": {"K": "V"},
-		"subagents": {"fork": true},
+		"subagents": {"maxSpawnDepth": 3, "surface": "harness", "model": "haiku", "tools": {"allow": ["Read", "Grep"], "deny": ["Bash"]}},
 		"agents": {"a": {}}
 	}`)
 	got := e.mustLoad(t, Overrides{})
@@ -408,11 +441,13 @@ func TestEveryField(t *testing.T) {
 		Providers: map[string]Provider{"anthropic": {Type: "anthropic", BaseURL: "u", APIKey: "k", APIKeyEnv: "E"}},
 		Pricing:   map[string]Price{"m": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}},
 		Permissions: Permissions{Allow: []string{"Read"}, Ask: []string{"Bash"}, Deny: []string{"Write"},
-			DefaultMode: "plan", AdditionalDirectories: []string{"/x"}},
-		MaxTurns:  12,
-		Env:       map[string]string{"K": "V"},
-		Subagents: json.RawMessage(`{"fork":true}`),
-		Agents:    json.RawMessage(`{"a":{}}`),
+			DefaultMode: "plan", AdditionalDirectories: []string{"/x"},
+			Task: taskRules("*", "ask", "explore", "allow")},
+		MaxTurns: 12,
+		Env:      map[string]string{"K": "V"},
+		Subagents: Subagents{MaxSpawnDepth: 3, Surface: "harness", Model: "haiku",
+			Tools: SubagentTools{Allow: []string{"Read", "Grep"}, Deny: []string{"Bash"}}},
+		Agents: json.RawMessage(`{"a":{}}`),
 	}
 	if diff := cmp.Diff(want, got.Settings); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)

@@ -22,10 +22,11 @@ type Settings struct {
 	MaxTurns    int              `json:"maxTurns"`
 	// Env is set in the environment of the tools cadre runs.
 	Env map[string]string `json:"env"`
-	// Subagents and Agents belong to the subagent machinery, which checks
-	// them; they are kept raw here.
-	Subagents json.RawMessage `json:"subagents"`
-	Agents    json.RawMessage `json:"agents"`
+	// Subagents holds the subagent machinery's defaults and limits.
+	Subagents Subagents `json:"subagents"`
+	// Agents are agent definitions keyed by name; the agent package checks
+	// them, so they are kept raw here. Layers merge them by name.
+	Agents json.RawMessage `json:"agents"`
 }
 
 // Provider is one model provider's connection settings.
@@ -55,6 +56,10 @@ type Permissions struct {
 	// DefaultMode is the session's permission mode; empty means "default".
 	DefaultMode           string   `json:"defaultMode"`
 	AdditionalDirectories []string `json:"additionalDirectories"`
+	// Task maps agent-name patterns to allow, ask or deny: which agents
+	// may be spawned (OpenCode's permission.task). Order matters: the last
+	// matching rule wins, and layers append theirs after earlier ones'.
+	Task permission.TaskRules `json:"task"`
 }
 
 // Overrides are the settings given on the command line.

@@ -43,10 +43,37 @@
 //     named). Symbolic links are not resolved.
 //   - other tools: the specifier must equal the target, "*" being a
 //     wildcard. Agent(name) and Task(name) are the same rule (Task is the
-//     tool's old name) and match the target the tool reports; matching
-//     subagent types properly is left to the subagent package.
+//     tool's old name); for spawns they are read by PermitSpawn (below).
 //
 // Tool names in rules may use "*" ("mcp__github__*"), and "mcp__server"
 // alone names every tool of that MCP server, as in Claude Code. A specifier
 // of "*" is the same as no specifier.
+//
+// # Spawning subagents
+//
+// Which agents a session may spawn (DESIGN.md S-P1) is decided by
+// PermitSpawn from two layers of rules:
+//
+//   - task rules (TaskRules), OpenCode's permission.task: an ordered
+//     object of agent-name pattern to allow, ask or deny. The settings'
+//     permissions.task (Policy.Task) come first, the calling agent's own
+//     definition rules after them; the last matching rule wins, and no
+//     match allows. Patterns are OpenCode wildcards (WildcardMatch): "*"
+//     is any run of characters but "/", "**" any run, "?" one character.
+//     Agent names are compared ignoring case, since cadre folds agent ids.
+//   - Claude Code rules in the allow, ask and deny lists: "Agent" or
+//     "Task" alone (every agent), "Agent(reviewer)" (that agent, ignoring
+//     case) and "Agent(review-*)" ("*" any run).
+//
+// A deny from either layer denies, in every mode; then an ask from either
+// asks, except in bypassPermissions; else the spawn is allowed. The
+// denial names the deciding rule and says the agent may not be spawned;
+// it never offers another agent. SpawnVisible tells whether an agent is
+// listed in the Agent tool's description (not when denied outright), and
+// SpawnRemoved whether the Agent tool leaves the pool: a bare Agent deny,
+// or task rules whose last rule is "*": "deny".
+//
+// ChildMode gives a subagent's permission mode: its definition's, else
+// acceptEdits; never bypassPermissions under a parent without it, and
+// always plan under a plan parent.
 package permission

@@ -113,9 +113,9 @@ const (
 )
 
 // matcherFor picks how specifiers match the call's target. This is the
-// hook for tool-specific specifier semantics: Agent(name)/Task(name) rules
-// currently match generically against the subagent type the tool reports
-// as its target; the subagent package may give them their own matcher here.
+// hook for tool-specific specifier semantics. Agent(name)/Task(name) rules
+// match generically here, against whatever target the tool reports; the
+// spawn decision itself is PermitSpawn's, which matches them by agent name.
 func matcherFor(c call) matcher {
 	switch c.access {
 	case tool.AccessExec:

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -40,4 +41,37 @@ func ParseMode(s string) (Mode, error) {
 		return "", fmt.Errorf("empty permission mode: want one of %s", strings.Join(names, ", "))
 	}
 	return "", fmt.Errorf("unknown permission mode %q: want one of %s", s, strings.Join(names, ", "))
+}
+
+// ChildMode is the permission mode of a subagent whose parent runs in
+// parent and whose definition asks for def (its permissionMode; "" when
+// unset). The definition's mode applies, acceptEdits when it has none,
+// within two limits: a child of a plan parent is in plan too (the parent
+// has not been allowed to change anything, so its helpers may not
+// either), and only a bypassPermissions parent may have a
+// bypassPermissions child; any other gets acceptEdits instead, the most a
+// child is given by default. Deny rules hold for children whatever their
+// mode; that is the Policy's business, not the mode's.
+func ChildMode(parent Mode, def string) (Mode, error) {
+	if parent == "" {
+		parent = ModeDefault
+	}
+	if !slices.Contains(Modes(), parent) {
+		return "", fmt.Errorf("parent permission mode %q is unknown", parent)
+	}
+	child := ModeAcceptEdits
+	if strings.TrimSpace(def) != "" {
+		m, err := ParseMode(def)
+		if err != nil {
+			return "", fmt.Errorf("agent permissionMode: %w", err)
+		}
+		child = m
+	}
+	switch {
+	case parent == ModePlan:
+		return ModePlan, nil
+	case child == ModeBypass && parent != ModeBypass:
+		return ModeAcceptEdits, nil
+	}
+	return child, nil
 }

@@ -45,6 +45,9 @@ type Policy struct {
 	// Asker answers asks; nil means nobody can (headless), and every ask
 	// is a denial.
 	Asker Asker
+	// Task holds the settings' permissions.task rules, which decide which
+	// agents this session may spawn (PermitSpawn).
+	Task TaskRules
 }
 
 // Denied is a refused call. Its text is written for the model, which gets
@@ -55,6 +58,10 @@ type Denied struct {
 	Target string
 	// Rule is the deny rule that decided, if one did.
 	Rule string
+	// Source says where Rule comes from when it is not permissions.deny:
+	// "permissions.task" for a task rule, whose text is then
+	// "pattern": "action".
+	Source string
 	// Reason explains a denial no rule made, or adds to one.
 	Reason string
 
@@ -66,7 +73,10 @@ func (d *Denied) Error() string {
 	b.WriteString("Permission to use ")
 	b.WriteString(d.Tool)
 	b.WriteString(" denied")
-	if d.Rule != "" {
+	switch {
+	case d.Rule != "" && d.Source != "":
+		fmt.Fprintf(&b, " (%s %s)", d.Source, d.Rule)
+	case d.Rule != "":
 		fmt.Fprintf(&b, " by rule %q (permissions.deny)", d.Rule)
 	}
 	if d.Reason != "" {
@@ -124,6 +134,12 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 		if p.matches(r, c, listDeny) {
 			return &Denied{Tool: name, Target: target, Rule: r.String()}
 		}
+	}
+	if c.access == tool.AccessAgent {
+		// Spawning is decided inside the call by PermitSpawn, which weighs
+		// permissions.task as well as Agent(name) rules and may ask; asking
+		// here too would ask twice. Plan mode may spawn: children run in plan.
+		return nil
 	}
 	mode := p.Mode
 	if mode == "" {

@@ -500,3 +500,44 @@ func TestWorkspaceEdges(t *testing.T) {
 		})
 	}
 }
+
+func TestAgentAccessIsLeftToPermitSpawn(t *testing.T) {
+	agentTool := tool.New(tool.Info{Name: "Agent", Aliases: []string{"Task"}, Access: tool.AccessAgent},
+		func(context.Context, tool.Env, struct {
+			SubagentType string `json:"subagent_type"`
+		}) (tool.Result, error) {
+			return tool.Text("ok"), nil
+		})
+	agentTool.TargetOf = func(_ tool.Env, in struct {
+		SubagentType string `json:"subagent_type"`
+	}) string {
+		return in.SubagentType
+	}
+	for _, tc := range []struct {
+		name  string
+		mode  Mode
+		deny  []string
+		input string
+		ok    bool
+	}{
+		{"default mode does not ask", ModeDefault, nil, `{"subagent_type":"reviewer"}`, true},
+		{"plan mode may spawn", ModePlan, nil, `{"subagent_type":"reviewer"}`, true},
+		{"a deny rule still holds", ModeDefault, []string{"Agent(reviewer)"}, `{"subagent_type":"reviewer"}`, false},
+		{"another agent passes", ModeDefault, []string{"Agent(reviewer)"}, `{"subagent_type":"tester"}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Policy{Mode: tc.mode, Workspace: t.TempDir()}
+			for _, d := range tc.deny {
+				r, err := ParseRule(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.Rules.Deny = append(p.Rules.Deny, r)
+			}
+			err := p.Permit(context.Background(), "Agent", agentTool, tool.Env{Cwd: p.Workspace}, json.RawMessage(tc.input))
+			if (err == nil) != tc.ok {
+				t.Errorf("Permit = %v, want allowed %v", err, tc.ok)
+			}
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/permission"
+)
+
+// Tool surface profiles (DESIGN.md §12): the names under which the model
+// sees the subagent tools.
+const (
+	SurfaceClaude   = "claude"
+	SurfaceOpenCode = "opencode"
+	SurfaceHarness  = "harness"
+	SurfaceGateway  = "gateway"
+)
+
+// Surfaces lists the valid surface profiles, the default first. All are
+// accepted in settings; whether the runtime can serve one is its call.
+func Surfaces() []string {
+	return []string{SurfaceClaude, SurfaceOpenCode, SurfaceHarness, SurfaceGateway}
+}
+
+// MaxSpawnDepthCap is the hard cap on subagents.maxSpawnDepth.
+const MaxSpawnDepthCap = 3
+
+// Subagents is the settings' "subagents" block: defaults and limits for
+// the subagent machinery.
+type Subagents struct {
+	// MaxSpawnDepth is how deep spawns may nest: 1 (also what 0 means)
+	// lets the main agent spawn and keeps subagents leaves, up to
+	// MaxSpawnDepthCap. Use Depth for the effective value.
+	MaxSpawnDepth int `json:"maxSpawnDepth"`
+	// Surface is the tool surface profile; "" means claude. Use Profile.
+	Surface string `json:"surface"`
+	// Model is the default model of subagents whose call and definition
+	// name none.
+	Model string `json:"model"`
+	// Tools is the subagent tool policy, applied to every named
+	// subagent's pool after its definition's own filters.
+	Tools SubagentTools `json:"tools"`
+}
+
+// SubagentTools filters subagents' tool pools by tool name. A name may
+// use "*" ("mcp__github__*").
+type SubagentTools struct {
+	// Allow, when set, is the only tools subagents may have.
+	Allow []string `json:"allow"`
+	// Deny takes tools away, winning over Allow.
+	Deny []string `json:"deny"`
+}
+
+// Depth is the effective maximum spawn depth: MaxSpawnDepth, or 1 when
+// unset.
+func (s Subagents) Depth() int {
+	if s.MaxSpawnDepth <= 0 {
+		return 1
+	}
+	return s.MaxSpawnDepth
+}
+
+// Profile is the effective surface profile: Surface, or claude when unset.
+func (s Subagents) Profile() string {
+	if s.Surface == "" {
+		return SurfaceClaude
+	}
+	return s.Surface
+}
+
+// Allows reports whether the policy lets subagents have the named tool:
+// no deny entry matches it and, when there is an allow list, an allow
+// entry does.
+func (t SubagentTools) Allows(name string) bool {
+	for _, d := range t.Deny {
+		if permission.WildcardMatch(d, name) {
+			return false
+		}
+	}
+	if len(t.Allow) == 0 {
+		return true
+	}
+	for _, a := range t.Allow {
+		if permission.WildcardMatch(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// validate checks one layer's subagents block and spells the surface
+// canonically; bad names the key path of a problem.
+func (s *Subagents) validate(bad func(key, format string, args ...any) error) error {
+	switch {
+	case s.MaxSpawnDepth < 0:
+		return bad("subagents.maxSpawnDepth", "want 1 to %d (0 means 1: subagents are leaves), got %d", MaxSpawnDepthCap, s.MaxSpawnDepth)
+	case s.MaxSpawnDepth > MaxSpawnDepthCap:
+		return bad("subagents.maxSpawnDepth", "want 1 to %d, got %d: the hard cap is %d", MaxSpawnDepthCap, s.MaxSpawnDepth, MaxSpawnDepthCap)
+	}
+	if s.Surface != "" {
+		canon := ""
+		for _, p := range Surfaces() {
+			if strings.EqualFold(strings.TrimSpace(s.Surface), p) {
+				canon = p
+			}
+		}
+		if canon == "" {
+			return bad("subagents.surface", "want one of %s, got %q", strings.Join(Surfaces(), ", "), s.Surface)
+		}
+		s.Surface = canon
+	}
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"allow", s.Tools.Allow}, {"deny", s.Tools.Deny}} {
+		for i, n := range l.names {
+			t := strings.TrimSpace(n)
+			if t == "" {
+				return bad(fmt.Sprintf("subagents.tools.%s[%d]", l.key, i), "empty tool name")
+			}
+			if strings.ContainsAny(t, "(), ") {
+				return bad(fmt.Sprintf("subagents.tools.%s[%d]", l.key, i),
+					"want a tool name such as \"Bash\" or \"mcp__github__*\", got %q (specifiers belong in permissions rules)", n)
+			}
+			l.names[i] = t
+		}
+	}
+	return nil
+}
