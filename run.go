@@ -8,16 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/builtin"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
@@ -75,6 +74,8 @@ type sessionRun struct {
 	tools   *tool.Set
 	system  string
 	start   time.Time
+	caller  subagent.Caller
+	totals  *runner.Totals
 }
 
 func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error) {
@@ -82,19 +83,14 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 	if prompt == "" {
 		return nil, errors.New("no prompt given: pass it as an argument or on standard input")
 	}
-	s := r.cfg.Settings
-	pc := r.providerConfig()
-	var ref provider.Ref
-	var err error
-	if r.opts.LLM == nil {
-		if ref, err = provider.Parse(s.Model, pc); err != nil {
-			return nil, err
-		}
-	}
-	var model llm.Model
+	var (
+		model llm.Model
+		ref   provider.Ref
+		err   error
+	)
 	if r.opts.LLM != nil {
 		model, ref = r.opts.LLM, provider.Ref{Provider: "sdk", Model: r.opts.LLM.Name()}
-	} else if model, err = provider.Resolve(s.Model, pc); err != nil {
+	} else if model, ref, err = r.model(r.cfg.Settings.Model); err != nil {
 		return nil, err
 	}
 	sr := &sessionRun{r: r, prompt: prompt, model: model, ref: ref, start: r.now()}
@@ -120,25 +116,18 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 			return nil, fmt.Errorf("create session: %w", err)
 		}
 	}
-	sr.tools, err = r.pool()
+	sr.totals = &runner.Totals{}
+	sr.caller = subagent.Caller{
+		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main",
+		Model: model, Ref: ref, Mode: r.policy.Mode, Cwd: r.cwd, Totals: sr.totals,
+	}
+	all, err := tool.NewSet(append(r.builtins, r.subagents.Tools(sr.caller)...)...)
 	if err != nil {
 		return nil, err
 	}
+	sr.tools = r.policy.Pool(all)
 	sr.system = r.systemPrompt()
 	return sr, nil
-}
-
-func (r *Runtime) pool() (*tool.Set, error) {
-	var env []string
-	for k, v := range r.cfg.Settings.Env {
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
-	all, err := tool.NewSet(builtin.Tools(builtin.Options{Env: env})...)
-	if err != nil {
-		return nil, err
-	}
-	return r.policy.Pool(all), nil
 }
 
 func (r *Runtime) systemPrompt() string {
@@ -174,21 +163,22 @@ func (sr *sessionRun) run(ctx context.Context) {
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv),
 	}})
-	totals := &runner.Totals{}
+	sysctx := r.subagents.SystemContext(sr.caller)
 	res := runner.Run(ctx, runner.Spec{
 		Session: sr.sess,
 		Loop: loop.Config{
 			Model: sr.model, System: sr.system, Tools: sr.tools, Permit: &r.policy,
-			MaxTurns: r.cfg.Settings.MaxTurns, Agent: "main",
+			SystemContext: func() string { return sysctx },
+			MaxTurns:      r.cfg.Settings.MaxTurns, Agent: "main",
 			Env: tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
 		},
 		Tag:    runner.Tag{RootSessionID: sr.sess.Info.ID},
 		Cost:   func(u llm.Usage) float64 { return r.pricing.Cost(sr.ref, u) },
-		Totals: totals,
+		Totals: sr.totals,
 		Bus:    r.bus,
 		Now:    r.now,
 	}, sr.history, llm.UserText(sr.prompt))
-	sr.finish(res, totals)
+	sr.finish(res, sr.totals)
 }
 
 // finish publishes the result: this session's turns, and the usage and cost

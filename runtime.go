@@ -8,15 +8,21 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
+	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/builtin"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
+	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Version is cadre's version.
@@ -45,6 +51,11 @@ type Options struct {
 	// SystemPrompt replaces cadre's default system prompt;
 	// AppendSystemPrompt is added after it.
 	SystemPrompt, AppendSystemPrompt string
+	// Agents declares subagents in code; they win over every file and
+	// setting of the same name. AgentFactories are called when the runtime
+	// opens, for definitions built at run time.
+	Agents         []Agent
+	AgentFactories []func() ([]Agent, error)
 	// Permission is asked when a call needs approval. Nil means nobody can
 	// approve, so such calls are denied with a reason the model sees.
 	Permission PermissionFunc
@@ -55,6 +66,10 @@ type Options struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
+
+// Agent is a subagent definition (see docs/agents.md): a named role with
+// its own prompt, tools, model, permission mode and limits.
+type Agent = agent.Definition
 
 // PermissionRequest is a tool call that needs approval.
 type PermissionRequest struct {
@@ -86,6 +101,18 @@ type Runtime struct {
 	pricing  provider.Pricing
 	getenv   func(string) string
 	now      func() time.Time
+
+	builtins  []tool.Tool
+	agents    *agent.Registry
+	subagents *subagent.Service
+
+	modelMu sync.Mutex
+	models  map[string]resolved // by name: spawning must not rebuild SDK clients
+}
+
+type resolved struct {
+	model llm.Model
+	ref   provider.Ref
 }
 
 // New opens a Runtime: it loads settings, validates them, and opens the
@@ -144,7 +171,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	home, _ := os.UserHomeDir()
 	r := &Runtime{
 		opts: opts, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now,
-		policy: permission.Policy{Mode: mode, Rules: rules, Workspace: cwd, AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home},
+		policy: permission.Policy{Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home},
+		models: map[string]resolved{},
 	}
 	if opts.Permission != nil {
 		r.policy.Asker = opts.Permission
@@ -158,8 +186,56 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
 	r.sessions = session.NewManager(r.db, filepath.Join(cfg.Home, "sessions"), now, nil)
+
+	var env []string
+	for k, v := range s.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	r.builtins = builtin.Tools(builtin.Options{Env: env})
+	r.agents = agent.Load(agent.LoadOptions{
+		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
+		Settings: s.Agents, SettingsFile: "settings (agents)",
+		Declared: opts.Agents, Factories: opts.AgentFactories,
+	})
+	r.subagents, err = subagent.New(subagent.Config{
+		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
+		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
+		BaseTools: func() []tool.Tool { return r.builtins }, MainCwd: cwd,
+	})
+	if err != nil {
+		r.db.Close()
+		return nil, err
+	}
 	return r, nil
 }
+
+// model resolves a model name once per runtime.
+func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
+	r.modelMu.Lock()
+	defer r.modelMu.Unlock()
+	if m, ok := r.models[name]; ok {
+		return m.model, m.ref, nil
+	}
+	pc := r.providerConfig()
+	ref, err := provider.Parse(name, pc)
+	if err != nil {
+		return nil, provider.Ref{}, err
+	}
+	m, err := provider.Resolve(name, pc)
+	if err != nil {
+		return nil, provider.Ref{}, err
+	}
+	r.models[name] = resolved{m, ref}
+	return m, ref, nil
+}
+
+// Agents lists every subagent definition found, with where it came from,
+// whether it is in effect, and why not.
+func (r *Runtime) Agents() []agent.Entry { return r.agents.Entries() }
+
+// Agent returns the definition in effect for name.
+func (r *Runtime) Agent(name string) (Agent, bool) { return r.agents.Get(name) }
 
 // Close releases the session store.
 func (r *Runtime) Close() error { return r.db.Close() }

@@ -1,0 +1,550 @@
+package agent
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// parser reads the fields of one definition from a YAML node tree (a
+// markdown frontmatter, or a settings entry converted from JSON) and
+// collects every problem, so that a file with several mistakes is fixed
+// in one round.
+type parser struct {
+	format Format
+	path   string
+	// prefix starts every key path in messages: "" in files, where the
+	// line says where, "agents.<name>." in settings.
+	prefix string
+	// lines is true when node lines are file lines (plus offset).
+	lines  bool
+	offset int
+	name   string
+
+	problems []*Problem
+	warnings []*Problem
+
+	// nodes holds each field's key node, for the lines of checks made
+	// after all fields are read.
+	nodes     map[string]*yaml.Node
+	prompt    *yaml.Node // the "prompt" value, if any
+	nameNode  *yaml.Node // the "name" value, if any
+	turnsKey  string     // which of maxTurns/maxIters/steps/maxSteps set MaxTurns
+	effortKey string     // which of effort/thinking set Effort
+	disabled  bool
+}
+
+func (p *parser) line(n *yaml.Node) int {
+	if !p.lines || n == nil || n.Line == 0 {
+		return 0
+	}
+	return n.Line + p.offset
+}
+
+func (p *parser) where(key string) string {
+	k := strings.TrimSuffix(p.prefix+key, ".")
+	if k == "" {
+		return ""
+	}
+	return k + ": "
+}
+
+// firstLine is the line of checks that belong to the whole definition.
+func (p *parser) firstLine() int {
+	if p.lines {
+		return 1
+	}
+	return 0
+}
+
+// lineOf gives the line of field key, or the first line if it is absent.
+func (p *parser) lineOf(key string) int {
+	if n := p.nodes[key]; n != nil {
+		return p.line(n)
+	}
+	return p.firstLine()
+}
+
+func (p *parser) errorf(n *yaml.Node, key, format string, args ...any) {
+	p.errorAt(p.line(n), key, format, args...)
+}
+
+func (p *parser) errorAt(line int, key, format string, args ...any) {
+	p.problems = append(p.problems, &Problem{
+		Path: p.path, Line: line, Name: p.name,
+		Message: p.where(key) + fmt.Sprintf(format, args...),
+	})
+}
+
+func (p *parser) warnf(n *yaml.Node, key, format string, args ...any) {
+	p.warnAt(p.line(n), key, format, args...)
+}
+
+func (p *parser) warnAt(line int, key, format string, args ...any) {
+	p.warnings = append(p.warnings, &Problem{Path: p.path, Line: line, Message: p.where(key) + fmt.Sprintf(format, args...)})
+}
+
+// fieldNames lists the fields a format knows, for unknown-field warnings.
+func fieldNames(f Format) []string {
+	names := []string{
+		"description", "prompt", "tools", "disallowedTools", "model", "effort", "thinking",
+		"permissionMode", "background", "isolation", "maxTurns", "maxIters", "memory",
+		"mcpServers", "requiredMcpServers", "hooks", "skills", "initialPrompt", "color",
+		"hidden", "mode", "temperature", "workspace", "url", "headers", "permission", "name",
+	}
+	if f == FormatOpenCode {
+		names = append(names, "steps", "maxSteps", "disable")
+	}
+	return names
+}
+
+// fields applies the mapping root to d.
+func (p *parser) fields(root *yaml.Node, d *Definition) {
+	known := fieldNames(p.format)
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := deref(root.Content[i]), deref(root.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			p.errorf(k, "", "a field name must be a string, got %s", describe(k))
+			continue
+		}
+		key := k.Value
+		if first, dup := seen[key]; dup {
+			if p.lines {
+				p.errorf(k, key, "given twice (first on line %d)", first)
+			} else {
+				p.errorf(k, key, "given twice")
+			}
+			continue
+		}
+		seen[key] = p.line(k)
+		p.nodes[key] = k
+		if !slices.Contains(known, key) {
+			msg := fmt.Sprintf("unknown field %q ignored", key)
+			if s := suggest(key, known); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			p.warnf(k, "", "%s", msg)
+			continue
+		}
+		p.field(key, k, v, d)
+	}
+}
+
+func (p *parser) field(key string, k, v *yaml.Node, d *Definition) {
+	switch key {
+	case "name":
+		p.nameNode = v
+	case "description":
+		d.Description = strings.TrimSpace(p.text(v, key))
+	case "prompt":
+		p.prompt = v
+	case "tools":
+		p.tools(v, d)
+	case "disallowedTools":
+		d.DisallowedTools = appendNew(d.DisallowedTools, p.list(v, key)...)
+	case "model":
+		d.Model = strings.TrimSpace(p.text(v, key))
+	case "effort", "thinking":
+		if p.effortKey != "" {
+			p.warnf(k, key, "ignored: %s already sets the effort", p.effortKey)
+			return
+		}
+		p.effortKey = key
+		d.Effort = strings.TrimSpace(p.text(v, key))
+	case "permissionMode":
+		d.PermissionMode = p.permissionMode(v, key)
+	case "background":
+		d.Background = p.boolean(v, key)
+	case "isolation":
+		d.Isolation = p.enum(v, key, IsolationWorktree, IsolationRemote)
+	case "maxTurns", "maxIters", "steps", "maxSteps":
+		n, ok := p.count(v, key)
+		if !ok {
+			return
+		}
+		if p.turnsKey != "" {
+			p.warnf(k, key, "ignored: %s already sets the turn limit", p.turnsKey)
+			return
+		}
+		p.turnsKey = key
+		d.MaxTurns = n
+	case "memory":
+		d.Memory = p.enum(v, key, "user", "project", "local")
+	case "mcpServers":
+		d.MCPServers = p.mcpServers(v, key)
+	case "requiredMcpServers":
+		d.RequiredMCPServers = p.list(v, key)
+	case "hooks":
+		if v.Kind == yaml.MappingNode {
+			d.Hooks = toAny(v)
+		} else if !isNull(v) {
+			p.errorf(v, key, "want a mapping of hook events to matchers, got %s", describe(v))
+		}
+	case "skills":
+		d.Skills = p.list(v, key)
+	case "initialPrompt":
+		d.InitialPrompt = p.text(v, key)
+	case "color":
+		d.Color = strings.TrimSpace(p.text(v, key))
+	case "hidden":
+		d.Hidden = p.boolean(v, key)
+	case "mode":
+		d.Mode = p.enum(v, key, ModePrimary, ModeSubagent, ModeAll)
+	case "temperature":
+		d.Temperature = p.number(v, key)
+	case "workspace":
+		d.Workspace = p.workspace(v, key)
+	case "url":
+		d.URL = strings.TrimSpace(p.text(v, key))
+		if d.URL != "" {
+			if err := checkURL(d.URL); err != nil {
+				p.errorf(v, key, "%v", err)
+			}
+		}
+	case "headers":
+		d.Headers = p.headers(v, key)
+	case "permission":
+		p.permission(v, key, d)
+	case "disable":
+		p.disabled = p.boolean(v, key)
+	}
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// text reads a scalar; nothing (null) reads as "".
+func (p *parser) text(n *yaml.Node, key string) string {
+	if n.Kind != yaml.ScalarNode {
+		p.errorf(n, key, "want a string, got %s", describe(n))
+		return ""
+	}
+	if isNull(n) {
+		return ""
+	}
+	return n.Value
+}
+
+// list reads a YAML list of strings or Claude Code's comma-separated
+// string ("Read, Grep, Glob"). Nothing reads as nil (not set); an empty
+// string or list as an empty, non-nil list.
+func (p *parser) list(n *yaml.Node, key string) []string {
+	const want = "want a list of strings or a comma-separated string"
+	switch {
+	case isNull(n):
+		return nil
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+		return splitList(n.Value)
+	case n.Kind == yaml.SequenceNode:
+		out := []string{}
+		for i, e := range n.Content {
+			e = deref(e)
+			if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" {
+				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "%s, got %s", want, describe(e))
+				continue
+			}
+			if s := strings.TrimSpace(e.Value); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	p.errorf(n, key, "%s, got %s", want, describe(n))
+	return nil
+}
+
+// splitList splits on commas outside parentheses, so that
+// "Bash(git diff, git log), Read" is two entries.
+func splitList(s string) []string {
+	out := []string{}
+	depth, start := 0, 0
+	add := func(part string) {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				add(s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	add(s[start:])
+	return out
+}
+
+func (p *parser) boolean(n *yaml.Node, key string) bool {
+	if isNull(n) {
+		return false
+	}
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+		p.errorf(n, key, "want true or false, got %s", describe(n))
+		return false
+	}
+	b, _ := strconv.ParseBool(n.Value)
+	return b
+}
+
+// count reads a whole number ≥ 0.
+func (p *parser) count(n *yaml.Node, key string) (int, bool) {
+	if isNull(n) {
+		return 0, false
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int" {
+		i, err := strconv.ParseInt(n.Value, 10, 32)
+		if err != nil {
+			i, err = strconv.ParseInt(n.Value, 0, 32)
+		}
+		switch {
+		case err != nil:
+			p.errorf(n, key, "%q is out of range", n.Value)
+		case i < 0:
+			p.errorf(n, key, "must not be negative, got %d", i)
+		default:
+			return int(i), true
+		}
+		return 0, false
+	}
+	p.errorf(n, key, "want a whole number, got %s", describe(n))
+	return 0, false
+}
+
+func (p *parser) number(n *yaml.Node, key string) *float64 {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
+		if f, err := strconv.ParseFloat(n.Value, 64); err == nil {
+			return &f
+		}
+	}
+	p.errorf(n, key, "want a number, got %s", describe(n))
+	return nil
+}
+
+// enum reads one of allowed (case ignored), returned as spelled in allowed.
+func (p *parser) enum(n *yaml.Node, key string, allowed ...string) string {
+	s := strings.TrimSpace(p.text(n, key))
+	if s == "" {
+		return ""
+	}
+	v, err := oneOf(s, allowed...)
+	if err != nil {
+		p.errorf(n, key, "%v", err)
+	}
+	return v
+}
+
+func oneOf(s string, allowed ...string) (string, error) {
+	for _, a := range allowed {
+		if strings.EqualFold(s, a) {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not valid: want one of %s", s, strings.Join(allowed, ", "))
+}
+
+func permissionModes() []string {
+	return []string{"plan", "default", "acceptEdits", "bypassPermissions"}
+}
+
+func (p *parser) permissionMode(n *yaml.Node, key string) string {
+	s := strings.TrimSpace(p.text(n, key))
+	if s == "" {
+		return ""
+	}
+	v, err := checkPermissionMode(s)
+	if err != nil {
+		p.errorf(n, key, "%v", err)
+	}
+	return v
+}
+
+func checkPermissionMode(s string) (string, error) {
+	if strings.EqualFold(s, "bubble") {
+		return "", fmt.Errorf("%q is reserved for the fork agent: want one of %s", s, strings.Join(permissionModes(), ", "))
+	}
+	return oneOf(s, permissionModes()...)
+}
+
+func (p *parser) mcpServers(n *yaml.Node, key string) []any {
+	switch {
+	case isNull(n):
+		return nil
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+		var out []any
+		for _, s := range splitList(n.Value) {
+			out = append(out, s)
+		}
+		return out
+	case n.Kind == yaml.SequenceNode:
+		out := []any{}
+		for i, e := range n.Content {
+			e = deref(e)
+			switch {
+			case e.Kind == yaml.ScalarNode && e.ShortTag() == "!!str":
+				out = append(out, e.Value)
+			case e.Kind == yaml.MappingNode:
+				out = append(out, toAny(e))
+			default:
+				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "want a server name or a mapping of name to server config, got %s", describe(e))
+			}
+		}
+		return out
+	}
+	p.errorf(n, key, "want a list of server names or server configs, got %s", describe(n))
+	return nil
+}
+
+func (p *parser) workspace(n *yaml.Node, key string) *Workspace {
+	switch {
+	case isNull(n):
+		return nil
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
+		// A bare string is the path: "workspace: ./defs/reviewer".
+		return &Workspace{Path: strings.TrimSpace(n.Value)}
+	case n.Kind != yaml.MappingNode:
+		p.errorf(n, key, "want a mapping with mode (isolated or shared) and path, got %s", describe(n))
+		return nil
+	}
+	w := &Workspace{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		switch k.Value {
+		case "mode":
+			w.Mode = p.enum(v, key+".mode", WorkspaceIsolated, WorkspaceShared)
+		case "path":
+			w.Path = strings.TrimSpace(p.text(v, key+".path"))
+		default:
+			p.warnf(k, key, "unknown field %q ignored (want mode or path)", k.Value)
+		}
+	}
+	return w
+}
+
+func (p *parser) headers(n *yaml.Node, key string) map[string]string {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, key, "want a mapping of header names to values, got %s", describe(n))
+		return nil
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if v.Kind != yaml.ScalarNode || isNull(v) {
+			p.errorf(v, key+"."+k.Value, "want a string, got %s", describe(v))
+			continue
+		}
+		out[k.Value] = v.Value
+	}
+	return out
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http or https URL", s)
+	}
+	return nil
+}
+
+// toAny converts a node to plain Go values (map[string]any, []any,
+// string, int64, float64, bool, nil) for fields kept for later use.
+func toAny(n *yaml.Node) any {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[deref(n.Content[i]).Value] = toAny(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, e := range n.Content {
+			s = append(s, toAny(e))
+		}
+		return s
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return nil
+		case "!!bool":
+			b, _ := strconv.ParseBool(n.Value)
+			return b
+		case "!!int":
+			if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				return i
+			}
+			if i, err := strconv.ParseInt(n.Value, 0, 64); err == nil {
+				return i
+			}
+		case "!!float":
+			if f, err := strconv.ParseFloat(n.Value, 64); err == nil {
+				return f
+			}
+		}
+		return n.Value
+	}
+	return nil
+}
+
+// appendNew appends the items of add not already in list.
+func appendNew(list []string, add ...string) []string {
+	for _, a := range add {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	return list
+}
+
+// suggest returns the known name closest to s, if it is close enough to
+// be a typo.
+func suggest(s string, known []string) string {
+	best, bestDist := "", 3
+	for _, k := range known {
+		if strings.EqualFold(s, k) {
+			return k
+		}
+		if d := levenshtein(strings.ToLower(s), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,137 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// AgentInput is the Agent tool's input (S-A1), in Claude Code's names.
+type AgentInput struct {
+	Description     string `json:"description" jsonschema:"A short (3-5 word) description of the task"`
+	Prompt          string `json:"prompt" jsonschema:"The task for the agent to perform"`
+	SubagentType    string `json:"subagent_type,omitempty" jsonschema:"The type of specialized agent to use for this task"`
+	Model           string `json:"model,omitempty" jsonschema:"Optional model for this agent (an alias such as sonnet, opus, haiku, or provider:model); defaults to the agent's own"`
+	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Run the agent in the background (not available yet: leave it unset)"`
+	Name            string `json:"name,omitempty" jsonschema:"A name to address the agent by with SendMessage (not available yet)"`
+	Isolation       string `json:"isolation,omitempty" jsonschema:"Isolation mode: worktree runs the agent in a temporary git worktree (not available yet)"`
+	Cwd             string `json:"cwd,omitempty" jsonschema:"Working directory for the agent (absolute, or relative to yours); do not combine with isolation"`
+	SessionID       string `json:"session_id,omitempty" jsonschema:"Continue an earlier agent: the session_id from its result's task_metadata"`
+	TimeoutSeconds  *int   `json:"timeout_seconds,omitempty" jsonschema:"Foreground wait before moving the agent to the background (not available yet)"`
+}
+
+// refusals are the parts of S-A1 that later issues build; until then a call
+// using them is refused clearly rather than silently ignored.
+func (in AgentInput) refusals() error {
+	switch {
+	case in.RunInBackground:
+		return errors.New("run_in_background is not supported yet: agents run in the foreground only. Call again without run_in_background")
+	case in.Name != "":
+		return errors.New("name is not supported yet (it comes with SendMessage). Call again without name")
+	case in.TimeoutSeconds != nil:
+		return errors.New("timeout_seconds is not supported yet (it comes with background agents). Call again without it")
+	case in.Isolation == "worktree" && in.Cwd != "":
+		return errors.New("cwd and isolation: \"worktree\" cannot be combined: a worktree agent works in its own checkout")
+	case in.Isolation == "worktree":
+		return errors.New("isolation \"worktree\" is not supported yet. Call again without isolation")
+	case in.Isolation == "remote":
+		return errors.New("isolation \"remote\" is not supported yet. Call again without isolation")
+	case in.Isolation != "":
+		return fmt.Errorf("unknown isolation %q: want worktree or remote", in.Isolation)
+	}
+	return nil
+}
+
+func (s *Service) agentTool(c Caller) tool.Tool {
+	type row struct{ Name, Description, Tools string }
+	var rows []row
+	for _, d := range s.listed(c) {
+		rows = append(rows, row{d.Name, oneLine(d.Description), toolsLabel(d)})
+	}
+	t := tool.New(tool.Info{
+		Name: "Agent", Aliases: []string{"Task"},
+		Description:     render(agentToolTmpl, map[string]any{"Agents": rows}),
+		Access:          tool.AccessAgent,
+		ConcurrencySafe: true,
+	}, func(ctx context.Context, env tool.Env, in AgentInput) (tool.Result, error) {
+		if err := in.refusals(); err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+		out, err := s.spawn(ctx, c, spawnRequest{
+			ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
+			SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, SessionID: in.SessionID,
+		})
+		if err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+		return claudeResult(out, in.Prompt)
+	})
+	t.TargetOf = func(_ tool.Env, in AgentInput) string {
+		if in.SubagentType == "" {
+			return "general-purpose"
+		}
+		return in.SubagentType
+	}
+	return t
+}
+
+// claudeResult turns a finished child into the Agent tool's result: the
+// child's final text and the continuation trailer (S-L1).
+func claudeResult(o *outcome, prompt string) (tool.Result, error) {
+	res := o.res
+	if errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded) {
+		// The parent turn was cancelled: the loop reports it as interrupted.
+		return tool.Result{}, res.Err
+	}
+	text := strings.TrimSpace(res.Result)
+	var note string
+	switch {
+	case res.Err != nil && text == "":
+		return tool.Errorf("Agent %q failed: %v\n(session_id: %s)", o.def.Name, res.Err, o.sessionID), nil
+	case res.Err != nil:
+		note = fmt.Sprintf("\n\n(The agent stopped before finishing: %v. Its output so far is above.)", res.Err)
+	case res.Subtype == loop.SubtypeMaxTurns:
+		note = fmt.Sprintf("\n\n(The agent reached its turn limit (%d) before finishing. Its output so far is above.)", res.Turns)
+	}
+	for _, w := range o.warnings {
+		note += "\n(Note: " + w + ")"
+	}
+	if text == "" {
+		text = "(The agent finished without a final message.)"
+	}
+	total := res.Usage.Total()
+	body := fmt.Sprintf("%s%s\n\n<task_metadata>session_id: %s</task_metadata>\n<usage>agentId: %s\ntotal_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
+		text, note, o.sessionID, o.sessionID, total, res.ToolUses, res.Duration.Milliseconds())
+	return tool.Result{
+		Content: []llm.Block{llm.Text(body)},
+		Meta: map[string]any{
+			"status": "completed", "agentId": o.sessionID, "sessionId": o.sessionID, "agentType": o.def.Name,
+			"prompt": prompt, "content": []llm.Block{llm.Text(text)},
+			"totalDurationMs": res.Duration.Milliseconds(), "totalTokens": total, "totalToolUseCount": res.ToolUses,
+			"usage": res.Usage, "totalCostUsd": res.Cost,
+		},
+	}, nil
+}
+
+func toolsLabel(d agent.Definition) string {
+	var parts []string
+	if d.Tools == nil || len(d.Tools) == 0 {
+		parts = append(parts, "*")
+	} else {
+		parts = append(parts, strings.Join(d.Tools, ", "))
+	}
+	if len(d.DisallowedTools) > 0 {
+		parts = append(parts, "except "+strings.Join(d.DisallowedTools, ", "))
+	}
+	return strings.Join(parts, " ")
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,35 @@
+package subagent
+
+import (
+	"bytes"
+	_ "embed"
+	"strings"
+	"text/template"
+)
+
+// Model-facing text lives in these files, reviewed like code.
+var (
+	//go:embed prompts/agent_tool.md
+	agentToolText string
+	//go:embed prompts/task_tool.md
+	taskToolText string
+	//go:embed prompts/context.md
+	contextText string
+	//go:embed prompts/child_system.md
+	childSystemText string
+
+	agentToolTmpl   = template.Must(template.New("agent_tool").Parse(agentToolText))
+	taskToolTmpl    = template.Must(template.New("task_tool").Parse(taskToolText))
+	contextTmpl     = template.Must(template.New("context").Parse(contextText))
+	childSystemTmpl = template.Must(template.New("child_system").Parse(childSystemText))
+)
+
+func render(t *template.Template, data any) string {
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		// The templates are ours and their data is fixed in shape: a failure
+		// is a bug to surface loudly in tests.
+		panic("subagent: template " + t.Name() + ": " + err.Error())
+	}
+	return strings.TrimSpace(b.String())
+}

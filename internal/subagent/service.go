@@ -1,0 +1,472 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+	"github.com/google/uuid"
+)
+
+// MaxDepth is the hard cap on spawn depth (S-C1).
+const MaxDepth = 3
+
+// Config is what a Service needs from the runtime.
+type Config struct {
+	Bus      *event.Bus
+	Now      func() time.Time
+	Sessions *session.Manager
+	Index    session.Index
+	Agents   *agent.Registry
+	Settings config.Subagents
+	// Policy is the main session's policy: its rules (permissions.task in
+	// Policy.Task included), asker and workspace hold for every child; the
+	// mode is decided per child.
+	Policy permission.Policy
+	// Resolve builds the model with this name.
+	Resolve func(name string) (llm.Model, provider.Ref, error)
+	Pricing provider.Pricing
+	// BaseTools returns every tool a child may be given, spawn tools aside.
+	BaseTools func() []tool.Tool
+	// MainCwd is the main workspace.
+	MainCwd string
+}
+
+// Service spawns subagents for one runtime. It is safe for concurrent use.
+type Service struct {
+	cfg     Config
+	surface string
+	depth   int
+
+	mu      sync.Mutex
+	running map[string]bool // child session ids with a run in progress
+}
+
+// New checks cfg and returns a Service.
+func New(cfg Config) (*Service, error) {
+	s := &Service{cfg: cfg, running: map[string]bool{}}
+	switch s.surface = cfg.Settings.Surface; s.surface {
+	case "", "claude":
+		s.surface = "claude"
+	case "opencode":
+	case "harness", "gateway":
+		return nil, fmt.Errorf("subagents.surface %q is not available yet (it comes with background subagents); use claude or opencode", s.surface)
+	default:
+		return nil, fmt.Errorf("subagents.surface %q is unknown: want claude or opencode", s.surface)
+	}
+	s.depth = cfg.Settings.Depth()
+	if s.depth > MaxDepth {
+		s.depth = MaxDepth
+	}
+	if s.cfg.Now == nil {
+		s.cfg.Now = time.Now
+	}
+	return s, nil
+}
+
+// Caller is the agent a spawn tool works for: the parent of what it spawns.
+type Caller struct {
+	RootSessionID string
+	SessionID     string
+	// Agent is "main" or the caller's agent type.
+	Agent string
+	// Depth is 0 for the main session.
+	Depth int
+	Model llm.Model
+	Ref   provider.Ref
+	Mode  permission.Mode
+	Cwd   string
+	// TaskRules are the caller's own definition's task rules; they apply
+	// after the settings' rules.
+	TaskRules permission.TaskRules
+	// Totals receives the usage and cost of every run in the tree.
+	Totals *runner.Totals
+}
+
+// Tools returns the spawn tool the caller is offered under the configured
+// surface profile: none for a leaf, or when the task rules end in "*": deny.
+func (s *Service) Tools(c Caller) []tool.Tool {
+	if c.Depth >= s.depth {
+		return nil
+	}
+	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
+		return nil
+	}
+	if s.surface == "opencode" {
+		return []tool.Tool{s.taskTool(c)}
+	}
+	return []tool.Tool{s.agentTool(c)}
+}
+
+// listed are the agents the caller's spawn tool describes: subagents (not
+// primary ones), not hidden, and not denied outright.
+func (s *Service) listed(c Caller) []agent.Definition {
+	var out []agent.Definition
+	for _, d := range s.cfg.Agents.All() {
+		if d.Mode == "primary" || d.Hidden || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// SystemContext is the block the main agent sees each turn (S-A5): the
+// agents it may delegate to and how.
+func (s *Service) SystemContext(c Caller) string {
+	if c.Depth != 0 || len(s.Tools(c)) == 0 {
+		return ""
+	}
+	var names []string
+	for _, d := range s.listed(c) {
+		names = append(names, d.Name)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return render(contextTmpl, map[string]any{"Agents": names, "Tool": s.toolName()})
+}
+
+func (s *Service) toolName() string {
+	if s.surface == "opencode" {
+		return "task"
+	}
+	return "Agent"
+}
+
+// spawnRequest is one spawn call, whatever the surface.
+type spawnRequest struct {
+	ToolUseID    string
+	Description  string
+	Prompt       string
+	SubagentType string
+	Model        string
+	Cwd          string
+	SessionID    string // continue this child session
+}
+
+// outcome is a finished child run.
+type outcome struct {
+	def       agent.Definition
+	sessionID string
+	res       *runner.Result
+	warnings  []string
+}
+
+// spawn runs one child to completion (the synchronous lifecycle, S-L1).
+func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outcome, error) {
+	if strings.TrimSpace(req.Prompt) == "" {
+		return nil, errors.New("prompt is empty: say what the agent should do")
+	}
+	var (
+		history []llm.Message
+		sess    *session.Session
+		def     agent.Definition
+		err     error
+	)
+	if req.SessionID != "" {
+		def, err = s.continued(ctx, req)
+	} else {
+		def, err = s.route(req.SubagentType)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Policy.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
+		return nil, err
+	}
+	if c.Depth+1 > s.depth {
+		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
+	}
+	child, warnings, err := s.prepare(c, def, req)
+	if err != nil {
+		return nil, err
+	}
+	if req.SessionID != "" {
+		if !s.claim(req.SessionID) {
+			return nil, fmt.Errorf("agent session %s is still running; wait for its result before continuing it", req.SessionID)
+		}
+		defer s.release(req.SessionID)
+		if sess, history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
+			return nil, err
+		}
+	} else {
+		sess, err = s.create(ctx, c, def, child.cwd)
+		if err != nil {
+			return nil, err
+		}
+		s.claim(sess.Info.ID)
+		defer s.release(sess.Info.ID)
+	}
+	child.caller.SessionID = sess.Info.ID
+	tools, err := s.pool(def, child)
+	if err != nil {
+		sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+		return nil, err
+	}
+	res := runner.Run(ctx, runner.Spec{
+		Session: sess,
+		Loop: s.loopConfig(def, child, tools, sess.Info.ID),
+		Tag: runner.Tag{
+			RootSessionID: c.RootSessionID, ParentToolUseID: req.ToolUseID,
+			AgentID: sess.Info.ID, AgentType: def.Name, TaskDescription: req.Description,
+		},
+		Cost:          func(u llm.Usage) float64 { return s.cfg.Pricing.Cost(child.caller.Ref, u) },
+		Totals:        c.Totals,
+		PublishPrompt: true,
+		Bus:           s.cfg.Bus,
+		Now:           s.cfg.Now,
+	}, history, llm.UserText(req.Prompt))
+	return &outcome{def: def, sessionID: sess.Info.ID, res: res, warnings: warnings}, nil
+}
+
+func (s *Service) claim(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running[id] {
+		return false
+	}
+	s.running[id] = true
+	return true
+}
+
+func (s *Service) release(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.running, id)
+}
+
+// route picks the definition for subagent_type (S-A2): the named agent, or
+// general-purpose when none is named.
+func (s *Service) route(name string) (agent.Definition, error) {
+	if name == "" {
+		name = "general-purpose"
+	}
+	if err := agent.ValidateName(name); err != nil {
+		return agent.Definition{}, fmt.Errorf("invalid subagent_type: %w", err)
+	}
+	def, ok := s.cfg.Agents.Get(name)
+	if !ok {
+		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(), ", "))
+	}
+	if def.Mode == "primary" {
+		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(), ", "))
+	}
+	if def.URL != "" || def.Isolation == "remote" {
+		return agent.Definition{}, fmt.Errorf("agent %q runs remotely (%s), and remote agents are not supported yet", def.Name, def.URL)
+	}
+	return def, nil
+}
+
+// continued checks a session_id to continue and returns its agent.
+func (s *Service) continued(ctx context.Context, req spawnRequest) (agent.Definition, error) {
+	if err := session.ValidateID(req.SessionID); err != nil {
+		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
+	}
+	info, err := s.cfg.Index.GetSession(ctx, req.SessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return agent.Definition{}, fmt.Errorf("no agent session %q to continue: pass a session_id from an earlier result's <task_metadata>, or omit it to start a new agent", req.SessionID)
+	}
+	if err != nil {
+		return agent.Definition{}, err
+	}
+	if info.ParentID == "" {
+		return agent.Definition{}, fmt.Errorf("session %q is a main session, not an agent's; only agent sessions can be continued with session_id", req.SessionID)
+	}
+	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
+		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
+	}
+	return s.route(info.Agent)
+}
+
+// names are the spawnable agents, for error messages.
+func (s *Service) names() []string {
+	var out []string
+	for _, d := range s.cfg.Agents.All() {
+		if d.Mode != "primary" && d.URL == "" && s.cfg.Policy.SpawnVisible(d.Name, nil) {
+			out = append(out, d.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// child is everything decided about a run before it starts.
+type child struct {
+	caller Caller
+	cwd    string
+	base   string // prompt base from the workspace, if any
+	policy permission.Policy
+}
+
+func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*child, []string, error) {
+	ws, err := def.Resolve(s.cfg.MainCwd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
+	}
+	cwd := ws.Cwd
+	if req.Cwd != "" {
+		cwd = req.Cwd
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(c.Cwd, cwd)
+		}
+		cwd = filepath.Clean(cwd)
+		if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+			return nil, nil, fmt.Errorf("cwd %q is not a directory", req.Cwd)
+		}
+	}
+	model, ref, warnings := s.model(c, req.Model, def.Model)
+	mode, err := permission.ChildMode(c.Mode, def.PermissionMode)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
+	}
+	pol := s.cfg.Policy
+	pol.Mode = mode
+	pol.Workspace = cwd
+	if cwd != s.cfg.MainCwd {
+		pol.AdditionalDirs = append(slices.Clone(pol.AdditionalDirs), s.cfg.MainCwd)
+	}
+	pol.Rules = permission.Rules{
+		Allow: slices.Clone(pol.Rules.Allow), Ask: slices.Clone(pol.Rules.Ask), Deny: slices.Clone(pol.Rules.Deny),
+	}
+	for _, l := range []struct {
+		in  []string
+		out *[]permission.Rule
+	}{{def.Allow, &pol.Rules.Allow}, {def.Ask, &pol.Rules.Ask}, {def.Deny, &pol.Rules.Deny}} {
+		for _, raw := range l.in {
+			r, err := permission.ParseRule(raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("agent %q: permission rule %q: %w", def.Name, raw, err)
+			}
+			*l.out = append(*l.out, r)
+		}
+	}
+	taskRules, err := permission.ParseTaskRules(taskPairs(def.TaskRules))
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: permission.task: %w", def.Name, err)
+	}
+	return &child{
+		caller: Caller{
+			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
+			Model: model, Ref: ref, Mode: mode, Cwd: cwd, TaskRules: taskRules, Totals: c.Totals,
+		},
+		cwd: cwd, base: ws.PromptBase, policy: pol,
+	}, warnings, nil
+}
+
+func taskPairs(rules []agent.TaskRule) [][2]string {
+	out := make([][2]string, len(rules))
+	for i, r := range rules {
+		out[i] = [2]string{r.Pattern, r.Action}
+	}
+	return out
+}
+
+// model picks the child's model (S-A3): the call's, the definition's, the
+// subagents default, else the parent's. "inherit" means the parent's; a
+// name that does not resolve is skipped with a warning.
+func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []string) {
+	var warnings []string
+	for _, cand := range []struct{ name, from string }{{call, "the call's model"}, {def, "the agent's model"}, {s.cfg.Settings.Model, "subagents.model"}} {
+		if cand.name == "" {
+			continue
+		}
+		if cand.name == "inherit" {
+			break
+		}
+		m, ref, err := s.cfg.Resolve(cand.name)
+		if err == nil {
+			return m, ref, warnings
+		}
+		warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (%v); falling back", cand.from, cand.name, err))
+	}
+	return c.Model, c.Ref, warnings
+}
+
+// create makes the child session: parent id, session key and title (S-L1).
+func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string) (*session.Session, error) {
+	id := uuid.Must(uuid.NewV7()).String()
+	return s.cfg.Sessions.Create(ctx, session.Info{
+		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: cwd,
+		Key:   "agent:" + def.Name + ":subagent:" + id,
+		Title: "(@" + def.Name + " subagent)",
+	})
+}
+
+// pool rebuilds the child's tools (S-P2): every available tool, filtered
+// by the definition's tools / disallowedTools, the subagent tool policy
+// and the global deny rules; a spawn tool only for non-leaves whose
+// definition allows it.
+func (s *Service) pool(def agent.Definition, ch *child) (*tool.Set, error) {
+	allowAll := def.Tools == nil || slices.Contains(def.Tools, "*")
+	named := func(list []string, name string, aliases []string) bool {
+		for _, n := range list {
+			n, _, _ = strings.Cut(n, "(") // "Bash(git:*)" names Bash
+			n = strings.TrimSpace(n)
+			if strings.EqualFold(n, name) || slices.ContainsFunc(aliases, func(a string) bool { return strings.EqualFold(a, n) }) {
+				return true
+			}
+		}
+		return false
+	}
+	policy := s.cfg.Settings.Tools
+	keep := func(t tool.Tool) bool {
+		info := t.Info()
+		if !allowAll && !named(def.Tools, info.Name, info.Aliases) {
+			return false
+		}
+		if named(def.DisallowedTools, info.Name, info.Aliases) || named(policy.Deny, info.Name, info.Aliases) {
+			return false
+		}
+		return len(policy.Allow) == 0 || named(policy.Allow, info.Name, info.Aliases)
+	}
+	var tools []tool.Tool
+	for _, t := range append(s.cfg.BaseTools(), s.Tools(ch.caller)...) {
+		if keep(t) {
+			tools = append(tools, t)
+		}
+	}
+	set, err := tool.NewSet(tools...)
+	if err != nil {
+		return nil, err
+	}
+	return ch.policy.Pool(set), nil
+}
+
+func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string) loop.Config {
+	return loop.Config{
+		Model: ch.caller.Model, System: s.systemPrompt(def, ch), Tools: tools, Permit: &ch.policy,
+		MaxTurns: def.MaxTurns, Agent: def.Name,
+		Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
+	}
+}
+
+func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
+	base := strings.TrimSpace(def.Prompt)
+	if ch.base != "" {
+		base = strings.TrimSpace(ch.base)
+	}
+	_, gitErr := os.Stat(filepath.Join(ch.cwd, ".git"))
+	return render(childSystemTmpl, map[string]any{
+		"Prompt": base, "Name": def.Name, "Cwd": ch.cwd, "Git": gitErr == nil,
+		"Platform": runtime.GOOS, "Date": s.cfg.Now().Format("2006-01-02"),
+	})
+}

@@ -1,0 +1,77 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// TaskInput is OpenCode's task tool input (the opencode surface profile).
+type TaskInput struct {
+	Description  string `json:"description" jsonschema:"A short (3-5 words) description of the task"`
+	Prompt       string `json:"prompt" jsonschema:"The task for the agent to perform"`
+	SubagentType string `json:"subagent_type" jsonschema:"The type of specialized agent to use for this task"`
+	TaskID       string `json:"task_id,omitempty" jsonschema:"This should only be set if you mean to resume a previous task (you can pass a prior task_id and the task will continue the same subagent session as before instead of creating a fresh one)"`
+	SessionID    string `json:"session_id,omitempty" jsonschema:"Alias of task_id"`
+	Command      string `json:"command,omitempty" jsonschema:"The command that triggered this task"`
+}
+
+func (s *Service) taskTool(c Caller) tool.Tool {
+	type row struct{ Name, Description string }
+	var rows []row
+	for _, d := range s.listed(c) {
+		rows = append(rows, row{d.Name, oneLine(d.Description)})
+	}
+	t := tool.New(tool.Info{
+		Name:            "task",
+		Description:     render(taskToolTmpl, map[string]any{"Agents": rows}),
+		Access:          tool.AccessAgent,
+		ConcurrencySafe: true,
+	}, func(ctx context.Context, env tool.Env, in TaskInput) (tool.Result, error) {
+		id := in.TaskID
+		if id == "" {
+			id = in.SessionID
+		} else if in.SessionID != "" && in.SessionID != in.TaskID {
+			return tool.Errorf("task_id %q and session_id %q disagree; pass one of them", in.TaskID, in.SessionID), nil
+		}
+		out, err := s.spawn(ctx, c, spawnRequest{
+			ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
+			SubagentType: in.SubagentType, SessionID: id,
+		})
+		if err != nil {
+			return openCodeError("", err), nil
+		}
+		return openCodeResult(out)
+	})
+	t.TargetOf = func(_ tool.Env, in TaskInput) string { return in.SubagentType }
+	return t
+}
+
+// openCodeResult is OpenCode 1.18's task output: the child session's id as
+// the task id, then its final text.
+func openCodeResult(o *outcome) (tool.Result, error) {
+	res := o.res
+	if errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded) {
+		return tool.Result{}, res.Err
+	}
+	if res.Err != nil {
+		return openCodeError(o.sessionID, res.Err), nil
+	}
+	body := fmt.Sprintf("<task id=%q state=\"completed\">\n<task_result>\n%s\n</task_result>\n</task>", o.sessionID, strings.TrimSpace(res.Result))
+	return tool.Result{
+		Content: []llm.Block{llm.Text(body)},
+		Meta:    map[string]any{"status": "completed", "sessionId": o.sessionID, "agentType": o.def.Name, "totalTokens": res.Usage.Total()},
+	}, nil
+}
+
+func openCodeError(id string, err error) tool.Result {
+	return tool.Result{
+		Content: []llm.Block{llm.Text(fmt.Sprintf("<task id=%q state=\"error\">\n<task_error>%s</task_error>\n</task>", id, html.EscapeString(err.Error())))},
+		IsError: true,
+	}
+}
