@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/spf13/cobra"
 )
@@ -47,12 +48,9 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tUPDATED\tSTATUS\tTURNS\tAGENT\tTITLE")
-			for _, s := range infos {
-				indent := ""
-				if s.ParentID != "" {
-					indent = "└ "
-				}
-				fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\n", indent, s.ID, s.Updated.Local().Format(time.DateTime), s.Status, s.NumTurns, s.Agent, s.Title)
+			for _, row := range tree(infos) {
+				s := row.info
+				fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\n", row.indent, s.ID, s.Updated.Local().Format(time.DateTime), s.Status, s.NumTurns, s.Agent, s.Title)
 			}
 			return tw.Flush()
 		},
@@ -97,6 +95,46 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many")
 	list.AddCommand(show)
 	return list
+}
+
+type treeRow struct {
+	indent string
+	info   session.Info
+}
+
+// tree orders sessions as a tree: each session (newest first) followed by
+// its subagents' sessions, indented; a child whose parent is not listed
+// stands on its own.
+func tree(infos []session.Info) []treeRow {
+	listed := map[string]bool{}
+	children := map[string][]session.Info{}
+	for _, s := range infos {
+		listed[s.ID] = true
+	}
+	var roots []session.Info
+	for _, s := range infos {
+		if s.ParentID != "" && listed[s.ParentID] {
+			children[s.ParentID] = append(children[s.ParentID], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	var rows []treeRow
+	var walk func(s session.Info, depth int)
+	walk = func(s session.Info, depth int) {
+		indent := ""
+		if depth > 0 {
+			indent = strings.Repeat("  ", depth-1) + "└ "
+		}
+		rows = append(rows, treeRow{indent, s})
+		for _, c := range children[s.ID] {
+			walk(c, depth+1)
+		}
+	}
+	for _, s := range roots {
+		walk(s, 0)
+	}
+	return rows
 }
 
 func render(m llm.Message) string {
