@@ -140,9 +140,6 @@ func (r *Runtime) systemPrompt() string {
 	_, gitErr := os.Stat(filepath.Join(r.cwd, ".git"))
 	fmt.Fprintf(&b, "\n\n<env>\nWorking directory: %s\nIs directory a git repo: %s\nPlatform: %s\nToday's date: %s\n</env>",
 		r.cwd, yesNo(gitErr == nil), runtime.GOOS, r.now().Format("2006-01-02"))
-	if a := strings.TrimSpace(r.opts.AppendSystemPrompt); a != "" {
-		b.WriteString("\n\n" + a)
-	}
 	return b.String()
 }
 
@@ -163,7 +160,16 @@ func (sr *sessionRun) run(ctx context.Context) {
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv),
 	}})
-	sysctx := r.subagents.SystemContext(sr.caller)
+	// Per-turn context goes between the base prompt and the user's
+	// --append-system-prompt, which stays last as the user expects.
+	var tail []string
+	if c := r.subagents.SystemContext(sr.caller); c != "" {
+		tail = append(tail, c)
+	}
+	if a := strings.TrimSpace(r.opts.AppendSystemPrompt); a != "" {
+		tail = append(tail, a)
+	}
+	sysctx := strings.Join(tail, "\n\n")
 	res := runner.Run(ctx, runner.Spec{
 		Session: sr.sess,
 		Loop: loop.Config{

@@ -121,7 +121,15 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Content == nil {
 		m.Content = []Block{}
 	}
-	return json.Marshal(plain(m))
+	// Escape nothing here: the caller's encoder escapes HTML characters or
+	// not, as it was told, when it copies these bytes.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(plain(m)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // UserText returns a user message holding one text block.

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/output"
@@ -168,6 +170,12 @@ func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, 
 		fmt.Fprintf(stderr, "cadre: warning: %s\n", w)
 	}
 	w := output.New(stdout, format, f.verbose)
+	if format == output.Text {
+		prog := newProgress(stderr, isTerminalWriter(stderr), time.Now)
+		stopTicks := tickEvery(100*time.Millisecond, prog.Tick)
+		defer func() { stopTicks(); prog.Close() }()
+		w = progressWriter{Writer: w, prog: prog}
+	}
 	var result *cadre.ResultInfo
 	var writeErr error
 	for ev, err := range rt.Run(ctx, cadre.Request{Prompt: prompt, Resume: f.resume, Continue: f.cont}) {
@@ -198,6 +206,41 @@ func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, 
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// progressWriter shows subagents' progress on stderr before the text writer
+// sees an event: the live block is cleared before the answer is printed.
+type progressWriter struct {
+	output.Writer
+	prog *progress
+}
+
+func (p progressWriter) Write(e cadre.Event) error {
+	p.prog.Event(e)
+	return p.Writer.Write(e)
+}
+
+// tickEvery calls fn every d until the returned stop is called; stop waits
+// for the ticking goroutine to end.
+func tickEvery(d time.Duration, fn func()) (stop func()) {
+	t := time.NewTicker(d)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-t.C:
+				fn()
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		t.Stop()
+	}
 }
 
 func isTerminal(r io.Reader) bool {
