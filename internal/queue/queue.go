@@ -1,0 +1,133 @@
+package queue
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Priority orders entries; a lower value is taken first.
+type Priority int
+
+const (
+	Now   Priority = iota // ahead of everything
+	Next                  // user input (the default)
+	Later                 // notifications: never ahead of the user
+)
+
+// Mode says what an entry is.
+type Mode string
+
+const (
+	ModePrompt       Mode = "prompt"
+	ModeNotification Mode = "task-notification"
+	ModeMessage      Mode = "message" // SendMessage to a running agent
+)
+
+// Entry is one queued input.
+type Entry struct {
+	Priority Priority
+	Mode     Mode
+	// Target is the agent id that should take the entry; "" is the main
+	// agent.
+	Target  string
+	Message llm.Message
+	// TaskID links a notification to its task.
+	TaskID   string
+	Enqueued time.Time
+	seq      uint64
+}
+
+// Queue is safe for concurrent use. The zero value is ready.
+type Queue struct {
+	mu      sync.Mutex
+	entries []Entry
+	seq     uint64
+	changed chan struct{} // closed and replaced on every Push
+}
+
+func (q *Queue) signal() chan struct{} {
+	if q.changed == nil {
+		q.changed = make(chan struct{})
+	}
+	return q.changed
+}
+
+// Push adds e.
+func (q *Queue) Push(e Entry) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.seq++
+	e.seq = q.seq
+	if e.Enqueued.IsZero() {
+		e.Enqueued = time.Now()
+	}
+	q.entries = append(q.entries, e)
+	close(q.signal())
+	q.changed = make(chan struct{})
+}
+
+// Take removes and returns every entry for target, highest priority first,
+// in order within a priority. It never blocks.
+func (q *Queue) Take(target string) []Entry {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.take(target)
+}
+
+func (q *Queue) take(target string) []Entry {
+	var out, keep []Entry
+	for _, e := range q.entries {
+		if e.Target == target {
+			out = append(out, e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	q.entries = keep
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Priority != out[j].Priority {
+			return out[i].Priority < out[j].Priority
+		}
+		return out[i].seq < out[j].seq
+	})
+	return out
+}
+
+// Wait blocks until there is at least one entry for target, or until ctx
+// ends or stop is closed (nil stop never closes), and returns the entries
+// as Take does. It returns no entries when it ended for ctx or stop.
+func (q *Queue) Wait(ctx context.Context, target string, stop <-chan struct{}) ([]Entry, error) {
+	for {
+		q.mu.Lock()
+		if out := q.take(target); len(out) > 0 {
+			q.mu.Unlock()
+			return out, nil
+		}
+		changed := q.signal()
+		q.mu.Unlock()
+		select {
+		case <-changed:
+		case <-stop:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Len counts the entries waiting for target.
+func (q *Queue) Len(target string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, e := range q.entries {
+		if e.Target == target {
+			n++
+		}
+	}
+	return n
+}
