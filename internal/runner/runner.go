@@ -73,9 +73,12 @@ type Spec struct {
 	PublishPrompt bool
 	Bus           *event.Bus
 	Now           func() time.Time
+	// Observe, if set, sees every message after it was recorded (task
+	// output files and progress hang off it).
+	Observe func(loop.Step)
 }
 
-// Result is how a run ended.
+// Result is how a turn (or a whole run) ended.
 type Result struct {
 	*loop.Outcome
 	Cost     float64
@@ -83,30 +86,62 @@ type Result struct {
 	Status   session.Status
 }
 
-// Run runs the loop on history plus prompt and finishes the session. It
-// always returns a Result; a failure is in Result.Err.
-func Run(ctx context.Context, spec Spec, history []llm.Message, prompt llm.Message) *Result {
+// Conversation is an agent's session kept open across turns: the main
+// agent of a headless run answers its prompt, then each task notification,
+// in one session.
+type Conversation struct {
+	spec    Spec
+	rec     *recorder
+	history []llm.Message
+
+	turns int
+	usage llm.Usage
+	cost  float64
+	last  *Result
+}
+
+// Start opens a conversation on history (the session's earlier messages).
+func Start(spec Spec, history []llm.Message) *Conversation {
 	if spec.Now == nil {
 		spec.Now = time.Now
 	}
-	start := spec.Now()
-	r := &recorder{spec: spec}
+	return &Conversation{spec: spec, rec: &recorder{spec: spec}, history: append([]llm.Message(nil), history...)}
+}
+
+// History is the conversation so far.
+func (c *Conversation) History() []llm.Message { return c.history }
+
+// Turn records the input messages and runs the loop until the model stops
+// calling tools. It always returns a Result; a failure is in Result.Err.
+// The first message of a subagent's first turn is published when
+// Spec.PublishPrompt is set; later inputs (notifications, messages) always
+// are, since nobody else has shown them.
+func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
+	start := c.spec.Now()
 	var out *loop.Outcome
-	err := r.record(loop.Step{Message: prompt}, spec.PublishPrompt)
+	var err error
+	for i, m := range input {
+		publish := c.spec.PublishPrompt || c.turns > 0 || i > 0
+		if err = c.rec.record(loop.Step{Message: m}, publish); err != nil {
+			break
+		}
+		c.history = append(c.history, m)
+	}
 	if err == nil {
-		cfg := spec.Loop
-		cfg.OnStep = func(_ context.Context, s loop.Step) error { return r.record(s, true) }
-		out, _ = loop.Run(ctx, cfg, append(append([]llm.Message(nil), history...), prompt))
+		cfg := c.spec.Loop
+		cfg.OnStep = func(_ context.Context, s loop.Step) error { return c.rec.record(s, true) }
+		out, _ = loop.Run(ctx, cfg, c.history)
+		c.history = out.Messages
 	}
 	if out == nil {
-		out = &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}
+		out = &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err, Messages: c.history}
 	}
-	res := &Result{Outcome: out, Duration: spec.Now().Sub(start), Status: session.StatusCompleted}
-	if spec.Cost != nil {
-		res.Cost = spec.Cost(out.Usage)
+	res := &Result{Outcome: out, Duration: c.spec.Now().Sub(start), Status: session.StatusCompleted}
+	if c.spec.Cost != nil {
+		res.Cost = c.spec.Cost(out.Usage)
 	}
-	if spec.Totals != nil && spec.Loop.Model != nil {
-		spec.Totals.Add(spec.Loop.Model.Name(), out.Usage, res.Cost)
+	if c.spec.Totals != nil && c.spec.Loop.Model != nil {
+		c.spec.Totals.Add(c.spec.Loop.Model.Name(), out.Usage, res.Cost)
 	}
 	switch {
 	case errors.Is(out.Err, context.Canceled) || errors.Is(out.Err, context.DeadlineExceeded):
@@ -114,12 +149,36 @@ func Run(ctx context.Context, spec Spec, history []llm.Message, prompt llm.Messa
 	case out.Err != nil:
 		res.Status = session.StatusFailed
 	}
-	// The run's context may be cancelled; its record must still be saved.
-	if ferr := spec.Session.Finish(context.Background(), res.Status, out.Usage, res.Cost, out.Turns); ferr != nil {
-		if out.Err == nil {
-			out.Subtype = loop.SubtypeExecution
+	c.turns += out.Turns
+	c.usage = c.usage.Add(out.Usage)
+	c.cost += res.Cost
+	c.last = res
+	return res
+}
+
+// Close finishes the session with status (the last turn's when empty),
+// recording the conversation's usage, cost and turns. The session's record
+// must be saved even when the run's context is cancelled, so Close takes
+// none.
+func (c *Conversation) Close(status session.Status) error {
+	if status == "" {
+		status = session.StatusCompleted
+		if c.last != nil {
+			status = c.last.Status
 		}
-		out.Err = errors.Join(out.Err, ferr)
+	}
+	return c.spec.Session.Finish(context.Background(), status, c.usage, c.cost, c.turns)
+}
+
+// Run runs one turn on history plus prompt and finishes the session.
+func Run(ctx context.Context, spec Spec, history []llm.Message, prompt llm.Message) *Result {
+	c := Start(spec, history)
+	res := c.Turn(ctx, prompt)
+	if err := c.Close(""); err != nil {
+		if res.Err == nil {
+			res.Subtype = loop.SubtypeExecution
+		}
+		res.Err = errors.Join(res.Err, err)
 	}
 	return res
 }
@@ -161,6 +220,9 @@ func (r *recorder) record(s loop.Step, publish bool) error {
 	}
 	if publish && r.spec.Bus != nil {
 		r.spec.Bus.Publish(ev)
+	}
+	if r.spec.Observe != nil {
+		r.spec.Observe(s)
 	}
 	return nil
 }
