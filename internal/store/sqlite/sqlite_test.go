@@ -216,9 +216,9 @@ func TestMigrationAddedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := append(mustMigrations(t), migration{
-		version: len(mustMigrations(t)) + 1, name: "tasks",
-		sql: `CREATE TABLE tasks (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions (id)) STRICT;
-		      CREATE INDEX tasks_by_session ON tasks (session_id);`,
+		version: len(mustMigrations(t)) + 1, name: "notes",
+		sql: `CREATE TABLE notes (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions (id)) STRICT;
+		      CREATE INDEX notes_by_session ON notes (session_id);`,
 	})
 	for range 2 {
 		if err := db.migrate(t.Context(), ms); err != nil {
@@ -227,14 +227,14 @@ func TestMigrationAddedLater(t *testing.T) {
 	}
 	checkVersions(t, db, len(ms))
 	// Both statements of the file ran, and foreign keys are enforced.
-	if _, err := db.w.ExecContext(t.Context(), `INSERT INTO tasks VALUES ('t1', 's1')`); err != nil {
+	if _, err := db.w.ExecContext(t.Context(), `INSERT INTO notes VALUES ('t1', 's1')`); err != nil {
 		t.Errorf("insert into the new table: %v", err)
 	}
-	if _, err := db.w.ExecContext(t.Context(), `INSERT INTO tasks VALUES ('t2', 'no-such-session')`); err == nil {
+	if _, err := db.w.ExecContext(t.Context(), `INSERT INTO notes VALUES ('t2', 'no-such-session')`); err == nil {
 		t.Error("a dangling foreign key was accepted: foreign_keys is off")
 	}
 	var n int
-	if err := db.r.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE name = 'tasks_by_session'`).Scan(&n); err != nil || n != 1 {
+	if err := db.r.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE name = 'notes_by_session'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("second statement of the migration did not run (count %d, err %v)", n, err)
 	}
 }

@@ -1,0 +1,240 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/task"
+)
+
+var _ task.Store = (*DB)(nil)
+
+const taskColumns = `id, kind, agent, name, description, prompt,
+	parent_session_id, root_session_id, child_session_id, tool_use_id,
+	status, result, error,
+	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+	cost_usd, tool_uses, output_file, notified, cancel_requested, owner,
+	heartbeat_ms, created_ms, started_ms, finished_ms`
+
+// taskUpdate sets every column after id, in taskColumns order.
+const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description = ?, prompt = ?,
+	parent_session_id = ?, root_session_id = ?, child_session_id = ?, tool_use_id = ?,
+	status = ?, result = ?, error = ?,
+	input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
+	cost_usd = ?, tool_uses = ?, output_file = ?, notified = ?, cancel_requested = ?, owner = ?,
+	heartbeat_ms = ?, created_ms = ?, started_ms = ?, finished_ms = ?
+	WHERE id = ?`
+
+// terminalStatuses is the SQL list of task.Status values for which
+// Status.Terminal is true.
+const terminalStatuses = `('completed', 'failed', 'killed', 'timeout')`
+
+// toMS is how a time is stored: unix milliseconds, NULL for the zero time.
+func toMS(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+func fromMS(ms sql.NullInt64) time.Time {
+	if !ms.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms.Int64).UTC()
+}
+
+func scanTask(r row) (task.Task, error) {
+	var (
+		t                                   task.Task
+		kind, status                        string
+		heartbeat, created, started, finish sql.NullInt64
+	)
+	err := r.Scan(&t.ID, &kind, &t.Agent, &t.Name, &t.Description, &t.Prompt,
+		&t.ParentSessionID, &t.RootSessionID, &t.ChildSessionID, &t.ToolUseID,
+		&status, &t.Result, &t.Error,
+		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheCreationInputTokens, &t.Usage.CacheReadInputTokens,
+		&t.CostUSD, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
+		&heartbeat, &created, &started, &finish)
+	t.Kind = task.Kind(kind)
+	t.Status = task.Status(status)
+	t.Heartbeat, t.Created, t.Started, t.Finished = fromMS(heartbeat), fromMS(created), fromMS(started), fromMS(finish)
+	return t, err
+}
+
+// taskValues are t's columns after id, in taskColumns order.
+func taskValues(t task.Task) []any {
+	return []any{string(t.Kind), t.Agent, t.Name, t.Description, t.Prompt,
+		t.ParentSessionID, t.RootSessionID, t.ChildSessionID, t.ToolUseID,
+		string(t.Status), t.Result, t.Error,
+		t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheCreationInputTokens, t.Usage.CacheReadInputTokens,
+		t.CostUSD, t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
+		toMS(t.Heartbeat), toMS(t.Created), toMS(t.Started), toMS(t.Finished)}
+}
+
+// normalizeTask is t as a read would return it after storing it.
+func normalizeTask(t task.Task) task.Task {
+	t.Heartbeat = fromMS(toMS(t.Heartbeat))
+	t.Created = fromMS(toMS(t.Created))
+	t.Started = fromMS(toMS(t.Started))
+	t.Finished = fromMS(toMS(t.Finished))
+	return t
+}
+
+// CreateTask implements task.Store.
+func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("create task: %w", err)
+	}
+	res, err := db.w.ExecContext(ctx,
+		`INSERT INTO tasks (`+taskColumns+`) VALUES (?`+strings.Repeat(", ?", 26)+`)
+		 ON CONFLICT (id) DO NOTHING`,
+		append([]any{t.ID}, taskValues(t)...)...)
+	if err != nil {
+		return fmt.Errorf("create task %q: %w", t.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("create task %q: %w", t.ID, err)
+	} else if n == 0 {
+		return fmt.Errorf("create task %q: a task with this id already exists", t.ID)
+	}
+	return nil
+}
+
+// GetTask implements task.Store.
+func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
+	t, err := scanTask(db.r.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return task.Task{}, fmt.Errorf("get task %q: %w", id, task.ErrNotFound)
+	} else if err != nil {
+		return task.Task{}, fmt.Errorf("get task %q: %w", id, err)
+	}
+	return t, nil
+}
+
+// UpdateTask implements task.Store. The read and the write share one
+// IMMEDIATE transaction, so the write lock is held (across processes too)
+// from before the read until the commit; fn runs inside it.
+func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+	}
+	defer tx.Rollback()
+	t, err := scanTask(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return task.Task{}, fmt.Errorf("update task %q: %w", id, task.ErrNotFound)
+	} else if err != nil {
+		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+	}
+	if err := fn(&t); err != nil {
+		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+	}
+	if t.ID != id {
+		return task.Task{}, fmt.Errorf("update task %q: the update changed the id to %q", id, t.ID)
+	}
+	if err := t.Validate(); err != nil {
+		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, taskUpdate, append(taskValues(t), id)...); err != nil {
+		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return task.Task{}, fmt.Errorf("update task %q: commit: %w", id, err)
+	}
+	return normalizeTask(t), nil
+}
+
+// ListTasks implements task.Store.
+func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	for _, c := range []struct{ col, v string }{
+		{"root_session_id", f.RootSessionID}, {"parent_session_id", f.ParentSessionID}, {"owner", f.Owner},
+	} {
+		if c.v != "" {
+			where, args = append(where, c.col+" = ?"), append(args, c.v)
+		}
+	}
+	if len(f.Statuses) > 0 {
+		where = append(where, "status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
+		for _, s := range f.Statuses {
+			args = append(args, string(s))
+		}
+	}
+	q := `SELECT ` + taskColumns + ` FROM tasks`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_ms DESC, id DESC"
+	if f.Limit > 0 {
+		q, args = q+" LIMIT ?", append(args, f.Limit)
+	}
+
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	defer rows.Close()
+	out := []task.Task{}
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tasks: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// MarkNotified implements task.Store. The conditional UPDATE is the whole
+// protocol: SQLite runs one writer at a time, across processes too, so of
+// all the calls only the first finds notified = 0 and changes a row. The
+// transaction exists only to explain a call that changed nothing, from the
+// same state the UPDATE saw.
+func (db *DB) MarkNotified(ctx context.Context, id string) (bool, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("mark task %q notified: %w", id, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx,
+		`UPDATE tasks SET notified = 1 WHERE id = ? AND notified = 0 AND status IN `+terminalStatuses, id)
+	if err != nil {
+		return false, fmt.Errorf("mark task %q notified: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("mark task %q notified: %w", id, err)
+	}
+	if n == 1 {
+		if err := tx.Commit(); err != nil {
+			return false, fmt.Errorf("mark task %q notified: commit: %w", id, err)
+		}
+		return true, nil
+	}
+	var status string
+	var notified bool
+	err = tx.QueryRowContext(ctx, `SELECT status, notified FROM tasks WHERE id = ?`, id).Scan(&status, &notified)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, fmt.Errorf("mark task %q notified: %w", id, task.ErrNotFound)
+	case err != nil:
+		return false, fmt.Errorf("mark task %q notified: %w", id, err)
+	case !task.Status(status).Terminal():
+		return false, fmt.Errorf("mark task %q notified: %w (status %s)", id, task.ErrNotTerminal, status)
+	}
+	return false, nil // someone else was first
+}

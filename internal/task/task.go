@@ -1,0 +1,206 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Status is where a task is in its lifecycle: pending → running → one of the
+// terminal statuses.
+type Status string
+
+const (
+	StatusPending   Status = "pending"   // registered, waiting for a slot in its lane
+	StatusRunning   Status = "running"   // executing
+	StatusCompleted Status = "completed" // finished normally
+	StatusFailed    Status = "failed"    // ended by an error, or its process died
+	StatusKilled    Status = "killed"    // stopped by TaskStop or a stop cascade
+	StatusTimeout   Status = "timeout"   // stopped by runTimeoutSeconds
+)
+
+// Terminal reports whether s is a final status: the run is over and its
+// result is recorded.
+func (s Status) Terminal() bool {
+	switch s {
+	case StatusCompleted, StatusFailed, StatusKilled, StatusTimeout:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is one of the defined statuses.
+func (s Status) Valid() bool {
+	return s == StatusPending || s == StatusRunning || s.Terminal()
+}
+
+// Kind is what a task runs.
+type Kind string
+
+const (
+	KindLocalAgent  Kind = "local_agent"  // a background subagent run in this process
+	KindLocalBash   Kind = "local_bash"   // a background shell command
+	KindRemoteAgent Kind = "remote_agent" // a run on a remote agent (A2A); not tied to a local process
+)
+
+// Valid reports whether k is one of the defined kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindLocalAgent, KindLocalBash, KindRemoteAgent:
+		return true
+	}
+	return false
+}
+
+// Task is the durable record of one background unit of work.
+//
+// Stores keep times to the millisecond and return them in UTC; a zero time
+// (not started, not finished, no heartbeat yet) stays zero.
+type Task struct {
+	// ID names the run everywhere (S-T0). For local agents it is the agent
+	// id, which is also the child session id.
+	ID          string
+	Kind        Kind
+	Agent       string // agent type (subagent_type)
+	Name        string // SendMessage name, "" if none
+	Description string
+	Prompt      string
+
+	ParentSessionID string // the session whose agent launched it
+	RootSessionID   string // the main session of the run tree
+	ChildSessionID  string
+	ToolUseID       string // the Agent tool_use that launched it
+
+	Status Status
+	Result string // final text, or the partial text of a run that did not complete
+	Error  string
+
+	Usage    llm.Usage
+	CostUSD  float64
+	ToolUses int
+
+	OutputFile string
+	// Notified is set once the parent has been told of the terminal status
+	// (a notification, or a blocking TaskOutput that saw it). Only
+	// Store.MarkNotified should set it, so that exactly one caller wins.
+	Notified bool
+	// CancelRequested is a stop request persisted for the executing process
+	// to observe (TaskStop from another process or node).
+	CancelRequested bool
+
+	Owner     string // id of the process executing it (see Owner)
+	Heartbeat time.Time
+
+	Created, Started, Finished time.Time
+}
+
+// Validate checks what every store requires of a record: a valid id, kind
+// and status. Stores call it on create and after every update.
+func (t Task) Validate() error {
+	if err := ValidateID(t.ID); err != nil {
+		return err
+	}
+	if !t.Kind.Valid() {
+		return fmt.Errorf("task %q: unknown kind %q (want local_agent, local_bash or remote_agent)", t.ID, t.Kind)
+	}
+	if !t.Status.Valid() {
+		return fmt.Errorf("task %q: unknown status %q (want pending, running, completed, failed, killed or timeout)", t.ID, t.Status)
+	}
+	return nil
+}
+
+// Filter selects tasks in ListTasks. Empty fields match everything; the
+// zero Filter selects all tasks.
+type Filter struct {
+	RootSessionID   string
+	ParentSessionID string
+	Owner           string
+	// Statuses, when not empty, keeps tasks whose status is one of these.
+	Statuses []Status
+	// Limit, when > 0, caps the number of tasks returned.
+	Limit int
+}
+
+// Validate checks that every status in f is a defined one: a misspelt
+// status would otherwise silently match nothing.
+func (f Filter) Validate() error {
+	for _, s := range f.Statuses {
+		if !s.Valid() {
+			return fmt.Errorf("filter: unknown status %q", s)
+		}
+	}
+	return nil
+}
+
+// Store holds task records. It is declared here, where it is consumed, and
+// implemented by Mem and by the store packages (SQLite, later PostgreSQL);
+// every implementation passes the conformance suite in package tasktest.
+//
+// Implementations must be safe for concurrent use, by several goroutines and
+// (for the database stores) by several processes sharing the store, and must
+// honour ctx.
+type Store interface {
+	// CreateTask records a new task. The task must pass Validate; an id
+	// already present is an error.
+	CreateTask(ctx context.Context, t Task) error
+	// GetTask returns the record of id, or an error wrapping ErrNotFound
+	// that names the id.
+	GetTask(ctx context.Context, id string) (Task, error)
+	// UpdateTask reads the record of id, passes it to fn and stores what fn
+	// left, atomically: concurrent updates (from this process or another
+	// sharing the store) never lose one another's changes. If fn returns an
+	// error nothing is stored and an error wrapping it is returned. The
+	// result must pass Validate and keep the id. It returns the record as
+	// stored. fn must be quick and must not call back into the Store (it may
+	// run while the store is locked).
+	//
+	// The store does not police status transitions: the runtime does, inside
+	// fn (a resumed agent's record goes from a terminal status back to
+	// running, with Notified cleared).
+	UpdateTask(ctx context.Context, id string, fn func(*Task) error) (Task, error)
+	// ListTasks returns the tasks matching f, newest Created first (ties:
+	// greater ID first). A filter with an unknown status is an error.
+	ListTasks(ctx context.Context, f Filter) ([]Task, error)
+	// MarkNotified flips Notified from false to true and reports whether
+	// this call did it: of all callers, in every process sharing the store,
+	// exactly one ever gets true (S-N1). Only a task in a terminal status
+	// can be marked; otherwise the error wraps ErrNotTerminal, because the
+	// status must be recorded before anyone is told of it (S-L6).
+	MarkNotified(ctx context.Context, id string) (bool, error)
+}
+
+// ErrNotFound is wrapped by Store errors about a task that does not exist.
+var ErrNotFound = errors.New("task not found")
+
+// ErrNotTerminal is wrapped by MarkNotified's error for a task that has not
+// reached a terminal status.
+var ErrNotTerminal = errors.New("task has not finished")
+
+// ErrInvalidID is wrapped by ValidateID's errors.
+var ErrInvalidID = errors.New("invalid task id")
+
+// MaxIDLen is the longest task id ValidateID accepts.
+const MaxIDLen = 128
+
+// ValidateID checks a task id (or an owner id) that came from a model or a
+// user before it is looked up or used to build a path: 1 to MaxIDLen
+// characters from [A-Za-z0-9_-]. That excludes separators and dots, so no id
+// can climb out of a directory ("../x").
+func ValidateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w %q: it is empty", ErrInvalidID, id)
+	case len(id) > MaxIDLen:
+		return fmt.Errorf("%w %.20q…: it is %d characters long, the limit is %d", ErrInvalidID, id, len(id), MaxIDLen)
+	}
+	for i, c := range id {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			continue
+		}
+		return fmt.Errorf("%w %q: only letters, digits, '_' and '-' are allowed (found %q at byte %d)", ErrInvalidID, id, c, i)
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+// Package tasktest is the conformance suite for task.Store: every
+// implementation (task.Mem, the SQLite store, later PostgreSQL) runs Run from
+// its own tests, so they all behave alike (S-X3).
+//
+// The suite covers create and get (every field, usage and empty fields
+// included, times to the millisecond in UTC), invalid and duplicate records,
+// not-found errors, updates (a failing fn, one that changes the id or sets
+// an unknown status, atomicity of concurrent read-modify-writes), list order
+// and filters, MarkNotified (exactly one winner among racing callers, refusal
+// of unfinished tasks) and cancelled contexts. RaceMarkNotified lets a store
+// also race several handles of one database, as separate processes would.
+package tasktest
