@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/agent"
@@ -121,9 +122,13 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 
 func toolsLabel(d agent.Definition) string {
 	var parts []string
-	if d.Tools == nil || len(d.Tools) == 0 {
+	switch {
+	case d.Tools == nil || slices.Contains(d.Tools, "*"):
 		parts = append(parts, "*")
-	} else {
+	case len(d.Tools) == 0:
+		// An empty, non-nil list gives the agent no tools (see pool).
+		parts = append(parts, "none")
+	default:
 		parts = append(parts, strings.Join(d.Tools, ", "))
 	}
 	if len(d.DisallowedTools) > 0 {

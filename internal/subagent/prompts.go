@@ -17,11 +17,29 @@ var (
 	contextText string
 	//go:embed prompts/child_system.md
 	childSystemText string
+	//go:embed prompts/notification.md
+	notificationText string
+	//go:embed prompts/launched.md
+	launchedText string
+	//go:embed prompts/task_output.md
+	taskOutputText string
+	//go:embed prompts/task_stop.md
+	taskStopText string
+	//go:embed prompts/task_list.md
+	taskListText string
+	//go:embed prompts/send_message.md
+	sendMessageText string
 
-	agentToolTmpl   = template.Must(template.New("agent_tool").Parse(agentToolText))
-	taskToolTmpl    = template.Must(template.New("task_tool").Parse(taskToolText))
-	contextTmpl     = template.Must(template.New("context").Parse(contextText))
-	childSystemTmpl = template.Must(template.New("child_system").Parse(childSystemText))
+	agentToolTmpl    = template.Must(template.New("agent_tool").Parse(agentToolText))
+	taskToolTmpl     = template.Must(template.New("task_tool").Parse(taskToolText))
+	contextTmpl      = template.Must(template.New("context").Parse(contextText))
+	childSystemTmpl  = template.Must(template.New("child_system").Parse(childSystemText))
+	notificationTmpl = template.Must(template.New("notification").Parse(notificationText))
+	launchedTmpl     = template.Must(template.New("launched").Parse(launchedText))
+	taskOutputTmpl   = template.Must(template.New("task_output").Parse(taskOutputText))
+	taskStopTmpl     = template.Must(template.New("task_stop").Parse(taskStopText))
+	taskListTmpl     = template.Must(template.New("task_list").Parse(taskListText))
+	sendMessageTmpl  = template.Must(template.New("send_message").Parse(sendMessageText))
 )
 
 func render(t *template.Template, data any) string {

@@ -224,7 +224,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	}
 	res := runner.Run(ctx, runner.Spec{
 		Session: sess,
-		Loop: s.loopConfig(def, child, tools, sess.Info.ID),
+		Loop:    s.loopConfig(def, child, tools, sess.Info.ID),
 		Tag: runner.Tag{
 			RootSessionID: c.RootSessionID, ParentToolUseID: req.ToolUseID,
 			AgentID: sess.Info.ID, AgentType: def.Name, TaskDescription: req.Description,
@@ -420,8 +420,11 @@ func (s *Service) pool(def agent.Definition, ch *child) (*tool.Set, error) {
 	named := func(list []string, name string, aliases []string) bool {
 		for _, n := range list {
 			n, _, _ = strings.Cut(n, "(") // "Bash(git:*)" names Bash
-			n = strings.TrimSpace(n)
-			if strings.EqualFold(n, name) || slices.ContainsFunc(aliases, func(a string) bool { return strings.EqualFold(a, n) }) {
+			// Names may be wildcards ("mcp__github__*"), as the settings'
+			// subagent tool policy and OpenCode tool maps allow.
+			n = strings.ToLower(strings.TrimSpace(n))
+			if permission.WildcardMatch(n, strings.ToLower(name)) ||
+				slices.ContainsFunc(aliases, func(a string) bool { return permission.WildcardMatch(n, strings.ToLower(a)) }) {
 				return true
 			}
 		}
@@ -439,7 +442,9 @@ func (s *Service) pool(def agent.Definition, ch *child) (*tool.Set, error) {
 		return len(policy.Allow) == 0 || named(policy.Allow, info.Name, info.Aliases)
 	}
 	var tools []tool.Tool
-	for _, t := range append(s.cfg.BaseTools(), s.Tools(ch.caller)...) {
+	// Concat, not append: BaseTools' slice belongs to the runtime and is
+	// shared by concurrent children.
+	for _, t := range slices.Concat(s.cfg.BaseTools(), s.Tools(ch.caller)) {
 		if keep(t) {
 			tools = append(tools, t)
 		}

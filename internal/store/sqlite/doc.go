@@ -1,6 +1,6 @@
 // Package sqlite is cadre's default store: an embedded SQLite database in the
 // state directory (pure Go, modernc.org/sqlite, no cgo, no server). It
-// implements session.Index; it implements session.Index and task.Store (the task records of background runs).
+// implements session.Index and task.Store (the task records of background runs).
 //
 // # Several processes, one file
 //
