@@ -251,7 +251,7 @@ func TestUnknownKeys(t *testing.T) {
 	proj := e.write(t, ScopeProject, `{
 		"providers": {"openai": {"baseUrl": "http://x", "organization": "o"}},
 		"pricing": {"m": {"inputt": 1}},
-		"subagents": {"anything": {"goes": 1}, "maxConcurrent": 4, "tools": {"alow": ["Read"]}},
+		"subagents": {"anything": {"goes": 1}, "maxConcurent": 4, "tools": {"alow": ["Read"]}},
 		"agents": {"whatever": true}
 	}`)
 	e.write(t, ScopeLocal, `{"permissions": {"task": {"weird key?": "deny", "review-*": "ask", "allow": "deny"}}}`)
@@ -268,7 +268,7 @@ func TestUnknownKeys(t *testing.T) {
 		proj + `: providers.openai.baseUrl: unknown key, ignored (did you mean "baseURL"?)`,
 		proj + `: providers.openai.organization: unknown key, ignored`,
 		proj + `: subagents.anything: unknown key, ignored`,
-		proj + `: subagents.maxConcurrent: unknown key, ignored`,
+		proj + `: subagents.maxConcurent: unknown key, ignored (did you mean "maxConcurrent"?)`,
 		proj + `: subagents.tools.alow: unknown key, ignored (did you mean "allow"?)`,
 		// Task rule keys are agent patterns, never unknown keys.
 	}
@@ -431,7 +431,8 @@ func TestEveryField(t *testing.T) {
 			"task": {"*": "ask", "explore": "allow"}},
 		"maxTurns": 12,
 		"env": {"K": "V"},
-		"subagents": {"maxSpawnDepth": 3, "surface": "harness", "model": "haiku", "tools": {"allow": ["Read", "Grep"], "deny": ["Bash"]}},
+		"subagents": {"maxSpawnDepth": 3, "surface": "harness", "model": "haiku", "tools": {"allow": ["Read", "Grep"], "deny": ["Bash"]},
+			"maxConcurrent": 3, "maxChildrenPerAgent": 5, "runTimeoutSeconds": 60, "archiveAfterMinutes": 30, "cleanup": "delete", "announce": "summarize"},
 		"agents": {"a": {}}
 	}`)
 	got := e.mustLoad(t, Overrides{})
@@ -446,7 +447,8 @@ func TestEveryField(t *testing.T) {
 		MaxTurns: 12,
 		Env:      map[string]string{"K": "V"},
 		Subagents: Subagents{MaxSpawnDepth: 3, Surface: "harness", Model: "haiku",
-			Tools: SubagentTools{Allow: []string{"Read", "Grep"}, Deny: []string{"Bash"}}},
+			Tools:         SubagentTools{Allow: []string{"Read", "Grep"}, Deny: []string{"Bash"}},
+			MaxConcurrent: 3, MaxChildrenPerAgent: 5, RunTimeoutSeconds: 60, ArchiveAfterMinutes: 30, Cleanup: "delete", Announce: "summarize"},
 		Agents: json.RawMessage(`{"a":{}}`),
 	}
 	if diff := cmp.Diff(want, got.Settings); diff != "" {

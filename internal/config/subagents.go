@@ -40,6 +40,40 @@ type Subagents struct {
 	// Tools is the subagent tool policy, applied to every named
 	// subagent's pool after its definition's own filters.
 	Tools SubagentTools `json:"tools"`
+	// MaxConcurrent is the size of the subagent lane: background runs
+	// beyond it wait, pending. 0 means the default, 8.
+	MaxConcurrent int `json:"maxConcurrent"`
+	// MaxChildrenPerAgent bounds the active children of one session; 0
+	// means no limit.
+	MaxChildrenPerAgent int `json:"maxChildrenPerAgent"`
+	// RunTimeoutSeconds aborts a subagent run after this long (status
+	// timeout); 0 means no limit.
+	RunTimeoutSeconds int `json:"runTimeoutSeconds"`
+	// ArchiveAfterMinutes archives finished child sessions after this
+	// long; 0 means the default, 60.
+	ArchiveAfterMinutes int `json:"archiveAfterMinutes"`
+	// Cleanup is "keep" (the default) or "delete": archive a background
+	// child right after its notification.
+	Cleanup string `json:"cleanup"`
+	// Announce is "raw" (the default: the child's final text is the
+	// result) or "summarize" (one more turn asks the child for a summary).
+	Announce string `json:"announce"`
+}
+
+// Lane is the effective subagent lane size.
+func (s Subagents) Lane() int {
+	if s.MaxConcurrent <= 0 {
+		return 8
+	}
+	return s.MaxConcurrent
+}
+
+// ArchiveAfter is the effective archive delay in minutes.
+func (s Subagents) ArchiveAfter() int {
+	if s.ArchiveAfterMinutes <= 0 {
+		return 60
+	}
+	return s.ArchiveAfterMinutes
 }
 
 // SubagentTools filters subagents' tool pools by tool name. A name may
@@ -96,6 +130,24 @@ func (s *Subagents) validate(bad func(key, format string, args ...any) error) er
 		return bad("subagents.maxSpawnDepth", "want 1 to %d (0 means 1: subagents are leaves), got %d", MaxSpawnDepthCap, s.MaxSpawnDepth)
 	case s.MaxSpawnDepth > MaxSpawnDepthCap:
 		return bad("subagents.maxSpawnDepth", "want 1 to %d, got %d: the hard cap is %d", MaxSpawnDepthCap, s.MaxSpawnDepth, MaxSpawnDepthCap)
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"maxConcurrent", s.MaxConcurrent}, {"maxChildrenPerAgent", s.MaxChildrenPerAgent}, {"runTimeoutSeconds", s.RunTimeoutSeconds}, {"archiveAfterMinutes", s.ArchiveAfterMinutes}} {
+		if n.v < 0 {
+			return bad("subagents."+n.key, "want 0 or more, got %d", n.v)
+		}
+	}
+	switch s.Cleanup {
+	case "", "keep", "delete":
+	default:
+		return bad("subagents.cleanup", "want keep or delete, got %q", s.Cleanup)
+	}
+	switch s.Announce {
+	case "", "raw", "summarize":
+	default:
+		return bad("subagents.announce", "want raw or summarize, got %q", s.Announce)
 	}
 	if s.Surface != "" {
 		canon := ""

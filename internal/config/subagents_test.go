@@ -2,6 +2,9 @@ package config
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -154,4 +157,24 @@ func taskRules(pairs ...string) permission.TaskRules {
 		out = append(out, permission.TaskRule{Pattern: pairs[i], Action: permission.Action(pairs[i+1])})
 	}
 	return out
+}
+
+func TestSubagentLimitsValidated(t *testing.T) {
+	for _, tc := range []struct{ json, want string }{
+		{`{"subagents": {"maxConcurrent": -1}}`, "subagents.maxConcurrent: want 0 or more"},
+		{`{"subagents": {"runTimeoutSeconds": -5}}`, "subagents.runTimeoutSeconds: want 0 or more"},
+		{`{"subagents": {"cleanup": "purge"}}`, `subagents.cleanup: want keep or delete, got "purge"`},
+		{`{"subagents": {"announce": "shout"}}`, `subagents.announce: want raw or summarize, got "shout"`},
+	} {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, ".cadre"), 0o755)
+		os.WriteFile(filepath.Join(dir, ".cadre", "settings.json"), []byte(tc.json), 0o644)
+		_, err := Load(LoadOptions{Cwd: dir, Getenv: func(string) string { return "" }, UserHome: t.TempDir()})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.json, err, tc.want)
+		}
+	}
+	if (Subagents{}).Lane() != 8 || (Subagents{MaxConcurrent: 3}).Lane() != 3 || (Subagents{}).ArchiveAfter() != 60 {
+		t.Error("defaults")
+	}
 }
