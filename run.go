@@ -14,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent"
@@ -46,6 +47,14 @@ func (r *Runtime) Run(ctx context.Context, req Request) iter.Seq2[Event, error] 
 			yield(Event{}, err)
 			return
 		}
+		r.groupMu.Lock()
+		r.groups[sr.sess.Info.ID] = sr.caller.Group
+		r.groupMu.Unlock()
+		defer func() {
+			r.groupMu.Lock()
+			delete(r.groups, sr.sess.Info.ID)
+			r.groupMu.Unlock()
+		}()
 		sub := r.bus.Subscribe(func(e event.Event) bool { return e.SessionID == sr.sess.Info.ID })
 		done := make(chan struct{})
 		go func() {
@@ -120,6 +129,9 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 	sr.caller = subagent.Caller{
 		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main",
 		Model: model, Ref: ref, Mode: r.policy.Mode, Cwd: r.cwd, Totals: sr.totals,
+		// The group lives as long as this Run: background runs outlast the
+		// turn that started them, not the session.
+		Group: subagent.NewGroup(ctx),
 	}
 	all, err := tool.NewSet(append(r.builtins, r.subagents.Tools(sr.caller)...)...)
 	if err != nil {
@@ -154,42 +166,68 @@ func (sr *sessionRun) publish(e event.Event) {
 	sr.r.bus.Publish(e)
 }
 
+// run answers the prompt, then — while background runs of the session go
+// on — every notification and message addressed to the main agent, one
+// turn each (S-Q2). Stopping the session stops the whole tree (S-C4).
 func (sr *sessionRun) run(ctx context.Context) {
 	r := sr.r
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
-		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv),
+		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
 	}})
-	// Per-turn context goes between the base prompt and the user's
-	// --append-system-prompt, which stays last as the user expects.
-	var tail []string
-	if c := r.subagents.SystemContext(sr.caller); c != "" {
-		tail = append(tail, c)
-	}
-	if a := strings.TrimSpace(r.opts.AppendSystemPrompt); a != "" {
-		tail = append(tail, a)
-	}
-	sysctx := strings.Join(tail, "\n\n")
-	res := runner.Run(ctx, runner.Spec{
+	conv := runner.Start(runner.Spec{
 		Session: sr.sess,
 		Loop: loop.Config{
 			Model: sr.model, System: sr.system, Tools: sr.tools, Permit: &r.policy,
-			SystemContext: func() string { return sysctx },
+			SystemContext: sr.context,
 			MaxTurns:      r.cfg.Settings.MaxTurns, Agent: "main",
-			Env: tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
+			Env:   tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
+			Inbox: func() []llm.Message { return inbox(r.queue.Take("")) },
 		},
 		Tag:    runner.Tag{RootSessionID: sr.sess.Info.ID},
 		Cost:   func(u llm.Usage) float64 { return r.pricing.Cost(sr.ref, u) },
 		Totals: sr.totals,
 		Bus:    r.bus,
 		Now:    r.now,
-	}, sr.history, llm.UserText(sr.prompt))
-	sr.finish(res, sr.totals)
+	}, sr.history)
+	group := sr.caller.Group
+	var results []*runner.Result
+	last := r.subagents.Converse(ctx, conv, sr.caller, []llm.Message{llm.UserText(sr.prompt)}, func(res *runner.Result) {
+		results = append(results, res)
+		sr.finish(res, sr.totals, len(results) > 1)
+	})
+	group.Stop(context.Canceled)
+	group.Wait()
+	if err := conv.Close(""); err != nil && last.Err == nil {
+		sr.finish(&runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: fmt.Errorf("saving the session: %w", err)}}, sr.totals, true)
+	}
+}
+
+// context is the per-turn part of the system prompt: the agents the main
+// agent may delegate to and its background tasks, then the user's
+// --append-system-prompt, which stays last as the user expects.
+func (sr *sessionRun) context() string {
+	var tail []string
+	if c := sr.r.subagents.SystemContext(sr.caller); c != "" {
+		tail = append(tail, c)
+	}
+	if a := strings.TrimSpace(sr.r.opts.AppendSystemPrompt); a != "" {
+		tail = append(tail, a)
+	}
+	return strings.Join(tail, "\n\n")
+}
+
+func inbox(entries []queue.Entry) []llm.Message {
+	out := make([]llm.Message, len(entries))
+	for i, e := range entries {
+		out[i] = e.Message
+	}
+	return out
 }
 
 // finish publishes the result: this session's turns, and the usage and cost
 // of the whole run tree (subagents included).
-func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
+func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals, followUp bool) {
 	usage, cost, byModel := totals.Snapshot()
 	out := &event.Result{
 		IsError: res.Subtype != loop.SubtypeSuccess, Result: res.Result, NumTurns: res.Turns,

@@ -18,9 +18,11 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -105,6 +107,11 @@ type Runtime struct {
 	builtins  []tool.Tool
 	agents    *agent.Registry
 	subagents *subagent.Service
+	queue     *queue.Queue
+	owner     *task.Owner
+
+	groupMu sync.Mutex
+	groups  map[string]*subagent.Group // run trees in progress, by main session id
 
 	modelMu sync.Mutex
 	models  map[string]resolved // by name: spawning must not rebuild SDK clients
@@ -186,6 +193,18 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
 	r.sessions = session.NewManager(r.db, filepath.Join(cfg.Home, "sessions"), now, nil)
+	runDir := filepath.Join(cfg.Home, "run")
+	if r.owner, err = task.ClaimOwner(runDir); err != nil {
+		r.db.Close()
+		return nil, fmt.Errorf("claim the task owner lock: %w", err)
+	}
+	if err := r.recover(ctx, runDir); err != nil {
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
+	r.queue = &queue.Queue{}
+	r.groups = map[string]*subagent.Group{}
 
 	var env []string
 	for k, v := range s.Env {
@@ -202,12 +221,73 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
 		BaseTools: func() []tool.Tool { return r.builtins }, MainCwd: cwd,
+		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
 	})
 	if err != nil {
+		r.owner.Close()
 		r.db.Close()
 		return nil, err
 	}
 	return r, nil
+}
+
+// recover fails the tasks a crashed cadre left running (their owner's
+// lock is free), and their child sessions with them. Every command opens
+// the store through here, so no task stays "running" after a crash.
+func (r *Runtime) recover(ctx context.Context, runDir string) error {
+	orphans, err := task.Recover(ctx, r.db, runDir, r.now())
+	if err != nil {
+		return fmt.Errorf("recover tasks of ended processes: %w", err)
+	}
+	for _, t := range orphans {
+		if t.ChildSessionID == "" {
+			continue
+		}
+		err := r.db.UpdateSession(ctx, t.ChildSessionID, func(in *session.Info) error {
+			if in.Status == session.StatusRunning {
+				in.Status, in.Updated = session.StatusFailed, session.NormalizeTime(r.now())
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, session.ErrNotFound) {
+			return fmt.Errorf("recover session of task %s: %w", t.ID, err)
+		}
+	}
+	return nil
+}
+
+// Background moves every foreground subagent of the session's running
+// tree to the background (what Ctrl+B does in an interactive session): each
+// one's Agent call returns async_launched at once and its result arrives
+// later as a notification. It returns how many were moved.
+func (r *Runtime) Background(sessionID string) int {
+	r.groupMu.Lock()
+	g := r.groups[sessionID]
+	r.groupMu.Unlock()
+	if g == nil {
+		return 0
+	}
+	return g.Background()
+}
+
+// StopTask stops a background task, in this process or, through its
+// record, in the process that runs it.
+func (r *Runtime) StopTask(ctx context.Context, id string) (string, error) {
+	return r.subagents.Stop(ctx, id)
+}
+
+// Tasks lists task records, newest first; all of them when rootSessionID
+// is "".
+func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([]task.Task, error) {
+	return r.db.ListTasks(ctx, task.Filter{RootSessionID: rootSessionID, Limit: limit})
+}
+
+// Task returns one task record.
+func (r *Runtime) Task(ctx context.Context, id string) (task.Task, error) {
+	if err := task.ValidateID(id); err != nil {
+		return task.Task{}, err
+	}
+	return r.db.GetTask(ctx, id)
 }
 
 // model resolves a model name once per runtime.
@@ -237,8 +317,12 @@ func (r *Runtime) Agents() []agent.Entry { return r.agents.Entries() }
 // Agent returns the definition in effect for name.
 func (r *Runtime) Agent(name string) (Agent, bool) { return r.agents.Get(name) }
 
-// Close releases the session store.
-func (r *Runtime) Close() error { return r.db.Close() }
+// Close stops what is still running, releases the owner lock and closes
+// the store.
+func (r *Runtime) Close() error {
+	r.subagents.Close()
+	return errors.Join(r.owner.Close(), r.db.Close())
+}
 
 // Warnings are the non-fatal problems found in the settings (unknown keys).
 func (r *Runtime) Warnings() []string {
@@ -283,4 +367,16 @@ func (r *Runtime) providerConfig() provider.Config {
 		DefaultProvider: s.DefaultProvider, Aliases: s.Aliases, Endpoints: eps,
 		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient,
 	}
+}
+
+// agentNames lists the subagents the main agent could be offered, for the
+// init line.
+func (r *Runtime) agentNames() []string {
+	var names []string
+	for _, d := range r.agents.All() {
+		if d.Mode != "primary" {
+			names = append(names, d.Name)
+		}
+	}
+	return names
 }

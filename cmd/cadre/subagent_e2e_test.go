@@ -233,7 +233,8 @@ func TestTraversalInSubagentTypeOrSessionIDIsRefused(t *testing.T) {
 		{map[string]any{"description": "x", "prompt": "x", "session_id": "../x"}, "invalid session_id"},
 		{map[string]any{"description": "x", "prompt": "x", "subagent_type": "nobody"}, "unknown subagent_type"},
 		{map[string]any{"description": "x", "prompt": "x", "session_id": "0190a000-0000-7000-8000-00000000dead"}, "no agent session"},
-		{map[string]any{"description": "x", "prompt": "x", "run_in_background": true}, "run_in_background is not supported yet"},
+		{map[string]any{"description": "x", "prompt": "x", "timeout_seconds": 601}, "timeout_seconds must be between 0 and 600"},
+		{map[string]any{"description": "x", "prompt": "x", "name": "../evil"}, "invalid name"},
 	} {
 		t.Run(fmt.Sprint(tc.input), func(t *testing.T) {
 			srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {

@@ -1,6 +1,10 @@
 package output
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/event"
@@ -15,13 +19,7 @@ func Line(e event.Event) any {
 		if e.Init != nil {
 			return initLine(e)
 		}
-		m := map[string]any{"type": "system", "subtype": e.Subtype}
-		for k, v := range e.Fields {
-			m[k] = v
-		}
-		m["uuid"] = e.UUID
-		m["session_id"] = e.SessionID
-		return m
+		return systemLine(e)
 	case event.TypeAssistant:
 		return assistantLine(e)
 	case event.TypeUser:
@@ -30,6 +28,41 @@ func Line(e event.Event) any {
 		return resultLine(e)
 	}
 	return map[string]any{"type": string(e.Type), "uuid": e.UUID, "session_id": e.SessionID}
+}
+
+// systemLine writes a task_* system event with Claude Code's key order:
+// type and subtype first, the payload, then uuid and session_id.
+type systemLine event.Event
+
+func (s systemLine) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	b.WriteString(`{"type":"system","subtype":`)
+	enc.Encode(s.Subtype)
+	keys := make([]string, 0, len(s.Fields))
+	for k := range s.Fields {
+		if k != "type" && k != "subtype" && k != "uuid" && k != "session_id" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteByte(',')
+		enc.Encode(k)
+		b.WriteByte(':')
+		if err := enc.Encode(s.Fields[k]); err != nil {
+			return nil, fmt.Errorf("system %s field %s: %w", s.Subtype, k, err)
+		}
+	}
+	b.WriteString(`,"uuid":`)
+	enc.Encode(s.UUID)
+	b.WriteString(`,"session_id":`)
+	enc.Encode(s.SessionID)
+	b.WriteByte('}')
+	// Encode ends each value with a newline; JSON allows the whitespace,
+	// but lines must stay one line.
+	return bytes.ReplaceAll(b.Bytes(), []byte("\n"), nil), nil
 }
 
 type initJSON struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -19,24 +20,22 @@ type AgentInput struct {
 	Prompt          string `json:"prompt" jsonschema:"The task for the agent to perform"`
 	SubagentType    string `json:"subagent_type,omitempty" jsonschema:"The type of specialized agent to use for this task"`
 	Model           string `json:"model,omitempty" jsonschema:"Optional model for this agent (an alias such as sonnet, opus, haiku, or provider:model); defaults to the agent's own"`
-	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Run the agent in the background (not available yet: leave it unset)"`
-	Name            string `json:"name,omitempty" jsonschema:"A name to address the agent by with SendMessage (not available yet)"`
+	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Run the agent in the background: the call returns at once and you are notified when it finishes"`
+	Name            string `json:"name,omitempty" jsonschema:"A name to address the agent by with SendMessage"`
 	Isolation       string `json:"isolation,omitempty" jsonschema:"Isolation mode: worktree runs the agent in a temporary git worktree (not available yet)"`
 	Cwd             string `json:"cwd,omitempty" jsonschema:"Working directory for the agent (absolute, or relative to yours); do not combine with isolation"`
 	SessionID       string `json:"session_id,omitempty" jsonschema:"Continue an earlier agent: the session_id from its result's task_metadata"`
-	TimeoutSeconds  *int   `json:"timeout_seconds,omitempty" jsonschema:"Foreground wait before moving the agent to the background (not available yet)"`
+	TimeoutSeconds  *int   `json:"timeout_seconds,omitempty" jsonschema:"Wait at most this many seconds (up to 600) for the agent, then let it go on in the background; 0 starts it in the background"`
 }
 
 // refusals are the parts of S-A1 that later issues build; until then a call
 // using them is refused clearly rather than silently ignored.
 func (in AgentInput) refusals() error {
 	switch {
-	case in.RunInBackground:
-		return errors.New("run_in_background is not supported yet: agents run in the foreground only. Call again without run_in_background")
-	case in.Name != "":
-		return errors.New("name is not supported yet (it comes with SendMessage). Call again without name")
-	case in.TimeoutSeconds != nil:
-		return errors.New("timeout_seconds is not supported yet (it comes with background agents). Call again without it")
+	case in.TimeoutSeconds != nil && (*in.TimeoutSeconds < 0 || *in.TimeoutSeconds > 600):
+		return fmt.Errorf("timeout_seconds must be between 0 and 600, got %d", *in.TimeoutSeconds)
+	case in.Name != "" && agent.ValidateName(in.Name) != nil:
+		return fmt.Errorf("invalid name %q: %v", in.Name, agent.ValidateName(in.Name))
 	case in.Isolation == "worktree" && in.Cwd != "":
 		return errors.New("cwd and isolation: \"worktree\" cannot be combined: a worktree agent works in its own checkout")
 	case in.Isolation == "worktree":
@@ -64,12 +63,21 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 		if err := in.refusals(); err != nil {
 			return tool.Errorf("%v", err), nil
 		}
+		if in.Name != "" {
+			if err := s.nameFree(ctx, c, in.Name); err != nil {
+				return tool.Errorf("%v", err), nil
+			}
+		}
 		out, err := s.spawn(ctx, c, spawnRequest{
 			ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
 			SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, SessionID: in.SessionID,
+			Name: in.Name, Background: in.RunInBackground, Timeout: in.TimeoutSeconds,
 		})
 		if err != nil {
 			return tool.Errorf("%v", err), nil
+		}
+		if out.launched {
+			return launchedResult(out), nil
 		}
 		return claudeResult(out, in.Prompt)
 	})
@@ -118,6 +126,33 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 			"usage": res.Usage, "totalCostUsd": res.Cost,
 		},
 	}, nil
+}
+
+// launchedResult tells the model a run goes on in the background
+// (async_launched, S-L5).
+func launchedResult(o *outcome) tool.Result {
+	t := o.task
+	return tool.Result{
+		Content: []llm.Block{llm.Text(render(launchedTmpl, map[string]any{"ID": t.id, "Name": t.name, "OutputFile": t.outputFile}))},
+		Meta: map[string]any{
+			"status": "async_launched", "isAsync": true, "agentId": t.id, "description": t.description,
+			"prompt": t.prompt, "outputFile": t.outputFile, "canReadOutputFile": true,
+		},
+	}
+}
+
+// nameFree checks that no unfinished agent of this run tree has the name.
+func (s *Service) nameFree(ctx context.Context, c Caller, name string) error {
+	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Statuses: []task.Status{task.StatusPending, task.StatusRunning}})
+	if err != nil {
+		return err
+	}
+	for _, t := range recs {
+		if strings.EqualFold(t.Name, name) {
+			return fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.ID)
+		}
+	}
+	return nil
 }
 
 func toolsLabel(d agent.Definition) string {

@@ -19,8 +19,10 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/google/uuid"
@@ -48,6 +50,15 @@ type Config struct {
 	BaseTools func() []tool.Tool
 	// MainCwd is the main workspace.
 	MainCwd string
+	// Tasks keeps the records of background runs.
+	Tasks task.Store
+	// Queue carries notifications and messages into agents' turns.
+	Queue *queue.Queue
+	// Owner is this process's owner id (task.Owner), written on the
+	// records of the runs it executes.
+	Owner string
+	// OutputDir is where task output files go ($CADRE_HOME/tasks).
+	OutputDir string
 }
 
 // Service spawns subagents for one runtime. It is safe for concurrent use.
@@ -56,13 +67,27 @@ type Service struct {
 	surface string
 	depth   int
 
+	lane chan struct{} // the subagent lane (S-C2)
+	// orphans owns the runs of callers that bring no Group of their own.
+	orphans *Group
+
 	mu      sync.Mutex
-	running map[string]bool // child session ids with a run in progress
+	running map[string]*liveTask // runs in progress in this process, by id
 }
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]bool{}}
+	s := &Service{cfg: cfg, running: map[string]*liveTask{}, lane: make(chan struct{}, cfg.Settings.Lane())}
+	if cfg.Queue == nil {
+		s.cfg.Queue = &queue.Queue{}
+	}
+	if cfg.Tasks == nil {
+		s.cfg.Tasks = task.NewMem()
+	}
+	s.orphans = NewGroup(context.Background())
+	if s.cfg.OutputDir == "" {
+		s.cfg.OutputDir = filepath.Join(os.TempDir(), "cadre-tasks")
+	}
 	switch s.surface = cfg.Settings.Surface; s.surface {
 	case "", "claude":
 		s.surface = "claude"
@@ -82,6 +107,12 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
+// Close stops the runs of callers that had no Group and waits for them.
+func (s *Service) Close() {
+	s.orphans.Stop(errSessionStopped)
+	s.orphans.Wait()
+}
+
 // Caller is the agent a spawn tool works for: the parent of what it spawns.
 type Caller struct {
 	RootSessionID string
@@ -99,11 +130,19 @@ type Caller struct {
 	TaskRules permission.TaskRules
 	// Totals receives the usage and cost of every run in the tree.
 	Totals *runner.Totals
+	// AgentID is "" for the main agent and the agent id of a subagent: the
+	// target of the notifications and messages meant for it.
+	AgentID string
+	// Group owns the runs of the tree.
+	Group *Group
 }
 
 // Tools returns the spawn tool the caller is offered under the configured
 // surface profile: none for a leaf, or when the task rules end in "*": deny.
 func (s *Service) Tools(c Caller) []tool.Tool {
+	if c.Group == nil {
+		c.Group = s.orphans
+	}
 	if c.Depth >= s.depth {
 		return nil
 	}
@@ -113,7 +152,7 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 	if s.surface == "opencode" {
 		return []tool.Tool{s.taskTool(c)}
 	}
-	return []tool.Tool{s.agentTool(c)}
+	return append([]tool.Tool{s.agentTool(c)}, s.taskTools(c)...)
 }
 
 // listed are the agents the caller's spawn tool describes: subagents (not
@@ -121,7 +160,7 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 func (s *Service) listed(c Caller) []agent.Definition {
 	var out []agent.Definition
 	for _, d := range s.cfg.Agents.All() {
-		if d.Mode == "primary" || d.Hidden || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
+		if d.Mode == "primary" || d.Hidden || d.URL != "" || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
 			continue
 		}
 		out = append(out, d)
@@ -131,18 +170,33 @@ func (s *Service) listed(c Caller) []agent.Definition {
 
 // SystemContext is the block the main agent sees each turn (S-A5): the
 // agents it may delegate to and how.
+//
+// It also summarises the session's background tasks: at most the 10 most
+// recent, with id, name, status and age.
 func (s *Service) SystemContext(c Caller) string {
-	if c.Depth != 0 || len(s.Tools(c)) == 0 {
+	if c.Depth != 0 || c.Depth >= s.depth {
+		return ""
+	}
+	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
 		return ""
 	}
 	var names []string
 	for _, d := range s.listed(c) {
 		names = append(names, d.Name)
 	}
-	if len(names) == 0 {
+	type row struct{ ID, Name, Agent, Description, Status, Age string }
+	var tasks []row
+	if c.RootSessionID != "" {
+		recs, _ := s.cfg.Tasks.ListTasks(context.Background(), task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
+		now := s.cfg.Now()
+		for _, t := range recs {
+			tasks = append(tasks, row{t.ID, t.Name, t.Agent, t.Description, string(t.Status), now.Sub(t.Created).Round(time.Second).String()})
+		}
+	}
+	if len(names) == 0 && len(tasks) == 0 {
 		return ""
 	}
-	return render(contextTmpl, map[string]any{"Agents": names, "Tool": s.toolName()})
+	return render(contextTmpl, map[string]any{"Agents": names, "Tool": s.toolName(), "Tasks": tasks})
 }
 
 func (s *Service) toolName() string {
@@ -161,97 +215,51 @@ type spawnRequest struct {
 	Model        string
 	Cwd          string
 	SessionID    string // continue this child session
+	Name         string // SendMessage name
+	Background   bool   // run_in_background
+	Timeout      *int   // timeout_seconds: foreground wait before backgrounding
 }
 
-// outcome is a finished child run.
+// outcome is a finished child run, or a launched one.
 type outcome struct {
 	def       agent.Definition
 	sessionID string
 	res       *runner.Result
 	warnings  []string
+	task      *liveTask
+	launched  bool
 }
 
-// spawn runs one child to completion (the synchronous lifecycle, S-L1).
+// spawn starts a child and, in the foreground, waits for it (S-L1). It
+// returns a launched outcome when the child runs in the background, from
+// the start or after its foreground wait ended (S-L2).
 func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outcome, error) {
-	if strings.TrimSpace(req.Prompt) == "" {
-		return nil, errors.New("prompt is empty: say what the agent should do")
-	}
-	var (
-		history []llm.Message
-		sess    *session.Session
-		def     agent.Definition
-		err     error
-	)
-	if req.SessionID != "" {
-		def, err = s.continued(ctx, req)
-	} else {
-		def, err = s.route(req.SubagentType)
-	}
+	r, err := s.begin(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Policy.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
-		return nil, err
-	}
-	if c.Depth+1 > s.depth {
-		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
-	}
-	child, warnings, err := s.prepare(c, def, req)
+	background := req.Background || r.def.Background || (req.Timeout != nil && *req.Timeout == 0)
+	t, err := s.launch(r, background)
 	if err != nil {
 		return nil, err
 	}
-	if req.SessionID != "" {
-		if !s.claim(req.SessionID) {
-			return nil, fmt.Errorf("agent session %s is still running; wait for its result before continuing it", req.SessionID)
-		}
-		defer s.release(req.SessionID)
-		if sess, history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
-			return nil, err
-		}
-	} else {
-		sess, err = s.create(ctx, c, def, child.cwd)
-		if err != nil {
-			return nil, err
-		}
-		s.claim(sess.Info.ID)
-		defer s.release(sess.Info.ID)
+	out := &outcome{def: r.def, sessionID: t.id, warnings: r.warnings, task: t}
+	if background {
+		out.launched = true
+		return out, nil
 	}
-	child.caller.SessionID = sess.Info.ID
-	tools, err := s.pool(def, child)
-	if err != nil {
-		sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
-		return nil, err
+	var wait time.Duration
+	if req.Timeout != nil {
+		wait = time.Duration(*req.Timeout) * time.Second
 	}
-	res := runner.Run(ctx, runner.Spec{
-		Session: sess,
-		Loop:    s.loopConfig(def, child, tools, sess.Info.ID),
-		Tag: runner.Tag{
-			RootSessionID: c.RootSessionID, ParentToolUseID: req.ToolUseID,
-			AgentID: sess.Info.ID, AgentType: def.Name, TaskDescription: req.Description,
-		},
-		Cost:          func(u llm.Usage) float64 { return s.cfg.Pricing.Cost(child.caller.Ref, u) },
-		Totals:        c.Totals,
-		PublishPrompt: true,
-		Bus:           s.cfg.Bus,
-		Now:           s.cfg.Now,
-	}, history, llm.UserText(req.Prompt))
-	return &outcome{def: def, sessionID: sess.Info.ID, res: res, warnings: warnings}, nil
-}
-
-func (s *Service) claim(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running[id] {
-		return false
+	if s.waitForeground(ctx, t, wait) {
+		out.launched = true
+		return out, nil
 	}
-	s.running[id] = true
-	return true
-}
-
-func (s *Service) release(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.running, id)
+	t.mu.Lock()
+	out.res = t.final
+	t.mu.Unlock()
+	return out, nil
 }
 
 // route picks the definition for subagent_type (S-A2): the named agent, or
@@ -277,7 +285,7 @@ func (s *Service) route(name string) (agent.Definition, error) {
 }
 
 // continued checks a session_id to continue and returns its agent.
-func (s *Service) continued(ctx context.Context, req spawnRequest) (agent.Definition, error) {
+func (s *Service) continued(ctx context.Context, req *spawnRequest) (agent.Definition, error) {
 	if err := session.ValidateID(req.SessionID); err != nil {
 		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
 	}
@@ -290,6 +298,10 @@ func (s *Service) continued(ctx context.Context, req spawnRequest) (agent.Defini
 	}
 	if info.ParentID == "" {
 		return agent.Definition{}, fmt.Errorf("session %q is a main session, not an agent's; only agent sessions can be continued with session_id", req.SessionID)
+	}
+	if req.Cwd == "" && info.Cwd != "" {
+		// A continued agent goes on where it worked before.
+		req.Cwd = info.Cwd
 	}
 	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
 		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
@@ -366,7 +378,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	return &child{
 		caller: Caller{
 			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
-			Model: model, Ref: ref, Mode: mode, Cwd: cwd, TaskRules: taskRules, Totals: c.Totals,
+			Model: model, Ref: ref, Mode: mode, Cwd: cwd, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
 		},
 		cwd: cwd, base: ws.PromptBase, policy: pol,
 	}, warnings, nil
@@ -403,7 +415,7 @@ func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []
 
 // create makes the child session: parent id, session key and title (S-L1).
 func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string) (*session.Session, error) {
-	id := uuid.Must(uuid.NewV7()).String()
+	id := newUUID()
 	return s.cfg.Sessions.Create(ctx, session.Info{
 		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: cwd,
 		Key:   "agent:" + def.Name + ":subagent:" + id,
@@ -455,6 +467,8 @@ func (s *Service) pool(def agent.Definition, ch *child) (*tool.Set, error) {
 	}
 	return ch.policy.Pool(set), nil
 }
+
+func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
 func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string) loop.Config {
 	return loop.Config{

@@ -1,0 +1,369 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// run is a child that passed every check and is ready to start.
+type run struct {
+	c        Caller
+	req      spawnRequest
+	def      agent.Definition
+	child    *child
+	sess     *session.Session
+	history  []llm.Message
+	tools    *tool.Set
+	warnings []string
+}
+
+// begin does everything a spawn needs before the child can run: routing,
+// the spawn permission, depth and child limits, the child's settings, its
+// session (new, or reopened to continue it) and its tool pool.
+func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, error) {
+	if strings.TrimSpace(req.Prompt) == "" {
+		return nil, errors.New("prompt is empty: say what the agent should do")
+	}
+	var def agent.Definition
+	var err error
+	if req.SessionID != "" {
+		def, err = s.continued(ctx, &req)
+	} else {
+		def, err = s.route(req.SubagentType)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Policy.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
+		return nil, err
+	}
+	if c.Depth+1 > s.depth {
+		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
+	}
+	if max := s.cfg.Settings.MaxChildrenPerAgent; max > 0 && c.Group.Active(c.SessionID) >= max {
+		return nil, fmt.Errorf("this agent already has %d active subagents, the most subagents.maxChildrenPerAgent allows; wait for one to finish", max)
+	}
+	ch, warnings, err := s.prepare(c, def, req)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{c: c, req: req, def: def, child: ch, warnings: warnings}
+	if req.SessionID != "" {
+		if s.live(req.SessionID) != nil {
+			return nil, fmt.Errorf("agent %s is still running; send it a message with SendMessage, or wait for its result", req.SessionID)
+		}
+		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
+			return nil, err
+		}
+	} else if r.sess, err = s.create(ctx, c, def, ch.cwd); err != nil {
+		return nil, err
+	}
+	ch.caller.SessionID = r.sess.Info.ID
+	ch.caller.AgentID = r.sess.Info.ID
+	if r.tools, err = s.pool(def, ch); err != nil {
+		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+		return nil, err
+	}
+	return r, nil
+}
+
+// launch starts r in the caller's group. A background run gets its task
+// record before it starts, so nothing can finish a task that was never
+// recorded.
+func (s *Service) launch(r *run, background bool) (*liveTask, error) {
+	id := r.sess.Info.ID
+	t := &liveTask{
+		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
+		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
+		name: r.req.Name, outputFile: filepath.Join(s.cfg.OutputDir, id+".output"), depth: r.child.caller.Depth,
+		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
+		group: r.c.Group,
+	}
+	out, err := openOutput(t.outputFile)
+	if err != nil {
+		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+		return nil, err
+	}
+	t.out = out
+	if background {
+		if err := s.record(t, task.StatusPending); err != nil {
+			out.Close()
+			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancelCause(r.c.Group.ctx)
+	t.cancel = cancel
+	s.track(t)
+	r.c.Group.add(t)
+	r.c.Group.wg.Go(func() { s.execute(ctx, t, r) })
+	return t, nil
+}
+
+// record writes (or rewrites, for a continued agent) t's task record and
+// announces it.
+func (s *Service) record(t *liveTask, status task.Status) error {
+	rec := task.Task{
+		ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
+		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
+		Status: status, OutputFile: t.outputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
+	}
+	if status == task.StatusRunning {
+		rec.Started = t.started
+	}
+	ctx := context.Background()
+	err := s.cfg.Tasks.CreateTask(ctx, rec)
+	if err != nil {
+		// A continued agent keeps its id: the record is reused, reset.
+		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.id); gerr != nil {
+			return fmt.Errorf("record task %s: %w", t.id, err)
+		}
+		_, err = s.cfg.Tasks.UpdateTask(ctx, t.id, func(old *task.Task) error {
+			created := old.Created
+			*old = rec
+			old.Created = created
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("record task %s: %w", t.id, err)
+		}
+	}
+	s.system(t.rootSessionID, "task_started", map[string]any{
+		"task_id": t.id, "tool_use_id": t.toolUseID, "description": t.description, "subagent_type": t.agentType,
+		"is_backgrounded": true, "spawn_depth": t.depth, "task_type": string(task.KindLocalAgent), "prompt": t.prompt,
+	})
+	return nil
+}
+
+// execute runs a child to its end, then records how it ended.
+func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
+	if secs := s.cfg.Settings.RunTimeoutSeconds; secs > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(secs)*time.Second, errTimedOut)
+		defer cancel()
+	}
+	var res *runner.Result
+	if t.isBackground() {
+		if err := s.acquire(ctx); err != nil {
+			res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
+			r.sess.Finish(context.Background(), session.StatusKilled, llm.Usage{}, 0, 0)
+			s.finish(t, res, context.Cause(ctx))
+			return
+		}
+		defer s.releaseLane()
+		t.started = s.cfg.Now()
+		s.cfg.Tasks.UpdateTask(context.Background(), t.id, func(rec *task.Task) error {
+			rec.Status, rec.Started = task.StatusRunning, t.started
+			return nil
+		})
+	}
+	spec := runner.Spec{
+		Session: r.sess,
+		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID),
+		Tag: runner.Tag{
+			RootSessionID: r.c.RootSessionID, ParentToolUseID: r.req.ToolUseID,
+			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description,
+		},
+		Cost:          func(u llm.Usage) float64 { return s.cfg.Pricing.Cost(r.child.caller.Ref, u) },
+		Totals:        r.c.Totals,
+		PublishPrompt: true,
+		Bus:           s.cfg.Bus,
+		Now:           s.cfg.Now,
+		Observe: func(st loop.Step) {
+			t.observe(st)
+			if st.Response != nil && t.isBackground() {
+				s.progress(t)
+			}
+		},
+	}
+	spec.Loop.Inbox = func() []llm.Message { return messages(s.cfg.Queue.Take(t.id)) }
+	conv := runner.Start(spec, r.history)
+	res = s.converse(ctx, conv, r.child.caller, []llm.Message{llm.UserText(r.req.Prompt)}, nil)
+	status := statusOf(res, context.Cause(ctx))
+	sessStatus := session.StatusCompleted
+	switch status {
+	case task.StatusKilled:
+		sessStatus = session.StatusKilled
+	case task.StatusFailed, task.StatusTimeout:
+		sessStatus = session.StatusFailed
+	}
+	if err := conv.Close(sessStatus); err != nil && res.Err == nil {
+		res.Err = err
+	}
+	s.finish(t, res, context.Cause(ctx))
+}
+
+// Converse runs turns until the agent has nothing left to answer: its
+// input, then whatever reaches it through the queue — notifications of
+// its own background runs, messages — while any of those runs still go on
+// (S-Q2). after, if set, sees each turn's result.
+func (s *Service) Converse(ctx context.Context, conv *runner.Conversation, c Caller, input []llm.Message, after func(*runner.Result)) *runner.Result {
+	return s.converse(ctx, conv, c, input, after)
+}
+
+func (s *Service) converse(ctx context.Context, conv *runner.Conversation, c Caller, input []llm.Message, after func(*runner.Result)) *runner.Result {
+	res := conv.Turn(ctx, input...)
+	if after != nil {
+		after(res)
+	}
+	for ctx.Err() == nil && res.Err == nil {
+		entries := s.cfg.Queue.Take(c.AgentID)
+		if len(entries) == 0 {
+			changed := c.Group.Changed()
+			if c.Group.Running(c.AgentID) == 0 {
+				break
+			}
+			entries, _ = s.cfg.Queue.Wait(ctx, c.AgentID, changed)
+			if len(entries) == 0 {
+				continue
+			}
+		}
+		res = conv.Turn(ctx, messages(entries)...)
+		if after != nil {
+			after(res)
+		}
+	}
+	return res
+}
+
+func messages(entries []queue.Entry) []llm.Message {
+	out := make([]llm.Message, len(entries))
+	for i, e := range entries {
+		out[i] = e.Message
+	}
+	return out
+}
+
+// finish records a run's end in the order S-L6 demands: the terminal status
+// and result first, then the notification (exactly once), then cleanup.
+func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
+	status := statusOf(res, cause)
+	text, tokens, toolUses, _ := t.snapshot()
+	if r := strings.TrimSpace(res.Result); r != "" {
+		text = r
+	}
+	t.mu.Lock()
+	t.final, t.status = res, status
+	background := t.background
+	if t.out != nil {
+		fmt.Fprintf(t.out, "\n[%s]\n%s\n", status, text)
+		t.out.Close()
+		t.out = nil
+	}
+	t.mu.Unlock()
+	if background {
+		errText := ""
+		if res.Err != nil {
+			errText = res.Err.Error()
+			if cause != nil && !errors.Is(res.Err, cause) {
+				errText = cause.Error()
+			}
+		}
+		_, err := s.cfg.Tasks.UpdateTask(context.Background(), t.id, func(rec *task.Task) error {
+			rec.Status, rec.Result, rec.Error = status, text, errText
+			rec.Usage, rec.CostUSD, rec.ToolUses = res.Usage, res.Cost, toolUses
+			rec.Finished = s.cfg.Now()
+			return nil
+		})
+		if err == nil {
+			s.notify(t, status, text, errText, tokens, toolUses, res)
+		}
+	}
+	// Forget the run before announcing its end, so whoever wakes on done
+	// can continue the agent at once.
+	s.untrack(t.id)
+	t.group.remove(t.id)
+	close(t.done)
+}
+
+// notify sends the one notification of a task, unless a blocking
+// TaskOutput already took the result.
+func (s *Service) notify(t *liveTask, status task.Status, text, errText string, tokens int64, toolUses int, res *runner.Result) {
+	first, err := s.cfg.Tasks.MarkNotified(context.Background(), t.id)
+	if err != nil || !first {
+		return
+	}
+	verb := map[task.Status]string{
+		task.StatusCompleted: "completed", task.StatusFailed: "failed", task.StatusKilled: "was stopped", task.StatusTimeout: "timed out",
+	}[status]
+	result := text
+	if errText != "" {
+		if result != "" {
+			result += "\n\n"
+		}
+		result += "Error: " + errText
+	}
+	body := render(notificationTmpl, map[string]any{
+		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status,
+		"Description": t.description, "Verb": verb, "Result": result,
+		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
+	})
+	s.cfg.Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)})
+	s.system(t.rootSessionID, "task_notification", map[string]any{
+		"task_id": t.id, "tool_use_id": t.toolUseID, "status": streamStatus(status), "output_file": t.outputFile,
+		"summary": fmt.Sprintf("Agent %q %s", t.description, verb),
+		"usage":   map[string]any{"total_tokens": res.Usage.Total(), "tool_uses": toolUses, "duration_ms": res.Duration.Milliseconds()},
+	})
+}
+
+func (s *Service) progress(t *liveTask) {
+	_, tokens, toolUses, last := t.snapshot()
+	s.system(t.rootSessionID, "task_progress", map[string]any{
+		"task_id": t.id, "tool_use_id": t.toolUseID, "description": t.description, "subagent_type": t.agentType,
+		"usage":          map[string]any{"total_tokens": tokens, "tool_uses": toolUses, "duration_ms": s.cfg.Now().Sub(t.started).Milliseconds()},
+		"last_tool_name": last,
+	})
+}
+
+func (s *Service) system(rootSessionID, subtype string, fields map[string]any) {
+	if s.cfg.Bus == nil {
+		return
+	}
+	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: newUUID(), Fields: fields})
+}
+
+// acquire takes a slot of the subagent lane (S-C2): background runs beyond
+// subagents.maxConcurrent wait here, pending.
+func (s *Service) acquire(ctx context.Context) error {
+	select {
+	case s.lane <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s *Service) releaseLane() { <-s.lane }
+
+func (s *Service) track(t *liveTask) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running[t.id] = t
+}
+
+func (s *Service) untrack(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.running, id)
+}
+
+// live returns the run with this id if it is in progress in this process.
+func (s *Service) live(id string) *liveTask {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running[id]
+}

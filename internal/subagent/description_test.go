@@ -1,0 +1,158 @@
+package subagent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/google/go-cmp/cmp"
+)
+
+// descriptionSetup is a registry of three agents besides general-purpose:
+// one listed, one hidden, one denied by permissions.task.
+func descriptionSetup() setup {
+	return setup{
+		agents: map[string]string{
+			"explorer": agentFile("explorer", "Explores the code base.\n  Use it for broad searches.", "tools: Read, Grep, Glob\ndisallowedTools: Bash\n", "Explore."),
+			"stealth":  agentFile("stealth", "Works unseen", "hidden: true\n", "Hide."),
+			"secret":   agentFile("secret", "Must not be spawned", "", "Secret."),
+		},
+		task: permission.TaskRules{{Pattern: "secret", Action: permission.ActionDeny}},
+	}
+}
+
+// TestAgentToolDescription checks S-A4 against a golden file: the allowed,
+// non-hidden agents with their descriptions and tools, and the rules of use.
+func TestAgentToolDescription(t *testing.T) {
+	h := newHarness(t, descriptionSetup())
+	st := h.spawnTool(h.mainCaller())
+	info := st.Info()
+	if info.Name != "Agent" || !cmp.Equal(info.Aliases, []string{"Task"}) || !info.ConcurrencySafe {
+		t.Errorf("tool info = %s %v safe=%v, want Agent [Task] safe=true", info.Name, info.Aliases, info.ConcurrencySafe)
+	}
+	golden(t, filepath.Join("testdata", "agent_tool_description.golden"), info.Description)
+	for _, w := range []string{"- explorer: ", "- general-purpose: ", "session_id"} {
+		if !strings.Contains(info.Description, w) {
+			t.Errorf("description lacks %q", w)
+		}
+	}
+	for _, w := range []string{"stealth", "secret"} {
+		if strings.Contains(info.Description, w) {
+			t.Errorf("description mentions %q, which is hidden or denied", w)
+		}
+	}
+}
+
+// TestTaskToolDescription: the opencode surface lists the same agents.
+func TestTaskToolDescription(t *testing.T) {
+	su := descriptionSetup()
+	su.subagents = config.Subagents{Surface: "opencode"}
+	h := newHarness(t, su)
+	st := h.spawnTool(h.mainCaller())
+	info := st.Info()
+	if info.Name != "task" || len(info.Aliases) != 0 || !info.ConcurrencySafe {
+		t.Errorf("tool info = %s %v safe=%v, want task [] safe=true", info.Name, info.Aliases, info.ConcurrencySafe)
+	}
+	golden(t, filepath.Join("testdata", "task_tool_description.golden"), info.Description)
+	if strings.Contains(info.Description, "stealth") || strings.Contains(info.Description, "secret") {
+		t.Errorf("description lists a hidden or denied agent:\n%s", info.Description)
+	}
+}
+
+// TestToolsLabel: the description's "Tools:" part matches the pool the
+// agent gets.
+func TestToolsLabel(t *testing.T) {
+	h := newHarness(t, setup{agents: map[string]string{
+		"none": agentFile("none", "Has no tools", "tools: []\n", "None."),
+		"all":  agentFile("all", "Has every tool", "tools: \"*\"\n", "All."),
+	}})
+	desc := h.spawnTool(h.mainCaller()).Info().Description
+	for _, w := range []string{"- none: Has no tools (Tools: none)", "- all: Has every tool (Tools: *)"} {
+		if !strings.Contains(desc, w) {
+			t.Errorf("description lacks %q:\n%s", w, desc)
+		}
+	}
+}
+
+func TestUnknownSurface(t *testing.T) {
+	for _, s := range []string{"harness", "gateway", "bogus"} {
+		_, err := New(Config{Settings: config.Subagents{Surface: s}})
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("surface %q: err = %v", s, err)
+		}
+	}
+}
+
+// TestSystemContext checks S-A5: the main agent (depth 0) alone gets the
+// block, listing the agents it may delegate to.
+func TestSystemContext(t *testing.T) {
+	su := descriptionSetup()
+	su.subagents = config.Subagents{MaxSpawnDepth: 2}
+	h := newHarness(t, su)
+	c := h.mainCaller()
+	got := h.svc.SystemContext(c)
+	if !strings.Contains(got, "You can delegate work to these agents with the Agent tool: explorer, general-purpose.") {
+		t.Errorf("SystemContext does not list exactly the allowed agents:\n%s", got)
+	}
+	child := c
+	child.Depth, child.Agent = 1, "explorer"
+	if n := spawnTools(h.svc.Tools(child)); n != 1 {
+		t.Fatalf("child at depth 1 of 2 has %d spawn tools, want 1", n)
+	}
+	if got := h.svc.SystemContext(child); got != "" {
+		t.Errorf("SystemContext for a child = %q, want none", got)
+	}
+
+	oc := descriptionSetup()
+	oc.subagents = config.Subagents{Surface: "opencode"}
+	if got := newHarness(t, oc).svc.SystemContext(c); !strings.Contains(got, "with the task tool: explorer, general-purpose.") {
+		t.Errorf("opencode SystemContext = %q, want the task tool named", got)
+	}
+}
+
+// TestChildSystemPrompt: the child's system prompt is its definition's
+// body plus the subagent context.
+func TestChildSystemPrompt(t *testing.T) {
+	h := newHarness(t, setup{agents: map[string]string{
+		"explorer": agentFile("explorer", "Explores", "", "You explore code bases for a living."),
+	}})
+	res := h.mustCall(h.mainCaller(), "toolu_1", AgentInput{Description: "x", Prompt: "p", SubagentType: "explorer"})
+	if res.IsError {
+		t.Fatalf("spawn failed: %s", resultText(res))
+	}
+	sys := h.firstRequest("explorer").req.System
+	for _, w := range []string{
+		"You explore code bases for a living.",
+		"Working directory: " + h.dir,
+		"Is directory a git repo: no",
+		"Today's date: 2025-06-01",
+		`You are the "explorer" agent`,
+	} {
+		if !strings.Contains(sys, w) {
+			t.Errorf("child's system prompt lacks %q:\n%s", w, sys)
+		}
+	}
+	if strings.Contains(sys, "<subagents>") {
+		t.Errorf("a child's system prompt carries the main agent's subagents block:\n%s", sys)
+	}
+}
+
+// golden compares got with the file, rewriting it under -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if d := cmp.Diff(strings.TrimSuffix(string(want), "\n"), got); d != "" {
+		t.Errorf("%s (-want +got):\n%s", path, d)
+	}
+}

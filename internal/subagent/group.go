@@ -1,0 +1,101 @@
+package subagent
+
+import (
+	"context"
+	"sync"
+)
+
+// Group owns the runs of one run tree (a main session and everything it
+// started). Background runs live as long as the group, not as long as the
+// turn that started them; stopping the group stops them all, transitively
+// (S-C4), and Wait returns once every goroutine it started has ended.
+type Group struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	live    map[string]*liveTask // runs of this tree not yet finished
+	changed chan struct{}        // closed and replaced when a run ends
+}
+
+// NewGroup returns a group whose runs end when ctx does.
+func NewGroup(ctx context.Context) *Group {
+	ctx, cancel := context.WithCancelCause(ctx)
+	return &Group{ctx: ctx, cancel: cancel, live: map[string]*liveTask{}, changed: make(chan struct{})}
+}
+
+// Stop cancels every run of the group.
+func (g *Group) Stop(cause error) { g.cancel(cause) }
+
+// Wait blocks until every goroutine of the group has ended.
+func (g *Group) Wait() { g.wg.Wait() }
+
+func (g *Group) add(t *liveTask) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.live[t.id] = t
+}
+
+func (g *Group) remove(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.live, id)
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// Changed is closed the next time a run of the group ends.
+func (g *Group) Changed() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.changed
+}
+
+// Running counts the unfinished background runs started by the agent with
+// this id ("" for the main agent).
+func (g *Group) Running(parentAgentID string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, t := range g.live {
+		if t.parentAgentID == parentAgentID && t.isBackground() {
+			n++
+		}
+	}
+	return n
+}
+
+// Active counts the unfinished runs (foreground or not) started from the
+// session with this id, for subagents.maxChildrenPerAgent.
+func (g *Group) Active(parentSessionID string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, t := range g.live {
+		if t.parentSessionID == parentSessionID {
+			n++
+		}
+	}
+	return n
+}
+
+// Background moves every foreground run of the group to the background
+// (the SDK's and later the TUI's Ctrl+B); it returns how many it moved.
+func (g *Group) Background() int {
+	g.mu.Lock()
+	var fg []*liveTask
+	for _, t := range g.live {
+		if !t.isBackground() {
+			fg = append(fg, t)
+		}
+	}
+	g.mu.Unlock()
+	n := 0
+	for _, t := range fg {
+		if t.requestBackground() {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,167 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Why a run was cancelled decides the status it ends with.
+var (
+	errStopped        = errors.New("stopped with TaskStop")
+	errTimedOut       = errors.New("subagents.runTimeoutSeconds elapsed")
+	errSessionStopped = errors.New("the session that started it was stopped")
+)
+
+// liveTask is a child run in this process, foreground or background.
+type liveTask struct {
+	id              string // agent id = task id = child session id
+	parentAgentID   string // who gets the notification ("" = main agent)
+	parentSessionID string
+	rootSessionID   string
+	toolUseID       string
+	agentType       string
+	description     string
+	prompt          string
+	name            string
+	outputFile      string
+	depth           int
+	started         time.Time
+	group           *Group
+
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed once the terminal state is recorded
+
+	mu          sync.Mutex
+	background  bool
+	bgRequested chan struct{} // closed when someone asks a foreground waiter to let go
+	final       *runner.Result
+	status      task.Status
+	text        string // newest assistant text: the partial result
+	tokens      int64
+	toolUses    int
+	lastTool    string
+	out         *os.File
+}
+
+func (t *liveTask) isBackground() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.background
+}
+
+// requestBackground asks the foreground waiter to let the run go on in the
+// background (S-L2). It reports whether there was a foreground waiter to
+// ask.
+func (t *liveTask) requestBackground() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.background || t.final != nil {
+		return false
+	}
+	select {
+	case <-t.bgRequested:
+		return false
+	default:
+		close(t.bgRequested)
+		return true
+	}
+}
+
+// observe follows the child's messages: the partial result, progress
+// figures and the readable output file.
+func (t *liveTask) observe(s loop.Step) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	if s.Response != nil {
+		t.tokens += s.Response.Usage.Total()
+		if text := strings.TrimSpace(s.Message.Text()); text != "" {
+			t.text = text
+			b.WriteString(text + "\n")
+		}
+		for _, u := range s.Message.ToolUses() {
+			t.toolUses++
+			t.lastTool = u.Name
+			fmt.Fprintf(&b, "→ %s %s\n", u.Name, clip(string(u.Input), 300))
+		}
+	} else {
+		for _, c := range s.Message.Content {
+			switch c.Type {
+			case llm.BlockToolResult:
+				mark := "←"
+				if c.IsError {
+					mark = "← error:"
+				}
+				fmt.Fprintf(&b, "%s %s\n", mark, clip(c.ResultText(), 300))
+			case llm.BlockText:
+				fmt.Fprintf(&b, "[message] %s\n", c.Text)
+			}
+		}
+	}
+	if t.out != nil && b.Len() > 0 {
+		t.out.WriteString(b.String())
+	}
+}
+
+// snapshot returns the progress figures.
+func (t *liveTask) snapshot() (text string, tokens int64, toolUses int, lastTool string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.text, t.tokens, t.toolUses, t.lastTool
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// openOutput creates the task's output file, a plain-text log the model
+// may Read while the run goes on.
+func openOutput(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("task output file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("task output file: %w", err)
+	}
+	return f, nil
+}
+
+// statusOf maps how a run ended to a task status.
+func statusOf(res *runner.Result, cause error) task.Status {
+	switch {
+	case res.Err == nil:
+		return task.StatusCompleted
+	case errors.Is(cause, errTimedOut):
+		return task.StatusTimeout
+	case errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded):
+		return task.StatusKilled
+	}
+	return task.StatusFailed
+}
+
+// streamStatus is the status word Claude Code's task lines use.
+func streamStatus(s task.Status) string {
+	switch s {
+	case task.StatusKilled:
+		return "stopped"
+	case task.StatusTimeout:
+		return "failed"
+	}
+	return string(s)
+}

@@ -1,0 +1,70 @@
+package subagent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/config"
+)
+
+// TestChildModelChain checks S-A3: call > definition > subagents.model >
+// parent; "inherit" is the parent's; a name that does not resolve warns in
+// the result and falls back.
+func TestChildModelChain(t *testing.T) {
+	tests := []struct {
+		name         string
+		call, def    string
+		settings     string
+		want         string
+		wantWarnings []string
+	}{
+		{name: "the call's model wins", call: "opus", def: "haiku", settings: "sonnet", want: "opus"},
+		{name: "then the definition's", def: "haiku", settings: "sonnet", want: "haiku"},
+		{name: "then subagents.model", settings: "sonnet", want: "sonnet"},
+		{name: "then the parent's", want: mainModel},
+		{name: "definition inherit skips subagents.model", def: "inherit", settings: "sonnet", want: mainModel},
+		{name: "call inherit skips the definition's", call: "inherit", def: "haiku", settings: "sonnet", want: mainModel},
+		{
+			name: "an unresolvable call model falls back to the definition's", call: "gpt-nope", def: "haiku", want: "haiku",
+			wantWarnings: []string{`the call's model "gpt-nope" cannot be used (model: config: unknown model "gpt-nope"); falling back`},
+		},
+		{
+			name: "unresolvable models all along fall back to the parent's", call: "x1", def: "x2", settings: "x3", want: mainModel,
+			wantWarnings: []string{`the call's model "x1" cannot be used`, `the agent's model "x2" cannot be used`, `subagents.model "x3" cannot be used`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			front := ""
+			if tt.def != "" {
+				front = "model: " + tt.def + "\n"
+			}
+			h := newHarness(t, setup{
+				agents:    map[string]string{"probe": agentFile("probe", "Probes", front, "Probe.")},
+				subagents: config.Subagents{Model: tt.settings},
+			})
+			c := h.mainCaller()
+			res := h.mustCall(c, "toolu_1", AgentInput{Description: "probe", Prompt: "hi", SubagentType: "probe", Model: tt.call})
+			if res.IsError {
+				t.Fatalf("spawn failed: %s", resultText(res))
+			}
+			if got := h.firstRequest("probe").model; got != tt.want {
+				t.Errorf("child ran on %q, want %q", got, tt.want)
+			}
+			text := resultText(res)
+			for _, w := range tt.wantWarnings {
+				if !strings.Contains(text, "(Note: "+w) {
+					t.Errorf("result lacks the warning %q:\n%s", w, text)
+				}
+			}
+			if len(tt.wantWarnings) == 0 && strings.Contains(text, "(Note:") {
+				t.Errorf("result has a warning, want none:\n%s", text)
+			}
+			// The child's usage is booked under the model it ran on.
+			_, _, byModel := c.Totals.Snapshot()
+			if _, ok := byModel[tt.want]; !ok || len(byModel) != 1 {
+				t.Errorf("caller's totals by model = %v, want only %q", byModel, tt.want)
+			}
+		})
+	}
+}

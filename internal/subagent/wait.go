@@ -1,0 +1,59 @@
+package subagent
+
+import (
+	"context"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/task"
+)
+
+// waitForeground waits for a foreground run (S-L1, S-L2): until it ends,
+// until the caller's turn is cancelled (the child is cancelled with it,
+// S-L3), or until it is moved to the background — by its timeout_seconds
+// deadline or by a request (SDK, later Ctrl+B) — in which case it goes on
+// and launched is true.
+func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.Duration) (launched bool) {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	for {
+		select {
+		case <-t.done:
+			return false
+		case <-ctx.Done():
+			t.cancel(context.Cause(ctx))
+			<-t.done
+			return false
+		case <-deadline:
+		case <-t.bgRequested:
+		}
+		if s.toBackground(t) {
+			return true
+		}
+		// It finished while we decided; its result is ready.
+		<-t.done
+		return false
+	}
+}
+
+// toBackground turns a foreground run into a background task, unless it
+// has already ended. The record is written under the run's lock, so the run
+// cannot finish between the decision and the record.
+func (s *Service) toBackground(t *liveTask) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.final != nil {
+		return false
+	}
+	if t.background {
+		return true
+	}
+	if err := s.record(t, task.StatusRunning); err != nil {
+		return false
+	}
+	t.background = true
+	return true
+}
