@@ -62,39 +62,41 @@ func (k Kind) Valid() bool {
 type Task struct {
 	// ID names the run everywhere (S-T0). For local agents it is the agent
 	// id, which is also the child session id.
-	ID          string
-	Kind        Kind
-	Agent       string // agent type (subagent_type)
-	Name        string // SendMessage name, "" if none
-	Description string
-	Prompt      string
+	ID          string `json:"id"`
+	Kind        Kind   `json:"kind"`
+	Agent       string `json:"agent"`          // agent type (subagent_type)
+	Name        string `json:"name,omitempty"` // SendMessage name, "" if none
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
 
-	ParentSessionID string // the session whose agent launched it
-	RootSessionID   string // the main session of the run tree
-	ChildSessionID  string
-	ToolUseID       string // the Agent tool_use that launched it
+	ParentSessionID string `json:"parentSessionId"` // the session whose agent launched it
+	RootSessionID   string `json:"rootSessionId"`   // the main session of the run tree
+	ChildSessionID  string `json:"childSessionId"`
+	ToolUseID       string `json:"toolUseId"` // the Agent tool_use that launched it
 
-	Status Status
-	Result string // final text, or the partial text of a run that did not complete
-	Error  string
+	Status Status `json:"status"`
+	Result string `json:"result"` // final text, or the partial text of a run that did not complete
+	Error  string `json:"error,omitempty"`
 
-	Usage    llm.Usage
-	CostUSD  float64
-	ToolUses int
+	Usage    llm.Usage `json:"usage"`
+	CostUSD  float64   `json:"costUsd"`
+	ToolUses int       `json:"toolUses"`
 
-	OutputFile string
+	OutputFile string `json:"outputFile"`
 	// Notified is set once the parent has been told of the terminal status
 	// (a notification, or a blocking TaskOutput that saw it). Only
 	// Store.MarkNotified should set it, so that exactly one caller wins.
-	Notified bool
+	Notified bool `json:"notified"`
 	// CancelRequested is a stop request persisted for the executing process
 	// to observe (TaskStop from another process or node).
-	CancelRequested bool
+	CancelRequested bool `json:"cancelRequested"`
 
-	Owner     string // id of the process executing it (see Owner)
-	Heartbeat time.Time
+	Owner     string    `json:"owner"` // id of the process executing it (see Owner)
+	Heartbeat time.Time `json:"heartbeat"`
 
-	Created, Started, Finished time.Time
+	Created  time.Time `json:"created"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 }
 
 // Validate checks what every store requires of a record: a valid id, kind

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -65,10 +67,33 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxIdleConns(maxReaders)
 
 	db := &DB{path: abs, w: w, r: r}
-	if err := db.init(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("open database %s: %w", abs, err), db.Close())
+	// Switching a fresh file to WAL and migrating take locks that SQLite
+	// may refuse at once, busy timeout or not, while another process does
+	// the same: two cadre commands started together. Such a refusal is
+	// retried for a bounded time.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := db.init(ctx)
+		if err == nil {
+			return db, nil
+		}
+		if !busy(err) || time.Now().After(deadline) {
+			return nil, errors.Join(fmt.Errorf("open database %s: %w", abs, err), db.Close())
+		}
+		t := time.NewTimer(time.Duration(10+rand.IntN(40)) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, errors.Join(fmt.Errorf("open database %s: %w", abs, ctx.Err()), db.Close())
+		case <-t.C:
+		}
 	}
-	return db, nil
+}
+
+// busy reports whether err is SQLite refusing a lock (SQLITE_BUSY).
+func busy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 // dsn is a file: URI for path (escaped, so any character is safe in a path)
