@@ -95,7 +95,7 @@ result as text, json or stream-json (Claude Code's headless protocol).`,
 	fl.StringArrayVar(&f.denied2, "disallowed-tools", nil, "same as --disallowedTools")
 	fl.StringVarP(&f.resume, "resume", "r", "", "continue the session with this id")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session in this directory")
-	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout))
+	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout))
 	return root
 }
 
