@@ -228,6 +228,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.db.Close()
 		return nil, err
 	}
+	// Archiving is swept whenever cadre opens its store: no process has
+	// to stay up for archiveAfterMinutes (S-S3).
+	if _, err := r.subagents.Sweep(ctx, now()); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("archive finished subagent sessions: %w", err)
+	}
 	return r, nil
 }
 

@@ -425,7 +425,9 @@ func TestSystemContextIsFreshEachTurn(t *testing.T) {
 
 func TestAliasCallsTheTool(t *testing.T) {
 	agent := tool.New(tool.Info{Name: "Agent", Aliases: []string{"Task"}, Access: tool.AccessOther},
-		func(_ context.Context, _ tool.Env, in echoIn) (tool.Result, error) { return tool.Text("spawned " + in.Text), nil })
+		func(_ context.Context, _ tool.Env, in echoIn) (tool.Result, error) {
+			return tool.Text("spawned " + in.Text), nil
+		})
 	cfg := Config{
 		Model: scripted(llm.Reply(use("a", "Task", `{"text":"x"}`)), llm.Reply(llm.Text("done"))),
 		Tools: set(t, agent),

@@ -170,6 +170,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 			rec.Status, rec.Started = task.StatusRunning, t.started
 			return nil
 		})
+		r.c.Group.wg.Go(func() { s.watch(ctx, t) })
 	}
 	spec := runner.Spec{
 		Session: r.sess,
@@ -194,6 +195,9 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	conv := runner.Start(spec, r.history)
 	res = s.converse(ctx, conv, r.child.caller, []llm.Message{llm.UserText(r.req.Prompt)}, nil)
 	status := statusOf(res, context.Cause(ctx))
+	if t.isBackground() && s.cfg.Settings.Announce == "summarize" {
+		t.announced, t.skip = s.announce(ctx, conv, t, r, res, status)
+	}
 	sessStatus := session.StatusCompleted
 	switch status {
 	case task.StatusKilled:
@@ -205,6 +209,33 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		res.Err = err
 	}
 	s.finish(t, res, context.Cause(ctx))
+}
+
+// watch honours a stop requested through the task's record — by `cadre
+// tasks stop` or TaskStop in another process (S-X2) — and keeps the
+// record's heartbeat fresh, until the run ends.
+func (s *Service) watch(ctx context.Context, t *liveTask) {
+	tick := time.NewTicker(s.cfg.WatchInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.done:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rec, err := s.cfg.Tasks.UpdateTask(context.Background(), t.id, func(rec *task.Task) error {
+			if !rec.Status.Terminal() {
+				rec.Heartbeat = s.cfg.Now()
+			}
+			return nil
+		})
+		if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
+			t.cancel(errStopped)
+			return
+		}
+	}
 }
 
 // Converse runs turns until the agent has nothing left to answer: its
@@ -256,6 +287,9 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	if r := strings.TrimSpace(res.Result); r != "" {
 		text = r
 	}
+	if t.announced != "" {
+		text = t.announced
+	}
 	t.mu.Lock()
 	t.final, t.status = res, status
 	background := t.background
@@ -288,13 +322,20 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	s.untrack(t.id)
 	t.group.remove(t.id)
 	close(t.done)
+	// Slow cleanup comes last (S-L6), after done, so that a blocked
+	// TaskOutput never waits on it: cleanup "delete" archives the child
+	// right after its notification; a timeout is never archived.
+	if background && s.cfg.Settings.Cleanup == "delete" && status != task.StatusTimeout {
+		s.archive(context.Background(), t.id, s.cfg.Now())
+	}
 }
 
 // notify sends the one notification of a task, unless a blocking
 // TaskOutput already took the result.
 func (s *Service) notify(t *liveTask, status task.Status, text, errText string, tokens int64, toolUses int, res *runner.Result) {
 	first, err := s.cfg.Tasks.MarkNotified(context.Background(), t.id)
-	if err != nil || !first {
+	if err != nil || !first || t.skip {
+		// A child that answered ANNOUNCE_SKIP posts nothing.
 		return
 	}
 	verb := map[task.Status]string{

@@ -52,6 +52,10 @@ type liveTask struct {
 	toolUses    int
 	lastTool    string
 	out         *os.File
+	// announced is the normalised announce text (subagents.announce:
+	// summarize); skip is set when the child declined with ANNOUNCE_SKIP.
+	announced string
+	skip      bool
 }
 
 func (t *liveTask) isBackground() bool {

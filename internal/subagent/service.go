@@ -59,6 +59,10 @@ type Config struct {
 	Owner string
 	// OutputDir is where task output files go ($CADRE_HOME/tasks).
 	OutputDir string
+	// WatchInterval is how often a running background task checks its
+	// record for a stop request from another process and refreshes its
+	// heartbeat; default 1s.
+	WatchInterval time.Duration
 }
 
 // Service spawns subagents for one runtime. It is safe for concurrent use.
@@ -85,6 +89,9 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.Tasks = task.NewMem()
 	}
 	s.orphans = NewGroup(context.Background())
+	if s.cfg.WatchInterval <= 0 {
+		s.cfg.WatchInterval = time.Second
+	}
 	if s.cfg.OutputDir == "" {
 		s.cfg.OutputDir = filepath.Join(os.TempDir(), "cadre-tasks")
 	}

@@ -504,8 +504,8 @@ type data struct {
 	// ToolResults are the texts of the newest user message's tool_result
 	// blocks, in call order (several when calls ran in parallel).
 	ToolResults []string
-	Agent          string // the agent answering ("main" for the main session)
-	Turn           int    // 1-based: 1 is the agent's first answer
+	Agent       string // the agent answering ("main" for the main session)
+	Turn        int    // 1-based: 1 is the agent's first answer
 }
 
 func templateFields() []string {
