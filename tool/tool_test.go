@@ -620,3 +620,23 @@ func checkErr(t *testing.T, what string, err error, want string) {
 		t.Errorf("%s: error %q does not contain %q", what, err, want)
 	}
 }
+
+func TestWithSharesTheSchema(t *testing.T) {
+	type in struct {
+		N int `json:"n" jsonschema:"a number"`
+	}
+	proto := tool.New(tool.Info{Name: "proto"}, func(context.Context, tool.Env, in) (tool.Result, error) { return tool.Text("proto"), nil })
+	v := proto.With(tool.Info{Name: "variant", Description: "per session"}, func(_ context.Context, _ tool.Env, i in) (tool.Result, error) {
+		return tool.Text(fmt.Sprint("variant ", i.N)), nil
+	})
+	if v.Info().Name != "variant" || v.Info().Description != "per session" || string(v.Info().InputSchema) != string(proto.Info().InputSchema) {
+		t.Fatalf("info %+v", v.Info())
+	}
+	if err := v.ValidateInput(json.RawMessage(`{"n":"x"}`)); err == nil {
+		t.Error("the shared schema does not validate")
+	}
+	res, err := v.Call(context.Background(), tool.Env{}, json.RawMessage(`{"n":3}`))
+	if err != nil || res.Content[0].Text != "variant 3" {
+		t.Errorf("call = %v, %v", res, err)
+	}
+}

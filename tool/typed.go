@@ -29,6 +29,22 @@ func New[In any](meta Info, run func(ctx context.Context, env Env, in In) (Resul
 	return &Typed[In]{Meta: meta, Run: run}
 }
 
+// With returns a tool like t with other Info and Run, sharing t's schema,
+// which is inferred and resolved once: a runtime that builds a variant of
+// one tool for every session (a description that lists that session's
+// agents) pays for the schema only once.
+func (t *Typed[In]) With(meta Info, run func(ctx context.Context, env Env, in In) (Result, error)) *Typed[In] {
+	t.init()
+	n := &Typed[In]{Meta: meta, Run: run, TargetOf: t.TargetOf}
+	n.once.Do(func() {
+		n.info, n.resolved, n.err = meta, t.resolved, t.err
+		if len(meta.InputSchema) == 0 {
+			n.info.InputSchema = t.info.InputSchema
+		}
+	})
+	return n
+}
+
 func (t *Typed[In]) init() {
 	t.once.Do(func() {
 		t.info = t.Meta

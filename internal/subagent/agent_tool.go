@@ -54,7 +54,7 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 	for _, d := range s.listed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description), toolsLabel(d)})
 	}
-	t := tool.New(tool.Info{
+	t := s.protos.agent.With(tool.Info{
 		Name: "Agent", Aliases: []string{"Task"},
 		Description:     render(agentToolTmpl, map[string]any{"Agents": rows}),
 		Access:          tool.AccessAgent,

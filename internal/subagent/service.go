@@ -74,6 +74,12 @@ type Service struct {
 	lane chan struct{} // the subagent lane (S-C2)
 	// orphans owns the runs of callers that bring no Group of their own.
 	orphans *Group
+	// protos hold the spawn tools' schemas, inferred once: every caller
+	// gets its own variant (its description lists its agents).
+	protos struct {
+		agent *tool.Typed[AgentInput]
+		task  *tool.Typed[TaskInput]
+	}
 
 	mu      sync.Mutex
 	running map[string]*liveTask // runs in progress in this process, by id
@@ -89,6 +95,8 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.Tasks = task.NewMem()
 	}
 	s.orphans = NewGroup(context.Background())
+	s.protos.agent = tool.New[AgentInput](tool.Info{Name: "Agent"}, nil)
+	s.protos.task = tool.New[TaskInput](tool.Info{Name: "task"}, nil)
 	if s.cfg.WatchInterval <= 0 {
 		s.cfg.WatchInterval = time.Second
 	}

@@ -27,7 +27,7 @@ func (s *Service) taskTool(c Caller) tool.Tool {
 	for _, d := range s.listed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description)})
 	}
-	t := tool.New(tool.Info{
+	t := s.protos.task.With(tool.Info{
 		Name:            "task",
 		Description:     render(taskToolTmpl, map[string]any{"Agents": rows}),
 		Access:          tool.AccessAgent,
