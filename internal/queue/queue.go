@@ -119,6 +119,25 @@ func (q *Queue) Wait(ctx context.Context, target string, stop <-chan struct{}) (
 	}
 }
 
+// Withdraw removes the notification entries of a task that are still
+// waiting, and reports whether there were any: a result read by other means
+// (a blocking TaskOutput) must not also arrive as a notification.
+func (q *Queue) Withdraw(taskID string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	keep := q.entries[:0]
+	removed := false
+	for _, e := range q.entries {
+		if e.Mode == ModeNotification && e.TaskID == taskID {
+			removed = true
+			continue
+		}
+		keep = append(keep, e)
+	}
+	q.entries = keep
+	return removed
+}
+
 // Len counts the entries waiting for target.
 func (q *Queue) Len(target string) int {
 	q.mu.Lock()

@@ -111,3 +111,19 @@ func TestConcurrentPushersLoseNothing(t *testing.T) {
 		t.Fatalf("took %d of 800", total)
 	}
 }
+
+func TestWithdrawRemovesOnlyThatTasksNotifications(t *testing.T) {
+	var q Queue
+	q.Push(Entry{Mode: ModeNotification, TaskID: "t1", Message: llm.UserText("n1")})
+	q.Push(Entry{Mode: ModeMessage, TaskID: "t1", Message: llm.UserText("m1")})
+	q.Push(Entry{Mode: ModeNotification, TaskID: "t2", Message: llm.UserText("n2")})
+	if !q.Withdraw("t1") {
+		t.Fatal("nothing withdrawn")
+	}
+	if q.Withdraw("t1") {
+		t.Error("withdrawn twice")
+	}
+	if got := fmt.Sprint(texts(q.Take(""))); got != "[m1 n2]" {
+		t.Errorf("left %s", got)
+	}
+}
