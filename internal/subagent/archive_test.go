@@ -39,6 +39,7 @@ func launchAndWait(t *testing.T, h *harness, c Caller, prompt string) (id, notif
 func TestSweepArchivesAfterTheDelay(t *testing.T) {
 	h := newHarness(t, setup{subagents: config.Subagents{ArchiveAfterMinutes: 30}})
 	id, _ := launchAndWait(t, h, h.mainCaller(), "work")
+	h.group.Wait() // the run is over, not only notified: Sweep skips live runs
 	info, err := h.mem.GetSession(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)

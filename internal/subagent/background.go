@@ -21,14 +21,16 @@ import (
 
 // run is a child that passed every check and is ready to start.
 type run struct {
-	c        Caller
-	req      spawnRequest
-	def      agent.Definition
-	child    *child
-	sess     *session.Session
-	history  []llm.Message
-	tools    *tool.Set
-	warnings []string
+	// reservations are released by launch (or by begin when it fails).
+	reservations []string
+	c            Caller
+	req          spawnRequest
+	def          agent.Definition
+	child        *child
+	sess         *session.Session
+	history      []llm.Message
+	tools        *tool.Set
+	warnings     []string
 }
 
 // begin does everything a spawn needs before the child can run: routing,
@@ -62,10 +64,24 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		return nil, err
 	}
 	r := &run{c: c, req: req, def: def, child: ch, warnings: warnings}
+	ok := false
+	defer func() {
+		if !ok {
+			s.unreserve(r.reservations)
+		}
+	}()
+	if req.Name != "" {
+		key, err := s.reserveName(c.RootSessionID, req.Name, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		r.reservations = append(r.reservations, key)
+	}
 	if req.SessionID != "" {
-		if s.live(req.SessionID) != nil {
+		if !s.reserve("session\x00"+req.SessionID, req.SessionID) {
 			return nil, fmt.Errorf("agent %s is still running; send it a message with SendMessage, or wait for its result", req.SessionID)
 		}
+		r.reservations = append(r.reservations, "session\x00"+req.SessionID)
 		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
 			return nil, err
 		}
@@ -78,7 +94,48 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
 		return nil, err
 	}
+	ok = true
 	return r, nil
+}
+
+// reserve takes key unless it is taken, or unless a run with id (if not
+// "") is in progress.
+func (s *Service) reserve(key, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reserved[key] || (id != "" && s.running[id] != nil) {
+		return false
+	}
+	s.reserved[key] = true
+	return true
+}
+
+// reserveName takes a name for a spawn of the run tree: refused while a
+// run of the tree (other than the agent being continued) has it or another
+// spawn is taking it. Between the reservation and the run being tracked,
+// one of the two always holds the name.
+func (s *Service) reserveName(root, name, continuing string) (string, error) {
+	key := "name\x00" + root + "\x00" + strings.ToLower(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reserved[key] {
+		return "", fmt.Errorf("the name %q is being given to another agent right now; pick another name", name)
+	}
+	for _, t := range s.running {
+		if t.rootSessionID == root && t.id != continuing && strings.EqualFold(t.name, name) && !t.closing {
+			return "", fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.id)
+		}
+	}
+	s.reserved[key] = true
+	return key, nil
+}
+
+func (s *Service) unreserve(keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		delete(s.reserved, k)
+	}
 }
 
 // launch starts r in the caller's group. A background run gets its task
@@ -93,6 +150,10 @@ func (s *Service) launch(r *run, background bool) (*liveTask, error) {
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
 		group: r.c.Group,
 	}
+	// The reservations end once the run is tracked (or failed to start):
+	// from then on the run itself, and its record, hold the name and the
+	// session.
+	defer s.unreserve(r.reservations)
 	out, err := openOutput(t.outputFile)
 	if err != nil {
 		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
@@ -193,7 +254,36 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	}
 	spec.Loop.Inbox = func() []llm.Message { return messages(s.cfg.Queue.Take(t.id)) }
 	conv := runner.Start(spec, r.history)
-	res = s.converse(ctx, conv, r.child.caller, []llm.Message{llm.UserText(r.req.Prompt)}, nil)
+	input := []llm.Message{llm.UserText(r.req.Prompt)}
+	// Each turn reports its own figures; the run's are their sums.
+	var (
+		usage    llm.Usage
+		toolUses int
+		cost     float64
+		took     time.Duration
+	)
+	sum := func(tr *runner.Result) {
+		usage, toolUses, cost, took = usage.Add(tr.Usage), toolUses+tr.ToolUses, cost+tr.Cost, took+tr.Duration
+	}
+	for {
+		res = s.converse(ctx, conv, r.child.caller, input, sum)
+		// A message SendMessage queued after converse last looked would be
+		// lost: take what is left under the lock SendMessage queues under,
+		// and either answer it or close the run to messages, so that
+		// SendMessage resumes the agent instead.
+		s.mu.Lock()
+		var left []queue.Entry
+		if res.Err == nil && ctx.Err() == nil {
+			left = s.cfg.Queue.Take(t.id)
+		}
+		t.closing = len(left) == 0
+		s.mu.Unlock()
+		if len(left) == 0 {
+			break
+		}
+		input = messages(left)
+	}
+	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
 	status := statusOf(res, context.Cause(ctx))
 	if t.isBackground() && s.cfg.Settings.Announce == "summarize" {
 		t.announced, t.skip = s.announce(ctx, conv, t, r, res, status)
@@ -314,7 +404,18 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 			return nil
 		})
 		if err == nil {
-			s.notify(t, status, text, errText, tokens, toolUses, res)
+			deliver := func() { s.notify(t, status, text, errText, tokens, toolUses, res) }
+			// A blocking TaskOutput waiting for this end takes the result;
+			// notifying as well would tell the parent twice (S-N1).
+			t.mu.Lock()
+			waiting := t.waiters > 0
+			if waiting {
+				t.handover = deliver
+			}
+			t.mu.Unlock()
+			if !waiting {
+				deliver()
+			}
 		}
 	}
 	// Forget the run before announcing its end, so whoever wakes on done
@@ -384,7 +485,9 @@ func (s *Service) acquire(ctx context.Context) error {
 	case s.lane <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		// The plain error, as a cancelled run reports it: the status
+		// (killed or timeout) and the error text come from the cause.
+		return ctx.Err()
 	}
 }
 

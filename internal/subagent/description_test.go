@@ -78,11 +78,17 @@ func TestToolsLabel(t *testing.T) {
 }
 
 func TestUnknownSurface(t *testing.T) {
-	for _, s := range []string{"harness", "gateway", "bogus"} {
-		_, err := New(Config{Settings: config.Subagents{Surface: s}})
-		if err == nil || !strings.Contains(err.Error(), s) {
-			t.Errorf("surface %q: err = %v", s, err)
+	_, err := New(Config{Settings: config.Subagents{Surface: "bogus"}})
+	if err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("err = %v", err)
+	}
+	for _, s := range []string{"claude", "opencode", "harness", "gateway"} {
+		svc, err := New(Config{Settings: config.Subagents{Surface: s}})
+		if err != nil {
+			t.Errorf("surface %q: %v", s, err)
+			continue
 		}
+		svc.Close()
 	}
 }
 

@@ -73,7 +73,9 @@ func (g *Group) Active(parentSessionID string) int {
 	defer g.mu.Unlock()
 	n := 0
 	for _, t := range g.live {
-		if t.parentSessionID == parentSessionID {
+		// A run whose end is decided no longer counts, though it is
+		// still announcing it.
+		if t.parentSessionID == parentSessionID && !t.ended() {
 			n++
 		}
 	}

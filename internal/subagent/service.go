@@ -83,11 +83,15 @@ type Service struct {
 
 	mu      sync.Mutex
 	running map[string]*liveTask // runs in progress in this process, by id
+	// reserved holds what a spawn has checked but not yet launched — a
+	// session being continued, a name being taken — so that two spawns in
+	// flight cannot both pass the same check.
+	reserved map[string]bool
 }
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]*liveTask{}, lane: make(chan struct{}, cfg.Settings.Lane())}
+	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, lane: make(chan struct{}, cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
 	}
@@ -106,11 +110,9 @@ func New(cfg Config) (*Service, error) {
 	switch s.surface = cfg.Settings.Surface; s.surface {
 	case "", "claude":
 		s.surface = "claude"
-	case "opencode":
-	case "harness", "gateway":
-		return nil, fmt.Errorf("subagents.surface %q is not available yet (it comes with background subagents); use claude or opencode", s.surface)
+	case "opencode", "harness", "gateway":
 	default:
-		return nil, fmt.Errorf("subagents.surface %q is unknown: want claude or opencode", s.surface)
+		return nil, fmt.Errorf("subagents.surface %q is unknown: want claude, opencode, harness or gateway", s.surface)
 	}
 	s.depth = cfg.Settings.Depth()
 	if s.depth > MaxDepth {
@@ -164,8 +166,13 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
 		return nil
 	}
-	if s.surface == "opencode" {
+	switch s.surface {
+	case "opencode":
 		return []tool.Tool{s.taskTool(c)}
+	case "harness":
+		return s.harnessTools(c)
+	case "gateway":
+		return s.gatewayTools(c)
 	}
 	return append([]tool.Tool{s.agentTool(c)}, s.taskTools(c)...)
 }
@@ -215,8 +222,13 @@ func (s *Service) SystemContext(c Caller) string {
 }
 
 func (s *Service) toolName() string {
-	if s.surface == "opencode" {
+	switch s.surface {
+	case "opencode":
 		return "task"
+	case "harness":
+		return "agent_spawn"
+	case "gateway":
+		return "sessions_spawn"
 	}
 	return "Agent"
 }

@@ -117,7 +117,7 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 	if rec.Status.Terminal() {
 		// Whoever reads the end first delivers it; the notification is
 		// then suppressed (S-N1).
-		s.cfg.Tasks.MarkNotified(context.Background(), rec.ID)
+		s.cfg.Tasks.MarkNotified(context.WithoutCancel(ctx), rec.ID)
 	}
 	var out string
 	switch {
@@ -150,10 +150,18 @@ func (s *Service) awaitTerminal(ctx context.Context, id string, lt *liveTask, d 
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	if lt != nil {
+		lt.addWaiter()
+		gaveUp := false
 		select {
 		case <-lt.done:
 		case <-timer.C:
 		case <-ctx.Done():
+			gaveUp = true
+		}
+		// Stop waiting before reading the record: a run that left this
+		// wait its result has recorded it by now.
+		lt.dropWaiter(gaveUp)
+		if gaveUp {
 			return task.Task{}, ctx.Err()
 		}
 		if _, rec, err := s.find(context.Background(), id); err == nil {
@@ -290,10 +298,26 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	if lt := s.live(id); lt != nil {
-		// Running: delivered at its next loop boundary, never mid-tool.
+	// Running: delivered at its next loop boundary, never mid-tool. The
+	// run takes what is queued before it closes (execute), so queue under
+	// the same lock.
+	s.mu.Lock()
+	lt := s.running[id]
+	queued := lt != nil && !lt.closing
+	if queued {
 		s.cfg.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: id, Message: llm.UserText(in.Message)})
+	}
+	s.mu.Unlock()
+	if queued {
 		return tool.Text(fmt.Sprintf("Message queued for agent %s; it will read it after its current step.", id)), nil
+	}
+	if lt != nil {
+		// It is finishing: once it has, resume it.
+		select {
+		case <-lt.done:
+		case <-ctx.Done():
+			return tool.Result{}, ctx.Err()
+		}
 	}
 	// Stopped or evicted: resume it from its transcript, in the background.
 	r, err := s.begin(ctx, c, spawnRequest{ToolUseID: env.ToolUseID, Description: in.Summary, Prompt: in.Message, SessionID: id})

@@ -1,0 +1,96 @@
+//go:build unix
+
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// backgroundChildren is how many background subagents the main agent
+// starts at once.
+const backgroundChildren = 1000
+
+// backgroundScenario is a scripted model whose main agent starts n
+// background subagents (Agent with run_in_background: true) in its first
+// turn; every child ("*") answers at once. The main agent's later turns —
+// the one after the n async_launched results, then one per batch of
+// notifications, n+1 at most — each answer a short text.
+func backgroundScenario(n int) string {
+	const usage = "      usage: {input_tokens: 1200, output_tokens: 40}\n"
+	var b strings.Builder
+	b.WriteString("model: bench-background\nagents:\n  main:\n    - text: \"Starting the agents in the background.\"\n      tool_use:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "        - name: Agent\n          input: {description: \"part %d\", prompt: \"Do part %d of the job and report back.\", run_in_background: true}\n", i, i)
+	}
+	b.WriteString(usage)
+	// Usage is given on every turn: without it the scripted model would
+	// estimate tokens from the whole, growing, conversation each turn.
+	for range n + 1 {
+		b.WriteString("    - text: \"Noted.\"\n" + usage)
+	}
+	b.WriteString("  \"*\":\n    - text: \"CHILD-OK\"\n" + usage)
+	return b.String()
+}
+
+// BenchmarkBackground1000Binary is one `cadre -p` run whose main agent
+// starts 1,000 background subagents in one message, through a lane
+// (subagents.maxConcurrent) of 8 and of 64, against the scripted
+// (zero-latency) model: start-up, 1,000 child sessions, task records and
+// output files created, the children run through the lane, each one's
+// notification answered by the main agent, and exit once the last is.
+// It reports the wall time and the process's peak RSS; the output is
+// stream-json, so that the run can be checked for 1,000 completed
+// task_notification lines.
+func BenchmarkBackground1000Binary(b *testing.B) {
+	for _, lane := range []int{8, 64} {
+		b.Run(fmt.Sprintf("lane=%d", lane), func(b *testing.B) {
+			p := newProject(b)
+			scenario := filepath.Join(p.dir, "background.yaml")
+			if err := os.WriteFile(scenario, []byte(backgroundScenario(backgroundChildren)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(p.dir, ".cadre"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			settings := fmt.Sprintf(`{"subagents": {"maxConcurrent": %d}}`, lane)
+			if err := os.WriteFile(filepath.Join(p.dir, ".cadre", "settings.json"), []byte(settings), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			loop(b, func() int64 {
+				return p.runBackground(b, backgroundChildren, "-p", "Split the job between background agents.",
+					"--output-format", "stream-json", "--model", "script:"+scenario)
+			})
+		})
+	}
+}
+
+// runBackground execs cadre once and returns its peak resident set in KiB.
+// A run that fails, whose last line is not a successful result, or that
+// did not print n completed task_notification lines stops the benchmark.
+func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = p.dir, p.vars
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("cadre %v: %v\nstderr: %s", args, err, errb.String())
+	}
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	completed := 0
+	for _, l := range lines {
+		if bytes.HasPrefix(l, []byte(`{"type":"system","subtype":"task_notification"`)) && bytes.Contains(l, []byte(`"status":"completed"`)) {
+			completed++
+		}
+	}
+	last := lines[len(lines)-1]
+	if !bytes.Contains(last, []byte(`"type":"result"`)) || !bytes.Contains(last, []byte(`"is_error":false`)) || completed != n {
+		b.Fatalf("cadre %v: %d completed task_notification lines, want %d; last line:\n%s\nstderr: %s", args, completed, n, last, errb.String())
+	}
+	return maxRSSKB(cmd.ProcessState)
+}
