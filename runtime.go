@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,6 +223,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
 		BaseTools: func() []tool.Tool { return r.builtins }, MainCwd: cwd,
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
+		Fork: s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 	})
 	if err != nil {
 		r.owner.Close()
@@ -373,6 +375,15 @@ func (r *Runtime) providerConfig() provider.Config {
 		DefaultProvider: s.DefaultProvider, Aliases: s.Aliases, Endpoints: eps,
 		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient,
 	}
+}
+
+// forkEnv reads CADRE_FORK_SUBAGENT: 1 or true turns the fork gate on.
+func forkEnv(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }
 
 // agentNames lists the subagents the main agent could be offered, for the

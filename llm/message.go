@@ -53,6 +53,11 @@ type Block struct {
 
 	// image
 	Source *ImageSource `json:"source,omitempty"`
+
+	// Cache asks providers that support prompt caching to mark a cache
+	// breakpoint after this block: everything up to it is a prefix that
+	// other requests (forks of one conversation) share. Never serialised.
+	Cache bool `json:"-"`
 }
 
 // ImageSource is an inline image.

@@ -51,6 +51,18 @@ type Env struct {
 	SessionID string
 	// ToolUseID is the id of the tool_use block being answered.
 	ToolUseID string
+	// Turn is the model turn the call belongs to, set by the loop.
+	Turn *Turn
+}
+
+// Turn is the model exchange a tool call came from: the request as sent,
+// the assistant message that holds the call, and the tools that were
+// offered. Forks reuse them exactly, so that their requests share the
+// parent's prefix. Read-only: calls of one message run concurrently.
+type Turn struct {
+	Request *llm.Request
+	Reply   llm.Message
+	Tools   *Set
 }
 
 // Result is a tool's answer.

@@ -58,6 +58,9 @@ type Subagents struct {
 	// Announce is "raw" (the default: the child's final text is the
 	// result) or "summarize" (one more turn asks the child for a summary).
 	Announce string `json:"announce"`
+	// Fork turns on the Agent-tool fork: an Agent call without
+	// subagent_type forks the caller (CADRE_FORK_SUBAGENT=1 does too).
+	Fork bool `json:"fork"`
 }
 
 // Lane is the effective subagent lane size.

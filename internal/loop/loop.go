@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		resp, took, err := call(ctx, cfg, out.Messages)
+		req, resp, took, err := call(ctx, cfg, out.Messages)
 		out.APIDuration += took
 		if err != nil {
 			return fail(err)
@@ -136,7 +136,11 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 			return out, nil
 		}
 		out.ToolUses += len(uses)
-		results := runTools(ctx, cfg, uses)
+		// Tools see the turn they answer: a fork reuses the request and the
+		// reply byte for byte.
+		turnCfg := cfg
+		turnCfg.Env.Turn = &tool.Turn{Request: req, Reply: resp.Message, Tools: cfg.Tools}
+		results := runTools(ctx, turnCfg, uses)
 		out.Messages = append(out.Messages, results.Message)
 		out.Denials = append(out.Denials, results.Denials...)
 		if err := step(ctx, cfg, results); err != nil {
@@ -162,7 +166,7 @@ func step(ctx context.Context, cfg Config, s Step) error {
 	return nil
 }
 
-func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Response, time.Duration, error) {
+func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *llm.Response, time.Duration, error) {
 	system := cfg.System
 	if cfg.SystemContext != nil {
 		if extra := cfg.SystemContext(); extra != "" {
@@ -181,7 +185,7 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Response, t
 	var resp *llm.Response
 	for ev, err := range cfg.Model.Stream(ctx, req) {
 		if err != nil {
-			return nil, time.Since(start), err
+			return req, nil, time.Since(start), err
 		}
 		if ev.Type == llm.EventDone {
 			resp = ev.Response
@@ -191,9 +195,9 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Response, t
 		}
 	}
 	if resp == nil {
-		return nil, time.Since(start), &llm.Error{Kind: llm.ErrStreamCut, Message: "model stream ended without a complete message"}
+		return req, nil, time.Since(start), &llm.Error{Kind: llm.ErrStreamCut, Message: "model stream ended without a complete message"}
 	}
-	return resp, time.Since(start), nil
+	return req, resp, time.Since(start), nil
 }
 
 type callResult struct {

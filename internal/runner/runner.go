@@ -76,6 +76,9 @@ type Spec struct {
 	// Observe, if set, sees every message after it was recorded (task
 	// output files and progress hang off it).
 	Observe func(loop.Step)
+	// RecordHistory writes the history given to Start into the transcript
+	// (unpublished): a fork's session holds the conversation it continues.
+	RecordHistory bool
 }
 
 // Result is how a turn (or a whole run) ended.
@@ -98,6 +101,7 @@ type Conversation struct {
 	usage llm.Usage
 	cost  float64
 	last  *Result
+	err   error // a failure before the first turn (recording the history)
 }
 
 // Start opens a conversation on history (the session's earlier messages).
@@ -105,7 +109,15 @@ func Start(spec Spec, history []llm.Message) *Conversation {
 	if spec.Now == nil {
 		spec.Now = time.Now
 	}
-	return &Conversation{spec: spec, rec: &recorder{spec: spec}, history: append([]llm.Message(nil), history...)}
+	c := &Conversation{spec: spec, rec: &recorder{spec: spec}, history: append([]llm.Message(nil), history...)}
+	if spec.RecordHistory {
+		for _, m := range history {
+			if c.err = c.rec.record(loop.Step{Message: m}, false); c.err != nil {
+				break
+			}
+		}
+	}
+	return c
 }
 
 // History is the conversation so far.
@@ -119,8 +131,11 @@ func (c *Conversation) History() []llm.Message { return c.history }
 func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
 	start := c.spec.Now()
 	var out *loop.Outcome
-	var err error
+	err := c.err
 	for i, m := range input {
+		if err != nil {
+			break
+		}
 		publish := c.spec.PublishPrompt || c.turns > 0 || i > 0
 		if err = c.rec.record(loop.Step{Message: m}, publish); err != nil {
 			break

@@ -63,6 +63,14 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 		if err := in.refusals(); err != nil {
 			return tool.Errorf("%v", err), nil
 		}
+		if fork, err := s.forking(c, in, env.Turn); err != nil {
+			return tool.Errorf("%v", err), nil
+		} else if fork {
+			return s.fork(ctx, c, env, in)
+		}
+		if c.Fork || inFork(env.Turn) {
+			return tool.Errorf("%v", errForkInFork), nil
+		}
 		if in.Name != "" {
 			if err := s.nameFree(ctx, c, in.Name); err != nil {
 				return tool.Errorf("%v", err), nil

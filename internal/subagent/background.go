@@ -42,9 +42,12 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	var def agent.Definition
 	var err error
-	if req.SessionID != "" {
+	switch {
+	case req.Fork != nil:
+		def = forkDefinition()
+	case req.SessionID != "":
 		def, err = s.continued(ctx, &req)
-	} else {
+	default:
 		def, err = s.route(req.SubagentType)
 	}
 	if err != nil {
@@ -90,7 +93,10 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	ch.caller.SessionID = r.sess.Info.ID
 	ch.caller.AgentID = r.sess.Info.ID
-	if r.tools, err = s.pool(def, ch); err != nil {
+	if req.Fork != nil {
+		r.history = forkHistory(req.Fork)
+	}
+	if r.tools, err = s.pool(def, ch, req.Fork); err != nil {
 		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
 		return nil, err
 	}
@@ -235,7 +241,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	}
 	spec := runner.Spec{
 		Session: r.sess,
-		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID),
+		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID, r.req.Fork),
 		Tag: runner.Tag{
 			RootSessionID: r.c.RootSessionID, ParentToolUseID: r.req.ToolUseID,
 			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description,
@@ -253,8 +259,16 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		},
 	}
 	spec.Loop.Inbox = func() []llm.Message { return messages(s.cfg.Queue.Take(t.id)) }
+	if r.req.Fork != nil {
+		// A fork's transcript holds the conversation it continues, so it
+		// can be resumed like any agent.
+		spec.RecordHistory = true
+	}
 	conv := runner.Start(spec, r.history)
 	input := []llm.Message{llm.UserText(r.req.Prompt)}
+	if r.req.Fork != nil {
+		input = []llm.Message{forkInput(r.req.Fork, r.req.Prompt)}
+	}
 	// Each turn reports its own figures; the run's are their sums.
 	var (
 		usage    llm.Usage

@@ -59,6 +59,10 @@ type Config struct {
 	Owner string
 	// OutputDir is where task output files go ($CADRE_HOME/tasks).
 	OutputDir string
+	// Fork turns the Agent-tool fork on (subagents.fork or
+	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
+	// the caller instead of starting general-purpose.
+	Fork bool
 	// WatchInterval is how often a running background task checks its
 	// record for a stop request from another process and refreshes its
 	// heartbeat; default 1s.
@@ -152,6 +156,8 @@ type Caller struct {
 	AgentID string
 	// Group owns the runs of the tree.
 	Group *Group
+	// Fork is set when the caller is itself a fork: it may not fork again.
+	Fork bool
 }
 
 // Tools returns the spawn tool the caller is offered under the configured
@@ -244,6 +250,9 @@ type spawnRequest struct {
 	SessionID    string // continue this child session
 	Name         string // SendMessage name
 	Background   bool   // run_in_background
+	// Fork, when set, makes the run a fork of the caller continuing this
+	// turn (S-F1).
+	Fork *tool.Turn
 	Timeout      *int   // timeout_seconds: foreground wait before backgrounding
 }
 
@@ -377,6 +386,12 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
 	}
+	if req.Fork != nil {
+		// A fork inherits the model (its requests must share the parent's
+		// prefix) and runs in "bubble" mode: the parent's mode, its asks
+		// raised to the parent's handler.
+		model, ref, warnings, mode, cwd = c.Model, c.Ref, nil, c.Mode, c.Cwd
+	}
 	pol := s.cfg.Policy
 	pol.Mode = mode
 	pol.Workspace = cwd
@@ -406,6 +421,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 		caller: Caller{
 			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
 			Model: model, Ref: ref, Mode: mode, Cwd: cwd, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
+			Fork: req.Fork != nil,
 		},
 		cwd: cwd, base: ws.PromptBase, policy: pol,
 	}, warnings, nil
@@ -454,7 +470,11 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 // by the definition's tools / disallowedTools, the subagent tool policy
 // and the global deny rules; a spawn tool only for non-leaves whose
 // definition allows it.
-func (s *Service) pool(def agent.Definition, ch *child) (*tool.Set, error) {
+func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn) (*tool.Set, error) {
+	if fork != nil {
+		// The fork agent alone reuses the parent's exact tools (S-P2).
+		return fork.Tools, nil
+	}
 	allowAll := def.Tools == nil || slices.Contains(def.Tools, "*")
 	named := func(list []string, name string, aliases []string) bool {
 		for _, n := range list {
@@ -497,12 +517,18 @@ func (s *Service) pool(def agent.Definition, ch *child) (*tool.Set, error) {
 
 func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
-func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string) loop.Config {
-	return loop.Config{
+func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string, fork *tool.Turn) loop.Config {
+	cfg := loop.Config{
 		Model: ch.caller.Model, System: s.systemPrompt(def, ch), Tools: tools, Permit: &ch.policy,
 		MaxTurns: def.MaxTurns, Agent: def.Name,
 		Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 	}
+	if fork != nil {
+		// Exactly the parent's rendered prompt and settings: the shared
+		// prefix depends on it.
+		cfg.System, cfg.MaxTokens, cfg.Thinking = fork.Request.System, fork.Request.MaxTokens, fork.Request.Thinking
+	}
+	return cfg
 }
 
 func (s *Service) systemPrompt(def agent.Definition, ch *child) string {

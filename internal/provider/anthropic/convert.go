@@ -14,10 +14,12 @@ import (
 //
 // Prompt caching: the API caches the prefix up to each block marked with
 // cache_control. cadre marks the system prompt, the last tool (which covers
-// all tool definitions) and the last cacheable block of the last message, so
-// the next call of the same conversation — or a fork sharing its prefix —
-// reads everything before its new turn from the cache. That is three of the
-// four breakpoints the API allows.
+// all tool definitions) and the last cacheable block of the last message,
+// so the next call of the same conversation reads everything before its new
+// turn from the cache; and a block the caller marked (llm.Block.Cache: the
+// end of the prefix that forks of one conversation share), so every fork
+// reads that prefix from the cache. That is at most the four breakpoints
+// the API allows.
 func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 	if req == nil {
 		return sdk.MessageNewParams{}, badRequest("nil request")
@@ -91,6 +93,11 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 			cb, err := block(b)
 			if err != nil {
 				return p, badRequest(fmt.Sprintf("message %d, block %d: %v", i, j, err))
+			}
+			if b.Cache {
+				if cc := cb.GetCacheControl(); cc != nil {
+					*cc = sdk.NewCacheControlEphemeralParam()
+				}
 			}
 			content = append(content, cb)
 		}

@@ -1,0 +1,115 @@
+package subagent
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// The Agent-tool fork (S-F1): with the gate on, an Agent call without
+// subagent_type starts a fork — a background child that continues the
+// caller's own conversation. Its first request is the caller's request as it
+// was sent (rendered system prompt, history, tool definitions, model and
+// thinking settings), then the caller's reply holding the call, then one
+// identical placeholder result per call of that reply and the fork's
+// directive. N forks of one message therefore share a byte-identical prefix
+// up to the directive, which a provider's prompt cache serves: the last
+// placeholder is marked as a cache breakpoint.
+
+// forkTag marks a fork's directive; a conversation holding it is a fork's.
+const forkTag = "<fork-boilerplate>"
+
+// forkPlaceholder answers every call of the forking message in a fork's
+// context. It must be the same text for every fork.
+const forkPlaceholder = "Forked: this call was handed to a fork of the agent. Ignore this result."
+
+var (
+	//go:embed prompts/fork_directive.md
+	forkDirectiveText string
+	forkDirectiveTmpl = template.Must(template.New("fork_directive").Parse(forkDirectiveText))
+)
+
+// errForkInFork is the recursion guard's refusal.
+var errForkInFork = errors.New("this agent is a fork, and forks cannot start agents of their own; do the work yourself")
+
+// forkDefinition is the built-in fork agent: the parent's exact tools,
+// model and prompt (so nothing of its own).
+func forkDefinition() agent.Definition {
+	return agent.Definition{
+		Name: "fork", Description: "A fork of the calling agent, sharing its conversation.",
+		Format: agent.FormatBuiltin, Source: agent.SourceBuiltin,
+	}
+}
+
+// forking reports whether a call should fork, and refuses a fork inside a
+// fork — known by its run source (the caller is a fork) or, as a backstop,
+// by the directive tag in the conversation the call came from.
+func (s *Service) forking(c Caller, in AgentInput, turn *tool.Turn) (bool, error) {
+	if !s.cfg.Fork || in.SubagentType != "" || in.SessionID != "" {
+		return false, nil
+	}
+	if c.Fork || inFork(turn) {
+		return false, errForkInFork
+	}
+	if turn == nil || turn.Request == nil {
+		return false, errors.New("cannot fork: the call did not come from a model turn")
+	}
+	return true, nil
+}
+
+func inFork(turn *tool.Turn) bool {
+	if turn == nil || turn.Request == nil {
+		return false
+	}
+	for _, m := range turn.Request.Messages {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == llm.BlockText && strings.Contains(b.Text, forkTag) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// forkHistory is what a fork starts from: the caller's request messages
+// and its reply.
+func forkHistory(turn *tool.Turn) []llm.Message {
+	return append(slices.Clone(turn.Request.Messages), turn.Reply)
+}
+
+// forkInput is the fork's first user message: the identical placeholders,
+// the last one a cache breakpoint, then the directive.
+func forkInput(turn *tool.Turn, prompt string) llm.Message {
+	var blocks []llm.Block
+	for _, u := range turn.Reply.ToolUses() {
+		blocks = append(blocks, llm.ToolResult(u.ID, forkPlaceholder, false))
+	}
+	if n := len(blocks); n > 0 {
+		blocks[n-1].Cache = true
+	}
+	blocks = append(blocks, llm.Text(render(forkDirectiveTmpl, map[string]any{"Prompt": strings.TrimSpace(prompt)})))
+	return llm.Message{Role: llm.RoleUser, Content: blocks}
+}
+
+// fork starts a fork of the caller for this call, always in the
+// background.
+func (s *Service) fork(ctx context.Context, c Caller, env tool.Env, in AgentInput) (tool.Result, error) {
+	out, err := s.spawn(ctx, c, spawnRequest{
+		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
+		Name: in.Name, Background: true, Fork: env.Turn,
+	})
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	return launchedResult(out), nil
+}
