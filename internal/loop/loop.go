@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -31,6 +32,13 @@ type Step struct {
 	ToolMeta map[string]any
 	// Denials lists the calls in Message that the permission layer refused.
 	Denials []Denial
+
+	// Compaction marks a summary (Message) that replaced the older messages
+	// of the history; Kept are the messages kept verbatim after it, and
+	// PreTokens the size of the context that triggered it.
+	Compaction bool
+	Kept       []llm.Message
+	PreTokens  int64
 }
 
 // Denial is a refused tool call.
@@ -69,6 +77,13 @@ type Config struct {
 	// messages and are passed to OnStep. This is how messages reach a
 	// running agent without interrupting a tool call.
 	Inbox func() []llm.Message
+	// Compact, if set, is called at every loop boundary after the inbox,
+	// with the history and the usage of the previous response; it must not
+	// modify msgs. When it returns a summary, newMsgs (the summary first,
+	// then the messages kept verbatim) replaces the history and the summary
+	// is passed to OnStep as a Compaction step. A failure is not fatal: the
+	// run goes on with the full history and the error becomes a warning.
+	Compact func(ctx context.Context, msgs []llm.Message, last llm.Usage) (newMsgs []llm.Message, summary *llm.Message, err error)
 }
 
 // Outcome is how a run ended.
@@ -77,7 +92,8 @@ type Outcome struct {
 	Subtype string
 	// Result is the text of the last assistant message.
 	Result string
-	// Messages is the whole conversation, the history passed in included.
+	// Messages is the whole conversation, the history passed in included;
+	// after a compaction, the compacted history.
 	Messages    []llm.Message
 	Turns       int
 	ToolUses    int
@@ -87,6 +103,9 @@ type Outcome struct {
 	Denials     []Denial
 	// Err is why the run failed (nil on success and on error_max_turns).
 	Err error
+	// Warnings are failures the run survived, such as a compaction that
+	// could not be done.
+	Warnings []string
 }
 
 const (
@@ -104,6 +123,7 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		out.Subtype, out.Err = SubtypeExecution, err
 		return out, err
 	}
+	var last llm.Usage // of the previous response
 	for {
 		if cfg.Inbox != nil && out.Turns > 0 {
 			for _, m := range cfg.Inbox() {
@@ -111,6 +131,11 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 					return fail(err)
 				}
 				out.Messages = append(out.Messages, m)
+			}
+		}
+		if cfg.Compact != nil && out.Turns > 0 {
+			if err := compact(ctx, cfg, out, last); err != nil {
+				return fail(err)
 			}
 		}
 		if err := ctx.Err(); err != nil {
@@ -122,6 +147,7 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 			return fail(err)
 		}
 		out.Turns++
+		last = resp.Usage
 		out.Usage = out.Usage.Add(resp.Usage)
 		out.StopReason = resp.StopReason
 		resp.Message.Role = llm.RoleAssistant
@@ -161,8 +187,34 @@ func step(ctx context.Context, cfg Config, s Step) error {
 		return nil
 	}
 	if err := cfg.OnStep(ctx, s); err != nil {
+		if s.Compaction {
+			return fmt.Errorf("recording the context summary: %w", err)
+		}
 		return fmt.Errorf("recording %s message: %w", s.Message.Role, err)
 	}
+	return nil
+}
+
+// compact lets cfg.Compact replace out's history by a summary and the
+// messages it keeps. Only a failure to record the summary is returned: a
+// failed compaction leaves the history whole and becomes a warning.
+func compact(ctx context.Context, cfg Config, out *Outcome, last llm.Usage) error {
+	msgs, summary, err := cfg.Compact(ctx, out.Messages, last)
+	if err == nil && summary != nil && (len(msgs) == 0 || !reflect.DeepEqual(msgs[0], *summary)) {
+		err = errors.New("the compacted history does not start with its summary")
+	}
+	switch {
+	case err != nil && ctx.Err() == nil:
+		out.Warnings = append(out.Warnings, fmt.Sprintf("context compaction failed, going on with the full history: %v", err))
+		return nil
+	case err != nil || summary == nil:
+		return nil
+	}
+	s := Step{Message: *summary, Compaction: true, Kept: msgs[1:], PreTokens: last.Total()}
+	if err := step(ctx, cfg, s); err != nil {
+		return err
+	}
+	out.Messages = append([]llm.Message(nil), msgs...)
 	return nil
 }
 

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -441,5 +443,191 @@ func TestAliasCallsTheTool(t *testing.T) {
 	}
 	if names := cfg.Tools.Names(); len(names) != 1 || names[0] != "Agent" {
 		t.Errorf("names %v: aliases must not be offered", names)
+	}
+}
+
+// toolTurns is a model that calls echo on its first n calls, then answers
+// "done"; call i reports usage of 100·i input tokens. It counts its own
+// calls, since a compacted history no longer does. reqs receives a copy of
+// each request's messages.
+func toolTurns(n int, reqs *[][]llm.Message) *llm.ModelFunc {
+	calls := 0
+	return &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		calls++
+		*reqs = append(*reqs, append([]llm.Message(nil), req.Messages...))
+		r := llm.Reply(llm.Text("done"))
+		if calls <= n {
+			r = llm.Reply(use(fmt.Sprint("t", calls), "echo", `{"text":"x"}`))
+		}
+		r.Usage = llm.Usage{InputTokens: int64(100 * calls), OutputTokens: 1}
+		return r, nil
+	}}
+}
+
+func TestCompactReplacesTheHistory(t *testing.T) {
+	var reqs [][]llm.Message
+	var steps []Step
+	var lasts []llm.Usage
+	var seen [][]llm.Message
+	note := llm.UserText("a queued note")
+	inboxCalls := 0
+	summary := llm.UserText("<context-summary>earlier turns</context-summary>")
+	cfg := Config{
+		Model: toolTurns(3, &reqs), Tools: set(t, echo("echo", true, nil)),
+		OnStep: func(_ context.Context, s Step) error { steps = append(steps, s); return nil },
+		Inbox: func() []llm.Message {
+			inboxCalls++
+			if inboxCalls == 2 {
+				return []llm.Message{note}
+			}
+			return nil
+		},
+		Compact: func(_ context.Context, msgs []llm.Message, last llm.Usage) ([]llm.Message, *llm.Message, error) {
+			lasts = append(lasts, last)
+			seen = append(seen, msgs)
+			if len(lasts) != 2 {
+				return msgs, nil, nil
+			}
+			// Keep the last tool round and the note.
+			kept := msgs[len(msgs)-3:]
+			return append([]llm.Message{summary}, kept...), &summary, nil
+		},
+	}
+	out, err := Run(t.Context(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Called before every model call but the first, with the usage of the
+	// response before it.
+	want := []llm.Usage{{InputTokens: 100, OutputTokens: 1}, {InputTokens: 200, OutputTokens: 1}, {InputTokens: 300, OutputTokens: 1}}
+	if diff := cmp.Diff(want, lasts); diff != "" {
+		t.Fatalf("usage passed to Compact (-want +got):\n%s", diff)
+	}
+	// The inbox is drained first, so the hook sees (and can keep) the note.
+	if got := seen[1][len(seen[1])-1]; got.Text() != note.Text() {
+		t.Errorf("Compact saw %q last, want the queued note", got.Text())
+	}
+	kept := seen[1][len(seen[1])-3:]
+	wantReq := append([]llm.Message{summary}, kept...)
+	if diff := cmp.Diff(wantReq, reqs[2]); diff != "" {
+		t.Errorf("request after the compaction (-want +got):\n%s", diff)
+	}
+	// The summary went through OnStep, between the note and the next reply.
+	var i int
+	for i = range steps {
+		if steps[i].Compaction {
+			break
+		}
+	}
+	s := steps[i]
+	if !s.Compaction || s.Message.Text() != summary.Text() || s.PreTokens != 201 {
+		t.Fatalf("compaction step = %+v", s)
+	}
+	if diff := cmp.Diff(kept, s.Kept); diff != "" {
+		t.Errorf("Kept (-want +got):\n%s", diff)
+	}
+	if steps[i-1].Message.Text() != note.Text() || steps[i+1].Response == nil {
+		t.Errorf("compaction step not between the note and the next reply")
+	}
+	if n := compactions(steps); n != 1 {
+		t.Errorf("%d compaction steps, want 1", n)
+	}
+	// The outcome holds the compacted conversation.
+	if diff := cmp.Diff(reqs[3], out.Messages[:len(out.Messages)-1]); diff != "" {
+		t.Errorf("outcome messages (-want +got):\n%s", diff)
+	}
+	if out.Messages[0].Text() != summary.Text() || out.Result != "done" || len(out.Warnings) != 0 {
+		t.Errorf("outcome starts with %q, result %q, warnings %q", out.Messages[0].Text(), out.Result, out.Warnings)
+	}
+}
+
+func compactions(steps []Step) int {
+	n := 0
+	for _, s := range steps {
+		if s.Compaction {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCompactFailures(t *testing.T) {
+	summary := llm.UserText("summary")
+	tests := []struct {
+		name    string
+		hook    func(ctx context.Context, cancel context.CancelFunc, msgs []llm.Message) ([]llm.Message, *llm.Message, error)
+		onStep  error
+		warning string // "" means none
+		err     string // "" means the run succeeds
+	}{
+		{
+			name: "error: a warning, and the full history goes on",
+			hook: func(context.Context, context.CancelFunc, []llm.Message) ([]llm.Message, *llm.Message, error) {
+				return nil, nil, errors.New("summarizer overloaded")
+			},
+			warning: "context compaction failed, going on with the full history: summarizer overloaded",
+		},
+		{
+			name: "a history that does not start with its summary is refused",
+			hook: func(_ context.Context, _ context.CancelFunc, msgs []llm.Message) ([]llm.Message, *llm.Message, error) {
+				return msgs[len(msgs)-1:], &summary, nil
+			},
+			warning: "does not start with its summary",
+		},
+		{
+			name: "cancelled while compacting: the run stops, no warning",
+			hook: func(ctx context.Context, cancel context.CancelFunc, _ []llm.Message) ([]llm.Message, *llm.Message, error) {
+				cancel()
+				return nil, nil, ctx.Err()
+			},
+			err: "context canceled",
+		},
+		{
+			name: "a summary that cannot be recorded stops the run",
+			hook: func(_ context.Context, _ context.CancelFunc, msgs []llm.Message) ([]llm.Message, *llm.Message, error) {
+				return append([]llm.Message{summary}, msgs[len(msgs)-2:]...), &summary, nil
+			},
+			onStep: errors.New("disk full"),
+			err:    "recording the context summary: disk full",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var reqs [][]llm.Message
+			cfg := Config{
+				Model: toolTurns(1, &reqs), Tools: set(t, echo("echo", true, nil)),
+				OnStep: func(_ context.Context, s Step) error {
+					if s.Compaction {
+						return tt.onStep
+					}
+					return nil
+				},
+				Compact: func(ctx context.Context, msgs []llm.Message, _ llm.Usage) ([]llm.Message, *llm.Message, error) {
+					return tt.hook(ctx, cancel, msgs)
+				},
+			}
+			out, err := Run(ctx, cfg, []llm.Message{llm.UserText("go")})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || out.Subtype != SubtypeExecution {
+					t.Fatalf("err = %v, subtype %q; want %q", err, out.Subtype, tt.err)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.warning == "" && len(out.Warnings) > 0:
+				t.Errorf("warnings %q, want none", out.Warnings)
+			case tt.warning != "" && (len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], tt.warning)):
+				t.Errorf("warnings %q, want one containing %q", out.Warnings, tt.warning)
+			}
+			if tt.err == "" {
+				// The second request carries the whole history, uncompacted.
+				if len(reqs) != 2 || len(reqs[1]) != 3 || reqs[1][0].Text() != "go" {
+					t.Errorf("requests %+v, want the full history in the second", reqs)
+				}
+			}
+		})
 	}
 }

@@ -2,7 +2,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -212,13 +215,24 @@ func (r *recorder) record(s loop.Step, publish bool) error {
 		UUID: id, Message: &s.Message, SessionID: t.RootSessionID, Time: r.spec.Now(),
 		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription,
 	}
-	if s.Response != nil {
+	switch {
+	case s.Compaction:
+		data, err := json.Marshal(session.CompactBoundary{Trigger: "auto", PreTokens: s.PreTokens, Kept: s.Kept})
+		if err != nil {
+			return fmt.Errorf("record the compact boundary: %w", err)
+		}
+		entry.Type, entry.Subtype, entry.Data = session.EntrySummary, session.SubtypeCompactBoundary, data
+		// Claude Code's shape; the summary itself rides along for Go
+		// consumers (stream-json leaves it out, as Claude Code does).
+		ev.Type, ev.Subtype = event.TypeSystem, session.SubtypeCompactBoundary
+		ev.Fields = map[string]any{"compact_metadata": map[string]any{"trigger": "auto", "pre_tokens": s.PreTokens}}
+	case s.Response != nil:
 		entry.MessageID, entry.Model, entry.StopReason = s.Response.ID, s.Response.Model, string(s.Response.StopReason)
 		u := s.Response.Usage
 		entry.Usage = &u
 		ev.Type = event.TypeAssistant
 		ev.Assistant = &event.Assistant{MessageID: s.Response.ID, Model: s.Response.Model, StopReason: s.Response.StopReason, Usage: u}
-	} else {
+	default:
 		ev.Type = event.TypeUser
 		switch len(s.ToolMeta) {
 		case 0:
@@ -240,4 +254,30 @@ func (r *recorder) record(s loop.Step, publish bool) error {
 		r.spec.Observe(s)
 	}
 	return nil
+}
+
+// RunForked asks the model one more question about a conversation, without
+// running tools (S-F3): the runtime's own services — context compaction,
+// progress summaries of background tasks — reuse a conversation this way.
+// base is the conversation's request as it would be sent, so the question
+// shares its prefix (and a provider's prompt cache); the answer's text is
+// the result. Tool calls in the answer are ignored.
+func RunForked(ctx context.Context, model llm.Model, base llm.Request, directive string) (string, llm.Usage, error) {
+	req := base
+	req.Messages = append([]llm.Message(nil), base.Messages...)
+	ask := llm.Text(directive)
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == llm.RoleUser {
+		// Two user messages in a row: join them, as providers expect turns
+		// to alternate.
+		last := req.Messages[n-1]
+		last.Content = append(append([]llm.Block(nil), last.Content...), ask)
+		req.Messages[n-1] = last
+	} else {
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Block{ask}})
+	}
+	resp, err := llm.Collect(model.Stream(ctx, &req))
+	if err != nil {
+		return "", llm.Usage{}, fmt.Errorf("forked run: %w", err)
+	}
+	return strings.TrimSpace(resp.Message.Text()), resp.Usage, nil
 }

@@ -2,10 +2,29 @@ package session
 
 import (
 	_ "embed"
+	"encoding/json"
 	"strings"
 
 	"github.com/cadre-dev/cadre/llm"
 )
+
+// SubtypeCompactBoundary is the Subtype of the EntrySummary entry a context
+// compaction writes: its Message is the summary that replaced the messages
+// before it, and its Data a CompactBoundary.
+const SubtypeCompactBoundary = "compact_boundary"
+
+// CompactBoundary is the Data of a compact_boundary entry.
+type CompactBoundary struct {
+	// Trigger is "auto" (the context passed its threshold).
+	Trigger string `json:"trigger"`
+	// PreTokens is the size of the context that triggered the compaction.
+	PreTokens int64 `json:"pre_tokens"`
+	// Kept are the messages kept verbatim after the summary. They were
+	// recorded before the boundary too; they are repeated here so that the
+	// context can be rebuilt from the boundary on, without counting back
+	// through entries that repairs may have changed.
+	Kept []llm.Message `json:"kept,omitempty"`
+}
 
 //go:embed interrupted.md
 var interruptedText string
@@ -16,7 +35,10 @@ func InterruptedResult() string { return strings.TrimSpace(interruptedText) }
 
 // Messages rebuilds a model context from transcript entries: the message of
 // every user and assistant entry, in order, one message per entry (entries
-// are not merged).
+// are not merged). A compact_boundary entry drops every message before it:
+// the context starts again with its summary, then the messages it kept
+// (CompactBoundary.Kept), and later entries follow. A boundary whose Data
+// cannot be read starts with the summary alone.
 //
 // It then repairs what a killed process leaves behind, so the history is
 // valid to send to a provider, which requires every tool_use to be answered
@@ -31,31 +53,50 @@ func InterruptedResult() string { return strings.TrimSpace(interruptedText) }
 //
 // The entries' own messages are never modified.
 func Messages(entries []Entry) []llm.Message {
-	out := make([]llm.Message, 0, len(entries)+1)
-	var pending []string // tool_use ids of the previous message
+	h := history{out: make([]llm.Message, 0, len(entries)+1)}
 	for _, e := range entries {
-		if e.Message == nil || e.Type != EntryUser && e.Type != EntryAssistant {
-			continue
-		}
-		m := *e.Message
-		if m.Role != llm.RoleAssistant {
-			m = answerToolUses(m, pending)
-			pending = nil
-			if len(m.Content) > 0 {
-				out = append(out, m)
+		switch {
+		case e.Message == nil:
+		case e.Type == EntrySummary && e.Subtype == SubtypeCompactBoundary:
+			h.out, h.pending = h.out[:0], nil
+			h.add(*e.Message)
+			var b CompactBoundary
+			if json.Unmarshal(e.Data, &b) == nil {
+				for _, m := range b.Kept {
+					h.add(m)
+				}
 			}
-			continue
+		case e.Type == EntryUser || e.Type == EntryAssistant:
+			h.add(*e.Message)
 		}
-		if len(pending) > 0 { // two assistant messages in a row
-			out = append(out, interruptedResults(pending))
+	}
+	if len(h.pending) > 0 {
+		h.out = append(h.out, interruptedResults(h.pending))
+	}
+	return h.out
+}
+
+// history is a context being rebuilt.
+type history struct {
+	out     []llm.Message
+	pending []string // tool_use ids of the last message
+}
+
+// add appends m, repaired against the message before it.
+func (h *history) add(m llm.Message) {
+	if m.Role != llm.RoleAssistant {
+		m = answerToolUses(m, h.pending)
+		h.pending = nil
+		if len(m.Content) > 0 {
+			h.out = append(h.out, m)
 		}
-		out = append(out, m)
-		pending = toolUseIDs(m)
+		return
 	}
-	if len(pending) > 0 {
-		out = append(out, interruptedResults(pending))
+	if len(h.pending) > 0 { // two assistant messages in a row
+		h.out = append(h.out, interruptedResults(h.pending))
 	}
-	return out
+	h.out = append(h.out, m)
+	h.pending = toolUseIDs(m)
 }
 
 func toolUseIDs(m llm.Message) []string {

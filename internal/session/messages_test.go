@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,6 +101,60 @@ func TestMessages(t *testing.T) {
 			entries: entriesOf(assistant(use("t1")), user(text("note"), result("t1"), result("t1"))),
 			want:    []llm.Message{assistant(use("t1")), user(result("t1"), text("note"))},
 		},
+		{
+			name: "a compact boundary restarts the context from its summary and kept messages",
+			entries: cat(
+				entriesOf(user(text("go")), assistant(use("t1")), user(result("t1")), assistant(use("t2")), user(result("t2"))),
+				[]session.Entry{boundary(t, user(text("summary")), assistant(use("t2")), user(result("t2")))},
+				entriesOf(assistant(text("done")))),
+			want: []llm.Message{user(text("summary")), assistant(use("t2")), user(result("t2")), assistant(text("done"))},
+		},
+		{
+			name: "the last of two boundaries wins",
+			entries: cat(
+				entriesOf(user(text("go")), assistant(text("a"))),
+				[]session.Entry{boundary(t, user(text("first")))},
+				entriesOf(user(text("more")), assistant(text("b"))),
+				[]session.Entry{boundary(t, user(text("second")), user(text("more")), assistant(text("b")))},
+				entriesOf(user(text("again")))),
+			want: []llm.Message{user(text("second")), user(text("more")), assistant(text("b")), user(text("again"))},
+		},
+		{
+			name: "a boundary whose data cannot be read starts with the summary alone",
+			entries: cat(
+				entriesOf(user(text("go")), assistant(text("a"))),
+				[]session.Entry{{Type: session.EntrySummary, Subtype: session.SubtypeCompactBoundary, Message: ptr(user(text("summary"))), Data: []byte(`{"kept":3}`)}},
+				entriesOf(user(text("next")))),
+			want: []llm.Message{user(text("summary")), user(text("next"))},
+		},
+		{
+			name: "a boundary without a message, or another summary entry, changes nothing",
+			entries: cat(
+				entriesOf(user(text("go"))),
+				[]session.Entry{
+					{Type: session.EntrySummary, Subtype: session.SubtypeCompactBoundary},
+					{Type: session.EntrySummary, Subtype: "title", Message: ptr(user(text("not a boundary")))},
+				},
+				entriesOf(assistant(text("a")))),
+			want: []llm.Message{user(text("go")), assistant(text("a"))},
+		},
+		{
+			name: "repairs apply after a boundary: killed during a kept tool call",
+			entries: cat(
+				entriesOf(user(text("go")), assistant(text("a")), user(text("next"))),
+				[]session.Entry{boundary(t, user(text("summary")), user(text("next")))},
+				entriesOf(assistant(use("t3")), user(result("lost"), text("resumed")))),
+			want: []llm.Message{user(text("summary")), user(text("next")), assistant(use("t3")),
+				user(interrupted("t3"), text("resumed"))},
+		},
+		{
+			name: "a tool call pending at the boundary is not answered by what follows it",
+			entries: cat(
+				entriesOf(user(text("go")), assistant(use("t1"))),
+				[]session.Entry{boundary(t, user(text("summary")))},
+				entriesOf(user(result("t1"), text("hello")))),
+			want: []llm.Message{user(text("summary")), user(text("hello"))},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,4 +190,22 @@ func TestInterruptedResultText(t *testing.T) {
 	if got, want := session.InterruptedResult(), "interrupted: the session ended before this tool finished"; got != want {
 		t.Errorf("InterruptedResult() = %q, want %q", got, want)
 	}
+}
+
+func cat(parts ...[]session.Entry) []session.Entry {
+	var out []session.Entry
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// boundary is a compact_boundary entry with summary, keeping kept.
+func boundary(t *testing.T, summary llm.Message, kept ...llm.Message) session.Entry {
+	t.Helper()
+	data, err := json.Marshal(session.CompactBoundary{Trigger: "auto", PreTokens: 1000, Kept: kept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return session.Entry{Type: session.EntrySummary, Subtype: session.SubtypeCompactBoundary, Message: &summary, Data: data}
 }

@@ -22,7 +22,7 @@ type AgentInput struct {
 	Model           string `json:"model,omitempty" jsonschema:"Optional model for this agent (an alias such as sonnet, opus, haiku, or provider:model); defaults to the agent's own"`
 	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema:"Run the agent in the background: the call returns at once and you are notified when it finishes"`
 	Name            string `json:"name,omitempty" jsonschema:"A name to address the agent by with SendMessage"`
-	Isolation       string `json:"isolation,omitempty" jsonschema:"Isolation mode: worktree runs the agent in a temporary git worktree (not available yet)"`
+	Isolation       string `json:"isolation,omitempty" jsonschema:"Isolation mode: worktree runs the agent in a temporary git worktree on its own branch (kept, and named in the result, when the agent changed something)"`
 	Cwd             string `json:"cwd,omitempty" jsonschema:"Working directory for the agent (absolute, or relative to yours); do not combine with isolation"`
 	SessionID       string `json:"session_id,omitempty" jsonschema:"Continue an earlier agent: the session_id from its result's task_metadata"`
 	TimeoutSeconds  *int   `json:"timeout_seconds,omitempty" jsonschema:"Wait at most this many seconds (up to 600) for the agent, then let it go on in the background; 0 starts it in the background"`
@@ -38,11 +38,9 @@ func (in AgentInput) refusals() error {
 		return fmt.Errorf("invalid name %q: %v", in.Name, agent.ValidateName(in.Name))
 	case in.Isolation == "worktree" && in.Cwd != "":
 		return errors.New("cwd and isolation: \"worktree\" cannot be combined: a worktree agent works in its own checkout")
-	case in.Isolation == "worktree":
-		return errors.New("isolation \"worktree\" is not supported yet. Call again without isolation")
 	case in.Isolation == "remote":
 		return errors.New("isolation \"remote\" is not supported yet. Call again without isolation")
-	case in.Isolation != "":
+	case in.Isolation != "" && in.Isolation != "worktree":
 		return fmt.Errorf("unknown isolation %q: want worktree or remote", in.Isolation)
 	}
 	return nil
@@ -79,7 +77,7 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 		out, err := s.spawn(ctx, c, spawnRequest{
 			ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
 			SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, SessionID: in.SessionID,
-			Name: in.Name, Background: in.RunInBackground, Timeout: in.TimeoutSeconds,
+			Name: in.Name, Background: in.RunInBackground, Timeout: in.TimeoutSeconds, Isolation: in.Isolation,
 		})
 		if err != nil {
 			return tool.Errorf("%v", err), nil
@@ -125,15 +123,16 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 	total := res.Usage.Total()
 	body := fmt.Sprintf("%s%s\n\n<task_metadata>session_id: %s</task_metadata>\n<usage>agentId: %s\ntotal_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
 		text, note, o.sessionID, o.sessionID, total, res.ToolUses, res.Duration.Milliseconds())
-	return tool.Result{
-		Content: []llm.Block{llm.Text(body)},
-		Meta: map[string]any{
-			"status": "completed", "agentId": o.sessionID, "sessionId": o.sessionID, "agentType": o.def.Name,
-			"prompt": prompt, "content": []llm.Block{llm.Text(text)},
-			"totalDurationMs": res.Duration.Milliseconds(), "totalTokens": total, "totalToolUseCount": res.ToolUses,
-			"usage": res.Usage, "totalCostUsd": res.Cost,
-		},
-	}, nil
+	meta := map[string]any{
+		"status": "completed", "agentId": o.sessionID, "sessionId": o.sessionID, "agentType": o.def.Name,
+		"prompt": prompt, "content": []llm.Block{llm.Text(text)},
+		"totalDurationMs": res.Duration.Milliseconds(), "totalTokens": total, "totalToolUseCount": res.ToolUses,
+		"usage": res.Usage, "totalCostUsd": res.Cost,
+	}
+	if w := o.task.worktree(); w != nil && w.Kept {
+		meta["worktreePath"], meta["worktreeBranch"] = w.Path, w.Branch
+	}
+	return tool.Result{Content: []llm.Block{llm.Text(body)}, Meta: meta}, nil
 }
 
 // launchedResult tells the model a run goes on in the background

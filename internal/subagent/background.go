@@ -15,12 +15,15 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
 
 // run is a child that passed every check and is ready to start.
 type run struct {
+	// tree is the run's git worktree (isolation: worktree), or nil.
+	tree *worktree.Tree
 	// reservations are released by launch (or by begin when it fails).
 	reservations []string
 	c            Caller
@@ -90,6 +93,12 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		}
 	} else if r.sess, err = s.create(ctx, c, def, ch.cwd); err != nil {
 		return nil, err
+	}
+	if iso := cmpOr(req.Isolation, def.Isolation); iso == "worktree" {
+		if err := s.isolate(ctx, r); err != nil {
+			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+			return nil, err
+		}
 	}
 	ch.caller.SessionID = r.sess.Info.ID
 	ch.caller.AgentID = r.sess.Info.ID
@@ -228,6 +237,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		if err := s.acquire(ctx); err != nil {
 			res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
 			r.sess.Finish(context.Background(), session.StatusKilled, llm.Usage{}, 0, 0)
+			s.settle(t, r, res)
 			s.finish(t, res, context.Cause(ctx))
 			return
 		}
@@ -251,12 +261,14 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		PublishPrompt: true,
 		Bus:           s.cfg.Bus,
 		Now:           s.cfg.Now,
-		Observe: func(st loop.Step) {
-			t.observe(st)
-			if st.Response != nil && t.isBackground() {
-				s.progress(t)
-			}
-		},
+	}
+	progress := s.newSummarizer(t, r, spec.Loop)
+	spec.Observe = func(st loop.Step) {
+		t.observe(st)
+		if st.Response != nil && t.isBackground() {
+			s.progress(t)
+		}
+		progress.observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message { return messages(s.cfg.Queue.Take(t.id)) }
 	if r.req.Fork != nil {
@@ -267,7 +279,11 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	conv := runner.Start(spec, r.history)
 	input := []llm.Message{llm.UserText(r.req.Prompt)}
 	if r.req.Fork != nil {
-		input = []llm.Message{forkInput(r.req.Fork, r.req.Prompt)}
+		dir := ""
+		if r.tree != nil {
+			dir = r.child.cwd
+		}
+		input = []llm.Message{forkInput(r.req.Fork, r.req.Prompt, dir)}
 	}
 	// Each turn reports its own figures; the run's are their sums.
 	var (
@@ -312,6 +328,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	if err := conv.Close(sessStatus); err != nil && res.Err == nil {
 		res.Err = err
 	}
+	s.settle(t, r, res)
 	s.finish(t, res, context.Cause(ctx))
 }
 

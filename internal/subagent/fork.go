@@ -89,7 +89,7 @@ func forkHistory(turn *tool.Turn) []llm.Message {
 
 // forkInput is the fork's first user message: the identical placeholders,
 // the last one a cache breakpoint, then the directive.
-func forkInput(turn *tool.Turn, prompt string) llm.Message {
+func forkInput(turn *tool.Turn, prompt, worktreeDir string) llm.Message {
 	var blocks []llm.Block
 	for _, u := range turn.Reply.ToolUses() {
 		blocks = append(blocks, llm.ToolResult(u.ID, forkPlaceholder, false))
@@ -97,7 +97,7 @@ func forkInput(turn *tool.Turn, prompt string) llm.Message {
 	if n := len(blocks); n > 0 {
 		blocks[n-1].Cache = true
 	}
-	blocks = append(blocks, llm.Text(render(forkDirectiveTmpl, map[string]any{"Prompt": strings.TrimSpace(prompt)})))
+	blocks = append(blocks, llm.Text(render(forkDirectiveTmpl, map[string]any{"Prompt": strings.TrimSpace(prompt), "Worktree": worktreeDir})))
 	return llm.Message{Role: llm.RoleUser, Content: blocks}
 }
 
@@ -106,7 +106,7 @@ func forkInput(turn *tool.Turn, prompt string) llm.Message {
 func (s *Service) fork(ctx context.Context, c Caller, env tool.Env, in AgentInput) (tool.Result, error) {
 	out, err := s.spawn(ctx, c, spawnRequest{
 		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
-		Name: in.Name, Background: true, Fork: env.Turn,
+		Name: in.Name, Background: true, Fork: env.Turn, Isolation: in.Isolation,
 	})
 	if err != nil {
 		return tool.Errorf("%v", err), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -62,6 +63,8 @@ type liveTask struct {
 	// after all, is left for the last of them should it give up.
 	waiters  int
 	handover func()
+	// tree is what became of the run's worktree, if it had one.
+	tree *worktree.Outcome
 
 	// closing is set, under Service.mu, once the run takes no more
 	// messages: SendMessage then resumes the agent instead of queueing.
@@ -209,4 +212,14 @@ func streamStatus(s task.Status) string {
 		return "failed"
 	}
 	return string(s)
+}
+
+// worktree returns what became of the run's worktree (nil without one).
+func (t *liveTask) worktree() *worktree.Outcome {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tree
 }

@@ -209,7 +209,7 @@ func TestAgentInputRefusals(t *testing.T) {
 		want string
 	}{
 		{"empty prompt", AgentInput{Description: "x", Prompt: "  "}, "prompt is empty"},
-		{"worktree", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree"}, `isolation "worktree" is not supported yet`},
+		{"worktree", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree"}, `needs a git repository`},
 		{"worktree and cwd", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree", Cwd: "/tmp"}, "cannot be combined"},
 		{"remote", AgentInput{Description: "x", Prompt: "p", Isolation: "remote"}, `isolation "remote" is not supported yet`},
 		{"unknown isolation", AgentInput{Description: "x", Prompt: "p", Isolation: "jail"}, `unknown isolation "jail"`},

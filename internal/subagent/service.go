@@ -63,6 +63,10 @@ type Config struct {
 	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
 	// the caller instead of starting general-purpose.
 	Fork bool
+	// ProgressEvery is the least time between two progress summaries of a
+	// background run (a forked model call each); 0 means 30s, negative
+	// turns them off.
+	ProgressEvery time.Duration
 	// WatchInterval is how often a running background task checks its
 	// record for a stop request from another process and refreshes its
 	// heartbeat; default 1s.
@@ -105,6 +109,9 @@ func New(cfg Config) (*Service, error) {
 	s.orphans = NewGroup(context.Background())
 	s.protos.agent = tool.New[AgentInput](tool.Info{Name: "Agent"}, nil)
 	s.protos.task = tool.New[TaskInput](tool.Info{Name: "task"}, nil)
+	if s.cfg.ProgressEvery == 0 {
+		s.cfg.ProgressEvery = 30 * time.Second
+	}
 	if s.cfg.WatchInterval <= 0 {
 		s.cfg.WatchInterval = time.Second
 	}
@@ -252,8 +259,11 @@ type spawnRequest struct {
 	Background   bool   // run_in_background
 	// Fork, when set, makes the run a fork of the caller continuing this
 	// turn (S-F1).
-	Fork *tool.Turn
-	Timeout      *int   // timeout_seconds: foreground wait before backgrounding
+	Fork    *tool.Turn
+	Timeout *int // timeout_seconds: foreground wait before backgrounding
+	// Isolation is the call's isolation ("worktree"); the definition's
+	// applies when it is empty.
+	Isolation string
 }
 
 // outcome is a finished child run, or a launched one.

@@ -76,7 +76,10 @@ type Task struct {
 
 	Status Status `json:"status"`
 	Result string `json:"result"` // final text, or the partial text of a run that did not complete
-	Error  string `json:"error,omitempty"`
+	// Progress is a one-line summary of what a running task is doing,
+	// refreshed now and then by a forked summary run.
+	Progress string `json:"progress,omitempty"`
+	Error    string `json:"error,omitempty"`
 
 	Usage    llm.Usage `json:"usage"`
 	CostUSD  float64   `json:"costUsd"`

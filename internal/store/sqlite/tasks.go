@@ -18,7 +18,7 @@ const taskColumns = `id, kind, agent, name, description, prompt,
 	status, result, error,
 	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
 	cost_usd, tool_uses, output_file, notified, cancel_requested, owner,
-	heartbeat_ms, created_ms, started_ms, finished_ms`
+	heartbeat_ms, created_ms, started_ms, finished_ms, progress`
 
 // taskUpdate sets every column after id, in taskColumns order.
 const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description = ?, prompt = ?,
@@ -26,7 +26,7 @@ const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description 
 	status = ?, result = ?, error = ?,
 	input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
 	cost_usd = ?, tool_uses = ?, output_file = ?, notified = ?, cancel_requested = ?, owner = ?,
-	heartbeat_ms = ?, created_ms = ?, started_ms = ?, finished_ms = ?
+	heartbeat_ms = ?, created_ms = ?, started_ms = ?, finished_ms = ?, progress = ?
 	WHERE id = ?`
 
 // terminalStatuses is the SQL list of task.Status values for which
@@ -59,7 +59,7 @@ func scanTask(r row) (task.Task, error) {
 		&status, &t.Result, &t.Error,
 		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheCreationInputTokens, &t.Usage.CacheReadInputTokens,
 		&t.CostUSD, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
-		&heartbeat, &created, &started, &finish)
+		&heartbeat, &created, &started, &finish, &t.Progress)
 	t.Kind = task.Kind(kind)
 	t.Status = task.Status(status)
 	t.Heartbeat, t.Created, t.Started, t.Finished = fromMS(heartbeat), fromMS(created), fromMS(started), fromMS(finish)
@@ -73,7 +73,7 @@ func taskValues(t task.Task) []any {
 		string(t.Status), t.Result, t.Error,
 		t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheCreationInputTokens, t.Usage.CacheReadInputTokens,
 		t.CostUSD, t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
-		toMS(t.Heartbeat), toMS(t.Created), toMS(t.Started), toMS(t.Finished)}
+		toMS(t.Heartbeat), toMS(t.Created), toMS(t.Started), toMS(t.Finished), t.Progress}
 }
 
 // normalizeTask is t as a read would return it after storing it.
@@ -91,7 +91,7 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 		return fmt.Errorf("create task: %w", err)
 	}
 	res, err := db.w.ExecContext(ctx,
-		`INSERT INTO tasks (`+taskColumns+`) VALUES (?`+strings.Repeat(", ?", 26)+`)
+		`INSERT INTO tasks (`+taskColumns+`) VALUES (?`+strings.Repeat(", ?", 27)+`)
 		 ON CONFLICT (id) DO NOTHING`,
 		append([]any{t.ID}, taskValues(t)...)...)
 	if err != nil {

@@ -67,6 +67,7 @@ func Sample(id string) task.Task {
 		ToolUseID:       "toolu_01ABC",
 		Status:          task.StatusRunning,
 		Result:          "partial: internal/config/…",
+		Progress:        "reading internal/config/load.go",
 		Error:           "",
 		Usage: llm.Usage{
 			InputTokens:              1_234_567_890_123,
