@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/provider"
@@ -190,6 +191,10 @@ func (sr *sessionRun) run(ctx context.Context) {
 		Bus:    r.bus,
 		Now:    r.now,
 	}, sr.history)
+	if c := r.cfg.Settings.Compaction; !c.Disabled {
+		cc := compact.Config{Window: c.Window, Threshold: c.Threshold, KeepRecent: c.KeepRecent}.ForModel(sr.ref.Model)
+		conv.SetCompact(runner.Compactor(cc, sr.model, sr.system, sr.tools.Specs(), "main"))
+	}
 	group := sr.caller.Group
 	var results []*runner.Result
 	last := r.subagents.Converse(ctx, conv, sr.caller, []llm.Message{llm.UserText(sr.prompt)}, func(res *runner.Result) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/builtin"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/permission"
@@ -223,7 +224,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
 		BaseTools: func() []tool.Tool { return r.builtins }, MainCwd: cwd,
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
-		Fork: s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
+		Fork:       s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
+		Compaction: compaction(s.Compaction),
 	})
 	if err != nil {
 		r.owner.Close()
@@ -375,6 +377,14 @@ func (r *Runtime) providerConfig() provider.Config {
 		DefaultProvider: s.DefaultProvider, Aliases: s.Aliases, Endpoints: eps,
 		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient,
 	}
+}
+
+// compaction is the settings' compaction for children (nil: off).
+func compaction(c config.Compaction) *compact.Config {
+	if c.Disabled {
+		return nil
+	}
+	return &compact.Config{Window: c.Window, Threshold: c.Threshold, KeepRecent: c.KeepRecent}
 }
 
 // forkEnv reads CADRE_FORK_SUBAGENT: 1 or true turns the fork gate on.

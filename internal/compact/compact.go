@@ -143,7 +143,7 @@ func Compact(ctx context.Context, c Config, msgs []llm.Message, summarize Summar
 	if text == "" {
 		return nil, llm.Message{}, fmt.Errorf("compact: the summary of %d older messages is empty", len(older))
 	}
-	summary = Summary(text)
+	summary = SummaryOf(text, Replies(older))
 	history = make([]llm.Message, 0, 1+len(msgs)-cut)
 	history = append(history, summary)
 	history = append(history, msgs[cut:]...)
@@ -162,13 +162,40 @@ func split(msgs []llm.Message, keep int) int {
 }
 
 // Summary returns the user message that stands for summarised turns.
-func Summary(text string) llm.Message {
-	return llm.UserText(OpenTag + "\n" + strings.TrimSpace(summaryNote) + "\n\n" + text + "\n" + CloseTag)
+func Summary(text string) llm.Message { return SummaryOf(text, 0) }
+
+// SummaryOf records, in the tag, how many model replies the summary stands
+// for (earlier summaries' included), so that a reader counting turns — the
+// scripted model keys its answers by turn — still counts right.
+func SummaryOf(text string, replies int) llm.Message {
+	open := OpenTag
+	if replies > 0 {
+		open = fmt.Sprintf("<context-summary replies=\"%d\">", replies)
+	}
+	return llm.UserText(open + "\n" + strings.TrimSpace(summaryNote) + "\n\n" + text + "\n" + CloseTag)
+}
+
+// Replies counts the model replies msgs stand for: assistant messages, plus
+// those a leading summary stands for.
+func Replies(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		switch {
+		case m.Role == llm.RoleAssistant:
+			n++
+		case IsSummary(m):
+			var r int
+			if _, err := fmt.Sscanf(m.Text(), `<context-summary replies="%d">`, &r); err == nil {
+				n += r
+			}
+		}
+	}
+	return n
 }
 
 // IsSummary reports whether m is a summary message made by Summary.
 func IsSummary(m llm.Message) bool {
-	return m.Role == llm.RoleUser && len(m.Content) == 1 && strings.HasPrefix(m.Text(), OpenTag)
+	return m.Role == llm.RoleUser && len(m.Content) == 1 && strings.HasPrefix(m.Text(), strings.TrimSuffix(OpenTag, ">"))
 }
 
 // Hook adapts Compact to loop.Config.Compact: it compacts when c.Needed

@@ -163,7 +163,7 @@ func TestCompact(t *testing.T) {
 			if diff := cmp.Diff(tt.msgs[:tt.older], got); diff != "" {
 				t.Errorf("summarised (-want +got):\n%s", diff)
 			}
-			want := append([]llm.Message{compact.Summary(fmt.Sprintf("%d messages", tt.older))}, tt.msgs[tt.older:]...)
+			want := append([]llm.Message{compact.SummaryOf(fmt.Sprintf("%d messages", tt.older), compact.Replies(tt.msgs[:tt.older]))}, tt.msgs[tt.older:]...)
 			if diff := cmp.Diff(want, history); diff != "" {
 				t.Errorf("history (-want +got):\n%s", diff)
 			}
@@ -242,7 +242,7 @@ func TestHook(t *testing.T) {
 	if err != nil || summary == nil || calls != 1 {
 		t.Fatalf("over the threshold: summary %v, err %v, %d summarizer calls", summary, err, calls)
 	}
-	if diff := cmp.Diff([]llm.Message{compact.Summary("sum"), assistant("a2"), user("u3")}, got); diff != "" {
+	if diff := cmp.Diff([]llm.Message{compact.SummaryOf("sum", 1), assistant("a2"), user("u3")}, got); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
 

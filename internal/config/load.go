@@ -257,6 +257,14 @@ func validate(file string, s *Settings, generic map[string]any) error {
 			l.rules[i] = r.String()
 		}
 	}
+	switch c := s.Compaction; {
+	case c.Threshold < 0 || c.Threshold > 1:
+		return bad("compaction.threshold", "want a share of the window between 0 and 1, got %v", c.Threshold)
+	case c.KeepRecent < 0:
+		return bad("compaction.keepRecent", "want 0 or more, got %d", c.KeepRecent)
+	case c.Window < 0:
+		return bad("compaction.window", "want 0 or more tokens, got %d", c.Window)
+	}
 	if err := s.Subagents.validate(bad); err != nil {
 		return err
 	}

@@ -24,6 +24,8 @@ type Settings struct {
 	Env map[string]string `json:"env"`
 	// Subagents holds the subagent machinery's defaults and limits.
 	Subagents Subagents `json:"subagents"`
+	// Compaction tunes automatic context compaction.
+	Compaction Compaction `json:"compaction"`
 	// Agents are agent definitions keyed by name; the agent package checks
 	// them, so they are kept raw here. Layers merge them by name.
 	Agents json.RawMessage `json:"agents"`
@@ -113,4 +115,18 @@ func (s Settings) Mode() (permission.Mode, error) {
 		return "", fmt.Errorf("permissions.defaultMode: %w", err)
 	}
 	return m, nil
+}
+
+// Compaction is the settings' "compaction" block: when a session's context
+// passes Threshold of the model's window, older turns are summarised.
+type Compaction struct {
+	// Disabled turns automatic compaction off.
+	Disabled bool `json:"disabled"`
+	// Threshold is the share of the window that triggers it (0 < t ≤ 1;
+	// 0 means 0.8).
+	Threshold float64 `json:"threshold"`
+	// KeepRecent is how many recent messages stay word for word (0 means 6).
+	KeepRecent int `json:"keepRecent"`
+	// Window overrides the model's context window, in tokens.
+	Window int64 `json:"window"`
 }

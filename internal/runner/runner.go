@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -121,6 +122,11 @@ func Start(spec Spec, history []llm.Message) *Conversation {
 		}
 	}
 	return c
+}
+
+// SetCompact sets the loop's compaction hook for the turns to come.
+func (c *Conversation) SetCompact(hook func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error)) {
+	c.spec.Loop.Compact = hook
 }
 
 // History is the conversation so far.
@@ -280,4 +286,15 @@ func RunForked(ctx context.Context, model llm.Model, base llm.Request, directive
 		return "", llm.Usage{}, fmt.Errorf("forked run: %w", err)
 	}
 	return strings.TrimSpace(resp.Message.Text()), resp.Usage, nil
+}
+
+// Compactor is the loop's compaction hook for a conversation (S-F3): when
+// its context passes the configured share of the window, older turns are
+// summarised by a forked run that shares the conversation's prompt and
+// tools, and replaced by the summary.
+func Compactor(c compact.Config, model llm.Model, system string, tools []llm.ToolSpec, agent string) func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error) {
+	return compact.Hook(c, func(ctx context.Context, older []llm.Message) (string, error) {
+		text, _, err := RunForked(ctx, model, llm.Request{System: system, Messages: older, Tools: tools, Agent: agent + ":compact"}, compact.Instructions())
+		return text, err
+	})
 }

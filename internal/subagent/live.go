@@ -129,6 +129,9 @@ func (t *liveTask) requestBackground() bool {
 // observe follows the child's messages: the partial result, progress
 // figures and the readable output file.
 func (t *liveTask) observe(s loop.Step) {
+	if s.Compaction {
+		return // a summary of what the log already holds
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder

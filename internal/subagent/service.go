@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -63,6 +64,9 @@ type Config struct {
 	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
 	// the caller instead of starting general-purpose.
 	Fork bool
+	// Compaction, if set, compacts children's contexts as the main
+	// agent's is (nil: never).
+	Compaction *compact.Config
 	// ProgressEvery is the least time between two progress summaries of a
 	// background run (a forked model call each); 0 means 30s, negative
 	// turns them off.
@@ -537,6 +541,9 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		// Exactly the parent's rendered prompt and settings: the shared
 		// prefix depends on it.
 		cfg.System, cfg.MaxTokens, cfg.Thinking = fork.Request.System, fork.Request.MaxTokens, fork.Request.Thinking
+	}
+	if s.cfg.Compaction != nil {
+		cfg.Compact = runner.Compactor(s.cfg.Compaction.ForModel(ch.caller.Ref.Model), cfg.Model, cfg.System, tools.Specs(), def.Name)
 	}
 	return cfg
 }

@@ -43,6 +43,9 @@
 // its tool results) gets the second, and so on. The same rule holds after a
 // session is resumed, and for each of several parallel runs of one agent.
 //
+// (A context summary counts for the replies it stands for, so a compacted
+// conversation goes on at the right turn.)
+//
 // A call beyond the agent's last entry, or for an agent that is not listed
 // when there is no "*", fails with a bad_request error (not retried) that
 // names the file, the agent and the turn, for example

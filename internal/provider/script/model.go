@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"iter"
 	"sort"
 	"strings"
@@ -82,12 +83,9 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 
 // lookup finds the turn that answers a conversation of agent.
 func (m *Model) lookup(agent string, msgs []llm.Message) (*turn, error) {
-	index := 0
-	for _, msg := range msgs {
-		if msg.Role == llm.RoleAssistant {
-			index++
-		}
-	}
+	// The turn is the number of replies so far, counting those a context
+	// summary stands for: a compacted conversation goes on where it was.
+	index := compact.Replies(msgs)
 	turns, ok := m.agents[agent]
 	via := ""
 	if !ok {
