@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -86,12 +87,33 @@ type sessionRun struct {
 	start   time.Time
 	caller  subagent.Caller
 	totals  *runner.Totals
+	// command is a `context: fork` slash command to run instead of a turn.
+	command *command.Command
+	args    string
 }
 
 func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error) {
 	prompt := strings.TrimSpace(req.Prompt)
 	if prompt == "" {
 		return nil, errors.New("no prompt given: pass it as an argument or on standard input")
+	}
+	var cmd *command.Command
+	var args string
+	if name, a, ok := command.Parse(prompt); ok {
+		c, found := r.commands.Get(name)
+		if !found {
+			var known []string
+			for _, c := range r.commands.All() {
+				known = append(known, "/"+c.Name)
+			}
+			return nil, fmt.Errorf("unknown command /%s (known: %s)", name, orNone(strings.Join(known, ", ")))
+		}
+		if c.Context == "fork" {
+			cmd, args = &c, a
+		} else {
+			// A plain command is a prompt template.
+			prompt = c.Expand(a)
+		}
 	}
 	var (
 		model llm.Model
@@ -103,7 +125,7 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 	} else if model, ref, err = r.model(r.cfg.Settings.Model); err != nil {
 		return nil, err
 	}
-	sr := &sessionRun{r: r, prompt: prompt, model: model, ref: ref, start: r.now()}
+	sr := &sessionRun{r: r, prompt: prompt, model: model, ref: ref, start: r.now(), command: cmd, args: args}
 	switch {
 	case req.Resume != "" && req.Continue:
 		return nil, errors.New("--resume and --continue cannot be used together")
@@ -196,6 +218,12 @@ func (sr *sessionRun) run(ctx context.Context) {
 		conv.SetCompact(runner.Compactor(cc, sr.model, sr.system, sr.tools.Specs(), "main"))
 	}
 	group := sr.caller.Group
+	if sr.command != nil {
+		sr.runCommand(ctx, conv)
+		group.Stop(context.Canceled)
+		group.Wait()
+		return
+	}
 	var results []*runner.Result
 	last := r.subagents.Converse(ctx, conv, sr.caller, []llm.Message{llm.UserText(sr.prompt)}, func(res *runner.Result) {
 		results = append(results, res)
@@ -206,6 +234,33 @@ func (sr *sessionRun) run(ctx context.Context) {
 	if err := conv.Close(""); err != nil && last.Err == nil {
 		sr.finish(&runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: fmt.Errorf("saving the session: %w", err)}}, sr.totals, true)
 	}
+}
+
+// runCommand runs a `context: fork` slash command (S-F2): synchronously,
+// in a forked child that sees this session's conversation and has exactly
+// the command's allowed-tools; its final text is the command's output,
+// recorded in this session as the answer to the command.
+func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation) {
+	cmd := sr.command
+	res, err := sr.r.subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
+		Name: cmd.Name, Prompt: cmd.Expand(sr.args), Agent: cmd.Agent, Model: cmd.Model,
+		AllowedTools: cmd.AllowedTools, History: sr.history,
+	})
+	if err != nil {
+		res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
+	}
+	// The main session keeps the exchange, so a resumed session knows the
+	// command ran and what it said.
+	if rerr := conv.Record(llm.UserText(sr.prompt), llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(res.Result)}}); rerr != nil && res.Err == nil {
+		res.Err = rerr
+	}
+	status := session.StatusCompleted
+	if res.Err != nil {
+		status = session.StatusFailed
+		res.Subtype = loop.SubtypeExecution
+	}
+	conv.Close(status)
+	sr.finish(res, sr.totals, false)
 }
 
 // context is the per-turn part of the system prompt: the agents the main
@@ -273,4 +328,11 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/builtin"
+	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
@@ -107,6 +108,8 @@ type Runtime struct {
 	now      func() time.Time
 
 	builtins  []tool.Tool
+	commands  *command.Set
+	warnings  []string // problems found while loading agents and commands
 	agents    *agent.Registry
 	subagents *subagent.Service
 	queue     *queue.Queue
@@ -214,6 +217,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	sort.Strings(env)
 	r.builtins = builtin.Tools(builtin.Options{Env: env})
+	var problems []command.Problem
+	r.commands, problems = command.Load(cwd, cfg.Home)
+	for _, p := range problems {
+		r.warnings = append(r.warnings, "command "+p.Error())
+	}
 	r.agents = agent.Load(agent.LoadOptions{
 		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
 		Settings: s.Agents, SettingsFile: "settings (agents)",
@@ -336,11 +344,11 @@ func (r *Runtime) Close() error {
 
 // Warnings are the non-fatal problems found in the settings (unknown keys).
 func (r *Runtime) Warnings() []string {
-	out := make([]string, len(r.cfg.Warnings))
-	for i, w := range r.cfg.Warnings {
-		out[i] = w.String()
+	out := make([]string, 0, len(r.cfg.Warnings)+len(r.warnings))
+	for _, w := range r.cfg.Warnings {
+		out = append(out, w.String())
 	}
-	return out
+	return append(out, r.warnings...)
 }
 
 // Cwd is the runtime's working directory.

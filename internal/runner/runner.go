@@ -124,6 +124,19 @@ func Start(spec Spec, history []llm.Message) *Conversation {
 	return c
 }
 
+// Record writes messages into the transcript, unpublished, and adds them
+// to the history: exchanges that happened outside the loop (a slash
+// command's answer).
+func (c *Conversation) Record(msgs ...llm.Message) error {
+	for _, m := range msgs {
+		if err := c.rec.record(loop.Step{Message: m}, false); err != nil {
+			return err
+		}
+		c.history = append(c.history, m)
+	}
+	return nil
+}
+
 // SetCompact sets the loop's compaction hook for the turns to come.
 func (c *Conversation) SetCompact(hook func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error)) {
 	c.spec.Loop.Compact = hook

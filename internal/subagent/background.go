@@ -102,10 +102,13 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	ch.caller.SessionID = r.sess.Info.ID
 	ch.caller.AgentID = r.sess.Info.ID
-	if req.Fork != nil {
+	switch {
+	case req.Fork != nil:
 		r.history = forkHistory(req.Fork)
+	case req.History != nil && req.SessionID == "":
+		r.history = req.History
 	}
-	if r.tools, err = s.pool(def, ch, req.Fork); err != nil {
+	if r.tools, err = s.pool(def, ch, req.Fork, req.Tools); err != nil {
 		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
 		return nil, err
 	}
@@ -271,7 +274,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		progress.observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message { return messages(s.cfg.Queue.Take(t.id)) }
-	if r.req.Fork != nil {
+	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
 		// can be resumed like any agent.
 		spec.RecordHistory = true

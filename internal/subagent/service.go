@@ -268,6 +268,11 @@ type spawnRequest struct {
 	// Isolation is the call's isolation ("worktree"); the definition's
 	// applies when it is empty.
 	Isolation string
+	// Tools, when set, is the child's whole pool (a fork command's
+	// allowed-tools); its entries are allow rules for the child as well.
+	Tools []string
+	// History is a conversation the new child continues (a fork command's).
+	History []llm.Message
 }
 
 // outcome is a finished child run, or a launched one.
@@ -427,6 +432,15 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 			*l.out = append(*l.out, r)
 		}
 	}
+	for _, raw := range req.Tools {
+		// allowed-tools allows what it names as well as restricting the
+		// pool to it.
+		r, err := permission.ParseRule(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("allowed-tools entry %q: %w", raw, err)
+		}
+		pol.Rules.Allow = append(pol.Rules.Allow, r)
+	}
 	taskRules, err := permission.ParseTaskRules(taskPairs(def.TaskRules))
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: permission.task: %w", def.Name, err)
@@ -484,7 +498,7 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 // by the definition's tools / disallowedTools, the subagent tool policy
 // and the global deny rules; a spawn tool only for non-leaves whose
 // definition allows it.
-func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn) (*tool.Set, error) {
+func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []string) (*tool.Set, error) {
 	if fork != nil {
 		// The fork agent alone reuses the parent's exact tools (S-P2).
 		return fork.Tools, nil
@@ -507,6 +521,9 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn) (*tool.
 	keep := func(t tool.Tool) bool {
 		info := t.Info()
 		if !allowAll && !named(def.Tools, info.Name, info.Aliases) {
+			return false
+		}
+		if only != nil && !named(only, info.Name, info.Aliases) {
 			return false
 		}
 		if named(def.DisallowedTools, info.Name, info.Aliases) || named(policy.Deny, info.Name, info.Aliases) {
