@@ -26,6 +26,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -240,6 +241,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.db.Close()
 		return nil, err
 	}
+	r.reportWorktrees(ctx)
 	// Archiving is swept whenever cadre opens its store: no process has
 	// to stay up for archiveAfterMinutes (S-S3).
 	if _, err := r.subagents.Sweep(ctx, now()); err != nil {
@@ -272,6 +274,23 @@ func (r *Runtime) recover(ctx context.Context, runDir string) error {
 		}
 	}
 	return nil
+}
+
+// reportWorktrees warns about subagent worktrees of this repository that
+// no running task owns: left by a run that could not settle them (a crash).
+// They hold work, so they are reported, never removed.
+func (r *Runtime) reportWorktrees(ctx context.Context) {
+	trees, err := worktree.Sweep(ctx, r.cwd)
+	if err != nil {
+		return // not a git repository, or no git: nothing to report
+	}
+	for _, t := range trees {
+		name := filepath.Base(t.Path)
+		if rec, err := r.db.GetTask(ctx, name); err == nil && !rec.Status.Terminal() {
+			continue // its run is still going, in some process
+		}
+		r.warnings = append(r.warnings, fmt.Sprintf("subagent worktree %s (branch %s) was left by an earlier run; review it, then remove it with git worktree remove", t.Path, t.Branch))
+	}
 }
 
 // Background moves every foreground subagent of the session's running

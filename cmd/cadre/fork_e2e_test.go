@@ -16,6 +16,23 @@ const (
 
 func isFork(req testkit.Request) bool { return strings.Contains(string(req.Body), "fork-boilerplate") }
 
+// forkTask is the task marker inside a fork request's directive: every
+// fork's body also holds the parent's reply, with all the tasks in it.
+func forkTask(body string) string {
+	i := strings.Index(body, dirStart)
+	j := strings.Index(body, dirEnd)
+	if i < 0 || j < i {
+		return ""
+	}
+	d := body[i:j]
+	for n := 1; n <= 9; n++ {
+		if m := fmt.Sprintf("FORK-TASK-%d", n); strings.Contains(d, m) {
+			return m
+		}
+	}
+	return ""
+}
+
 // withoutDirective cuts the fork's directive out of a request body, and
 // reports where it started.
 func withoutDirective(t *testing.T, body string) (string, int) {
@@ -34,15 +51,11 @@ func threeForks(t *testing.T) testkit.Handler {
 	return func(req testkit.Request) testkit.Reply {
 		body := string(req.Body)
 		if isFork(req) {
-			for i := 1; i <= 3; i++ {
-				if !strings.Contains(body, fmt.Sprintf("FORK-TASK-%d", i)) {
-					continue
-				}
-				if i == 1 && !strings.Contains(body, "forks cannot start agents") {
-					return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: map[string]any{"description": "nested", "prompt": "fork again"}}}}
-				}
-				return testkit.Reply{Text: fmt.Sprintf("FORK-DONE-%d", i)}
+			task := forkTask(body)
+			if task == "FORK-TASK-1" && !strings.Contains(body, "forks cannot start agents") {
+				return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: map[string]any{"description": "nested", "prompt": "fork again"}}}}
 			}
+			return testkit.Reply{Text: strings.Replace(task, "TASK", "DONE", 1)}
 		}
 		if strings.Count(body, "task-notification") >= 1 && strings.Count(body, "FORK-DONE-") >= 3 {
 			return testkit.Reply{Text: "all three forks reported"}
@@ -69,7 +82,7 @@ func TestThreeForksShareTheParentsPrefix(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
 	}
 	var first []string // each fork's first request
-	seen := map[int]bool{}
+	seen := map[string]bool{}
 	var mainFirst map[string]any
 	for _, r := range srv.Requests() {
 		if !isFork(r) {
@@ -78,11 +91,9 @@ func TestThreeForksShareTheParentsPrefix(t *testing.T) {
 			}
 			continue
 		}
-		for i := 1; i <= 3; i++ {
-			if strings.Contains(string(r.Body), fmt.Sprintf("FORK-TASK-%d", i)) && !seen[i] {
-				seen[i] = true
-				first = append(first, string(r.Body))
-			}
+		if task := forkTask(string(r.Body)); task != "" && !seen[task] {
+			seen[task] = true
+			first = append(first, string(r.Body))
 		}
 	}
 	if len(first) != 3 {

@@ -48,7 +48,11 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 				if t.Name != "" {
 					agent += " (" + t.Name + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", t.ID, t.Status, agent, oneLine(t.Description), t.Created.Local().Format(time.DateTime), t.Usage.Total())
+				desc := oneLine(t.Description)
+				if t.Progress != "" && !t.Status.Terminal() {
+					desc += " — " + oneLine(t.Progress)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", t.ID, t.Status, agent, desc, t.Created.Local().Format(time.DateTime), t.Usage.Total())
 			}
 			return tw.Flush()
 		},
@@ -76,7 +80,7 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 				{"description", t.Description}, {"session", t.ChildSessionID}, {"parent session", t.ParentSessionID},
 				{"created", stamp(t.Created)}, {"started", stamp(t.Started)}, {"finished", stamp(t.Finished)},
 				{"tokens", fmt.Sprint(t.Usage.Total())}, {"tool uses", fmt.Sprint(t.ToolUses)}, {"cost", fmt.Sprintf("$%.4f", t.CostUSD)},
-				{"output file", t.OutputFile}, {"notified", fmt.Sprint(t.Notified)}, {"error", t.Error},
+				{"progress", t.Progress}, {"output file", t.OutputFile}, {"notified", fmt.Sprint(t.Notified)}, {"error", t.Error},
 			} {
 				if f[1] != "" {
 					fmt.Fprintf(tw, "%s\t%s\n", f[0], f[1])

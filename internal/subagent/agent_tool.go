@@ -101,6 +101,10 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 	res := o.res
 	if errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded) {
+		if w := o.task.worktree(); w != nil && w.Kept {
+			// Interrupted, but its worktree holds work: say where.
+			return tool.Errorf("Interrupted: the agent was stopped.\n[worktree] %s", w.Summary), nil
+		}
 		// The parent turn was cancelled: the loop reports it as interrupted.
 		return tool.Result{}, res.Err
 	}

@@ -1,6 +1,7 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,6 +58,11 @@ type setup struct {
 	// baseCap, when larger than the base tool count, gives the BaseTools
 	// slice spare capacity (a legitimate thing for BaseTools to return).
 	baseCap int
+	// progressEvery sets Config.ProgressEvery; 0 turns progress summaries
+	// off, so that tests see only the model calls they script.
+	progressEvery time.Duration
+	// now replaces the fixed clock.
+	now func() time.Time
 }
 
 type harness struct {
@@ -139,13 +145,18 @@ func newHarness(t *testing.T, su setup) *harness {
 	}{{"Read", tool.AccessRead}, {"Grep", tool.AccessRead}, {"Glob", tool.AccessRead}, {"Edit", tool.AccessEdit}, {"Bash", tool.AccessExec}} {
 		h.base = append(h.base, h.fakeTool(f.name, f.access))
 	}
+	now := su.now
+	if now == nil {
+		now = func() time.Time { return fixedNow }
+	}
 	svc, err := New(Config{
-		Bus: h.bus, Now: func() time.Time { return fixedNow }, Sessions: h.sessions, Index: h.mem, Agents: reg,
+		Bus: h.bus, Now: now, Sessions: h.sessions, Index: h.mem, Agents: reg,
 		Settings: su.subagents, Policy: h.policy, Resolve: h.resolve,
 		// $1 in, $2 out per million tokens, for main-model and haiku.
 		Pricing:   provider.Pricing{Overrides: map[string]provider.Price{"test:" + mainModel: {Input: 1, Output: 2}, "haiku": {Input: 1, Output: 2}}},
 		BaseTools: func() []tool.Tool { return h.base }, MainCwd: dir,
-		OutputDir: filepath.Join(dir, ".state", "tasks"),
+		OutputDir:     filepath.Join(dir, ".state", "tasks"),
+		ProgressEvery: cmp.Or(su.progressEvery, -1),
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

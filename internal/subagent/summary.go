@@ -38,6 +38,8 @@ func (s *Service) newSummarizer(t *liveTask, r *run, cfg loop.Config) *summarize
 		return nil
 	}
 	return &summarizer{
+		// The first summary comes after one interval too: a run shorter than
+		// that needs none.
 		s: s, t: t, model: cfg.Model, every: s.cfg.ProgressEvery, last: s.cfg.Now(),
 		base: llm.Request{System: cfg.System, Tools: cfg.Tools.Specs(), MaxTokens: cfg.MaxTokens, Agent: cfg.Agent + ":progress"},
 		msgs: append([]llm.Message(nil), r.history...),

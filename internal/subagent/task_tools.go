@@ -266,6 +266,9 @@ func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.R
 		if t.Usage.Total() > 0 {
 			fmt.Fprintf(&b, "  %d tokens", t.Usage.Total())
 		}
+		if t.Progress != "" && !t.Status.Terminal() {
+			fmt.Fprintf(&b, "\n    progress: %s", t.Progress)
+		}
 		b.WriteString("\n")
 	}
 	return tool.Text(strings.TrimSpace(b.String())), nil
