@@ -246,12 +246,23 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation)
 		Name: cmd.Name, Prompt: cmd.Expand(sr.args), Agent: cmd.Agent, Model: cmd.Model,
 		AllowedTools: cmd.AllowedTools, History: sr.history,
 	})
+	if err == nil && res == nil {
+		err = errors.New("the command's run ended without a result")
+	}
 	if err != nil {
 		res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
 	}
 	// The main session keeps the exchange, so a resumed session knows the
 	// command ran and what it said.
-	if rerr := conv.Record(llm.UserText(sr.prompt), llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(res.Result)}}); rerr != nil && res.Err == nil {
+	answer := res.Result
+	if answer == "" {
+		answer = fmt.Sprintf("(/%s produced no output", cmd.Name)
+		if res.Err != nil {
+			answer += ": " + res.Err.Error()
+		}
+		answer += ")"
+	}
+	if rerr := conv.Record(llm.UserText(sr.prompt), llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(answer)}}); rerr != nil && res.Err == nil {
 		res.Err = rerr
 	}
 	status := session.StatusCompleted

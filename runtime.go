@@ -223,6 +223,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	for _, p := range problems {
 		r.warnings = append(r.warnings, "command "+p.Error())
 	}
+	for _, c := range r.commands.All() {
+		for _, w := range c.Warnings {
+			r.warnings = append(r.warnings, fmt.Sprintf("command %s: %s", c.Path, w))
+		}
+	}
 	r.agents = agent.Load(agent.LoadOptions{
 		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
 		Settings: s.Agents, SettingsFile: "settings (agents)",

@@ -54,7 +54,7 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 	}
 	t := s.protos.agent.With(tool.Info{
 		Name: "Agent", Aliases: []string{"Task"},
-		Description:     render(agentToolTmpl, map[string]any{"Agents": rows}),
+		Description:     render(agentToolTmpl, map[string]any{"Agents": rows, "Fork": s.cfg.Fork && !c.Fork}),
 		Access:          tool.AccessAgent,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in AgentInput) (tool.Result, error) {
@@ -88,10 +88,13 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 		return claudeResult(out, in.Prompt)
 	})
 	t.TargetOf = func(_ tool.Env, in AgentInput) string {
-		if in.SubagentType == "" {
-			return "general-purpose"
+		switch {
+		case in.SubagentType != "":
+			return in.SubagentType
+		case s.cfg.Fork && in.SessionID == "":
+			return "fork"
 		}
-		return in.SubagentType
+		return "general-purpose"
 	}
 	return t
 }

@@ -30,7 +30,7 @@ type CommandRun struct {
 func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*runner.Result, error) {
 	out, err := s.spawn(ctx, c, spawnRequest{
 		ToolUseID: "command_" + strings.ReplaceAll(cr.Name, ":", "_"), Description: "/" + cr.Name, Prompt: cr.Prompt,
-		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, History: cr.History,
+		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, History: cr.History, Foreground: true,
 	})
 	if err != nil {
 		return nil, err

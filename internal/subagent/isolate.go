@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/worktree"
 )
 
@@ -26,12 +27,12 @@ func cmpOr(a, b string) string {
 
 // isolate creates r's worktree and moves the child into it.
 func (s *Service) isolate(ctx context.Context, r *run) error {
-	if r.req.Cwd != "" {
-		return errors.New("cwd and isolation \"worktree\" cannot be combined: a worktree agent works in its own checkout")
-	}
 	if r.req.SessionID != "" {
 		// A continued agent goes on in the directory it had.
 		return nil
+	}
+	if r.req.Cwd != "" {
+		return errors.New("cwd and isolation \"worktree\" cannot be combined: a worktree agent works in its own checkout")
 	}
 	tree, err := worktree.Create(ctx, r.child.cwd, r.sess.Info.ID)
 	if err != nil {
@@ -42,7 +43,11 @@ func (s *Service) isolate(ctx context.Context, r *run) error {
 	r.child.cwd, r.child.caller.Cwd = cwd, cwd
 	r.child.policy.Workspace = cwd
 	r.child.policy.AdditionalDirs = slices.DeleteFunc(slices.Clone(r.child.policy.AdditionalDirs), func(d string) bool { return d == s.cfg.MainCwd })
-	return nil
+	// The session records where it works, so continuing it goes back there.
+	return s.cfg.Index.UpdateSession(ctx, r.sess.Info.ID, func(in *session.Info) error {
+		in.Cwd = cwd
+		return nil
+	})
 }
 
 // settle finishes r's worktree after the run and adds what became of it to

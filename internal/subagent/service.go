@@ -273,6 +273,10 @@ type spawnRequest struct {
 	Tools []string
 	// History is a conversation the new child continues (a fork command's).
 	History []llm.Message
+	// Foreground keeps the run in the foreground whatever its definition
+	// or a background request says: its caller needs the result (a slash
+	// command, OpenCode's task tool).
+	Foreground bool
 }
 
 // outcome is a finished child run, or a launched one.
@@ -293,7 +297,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	if err != nil {
 		return nil, err
 	}
-	background := req.Background || r.def.Background || (req.Timeout != nil && *req.Timeout == 0)
+	background := !req.Foreground && (req.Background || r.def.Background || (req.Timeout != nil && *req.Timeout == 0))
 	t, err := s.launch(r, background)
 	if err != nil {
 		return nil, err
@@ -307,7 +311,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	if req.Timeout != nil {
 		wait = time.Duration(*req.Timeout) * time.Second
 	}
-	if s.waitForeground(ctx, t, wait) {
+	if s.waitForeground(ctx, t, wait, !req.Foreground) {
 		out.launched = true
 		return out, nil
 	}
@@ -354,9 +358,17 @@ func (s *Service) continued(ctx context.Context, req *spawnRequest) (agent.Defin
 	if info.ParentID == "" {
 		return agent.Definition{}, fmt.Errorf("session %q is a main session, not an agent's; only agent sessions can be continued with session_id", req.SessionID)
 	}
-	if req.Cwd == "" && info.Cwd != "" {
-		// A continued agent goes on where it worked before.
+	if st, err := os.Stat(info.Cwd); req.Cwd == "" && info.Cwd != "" && err == nil && st.IsDir() {
+		// A continued agent goes on where it worked before (its worktree,
+		// while it is kept).
 		req.Cwd = info.Cwd
+	}
+	if strings.EqualFold(info.Agent, "fork") {
+		// A fork goes on as a general-purpose agent holding the fork's
+		// whole conversation; the parent's exact tools went with its turn.
+		def := agent.GeneralPurpose()
+		def.Name = "fork"
+		return def, nil
 	}
 	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
 		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)

@@ -41,7 +41,7 @@ func (s *Service) taskTool(c Caller) tool.Tool {
 		}
 		out, err := s.spawn(ctx, c, spawnRequest{
 			ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
-			SubagentType: in.SubagentType, SessionID: id,
+			SubagentType: in.SubagentType, SessionID: id, Foreground: true,
 		})
 		if err != nil {
 			return openCodeError("", err), nil

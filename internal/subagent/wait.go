@@ -12,9 +12,13 @@ import (
 // S-L3), or until it is moved to the background — by its timeout_seconds
 // deadline or by a request (SDK, later Ctrl+B) — in which case it goes on
 // and launched is true.
-func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.Duration) (launched bool) {
+func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.Duration, mayBackground bool) (launched bool) {
 	var deadline <-chan time.Time
-	if timeout > 0 {
+	bg := t.bgRequested
+	if !mayBackground {
+		bg = nil // a nil channel never fires
+	}
+	if timeout > 0 && mayBackground {
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		deadline = timer.C
@@ -28,7 +32,7 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 			<-t.done
 			return false
 		case <-deadline:
-		case <-t.bgRequested:
+		case <-bg:
 		}
 		if s.toBackground(t) {
 			return true
