@@ -55,6 +55,16 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("system %s field %s: %w", s.Subtype, k, err)
 		}
 	}
+	if s.ParentToolUseID != "" {
+		// A subagent's system line (its compaction) says whose it is, as
+		// its messages do.
+		for _, kv := range [][2]string{{"parent_tool_use_id", s.ParentToolUseID}, {"agent_id", s.AgentID}, {"subagent_type", s.AgentType}} {
+			if kv[1] != "" {
+				b.WriteString(`,"` + kv[0] + `":`)
+				enc.Encode(kv[1])
+			}
+		}
+	}
 	b.WriteString(`,"uuid":`)
 	enc.Encode(s.UUID)
 	b.WriteString(`,"session_id":`)

@@ -130,3 +130,27 @@ func TestParseFormat(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestSubagentSystemLineIsTagged(t *testing.T) {
+	e := event.Event{Type: event.TypeSystem, Subtype: "compact_boundary", SessionID: "s", UUID: "u",
+		ParentToolUseID: "toolu_1", AgentID: "a1", AgentType: "reviewer",
+		Fields: map[string]any{"compact_metadata": map[string]any{"trigger": "auto", "pre_tokens": 9000}}}
+	var buf bytes.Buffer
+	w := New(&buf, StreamJSON, true)
+	w.Write(e)
+	w.Close()
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["type"] != "system" || m["parent_tool_use_id"] != "toolu_1" || m["agent_id"] != "a1" || m["subagent_type"] != "reviewer" || m["session_id"] != "s" {
+		t.Errorf("line %v", m)
+	}
+	var quiet bytes.Buffer
+	q := New(&quiet, StreamJSON, false)
+	q.Write(e)
+	q.Close()
+	if quiet.Len() != 0 {
+		t.Errorf("a subagent's system line without --verbose: %s", quiet.String())
+	}
+}
