@@ -215,7 +215,9 @@ func (sr *sessionRun) run(ctx context.Context) {
 	}, sr.history)
 	if c := r.cfg.Settings.Compaction; !c.Disabled {
 		cc := compact.Config{Window: c.Window, Threshold: c.Threshold, KeepRecent: c.KeepRecent}.ForModel(sr.ref.Model)
-		conv.SetCompact(runner.Compactor(cc, sr.model, sr.system, sr.tools.Specs(), "main"))
+		conv.SetCompact(runner.Compactor(cc, sr.model, sr.system, sr.tools.Specs(), "main", func(u llm.Usage) {
+			sr.totals.Add(sr.model.Name(), u, r.pricing.Cost(sr.ref, u))
+		}))
 	}
 	group := sr.caller.Group
 	if sr.command != nil {

@@ -305,9 +305,15 @@ func RunForked(ctx context.Context, model llm.Model, base llm.Request, directive
 // its context passes the configured share of the window, older turns are
 // summarised by a forked run that shares the conversation's prompt and
 // tools, and replaced by the summary.
-func Compactor(c compact.Config, model llm.Model, system string, tools []llm.ToolSpec, agent string) func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error) {
+//
+// The summary call's usage goes to spent (nil: nowhere), so that it counts
+// in the run's totals.
+func Compactor(c compact.Config, model llm.Model, system string, tools []llm.ToolSpec, agent string, spent func(llm.Usage)) func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error) {
 	return compact.Hook(c, func(ctx context.Context, older []llm.Message) (string, error) {
-		text, _, err := RunForked(ctx, model, llm.Request{System: system, Messages: older, Tools: tools, Agent: agent + ":compact"}, compact.Instructions())
+		text, u, err := RunForked(ctx, model, llm.Request{System: system, Messages: older, Tools: tools, Agent: agent + ":compact"}, compact.Instructions())
+		if spent != nil {
+			spent(u)
+		}
 		return text, err
 	})
 }

@@ -558,6 +558,16 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 	return ch.policy.Pool(set), nil
 }
 
+// spent adds the usage of a runtime service's forked call (a compaction, a
+// progress summary) to the caller's run tree, priced for its model.
+func (s *Service) spent(c Caller) func(llm.Usage) {
+	return func(u llm.Usage) {
+		if c.Totals != nil && c.Model != nil {
+			c.Totals.Add(c.Model.Name(), u, s.cfg.Pricing.Cost(c.Ref, u))
+		}
+	}
+}
+
 func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
 func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string, fork *tool.Turn) loop.Config {
@@ -572,7 +582,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		cfg.System, cfg.MaxTokens, cfg.Thinking = fork.Request.System, fork.Request.MaxTokens, fork.Request.Thinking
 	}
 	if s.cfg.Compaction != nil {
-		cfg.Compact = runner.Compactor(s.cfg.Compaction.ForModel(ch.caller.Ref.Model), cfg.Model, cfg.System, tools.Specs(), def.Name)
+		cfg.Compact = runner.Compactor(s.cfg.Compaction.ForModel(ch.caller.Ref.Model), cfg.Model, cfg.System, tools.Specs(), def.Name, s.spent(ch.caller))
 	}
 	return cfg
 }

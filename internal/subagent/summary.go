@@ -26,6 +26,7 @@ type summarizer struct {
 	base  llm.Request // the run's system prompt and tools, for the shared prefix
 	model llm.Model
 	every time.Duration
+	spent func(llm.Usage)
 
 	mu       sync.Mutex
 	msgs     []llm.Message
@@ -40,7 +41,7 @@ func (s *Service) newSummarizer(t *liveTask, r *run, cfg loop.Config) *summarize
 	return &summarizer{
 		// The first summary comes after one interval too: a run shorter than
 		// that needs none.
-		s: s, t: t, model: cfg.Model, every: s.cfg.ProgressEvery, last: s.cfg.Now(),
+		s: s, t: t, model: cfg.Model, every: s.cfg.ProgressEvery, last: s.cfg.Now(), spent: s.spent(r.child.caller),
 		base: llm.Request{System: cfg.System, Tools: cfg.Tools.Specs(), MaxTokens: cfg.MaxTokens, Agent: cfg.Agent + ":progress"},
 		msgs: append([]llm.Message(nil), r.history...),
 	}
@@ -69,7 +70,8 @@ func (z *summarizer) observe(ctx context.Context, st loop.Step) {
 		defer z.done()
 		req := z.base
 		req.Messages = snapshot
-		line, _, err := runner.RunForked(ctx, z.model, req, strings.TrimSpace(progressPrompt))
+		line, u, err := runner.RunForked(ctx, z.model, req, strings.TrimSpace(progressPrompt))
+		z.spent(u)
 		if err != nil || line == "" {
 			return
 		}
