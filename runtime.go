@@ -204,6 +204,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.db.Close()
 		return nil, fmt.Errorf("claim the task owner lock: %w", err)
 	}
+	r.sessions.SetOwner(r.owner.ID())
 	if err := r.recover(ctx, runDir); err != nil {
 		r.owner.Close()
 		r.db.Close()
@@ -276,6 +277,27 @@ func (r *Runtime) recover(ctx context.Context, runDir string) error {
 		})
 		if err != nil && !errors.Is(err, session.ErrNotFound) {
 			return fmt.Errorf("recover session of task %s: %w", t.ID, err)
+		}
+	}
+	// Sessions — main ones, foreground children — left running by a
+	// process that is gone: their transcripts are intact and they resume;
+	// only their status was stale.
+	infos, err := r.db.ListSessions(ctx, session.Filter{})
+	if err != nil {
+		return fmt.Errorf("recover sessions of ended processes: %w", err)
+	}
+	for _, in := range infos {
+		if in.Status != session.StatusRunning || in.Owner == "" || task.Alive(runDir, in.Owner) {
+			continue
+		}
+		err := r.db.UpdateSession(ctx, in.ID, func(s *session.Info) error {
+			if s.Status == session.StatusRunning && s.Owner == in.Owner {
+				s.Status, s.Updated = session.StatusFailed, session.NormalizeTime(r.now())
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, session.ErrNotFound) {
+			return fmt.Errorf("recover session %s: %w", in.ID, err)
 		}
 	}
 	return nil

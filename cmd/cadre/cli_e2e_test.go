@@ -695,6 +695,19 @@ func TestSIGKILLMidRunThenResume(t *testing.T) {
 		}
 	}
 
+	// The next cadre to open the store sees the killed run's session is
+	// not running any more.
+	list := e.run("", "sessions", "--json")
+	var infos []struct{ ID, Status string }
+	if err := json.Unmarshal([]byte(list.stdout), &infos); err != nil {
+		t.Fatalf("sessions --json: %v\n%s", err, list.stdout)
+	}
+	for _, in := range infos {
+		if in.ID == id && in.Status != "failed" {
+			t.Errorf("the killed run's session is %q, want failed", in.Status)
+		}
+	}
+
 	p := ok(t, e.run("", "-p", "Go on.", "--model", sonnet, "--output-format", "stream-json", "--resume", id))
 	if got := sessionID(t, p); got != id {
 		t.Errorf("resumed as %s, want %s", got, id)

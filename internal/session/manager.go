@@ -18,7 +18,12 @@ type Manager struct {
 	dir   string
 	now   func() time.Time
 	newID func() string
+	owner string
 }
+
+// SetOwner names the process (a task.Owner id) that runs the sessions this
+// Manager creates or opens; it is recorded on them while they run.
+func (m *Manager) SetOwner(id string) { m.owner = id }
 
 // NewManager returns a Manager that records sessions in idx and writes
 // transcripts to dir ($CADRE_HOME/sessions). now and newID are the clock and
@@ -65,6 +70,7 @@ func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
 	s.Created, s.Updated = NormalizeTime(s.Created), NormalizeTime(s.Updated)
 	s.Status = StatusRunning
 	s.TranscriptPath = m.transcriptPath(s.ID)
+	s.Owner = m.owner
 
 	if err := m.idx.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
@@ -106,7 +112,7 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
 	}
 	err = m.idx.UpdateSession(ctx, id, func(in *Info) error {
-		in.Status, in.Updated, in.TranscriptPath = StatusRunning, m.stamp(), info.TranscriptPath
+		in.Status, in.Updated, in.TranscriptPath, in.Owner = StatusRunning, m.stamp(), info.TranscriptPath, m.owner
 		info = *in
 		return nil
 	})

@@ -52,6 +52,9 @@ type Info struct {
 	NumTurns int
 
 	TranscriptPath string
+	// Owner is the process running the session (a task.Owner id), kept
+	// while it runs, so that a crash can be told from a live run.
+	Owner string
 }
 
 // Filter selects sessions in ListSessions. The zero Filter selects all.

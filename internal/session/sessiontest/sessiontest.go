@@ -67,6 +67,7 @@ func sample(id string) session.Info {
 		CostUSD:        0.125,
 		NumTurns:       3,
 		TranscriptPath: "/home/u/.cadre/sessions/" + id + ".jsonl",
+		Owner:          "4242-0123456789abcdef",
 	}
 }
 

@@ -15,7 +15,7 @@ var _ session.Index = (*DB)(nil)
 
 const sessionColumns = `id, parent_id, agent, session_key, title, cwd, status, created_ms, updated_ms,
 	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-	cost_usd, num_turns, transcript_path`
+	cost_usd, num_turns, transcript_path, owner`
 
 // row is what Scan needs: *sql.Row and *sql.Rows.
 type row interface{ Scan(dest ...any) error }
@@ -28,7 +28,7 @@ func scanSession(r row) (session.Info, error) {
 	)
 	err := r.Scan(&s.ID, &s.ParentID, &s.Agent, &s.Key, &s.Title, &s.Cwd, &status, &createdMS, &updated,
 		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheCreationInputTokens, &s.Usage.CacheReadInputTokens,
-		&s.CostUSD, &s.NumTurns, &s.TranscriptPath)
+		&s.CostUSD, &s.NumTurns, &s.TranscriptPath, &s.Owner)
 	s.Status = session.Status(status)
 	s.Created = time.UnixMilli(createdMS).UTC()
 	s.Updated = time.UnixMilli(updated).UTC()
@@ -40,7 +40,7 @@ func values(s session.Info) []any {
 	return []any{s.ParentID, s.Agent, s.Key, s.Title, s.Cwd, string(s.Status),
 		s.Created.UnixMilli(), s.Updated.UnixMilli(),
 		s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheCreationInputTokens, s.Usage.CacheReadInputTokens,
-		s.CostUSD, s.NumTurns, s.TranscriptPath}
+		s.CostUSD, s.NumTurns, s.TranscriptPath, s.Owner}
 }
 
 // CreateSession implements session.Index.
@@ -49,7 +49,7 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 		return fmt.Errorf("create session: the id is empty")
 	}
 	res, err := db.w.ExecContext(ctx,
-		`INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		`INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		 ON CONFLICT (id) DO NOTHING`,
 		append([]any{s.ID}, values(s)...)...)
 	if err != nil {
@@ -87,7 +87,7 @@ func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Inf
 	_, err = tx.ExecContext(ctx, `UPDATE sessions SET
 		parent_id = ?, agent = ?, session_key = ?, title = ?, cwd = ?, status = ?, created_ms = ?, updated_ms = ?,
 		input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
-		cost_usd = ?, num_turns = ?, transcript_path = ?
+		cost_usd = ?, num_turns = ?, transcript_path = ?, owner = ?
 		WHERE id = ?`, append(values(s), id)...)
 	if err != nil {
 		return fmt.Errorf("update session %q: %w", id, err)
