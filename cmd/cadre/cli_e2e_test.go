@@ -585,7 +585,7 @@ func TestSessionsListAndShow(t *testing.T) {
 func cmpIgnoreVolatile() cmp.Option {
 	return cmp.FilterPath(func(p cmp.Path) bool {
 		switch p.String() {
-		case "Created", "Updated", "Usage", "CostUSD":
+		case "Created", "Updated", "Usage", "CostUSD", "Owner":
 			return true
 		}
 		return false

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cadre-dev/cadre/internal/frontmatter"
+	"github.com/cadre-dev/cadre/internal/suggest"
 )
 
 // parser reads the fields of one definition from a YAML node tree (a
@@ -107,9 +110,9 @@ func (p *parser) fields(root *yaml.Node, d *Definition) {
 	known := fieldNames(p.format)
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := deref(root.Content[i]), deref(root.Content[i+1])
+		k, v := frontmatter.Deref(root.Content[i]), frontmatter.Deref(root.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
-			p.errorf(k, "", "a field name must be a string, got %s", describe(k))
+			p.errorf(k, "", "a field name must be a string, got %s", frontmatter.Describe(k))
 			continue
 		}
 		key := k.Value
@@ -125,7 +128,7 @@ func (p *parser) fields(root *yaml.Node, d *Definition) {
 		p.nodes[key] = k
 		if !slices.Contains(known, key) {
 			msg := fmt.Sprintf("unknown field %q ignored", key)
-			if s := suggest(key, known); s != "" {
+			if s, ok := suggest.Closest(key, known); ok {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			p.warnf(k, "", "%s", msg)
@@ -183,7 +186,7 @@ func (p *parser) field(key string, k, v *yaml.Node, d *Definition) {
 		if v.Kind == yaml.MappingNode {
 			d.Hooks = toAny(v)
 		} else if !isNull(v) {
-			p.errorf(v, key, "want a mapping of hook events to matchers, got %s", describe(v))
+			p.errorf(v, key, "want a mapping of hook events to matchers, got %s", frontmatter.Describe(v))
 		}
 	case "skills":
 		d.Skills = p.list(v, key)
@@ -220,7 +223,7 @@ func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag(
 // text reads a scalar; nothing (null) reads as "".
 func (p *parser) text(n *yaml.Node, key string) string {
 	if n.Kind != yaml.ScalarNode {
-		p.errorf(n, key, "want a string, got %s", describe(n))
+		p.errorf(n, key, "want a string, got %s", frontmatter.Describe(n))
 		return ""
 	}
 	if isNull(n) {
@@ -242,9 +245,9 @@ func (p *parser) list(n *yaml.Node, key string) []string {
 	case n.Kind == yaml.SequenceNode:
 		out := []string{}
 		for i, e := range n.Content {
-			e = deref(e)
+			e = frontmatter.Deref(e)
 			if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" {
-				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "%s, got %s", want, describe(e))
+				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "%s, got %s", want, frontmatter.Describe(e))
 				continue
 			}
 			if s := strings.TrimSpace(e.Value); s != "" {
@@ -253,7 +256,7 @@ func (p *parser) list(n *yaml.Node, key string) []string {
 		}
 		return out
 	}
-	p.errorf(n, key, "%s, got %s", want, describe(n))
+	p.errorf(n, key, "%s, got %s", want, frontmatter.Describe(n))
 	return nil
 }
 
@@ -291,7 +294,7 @@ func (p *parser) boolean(n *yaml.Node, key string) bool {
 		return false
 	}
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
-		p.errorf(n, key, "want true or false, got %s", describe(n))
+		p.errorf(n, key, "want true or false, got %s", frontmatter.Describe(n))
 		return false
 	}
 	b, _ := strconv.ParseBool(n.Value)
@@ -318,7 +321,7 @@ func (p *parser) count(n *yaml.Node, key string) (int, bool) {
 		}
 		return 0, false
 	}
-	p.errorf(n, key, "want a whole number, got %s", describe(n))
+	p.errorf(n, key, "want a whole number, got %s", frontmatter.Describe(n))
 	return 0, false
 }
 
@@ -331,7 +334,7 @@ func (p *parser) number(n *yaml.Node, key string) *float64 {
 			return &f
 		}
 	}
-	p.errorf(n, key, "want a number, got %s", describe(n))
+	p.errorf(n, key, "want a number, got %s", frontmatter.Describe(n))
 	return nil
 }
 
@@ -393,19 +396,19 @@ func (p *parser) mcpServers(n *yaml.Node, key string) []any {
 	case n.Kind == yaml.SequenceNode:
 		out := []any{}
 		for i, e := range n.Content {
-			e = deref(e)
+			e = frontmatter.Deref(e)
 			switch {
 			case e.Kind == yaml.ScalarNode && e.ShortTag() == "!!str":
 				out = append(out, e.Value)
 			case e.Kind == yaml.MappingNode:
 				out = append(out, toAny(e))
 			default:
-				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "want a server name or a mapping of name to server config, got %s", describe(e))
+				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "want a server name or a mapping of name to server config, got %s", frontmatter.Describe(e))
 			}
 		}
 		return out
 	}
-	p.errorf(n, key, "want a list of server names or server configs, got %s", describe(n))
+	p.errorf(n, key, "want a list of server names or server configs, got %s", frontmatter.Describe(n))
 	return nil
 }
 
@@ -417,12 +420,12 @@ func (p *parser) workspace(n *yaml.Node, key string) *Workspace {
 		// A bare string is the path: "workspace: ./defs/reviewer".
 		return &Workspace{Path: strings.TrimSpace(n.Value)}
 	case n.Kind != yaml.MappingNode:
-		p.errorf(n, key, "want a mapping with mode (isolated or shared) and path, got %s", describe(n))
+		p.errorf(n, key, "want a mapping with mode (isolated or shared) and path, got %s", frontmatter.Describe(n))
 		return nil
 	}
 	w := &Workspace{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
 		switch k.Value {
 		case "mode":
 			w.Mode = p.enum(v, key+".mode", WorkspaceIsolated, WorkspaceShared)
@@ -440,14 +443,14 @@ func (p *parser) headers(n *yaml.Node, key string) map[string]string {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		p.errorf(n, key, "want a mapping of header names to values, got %s", describe(n))
+		p.errorf(n, key, "want a mapping of header names to values, got %s", frontmatter.Describe(n))
 		return nil
 	}
 	out := map[string]string{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
 		if v.Kind != yaml.ScalarNode || isNull(v) {
-			p.errorf(v, key+"."+k.Value, "want a string, got %s", describe(v))
+			p.errorf(v, key+"."+k.Value, "want a string, got %s", frontmatter.Describe(v))
 			continue
 		}
 		out[k.Value] = v.Value
@@ -466,12 +469,12 @@ func checkURL(s string) error {
 // toAny converts a node to plain Go values (map[string]any, []any,
 // string, int64, float64, bool, nil) for fields kept for later use.
 func toAny(n *yaml.Node) any {
-	n = deref(n)
+	n = frontmatter.Deref(n)
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			m[deref(n.Content[i]).Value] = toAny(n.Content[i+1])
+			m[frontmatter.Deref(n.Content[i]).Value] = toAny(n.Content[i+1])
 		}
 		return m
 	case yaml.SequenceNode:
@@ -512,39 +515,4 @@ func appendNew(list []string, add ...string) []string {
 		}
 	}
 	return list
-}
-
-// suggest returns the known name closest to s, if it is close enough to
-// be a typo.
-func suggest(s string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		if strings.EqualFold(s, k) {
-			return k
-		}
-		if d := levenshtein(strings.ToLower(s), strings.ToLower(k)); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

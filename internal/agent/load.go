@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cadre-dev/cadre/internal/frontmatter"
 )
 
 // LoadOptions says where Load looks for definitions.
@@ -172,7 +174,7 @@ func (l *loader) settings(raw json.RawMessage, file string) {
 		return
 	}
 	if root.Kind != yaml.MappingNode {
-		l.problem(&Problem{Path: file, Message: fmt.Sprintf("agents: want an object mapping agent names to definitions, got %s", describe(root))})
+		l.problem(&Problem{Path: file, Message: fmt.Sprintf("agents: want an object mapping agent names to definitions, got %s", frontmatter.Describe(root))})
 		return
 	}
 	type kv struct {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cadre-dev/cadre/internal/frontmatter"
 )
 
 // openCodeTool maps OpenCode's lowercase tool names to cadre's (Claude
@@ -57,9 +59,9 @@ func (p *parser) toolMap(n *yaml.Node, d *Definition) {
 	var enabled, disabled []string
 	allOff := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
-			p.errorf(v, "tools."+k.Value, "want true or false, got %s", describe(v))
+			p.errorf(v, "tools."+k.Value, "want true or false, got %s", frontmatter.Describe(v))
 			continue
 		}
 		on := v.Value == "true"
@@ -124,14 +126,14 @@ func (p *parser) permission(n *yaml.Node, key string, d *Definition) {
 	}
 	if n.Kind != yaml.MappingNode {
 		if n.Kind == yaml.ScalarNode {
-			p.warnf(n, key, "one action for every tool (%s) is not supported; ignored: give a mapping such as {edit: deny, bash: ask}", describe(n))
+			p.warnf(n, key, "one action for every tool (%s) is not supported; ignored: give a mapping such as {edit: deny, bash: ask}", frontmatter.Describe(n))
 			return
 		}
-		p.errorf(n, key, "want a mapping of tool to allow, ask or deny, got %s", describe(n))
+		p.errorf(n, key, "want a mapping of tool to allow, ask or deny, got %s", frontmatter.Describe(n))
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
 		path := key + "." + k.Value
 		if k.Value == "task" {
 			d.TaskRules = append(d.TaskRules, p.rules(v, path)...)
@@ -181,9 +183,9 @@ func (p *parser) rules(n *yaml.Node, key string) []TaskRule {
 	case n.Kind == yaml.MappingNode:
 		var out []TaskRule
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := deref(n.Content[i]), deref(n.Content[i+1])
+			k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
 			if k.Kind != yaml.ScalarNode || strings.TrimSpace(k.Value) == "" {
-				p.errorf(k, key, "a pattern must be a non-empty string, got %s", describe(k))
+				p.errorf(k, key, "a pattern must be a non-empty string, got %s", frontmatter.Describe(k))
 				continue
 			}
 			if a, ok := p.action(v, key+"."+k.Value); ok {
@@ -192,13 +194,13 @@ func (p *parser) rules(n *yaml.Node, key string) []TaskRule {
 		}
 		return out
 	}
-	p.errorf(n, key, "want allow, ask, deny or a mapping of pattern to one of them, got %s", describe(n))
+	p.errorf(n, key, "want allow, ask, deny or a mapping of pattern to one of them, got %s", frontmatter.Describe(n))
 	return nil
 }
 
 func (p *parser) action(n *yaml.Node, key string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		p.errorf(n, key, "want allow, ask or deny, got %s", describe(n))
+		p.errorf(n, key, "want allow, ask or deny, got %s", frontmatter.Describe(n))
 		return "", false
 	}
 	a, err := checkAction(n.Value)

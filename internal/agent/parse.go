@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cadre-dev/cadre/internal/frontmatter"
 )
 
 // parseFile reads one markdown agent file of the given format. It returns
@@ -44,7 +46,7 @@ func parseSettingsEntry(file, key string, n *yaml.Node) (Definition, []*Problem)
 	d := Definition{Name: foldName(key), Format: FormatJSON, Source: SourceSettings, Path: file}
 	p := &parser{format: FormatJSON, path: file, prefix: "agents." + key + ".", name: d.Name, nodes: map[string]*yaml.Node{}}
 	if n.Kind != yaml.MappingNode {
-		p.errorf(n, "", "want an object with description, prompt, tools and other fields, got %s", describe(n))
+		p.errorf(n, "", "want an object with description, prompt, tools and other fields, got %s", frontmatter.Describe(n))
 		return d, p.done(&d)
 	}
 	p.fields(n, &d)

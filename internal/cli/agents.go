@@ -13,67 +13,61 @@ import (
 func agentsCmd(stdout io.Writer) *cobra.Command {
 	var asJSON bool
 	var cwd string
-	open := func(cmd *cobra.Command) (*cadre.Runtime, error) {
-		return cadre.New(cmd.Context(), cadre.Options{Cwd: cwd})
-	}
 	list := &cobra.Command{
 		Use:   "agents",
 		Short: "list subagent definitions with their source and validity; 'agents show NAME' prints one",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rt, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			entries := rt.Agents()
-			if asJSON {
-				type row struct {
-					Name        string   `json:"name"`
-					Source      string   `json:"source"`
-					Format      string   `json:"format"`
-					Path        string   `json:"path,omitempty"`
-					Status      string   `json:"status"`
-					ShadowedBy  string   `json:"shadowedBy,omitempty"`
-					Error       string   `json:"error,omitempty"`
-					Warnings    []string `json:"warnings,omitempty"`
-					Description string   `json:"description"`
-				}
-				var rows []row
-				for _, e := range entries {
-					r := row{Name: e.Definition.Name, Source: e.Definition.Source, Format: string(e.Definition.Format), Path: e.Definition.Path,
-						Status: status(e.Active, e.Err), ShadowedBy: e.ShadowedBy, Warnings: e.Definition.Warnings, Description: e.Definition.Description}
-					if e.Err != nil {
-						r.Error = e.Err.Error()
+			return withRuntime(cmd, cwd, func(rt *cadre.Runtime) error {
+				entries := rt.Agents()
+				if asJSON {
+					type row struct {
+						Name        string   `json:"name"`
+						Source      string   `json:"source"`
+						Format      string   `json:"format"`
+						Path        string   `json:"path,omitempty"`
+						Status      string   `json:"status"`
+						ShadowedBy  string   `json:"shadowedBy,omitempty"`
+						Error       string   `json:"error,omitempty"`
+						Warnings    []string `json:"warnings,omitempty"`
+						Description string   `json:"description"`
 					}
-					rows = append(rows, r)
+					var rows []row
+					for _, e := range entries {
+						r := row{Name: e.Definition.Name, Source: e.Definition.Source, Format: string(e.Definition.Format), Path: e.Definition.Path,
+							Status: status(e.Active, e.Err), ShadowedBy: e.ShadowedBy, Warnings: e.Definition.Warnings, Description: e.Definition.Description}
+						if e.Err != nil {
+							r.Error = e.Err.Error()
+						}
+						rows = append(rows, r)
+					}
+					return writeJSON(stdout, rows)
 				}
-				return writeJSON(stdout, rows)
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATUS\tSOURCE\tDESCRIPTION")
-			for _, e := range entries {
-				d := e.Definition
-				where := d.Source
-				if d.Path != "" {
-					where += " " + d.Path
+				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tSTATUS\tSOURCE\tDESCRIPTION")
+				for _, e := range entries {
+					d := e.Definition
+					where := d.Source
+					if d.Path != "" {
+						where += " " + d.Path
+					}
+					desc := oneLine(d.Description)
+					switch {
+					case e.Err != nil:
+						desc = "error: " + oneLine(e.Err.Error())
+					case !e.Active && e.ShadowedBy != "":
+						desc = "overridden by " + e.ShadowedBy
+					}
+					if len(desc) > 80 {
+						desc = desc[:79] + "…"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, status(e.Active, e.Err), where, desc)
+					for _, w := range d.Warnings {
+						fmt.Fprintf(tw, "\t\t\twarning: %s\n", oneLine(w))
+					}
 				}
-				desc := oneLine(d.Description)
-				switch {
-				case e.Err != nil:
-					desc = "error: " + oneLine(e.Err.Error())
-				case !e.Active && e.ShadowedBy != "":
-					desc = "overridden by " + e.ShadowedBy
-				}
-				if len(desc) > 80 {
-					desc = desc[:79] + "…"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, status(e.Active, e.Err), where, desc)
-				for _, w := range d.Warnings {
-					fmt.Fprintf(tw, "\t\t\twarning: %s\n", oneLine(w))
-				}
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		},
 	}
 	show := &cobra.Command{
@@ -81,56 +75,53 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 		Short: "print the definition in effect for NAME",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			d, ok := rt.Agent(args[0])
-			if !ok {
-				var names []string
-				for _, e := range rt.Agents() {
-					if e.Active {
-						names = append(names, e.Definition.Name)
+			return withRuntime(cmd, cwd, func(rt *cadre.Runtime) error {
+				d, ok := rt.Agent(args[0])
+				if !ok {
+					var names []string
+					for _, e := range rt.Agents() {
+						if e.Active {
+							names = append(names, e.Definition.Name)
+						}
+					}
+					return fmt.Errorf("no agent named %q (defined: %s)", args[0], strings.Join(names, ", "))
+				}
+				if asJSON {
+					return writeJSON(stdout, d)
+				}
+				tools := "all available"
+				if len(d.Tools) > 0 {
+					tools = strings.Join(d.Tools, ", ")
+				}
+				fields := [][2]string{
+					{"name", d.Name}, {"description", d.Description}, {"source", d.Source + " " + d.Path},
+					{"format", string(d.Format)}, {"tools", tools}, {"disallowedTools", strings.Join(d.DisallowedTools, ", ")},
+					{"model", orDefault(d.Model, "(default chain: subagents.model, then the parent's)")},
+					{"permissionMode", orDefault(d.PermissionMode, "(acceptEdits, capped by the parent's)")},
+					{"maxTurns", fmt.Sprint(d.MaxTurns)}, {"mode", orDefault(d.Mode, "all")},
+					{"hidden", fmt.Sprint(d.Hidden)}, {"background", fmt.Sprint(d.Background)}, {"isolation", d.Isolation},
+				}
+				if d.Workspace != nil {
+					fields = append(fields, [2]string{"workspace", d.Workspace.Mode + " " + d.Workspace.Path})
+				}
+				if d.URL != "" {
+					fields = append(fields, [2]string{"url", d.URL})
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+				for _, f := range fields {
+					if f[1] != "" {
+						fmt.Fprintf(tw, "%s\t%s\n", f[0], f[1])
 					}
 				}
-				return fmt.Errorf("no agent named %q (defined: %s)", args[0], strings.Join(names, ", "))
-			}
-			if asJSON {
-				return writeJSON(stdout, d)
-			}
-			tools := "all available"
-			if len(d.Tools) > 0 {
-				tools = strings.Join(d.Tools, ", ")
-			}
-			fields := [][2]string{
-				{"name", d.Name}, {"description", d.Description}, {"source", d.Source + " " + d.Path},
-				{"format", string(d.Format)}, {"tools", tools}, {"disallowedTools", strings.Join(d.DisallowedTools, ", ")},
-				{"model", orDefault(d.Model, "(default chain: subagents.model, then the parent's)")},
-				{"permissionMode", orDefault(d.PermissionMode, "(acceptEdits, capped by the parent's)")},
-				{"maxTurns", fmt.Sprint(d.MaxTurns)}, {"mode", orDefault(d.Mode, "all")},
-				{"hidden", fmt.Sprint(d.Hidden)}, {"background", fmt.Sprint(d.Background)}, {"isolation", d.Isolation},
-			}
-			if d.Workspace != nil {
-				fields = append(fields, [2]string{"workspace", d.Workspace.Mode + " " + d.Workspace.Path})
-			}
-			if d.URL != "" {
-				fields = append(fields, [2]string{"url", d.URL})
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-			for _, f := range fields {
-				if f[1] != "" {
-					fmt.Fprintf(tw, "%s\t%s\n", f[0], f[1])
+				for _, w := range d.Warnings {
+					fmt.Fprintf(tw, "warning\t%s\n", w)
 				}
-			}
-			for _, w := range d.Warnings {
-				fmt.Fprintf(tw, "warning\t%s\n", w)
-			}
-			tw.Flush()
-			if d.Prompt != "" {
-				fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(d.Prompt))
-			}
-			return nil
+				tw.Flush()
+				if d.Prompt != "" {
+					fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(d.Prompt))
+				}
+				return nil
+			})
 		},
 	}
 	for _, c := range []*cobra.Command{list, show} {

@@ -18,41 +18,35 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 	var asJSON, all bool
 	var limit int
 	var cwd string
-	open := func(cmd *cobra.Command) (*cadre.Runtime, error) {
-		return cadre.New(cmd.Context(), cadre.Options{Cwd: cwd})
-	}
 	list := &cobra.Command{
 		Use:   "sessions",
 		Short: "list sessions (newest first); 'sessions show ID' prints one",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rt, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			dir := rt.Cwd()
-			if all {
-				dir = ""
-			}
-			infos, err := rt.Sessions(cmd.Context(), dir, limit)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(stdout, infos)
-			}
-			if len(infos) == 0 {
-				_, err := fmt.Fprintln(stdout, "No sessions yet.")
-				return err
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tSTATUS\tTURNS\tAGENT\tTITLE")
-			for _, row := range tree(infos) {
-				s := row.info
-				fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\n", row.indent, s.ID, s.Updated.Local().Format(time.DateTime), s.Status, s.NumTurns, s.Agent, s.Title)
-			}
-			return tw.Flush()
+			return withRuntime(cmd, cwd, func(rt *cadre.Runtime) error {
+				dir := rt.Cwd()
+				if all {
+					dir = ""
+				}
+				infos, err := rt.Sessions(cmd.Context(), dir, limit)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(stdout, infos)
+				}
+				if len(infos) == 0 {
+					_, err := fmt.Fprintln(stdout, "No sessions yet.")
+					return err
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tUPDATED\tSTATUS\tTURNS\tAGENT\tTITLE")
+				for _, row := range tree(infos) {
+					s := row.info
+					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\n", row.indent, s.ID, s.Updated.Local().Format(time.DateTime), s.Status, s.NumTurns, s.Agent, s.Title)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	show := &cobra.Command{
@@ -60,31 +54,28 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 		Short: "print a session's record and transcript",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			info, entries, err := rt.Session(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(stdout, map[string]any{"session": info, "transcript": entries})
-			}
-			fmt.Fprintf(stdout, "session   %s\nagent     %s\nstatus    %s\ncwd       %s\ncreated   %s\nupdated   %s\nturns     %d\ntokens    %d in, %d out, %d cache read, %d cache write\ncost      $%.4f\ntranscript %s\n",
-				info.ID, info.Agent, info.Status, info.Cwd, info.Created.Local().Format(time.DateTime), info.Updated.Local().Format(time.DateTime),
-				info.NumTurns, info.Usage.InputTokens, info.Usage.OutputTokens, info.Usage.CacheReadInputTokens, info.Usage.CacheCreationInputTokens, info.CostUSD, info.TranscriptPath)
-			if info.ParentID != "" {
-				fmt.Fprintf(stdout, "parent    %s\n", info.ParentID)
-			}
-			for _, e := range entries {
-				if e.Message == nil {
-					continue
+			return withRuntime(cmd, cwd, func(rt *cadre.Runtime) error {
+				info, entries, err := rt.Session(cmd.Context(), args[0])
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(stdout, "\n[%s]\n%s", e.Type, render(*e.Message))
-			}
-			return nil
+				if asJSON {
+					return writeJSON(stdout, map[string]any{"session": info, "transcript": entries})
+				}
+				fmt.Fprintf(stdout, "session   %s\nagent     %s\nstatus    %s\ncwd       %s\ncreated   %s\nupdated   %s\nturns     %d\ntokens    %d in, %d out, %d cache read, %d cache write\ncost      $%.4f\ntranscript %s\n",
+					info.ID, info.Agent, info.Status, info.Cwd, info.Created.Local().Format(time.DateTime), info.Updated.Local().Format(time.DateTime),
+					info.NumTurns, info.Usage.InputTokens, info.Usage.OutputTokens, info.Usage.CacheReadInputTokens, info.Usage.CacheCreationInputTokens, info.CostUSD, info.TranscriptPath)
+				if info.ParentID != "" {
+					fmt.Fprintf(stdout, "parent    %s\n", info.ParentID)
+				}
+				for _, e := range entries {
+					if e.Message == nil {
+						continue
+					}
+					fmt.Fprintf(stdout, "\n[%s]\n%s", e.Type, render(*e.Message))
+				}
+				return nil
+			})
 		},
 	}
 	for _, c := range []*cobra.Command{list, show} {

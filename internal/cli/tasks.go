@@ -17,44 +17,38 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 	var asJSON bool
 	var session string
 	var limit int
-	open := func(cmd *cobra.Command) (*cadre.Runtime, error) {
-		return cadre.New(cmd.Context(), cadre.Options{})
-	}
 	list := &cobra.Command{
 		Use:   "tasks",
 		Short: "list background tasks (newest first); tasks show|output|stop ID",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rt, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			ts, err := rt.Tasks(cmd.Context(), session, limit)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(stdout, ts)
-			}
-			if len(ts) == 0 {
-				_, err := fmt.Fprintln(stdout, "No tasks.")
-				return err
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tDESCRIPTION\tSTARTED\tTOKENS")
-			for _, t := range ts {
-				agent := t.Agent
-				if t.Name != "" {
-					agent += " (" + t.Name + ")"
+			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
+				ts, err := rt.Tasks(cmd.Context(), session, limit)
+				if err != nil {
+					return err
 				}
-				desc := oneLine(t.Description)
-				if t.Progress != "" && !t.Status.Terminal() {
-					desc += " — " + oneLine(t.Progress)
+				if asJSON {
+					return writeJSON(stdout, ts)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", t.ID, t.Status, agent, desc, t.Created.Local().Format(time.DateTime), t.Usage.Total())
-			}
-			return tw.Flush()
+				if len(ts) == 0 {
+					_, err := fmt.Fprintln(stdout, "No tasks.")
+					return err
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSTATUS\tAGENT\tDESCRIPTION\tSTARTED\tTOKENS")
+				for _, t := range ts {
+					agent := t.Agent
+					if t.Name != "" {
+						agent += " (" + t.Name + ")"
+					}
+					desc := oneLine(t.Description)
+					if t.Progress != "" && !t.Status.Terminal() {
+						desc += " — " + oneLine(t.Progress)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", t.ID, t.Status, agent, desc, t.Created.Local().Format(time.DateTime), t.Usage.Total())
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	show := &cobra.Command{
@@ -62,35 +56,32 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 		Short: "print a task's record",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := open(cmd)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			t, err := rt.Task(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(stdout, t)
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-			for _, f := range [][2]string{
-				{"id", t.ID}, {"status", string(t.Status)}, {"kind", string(t.Kind)}, {"agent", t.Agent}, {"name", t.Name},
-				{"description", t.Description}, {"session", t.ChildSessionID}, {"parent session", t.ParentSessionID},
-				{"created", stamp(t.Created)}, {"started", stamp(t.Started)}, {"finished", stamp(t.Finished)},
-				{"tokens", fmt.Sprint(t.Usage.Total())}, {"tool uses", fmt.Sprint(t.ToolUses)}, {"cost", fmt.Sprintf("$%.4f", t.CostUSD)},
-				{"progress", t.Progress}, {"output file", t.OutputFile}, {"notified", fmt.Sprint(t.Notified)}, {"error", t.Error},
-			} {
-				if f[1] != "" {
-					fmt.Fprintf(tw, "%s\t%s\n", f[0], f[1])
+			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
+				t, err := rt.Task(cmd.Context(), args[0])
+				if err != nil {
+					return err
 				}
-			}
-			tw.Flush()
-			if t.Result != "" {
-				fmt.Fprintf(stdout, "\n%s\n", t.Result)
-			}
-			return nil
+				if asJSON {
+					return writeJSON(stdout, t)
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+				for _, f := range [][2]string{
+					{"id", t.ID}, {"status", string(t.Status)}, {"kind", string(t.Kind)}, {"agent", t.Agent}, {"name", t.Name},
+					{"description", t.Description}, {"session", t.ChildSessionID}, {"parent session", t.ParentSessionID},
+					{"created", stamp(t.Created)}, {"started", stamp(t.Started)}, {"finished", stamp(t.Finished)},
+					{"tokens", fmt.Sprint(t.Usage.Total())}, {"tool uses", fmt.Sprint(t.ToolUses)}, {"cost", fmt.Sprintf("$%.4f", t.CostUSD)},
+					{"progress", t.Progress}, {"output file", t.OutputFile}, {"notified", fmt.Sprint(t.Notified)}, {"error", t.Error},
+				} {
+					if f[1] != "" {
+						fmt.Fprintf(tw, "%s\t%s\n", f[0], f[1])
+					}
+				}
+				tw.Flush()
+				if t.Result != "" {
+					fmt.Fprintf(stdout, "\n%s\n", t.Result)
+				}
+				return nil
+			})
 		},
 	}
 	output := &cobra.Command{
@@ -98,21 +89,18 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 		Short: "print a task's output file (its progress so far, or all of it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := open(cmd)
-			if err != nil {
+			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
+				t, err := rt.Task(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				b, err := os.ReadFile(t.OutputFile)
+				if err != nil {
+					return fmt.Errorf("task %s: %w", t.ID, err)
+				}
+				_, err = stdout.Write(b)
 				return err
-			}
-			defer rt.Close()
-			t, err := rt.Task(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			b, err := os.ReadFile(t.OutputFile)
-			if err != nil {
-				return fmt.Errorf("task %s: %w", t.ID, err)
-			}
-			_, err = stdout.Write(b)
-			return err
+			})
 		},
 	}
 	stop := &cobra.Command{
@@ -120,20 +108,17 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 		Short: "stop a running task (in whichever cadre process runs it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := open(cmd)
-			if err != nil {
+			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
+				msg, err := rt.StopTask(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(stdout, map[string]string{"id": args[0], "message": msg})
+				}
+				_, err = fmt.Fprintln(stdout, msg)
 				return err
-			}
-			defer rt.Close()
-			msg, err := rt.StopTask(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(stdout, map[string]string{"id": args[0], "message": msg})
-			}
-			_, err = fmt.Fprintln(stdout, msg)
-			return err
+			})
 		},
 	}
 	for _, c := range []*cobra.Command{list, show, output, stop} {

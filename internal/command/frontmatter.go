@@ -1,19 +1,15 @@
 package command
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-)
 
-// The helpers in this file follow internal/agent/frontmatter.go; they are
-// copied rather than imported so that commands do not depend on the
-// agent loader.
+	"github.com/cadre-dev/cadre/internal/frontmatter"
+)
 
 // markdown is a command file split into its frontmatter and body.
 type markdown struct {
@@ -34,34 +30,23 @@ type markdown struct {
 // maxFileSize bounds a command file; anything larger is not a prompt.
 const maxFileSize = 1 << 20
 
-// frontmatterOffset turns a line of the frontmatter text into a file line
-// (the text starts on line 2, after "---").
-const frontmatterOffset = 1
+// frontmatterOffset turns a line of the frontmatter text into a file line.
+const frontmatterOffset = frontmatter.Offset
 
 // splitMarkdown parses a command file. The frontmatter sits between a
 // first line "---" and the next line "---"; everything after is the body.
 // The returned problem, if any, has a file line but no path.
 func splitMarkdown(data []byte) (*markdown, *Problem) {
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	lines := strings.Split(text, "\n")
+	f, err := frontmatter.Split(data)
+	if err != nil {
+		return nil, &Problem{Line: 1, Message: err.Error()}
+	}
 	md := &markdown{root: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1}}
-	if strings.TrimRight(lines[0], " \t") != "---" {
-		md.body, md.bodyLine = trimBody(lines, 0)
+	md.body, md.bodyLine = trimBody(f.Lines, f.BodyStart)
+	if !f.Found {
 		return md, nil
 	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if strings.TrimRight(lines[i], " \t") == "---" {
-			end = i
-			break
-		}
-	}
-	if end < 0 {
-		return nil, &Problem{Line: 1, Message: "frontmatter is not closed: no \"---\" line ends the block that line 1 opens"}
-	}
-	md.src = lines[1:end]
-	md.body, md.bodyLine = trimBody(lines, end+1)
+	md.src = f.Frontmatter
 	root, warning, prob := parseFrontmatter(strings.Join(md.src, "\n"), frontmatterOffset)
 	if prob != nil {
 		return nil, prob
@@ -96,18 +81,12 @@ func parseFrontmatter(src string, offset int) (root *yaml.Node, warning, problem
 	if err == nil {
 		return root, nil, nil
 	}
-	if fixed, quoted := quoteProblemValues(src); len(quoted) > 0 {
+	// Unlike agent files, a value opening with "[" or "{" may be text:
+	// Claude Code's own examples write "argument-hint: [pr-number] [priority]".
+	if fixed, quoted := frontmatter.QuoteValues(src, true); len(quoted) > 0 {
 		if root, _, err2 := parseMapping(fixed); err2 == nil {
-			lines := make([]string, len(quoted))
-			for i, l := range quoted {
-				lines[i] = strconv.Itoa(l + offset)
-			}
-			what := "the value on line " + lines[0]
-			if len(lines) > 1 {
-				what = "the values on lines " + strings.Join(lines, ", ")
-			}
 			return root, &Problem{Line: quoted[0] + offset, Message: fmt.Sprintf("frontmatter is not valid YAML (%v); read as Claude Code reads it, with %s quoted: add the quotes to silence this warning",
-				err, what)}, nil
+				err, frontmatter.QuotedWhat(quoted, offset))}, nil
 		}
 	}
 	return nil, nil, &Problem{Line: line + offset, Message: fmt.Sprintf("frontmatter is not valid YAML: %v", err)}
@@ -127,12 +106,12 @@ func parseMapping(src string) (*yaml.Node, int, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, 0, nil
 	}
-	root := deref(doc.Content[0])
+	root := frontmatter.Deref(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		return nil, 0, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, root.Line, fmt.Errorf("the frontmatter must be a mapping of fields, not %s", describe(root))
+		return nil, root.Line, fmt.Errorf("the frontmatter must be a mapping of fields, not %s", frontmatter.Describe(root))
 	}
 	return root, 0, nil
 }
@@ -152,77 +131,4 @@ func errorLine(src string) int {
 	return 1
 }
 
-var topLevelField = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S.*)$`)
-
-// quoteProblemValues double-quotes the value of each top-level
-// "key: value" line that YAML cannot read on its own. Unlike the agent
-// loader it also quotes values that start with "[" or "{": Claude Code's
-// own examples write "argument-hint: [pr-number] [priority]". Quoted and
-// block values, and unbalanced brackets, are left alone (those are YAML
-// errors to report). It
-// returns the new text and the (1-based) lines it changed.
-func quoteProblemValues(src string) (string, []int) {
-	lines := strings.Split(src, "\n")
-	var changed []int
-	for i, line := range lines {
-		m := topLevelField.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		value := strings.TrimRight(m[2], " \t")
-		if strings.ContainsAny(value[:1], `"'|>`) {
-			continue
-		}
-		// A flow collection that is merely unclosed is a mistake to
-		// report, not text.
-		if strings.ContainsAny(value[:1], "[{") && !balanced(value) {
-			continue
-		}
-		var probe yaml.Node
-		if yaml.Unmarshal([]byte(line), &probe) == nil {
-			continue
-		}
-		value = strings.ReplaceAll(value, `\`, `\\`)
-		value = strings.ReplaceAll(value, `"`, `\"`)
-		lines[i] = m[1] + `: "` + value + `"`
-		changed = append(changed, i+1)
-	}
-	return strings.Join(lines, "\n"), changed
-}
-
-// balanced reports whether every bracket and brace in s is closed.
-func balanced(s string) bool {
-	return strings.Count(s, "[") == strings.Count(s, "]") && strings.Count(s, "{") == strings.Count(s, "}")
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
-
-// describe names a node's kind for messages: "a list", "a mapping",
-// "the number 3".
-func describe(n *yaml.Node) string {
-	n = deref(n)
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return "nothing"
-		case "!!bool":
-			return "the boolean " + n.Value
-		case "!!int", "!!float":
-			return "the number " + n.Value
-		}
-		return strconv.Quote(n.Value)
-	}
-	return "an unexpected value"
-}

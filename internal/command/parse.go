@@ -8,6 +8,9 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cadre-dev/cadre/internal/frontmatter"
+	"github.com/cadre-dev/cadre/internal/suggest"
 )
 
 // knownFields are the frontmatter fields cadre reads or knowingly
@@ -75,9 +78,9 @@ func parseFile(path string, data []byte, kind Kind, name, source string) (Comman
 	seen := map[string]int{}
 	root := md.root
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := deref(root.Content[i]), deref(root.Content[i+1])
+		k, v := frontmatter.Deref(root.Content[i]), frontmatter.Deref(root.Content[i+1])
 		if k.Kind != yaml.ScalarNode {
-			p.errorf(k, "", "a field name must be a string, got %s", describe(k))
+			p.errorf(k, "", "a field name must be a string, got %s", frontmatter.Describe(k))
 			continue
 		}
 		key := k.Value
@@ -119,7 +122,7 @@ func parseFile(path string, data []byte, kind Kind, name, source string) (Comman
 			// Skill metadata with no effect on running it.
 		default:
 			msg := fmt.Sprintf("unknown field %q ignored", key)
-			if s := suggest(key, knownFields); s != "" {
+			if s, ok := suggest.Closest(key, knownFields); ok {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 			p.warnAt(p.line(k), "", "%s", msg)
@@ -148,7 +151,7 @@ func parseFile(path string, data []byte, kind Kind, name, source string) (Comman
 // keyNode finds the key node of field key in a mapping.
 func keyNode(root *yaml.Node, key string) *yaml.Node {
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		if k := deref(root.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
+		if k := frontmatter.Deref(root.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
 			return k
 		}
 	}
@@ -159,7 +162,7 @@ func keyNode(root *yaml.Node, key string) *yaml.Node {
 // read as written: "description: 2024 cleanup" is text to a reader.
 func (p *parser) text(n *yaml.Node, key string) string {
 	if n.Kind != yaml.ScalarNode {
-		p.errorf(n, key, "want a string, got %s", describe(n))
+		p.errorf(n, key, "want a string, got %s", frontmatter.Describe(n))
 		return ""
 	}
 	if isNull(n) {
@@ -180,8 +183,8 @@ func (p *parser) hint(n *yaml.Node, key string) string {
 		}
 		var parts []string
 		for _, e := range n.Content {
-			if e = deref(e); e.Kind != yaml.ScalarNode {
-				p.errorf(e, key, "want a string, got a list holding %s", describe(e))
+			if e = frontmatter.Deref(e); e.Kind != yaml.ScalarNode {
+				p.errorf(e, key, "want a string, got a list holding %s", frontmatter.Describe(e))
 				return ""
 			}
 			parts = append(parts, "["+e.Value+"]")
@@ -213,9 +216,9 @@ func (p *parser) list(n *yaml.Node, key string) []string {
 	case n.Kind == yaml.SequenceNode:
 		out := []string{}
 		for i, e := range n.Content {
-			e = deref(e)
+			e = frontmatter.Deref(e)
 			if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" {
-				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "%s, got %s", want, describe(e))
+				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "%s, got %s", want, frontmatter.Describe(e))
 				continue
 			}
 			if s := strings.TrimSpace(e.Value); s != "" {
@@ -224,7 +227,7 @@ func (p *parser) list(n *yaml.Node, key string) []string {
 		}
 		return out
 	}
-	p.errorf(n, key, "%s, got %s", want, describe(n))
+	p.errorf(n, key, "%s, got %s", want, frontmatter.Describe(n))
 	return nil
 }
 
@@ -272,7 +275,7 @@ func (p *parser) boolean(n *yaml.Node, key string) bool {
 			return false
 		}
 	}
-	p.errorf(n, key, "want true or false, got %s", describe(n))
+	p.errorf(n, key, "want true or false, got %s", frontmatter.Describe(n))
 	return false
 }
 
@@ -316,36 +319,4 @@ func (p *parser) shellWarnings(body string, first int) {
 		}
 		p.warnAt(first+i, "", "%s is Claude Code's shell pre-execution; cadre does not run it, so the model sees the text as written", what)
 	}
-}
-
-// suggest returns the known name closest to s, if close enough to be a
-// likely typo.
-func suggest(s string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		if d := levenshtein(strings.ToLower(s), k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

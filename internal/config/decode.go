@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/suggest"
 )
 
 // decoder applies generic JSON (decoded with UseNumber) to Go values by
@@ -216,7 +219,7 @@ func (d *decoder) errorf(path, format string, args ...any) error {
 
 func (d *decoder) unknown(path, key string, fields map[string]int) {
 	msg := "unknown key, ignored"
-	if near := nearest(key, fields); near != "" {
+	if near, ok := suggest.Closest(key, slices.Sorted(maps.Keys(fields))); ok {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	d.warnings = append(d.warnings, Warning{File: d.file, Key: path, Message: msg})
@@ -240,42 +243,6 @@ func jsonFields(t reflect.Type) map[string]int {
 		out[name] = i
 	}
 	return out
-}
-
-// nearest suggests the known key a misspelt one was probably meant to be:
-// the same ignoring case, or within two edits.
-func nearest(key string, fields map[string]int) string {
-	best, bestDist := "", 3
-	for name := range fields {
-		if strings.EqualFold(name, key) {
-			return name
-		}
-		if d := distance(strings.ToLower(key), strings.ToLower(name)); d < bestDist || d == bestDist && name < best {
-			best, bestDist = name, d
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func jsonType(v any) string {

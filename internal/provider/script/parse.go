@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cadre-dev/cadre/internal/suggest"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -166,7 +167,7 @@ func (p *parser) mapping(n *yaml.Node, where string, allowed []string) map[strin
 			p.errorf(k.Line, where, "a key must be a string, got %s", describe(k))
 		case !contains(allowed, k.Value):
 			msg := fmt.Sprintf("unknown key %q", k.Value)
-			if s := suggest(k.Value, allowed); s != "" {
+			if s, ok := suggest.Closest(k.Value, allowed); ok {
 				msg += " (did you mean " + s + "?)"
 			} else {
 				msg += " (want one of " + strings.Join(allowed, ", ") + ")"
@@ -456,39 +457,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// suggest returns the allowed key closest to key, if it is close enough to be
-// a typo.
-func suggest(key string, allowed []string) string {
-	best, bestD := "", 3
-	for _, a := range allowed {
-		if d := distance(strings.ToLower(key), a); d < bestD && d < len(a) {
-			best, bestD = a, d
-		}
-	}
-	return best
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 // tmpl is a templated string. Strings without an action are kept as they
 // are, which also spares a template parse for the common case.
 type tmpl struct {
@@ -548,7 +516,7 @@ func checkFields(n parse.Node) error {
 	check := func(name string) error {
 		if !contains(templateFields(), name) {
 			msg := fmt.Sprintf("template field .%s does not exist", name)
-			if s := suggestField(name); s != "" {
+			if s, ok := suggest.Closest(name, templateFields()); ok {
 				msg += " (did you mean ." + s + "?)"
 			} else {
 				msg += " (have ." + strings.Join(templateFields(), ", .") + ")"
@@ -601,16 +569,6 @@ func checkFields(n parse.Node) error {
 		}
 	}
 	return nil
-}
-
-func suggestField(name string) string {
-	best, bestD := "", 3
-	for _, f := range templateFields() {
-		if d := distance(strings.ToLower(name), strings.ToLower(f)); d < bestD {
-			best, bestD = f, d
-		}
-	}
-	return best
 }
 
 // object is a JSON object with its keys in scenario order, so a tool input

@@ -1,0 +1,7 @@
+// Package frontmatter splits markdown files into YAML frontmatter and
+// body, with line numbers, for the loaders of agent definitions and of
+// slash commands and skills. It also holds what both need to read the
+// frontmatter the way Claude Code does: quoting top-level values that
+// YAML refuses, and naming YAML nodes in messages. Each loader keeps its
+// own field handling and its own error type.
+package frontmatter

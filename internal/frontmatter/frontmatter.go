@@ -1,0 +1,149 @@
+package frontmatter
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Offset turns a line of the frontmatter text into a file line: the text
+// starts on line 2, after the opening "---".
+const Offset = 1
+
+// ErrNotClosed is returned by Split for a file whose opening "---" has no
+// closing one; the fault is on line 1.
+var ErrNotClosed = errors.New("frontmatter is not closed: no \"---\" line ends the block that line 1 opens")
+
+// File is a markdown file cut at its frontmatter.
+type File struct {
+	// Lines are the file's lines, without a leading byte-order mark and
+	// with CRLF line ends read as LF.
+	Lines []string
+	// Found reports whether the file opens with a frontmatter block.
+	Found bool
+	// Frontmatter holds the lines between the "---" lines; its line n
+	// (1-based) is file line n+Offset.
+	Frontmatter []string
+	// BodyStart is the index in Lines of the first line after the
+	// frontmatter: 0 when there is none.
+	BodyStart int
+}
+
+// Split cuts data into frontmatter and body. The frontmatter sits between
+// a first line "---" and the next line "---" (trailing blanks allowed);
+// everything after is the body.
+func Split(data []byte) (*File, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	f := &File{Lines: strings.Split(text, "\n")}
+	if !isFence(f.Lines[0]) {
+		return f, nil
+	}
+	for i := 1; i < len(f.Lines); i++ {
+		if isFence(f.Lines[i]) {
+			f.Found = true
+			f.Frontmatter = f.Lines[1:i]
+			f.BodyStart = i + 1
+			return f, nil
+		}
+	}
+	return nil, ErrNotClosed
+}
+
+func isFence(line string) bool { return strings.TrimRight(line, " \t") == "---" }
+
+// Body is the text after the frontmatter, trimmed.
+func (f *File) Body() string {
+	return strings.TrimSpace(strings.Join(f.Lines[f.BodyStart:], "\n"))
+}
+
+var topLevelField = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S.*)$`)
+
+// QuoteValues double-quotes the value of each top-level "key: value" line
+// of src that YAML cannot read on its own, as Claude Code reads such
+// values ("description: Use this: when…"). Quoted and block values are
+// left alone: those are YAML errors to report. So are values that open a
+// flow collection, unless flowAsText is set, in which case a balanced one
+// is quoted too (Claude Code's command examples write
+// "argument-hint: [pr-number] [priority]") and only an unclosed one is
+// left. It returns the new text and the (1-based) lines it changed.
+func QuoteValues(src string, flowAsText bool) (string, []int) {
+	lines := strings.Split(src, "\n")
+	var changed []int
+	for i, line := range lines {
+		m := topLevelField.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		value := strings.TrimRight(m[2], " \t")
+		if strings.ContainsAny(value[:1], `"'|>`) {
+			continue
+		}
+		if strings.ContainsAny(value[:1], "[{") && (!flowAsText || !balanced(value)) {
+			continue
+		}
+		var probe yaml.Node
+		if yaml.Unmarshal([]byte(line), &probe) == nil {
+			continue
+		}
+		value = strings.ReplaceAll(value, `\`, `\\`)
+		value = strings.ReplaceAll(value, `"`, `\"`)
+		lines[i] = m[1] + `: "` + value + `"`
+		changed = append(changed, i+1)
+	}
+	return strings.Join(lines, "\n"), changed
+}
+
+// balanced reports whether every bracket and brace in s is closed.
+func balanced(s string) bool {
+	return strings.Count(s, "[") == strings.Count(s, "]") && strings.Count(s, "{") == strings.Count(s, "}")
+}
+
+// QuotedWhat names the values QuoteValues quoted, for the warning that
+// says so: "the value on line 3" or "the values on lines 3, 5". lines are
+// frontmatter lines; offset turns them into file lines.
+func QuotedWhat(lines []int, offset int) string {
+	nums := make([]string, len(lines))
+	for i, l := range lines {
+		nums[i] = strconv.Itoa(l + offset)
+	}
+	if len(nums) == 1 {
+		return "the value on line " + nums[0]
+	}
+	return "the values on lines " + strings.Join(nums, ", ")
+}
+
+// Deref follows alias nodes to the node they stand for.
+func Deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+// Describe names a node's kind for messages: "a list", "a mapping",
+// "the number 3".
+func Describe(n *yaml.Node) string {
+	n = Deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "nothing"
+		case "!!bool":
+			return "the boolean " + n.Value
+		case "!!int", "!!float":
+			return "the number " + n.Value
+		}
+		return strconv.Quote(n.Value)
+	}
+	return "an unexpected value"
+}
