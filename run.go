@@ -197,6 +197,7 @@ func (sr *sessionRun) run(ctx context.Context) {
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
+		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
 	}})
 	conv := runner.Start(runner.Spec{
 		Session: sr.sess,
@@ -348,4 +349,16 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// commandNames lists the slash commands (or skills) found, for the init
+// line.
+func (r *Runtime) commandNames(kind command.Kind) []string {
+	var names []string
+	for _, c := range r.commands.All() {
+		if c.Kind == kind {
+			names = append(names, c.Name)
+		}
+	}
+	return names
 }

@@ -68,6 +68,8 @@ type Init struct {
 	Model          string
 	PermissionMode string
 	Agents         []string
+	SlashCommands  []string
+	Skills         []string
 	Version        string
 	APIKeySource   string
 }

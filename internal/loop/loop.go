@@ -124,6 +124,12 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		return out, err
 	}
 	var last llm.Usage // of the previous response
+	if cfg.Compact != nil && len(history) > 1 {
+		// A conversation that arrives long — resumed, or answering a
+		// notification after many turns — may need compacting before its
+		// first call; with no response yet, its size is estimated.
+		last = estimate(history)
+	}
 	for {
 		if cfg.Inbox != nil && out.Turns > 0 {
 			for _, m := range cfg.Inbox() {
@@ -133,7 +139,7 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 				out.Messages = append(out.Messages, m)
 			}
 		}
-		if cfg.Compact != nil && out.Turns > 0 {
+		if cfg.Compact != nil && (out.Turns > 0 || last.InputTokens > 0) {
 			if err := compact(ctx, cfg, out, last); err != nil {
 				return fail(err)
 			}
@@ -346,4 +352,19 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 		content = []llm.Block{llm.Text("(no output)")}
 	}
 	return callResult{block: llm.Block{Type: llm.BlockToolResult, ToolUseID: use.ID, Content: content, IsError: r.IsError}, meta: r.Meta}
+}
+
+// estimate guesses the tokens msgs take, at about four characters a token:
+// enough to tell whether a conversation nears its window.
+func estimate(msgs []llm.Message) llm.Usage {
+	n := 0
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			n += len(b.Text) + len(b.Thinking) + len(b.Input)
+			for _, c := range b.Content {
+				n += len(c.Text)
+			}
+		}
+	}
+	return llm.Usage{InputTokens: int64(n / 4)}
 }

@@ -631,3 +631,29 @@ func TestCompactFailures(t *testing.T) {
 		})
 	}
 }
+
+func TestLongHistoryIsCompactedBeforeTheFirstCall(t *testing.T) {
+	long := strings.Repeat("x", 4000) // ~1000 tokens
+	history := []llm.Message{llm.UserText(long), {Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(long)}}, llm.UserText("go on")}
+	var seen llm.Usage
+	var firstLen int
+	cfg := Config{
+		Model: &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+			if firstLen == 0 {
+				firstLen = len(req.Messages)
+			}
+			return llm.Reply(llm.Text("ok")), nil
+		}},
+		Compact: func(_ context.Context, msgs []llm.Message, last llm.Usage) ([]llm.Message, *llm.Message, error) {
+			seen = last
+			sum := llm.UserText("<context-summary>short</context-summary>")
+			return []llm.Message{sum, {Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("…")}}, msgs[len(msgs)-1]}, &sum, nil
+		},
+	}
+	if _, err := Run(context.Background(), cfg, history); err != nil {
+		t.Fatal(err)
+	}
+	if seen.InputTokens < 1500 || firstLen != 3 {
+		t.Errorf("hook saw %+v before the first call; first request had %d messages", seen, firstLen)
+	}
+}

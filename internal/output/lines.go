@@ -99,8 +99,8 @@ func initLine(e event.Event) initJSON {
 	return initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: e.SessionID,
 		Tools: nonNil(in.Tools), MCPServers: []any{}, Model: in.Model, PermissionMode: in.PermissionMode,
-		SlashCommands: []string{}, APIKeySource: orNone(in.APIKeySource), Version: in.Version,
-		OutputStyle: "default", Agents: nonNil(in.Agents), Skills: []string{}, Plugins: []any{}, UUID: e.UUID,
+		SlashCommands: nonNil(in.SlashCommands), APIKeySource: orNone(in.APIKeySource), Version: in.Version,
+		OutputStyle: "default", Agents: nonNil(in.Agents), Skills: nonNil(in.Skills), Plugins: []any{}, UUID: e.UUID,
 	}
 }
 
