@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -112,4 +113,57 @@ func (s *Service) fork(ctx context.Context, c Caller, env tool.Env, in AgentInpu
 		return tool.Errorf("%v", err), nil
 	}
 	return launchedResult(out), nil
+}
+
+// forkTools is the fork's pool: the parent's exact tool definitions — the
+// shared prefix needs them byte for byte — but the agent tools (Agent,
+// SendMessage, TaskOutput, TaskStop, TaskList) run as the fork's own, so a
+// fork never acts on the parent's tasks, and may not spawn.
+func (s *Service) forkTools(turn *tool.Turn, c Caller) (*tool.Set, error) {
+	own := map[string]tool.Tool{}
+	for _, t := range s.Tools(c) {
+		own[t.Info().Name] = t
+	}
+	var tools []tool.Tool
+	for _, t := range turn.Tools.Tools() {
+		info := t.Info()
+		if info.Access != tool.AccessAgent {
+			tools = append(tools, t)
+			continue
+		}
+		tools = append(tools, &rebound{info: info, run: own[info.Name]})
+	}
+	return tool.NewSet(tools...)
+}
+
+// rebound shows one tool's definition and runs another (or refuses).
+type rebound struct {
+	info tool.Info
+	run  tool.Tool
+}
+
+func (r *rebound) Info() tool.Info { return r.info }
+
+func (r *rebound) Call(ctx context.Context, env tool.Env, input json.RawMessage) (tool.Result, error) {
+	if r.run == nil {
+		if r.info.Name == "Agent" {
+			return tool.Errorf("%v", errForkInFork), nil
+		}
+		return tool.Errorf("%s is not available to a fork: it works on its own task and reports back", r.info.Name), nil
+	}
+	return r.run.Call(ctx, env, input)
+}
+
+func (r *rebound) ValidateInput(input json.RawMessage) error {
+	if v, ok := r.run.(tool.Validating); ok {
+		return v.ValidateInput(input)
+	}
+	return nil
+}
+
+func (r *rebound) Target(env tool.Env, input json.RawMessage) (string, error) {
+	if t, ok := r.run.(tool.Targeted); ok {
+		return t.Target(env, input)
+	}
+	return "", nil
 }

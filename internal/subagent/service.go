@@ -513,7 +513,7 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []string) (*tool.Set, error) {
 	if fork != nil {
 		// The fork agent alone reuses the parent's exact tools (S-P2).
-		return fork.Tools, nil
+		return s.forkTools(fork, ch.caller)
 	}
 	allowAll := def.Tools == nil || slices.Contains(def.Tools, "*")
 	named := func(list []string, name string, aliases []string) bool {
