@@ -649,6 +649,9 @@ func finishedRecord(lt *liveTask) task.Task {
 // just ended in the foreground, given its live task.
 func (h *harnessProfile) lookup(ctx context.Context, ref string, known *liveTask) (*liveTask, task.Task, error) {
 	id, _, _ := harnessRef(ref)
+	if err := h.s.inTree(ctx, h.c, id); err != nil {
+		return nil, task.Task{}, err
+	}
 	lt, rec, err := h.s.find(ctx, id)
 	if err != nil && known != nil && known.id == id {
 		select {
@@ -700,6 +703,9 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessT
 
 func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in HarnessTaskCancelInput) (tool.Result, error) {
 	id, _, _ := harnessRef(in.TaskID)
+	if err := h.s.inTree(ctx, h.c, id); err != nil {
+		return tool.Errorf("Error: %v", err), nil
+	}
 	local := h.s.live(id) != nil
 	msg, err := h.s.Stop(ctx, id)
 	if err != nil {

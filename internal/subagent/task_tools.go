@@ -57,6 +57,9 @@ func (s *Service) taskTools(c Caller) []tool.Tool {
 			if id == "" {
 				id = in.ShellID
 			}
+			if err := s.inTree(ctx, c, id); err != nil {
+				return tool.Errorf("%v", err), nil
+			}
 			msg, err := s.Stop(ctx, id)
 			if err != nil {
 				return tool.Errorf("%v", err), nil
@@ -96,6 +99,9 @@ func (s *Service) find(ctx context.Context, id string) (*liveTask, task.Task, er
 }
 
 func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) (tool.Result, error) {
+	if err := s.inTree(ctx, c, in.TaskID); err != nil {
+		return tool.Errorf("%v", err), nil
+	}
 	lt, rec, err := s.find(ctx, in.TaskID)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
@@ -304,6 +310,9 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 		return tool.Errorf("summary is required: a 5-10 word preview of the message"), nil
 	}
 	id, err := s.resolve(ctx, c, in.To)
+	if err == nil {
+		err = s.inTree(ctx, c, id)
+	}
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
@@ -341,4 +350,34 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 		return tool.Errorf("%v", err), nil
 	}
 	return tool.Text(fmt.Sprintf("Agent %s was not running; it has been resumed in the background with your message and its earlier context. You will be notified when it finishes (output: %s).", id, t.outputFile)), nil
+}
+
+// inTree refuses an id that names a run of another session's tree: the
+// task tools reach only the agents their own session started (any depth).
+// An id found nowhere passes, for the callers' own "unknown" errors.
+func (s *Service) inTree(ctx context.Context, c Caller, id string) error {
+	root := ""
+	if lt := s.live(id); lt != nil {
+		root = lt.rootSessionID
+	} else if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
+		root = rec.RootSessionID
+	} else {
+		// A foreground child has no task record: walk its sessions up.
+		cur := id
+		for range 16 {
+			info, err := s.cfg.Index.GetSession(ctx, cur)
+			if err != nil {
+				return nil
+			}
+			if info.ParentID == "" {
+				root = info.ID
+				break
+			}
+			cur = info.ParentID
+		}
+	}
+	if root == "" || root == c.RootSessionID {
+		return nil
+	}
+	return fmt.Errorf("%s belongs to another session's agents; only the agents this session started can be reached", id)
 }
