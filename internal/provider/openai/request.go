@@ -57,7 +57,34 @@ func (m *Model) params(req *llm.Request) (openai.ChatCompletionNewParams, error)
 	if req.Temperature != nil {
 		p.Temperature = openai.Float(*req.Temperature)
 	}
+	if e := effort(req.Thinking, model, m.custom); e != "" {
+		p.ReasoningEffort = e
+	}
 	return p, nil
+}
+
+// effort maps a thinking budget onto the official API's reasoning_effort,
+// for the reasoning models that take it (o-series, gpt-5). Compatible
+// servers get nothing: many reject parameters they do not know.
+func effort(t *llm.Thinking, model string, custom bool) shared.ReasoningEffort {
+	if t == nil || t.BudgetTokens <= 0 || custom {
+		return ""
+	}
+	reasoning := false
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(model, p) {
+			reasoning = true
+		}
+	}
+	switch {
+	case !reasoning:
+		return ""
+	case t.BudgetTokens < 4096:
+		return shared.ReasoningEffortLow
+	case t.BudgetTokens < 16384:
+		return shared.ReasoningEffortMedium
+	}
+	return shared.ReasoningEffortHigh
 }
 
 // mapMessage maps one llm.Message onto one or more chat messages.
