@@ -1,17 +1,10 @@
 package testkit
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
-	"time"
-	"unicode/utf8"
 )
 
 // AnthropicServer is a fake Anthropic Messages API (POST /v1/messages) on
@@ -33,33 +26,15 @@ type AnthropicServer struct {
 	// "/v1/messages".
 	URL string
 
-	handler Handler
-	rec     recorder
-	srv     *httptest.Server
-	// closing is closed when the test ends, so handlers parked on Reply.Wait
-	// return and httptest.Server.Close, which waits for them, does not hang.
-	closing chan struct{}
-	ids     atomic.Int64
+	fake
 }
 
 // NewAnthropic starts a fake Anthropic server that answers with h. It is
 // closed when the test ends.
 func NewAnthropic(t testing.TB, h Handler) *AnthropicServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testkit: listen on 127.0.0.1: %v", err)
-	}
-	s := &AnthropicServer{handler: h, closing: make(chan struct{})}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.srv.Listener.Close()
-	s.srv.Listener = ln
-	s.srv.Start()
-	s.URL = s.srv.URL
-	t.Cleanup(func() {
-		close(s.closing)
-		s.srv.Close()
-	})
+	s := &AnthropicServer{}
+	s.URL = s.start(t, h, s.serve)
 	return s
 }
 
@@ -67,95 +42,62 @@ func NewAnthropic(t testing.TB, h Handler) *AnthropicServer {
 // arrival order.
 func (s *AnthropicServer) Requests() []Request { return s.rec.Requests() }
 
-func (s *AnthropicServer) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error", "testkit: reading request body: "+err.Error())
-		return
-	}
-	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Start: time.Now()}
-	i := s.rec.add(req)
-	defer s.rec.finish(i)
+// anthropicRefuse answers a request the server does not serve.
+func anthropicRefuse(w http.ResponseWriter, status int, msg string) {
+	writeError(w, status, anthropicErrorBody(anthropicErrorType(Reply{Status: status}), msg))
+}
 
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		writeAnthropicError(w, http.StatusNotFound, "not_found_error", fmt.Sprintf("testkit: the fake Anthropic server serves only POST /v1/messages, not %s %s", r.Method, r.URL.Path))
-		return
-	}
+func (s *AnthropicServer) serve(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
 	}
-	if err := json.Unmarshal(body, &in); err != nil {
-		writeAnthropicError(w, http.StatusBadRequest, "invalid_request_error", "testkit: request body is not JSON: "+err.Error())
-		return
-	}
+	// answer runs after serve has decoded the body into in.
+	s.fake.serve(w, r, route{name: "Anthropic", path: "/v1/messages", refuse: anthropicRefuse}, &in, func(reply Reply) {
+		s.answer(w, reply, in.Model, in.Stream)
+	})
+}
 
-	reply := s.handler(req)
-	if reply.Wait != nil {
-		select {
-		case <-reply.Wait:
-		case <-r.Context().Done():
-			return
-		case <-s.closing:
-			return
-		}
-	}
-	for k, v := range reply.Header {
-		w.Header().Set(k, v)
-	}
+func (s *AnthropicServer) answer(w http.ResponseWriter, reply Reply, model string, stream bool) {
 	w.Header().Set("request-id", fmt.Sprintf("req_testkit%06d", s.ids.Add(1)))
 
-	failing := reply.Status != 0 && reply.Status != http.StatusOK
-	if failing && !(in.Stream && reply.CutAfter > 0) {
-		writeAnthropicError(w, reply.Status, anthropicErrorType(reply), anthropicErrorMessage(reply))
+	failing := wantsError(reply)
+	if failing && !(stream && reply.CutAfter > 0) {
+		writeError(w, reply.Status, anthropicErrorBody(anthropicErrorType(reply), anthropicErrorMessage(reply)))
 		return
 	}
-	model := in.Model
 	if reply.Model != "" {
 		model = reply.Model
 	}
 	msg := s.message(reply, model)
-	if !in.Stream {
-		s.writeJSON(w, reply, msg)
+	if !stream {
+		b, err := json.Marshal(msg)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, anthropicErrorBody("api_error", "testkit: "+err.Error()))
+			return
+		}
+		writeJSON(w, b, reply.CutAfter > 0)
 		return
 	}
 	events := anthropicEvents(msg, reply)
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	for n, ev := range events {
-		if reply.CutAfter > 0 && (n == reply.CutAfter || n == len(events)-1) {
-			if failing {
-				writeAnthropicSSE(w, "error", anthropicErrorBody(anthropicErrorType(reply), anthropicErrorMessage(reply)))
-				anthropicFlush(flusher)
-				return
-			}
-			anthropicCut(w)
-			return
+	out := startSSE(w)
+	// A cut stream stops before message_stop at the latest, so it never
+	// looks complete.
+	last := len(events) - 1
+	for _, ev := range events[:last] {
+		if out.full(reply.CutAfter) {
+			break
 		}
-		writeAnthropicSSE(w, ev.name, ev.data)
-		anthropicFlush(flusher)
+		out.event(ev.name, ev.data)
 	}
-}
-
-func (s *AnthropicServer) writeJSON(w http.ResponseWriter, reply Reply, msg anthropicMessage) {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		writeAnthropicError(w, http.StatusInternalServerError, "api_error", "testkit: "+err.Error())
-		return
+	switch {
+	case reply.CutAfter == 0:
+		out.event(events[last].name, events[last].data)
+	case failing:
+		out.event("error", anthropicErrorBody(anthropicErrorType(reply), anthropicErrorMessage(reply)))
+	default:
+		out.cut()
 	}
-	w.Header().Set("Content-Type", "application/json")
-	if reply.CutAfter > 0 {
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b[:len(b)/2])
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-		anthropicCut(w)
-		return
-	}
-	_, _ = w.Write(b)
 }
 
 // anthropicMessage is the Messages API's message object.
@@ -239,20 +181,20 @@ func anthropicEvents(msg anthropicMessage, r Reply) []anthropicSSEEvent {
 		switch b["type"] {
 		case "thinking":
 			evs = append(evs, anthropicSSEEvent{"content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}}})
-			for _, part := range anthropicSplit(b["thinking"].(string)) {
+			for _, part := range split(b["thinking"].(string)) {
 				evs = append(evs, delta(i, map[string]any{"type": "thinking_delta", "thinking": part}))
 			}
 			evs = append(evs, delta(i, map[string]any{"type": "signature_delta", "signature": b["signature"]}))
 		case "text":
 			evs = append(evs, anthropicSSEEvent{"content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}}})
-			for _, part := range anthropicSplit(b["text"].(string)) {
+			for _, part := range split(b["text"].(string)) {
 				evs = append(evs, delta(i, map[string]any{"type": "text_delta", "text": part}))
 			}
 		case "tool_use":
 			evs = append(evs, anthropicSSEEvent{"content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}}})
 			// The real API opens every tool input with an empty fragment.
 			evs = append(evs, delta(i, map[string]any{"type": "input_json_delta", "partial_json": ""}))
-			for _, part := range anthropicSplit(string(b["input"].(json.RawMessage))) {
+			for _, part := range split(string(b["input"].(json.RawMessage))) {
 				evs = append(evs, delta(i, map[string]any{"type": "input_json_delta", "partial_json": part}))
 			}
 		}
@@ -269,29 +211,7 @@ func anthropicEvents(msg anthropicMessage, r Reply) []anthropicSSEEvent {
 	return evs
 }
 
-// split cuts s into up to three pieces on rune boundaries, so that a client
-// has to join deltas to get the whole.
-func anthropicSplit(s string) []string {
-	n := utf8.RuneCountInString(s)
-	if n == 0 {
-		return nil
-	}
-	size := (n + 2) / 3
-	var parts []string
-	for len(s) > 0 {
-		end, count := 0, 0
-		for end < len(s) && count < size {
-			_, w := utf8.DecodeRuneInString(s[end:])
-			end += w
-			count++
-		}
-		parts = append(parts, s[:end])
-		s = s[end:]
-	}
-	return parts
-}
-
-// thinkingSignature stands in for the API's opaque signature; it is
+// anthropicSignature stands in for the API's opaque signature; it is
 // deterministic so a test can tell whether a client sent it back unchanged.
 func anthropicSignature(thinking string) string {
 	var h uint64 = 14695981039346656037
@@ -300,36 +220,6 @@ func anthropicSignature(thinking string) string {
 		h *= 1099511628211
 	}
 	return fmt.Sprintf("EqsigTestkit%016x==", h)
-}
-
-func writeAnthropicSSE(w io.Writer, name string, data any) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		panic(fmt.Sprintf("testkit: marshal SSE event %s: %v", name, err))
-	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "event: %s\ndata: %s\n\n", name, b)
-	_, _ = w.Write(buf.Bytes())
-}
-
-func anthropicFlush(f http.Flusher) {
-	if f != nil {
-		f.Flush()
-	}
-}
-
-// cut closes the connection under the response, without the terminating
-// chunk, so the client sees the body end unexpectedly.
-func anthropicCut(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic("testkit: response writer cannot be hijacked to cut the stream")
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(fmt.Sprintf("testkit: hijack to cut the stream: %v", err))
-	}
-	_ = conn.Close()
 }
 
 func anthropicErrorType(r Reply) string {
@@ -356,25 +246,12 @@ func anthropicErrorType(r Reply) string {
 }
 
 func anthropicErrorMessage(r Reply) string {
-	if r.ErrorMessage != "" {
-		return r.ErrorMessage
-	}
-	if r.Status == 529 {
+	if r.ErrorMessage == "" && r.Status == 529 {
 		return "Overloaded"
 	}
-	if t := http.StatusText(r.Status); t != "" {
-		return t
-	}
-	return fmt.Sprintf("testkit: HTTP %d", r.Status)
+	return errorMessage(r)
 }
 
 func anthropicErrorBody(typ, msg string) map[string]any {
 	return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
-}
-
-func writeAnthropicError(w http.ResponseWriter, status int, typ, msg string) {
-	b, _ := json.Marshal(anthropicErrorBody(typ, msg))
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }

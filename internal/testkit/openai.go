@@ -3,14 +3,9 @@ package testkit
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // OpenAIServer is a fake OpenAI Chat Completions API
@@ -40,33 +35,15 @@ type OpenAIServer struct {
 	// URL is the base URL ending in "/v1", as users write OPENAI_BASE_URL.
 	URL string
 
-	handler Handler
-	rec     recorder
-	srv     *httptest.Server
-	// closing is closed when the test ends, so handlers parked on Reply.Wait
-	// return and httptest.Server.Close, which waits for them, does not hang.
-	closing chan struct{}
-	ids     atomic.Int64
+	fake
 }
 
 // NewOpenAI starts a fake OpenAI server that answers with h. It is closed
 // when the test ends.
 func NewOpenAI(t testing.TB, h Handler) *OpenAIServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testkit: listen on 127.0.0.1: %v", err)
-	}
-	s := &OpenAIServer{handler: h, closing: make(chan struct{})}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.srv.Listener.Close()
-	s.srv.Listener = ln
-	s.srv.Start()
-	s.URL = s.srv.URL + "/v1"
-	t.Cleanup(func() {
-		close(s.closing)
-		s.srv.Close()
-	})
+	s := &OpenAIServer{}
+	s.URL = s.start(t, h, s.serve) + "/v1"
 	return s
 }
 
@@ -83,47 +60,31 @@ type openAIRequest struct {
 	} `json:"stream_options"`
 }
 
+// openAIRefuse answers a request the server does not serve.
+func openAIRefuse(w http.ResponseWriter, status int, msg string) {
+	code := ""
+	if status == http.StatusNotFound {
+		code = "unknown_url"
+	}
+	writeError(w, status, openAIErrorBody("invalid_request_error", code, msg))
+}
+
 func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error", "", "testkit: reading request body: "+err.Error())
-		return
-	}
-	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Start: time.Now()}
-	i := s.rec.add(req)
-	defer s.rec.finish(i)
-
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		writeOpenAIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
-			fmt.Sprintf("testkit: the fake OpenAI server serves only POST /v1/chat/completions, not %s %s", r.Method, r.URL.Path))
-		return
-	}
 	var in openAIRequest
-	if err := json.Unmarshal(body, &in); err != nil {
-		writeOpenAIError(w, http.StatusBadRequest, "invalid_request_error", "", "testkit: request body is not JSON: "+err.Error())
-		return
-	}
+	// answer runs after serve has decoded the body into in.
+	s.fake.serve(w, r, route{name: "OpenAI", path: "/v1/chat/completions", refuse: openAIRefuse}, &in, func(reply Reply) {
+		s.answer(w, reply, in)
+	})
+}
 
-	reply := s.handler(req)
-	if reply.Wait != nil {
-		select {
-		case <-reply.Wait:
-		case <-r.Context().Done():
-			return
-		case <-s.closing:
-			return
-		}
-	}
-	for k, v := range reply.Header {
-		w.Header().Set(k, v)
-	}
+func (s *OpenAIServer) answer(w http.ResponseWriter, reply Reply, in openAIRequest) {
 	n := s.ids.Add(1)
 	w.Header().Set("x-request-id", fmt.Sprintf("req_testkit%06d", n))
 
-	failing := reply.Status != 0 && reply.Status != http.StatusOK
+	failing := wantsError(reply)
 	if failing && !(in.Stream && reply.CutAfter > 0) {
 		typ, code := openAIErrorTypeCode(reply)
-		writeOpenAIError(w, reply.Status, typ, code, openAIErrorMessage(reply))
+		writeError(w, reply.Status, openAIErrorBody(typ, code, errorMessage(reply)))
 		return
 	}
 	model := in.Model
@@ -138,32 +99,30 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 		calls:   openAIToolCalls(reply, n),
 	}
 	if !in.Stream {
-		writeOpenAIJSON(w, reply, c.message())
+		b, err := json.Marshal(c.message())
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, openAIErrorBody("server_error", "", "testkit: "+err.Error()))
+			return
+		}
+		writeJSON(w, b, reply.CutAfter > 0)
 		return
 	}
 	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
-	chunks := c.chunks(includeUsage)
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	for k, chunk := range chunks {
-		if reply.CutAfter > 0 && k == reply.CutAfter {
+	out := startSSE(w)
+	for _, chunk := range c.chunks(includeUsage) {
+		if out.full(reply.CutAfter) {
 			break
 		}
-		writeOpenAIData(w, chunk)
-		flushOpenAI(flusher)
+		out.event("", chunk)
 	}
 	switch {
 	case failing:
 		typ, code := openAIErrorTypeCode(reply)
-		writeOpenAIData(w, openAIErrorBody(typ, code, openAIErrorMessage(reply)))
-		flushOpenAI(flusher)
+		out.event("", openAIErrorBody(typ, code, errorMessage(reply)))
 	case reply.CutAfter > 0:
-		cutOpenAI(w)
+		out.cut()
 	default:
-		_, _ = io.WriteString(w, "data: [DONE]\n\n")
-		flushOpenAI(flusher)
+		out.raw("", "[DONE]")
 	}
 }
 
@@ -296,10 +255,10 @@ func (c openAICompletion) chunks(includeUsage bool) []map[string]any {
 		return ch
 	}
 	out := []map[string]any{chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)}
-	for _, part := range splitOpenAI(c.reply.Thinking) {
+	for _, part := range split(c.reply.Thinking) {
 		out = append(out, chunk(map[string]any{"reasoning_content": part}, nil))
 	}
-	for _, part := range splitOpenAI(c.reply.Text) {
+	for _, part := range split(c.reply.Text) {
 		out = append(out, chunk(map[string]any{"content": part}, nil))
 	}
 	for j, tc := range c.calls {
@@ -309,7 +268,7 @@ func (c openAICompletion) chunks(includeUsage bool) []map[string]any {
 			"type":     "function",
 			"function": map[string]any{"name": tc.name, "arguments": ""},
 		}}}, nil))
-		for _, part := range splitOpenAI(tc.args) {
+		for _, part := range split(tc.args) {
 			out = append(out, chunk(map[string]any{"tool_calls": []map[string]any{{
 				"index":    j,
 				"function": map[string]any{"arguments": part},
@@ -329,76 +288,6 @@ func (c openAICompletion) chunks(includeUsage bool) []map[string]any {
 		})
 	}
 	return out
-}
-
-// splitOpenAI cuts s into up to three pieces on rune boundaries, so that a
-// client has to join deltas to get the whole.
-func splitOpenAI(s string) []string {
-	n := utf8.RuneCountInString(s)
-	if n == 0 {
-		return nil
-	}
-	size := (n + 2) / 3
-	var parts []string
-	for len(s) > 0 {
-		end, count := 0, 0
-		for end < len(s) && count < size {
-			_, w := utf8.DecodeRuneInString(s[end:])
-			end += w
-			count++
-		}
-		parts = append(parts, s[:end])
-		s = s[end:]
-	}
-	return parts
-}
-
-func writeOpenAIJSON(w http.ResponseWriter, reply Reply, msg map[string]any) {
-	b, err := json.Marshal(msg)
-	if err != nil {
-		writeOpenAIError(w, http.StatusInternalServerError, "server_error", "", "testkit: "+err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if reply.CutAfter > 0 {
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b[:len(b)/2])
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-		cutOpenAI(w)
-		return
-	}
-	_, _ = w.Write(b)
-}
-
-func writeOpenAIData(w io.Writer, data any) {
-	b, err := json.Marshal(data)
-	if err != nil {
-		panic(fmt.Sprintf("testkit: marshal chunk: %v", err))
-	}
-	_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
-}
-
-func flushOpenAI(f http.Flusher) {
-	if f != nil {
-		f.Flush()
-	}
-}
-
-// cutOpenAI closes the connection under the response, without the
-// terminating chunk of the chunked encoding, so the client sees the body end
-// unexpectedly.
-func cutOpenAI(w http.ResponseWriter) {
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		panic("testkit: response writer cannot be hijacked to cut the stream")
-	}
-	conn, _, err := hj.Hijack()
-	if err != nil {
-		panic(fmt.Sprintf("testkit: hijack to cut the stream: %v", err))
-	}
-	_ = conn.Close()
 }
 
 // openAIErrorTypeCode gives the error type and code the real API uses for
@@ -422,16 +311,6 @@ func openAIErrorTypeCode(r Reply) (typ, code string) {
 	return typ, code
 }
 
-func openAIErrorMessage(r Reply) string {
-	if r.ErrorMessage != "" {
-		return r.ErrorMessage
-	}
-	if t := http.StatusText(r.Status); t != "" {
-		return t
-	}
-	return fmt.Sprintf("testkit: HTTP %d", r.Status)
-}
-
 // openAIErrorBody is the API's error object; code is null when empty.
 func openAIErrorBody(typ, code, msg string) map[string]any {
 	var c any
@@ -439,11 +318,4 @@ func openAIErrorBody(typ, code, msg string) map[string]any {
 		c = code
 	}
 	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c}}
-}
-
-func writeOpenAIError(w http.ResponseWriter, status int, typ, code, msg string) {
-	b, _ := json.Marshal(openAIErrorBody(typ, code, msg))
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }
