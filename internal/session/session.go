@@ -3,7 +3,7 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -95,27 +95,13 @@ var ErrNotFound = errors.New("session not found")
 var ErrInvalidID = errors.New("invalid session id")
 
 // MaxIDLen is the longest session id ValidateID accepts.
-const MaxIDLen = 128
+const MaxIDLen = ids.MaxLen
 
 // ValidateID checks a session id that came from outside (--resume, a
 // subagent's session_id) before it is used to build a path: 1 to MaxIDLen
 // characters from [A-Za-z0-9_-]. That excludes separators and dots, so no id
 // can climb out of the sessions directory ("../x") or into a subfolder.
-func ValidateID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w %q: it is empty", ErrInvalidID, id)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("%w %.20q…: it is %d characters long, the limit is %d", ErrInvalidID, id, len(id), MaxIDLen)
-	}
-	for i, c := range id {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
-			continue
-		}
-		return fmt.Errorf("%w %q: only letters, digits, '_' and '-' are allowed (found %q at byte %d)", ErrInvalidID, id, c, i)
-	}
-	return nil
-}
+func ValidateID(id string) error { return ids.Check(id, ErrInvalidID) }
 
 // NormalizeTime is the form in which an Index keeps a timestamp: UTC,
 // truncated to the millisecond, without a monotonic reading. Implementations

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -188,24 +189,10 @@ var ErrNotTerminal = errors.New("task has not finished")
 var ErrInvalidID = errors.New("invalid task id")
 
 // MaxIDLen is the longest task id ValidateID accepts.
-const MaxIDLen = 128
+const MaxIDLen = ids.MaxLen
 
 // ValidateID checks a task id (or an owner id) that came from a model or a
 // user before it is looked up or used to build a path: 1 to MaxIDLen
 // characters from [A-Za-z0-9_-]. That excludes separators and dots, so no id
 // can climb out of a directory ("../x").
-func ValidateID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w %q: it is empty", ErrInvalidID, id)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("%w %.20q…: it is %d characters long, the limit is %d", ErrInvalidID, id, len(id), MaxIDLen)
-	}
-	for i, c := range id {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
-			continue
-		}
-		return fmt.Errorf("%w %q: only letters, digits, '_' and '-' are allowed (found %q at byte %d)", ErrInvalidID, id, c, i)
-	}
-	return nil
-}
+func ValidateID(id string) error { return ids.Check(id, ErrInvalidID) }

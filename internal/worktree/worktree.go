@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ const (
 	// finishTimeout bounds Finish, which runs after the caller's context
 	// may already be cancelled.
 	finishTimeout = 30 * time.Second
-	maxNameLen    = 128
+	maxNameLen    = ids.MaxLen
 )
 
 // Errors Create and Sweep wrap, for callers that branch on the cause.
@@ -72,19 +73,7 @@ type Outcome struct {
 
 // validName reports whether name is 1 to 128 of [A-Za-z0-9_-], which keeps
 // it a single path element and a valid ref component.
-func validName(name string) bool {
-	if name == "" || len(name) > maxNameLen {
-		return false
-	}
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+func validName(name string) bool { return ids.Check(name, ErrInvalidName) == nil }
 
 // location is where cwd sits in its repository.
 type location struct {
