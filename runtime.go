@@ -282,12 +282,12 @@ func (r *Runtime) recover(ctx context.Context, runDir string) error {
 	// Sessions — main ones, foreground children — left running by a
 	// process that is gone: their transcripts are intact and they resume;
 	// only their status was stale.
-	infos, err := r.db.ListSessions(ctx, session.Filter{})
+	infos, err := r.db.ListSessions(ctx, session.Filter{Status: session.StatusRunning})
 	if err != nil {
 		return fmt.Errorf("recover sessions of ended processes: %w", err)
 	}
 	for _, in := range infos {
-		if in.Status != session.StatusRunning || in.Owner == "" || task.Alive(runDir, in.Owner) {
+		if in.Owner == "" || task.Alive(runDir, in.Owner) {
 			continue
 		}
 		err := r.db.UpdateSession(ctx, in.ID, func(s *session.Info) error {

@@ -88,7 +88,7 @@ func (m *Mem) ListSessions(ctx context.Context, f Filter) ([]Info, error) {
 	m.mu.Lock()
 	out := make([]Info, 0, len(m.sessions))
 	for _, s := range m.sessions {
-		if f.ParentID != nil && s.ParentID != *f.ParentID || f.Cwd != "" && s.Cwd != f.Cwd {
+		if f.ParentID != nil && s.ParentID != *f.ParentID || f.Cwd != "" && s.Cwd != f.Cwd || f.Status != "" && s.Status != f.Status {
 			continue
 		}
 		out = append(out, s)

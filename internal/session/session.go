@@ -64,6 +64,8 @@ type Filter struct {
 	ParentID *string
 	// Cwd, when not empty, keeps only sessions whose Cwd is exactly this.
 	Cwd string
+	// Status, when not empty, keeps only sessions with this status.
+	Status Status
 	// Limit, when > 0, caps the number of sessions returned.
 	Limit int
 }

@@ -70,22 +70,39 @@ func human(n int64) string {
 // archive renames a finished child session's transcript to
 // *.deleted.<timestamp> (S-S3): kept on disk, out of the way. The index
 // follows the file, so the agent can still be resumed from it.
-func (s *Service) archive(ctx context.Context, sessionID string, now time.Time) error {
+func (s *Service) archive(ctx context.Context, taskID, sessionID string, now time.Time) error {
 	info, err := s.cfg.Index.GetSession(ctx, sessionID)
 	if err != nil {
 		return err
 	}
-	if info.TranscriptPath == "" || strings.Contains(info.TranscriptPath, ".deleted.") || info.Status == session.StatusRunning {
-		return nil
+	if info.Status == session.StatusRunning {
+		return nil // resumed since it finished
+	}
+	if info.TranscriptPath == "" || strings.Contains(info.TranscriptPath, ".deleted.") {
+		return s.markArchived(ctx, taskID)
 	}
 	to := fmt.Sprintf("%s.deleted.%d", info.TranscriptPath, now.UnixMilli())
 	if err := os.Rename(info.TranscriptPath, to); err != nil {
 		return fmt.Errorf("archive session %s: %w", sessionID, err)
 	}
-	return s.cfg.Index.UpdateSession(ctx, sessionID, func(in *session.Info) error {
+	err = s.cfg.Index.UpdateSession(ctx, sessionID, func(in *session.Info) error {
 		in.TranscriptPath = to
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return s.markArchived(ctx, taskID)
+}
+
+// markArchived records on the task that its session is archived, so no
+// later sweep reads it again.
+func (s *Service) markArchived(ctx context.Context, taskID string) error {
+	_, err := s.cfg.Tasks.UpdateTask(ctx, taskID, func(t *task.Task) error {
+		t.Archived = true
+		return nil
+	})
+	return err
 }
 
 // Sweep archives the child sessions of background tasks that finished at
@@ -95,20 +112,21 @@ func (s *Service) archive(ctx context.Context, sessionID string, now time.Time) 
 // tests need no waiting.
 func (s *Service) Sweep(ctx context.Context, now time.Time) (int, error) {
 	cutoff := now.Add(-time.Duration(s.cfg.Settings.ArchiveAfter()) * time.Minute)
-	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{Statuses: []task.Status{task.StatusCompleted, task.StatusFailed, task.StatusKilled}})
+	// Only what is still to do is read: the sweep runs at every start, so
+	// its cost must not grow with the history.
+	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{
+		Statuses:       []task.Status{task.StatusCompleted, task.StatusFailed, task.StatusKilled},
+		FinishedBefore: cutoff, Unarchived: true,
+	})
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, t := range recs {
-		if t.ChildSessionID == "" || t.Finished.IsZero() || t.Finished.After(cutoff) || s.live(t.ID) != nil {
+		if t.ChildSessionID == "" || s.live(t.ID) != nil {
 			continue
 		}
-		info, err := s.cfg.Index.GetSession(ctx, t.ChildSessionID)
-		if err != nil || strings.Contains(info.TranscriptPath, ".deleted.") {
-			continue
-		}
-		if err := s.archive(ctx, t.ChildSessionID, now); err != nil {
+		if err := s.archive(ctx, t.ID, t.ChildSessionID, now); err != nil {
 			return n, err
 		}
 		n++

@@ -166,7 +166,7 @@ func (s *Service) launch(r *run, background bool) (*liveTask, error) {
 		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
 		name: r.req.Name, outputFile: filepath.Join(s.cfg.OutputDir, id+".output"), depth: r.child.caller.Depth,
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
-		group: r.c.Group,
+		group: r.c.Group, cleanup: r.req.Cleanup,
 	}
 	// The reservations end once the run is tracked (or failed to start):
 	// from then on the run itself, and its record, hold the name and the
@@ -230,9 +230,13 @@ func (s *Service) record(t *liveTask, status task.Status) error {
 
 // execute runs a child to its end, then records how it ended.
 func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
-	if secs := s.cfg.Settings.RunTimeoutSeconds; secs > 0 {
+	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
+	if r.req.RunTimeout > 0 {
+		timeout = r.req.RunTimeout
+	}
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(secs)*time.Second, errTimedOut)
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
 		defer cancel()
 	}
 	var res *runner.Result
@@ -460,8 +464,8 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	// Slow cleanup comes last (S-L6), after done, so that a blocked
 	// TaskOutput never waits on it: cleanup "delete" archives the child
 	// right after its notification; a timeout is never archived.
-	if background && s.cfg.Settings.Cleanup == "delete" && status != task.StatusTimeout {
-		s.archive(context.Background(), t.id, s.cfg.Now())
+	if background && cmpOr(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
+		s.archive(context.Background(), t.id, t.id, s.cfg.Now())
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/permission"
-	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -134,6 +133,7 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 	out, err := s.spawn(ctx, c, spawnRequest{
 		ToolUseID: env.ToolUseID, Description: harnessDescription(label, in.Task), Prompt: in.Task,
 		SubagentType: agentID, Model: in.Model, Background: true,
+		RunTimeout: time.Duration(runTimeout) * time.Second, Cleanup: in.Cleanup,
 	})
 	if err != nil {
 		if denied := (*permission.Denied)(nil); errors.As(err, &denied) {
@@ -144,49 +144,9 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 	// A model that cannot be used is ignored with a warning (the gateway
 	// rule): the run goes on with the next model of the chain.
 	warnings = append(out.warnings, warnings...)
-	deleteAfter := in.Cleanup == "delete" && s.cfg.Settings.Cleanup != "delete"
-	if runTimeout > 0 || deleteAfter {
-		s.gatewayWatch(out.task, time.Duration(runTimeout)*time.Second, deleteAfter)
-	}
 	return jsonResult(gatewayReply{
 		Status: "accepted", RunID: out.sessionID,
 		ChildSessionKey: "agent:" + out.def.Name + ":subagent:" + out.sessionID,
 		Warning:         strings.Join(warnings, "; "),
 	}, false)
 }
-
-// gatewayWatch applies a sessions_spawn's own runTimeoutSeconds and cleanup
-// to its run: past the timeout the run is aborted with status timeout
-// (S-C3); with cleanup "delete" its session is archived once the run has
-// ended and been announced — unless it timed out, which never archives
-// (S-S3). The run's group owns the goroutine.
-func (s *Service) gatewayWatch(t *liveTask, timeout time.Duration, archive bool) {
-	t.group.wg.Go(func() {
-		if timeout > 0 {
-			timer := time.NewTimer(timeout)
-			defer timer.Stop()
-			select {
-			case <-t.done:
-			case <-timer.C:
-				t.cancel(runTimeoutError{timeout})
-			}
-		}
-		<-t.done
-		t.mu.Lock()
-		status := t.status
-		t.mu.Unlock()
-		if archive && status != task.StatusTimeout {
-			s.archive(context.Background(), t.id, s.cfg.Now())
-		}
-	})
-}
-
-// runTimeoutError aborts a run past its sessions_spawn runTimeoutSeconds;
-// it is an errTimedOut, so the run ends with status timeout.
-type runTimeoutError struct{ after time.Duration }
-
-func (e runTimeoutError) Error() string {
-	return fmt.Sprintf("runTimeoutSeconds (%s) of sessions_spawn elapsed", e.after)
-}
-
-func (e runTimeoutError) Is(target error) bool { return target == errTimedOut }

@@ -24,6 +24,23 @@ var (
 	errSessionStopped = errors.New("the session that started it was stopped")
 )
 
+// runTimeoutError ends a run past its time limit; it is an errTimedOut,
+// so the run ends with status timeout. byCall says the limit came with the
+// call (sessions_spawn's runTimeoutSeconds), not from the settings.
+type runTimeoutError struct {
+	after  time.Duration
+	byCall bool
+}
+
+func (e runTimeoutError) Error() string {
+	if e.byCall {
+		return fmt.Sprintf("runTimeoutSeconds (%s) of sessions_spawn elapsed", e.after)
+	}
+	return fmt.Sprintf("subagents.runTimeoutSeconds (%s) elapsed", e.after)
+}
+
+func (e runTimeoutError) Is(target error) bool { return target == errTimedOut }
+
 // liveTask is a child run in this process, foreground or background.
 type liveTask struct {
 	id              string // agent id = task id = child session id
@@ -39,6 +56,7 @@ type liveTask struct {
 	depth           int
 	started         time.Time
 	group           *Group
+	cleanup         string // the run's own cleanup ("" = the settings')
 
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed once the terminal state is recorded

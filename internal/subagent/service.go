@@ -273,6 +273,10 @@ type spawnRequest struct {
 	Tools []string
 	// History is a conversation the new child continues (a fork command's).
 	History []llm.Message
+	// RunTimeout and Cleanup override subagents.runTimeoutSeconds and
+	// subagents.cleanup for this run (the gateway's sessions_spawn).
+	RunTimeout time.Duration
+	Cleanup    string
 	// Foreground keeps the run in the foreground whatever its definition
 	// or a background request says: its caller needs the result (a slash
 	// command, OpenCode's task tool).

@@ -110,7 +110,9 @@ func (m *Mem) ListTasks(ctx context.Context, f Filter) ([]Task, error) {
 		if f.RootSessionID != "" && t.RootSessionID != f.RootSessionID ||
 			f.ParentSessionID != "" && t.ParentSessionID != f.ParentSessionID ||
 			f.Owner != "" && t.Owner != f.Owner ||
-			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, t.Status) {
+			len(f.Statuses) > 0 && !slices.Contains(f.Statuses, t.Status) ||
+			!f.FinishedBefore.IsZero() && (t.Finished.IsZero() || !t.Finished.Before(f.FinishedBefore)) ||
+			f.Unarchived && t.Archived {
 			continue
 		}
 		out = append(out, t)

@@ -91,6 +91,9 @@ type Task struct {
 	// (a notification, or a blocking TaskOutput that saw it). Only
 	// Store.MarkNotified should set it, so that exactly one caller wins.
 	Notified bool `json:"notified"`
+	// Archived is set once the child session's transcript was archived
+	// (subagents.archiveAfterMinutes, cleanup: delete).
+	Archived bool `json:"archived,omitempty"`
 	// CancelRequested is a stop request persisted for the executing process
 	// to observe (TaskStop from another process or node).
 	CancelRequested bool `json:"cancelRequested"`
@@ -126,6 +129,10 @@ type Filter struct {
 	Owner           string
 	// Statuses, when not empty, keeps tasks whose status is one of these.
 	Statuses []Status
+	// FinishedBefore, when set, keeps tasks that finished before it.
+	FinishedBefore time.Time
+	// Unarchived keeps tasks whose child session is not archived yet.
+	Unarchived bool
 	// Limit, when > 0, caps the number of tasks returned.
 	Limit int
 }

@@ -33,6 +33,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) session.Index) {
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ListOrder", testListOrder},
 		{"ListFilters", testListFilters},
+		{"ListStatusFilter", testListStatusFilter},
 		{"CanceledContext", testCanceled},
 	}
 	for _, tt := range tests {
@@ -371,5 +372,25 @@ func testCanceled(t *testing.T, idx session.Index) {
 	}
 	if _, err := idx.GetSession(t.Context(), "s2"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("a canceled CreateSession stored s2 (GetSession err = %v)", err)
+	}
+}
+
+// testListStatusFilter: start-up recovery asks for running sessions only.
+func testListStatusFilter(t *testing.T, idx session.Index) {
+	for i, st := range []session.Status{session.StatusRunning, session.StatusCompleted, session.StatusRunning, session.StatusFailed} {
+		s := sample(fmt.Sprintf("s%d", i))
+		s.Status, s.Updated = st, at(i+1)
+		mustCreate(t, idx, s)
+	}
+	list, err := idx.ListSessions(t.Context(), session.Filter{Status: session.StatusRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range list {
+		got = append(got, s.ID)
+	}
+	if diff := cmp.Diff([]string{"s2", "s0"}, got); diff != "" {
+		t.Errorf("running sessions (-want +got):\n%s", diff)
 	}
 }

@@ -118,6 +118,9 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 	if f.ParentID != nil {
 		where, args = append(where, "parent_id = ?"), append(args, *f.ParentID)
 	}
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	}
 	if f.Cwd != "" {
 		where, args = append(where, "cwd = ?"), append(args, f.Cwd)
 	}

@@ -18,7 +18,7 @@ const taskColumns = `id, kind, agent, name, description, prompt,
 	status, result, error,
 	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
 	cost_usd, tool_uses, output_file, notified, cancel_requested, owner,
-	heartbeat_ms, created_ms, started_ms, finished_ms, progress`
+	heartbeat_ms, created_ms, started_ms, finished_ms, progress, archived`
 
 // taskUpdate sets every column after id, in taskColumns order.
 const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description = ?, prompt = ?,
@@ -26,7 +26,7 @@ const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description 
 	status = ?, result = ?, error = ?,
 	input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
 	cost_usd = ?, tool_uses = ?, output_file = ?, notified = ?, cancel_requested = ?, owner = ?,
-	heartbeat_ms = ?, created_ms = ?, started_ms = ?, finished_ms = ?, progress = ?
+	heartbeat_ms = ?, created_ms = ?, started_ms = ?, finished_ms = ?, progress = ?, archived = ?
 	WHERE id = ?`
 
 // terminalStatuses is the SQL list of task.Status values for which
@@ -59,7 +59,7 @@ func scanTask(r row) (task.Task, error) {
 		&status, &t.Result, &t.Error,
 		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheCreationInputTokens, &t.Usage.CacheReadInputTokens,
 		&t.CostUSD, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
-		&heartbeat, &created, &started, &finish, &t.Progress)
+		&heartbeat, &created, &started, &finish, &t.Progress, &t.Archived)
 	t.Kind = task.Kind(kind)
 	t.Status = task.Status(status)
 	t.Heartbeat, t.Created, t.Started, t.Finished = fromMS(heartbeat), fromMS(created), fromMS(started), fromMS(finish)
@@ -73,7 +73,7 @@ func taskValues(t task.Task) []any {
 		string(t.Status), t.Result, t.Error,
 		t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheCreationInputTokens, t.Usage.CacheReadInputTokens,
 		t.CostUSD, t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
-		toMS(t.Heartbeat), toMS(t.Created), toMS(t.Started), toMS(t.Finished), t.Progress}
+		toMS(t.Heartbeat), toMS(t.Created), toMS(t.Started), toMS(t.Finished), t.Progress, t.Archived}
 }
 
 // normalizeTask is t as a read would return it after storing it.
@@ -91,7 +91,7 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 		return fmt.Errorf("create task: %w", err)
 	}
 	res, err := db.w.ExecContext(ctx,
-		`INSERT INTO tasks (`+taskColumns+`) VALUES (?`+strings.Repeat(", ?", 27)+`)
+		`INSERT INTO tasks (`+taskColumns+`) VALUES (?`+strings.Repeat(", ?", 28)+`)
 		 ON CONFLICT (id) DO NOTHING`,
 		append([]any{t.ID}, taskValues(t)...)...)
 	if err != nil {
@@ -170,6 +170,12 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 		for _, s := range f.Statuses {
 			args = append(args, string(s))
 		}
+	}
+	if !f.FinishedBefore.IsZero() {
+		where, args = append(where, "finished_ms < ?"), append(args, f.FinishedBefore.UnixMilli())
+	}
+	if f.Unarchived {
+		where = append(where, "archived = 0")
 	}
 	q := `SELECT ` + taskColumns + ` FROM tasks`
 	if len(where) > 0 {

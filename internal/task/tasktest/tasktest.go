@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ListOrder", testListOrder},
 		{"ListFilters", testListFilters},
+		{"ListArchiveFilters", testListArchiveFilters},
 		{"ListUnknownStatus", testListUnknownStatus},
 		{"MarkNotified", testMarkNotified},
 		{"MarkNotifiedUnfinished", testMarkNotifiedUnfinished},
@@ -622,5 +624,44 @@ func testCanceled(t *testing.T, s task.Store) {
 	}
 	if _, err := s.GetTask(t.Context(), "t2"); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("a canceled CreateTask stored t2 (GetTask err = %v)", err)
+	}
+}
+
+// testListArchiveFilters: the archive sweep asks for finished tasks older
+// than a cutoff whose session is not archived yet.
+func testListArchiveFilters(t *testing.T, s task.Store) {
+	add := func(id string, finished int, archived bool) {
+		tk := Sample(id)
+		tk.Status, tk.Created, tk.Archived = task.StatusCompleted, at(finished), archived
+		tk.Finished = time.Time{}
+		if finished > 0 {
+			tk.Finished = at(finished)
+		}
+		mustCreate(t, s, tk)
+	}
+	add("old", 1, false)
+	add("old-archived", 2, true)
+	add("recent", 10, false)
+	add("unfinished", 0, false)
+	for _, tc := range []struct {
+		name string
+		f    task.Filter
+		want []string
+	}{
+		{"finished before", task.Filter{FinishedBefore: at(5)}, []string{"old-archived", "old"}},
+		{"unarchived", task.Filter{Unarchived: true}, []string{"recent", "old", "unfinished"}},
+		{"both", task.Filter{FinishedBefore: at(5), Unarchived: true}, []string{"old"}},
+	} {
+		list, err := s.ListTasks(t.Context(), tc.f)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := ids(list)
+		slices.Sort(got)
+		want := slices.Clone(tc.want)
+		slices.Sort(want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }
