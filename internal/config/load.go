@@ -124,6 +124,17 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		l.Found = found
 		out.Layers = append(out.Layers, l)
 		out.Warnings = append(out.Warnings, warnings...)
+		if l.Scope == ScopeProject && layer.Permissions.DefaultMode == string(permission.ModeBypass) {
+			// The project file is committed with the repository: honouring
+			// this would let cloning a hostile repository switch every guard
+			// off. The personal layers and the flag can still choose it.
+			layer.Permissions.DefaultMode = ""
+			if perms, ok := generic["permissions"].(map[string]any); ok {
+				delete(perms, "defaultMode") // so the merge keeps an earlier layer's mode
+			}
+			out.Warnings = append(out.Warnings, Warning{File: l.Path, Key: "permissions.defaultMode",
+				Message: "bypassPermissions is ignored in a project's shared settings; set it in .cadre/settings.local.json, your user settings or with --permission-mode"})
+		}
 		if found {
 			merge(reflect.ValueOf(&merged).Elem(), reflect.ValueOf(layer), generic)
 		}

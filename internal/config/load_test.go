@@ -458,3 +458,46 @@ func TestEveryField(t *testing.T) {
 		t.Errorf("warnings: %v", got.Warnings)
 	}
 }
+
+// A repository's committed settings may not put every session in it in
+// bypassPermissions: that would let cloning a hostile repository switch
+// every guard off. The personal layers and the flag still can.
+func TestProjectFileCannotGrantBypass(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		user, project, local string
+		o                    Overrides
+		want                 string // the mode that results
+		warn                 bool
+	}{
+		{name: "project refused", project: `{"permissions":{"defaultMode":"bypassPermissions"}}`, want: "", warn: true},
+		{name: "project refused keeps user mode", user: `{"permissions":{"defaultMode":"acceptEdits"}}`,
+			project: `{"permissions":{"defaultMode":"bypassPermissions"}}`, want: "acceptEdits", warn: true},
+		{name: "user allowed", user: `{"permissions":{"defaultMode":"bypassPermissions"}}`, want: "bypassPermissions"},
+		{name: "local allowed", local: `{"permissions":{"defaultMode":"bypassPermissions"}}`, want: "bypassPermissions"},
+		{name: "flag allowed", project: `{"permissions":{"defaultMode":"bypassPermissions"}}`,
+			o: Overrides{PermissionMode: "bypassPermissions"}, want: "bypassPermissions", warn: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			for scope, content := range map[string]string{ScopeUser: tc.user, ScopeProject: tc.project, ScopeLocal: tc.local} {
+				if content != "" {
+					e.write(t, scope, content)
+				}
+			}
+			got := e.mustLoad(t, tc.o)
+			if got.Settings.Permissions.DefaultMode != tc.want {
+				t.Errorf("mode = %q, want %q", got.Settings.Permissions.DefaultMode, tc.want)
+			}
+			var warned bool
+			for _, w := range got.Warnings {
+				if w.Key == "permissions.defaultMode" && strings.Contains(w.Message, "bypassPermissions") {
+					warned = true
+				}
+			}
+			if warned != tc.warn {
+				t.Errorf("warned = %v, want %v (warnings %v)", warned, tc.warn, got.Warnings)
+			}
+		})
+	}
+}
