@@ -56,9 +56,11 @@
 //
 //   - task rules (TaskRules), OpenCode's permission.task: an ordered
 //     object of agent-name pattern to allow, ask or deny. The settings'
-//     permissions.task (Policy.Task) come first, the calling agent's own
-//     definition rules after them; the last matching rule wins, and no
-//     match allows. Patterns are OpenCode wildcards (WildcardMatch): "*"
+//     permissions.task (Policy.Task) and the calling agent's own
+//     definition rules are each evaluated on their own — the last
+//     matching rule wins, and no match allows — and the stricter of the
+//     two holds: an agent file may narrow the settings, never widen a
+//     deny or turn an ask into an allow. Patterns are OpenCode wildcards (WildcardMatch): "*"
 //     is any run of characters but "/", "**" any run, "?" one character.
 //     Agent names are compared ignoring case, since cadre folds agent ids.
 //   - Claude Code rules in the allow, ask and deny lists: "Agent" or
@@ -71,7 +73,8 @@
 // it never offers another agent. SpawnVisible tells whether an agent is
 // listed in the Agent tool's description (not when denied outright), and
 // SpawnRemoved whether the Agent tool leaves the pool: a bare Agent deny,
-// or task rules whose last rule is "*": "deny".
+// or task rules (the settings' or the agent's) whose last rule is
+// "*": "deny".
 //
 // ChildMode gives a subagent's permission mode: its definition's, else
 // acceptEdits; never bypassPermissions under a parent without it, and

@@ -272,26 +272,23 @@ type spawnDecision struct {
 	ccRule bool
 }
 
-// spawn evaluates both layers: the task rules (p.Task, then extra) and
-// the Agent(name) rules. A deny from either wins, then an ask from either;
-// the global deny list is consulted first so that it is the rule named
-// when both layers deny.
+// spawn evaluates both layers: the task rules and the Agent(name) rules.
+// A deny from either wins, then an ask from either; the global deny list
+// is consulted first so that it is the rule named when both layers deny.
+//
+// The task rules come from two places that are not equally trusted: the
+// user's settings (p.Task) and the calling agent's own definition (extra),
+// a file that may have come with the repository. Each is evaluated on its
+// own (last match wins within it) and the stricter outcome holds, so an
+// agent file can narrow what the settings allow but never widen a deny,
+// nor turn an ask into an allow. On a tie the settings' rule is named.
 func (p *Policy) spawn(agent string, extra TaskRules) spawnDecision {
 	for _, r := range p.Rules.Deny {
 		if agentRuleMatches(r, agent) {
 			return spawnDecision{action: ActionDeny, rule: r.String(), source: "permissions.deny", ccRule: true}
 		}
 	}
-	rules := make(TaskRules, 0, len(p.Task)+len(extra))
-	rules = append(append(rules, p.Task...), extra...)
-	i := rules.last(agent)
-	task := spawnDecision{action: ActionAllow}
-	if i >= 0 {
-		task = spawnDecision{action: rules[i].Action, rule: rules[i].String(), source: sourceTask}
-		if i >= len(p.Task) {
-			task.source = sourceAgentTask
-		}
-	}
+	task := stricter(taskDecision(p.Task, agent, sourceTask), taskDecision(extra, agent, sourceAgentTask))
 	if task.action == ActionDeny {
 		return task
 	}
@@ -301,6 +298,26 @@ func (p *Policy) spawn(agent string, extra TaskRules) spawnDecision {
 		}
 	}
 	return task
+}
+
+// taskDecision is what one layer of task rules says about agent: its last
+// matching rule, or allow when none matches.
+func taskDecision(rules TaskRules, agent, source string) spawnDecision {
+	i := rules.last(agent)
+	if i < 0 {
+		return spawnDecision{action: ActionAllow}
+	}
+	return spawnDecision{action: rules[i].Action, rule: rules[i].String(), source: source}
+}
+
+// stricter returns the more restrictive of two decisions (deny, then ask,
+// then allow), a on a tie.
+func stricter(a, b spawnDecision) spawnDecision {
+	rank := map[Action]int{ActionAllow: 0, ActionAsk: 1, ActionDeny: 2}
+	if rank[b.action] > rank[a.action] {
+		return b
+	}
+	return a
 }
 
 // agentRuleMatches reports whether a Claude Code rule applies to spawning
@@ -314,12 +331,13 @@ func agentRuleMatches(r Rule, agent string) bool {
 }
 
 // PermitSpawn decides whether this session may spawn the named agent. It
-// combines the task rules (p.Task, with extra, the calling agent's own
-// definition rules, after them so they win) and the Agent(name) rules of
-// p.Rules: a deny in either layer denies, whatever the mode; then an ask
-// in either asks, unless the mode is bypassPermissions; anything else is
-// allowed. The mode does not otherwise matter: plan mode may delegate
-// read-only research, and the child inherits plan (ChildMode).
+// combines the task rules (p.Task, the settings', and extra, the calling
+// agent's own definition rules, which may only narrow them) and the
+// Agent(name) rules of p.Rules: a deny in either layer denies, whatever
+// the mode; then an ask in either asks, unless the mode is
+// bypassPermissions; anything else is allowed. The mode does not otherwise
+// matter: plan mode may delegate read-only research, and the child
+// inherits plan (ChildMode).
 //
 // A denial is a *Denied naming the deciding rule; it tells the model the
 // agent may not be spawned, and never offers another agent in its place.
@@ -384,19 +402,18 @@ func (p *Policy) SpawnVisible(agent string, extra TaskRules) bool {
 
 // SpawnRemoved reports whether the Agent tool leaves the pool altogether,
 // and which rule takes it out: a bare Agent (or Task) deny, or task rules
-// (p.Task then extra) whose last rule is "*": "deny".
+// whose last rule is "*": "deny" — the settings' (p.Task) or the calling
+// agent's own (extra). Either removes it: an agent file cannot bring back
+// a tool the settings took away.
 func (p *Policy) SpawnRemoved(extra TaskRules) (rule string, removed bool) {
 	if r, ok := p.Removed("Agent"); ok {
 		return r + " (permissions.deny)", true
 	}
-	if len(extra) > 0 {
-		if extra.RemovesTool() {
-			return extra[len(extra)-1].String() + " (" + sourceAgentTask + ")", true
-		}
-		return "", false
-	}
 	if p.Task.RemovesTool() {
 		return p.Task[len(p.Task)-1].String() + " (" + sourceTask + ")", true
+	}
+	if extra.RemovesTool() {
+		return extra[len(extra)-1].String() + " (" + sourceAgentTask + ")", true
 	}
 	return "", false
 }

@@ -234,9 +234,24 @@ func TestPermitSpawn(t *testing.T) {
 		{name: "family spares reviewer", task: `{"review-*": "deny"}`},
 		{name: "definition rule", extra: `{"reviewer": "deny"}`,
 			want: denied + `(the calling agent's permission.task "reviewer": "deny")` + noRetry},
-		{name: "definition rule wins over settings", task: `{"*": "deny"}`, extra: `{"reviewer": "allow"}`},
+		// An agent file narrows what the user's settings allow, and never
+		// widens them: a settings deny or ask holds whatever the calling
+		// agent's own rules say (issue 8, item 7).
+		{name: "definition allow cannot undo a settings deny all", task: `{"*": "deny"}`, extra: `{"reviewer": "allow"}`,
+			want: denied + `(permissions.task "*": "deny")` + noRetry},
+		{name: "definition allow all cannot undo a named settings deny", task: `{"reviewer": "deny"}`, extra: `{"*": "allow"}`,
+			want: denied + `(permissions.task "reviewer": "deny")` + noRetry},
+		{name: "definition allow cannot turn a settings ask into allow", task: `{"reviewer": "ask"}`, extra: `{"reviewer": "allow"}`,
+			want: strings.Replace(headless, "%s", `"reviewer": "ask" (permissions.task)`, 1)},
+		{name: "definition allow leaves a settings ask to the asker", task: `{"*": "ask"}`, extra: `{"*": "allow"}`, asker: &asker{ok: true},
+			asked: `the rule "*": "ask" (permissions.task) asks before spawning "reviewer"`},
 		{name: "definition deny after settings allow", task: `{"reviewer": "allow"}`, extra: `{"*": "deny"}`,
 			want: denied + `(the calling agent's permission.task "*": "deny")` + noRetry},
+		{name: "definition ask narrows a settings allow", task: `{"*": "allow"}`, extra: `{"reviewer": "ask"}`,
+			want: strings.Replace(headless, "%s", `"reviewer": "ask" (the calling agent's permission.task)`, 1)},
+		{name: "definition deny beats a settings ask", task: `{"reviewer": "ask"}`, extra: `{"reviewer": "deny"}`,
+			want: denied + `(the calling agent's permission.task "reviewer": "deny")` + noRetry},
+		{name: "definition allow with no settings rule", extra: `{"reviewer": "allow"}`},
 
 		{name: "Agent(name) deny", deny: "Agent(reviewer)",
 			want: denied + `by rule "Agent(reviewer)" (permissions.deny)` + noRetry},
@@ -342,8 +357,9 @@ func TestSpawnVisible(t *testing.T) {
 		Rules: mustRules(t, "", "Agent(asker)", "Agent(gone)"),
 		Task:  taskRules(t, `{"hidden-*": "deny", "maybe": "ask"}`),
 	}
-	extra := taskRules(t, `{"mine": "deny"}`)
+	extra := taskRules(t, `{"mine": "deny", "hidden-y": "allow", "*-x": "allow"}`)
 	for agent, want := range map[string]bool{
+		"hidden-y": false, // the agent's own allow cannot list what settings deny
 		"reviewer": true,
 		"gone":     false, // Agent(gone) deny
 		"hidden-x": false, // task deny
@@ -371,7 +387,11 @@ func TestSpawnRemoved(t *testing.T) {
 		{name: "named deny keeps the tool", deny: "Agent(reviewer)"},
 		{name: "task deny all", task: `{"*": "deny"}`, want: `"*": "deny" (permissions.task)`},
 		{name: "task deny then allow", task: `{"*": "deny", "x": "allow"}`},
-		{name: "definition allows again", task: `{"*": "deny"}`, extra: `{"x": "allow"}`},
+		{name: "definition cannot bring back a tool the settings removed", task: `{"*": "deny"}`, extra: `{"x": "allow"}`,
+			want: `"*": "deny" (permissions.task)`},
+		{name: "definition allow all cannot bring it back", task: `{"*": "deny"}`, extra: `{"*": "allow"}`,
+			want: `"*": "deny" (permissions.task)`},
+		{name: "settings allow again, definition keeps it", task: `{"*": "deny", "x": "allow"}`, extra: `{"y": "allow"}`},
 		{name: "definition denies all", task: `{"x": "allow"}`, extra: `{"*": "deny"}`, want: `"*": "deny" (the calling agent's permission.task)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
