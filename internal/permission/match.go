@@ -2,6 +2,7 @@ package permission
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -23,7 +24,19 @@ type call struct {
 	name   string
 	access tool.Access
 	target string // absolute path for file tools, the command for exec tools
-	cwd    string // base of "./x" and "x" patterns
+	// resolved is target with its symbolic links resolved (file tools).
+	resolved string
+	cwd      string // where relative paths start when nothing else is set
+	// shown, when set, is the tool named in denials and questions; name
+	// is then only what rules are matched against (editDecision).
+	shown string
+}
+
+func (c call) label() string {
+	if c.shown != "" {
+		return c.shown
+	}
+	return c.name
 }
 
 // list says which rule list a rule comes from; allow rules match compound
@@ -92,7 +105,7 @@ func (p *Policy) matches(r Rule, c call, l list) bool {
 	case matchCommand:
 		return matchCommandRule(r.Specifier, c.target, l)
 	case matchPath:
-		m, err := p.matchPathRule(r.Specifier, c.target, c.cwd)
+		m, err := p.matchPath(r.Specifier, c, l)
 		if err != nil {
 			// A malformed pattern fails closed: it never allows, but a
 			// deny or ask rule still holds.
@@ -171,26 +184,103 @@ func matchCommandPart(spec, part string) bool {
 }
 
 // matchPathRule matches a gitignore-style path specifier against an
-// absolute target.
+// absolute target, as a deny rule does.
 func (p *Policy) matchPathRule(spec, target, cwd string) (bool, error) {
-	pattern, ok := p.anchor(spec, cwd)
-	if !ok {
-		return false, nil
-	}
-	if !doublestar.ValidatePattern(pattern) {
-		// Match may stop before it reaches the bad part; check it all.
-		return false, doublestar.ErrBadPattern
-	}
-	target = filepath.ToSlash(filepath.Clean(target))
-	if m, err := doublestar.Match(pattern, target); err != nil || m {
-		return m, err
-	}
-	// A pattern naming a directory covers what is inside it.
-	return doublestar.Match(pattern+"/**", target)
+	target = filepath.Clean(target)
+	return p.matchPath(spec, call{target: target, resolved: resolvePath(target), cwd: cwd}, listDeny)
 }
 
-// anchor turns a rule's path pattern into an absolute doublestar pattern.
-func (p *Policy) anchor(spec, cwd string) (string, bool) {
+// matchPath matches a path specifier against the call's target. Deny and
+// ask rules match the path as given or where its symbolic links lead, so
+// no second name slips past them; allow rules only where it leads, so a
+// link planted under an allowed directory does not carry the allowance
+// out of it.
+func (p *Policy) matchPath(spec string, c call, l list) (bool, error) {
+	pats, err := p.pathPatterns(spec, c.cwd)
+	if err != nil {
+		return false, err
+	}
+	target := filepath.ToSlash(filepath.Clean(c.target))
+	resolved := target
+	if c.resolved != "" {
+		resolved = filepath.ToSlash(c.resolved)
+	}
+	for _, a := range pats {
+		if l != listAllow && a.literal.covers(target) {
+			return true, nil
+		}
+		if a.resolved.covers(resolved) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// anchored is one absolute pattern of a path rule, as written and with its
+// fixed leading directories resolved.
+type anchored struct{ literal, resolved globPattern }
+
+// globPattern is a validated doublestar pattern, and the pattern of what
+// lies below what it names: a directory covers its contents. base is the
+// pattern's fixed leading directory, which every match starts with: most
+// paths of a search are ruled out by it without matching.
+type globPattern struct{ self, below, base string }
+
+func newGlob(pattern string) globPattern {
+	base, _ := doublestar.SplitPattern(pattern)
+	return globPattern{pattern, pattern + "/**", strings.TrimSuffix(unescapeMeta(base), "/")}
+}
+
+func (g globPattern) covers(path string) bool {
+	if !strings.HasPrefix(path, g.base) {
+		return false
+	}
+	return doublestar.MatchUnvalidated(g.self, path) || doublestar.MatchUnvalidated(g.below, path)
+}
+
+// pathPatterns anchors a path specifier: "//x" and "~/x" once, the others
+// at each of the rule roots.
+func (p *Policy) pathPatterns(spec, cwd string) ([]anchored, error) {
+	var out []anchored
+	for _, root := range p.ruleRoots(cwd) {
+		pattern, ok := p.anchor(spec, root)
+		if !ok {
+			continue
+		}
+		if !doublestar.ValidatePattern(pattern) {
+			// Match may stop before it reaches the bad part; check it all.
+			return nil, doublestar.ErrBadPattern
+		}
+		a := anchored{literal: newGlob(pattern), resolved: newGlob(resolvePattern(pattern))}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// ruleRoots are where relative path rules start: the project, and the
+// workspace when it is elsewhere; the cwd when neither is set.
+func (p *Policy) ruleRoots(cwd string) []string {
+	var roots []string
+	for _, r := range []string{p.Project, p.Workspace} {
+		if r != "" && !slices.Contains(roots, filepath.Clean(r)) {
+			roots = append(roots, filepath.Clean(r))
+		}
+	}
+	if len(roots) == 0 && cwd != "" {
+		roots = append(roots, cwd)
+	}
+	if len(roots) == 0 {
+		// "//x" and "~/x" need no root.
+		roots = append(roots, "")
+	}
+	return roots
+}
+
+// anchor turns a rule's path pattern into an absolute doublestar pattern:
+// "//x" is absolute, "~/x" under Home, anything else under root.
+func (p *Policy) anchor(spec, root string) (string, bool) {
 	spec = strings.TrimSuffix(spec, "/")
 	switch {
 	case strings.HasPrefix(spec, "//"):
@@ -200,30 +290,62 @@ func (p *Policy) anchor(spec, cwd string) (string, bool) {
 			return "", false
 		}
 		return joinPattern(p.Home, spec[1:]), true
-	case strings.HasPrefix(spec, "/"):
-		root := p.workspace(cwd)
-		if root == "" {
-			return "", false
-		}
-		return joinPattern(root, spec), true
 	}
-	if cwd == "" {
-		cwd = p.Workspace
-	}
-	if cwd == "" {
+	if root == "" {
 		return "", false
 	}
+	if strings.HasPrefix(spec, "/") {
+		return joinPattern(root, spec), true
+	}
 	if rest, ok := strings.CutPrefix(spec, "./"); ok {
-		return joinPattern(cwd, "/"+rest), true
+		return joinPattern(root, "/"+rest), true
 	}
 	if spec == "." {
-		return joinPattern(cwd, ""), true
+		return joinPattern(root, ""), true
 	}
 	if !strings.Contains(spec, "/") {
 		// gitignore: a pattern without a slash matches at any depth.
-		return joinPattern(cwd, "/**/"+spec), true
+		return joinPattern(root, "/**/"+spec), true
 	}
-	return joinPattern(cwd, "/"+spec), true
+	return joinPattern(root, "/"+spec), true
+}
+
+// resolvePattern resolves the symbolic links in an absolute pattern's
+// fixed leading directories, or in all of it when it has no wildcard.
+func resolvePattern(pattern string) string {
+	base, rest := doublestar.SplitPattern(pattern)
+	if !hasMeta(rest) {
+		return escapeMeta(filepath.ToSlash(resolvePath(unescapeMeta(pattern))))
+	}
+	dir := strings.TrimSuffix(escapeMeta(filepath.ToSlash(resolvePath(unescapeMeta(base)))), "/")
+	return dir + "/" + rest
+}
+
+// hasMeta reports whether a pattern has an unescaped wildcard.
+func hasMeta(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[', '{':
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeMeta(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // joinPattern puts a pattern tail (empty or starting with "/") under a

@@ -121,19 +121,22 @@ func TestMatchPathRule(t *testing.T) {
 		{"/src/**", "/ws/src/a.go", true},
 		{"/src/**", "/ws/sub/src/a.go", false},
 		{"/src/**", "/src/a.go", false},
-		// ./x and x/y: cwd
-		{"./src/**", "/ws/sub/src/a/b.go", true},
-		{"./src/**", "/ws/src/a.go", false},
-		{"src/*.go", "/ws/sub/src/a.go", true},
-		{"src/*.go", "/ws/sub/src/x/a.go", false},
-		{"src/**/*.go", "/ws/sub/src/x/a.go", true},
-		{"docs/", "/ws/sub/docs/a.md", true},
+		// ./x, x/y and bare names: the project root (here the workspace),
+		// whatever the caller's cwd
+		{"./src/**", "/ws/src/a/b.go", true},
+		{"./src/**", "/ws/sub/src/a.go", false},
+		{"src/*.go", "/ws/src/a.go", true},
+		{"src/*.go", "/ws/sub/src/a.go", false},
+		{"src/*.go", "/ws/src/x/a.go", false},
+		{"src/**/*.go", "/ws/src/x/a.go", true},
+		{"docs/", "/ws/docs/a.md", true},
 		{".", "/ws/sub/a", true},
-		{".", "/ws/a", false},
-		// bare names match at any depth below cwd
-		{".env", "/ws/sub/.env", true},
+		{".", "/ws/a", true},
+		{".", "/wsx/a", false},
+		// bare names match at any depth below the project root
+		{".env", "/ws/.env", true},
 		{".env", "/ws/sub/a/b/.env", true},
-		{".env", "/ws/.env", false},
+		{".env", "/x/.env", false},
 		{"*.pem", "/ws/sub/k/x.pem", true},
 		{"secrets", "/ws/sub/a/secrets/key", true},
 		// targets are cleaned first

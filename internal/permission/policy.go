@@ -34,14 +34,32 @@ type Asker interface {
 type Policy struct {
 	Mode  Mode // "" is ModeDefault
 	Rules Rules
-	// Workspace is the absolute workspace root: "/x" rules start there and
-	// "inside the workspace" means under it or one of AdditionalDirs
-	// (relative ones resolve against it). Empty: the call's working
+	// Workspace is the absolute workspace root: "inside the workspace"
+	// means under it or one of AdditionalDirs (relative ones resolve
+	// against it), symbolic links resolved. Empty: the call's working
 	// directory stands in.
 	Workspace      string
 	AdditionalDirs []string
+	// Project is the root of the project whose settings apply, the main
+	// session's workspace: path rules ("/x", "./x", "x/y", "*.env") are
+	// anchored there for every agent, whatever its cwd, so that a child
+	// started in a subfolder cannot step round them. When Workspace is
+	// elsewhere (a worktree child's checkout) they are anchored there too.
+	// Empty: Workspace.
+	Project string
 	// Home is where "~/" rules start; empty, such rules match nothing.
+	// Its .cadre and .claude directories are protected (see ConfigDirs).
 	Home string
+	// ConfigDirs are the user's configuration directories ($CADRE_HOME):
+	// like .git and .cadre in the workspace, nothing in them changes
+	// without the user's approval, whatever the mode and the allow rules.
+	ConfigDirs []string
+	// ReadableFile, when set, reports whether the session sessionID may
+	// read the file at path (absolute, symbolic links resolved) although
+	// it lies outside the workspace: the output files of its own run
+	// tree's background tasks, which the launch text points the model to.
+	// Deny and ask rules still apply first.
+	ReadableFile func(ctx context.Context, sessionID, path string) bool
 	// Asker answers asks; nil means nobody can (headless), and every ask
 	// is a denial.
 	Asker Asker
@@ -128,6 +146,32 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 		return &Denied{Tool: name, Reason: fmt.Sprintf("cannot tell what this call would touch: %v", err)}
 	}
 	c.target = target
+	return p.decide(ctx, c, env, input)
+}
+
+// editDecision decides a change of the file at path by the tool called
+// name (a Bash redirection, say) exactly as an Edit of that file would be
+// decided: the Edit family's deny, ask and allow rules, the protected
+// paths and the mode. A relative path is taken from env.Cwd. The denial
+// and the question name the asking tool.
+func (p *Policy) editDecision(ctx context.Context, name, path string, env tool.Env, input json.RawMessage) error {
+	if !filepath.IsAbs(path) {
+		base := env.Cwd
+		if base == "" {
+			base = p.Workspace
+		}
+		path = filepath.Join(base, path)
+	}
+	c := call{name: familyEdit, shown: name, access: tool.AccessEdit, cwd: env.Cwd, target: filepath.Clean(path)}
+	return p.decide(ctx, c, env, input)
+}
+
+// decide is Permit once the call's target is known.
+func (p *Policy) decide(ctx context.Context, c call, env tool.Env, input json.RawMessage) error {
+	name, target := c.label(), c.target
+	if c.target != "" && (c.access == tool.AccessRead || c.access == tool.AccessEdit) {
+		c.resolved = resolvePath(c.target)
+	}
 	deny := func(reason string) error { return &Denied{Tool: name, Target: target, Reason: reason} }
 
 	for _, r := range p.Rules.Deny {
@@ -157,6 +201,11 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 		return deny(fmt.Sprintf("the session's permission mode %q is unknown, so nothing but denying is safe", mode))
 	}
 
+	if c.access == tool.AccessEdit {
+		if why, ok := p.protected(c.target); ok {
+			return p.askProtected(ctx, c, env, input, why)
+		}
+	}
 	for _, r := range p.Rules.Ask {
 		if p.matches(r, c, listAsk) {
 			return p.ask(ctx, c, env, input, fmt.Sprintf("the rule %q (permissions.ask) asks before every such call", r.String()))
@@ -171,7 +220,7 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 	var reason string
 	switch c.access {
 	case tool.AccessRead:
-		if p.inside(c) {
+		if p.inside(c) || p.readableFile(ctx, env, c) {
 			return nil
 		}
 		reason = fmt.Sprintf("%s reads %s, which is outside the workspace", name, target)
@@ -194,7 +243,7 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 
 // ask puts the call to the Asker; reason says why it needs approval.
 func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMessage, reason string) error {
-	d := &Denied{Tool: c.name, Target: c.target}
+	d := &Denied{Tool: c.label(), Target: c.target}
 	if p.Asker == nil {
 		d.Reason = fmt.Sprintf("this call requires approval (%s) and nobody can approve it in this non-interactive session; "+
 			"do not retry it, but find another way or tell the user; the user can allow it with --allowedTools or permissions.allow",
@@ -206,7 +255,7 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 		return d
 	}
 	ok, err := p.Asker.Ask(ctx, Question{
-		Tool:      c.name,
+		Tool:      c.label(),
 		Target:    c.target,
 		Input:     input,
 		SessionID: env.SessionID,
@@ -257,7 +306,8 @@ func (p *Policy) workspace(cwd string) string {
 }
 
 // inside reports whether a file call's target lies in the workspace or an
-// additional directory. A call with no target works in its cwd.
+// additional directory, where its symbolic links lead. A call with no
+// target works in its cwd.
 func (p *Policy) inside(c call) bool {
 	target := c.target
 	if target == "" {
@@ -270,9 +320,33 @@ func (p *Policy) inside(c call) bool {
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(root, target)
 	}
-	target = filepath.Clean(target)
-	dirs := append([]string{root}, p.AdditionalDirs...)
-	for _, d := range dirs {
+	return p.contains(root, target)
+}
+
+// Contains reports whether path (absolute) lies in the workspace or one of
+// the additional directories once symbolic links are resolved, in the path
+// and in the roots alike. With no Workspace it is false.
+func (p *Policy) Contains(path string) bool {
+	if p.Workspace == "" || !filepath.IsAbs(path) {
+		return false
+	}
+	return p.contains(p.Workspace, path)
+}
+
+func (p *Policy) contains(root, path string) bool {
+	real := resolvePath(path)
+	for _, d := range p.readRoots(root) {
+		if within(resolvePath(d), real) {
+			return true
+		}
+	}
+	return false
+}
+
+// readRoots are root and the additional directories, made absolute.
+func (p *Policy) readRoots(root string) []string {
+	dirs := []string{filepath.Clean(root)}
+	for _, d := range p.AdditionalDirs {
 		switch {
 		case d == "~" || strings.HasPrefix(d, "~/"):
 			if p.Home == "" {
@@ -282,11 +356,19 @@ func (p *Policy) inside(c call) bool {
 		case !filepath.IsAbs(d):
 			d = filepath.Join(root, d)
 		}
-		if within(filepath.Clean(d), target) {
-			return true
-		}
+		dirs = append(dirs, filepath.Clean(d))
 	}
-	return false
+	return dirs
+}
+
+// readableFile reports whether a read outside the workspace is of a file
+// ReadableFile lets this session read. Only a file named outright counts:
+// a directory search stays where it is.
+func (p *Policy) readableFile(ctx context.Context, env tool.Env, c call) bool {
+	if p.ReadableFile == nil || c.resolved == "" {
+		return false
+	}
+	return p.ReadableFile(ctx, env.SessionID, c.resolved)
 }
 
 // within reports whether path is dir or below it.
