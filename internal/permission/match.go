@@ -139,33 +139,10 @@ func matcherFor(c call) matcher {
 	return matchGeneric
 }
 
-// matchCommandRule matches a Bash specifier against a command line.
+// matchCommandRule matches a Bash specifier against a command line; see
+// shellAnalysis.matches. Permit analyses a command once for all its rules.
 func matchCommandRule(spec, command string, l list) bool {
-	spec = collapseSpace(spec)
-	if l == listAllow {
-		parts, subst := splitCommand(command, false)
-		if subst || len(parts) == 0 {
-			// A substitution runs a command the rule never saw.
-			return false
-		}
-		for _, part := range parts {
-			if !matchCommandPart(spec, part) {
-				return false
-			}
-		}
-		return true
-	}
-	whole, _ := splitCommand(command, false)
-	inner, _ := splitCommand(command, true)
-	for _, part := range append(whole, inner...) {
-		bare := stripAssignments(part)
-		for _, cand := range [...]string{part, bare, unquote(part), unquote(bare)} {
-			if matchCommandPart(spec, cand) {
-				return true
-			}
-		}
-	}
-	return false
+	return analyzeCommand(command).matches(spec, l)
 }
 
 // matchCommandPart matches one simple command: "cmd:*" and "cmd *" are

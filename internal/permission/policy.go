@@ -146,6 +146,10 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 		return &Denied{Tool: name, Reason: fmt.Sprintf("cannot tell what this call would touch: %v", err)}
 	}
 	c.target = target
+	if c.access == tool.AccessExec {
+		// A command is read as the shell will read it: see permitExec.
+		return p.permitExec(ctx, c, env, input)
+	}
 	return p.decide(ctx, c, env, input)
 }
 

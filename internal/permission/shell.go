@@ -1,0 +1,568 @@
+package permission
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bounds on the work one command may cause. A command past them is not
+// read at all: it is "not statically readable" and needs approval.
+const (
+	// maxCommandBytes bounds the text parsed, inner scripts included.
+	maxCommandBytes = 64 << 10
+	// maxNesting bounds how deeply brackets and compound commands nest, so
+	// the parser's recursion stays shallow whatever the input.
+	maxNesting = 100
+	// maxScriptDepth bounds re-parsing: sh -c 'sh -c "eval …"' is three.
+	maxScriptDepth = 6
+	// maxWrappers bounds how many wrappers one command may be looked
+	// through (env nice timeout … rm).
+	maxWrappers = 16
+)
+
+// shellAnalysis is what a command line does, as far as it can be read
+// without running it. Bash rules are matched against it.
+type shellAnalysis struct {
+	// written holds the text of every simple command as written (its
+	// words' source text, one space apart): what allow rules must match.
+	written []string
+	// looks holds every form of every simple command a deny or ask rule
+	// looks at: as written, with quotes removed, with the executable's
+	// directory dropped, and what runs inside wrappers and sh -c scripts.
+	looks []string
+	// writes are the redirections that write a file.
+	writes []shellWrite
+	// opaque says what cannot be read statically (eval, $cmd, a parse
+	// error); such a command is never approved by an allow rule.
+	opaque []string
+	// subst: a command, process or arithmetic substitution, whose result
+	// the rule never saw; allow rules never match.
+	subst bool
+	// cwdMoves: something may change the working directory (cd, source,
+	// eval, env -C) before a relative redirection target is opened.
+	cwdMoves bool
+}
+
+// shellWrite is a redirection that writes a file: its operator, as
+// written, and its target word.
+type shellWrite struct {
+	op     string
+	target shellWord
+}
+
+// shellWord is one word as the shell would pass it, when that can be
+// known without running anything.
+type shellWord struct {
+	raw   string // source text
+	value string // after quote removal; meaningful when static
+	// static: no expansion or substitution; value is the word.
+	static bool
+	// glob: an unquoted *, ?, [ or {, which the shell may expand into
+	// other words.
+	glob bool
+	// tilde: an unquoted leading ~, which the shell expands.
+	tilde bool
+}
+
+// analyzeCommand reads a command line. It never fails: what it cannot read
+// is recorded in opaque.
+func analyzeCommand(command string) *shellAnalysis {
+	a := &shellAnalysis{}
+	if strings.TrimSpace(command) == "" {
+		return a
+	}
+	(&shellReader{a: a, budget: maxCommandBytes}).script(command, 0)
+	return a
+}
+
+// shellReader walks one command line and the scripts inside it.
+type shellReader struct {
+	a *shellAnalysis
+	// budget is how many more bytes may be parsed, so that scripts
+	// re-parsed from words cannot multiply the work.
+	budget int
+}
+
+// script parses src and reads what it runs. depth counts re-parses.
+func (r *shellReader) script(src string, depth int) {
+	a := r.a
+	switch {
+	case depth > maxScriptDepth:
+		a.opaque = append(a.opaque, fmt.Sprintf("scripts nested more than %d deep", maxScriptDepth))
+		return
+	case len(src) > r.budget:
+		a.opaque = append(a.opaque, fmt.Sprintf("a command longer than %d bytes", maxCommandBytes))
+		return
+	case nesting(src) > maxNesting:
+		a.opaque = append(a.opaque, fmt.Sprintf("brackets or compound commands nested more than %d deep", maxNesting))
+		return
+	}
+	r.budget -= len(src)
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		// Bash runs the lines before a syntax error, so deny rules still
+		// look at what a plain split finds; nothing here can be approved.
+		a.opaque = append(a.opaque, fmt.Sprintf("shell syntax that cannot be parsed (%v)", err))
+		a.cwdMoves = true
+		whole, _ := splitCommand(src, false)
+		inner, _ := splitCommand(src, true)
+		for _, part := range append(whole, inner...) {
+			bare := stripAssignments(part)
+			a.looks = append(a.looks, part, bare, unquote(part), unquote(bare))
+		}
+		return
+	}
+	w := &scriptWalker{r: r, src: src, depth: depth}
+	syntax.Walk(f, w.visit)
+}
+
+// scriptWalker visits the nodes of one parsed script.
+type scriptWalker struct {
+	r     *shellReader
+	src   string
+	depth int
+}
+
+func (w *scriptWalker) visit(n syntax.Node) bool {
+	a := w.r.a
+	switch x := n.(type) {
+	case *syntax.Stmt:
+		if x.Cmd == nil {
+			// Redirections alone ("> f"): nothing for an allow rule to
+			// match, so an empty text, which none does.
+			w.written("")
+		}
+	case *syntax.CallExpr:
+		w.call(x)
+	case *syntax.DeclClause, *syntax.TestClause:
+		text := collapseSpace(w.text(n))
+		w.written(text)
+		a.looks = append(a.looks, text)
+	case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+		// Arithmetic counts: bash evaluates variables' contents in it,
+		// and a[$(cmd)] there runs cmd.
+		a.subst = true
+	case *syntax.Redirect:
+		w.redirect(x)
+	}
+	return true
+}
+
+// written records the text of a command as the user wrote it. Commands
+// of scripts inside it (sh -c '…') are not: an allow rule approves the
+// command that runs them.
+func (w *scriptWalker) written(text string) {
+	if w.depth == 0 {
+		w.r.a.written = append(w.r.a.written, text)
+	}
+}
+
+// text is the source text of a node.
+func (w *scriptWalker) text(n syntax.Node) string {
+	start, end := n.Pos(), n.End()
+	if !start.IsValid() || !end.IsValid() || end.Offset() > uint(len(w.src)) || start.Offset() > end.Offset() {
+		return ""
+	}
+	return w.src[start.Offset():end.Offset()]
+}
+
+func (w *scriptWalker) call(c *syntax.CallExpr) {
+	a := w.r.a
+	var raw []string
+	for _, as := range c.Assigns {
+		raw = append(raw, w.text(as))
+	}
+	words := make([]shellWord, len(c.Args))
+	for i, arg := range c.Args {
+		words[i] = w.word(arg)
+		raw = append(raw, words[i].raw)
+	}
+	all := strings.Join(raw, " ")
+	w.written(all)
+	a.looks = append(a.looks, all)
+	if len(words) == 0 {
+		return
+	}
+	w.look(words, 0, false)
+}
+
+// look records what a deny rule should see of one simple command's words
+// and looks inside them: through the executable's directory, wrappers,
+// and scripts given to sh -c or eval. level counts wrappers; fromXargs
+// says xargs runs words, appending more read from its input.
+func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
+	a := w.r.a
+	if level > maxWrappers {
+		a.opaque = append(a.opaque, fmt.Sprintf("more than %d wrapper commands in a row", maxWrappers))
+		return
+	}
+	vals := make([]string, len(words))
+	for i, wd := range words {
+		vals[i] = wd.raw
+		if wd.static {
+			vals[i] = wd.value
+		}
+	}
+	a.looks = append(a.looks, strings.Join(vals, " "))
+	name := words[0]
+	if !name.static || name.glob || name.value == "" {
+		a.opaque = append(a.opaque, fmt.Sprintf("the command name %s is only known when it runs", name.raw))
+		return
+	}
+	base := name.value
+	if strings.Contains(base, "/") {
+		// /bin/rm, ./rm and ~/bin/rm are rm to a deny rule.
+		base = path.Base(base)
+		vals[0] = base
+		a.looks = append(a.looks, strings.Join(vals, " "))
+	}
+	args := words[1:]
+
+	switch base {
+	case "eval":
+		a.opaque = append(a.opaque, "eval runs text put together when it runs")
+		a.cwdMoves = true
+		w.reparse(args)
+		return
+	case "trap":
+		if len(args) >= 2 && args[0].static && args[0].value != "" && args[0].value != "-" && !strings.HasPrefix(args[0].value, "-") {
+			a.opaque = append(a.opaque, "trap runs its text later")
+			w.reparse(args[:1])
+		}
+		return
+	case "alias":
+		for _, x := range args {
+			if !x.static || strings.Contains(x.value, "=") {
+				a.opaque = append(a.opaque, "alias makes a name run other text")
+				return
+			}
+		}
+		return
+	case "cd", "pushd", "popd", "source", ".":
+		// source and . run a file in this shell: like any script, the
+		// rules see its name, not its content; but it may cd.
+		a.cwdMoves = true
+		return
+	}
+	if isShell(base) {
+		w.shell(base, args, fromXargs)
+		return
+	}
+	spec := wrapperFor(base)
+	if spec == nil {
+		return
+	}
+	inner, p := spec.parse(args)
+	if p.cwdMoves {
+		a.cwdMoves = true
+	}
+	for _, o := range p.writes {
+		a.writes = append(a.writes, shellWrite{op: base + " " + o.opt, target: o.word})
+	}
+	if p.unsure >= 0 {
+		// An option this reader does not know may take an argument, so the
+		// command may start at any later word: let deny rules see each.
+		for k := p.unsure + 1; k < len(args) && k <= p.unsure+maxWrappers; k++ {
+			a.looks = append(a.looks, strings.Join(vals[1+k:], " "))
+		}
+	}
+	if p.split != nil {
+		a.opaque = append(a.opaque, base+" -S splits a string into a command")
+		w.reparse(append([]shellWord{*p.split}, inner...))
+		return
+	}
+	if p.noRun {
+		return
+	}
+	if base == "xargs" {
+		if len(inner) == 0 {
+			return // xargs runs echo
+		}
+		if p.replace != "" {
+			// Words holding the replacement string are built from input.
+			inner = append([]shellWord(nil), inner...)
+			for i := range inner {
+				if strings.Contains(inner[i].raw, p.replace) {
+					inner[i].static = false
+				}
+			}
+		}
+		fromXargs = true
+	}
+	if len(inner) == 0 {
+		if fromXargs {
+			a.opaque = append(a.opaque, "xargs runs a command named by its input")
+		}
+		return
+	}
+	w.look(inner, level+1, fromXargs)
+}
+
+// reparse reads words joined by spaces as a script, as eval does; words
+// that are not static make nothing to read.
+func (w *scriptWalker) reparse(words []shellWord) {
+	vals := make([]string, 0, len(words))
+	for _, x := range words {
+		if !x.static {
+			return
+		}
+		vals = append(vals, x.value)
+	}
+	if len(vals) > 0 {
+		w.r.script(strings.Join(vals, " "), w.depth+1)
+	}
+}
+
+func isShell(name string) bool {
+	switch name {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish":
+		return true
+	}
+	return false
+}
+
+// shell reads a shell's arguments: -c's script is parsed in turn; a shell
+// reading commands from its input is opaque; a shell running a script
+// file is like any program, seen by name only.
+func (w *scriptWalker) shell(name string, args []shellWord, fromXargs bool) {
+	a := w.r.a
+	command, stdin := false, false
+	i := 0
+options:
+	for ; i < len(args); i++ {
+		x := args[i]
+		if !x.static {
+			a.opaque = append(a.opaque, fmt.Sprintf("%s options only known when it runs", name))
+			return
+		}
+		v := x.value
+		switch {
+		case v == "--" || v == "-":
+			i++
+			break options
+		case v == "--help" || v == "--version":
+			return
+		case v == "--command" || strings.HasPrefix(v, "--command="):
+			command = true
+			if rest, ok := strings.CutPrefix(v, "--command="); ok {
+				w.shellScript(name, shellWord{raw: rest, value: rest, static: true})
+				return
+			}
+		case v == "--rcfile" || v == "--init-file":
+			i++
+		case strings.HasPrefix(v, "--"):
+		case len(v) > 1 && (v[0] == '-' || v[0] == '+'):
+			for _, c := range v[1:] {
+				switch c {
+				case 'c':
+					command = true
+				case 's':
+					stdin = true
+				case 'o', 'O':
+					i++ // set -o NAME, shopt -O NAME
+				}
+			}
+		default:
+			break options
+		}
+	}
+	switch {
+	case command && i < len(args):
+		w.shellScript(name, args[i])
+	case command, !stdin && i < len(args):
+		// -c with nothing to run fails; a script file is a program.
+		if command && fromXargs {
+			a.opaque = append(a.opaque, fmt.Sprintf("%s -c runs a script read by xargs", name))
+		}
+	default:
+		a.opaque = append(a.opaque, fmt.Sprintf("%s reads the commands it runs from its input", name))
+	}
+}
+
+func (w *scriptWalker) shellScript(name string, script shellWord) {
+	if !script.static {
+		w.r.a.opaque = append(w.r.a.opaque, fmt.Sprintf("%s -c runs a script only known when it runs", name))
+		return
+	}
+	w.r.script(script.value, w.depth+1)
+}
+
+// writes reports whether a redirection operator opens its target for
+// writing; <> opens it for reading and writing, creating it.
+func writes(op syntax.RedirOperator) bool {
+	switch op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob,
+		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
+		return true
+	}
+	return false
+}
+
+func (w *scriptWalker) redirect(rd *syntax.Redirect) {
+	if rd.Word == nil {
+		return
+	}
+	target := w.word(rd.Word)
+	op := rd.Op.String()
+	if rd.N != nil {
+		op = rd.N.Value + op
+	}
+	switch {
+	case rd.Op == syntax.DplOut:
+		// >&N duplicates a descriptor and >&- closes one; >&word with any
+		// other word writes the file word, as &> does.
+		if target.static && isFdWord(target.value) {
+			return
+		}
+	case !writes(rd.Op):
+		return
+	}
+	w.r.a.writes = append(w.r.a.writes, shellWrite{op: op, target: target})
+}
+
+// isFdWord reports whether a >& target names a descriptor: "2", "-" or
+// "2-" (move).
+func isFdWord(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// word evaluates a word as far as it can be without running anything.
+func (w *scriptWalker) word(wd *syntax.Word) shellWord {
+	sw := shellWord{raw: w.text(wd), static: true}
+	var b strings.Builder
+	for i, part := range wd.Parts {
+		switch x := part.(type) {
+		case *syntax.Lit:
+			if i == 0 && strings.HasPrefix(x.Value, "~") {
+				sw.tilde = true
+			}
+			if unescapeLit(&b, x.Value) {
+				sw.glob = true
+			}
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				sw.static = false // $'…' decodes escapes
+			}
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			if x.Dollar {
+				sw.static = false // $"…" is translated
+			}
+			for _, q := range x.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					sw.static = false
+					continue
+				}
+				unescapeDbl(&b, lit.Value)
+			}
+		default:
+			sw.static = false
+		}
+	}
+	sw.value = b.String()
+	return sw
+}
+
+// unescapeLit writes an unquoted literal with its backslashes removed and
+// reports whether it holds an unescaped glob or brace character.
+func unescapeLit(b *strings.Builder, s string) (glob bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		case c == '*' || c == '?' || c == '[' || c == '{':
+			glob = true
+		}
+		b.WriteByte(c)
+	}
+	return glob
+}
+
+// unescapeDbl writes a literal from inside double quotes, where a
+// backslash escapes only $ ` " \ and newline.
+func unescapeDbl(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(c)
+	}
+}
+
+// nesting is how deeply src nests brackets, quotes ignored: an upper
+// bound, cheap to compute, that refuses hostile input before the parser
+// recurses into it. (Keyword nesting, if inside if, is bounded by
+// maxCommandBytes alone.)
+func nesting(src string) int {
+	depth, most := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(', '{', '[':
+			depth++
+			most = max(most, depth)
+		case ')', '}', ']':
+			depth = max(depth-1, 0)
+		}
+	}
+	return most
+}
+
+// matches reports whether a Bash specifier from list l applies to the
+// analysed command. Allow rules must match every simple command as
+// written, and never match what cannot be read or holds a substitution;
+// deny and ask rules apply when they match any form of any command.
+func (a *shellAnalysis) matches(spec string, l list) bool {
+	if l == listAllow {
+		return a.approved([]string{spec})
+	}
+	spec = collapseSpace(spec)
+	for _, text := range a.looks {
+		if matchCommandPart(spec, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// approved reports whether allow rules approve every simple command as
+// written, each command by some rule: "ls && echo ok" is approved by
+// Bash(ls:*) and Bash(echo:*) together. What cannot be read, or holds a
+// substitution, is never approved by a specifier.
+func (a *shellAnalysis) approved(specs []string) bool {
+	if len(a.opaque) > 0 || a.subst || len(a.written) == 0 {
+		return false
+	}
+	for _, text := range a.written {
+		ok := false
+		for _, spec := range specs {
+			if matchCommandPart(collapseSpace(spec), text) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
