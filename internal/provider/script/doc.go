@@ -112,5 +112,10 @@
 // turns, a template that does not parse or names a field that does not
 // exist. For example
 //
-//	demo.yaml:12: turn 2 of agent "main": unknown key "tool_uses" (did you mean tool_use?)
+//	demo.yaml:12: turn 2 of the agent at line 3: unknown key (did you mean tool_use?)
+//
+// A problem never repeats what the file holds — a key, a value, an agent
+// name — only where it is and what the format wanted: a scenario path can
+// name any readable file, and error texts reach logs and model context.
+// Only a regular file of at most 4 MiB is read.
 package script

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"text/template"
@@ -62,21 +64,45 @@ type failure struct {
 	retryAfter time.Duration
 }
 
-// Load reads and validates the scenario file at path.
+// maxScenarioBytes bounds a scenario file: real ones are kilobytes.
+const maxScenarioBytes = 4 << 20
+
+// Load reads and validates the scenario file at path. Only a regular file
+// of at most maxScenarioBytes is read: a path may name anything, and a
+// device or a FIFO would never end (or never start) being read.
 func Load(path string) (*Model, error) {
-	data, err := os.ReadFile(path)
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read scenario: %s: not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxScenarioBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	if len(data) > maxScenarioBytes {
+		return nil, fmt.Errorf("read scenario: %s: larger than %d MiB; a scenario is a small YAML file", path, maxScenarioBytes>>20)
 	}
 	return Parse(path, data)
 }
 
 // Parse validates a scenario held in data; name is the file name used in
 // messages and in Name. Every problem found is reported, each with its line.
+//
+// A problem says where (file:line) and what was wrong in the scenario
+// format's own words — never what the file holds: a scenario path may
+// name any readable file, and its errors reach logs and model context.
 func Parse(name string, data []byte) (*Model, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, yamlError(name, err)
 	}
 	p := &parser{file: name}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -108,17 +134,19 @@ func Parse(name string, data []byte) (*Model, error) {
 	if len(agents.Content) == 0 {
 		p.errorf(agents.Line, "", "agents is empty: a scenario scripts at least one agent")
 	}
+	seen := map[string]int{} // agent name → its line
 	for i := 0; i+1 < len(agents.Content); i += 2 {
 		k, v := deref(agents.Content[i]), deref(agents.Content[i+1])
 		if k.Kind != yaml.ScalarNode || k.Value == "" {
 			p.errorf(k.Line, "", "an agent name must be a non-empty string")
 			continue
 		}
-		if _, dup := m.agents[k.Value]; dup {
-			p.errorf(k.Line, "", "agent %q is scripted twice", k.Value)
+		if first, dup := seen[k.Value]; dup {
+			p.errorf(k.Line, "", "this agent is scripted twice (first at line %d)", first)
 			continue
 		}
-		m.agents[k.Value] = p.turns(k.Value, v)
+		seen[k.Value] = k.Line
+		m.agents[k.Value] = p.turns(k.Value, k.Line, v)
 	}
 	if err := p.err(); err != nil {
 		return nil, err
@@ -166,7 +194,8 @@ func (p *parser) mapping(n *yaml.Node, where string, allowed []string) map[strin
 		case k.Kind != yaml.ScalarNode:
 			p.errorf(k.Line, where, "a key must be a string, got %s", describe(k))
 		case !contains(allowed, k.Value):
-			msg := fmt.Sprintf("unknown key %q", k.Value)
+			// The key itself is not repeated: only the format's own words.
+			msg := "unknown key"
 			if s, ok := suggest.Closest(k.Value, allowed); ok {
 				msg += " (did you mean " + s + "?)"
 			} else {
@@ -174,6 +203,7 @@ func (p *parser) mapping(n *yaml.Node, where string, allowed []string) map[strin
 			}
 			p.errorf(k.Line, where, "%s", msg)
 		case out[k.Value] != nil:
+			// An allowed key is one of the format's words, safe to name.
 			p.errorf(k.Line, where, "key %q given twice", k.Value)
 		default:
 			out[k.Value] = n.Content[i+1]
@@ -182,27 +212,31 @@ func (p *parser) mapping(n *yaml.Node, where string, allowed []string) map[strin
 	return out
 }
 
-func (p *parser) turns(agent string, n *yaml.Node) []*turn {
+// agentAt names an agent in messages by the line of its key: the key
+// itself is the file's content.
+func agentAt(line int) string { return fmt.Sprintf("the agent at line %d", line) }
+
+func (p *parser) turns(agent string, line int, n *yaml.Node) []*turn {
 	if n.Kind != yaml.SequenceNode {
-		p.errorf(n.Line, fmt.Sprintf("agent %q", agent), "want a list of turns, got %s", describe(n))
+		p.errorf(n.Line, agentAt(line), "want a list of turns, got %s", describe(n))
 		return nil
 	}
 	if len(n.Content) == 0 {
-		p.errorf(n.Line, fmt.Sprintf("agent %q", agent), "no turns")
+		p.errorf(n.Line, agentAt(line), "no turns")
 		return nil
 	}
 	out := make([]*turn, 0, len(n.Content))
 	for i, item := range n.Content {
-		out = append(out, p.turn(agent, i, deref(item)))
+		out = append(out, p.turn(agent, line, i, deref(item)))
 	}
 	return out
 }
 
 func turnKeys() []string { return []string{"text", "thinking", "tool_use", "usage", "delay", "error"} }
 
-func (p *parser) turn(agent string, index int, n *yaml.Node) *turn {
+func (p *parser) turn(agent string, agentLine, index int, n *yaml.Node) *turn {
 	t := &turn{agent: agent, index: index, line: n.Line}
-	where := fmt.Sprintf("turn %d of agent %q", index+1, agent)
+	where := fmt.Sprintf("turn %d of %s", index+1, agentAt(agentLine))
 	f := p.mapping(n, where, turnKeys())
 	if f == nil {
 		return t
@@ -307,7 +341,7 @@ func (p *parser) failure(n *yaml.Node, where string, hasAnswer bool) *failure {
 		if contains(errorKinds(), kind) {
 			fl.kind = llm.ErrorKind(kind)
 		} else {
-			p.errorf(v.Line, where, "unknown kind %q (want one of %s)", kind, strings.Join(errorKinds(), ", "))
+			p.errorf(v.Line, where, "unknown kind (want one of %s)", strings.Join(errorKinds(), ", "))
 		}
 	} else {
 		p.errorf(deref(n).Line, where, "missing kind (one of %s)", strings.Join(errorKinds(), ", "))
@@ -342,8 +376,12 @@ func (p *parser) str(n *yaml.Node, where, key string) (string, bool) {
 func (p *parser) count(n *yaml.Node, where, key string, least int) int {
 	n = deref(n)
 	var v int
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v < least {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
 		p.errorf(n.Line, where, "%s must be an integer of at least %d, got %s", key, least, describe(n))
+		return least
+	}
+	if v < least {
+		p.errorf(n.Line, where, "%s must be an integer of at least %d, got a smaller one", key, least)
 		return least
 	}
 	return v
@@ -356,7 +394,7 @@ func (p *parser) duration(n *yaml.Node, where, key string) time.Duration {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		p.errorf(deref(n).Line, where, "%s: %q is not a duration (write it like 50ms, 2s or 1m)", key, s)
+		p.errorf(deref(n).Line, where, "%s: not a duration (write it like 50ms, 2s or 1m)", key)
 		return 0
 	}
 	return d
@@ -393,11 +431,12 @@ func (p *parser) value(n *yaml.Node, where string) any {
 				continue
 			}
 			if seen[k.Value] {
-				p.errorf(k.Line, where, "key %q given twice", k.Value)
+				p.errorf(k.Line, where, "a key is given twice")
 				continue
 			}
 			seen[k.Value] = true
-			obj = append(obj, member{key: k.Value, val: p.value(n.Content[i+1], where+"."+k.Value)})
+			// Nested values are named by their line, not their keys.
+			obj = append(obj, member{key: k.Value, val: p.value(n.Content[i+1], where)})
 		}
 		return obj
 	case yaml.SequenceNode:
@@ -420,11 +459,11 @@ func (p *parser) value(n *yaml.Node, where string) any {
 		}
 		var v any
 		if err := n.Decode(&v); err != nil {
-			p.errorf(n.Line, where, "%v", err)
+			p.errorf(n.Line, where, "not a valid value for its tag%s", strings.TrimSuffix(" "+tagName(n), " "))
 			return nil
 		}
 		if _, err := json.Marshal(v); err != nil {
-			p.errorf(n.Line, where, "%q cannot be written as JSON", n.Value)
+			p.errorf(n.Line, where, "the value cannot be written as JSON")
 			return nil
 		}
 		return v
@@ -433,6 +472,7 @@ func (p *parser) value(n *yaml.Node, where string) any {
 	return nil
 }
 
+// describe says what kind of node n is, never what it holds.
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -440,12 +480,53 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		if n.ShortTag() == "!!null" {
+		switch n.ShortTag() {
+		case "!!null":
 			return "nothing"
+		case "!!int", "!!float":
+			return "a number"
+		case "!!bool":
+			return "a boolean"
+		case "!!str":
+			return "a string"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		if t := tagName(n); t != "" {
+			return "a scalar tagged " + t
+		}
+		return "a scalar with a tag of its own"
 	}
 	return "an unsupported node"
+}
+
+// tagName is n's tag when it is a YAML standard tag (!!int), else "": a
+// tag of the file's own is its content, and is not repeated.
+func tagName(n *yaml.Node) string {
+	t := n.ShortTag()
+	if strings.HasPrefix(t, "!!") && len(t) <= 12 && strings.Trim(t[2:], "abcdefghijklmnopqrstuvwxyz") == "" {
+		return t
+	}
+	return ""
+}
+
+// quoted matches what YAML and template errors quote: a value of the
+// input, in double, single or back quotes.
+var quoted = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|'[^']*'|`[^`]*`")
+
+// redact drops what a library's error quotes of the input, keeping what
+// it says was wrong.
+func redact(msg string) string { return quoted.ReplaceAllString(msg, "…") }
+
+// yamlLine finds the line in a YAML syntax error.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlError reports a file that is not YAML at all, by line when the
+// parser gives one.
+func yamlError(name string, err error) error {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s:%s: not valid YAML: %s", name, m[1], redact(msg[len(m[0]):]))
+	}
+	return fmt.Errorf("%s: not valid YAML: %s", name, redact(strings.TrimPrefix(msg, "yaml: ")))
 }
 
 func contains(list []string, s string) bool {
@@ -486,7 +567,10 @@ func parseTemplate(name, s string) (*tmpl, error) {
 	}
 	t, err := template.New(name).Parse(s)
 	if err != nil {
-		return nil, err
+		// text/template quotes the text it trips on; keep only its reason.
+		reason := redact(err.Error())
+		reason = strings.TrimPrefix(reason, "template: "+name+":")
+		return nil, fmt.Errorf("not a valid template (line %s)", strings.TrimSpace(reason))
 	}
 	for _, sub := range t.Templates() {
 		if sub.Tree == nil {
@@ -515,7 +599,7 @@ func (t *tmpl) render(d *data) (string, error) {
 func checkFields(n parse.Node) error {
 	check := func(name string) error {
 		if !contains(templateFields(), name) {
-			msg := fmt.Sprintf("template field .%s does not exist", name)
+			msg := "a template field does not exist"
 			if s, ok := suggest.Closest(name, templateFields()); ok {
 				msg += " (did you mean ." + s + "?)"
 			} else {

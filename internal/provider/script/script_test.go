@@ -1,10 +1,13 @@
 package script
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -620,60 +623,60 @@ func TestValidation(t *testing.T) {
     - text: a
     - text: b
       tool_uses: []
-`, []string{`demo.yaml:5: turn 2 of agent "main": unknown key "tool_uses" (did you mean tool_use?)`}},
+`, []string{`demo.yaml:5: turn 2 of the agent at line 2: unknown key (did you mean tool_use?)`}},
 		{"unknown top-level key", "modle: x\nagents: {main: [{text: a}]}\n",
-			[]string{`demo.yaml:1: unknown key "modle" (did you mean model?)`}},
+			[]string{`demo.yaml:1: unknown key (did you mean model?)`}},
 		{"unknown key far from any", "agents: {main: [{text: a, colour: red}]}\n",
-			[]string{`demo.yaml:1: turn 1 of agent "main": unknown key "colour" (want one of text, thinking, tool_use, usage, delay, error)`}},
+			[]string{`demo.yaml:1: turn 1 of the agent at line 1: unknown key (want one of text, thinking, tool_use, usage, delay, error)`}},
 		{"duplicate key", "agents:\n  main:\n    - text: a\n      text: b\n",
-			[]string{`demo.yaml:4: turn 1 of agent "main": key "text" given twice`}},
+			[]string{`demo.yaml:4: turn 1 of the agent at line 2: key "text" given twice`}},
 		{"empty turn", "agents:\n  main:\n    - text: a\n    - {}\n",
-			[]string{`demo.yaml:4: turn 2 of agent "main": the turn has nothing in it`}},
+			[]string{`demo.yaml:4: turn 2 of the agent at line 2: the turn has nothing in it`}},
 		{"turn with only usage", "agents:\n  main:\n    - usage: {input_tokens: 1}\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": the turn has nothing in it`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: the turn has nothing in it`}},
 		{"tool without a name", "agents:\n  main:\n    - tool_use:\n        - input: {a: 1}\n",
-			[]string{`demo.yaml:4: turn 1 of agent "main": tool_use 1: missing name`}},
+			[]string{`demo.yaml:4: turn 1 of the agent at line 2: tool_use 1: missing name`}},
 		{"unknown tool key", "agents:\n  main:\n    - tool_use:\n        - name: Read\n          args: {a: 1}\n",
-			[]string{`demo.yaml:5: turn 1 of agent "main": tool_use 1: unknown key "args"`}},
+			[]string{`demo.yaml:5: turn 1 of the agent at line 2: tool_use 1: unknown key (want one of name, input)`}},
 		{"tool_use not a list", "agents:\n  main:\n    - tool_use: {name: Read}\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": tool_use must be a list`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: tool_use must be a list`}},
 		{"input not a mapping", "agents:\n  main:\n    - tool_use:\n        - name: Read\n          input: [a, b]\n",
-			[]string{`demo.yaml:5: turn 1 of agent "main": tool_use 1: input must be a mapping, got a list`}},
+			[]string{`demo.yaml:5: turn 1 of the agent at line 2: tool_use 1: input must be a mapping, got a list`}},
 		{"bad delay", "agents:\n  main:\n    - text: a\n      delay: soon\n",
-			[]string{`demo.yaml:4: turn 1 of agent "main": delay: "soon" is not a duration`}},
+			[]string{`demo.yaml:4: turn 1 of the agent at line 2: delay: not a duration`}},
 		{"negative delay", "agents:\n  main:\n    - text: a\n      delay: -1s\n",
-			[]string{`demo.yaml:4: turn 1 of agent "main": delay: "-1s" is not a duration`}},
+			[]string{`demo.yaml:4: turn 1 of the agent at line 2: delay: not a duration`}},
 		{"bad retry_after", "agents:\n  main:\n    - text: a\n      error:\n        kind: server\n        retry_after: 5\n",
-			[]string{`demo.yaml:6: turn 1 of agent "main": error: retry_after: "5" is not a duration`}},
+			[]string{`demo.yaml:6: turn 1 of the agent at line 2: error: retry_after: not a duration`}},
 		{"unknown error kind", "agents:\n  main:\n    - error:\n        kind: teapot\n",
-			[]string{`demo.yaml:4: turn 1 of agent "main": error: unknown kind "teapot" (want one of rate_limit, overloaded, server, stream_cut, auth, bad_request)`}},
+			[]string{`demo.yaml:4: turn 1 of the agent at line 2: error: unknown kind (want one of rate_limit, overloaded, server, stream_cut, auth, bad_request)`}},
 		{"error without kind", "agents:\n  main:\n    - error: {message: x}\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": error: missing kind`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: error: missing kind`}},
 		{"bad times", "agents:\n  main:\n    - text: a\n      error: {kind: server, times: 0}\n",
-			[]string{`demo.yaml:4: turn 1 of agent "main": error: times must be an integer of at least 1, got "0"`}},
+			[]string{`demo.yaml:4: turn 1 of the agent at line 2: error: times must be an integer of at least 1, got a smaller one`}},
 		{"times without an answer", "agents:\n  main:\n    - error: {kind: server, times: 2}\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": error: times is given but the turn has no text`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: error: times is given but the turn has no text`}},
 		{"bad usage", "agents:\n  main:\n    - text: a\n      usage: {input_tokens: many}\n",
-			[]string{`demo.yaml:4: turn 1 of agent "main": usage: input_tokens must be an integer of at least 0, got "many"`}},
+			[]string{`demo.yaml:4: turn 1 of the agent at line 2: usage: input_tokens must be an integer of at least 0, got a string`}},
 		{"template syntax", "agents:\n  main:\n    - text: a\n    - text: \"{{.Prompt\"\n",
-			[]string{`demo.yaml:4: turn 2 of agent "main": text: template: text:1:`}},
+			[]string{`demo.yaml:4: turn 2 of the agent at line 2: text: not a valid template (line 1:`}},
 		{"template unknown field", "agents:\n  main:\n    - text: \"{{.Promt}}\"\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": text: template field .Promt does not exist (did you mean .Prompt?)`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: text: a template field does not exist (did you mean .Prompt?)`}},
 		{"template unknown field in a block", "agents:\n  main:\n    - text: \"{{if .Turn}}{{$.Nope}}{{end}}\"\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": text: template field .Nope does not exist`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: text: a template field does not exist`}},
 		{"template unknown function", "agents:\n  main:\n    - thinking: \"{{shout .Prompt}}\"\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": thinking: template: thinking:1: function "shout" not defined`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: thinking: not a valid template (line 1: function … not defined)`}},
 		{"template in tool input", "agents:\n  main:\n    - tool_use:\n        - name: Read\n          input:\n            path: \"{{.File}}\"\n",
-			[]string{`demo.yaml:6: turn 1 of agent "main": tool_use 1: input.path: template field .File does not exist`}},
+			[]string{`demo.yaml:6: turn 1 of the agent at line 2: tool_use 1: input: a template field does not exist`}},
 		{"empty agents", "agents: {}\n", []string{`demo.yaml:1: agents is empty`}},
 		{"no agents key", "model: x\n", []string{`demo.yaml:1: no "agents" key`}},
-		{"agent with no turns", "agents:\n  main: []\n", []string{`demo.yaml:2: agent "main": no turns`}},
-		{"agent not a list", "agents:\n  main: {text: a}\n", []string{`demo.yaml:2: agent "main": want a list of turns, got a mapping`}},
-		{"turn not a mapping", "agents:\n  main:\n    - hello\n", []string{`demo.yaml:3: turn 1 of agent "main": want a mapping`}},
+		{"agent with no turns", "agents:\n  main: []\n", []string{`demo.yaml:2: the agent at line 2: no turns`}},
+		{"agent not a list", "agents:\n  main: {text: a}\n", []string{`demo.yaml:2: the agent at line 2: want a list of turns, got a mapping`}},
+		{"turn not a mapping", "agents:\n  main:\n    - hello\n", []string{`demo.yaml:3: turn 1 of the agent at line 2: want a mapping`}},
 		{"empty file", "", []string{`demo.yaml: empty scenario`}},
-		{"yaml syntax", "agents: [\n", []string{`demo.yaml: yaml: line`}},
+		{"yaml syntax", "agents: [\n", []string{`demo.yaml:1: not valid YAML: `}},
 		{"several problems at once", "agents:\n  main:\n    - txt: a\n    - text: b\n      delay: x\n",
-			[]string{`demo.yaml:3: turn 1 of agent "main": unknown key "txt" (did you mean text?)`, `demo.yaml:5: turn 2 of agent "main": delay:`}},
+			[]string{`demo.yaml:3: turn 1 of the agent at line 2: unknown key (did you mean text?)`, `demo.yaml:5: turn 2 of the agent at line 2: delay:`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -713,5 +716,80 @@ func TestNilRequest(t *testing.T) {
 	_, err := run(context.Background(), m, nil)
 	if e := llmErr(t, err); e.Kind != llm.ErrBadRequest {
 		t.Errorf("kind %s", e.Kind)
+	}
+}
+
+// TestErrorsNeverQuoteTheFile: a scenario path can name any file the
+// process can read (/etc/passwd, a key file), so a problem names the file,
+// the line and what was wrong, and never repeats what the file holds —
+// not a value, not a key, not an agent name (issue 8, item 4). Only the
+// scenario format's own words (known keys, kinds, template fields) appear.
+func TestErrorsNeverQuoteTheFile(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string // each must appear in the error
+	}{
+		{"a passwd file", "root:x:0:0:SECRET-ROOT:/root:/bin/bash\ndaemon:x:1:1:SECRET-D:/usr/sbin:/usr/sbin/nologin\n",
+			[]string{"demo.yaml:1: want a mapping with keys model, agents, got a string"}},
+		{"a shadow file", "SECRET-1:*:20228:0:99999:7::\nSECRET-2:*:20228:0:99999:7::\n",
+			[]string{"demo.yaml:1: unknown key (want one of model, agents)", "demo.yaml:2: unknown key"}},
+		{"a secret close to a known key", "agentz: SECRET\n", []string{"demo.yaml:1: unknown key (did you mean agents?)"}},
+		{"a secret as the model", "model: [SECRET]\nagents: {main: [{text: a}]}\n", []string{"demo.yaml:1: model must be a string, got a list"}},
+		{"a secret agent name", "agents:\n  SECRET-AGENT: SECRET-VALUE\n", []string{"demo.yaml:2: the agent at line 2: want a list of turns, got a string"}},
+		{"a secret agent scripted twice", "agents:\n  SECRET-A: [{text: a}]\n  SECRET-A: [{text: b}]\n", []string{"demo.yaml:3: this agent is scripted twice (first at line 2)"}},
+		{"a secret duration", "agents:\n  main:\n    - text: a\n      delay: SECRET\n", []string{"demo.yaml:4: turn 1 of the agent at line 2: delay: not a duration"}},
+		{"a secret error kind", "agents:\n  main:\n    - error: {kind: SECRET}\n", []string{"demo.yaml:3: turn 1 of the agent at line 2: error: unknown kind (want one of rate_limit,"}},
+		{"a secret count", "agents:\n  main:\n    - text: a\n      usage: {input_tokens: SECRET}\n", []string{"demo.yaml:4: turn 1 of the agent at line 2: usage: input_tokens must be an integer of at least 0, got a string"}},
+		{"a secret template function", "agents:\n  main:\n    - text: \"{{SECRET .Prompt}}\"\n", []string{"demo.yaml:3: turn 1 of the agent at line 2: text: not a valid template"}},
+		{"a secret template field", "agents:\n  main:\n    - text: \"{{.SECRET}}\"\n", []string{"demo.yaml:3: turn 1 of the agent at line 2: text: a template field does not exist"}},
+		{"an unclosed secret template", "agents:\n  main:\n    - text: \"{{ \\\"SECRET }}\"\n", []string{"demo.yaml:3: turn 1 of the agent at line 2: text: not a valid template"}},
+		{"a secret input key twice", "agents:\n  main:\n    - tool_use:\n        - name: Read\n          input: {SECRET: 1, SECRET: 2}\n",
+			[]string{"demo.yaml:5: turn 1 of the agent at line 2: tool_use 1: input: a key is given twice"}},
+		{"a secret tagged value", "agents:\n  main:\n    - tool_use:\n        - name: Read\n          input: {a: !!int SECRET}\n",
+			[]string{"demo.yaml:5: turn 1 of the agent at line 2: tool_use 1: input: not a valid value for its tag !!int"}},
+		{"a secret tag", "agents:\n  main:\n    - text: a\n      usage: {input_tokens: !SECRET 5}\n", []string{"demo.yaml:4: turn 1 of the agent at line 2: usage: input_tokens must be an integer of at least 0, got a scalar with a tag of its own"}},
+		{"a secret anchor", "agents: *SECRET\n", []string{"demo.yaml: not valid YAML"}},
+		{"secret YAML syntax", "agents: {main: [{text: a}]}\nSECRET: [\n", []string{"demo.yaml:2: not valid YAML: did not find expected node content"}},
+		{"a known key twice", "agents:\n  main:\n    - text: SECRET\n      text: SECRET\n", []string{`demo.yaml:4: turn 1 of the agent at line 2: key "text" given twice`}},
+		{"a secret retry_after", "agents:\n  main:\n    - text: a\n      error: {kind: server, retry_after: SECRET}\n", []string{"retry_after: not a duration"}},
+		{"a secret times", "agents:\n  main:\n    - text: a\n      error: {kind: server, times: SECRET}\n", []string{"times must be an integer of at least 1, got a string"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("demo.yaml", []byte(tt.src))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("the error quotes the file:\n%s", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n%s\ndoes not contain\n%s", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadOnlyRegularFiles: a scenario path that names a device, a FIFO or
+// a directory is refused before anything is read (reading /dev/zero would
+// never end), and so is a file far larger than any scenario.
+func TestLoadOnlyRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("# SECRET\n"), maxScenarioBytes/9+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{"/dev/zero", "/dev/zero: not a regular file"},
+		{dir, dir + ": not a regular file"},
+		{big, big + ": larger than"},
+	} {
+		_, err := Load(tt.path)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("Load(%s) = %v, want an error containing %q", tt.path, err, tt.want)
+		}
 	}
 }
