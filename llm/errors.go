@@ -15,6 +15,7 @@ const (
 	ErrOverloaded ErrorKind = "overloaded"  // 529 or an "overloaded_error" event
 	ErrServer     ErrorKind = "server"      // 5xx
 	ErrStreamCut  ErrorKind = "stream_cut"  // connection closed mid-message
+	ErrTimeout    ErrorKind = "timeout"     // no response, or a stream fell silent
 	ErrAuth       ErrorKind = "auth"        // 401/403, or a missing key
 	ErrBadRequest ErrorKind = "bad_request" // 400/404/413/422: our request is wrong
 	ErrConfig     ErrorKind = "config"      // unknown provider, bad model name
@@ -50,14 +51,14 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Retryable reports whether err is a transient provider failure worth
-// retrying: rate limits, overload, 5xx and cut streams.
+// retrying: rate limits, overload, 5xx, cut streams and stalls.
 func Retryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) {
 		return false
 	}
 	switch e.Kind {
-	case ErrRateLimit, ErrOverloaded, ErrServer, ErrStreamCut:
+	case ErrRateLimit, ErrOverloaded, ErrServer, ErrStreamCut, ErrTimeout:
 		return true
 	}
 	return false

@@ -476,6 +476,7 @@ func TestRetryable(t *testing.T) {
 		{llm.ErrOverloaded, true},
 		{llm.ErrServer, true},
 		{llm.ErrStreamCut, true},
+		{llm.ErrTimeout, true},
 		{llm.ErrAuth, false},
 		{llm.ErrBadRequest, false},
 		{llm.ErrConfig, false},

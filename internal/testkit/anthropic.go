@@ -54,11 +54,13 @@ func (s *AnthropicServer) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	// answer runs after serve has decoded the body into in.
 	s.fake.serve(w, r, route{name: "Anthropic", path: "/v1/messages", refuse: anthropicRefuse}, &in, func(reply Reply) {
-		s.answer(w, reply, in.Model, in.Stream)
+		s.answer(w, reply, in.Model, in.Stream, func() { s.hold(r) })
 	})
 }
 
-func (s *AnthropicServer) answer(w http.ResponseWriter, reply Reply, model string, stream bool) {
+// answer writes reply; hold blocks until the client hangs up or the test
+// ends, for a reply that stalls.
+func (s *AnthropicServer) answer(w http.ResponseWriter, reply Reply, model string, stream bool, hold func()) {
 	w.Header().Set("request-id", fmt.Sprintf("req_testkit%06d", s.ids.Add(1)))
 
 	failing := wantsError(reply)
@@ -85,10 +87,18 @@ func (s *AnthropicServer) answer(w http.ResponseWriter, reply Reply, model strin
 	// looks complete.
 	last := len(events) - 1
 	for _, ev := range events[:last] {
+		if out.stalls(reply) {
+			out.stall(hold)
+			return
+		}
 		if out.full(reply.CutAfter) {
 			break
 		}
 		out.event(ev.name, ev.data)
+	}
+	if out.stalls(reply) {
+		out.stall(hold)
+		return
 	}
 	switch {
 	case reply.CutAfter == 0:
@@ -181,20 +191,20 @@ func anthropicEvents(msg anthropicMessage, r Reply) []anthropicSSEEvent {
 		switch b["type"] {
 		case "thinking":
 			evs = append(evs, anthropicSSEEvent{"content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}}})
-			for _, part := range split(b["thinking"].(string)) {
+			for _, part := range split(b["thinking"].(string), r.DeltaSize) {
 				evs = append(evs, delta(i, map[string]any{"type": "thinking_delta", "thinking": part}))
 			}
 			evs = append(evs, delta(i, map[string]any{"type": "signature_delta", "signature": b["signature"]}))
 		case "text":
 			evs = append(evs, anthropicSSEEvent{"content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}}})
-			for _, part := range split(b["text"].(string)) {
+			for _, part := range split(b["text"].(string), r.DeltaSize) {
 				evs = append(evs, delta(i, map[string]any{"type": "text_delta", "text": part}))
 			}
 		case "tool_use":
 			evs = append(evs, anthropicSSEEvent{"content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}}})
 			// The real API opens every tool input with an empty fragment.
 			evs = append(evs, delta(i, map[string]any{"type": "input_json_delta", "partial_json": ""}))
-			for _, part := range split(string(b["input"].(json.RawMessage))) {
+			for _, part := range split(string(b["input"].(json.RawMessage)), r.DeltaSize) {
 				evs = append(evs, delta(i, map[string]any{"type": "input_json_delta", "partial_json": part}))
 			}
 		}

@@ -73,11 +73,13 @@ func (s *OpenAIServer) serve(w http.ResponseWriter, r *http.Request) {
 	var in openAIRequest
 	// answer runs after serve has decoded the body into in.
 	s.fake.serve(w, r, route{name: "OpenAI", path: "/v1/chat/completions", refuse: openAIRefuse}, &in, func(reply Reply) {
-		s.answer(w, reply, in)
+		s.answer(w, reply, in, func() { s.hold(r) })
 	})
 }
 
-func (s *OpenAIServer) answer(w http.ResponseWriter, reply Reply, in openAIRequest) {
+// answer writes reply; hold blocks until the client hangs up or the test
+// ends, for a reply that stalls.
+func (s *OpenAIServer) answer(w http.ResponseWriter, reply Reply, in openAIRequest, hold func()) {
 	n := s.ids.Add(1)
 	w.Header().Set("x-request-id", fmt.Sprintf("req_testkit%06d", n))
 
@@ -110,10 +112,18 @@ func (s *OpenAIServer) answer(w http.ResponseWriter, reply Reply, in openAIReque
 	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	out := startSSE(w)
 	for _, chunk := range c.chunks(includeUsage) {
+		if out.stalls(reply) {
+			out.stall(hold)
+			return
+		}
 		if out.full(reply.CutAfter) {
 			break
 		}
 		out.event("", chunk)
+	}
+	if out.stalls(reply) {
+		out.stall(hold)
+		return
 	}
 	switch {
 	case failing:
@@ -255,10 +265,10 @@ func (c openAICompletion) chunks(includeUsage bool) []map[string]any {
 		return ch
 	}
 	out := []map[string]any{chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)}
-	for _, part := range split(c.reply.Thinking) {
+	for _, part := range split(c.reply.Thinking, c.reply.DeltaSize) {
 		out = append(out, chunk(map[string]any{"reasoning_content": part}, nil))
 	}
-	for _, part := range split(c.reply.Text) {
+	for _, part := range split(c.reply.Text, c.reply.DeltaSize) {
 		out = append(out, chunk(map[string]any{"content": part}, nil))
 	}
 	for j, tc := range c.calls {
@@ -268,7 +278,7 @@ func (c openAICompletion) chunks(includeUsage bool) []map[string]any {
 			"type":     "function",
 			"function": map[string]any{"name": tc.name, "arguments": ""},
 		}}}, nil))
-		for _, part := range split(tc.args) {
+		for _, part := range split(tc.args, c.reply.DeltaSize) {
 			out = append(out, chunk(map[string]any{"tool_calls": []map[string]any{{
 				"index":    j,
 				"function": map[string]any{"arguments": part},

@@ -39,7 +39,33 @@ type Reply struct {
 	// Wait, if set, is received from before the reply is written; tests use
 	// it to hold requests open and prove they overlap.
 	Wait <-chan struct{}
+	// Stall, if not StallNone, makes the server fall silent at the point
+	// it names and hold the connection open, as a provider that hangs
+	// does, until the client hangs up or the test ends.
+	Stall Stall
+	// StallAfter is how many events (SSE events; data chunks for OpenAI) a
+	// StallMidStream reply sends before it falls silent; 0 sends the
+	// status line and headers only.
+	StallAfter int
+	// DeltaSize, if > 0, streams the text, thinking and each tool input in
+	// deltas of at most that many bytes (on rune boundaries) instead of
+	// three pieces, as a real model streams a long reply.
+	DeltaSize int
 }
+
+// Stall says where a reply falls silent.
+type Stall int
+
+const (
+	// StallNone answers normally.
+	StallNone Stall = iota
+	// StallNoResponse never sends even the status line: a request that is
+	// accepted and never answered.
+	StallNoResponse
+	// StallMidStream sends the status line, the headers and
+	// Reply.StallAfter events, then nothing.
+	StallMidStream
+)
 
 // ToolCall is a tool call in a Reply. Input is marshalled to JSON.
 type ToolCall struct {

@@ -1,12 +1,14 @@
 package testkit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,10 +97,23 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request, rt route, in any, a
 			return
 		}
 	}
+	if reply.Stall == StallNoResponse {
+		f.hold(r)
+		return
+	}
 	for k, v := range reply.Header {
 		w.Header().Set(k, v)
 	}
 	answer(reply)
+}
+
+// hold blocks, saying nothing, until the client hangs up or the test ends:
+// the silence of a provider that hangs.
+func (f *fake) hold(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-f.closing:
+	}
 }
 
 // wantsError reports whether r asks for an HTTP error instead of a reply.
@@ -166,6 +181,20 @@ func (s *sse) full(cutAfter int) bool {
 	return cutAfter > 0 && s.sent >= cutAfter
 }
 
+// stalls reports whether r falls silent now, StallAfter events in.
+func (s *sse) stalls(r Reply) bool {
+	return r.Stall == StallMidStream && s.sent >= r.StallAfter
+}
+
+// stall makes sure what was written so far (the headers at least) has
+// reached the client, then calls hold, which blocks.
+func (s *sse) stall(hold func()) {
+	if s.f != nil {
+		s.f.Flush()
+	}
+	hold()
+}
+
 // event sends data as JSON, under an "event:" line when name is not empty.
 func (s *sse) event(name string, data any) {
 	b, err := json.Marshal(data)
@@ -208,11 +237,27 @@ func cutConn(w http.ResponseWriter) {
 }
 
 // split cuts s into up to three pieces on rune boundaries, so that a client
-// has to join deltas to get the whole.
-func split(s string) []string {
+// has to join deltas to get the whole; with deltaSize > 0, into pieces of
+// at most deltaSize bytes (a rune wider than that is a piece of its own).
+func split(s string, deltaSize int) []string {
 	n := utf8.RuneCountInString(s)
 	if n == 0 {
 		return nil
+	}
+	if deltaSize > 0 {
+		parts := make([]string, 0, len(s)/deltaSize+1)
+		for len(s) > 0 {
+			end := min(deltaSize, len(s))
+			for end < len(s) && !utf8.RuneStart(s[end]) {
+				end--
+			}
+			if end == 0 {
+				_, end = utf8.DecodeRuneInString(s)
+			}
+			parts = append(parts, s[:end])
+			s = s[end:]
+		}
+		return parts
 	}
 	size := (n + 2) / 3
 	var parts []string
@@ -227,4 +272,39 @@ func split(s string) []string {
 		s = s[end:]
 	}
 	return parts
+}
+
+// Canned returns a client that answers every request with what one POST
+// of reqBody to url got: status, headers and the whole body, recorded once
+// and replayed from memory. Benchmarks use it to measure the client alone,
+// without the fake server's cost or the scheduling of a live connection.
+func Canned(t testing.TB, url, reqBody string) *http.Client {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(reqBody))
+	if err != nil {
+		t.Fatalf("testkit: record %s: %v", url, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("testkit: record %s: %v", url, err)
+	}
+	return &http.Client{Transport: canned{status: resp.StatusCode, header: resp.Header, body: body}}
+}
+
+type canned struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c canned) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{
+		Status: http.StatusText(c.status), StatusCode: c.status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: c.header.Clone(), Body: io.NopCloser(bytes.NewReader(c.body)), ContentLength: -1, Request: req,
+	}, nil
 }

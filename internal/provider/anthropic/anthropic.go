@@ -2,15 +2,18 @@ package anthropic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
+	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -37,6 +40,9 @@ type Config struct {
 	// MaxTokens is used when a Request leaves MaxTokens at 0; 0 here means
 	// 8192.
 	MaxTokens int64
+	// Limits bound every stream: time to the first byte, silence mid-stream
+	// and the reply's size.
+	Limits guard.Limits
 }
 
 // Model is an Anthropic model. It is safe for concurrent use.
@@ -44,6 +50,7 @@ type Model struct {
 	client    sdk.Client
 	model     string
 	maxTokens int64
+	limits    guard.Limits
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -95,7 +102,7 @@ func New(cfg Config) (*Model, error) {
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
 	}
-	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens}, nil
+	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, limits: cfg.Limits.WithDefaults()}, nil
 }
 
 // Name returns "anthropic:" and the model id.
@@ -112,16 +119,22 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		// Cancelling on return tears the connection down however the
-		// iteration ends, including when the consumer stops early.
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
+		// The watch cancels the request when the provider takes too long to
+		// answer or falls silent; stopping it on return tears the connection
+		// down however the iteration ends, including when the consumer stops
+		// early.
+		ctx, watch := guard.Start(ctx, m.limits)
+		defer watch.Stop()
 
 		var httpResp *http.Response
-		stream := m.client.Messages.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+		stream := m.client.Messages.NewStreaming(ctx, params, option.WithResponseInto(&httpResp),
+			option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+				return watch.Middleware(r, next)
+			}))
 		defer stream.Close()
 
 		var msg sdk.Message
+		acc := newAccumulator(&msg, guard.NewBudget(m.limits))
 		events := 0
 		complete := false
 		for stream.Next() {
@@ -132,7 +145,13 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			}
 			ev := stream.Current()
 			events++
-			if err := msg.Accumulate(ev); err != nil {
+			if err := acc.add(ev); err != nil {
+				var tl *guard.TooLargeError
+				if errors.As(err, &tl) {
+					yield(llm.Event{}, &llm.Error{Kind: llm.ErrOther, Provider: provider,
+						Message: fmt.Sprintf("after %d events: %v", events, err), Err: err})
+					return
+				}
 				yield(llm.Event{}, &llm.Error{Kind: llm.ErrServer, Provider: provider,
 					Message: fmt.Sprintf("malformed stream: event %d (%s): %v", events, ev.Type, err), Err: err})
 				return
@@ -144,6 +163,11 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			if ev.Type == "message_stop" {
 				complete = true
 			}
+		}
+		if err := watch.Err(); err != nil {
+			yield(llm.Event{}, &llm.Error{Kind: llm.ErrTimeout, Provider: provider,
+				Message: fmt.Sprintf("%v, after %d events; nothing received was kept", err, events), Err: err})
+			return
 		}
 		if err := ctx.Err(); err != nil {
 			yield(llm.Event{}, fmt.Errorf("anthropic: stream of %s cancelled after %d events: %w", params.Model, events, err))
@@ -160,6 +184,90 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		}
 		yield(llm.Event{Type: llm.EventDone, Response: response(&msg)}, nil)
 	}
+}
+
+// accumulator builds the message from the stream with the SDK's
+// Message.Accumulate, except for the text, thinking and signature deltas,
+// which Accumulate joins by string concatenation — a copy of everything
+// received so far at every delta, quadratic in the reply's size. Those are
+// gathered in builders and set on their blocks when the blocks end. The
+// blocks' raw JSON, which Accumulate refreshes at every block stop, is never
+// read by cadre, so content_block_stop and message_stop are not passed on
+// either: each would copy the whole reply once more.
+type accumulator struct {
+	msg    *sdk.Message
+	budget *guard.Budget
+	open   map[int64]*pending
+}
+
+// pending holds the text of one block not yet set on it.
+type pending struct {
+	text, thinking, signature strings.Builder
+}
+
+func newAccumulator(msg *sdk.Message, b *guard.Budget) *accumulator {
+	return &accumulator{msg: msg, budget: b, open: map[int64]*pending{}}
+}
+
+func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
+	switch ev.Type {
+	case "content_block_delta":
+		if err := a.checkIndex(ev); err != nil {
+			return err
+		}
+		d := ev.Delta
+		if err := a.budget.Add(len(d.Text) + len(d.Thinking) + len(d.Signature) + len(d.PartialJSON)); err != nil {
+			return err
+		}
+		p := a.open[ev.Index]
+		if p == nil {
+			p = &pending{}
+			a.open[ev.Index] = p
+		}
+		switch d.Type {
+		case "text_delta":
+			p.text.WriteString(d.Text)
+			return nil
+		case "thinking_delta":
+			p.thinking.WriteString(d.Thinking)
+			return nil
+		case "signature_delta":
+			p.signature.WriteString(d.Signature)
+			return nil
+		}
+	case "content_block_stop":
+		if err := a.checkIndex(ev); err != nil {
+			return err
+		}
+		a.flush(ev.Index)
+		return nil
+	case "message_stop":
+		for i := range a.open {
+			a.flush(i)
+		}
+		return nil
+	}
+	return a.msg.Accumulate(ev)
+}
+
+func (a *accumulator) checkIndex(ev sdk.MessageStreamEventUnion) error {
+	if ev.Index < 0 || ev.Index >= int64(len(a.msg.Content)) {
+		return fmt.Errorf("%s for content block %d, but %d blocks have started", ev.Type, ev.Index, len(a.msg.Content))
+	}
+	return nil
+}
+
+// flush sets the gathered text of block i on it.
+func (a *accumulator) flush(i int64) {
+	p := a.open[i]
+	if p == nil {
+		return
+	}
+	delete(a.open, i)
+	cb := &a.msg.Content[i]
+	cb.Text += p.text.String()
+	cb.Thinking += p.thinking.String()
+	cb.Signature += p.signature.String()
 }
 
 // event translates a stream event into the llm event it announces, if any.

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -43,6 +44,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Provider is the name used in Name() and in errors; "" means "openai".
 	Provider string
+	// Limits bound every stream: time to the first byte, silence mid-stream
+	// and the reply's size.
+	Limits guard.Limits
 }
 
 // Model is an OpenAI or OpenAI-compatible chat model. It is safe for
@@ -54,6 +58,7 @@ type Model struct {
 	// servers know max_tokens but not max_completion_tokens.
 	custom bool
 	chat   openai.ChatCompletionService
+	limits guard.Limits
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -121,6 +126,7 @@ func New(cfg Config) (*Model, error) {
 		model:    cfg.Model,
 		custom:   custom,
 		chat:     openai.NewChatCompletionService(opts...),
+		limits:   cfg.Limits.WithDefaults(),
 	}, nil
 }
 
@@ -139,16 +145,22 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		// Cancelling on return tears the connection down however the
-		// iteration ends, including when the consumer stops early.
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
+		// The watch cancels the request when the server takes too long to
+		// answer or falls silent; stopping it on return tears the connection
+		// down however the iteration ends, including when the consumer stops
+		// early.
+		ctx, watch := guard.Start(ctx, m.limits)
+		defer watch.Stop()
 
 		var httpResp *http.Response
-		stream := m.chat.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+		stream := m.chat.NewStreaming(ctx, params, option.WithResponseInto(&httpResp),
+			option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+				return watch.Middleware(r, next)
+			}))
 		defer stream.Close()
 
 		asm := newAssembler()
+		budget := guard.NewBudget(m.limits)
 		chunks := 0
 		for stream.Next() {
 			// A cancelled stream may still hold buffered chunks; they must
@@ -157,7 +169,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 				break
 			}
 			chunks++
-			events, err := asm.add(stream.Current())
+			chunk := stream.Current()
+			if err := budget.Add(contentBytes(chunk)); err != nil {
+				yield(llm.Event{}, m.errorf(llm.ErrOther, fmt.Errorf("after %d chunks: %w", chunks, err)))
+				return
+			}
+			events, err := asm.add(chunk)
 			if err != nil {
 				yield(llm.Event{}, m.errorf(llm.ErrServer, fmt.Errorf("malformed stream: chunk %d: %w", chunks, err)))
 				return
@@ -170,6 +187,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 					return
 				}
 			}
+		}
+		if err := watch.Err(); err != nil {
+			yield(llm.Event{}, m.errorf(llm.ErrTimeout, fmt.Errorf("%w, after %d chunks", err, chunks)))
+			return
 		}
 		if ctx.Err() != nil {
 			yield(llm.Event{}, m.cancelled(ctx, chunks))

@@ -118,6 +118,20 @@ func (a *assembler) toolCall(i int) openai.ChatCompletionMessageToolCallUnion {
 	return a.acc.Choices[0].Message.ToolCalls[i]
 }
 
+// contentBytes is how much a chunk adds to the reply, in every choice a
+// server sends: text, refusal, reasoning and tool calls.
+func contentBytes(chunk openai.ChatCompletionChunk) int {
+	n := 0
+	for _, ch := range chunk.Choices {
+		d := ch.Delta
+		n += len(d.Content) + len(d.Refusal) + len(reasoning(d))
+		for _, tc := range d.ToolCalls {
+			n += len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
+		}
+	}
+	return n
+}
+
 // reasoning returns the reasoning text a delta carries, if any. Compatible
 // servers use reasoning_content (DeepSeek, vLLM, llama.cpp, Qwen) or
 // reasoning (newer vLLM, Ollama, OpenRouter); the first present wins.
