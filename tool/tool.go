@@ -53,6 +53,12 @@ type Env struct {
 	ToolUseID string
 	// Turn is the model turn the call belongs to, set by the loop.
 	Turn *Turn
+	// Readable, when set, reports whether a search or listing (Grep, Glob,
+	// LS) may show the file or directory at the absolute path: the loop
+	// fills it from the permission rules, since one call shows many files
+	// that no rule was asked about. Tools leave out what it rejects and do
+	// not descend into a rejected directory; nil shows everything.
+	Readable func(path string) bool
 }
 
 // Turn is the model exchange a tool call came from: the request as sent,

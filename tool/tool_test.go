@@ -236,7 +236,7 @@ func TestTypedCall(t *testing.T) {
 			if d := cmp.Diff(tt.want, gotIn); d != "" {
 				t.Errorf("decoded input (-want +got):\n%s", d)
 			}
-			if gotEnv != env {
+			if gotEnv.Cwd != env.Cwd || gotEnv.SessionID != env.SessionID || gotEnv.ToolUseID != env.ToolUseID || gotEnv.Turn != env.Turn {
 				t.Errorf("Run got env %+v, want %+v", gotEnv, env)
 			}
 			if d := cmp.Diff(tool.Text("done"), res); d != "" {

@@ -190,10 +190,12 @@ func fsFailure(verb, path string, err error) (tool.Result, error) {
 
 // walkTree walks the directory root depth-first in lexical order, calling
 // visit for everything below it with its path (under root as given, even
-// when root is a symlink) and its slash-separated path relative to root.
-// Unreadable subdirectories are skipped rather than failing the walk; visit
-// may return fs.SkipDir for a directory. The walk stops when ctx is done.
-func walkTree(ctx context.Context, root string, visit func(path, rel string, d fs.DirEntry) error) error {
+// when root is a symlink), where it really is (under root resolved), and
+// its slash-separated path relative to root. Symbolic links below root are
+// reported, never followed. Unreadable subdirectories are skipped rather
+// than failing the walk; visit may return fs.SkipDir for a directory. The
+// walk stops when ctx is done.
+func walkTree(ctx context.Context, root string, visit func(path, real, rel string, d fs.DirEntry) error) error {
 	resolved, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return err
@@ -215,6 +217,25 @@ func walkTree(ctx context.Context, root string, visit func(path, rel string, d f
 		if err != nil {
 			return err
 		}
-		return visit(filepath.Join(root, rel), filepath.ToSlash(rel), d)
+		return visit(filepath.Join(root, rel), p, filepath.ToSlash(rel), d)
 	})
+}
+
+// shown reports whether a search or listing may show the entry at path
+// (real: where it really is; d: its entry, when known). Env.Readable must
+// accept it under both names and, for a symbolic link, where the link
+// leads: a link is no way round a rule that hides its target.
+func shown(env tool.Env, path, real string, d fs.DirEntry) bool {
+	if env.Readable == nil {
+		return true
+	}
+	if !env.Readable(path) || (real != path && !env.Readable(real)) {
+		return false
+	}
+	if d != nil && d.Type()&fs.ModeSymlink != 0 {
+		if dest, err := filepath.EvalSymlinks(real); err == nil {
+			return env.Readable(dest)
+		}
+	}
+	return true
 }

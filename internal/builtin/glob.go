@@ -83,14 +83,14 @@ func runGlob(ctx context.Context, o Options, env tool.Env, in GlobInput) (tool.R
 	prune := newGlobPruner(pattern)
 
 	var found []globMatch
-	err := walkTree(ctx, root, func(p, rel string, d fs.DirEntry) error {
+	err := walkTree(ctx, root, func(p, real, rel string, d fs.DirEntry) error {
 		if d.IsDir() {
-			if isVCSDir(d.Name()) || !prune.mayContain(rel) {
+			if isVCSDir(d.Name()) || !prune.mayContain(rel) || !shown(env, p, real, d) {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !doublestar.MatchUnvalidated(pattern, rel) {
+		if !doublestar.MatchUnvalidated(pattern, rel) || !shown(env, p, real, d) {
 			return nil
 		}
 		var mtime time.Time

@@ -188,14 +188,16 @@ func runGrep(ctx context.Context, o Options, types map[string][]string, env tool
 			out.add(f)
 		}
 	} else {
-		err = walkTree(ctx, root, func(p, rel string, d fs.DirEntry) error {
+		err = walkTree(ctx, root, func(p, real, rel string, d fs.DirEntry) error {
 			if d.IsDir() {
-				if isVCSDir(d.Name()) || d.Name() == "node_modules" || g.excluded(rel, d.Name()) {
+				if isVCSDir(d.Name()) || d.Name() == "node_modules" || g.excluded(rel, d.Name()) || !shown(env, p, real, d) {
 					return fs.SkipDir
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() || !g.wanted(rel, d.Name()) {
+			// Links are not followed, so a file is only ever read where
+			// the walk found it.
+			if !d.Type().IsRegular() || !g.wanted(rel, d.Name()) || !shown(env, p, real, d) {
 				return nil
 			}
 			fi, err := d.Info()

@@ -71,11 +71,16 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 		return false
 	}
 
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fsFailure("list", root, err)
+	}
+
 	// Breadth first, so that a cap leaves a view of the whole top of the
 	// tree rather than the bottom of its first branch.
-	type dir struct{ abs, rel string }
+	type dir struct{ abs, real, rel string }
 	children := map[string][]fs.DirEntry{} // by rel ("" for root)
-	queue := []dir{{root, ""}}
+	queue := []dir{{root, real, ""}}
 	count, truncated := 0, false
 	for len(queue) > 0 && !truncated {
 		if ctx.Err() != nil {
@@ -89,7 +94,8 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 		}
 		for _, e := range entries {
 			rel := path.Join(d.rel, e.Name())
-			if (e.IsDir() && isVCSDir(e.Name())) || ignored(rel, e.Name()) {
+			abs, real := filepath.Join(d.abs, e.Name()), filepath.Join(d.real, e.Name())
+			if (e.IsDir() && isVCSDir(e.Name())) || ignored(rel, e.Name()) || !shown(env, abs, real, e) {
 				continue
 			}
 			if count == o.LSMaxEntries {
@@ -99,7 +105,7 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 			count++
 			children[d.rel] = append(children[d.rel], e)
 			if e.IsDir() && !lsNoExpand(e.Name()) {
-				queue = append(queue, dir{filepath.Join(d.abs, e.Name()), rel})
+				queue = append(queue, dir{abs, real, rel})
 			}
 		}
 	}

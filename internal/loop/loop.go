@@ -21,6 +21,13 @@ type Permitter interface {
 	Permit(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) error
 }
 
+// ReadFilterer is a Permitter that also decides which files a permitted
+// call may show in a search or listing: the loop puts its answer in the
+// call's Env.Readable.
+type ReadFilterer interface {
+	ReadFilter(name string, t tool.Tool, env tool.Env) func(path string) bool
+}
+
 // Step is a message the loop produced: the model's reply, or the user
 // message carrying tool results.
 type Step struct {
@@ -58,6 +65,10 @@ type Config struct {
 	Tools         *tool.Set
 	Permit        Permitter // nil allows every call
 	MaxTurns      int       // model calls allowed; 0 means no limit
+	// MaxToolInputBytes bounds the JSON input of one tool call; a larger
+	// one is refused before it is decoded. 0 means
+	// DefaultMaxToolInputBytes.
+	MaxToolInputBytes int64
 	// Agent names the agent for the model request ("main" for main sessions).
 	Agent     string
 	MaxTokens int64
@@ -332,6 +343,11 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 			r := errResult("%v", err)
 			r.denied = true
 			return r
+		}
+		if rf, ok := cfg.Permit.(ReadFilterer); ok {
+			if f := rf.ReadFilter(use.Name, t, env); f != nil {
+				env.Readable = f
+			}
 		}
 	}
 	defer func() {

@@ -657,3 +657,37 @@ func TestLongHistoryIsCompactedBeforeTheFirstCall(t *testing.T) {
 		t.Errorf("hook saw %+v before the first call; first request had %d messages", seen, firstLen)
 	}
 }
+
+// filteringPermit allows every call and hides paths with "secret" in them.
+type filteringPermit struct{}
+
+func (filteringPermit) Permit(context.Context, string, tool.Tool, tool.Env, json.RawMessage) error {
+	return nil
+}
+
+func (filteringPermit) ReadFilter(string, tool.Tool, tool.Env) func(string) bool {
+	return func(path string) bool { return !strings.Contains(path, "secret") }
+}
+
+// The permission layer's read filter reaches the tool through its Env.
+func TestReadFilterReachesTheTool(t *testing.T) {
+	probe := tool.New(tool.Info{Name: "Probe", Access: tool.AccessRead},
+		func(_ context.Context, env tool.Env, in echoIn) (tool.Result, error) {
+			if env.Readable == nil {
+				return tool.Text("no filter"), nil
+			}
+			return tool.Text(fmt.Sprintf("%s readable: %v", in.Text, env.Readable(in.Text))), nil
+		})
+	cfg := Config{
+		Model: scripted(&llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{use("u1", "Probe", `{"text":"/ws/secret.txt"}`)}}, StopReason: llm.StopToolUse},
+			&llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("done")}}}),
+		Tools: set(t, probe), Permit: filteringPermit{},
+	}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Messages[2].Content[0].ResultText(); got != "/ws/secret.txt readable: false" {
+		t.Errorf("tool saw %q", got)
+	}
+}
