@@ -119,6 +119,12 @@ type Outcome struct {
 	Warnings []string
 }
 
+// DefaultMaxToolInputBytes bounds a tool call's input when
+// Config.MaxToolInputBytes is 0. A model cannot write more than its output
+// tokens allow (128,000 tokens is under 1 MiB), so a larger input is a
+// broken or hostile reply, not work.
+const DefaultMaxToolInputBytes = 1 << 20
+
 const (
 	SubtypeSuccess   = "success"
 	SubtypeMaxTurns  = "error_max_turns"
@@ -321,6 +327,16 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 	}
 	if err := ctx.Err(); err != nil {
 		return errResult("Interrupted: the run was stopped before %s started.", use.Name)
+	}
+	// Checked before anything decodes the input or quotes it back: an
+	// oversized input costs memory in every step after this one, and the
+	// model gets its size, never its text.
+	limit := cfg.MaxToolInputBytes
+	if limit <= 0 {
+		limit = DefaultMaxToolInputBytes
+	}
+	if n := int64(len(use.Input)); n > limit {
+		return errResult("InputTooLarge: the input of this %s call is %d bytes, over the limit of %d bytes (limits.maxToolInputBytes); the call did not run. Do the work in smaller calls.", use.Name, n, limit)
 	}
 	env := cfg.Env
 	env.ToolUseID = use.ID
