@@ -469,14 +469,9 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	}
 }
 
-// notify sends the one notification of a task, unless a blocking
-// TaskOutput already took the result.
+// notify sends the one notification of a task, unless a tool that reads
+// results already took it (deliver.go).
 func (s *Service) notify(t *liveTask, status task.Status, text, errText string, tokens int64, toolUses int, res *runner.Result) {
-	first, err := s.cfg.Tasks.MarkNotified(context.Background(), t.id)
-	if err != nil || !first || t.skip {
-		// A child that answered ANNOUNCE_SKIP posts nothing.
-		return
-	}
 	verb := map[task.Status]string{
 		task.StatusCompleted: "completed", task.StatusFailed: "failed", task.StatusKilled: "was stopped", task.StatusTimeout: "timed out",
 	}[status]
@@ -492,7 +487,11 @@ func (s *Service) notify(t *liveTask, status task.Status, text, errText string, 
 		"Description": t.description, "Verb": verb, "Result": result,
 		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
 	})
-	s.cfg.Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)})
+	// A child that answered ANNOUNCE_SKIP posts nothing.
+	entry := queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)}
+	if !s.post(t.id, entry, t.skip) {
+		return
+	}
 	s.system(t.rootSessionID, "task_notification", map[string]any{
 		"task_id": t.id, "tool_use_id": t.toolUseID, "status": streamStatus(status), "output_file": t.outputFile,
 		"summary": fmt.Sprintf("Agent %q %s", t.description, verb),

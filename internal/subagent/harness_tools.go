@@ -534,8 +534,8 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 }
 
 // awaitLive waits up to d for a running agent to end; ok reports that it
-// did, and r is its reply. A background task's result read here is not
-// notified again, as with task_output.
+// did, and r is its reply. A background task's result is delivered once
+// (deliver.go): one its notification already brought is not repeated.
 func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Duration) (r harnessReply, ok bool) {
 	// Waiting through awaitTerminal makes the run hand its result to this
 	// wait instead of notifying, as for a blocking task_output.
@@ -548,10 +548,12 @@ func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Dur
 	lt.mu.Lock()
 	res, status, background := lt.final, lt.status, lt.background
 	lt.mu.Unlock()
-	if background {
-		h.s.cfg.Tasks.MarkNotified(context.Background(), lt.id)
+	r = harnessFinal(lt.agentType, lt.id, res, status, nil)
+	if background && !h.s.claim(ctx, lt.id) {
+		r.err, r.reply, r.hasReply = "", "", false
+		r.notes = append(r.notes, alreadyDelivered)
 	}
-	return harnessFinal(lt.agentType, lt.id, res, status, nil), true
+	return r, true
 }
 
 // labelOf is the label an agent was given, if any.
@@ -591,8 +593,10 @@ func harnessStatus(st task.Status) string {
 }
 
 // taskReport describes a task in the harness form: the agent's three lines,
-// task_id, status, then its result, error or output so far.
-func taskReport(rec task.Task, lt *liveTask) string {
+// task_id, status, then its result, error or output so far. delivered says
+// that the model already has the ended task's result from its
+// notification: it is not repeated.
+func taskReport(rec task.Task, lt *liveTask, delivered bool) string {
 	id := rec.ID
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
@@ -602,6 +606,8 @@ func taskReport(rec task.Task, lt *liveTask) string {
 	fmt.Fprintf(&b, "status: %s", harnessStatus(rec.Status))
 	result := strings.TrimSpace(rec.Result)
 	switch {
+	case delivered:
+		fmt.Fprintf(&b, "\nnote: %s", alreadyDelivered)
 	case rec.Status == task.StatusCompleted:
 		if result == "" {
 			result = "(The agent finished without a final message.)"
@@ -690,13 +696,9 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessT
 			return harnessErr("%v", err), nil
 		}
 	}
-	if rec.Status.Terminal() {
-		// Whoever reads the end first delivers it; the notification is
-		// then suppressed (S-N1).
-		h.s.cfg.Tasks.MarkNotified(context.Background(), rec.ID)
-	}
+	delivered := rec.Status.Terminal() && !h.s.claim(ctx, rec.ID)
 	return tool.Result{
-		Content: []llm.Block{llm.Text(taskReport(rec, lt))},
+		Content: []llm.Block{llm.Text(taskReport(rec, lt, delivered))},
 		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
 	}, nil
 }
@@ -858,11 +860,12 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 		if err != nil {
 			lt, rec = e.lt, e.rec
 		}
+		delivered := false
 		if rec.Status.Terminal() {
 			finished++
-			s.cfg.Tasks.MarkNotified(context.Background(), rec.ID)
+			delivered = !s.claim(ctx, rec.ID)
 		}
-		reports[i] = taskReport(rec, lt)
+		reports[i] = taskReport(rec, lt, delivered)
 		statuses[harnessTaskID(rec.ID)] = harnessStatus(rec.Status)
 	}
 	mode := "all"

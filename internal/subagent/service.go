@@ -99,6 +99,9 @@ type Service struct {
 	// session being continued, a name being taken — so that two spawns in
 	// flight cannot both pass the same check.
 	reserved map[string]bool
+	// delivery makes a notification's "mark notified, then queue" one
+	// step for the tools that read results (deliver.go).
+	delivery sync.Mutex
 }
 
 // New checks cfg and returns a Service.

@@ -120,15 +120,9 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 			return tool.Result{}, err
 		}
 	}
-	delivered := false
-	if rec.Status.Terminal() {
-		// Whoever reads the end first delivers it; the notification is
-		// then suppressed (S-N1). If the notification won but still waits
-		// in the queue, it is withdrawn and this call delivers the result;
-		// if the agent has already read it, the result is not repeated.
-		won, err := s.cfg.Tasks.MarkNotified(context.WithoutCancel(ctx), rec.ID)
-		delivered = err == nil && !won && !s.cfg.Queue.Withdraw(rec.ID)
-	}
+	// Delivered once (deliver.go): a result the notification already
+	// brought is not repeated.
+	delivered := rec.Status.Terminal() && !s.claim(ctx, rec.ID)
 	var out string
 	switch {
 	case delivered:
