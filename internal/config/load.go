@@ -279,6 +279,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 	if err := s.Subagents.validate(bad); err != nil {
 		return err
 	}
+	if err := s.Limits.validate(bad); err != nil {
+		return err
+	}
 	for name, p := range s.Providers {
 		if p.Type == "" && (name == "anthropic" || name == "openai") {
 			p.Type = name

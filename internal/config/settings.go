@@ -26,6 +26,8 @@ type Settings struct {
 	Subagents Subagents `json:"subagents"`
 	// Compaction tunes automatic context compaction.
 	Compaction Compaction `json:"compaction"`
+	// Limits bound model streams, replies and tool inputs.
+	Limits Limits `json:"limits"`
 	// Agents are agent definitions keyed by name; the agent package checks
 	// them, so they are kept raw here. Layers merge them by name.
 	Agents json.RawMessage `json:"agents"`
