@@ -237,7 +237,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	r.subagents, err = subagent.New(subagent.Config{
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
-		BaseTools: func() []tool.Tool { return r.builtins }, MainCwd: cwd,
+		ParseModel: func(name string) (provider.Ref, error) { return provider.Parse(name, r.providerConfig()) },
+		BaseTools:  func() []tool.Tool { return r.builtins }, MainCwd: cwd,
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
 		Fork:       s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction: compaction(s.Compaction),

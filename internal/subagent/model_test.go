@@ -1,10 +1,14 @@
 package subagent
 
 import (
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // TestChildModelChain checks S-A3: call > definition > subagents.model >
@@ -66,5 +70,68 @@ func TestChildModelChain(t *testing.T) {
 				t.Errorf("caller's totals by model = %v, want only %q", byModel, tt.want)
 			}
 		})
+	}
+}
+
+// TestCallCannotChooseTheScriptedModel: a model's tool input may not select
+// the scripted model, whose name is a file path (Agent{model:
+// "script:/etc/passwd"} read the file, issue 8 item 4). The name is never
+// resolved — nothing is read — and the child runs on the next model of the
+// chain, with a warning that does not quote any file.
+func TestCallCannotChooseTheScriptedModel(t *testing.T) {
+	for _, name := range []string{"script:/etc/passwd", "script/etc/passwd", " script:notes.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, setup{
+				agents:    map[string]string{"probe": agentFile("probe", "Probes", "model: haiku\n", "Probe.")},
+				subagents: config.Subagents{Surface: "claude"},
+			})
+			var mu sync.Mutex
+			var resolved []string
+			resolve := h.svc.cfg.Resolve
+			h.svc.cfg.Resolve = func(n string) (llm.Model, provider.Ref, error) {
+				mu.Lock()
+				resolved = append(resolved, n)
+				mu.Unlock()
+				return resolve(n)
+			}
+			res := h.mustCall(h.mainCaller(), "toolu_1", AgentInput{Description: "probe", Prompt: "hi", SubagentType: "probe", Model: name})
+			if res.IsError {
+				t.Fatalf("spawn failed: %s", resultText(res))
+			}
+			if got := h.firstRequest("probe").model; got != "haiku" {
+				t.Errorf("child ran on %q, want the definition's haiku", got)
+			}
+			if slices.Contains(resolved, name) {
+				t.Errorf("the call's model %q was resolved (resolved: %q)", name, resolved)
+			}
+			if text := resultText(res); !strings.Contains(text, "a tool call cannot choose the scripted model") {
+				t.Errorf("result lacks the refusal:\n%s", text)
+			}
+		})
+	}
+}
+
+// TestSessionsSpawnCannotChooseTheScriptedModel: the gateway's
+// sessions_spawn model input obeys the same rule.
+func TestSessionsSpawnCannotChooseTheScriptedModel(t *testing.T) {
+	h := newProfileHarness(t, setup{}, "gateway")
+	var resolved []string
+	var mu sync.Mutex
+	resolve := h.svc.cfg.Resolve
+	h.svc.cfg.Resolve = func(n string) (llm.Model, provider.Ref, error) {
+		mu.Lock()
+		resolved = append(resolved, n)
+		mu.Unlock()
+		return resolve(n)
+	}
+	c := h.mainCaller()
+	res := mustInvokeTool(t, h.svc.gatewayTools(c), "sessions_spawn", c, SessionsSpawnInput{Task: "x", Model: "script:/etc/passwd"})
+	if !strings.Contains(resultText(res), "a tool call cannot choose the scripted model") {
+		t.Errorf("reply lacks the refusal:\n%s", resultText(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.Contains(resolved, "script:/etc/passwd") {
+		t.Errorf("sessions_spawn's model was resolved")
 	}
 }

@@ -46,7 +46,12 @@ type Config struct {
 	Policy permission.Policy
 	// Resolve builds the model with this name.
 	Resolve func(name string) (llm.Model, provider.Ref, error)
-	Pricing provider.Pricing
+	// ParseModel says which provider a model name selects, reading
+	// nothing; nil parses with no aliases or custom providers. A model
+	// named in a tool call is parsed before it is resolved, to refuse the
+	// scripted model.
+	ParseModel func(name string) (provider.Ref, error)
+	Pricing    provider.Pricing
 	// BaseTools returns every tool a child may be given, spawn tools aside.
 	BaseTools func() []tool.Tool
 	// MainCwd is the main workspace.
@@ -485,14 +490,26 @@ func taskPairs(rules []agent.TaskRule) [][2]string {
 // model picks the child's model (S-A3): the call's, the definition's, the
 // subagents default, else the parent's. "inherit" means the parent's; a
 // name that does not resolve is skipped with a warning.
+//
+// The call's model comes from a model's tool input, and may not be the
+// scripted model: its name is a file path, and loading it reads that file.
+// Only the user picks it (--model, settings, an agent definition).
 func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []string) {
 	var warnings []string
-	for _, cand := range []struct{ name, from string }{{call, "the call's model"}, {def, "the agent's model"}, {s.cfg.Settings.Model, "subagents.model"}} {
+	type candidate struct {
+		name, from string
+		byTool     bool // named in a model's tool call
+	}
+	for _, cand := range []candidate{{call, "the call's model", true}, {def, "the agent's model", false}, {s.cfg.Settings.Model, "subagents.model", false}} {
 		if cand.name == "" {
 			continue
 		}
 		if cand.name == "inherit" {
 			break
+		}
+		if cand.byTool && s.scripted(cand.name) {
+			warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (a tool call cannot choose the scripted model; only --model, settings or an agent definition can); falling back", cand.from, cand.name))
+			continue
 		}
 		m, ref, err := s.cfg.Resolve(cand.name)
 		if err == nil {
@@ -501,6 +518,17 @@ func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []
 		warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (%v); falling back", cand.from, cand.name, err))
 	}
 	return c.Model, c.Ref, warnings
+}
+
+// scripted reports whether name selects the scripted model, without
+// building (or reading) anything.
+func (s *Service) scripted(name string) bool {
+	parse := s.cfg.ParseModel
+	if parse == nil {
+		parse = func(n string) (provider.Ref, error) { return provider.Parse(n, provider.Config{}) }
+	}
+	ref, err := parse(name)
+	return err == nil && ref.Provider == "script"
 }
 
 // create makes the child session: parent id, session key and title (S-L1).
