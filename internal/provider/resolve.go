@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/provider/anthropic"
+	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/provider/openai"
 	"github.com/cadre-dev/cadre/internal/provider/script"
 	"github.com/cadre-dev/cadre/llm"
@@ -34,6 +35,9 @@ type Config struct {
 	Getenv     func(string) string
 	HTTPClient *http.Client
 	Retry      RetryPolicy
+	// Limits bound every stream of the anthropic and openai models: a
+	// stall ends in an error that Retry retries.
+	Limits guard.Limits
 }
 
 // builtinAliases are Claude Code's short names; settings may override them.
@@ -139,9 +143,9 @@ func build(ref Ref, cfg Config) (llm.Model, error) {
 	}
 	switch typ {
 	case "anthropic":
-		return anthropic.New(anthropic.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient})
+		return anthropic.New(anthropic.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Limits: cfg.Limits})
 	case "openai":
-		return openai.New(openai.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Provider: ref.Provider})
+		return openai.New(openai.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Provider: ref.Provider, Limits: cfg.Limits})
 	}
 	return nil, configErr(fmt.Sprintf("provider %q has type %q; want anthropic or openai", ref.Provider, typ))
 }
