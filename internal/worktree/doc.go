@@ -25,5 +25,9 @@
 // Everything is done by the git binary on PATH, with the repository
 // located explicitly (-C), prompts disabled and repository-locating
 // environment variables (GIT_DIR and friends) dropped; no git configuration
-// is relied on and nothing is committed.
+// is relied on and nothing is committed. The repository is not trusted:
+// every git call runs with the programs its configuration could start
+// (fsmonitor, hooks, filter drivers, transports) switched off, so files in
+// .git or a committed .gitattributes cannot make cadre run a command (see
+// git.go). Files under a filter (Git LFS, say) are checked out as stored.
 package worktree

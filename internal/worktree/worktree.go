@@ -156,9 +156,17 @@ func Create(ctx context.Context, cwd, name string) (*Tree, error) {
 	if err := os.MkdirAll(loc.stateDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("worktree: making %s: %w", loc.stateDir(), err)
 	}
-	if _, err := git(ctx, loc.top, "worktree", "add", "--quiet", "-b", t.Branch, t.Path, base); err != nil {
+	// The checkout is a command of its own, run in the new tree: what
+	// configuration applies there (an includeIf on its git dir or branch)
+	// is only known once it exists, and git would otherwise check out from
+	// the main tree's point of view (see filterDrivers).
+	if _, err := git(ctx, loc.top, "worktree", "add", "--quiet", "--no-checkout", "-b", t.Branch, t.Path, base); err != nil {
 		t.undoCreate(ctx)
 		return nil, fmt.Errorf("worktree: creating %s on branch %s: %w", t.Path, t.Branch, err)
+	}
+	if _, err := git(ctx, t.Path, "reset", "--hard", "--quiet", "--no-recurse-submodules"); err != nil {
+		t.undoCreate(ctx)
+		return nil, fmt.Errorf("worktree: checking out %s in %s: %w", base, t.Path, err)
 	}
 	// Best effort: only Sweep reads the record, and a tree without it is
 	// still usable (Finish then keeps it, as it cannot tell what changed).
@@ -265,12 +273,21 @@ func (t *Tree) Finish(ctx context.Context) (Outcome, error) {
 	}
 	var moved []string // why the tree counts as changed beyond commits and status
 	if present {
-		status, err := git(ctx, t.Path, "status", "--porcelain", "-z", "--untracked-files=normal")
+		// --ignore-submodules=dirty: a checked-out submodule is a repository
+		// with a configuration of its own, which git would run status in;
+		// submoduleReasons keeps such a tree instead.
+		status, err := git(ctx, t.Path, "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
 		if err != nil {
 			out.Kept = true
 			return out, fmt.Errorf("worktree: checking for changes in %s: %w", t.Path, err)
 		}
 		out.Dirty = status != ""
+		subs, err := submoduleReasons(ctx, t.Path)
+		if err != nil {
+			out.Kept = true
+			return out, fmt.Errorf("worktree: checking the submodules of %s: %w", t.Path, err)
+		}
+		moved = append(moved, subs...)
 		head, _, err := refCommit(ctx, t.Path, "HEAD")
 		if err != nil {
 			out.Kept = true
@@ -315,6 +332,63 @@ func (t *Tree) Finish(ctx context.Context) (Outcome, error) {
 	}
 	out.Summary = "no changes; worktree removed"
 	return out, nil
+}
+
+// submoduleReasons names the submodules of the tree at dir (those
+// .gitmodules lists) whose directory is not empty: their state is not
+// inspected (see Finish), so they are a reason to keep the tree.
+func submoduleReasons(ctx context.Context, dir string) ([]string, error) {
+	if _, err := os.Lstat(filepath.Join(dir, ".gitmodules")); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	env, err := gitEnv(fixedOverrides())
+	if err != nil {
+		return nil, err
+	}
+	// Reading a file of configuration syntax runs nothing, and --file does
+	// not follow its includes.
+	out, err := run(ctx, dir, env, "config", "--file", ".gitmodules", "-z", "--get-regexp", `^submodule\..*\.path$`)
+	if err != nil {
+		if exitCode(err) == 1 { // no submodule paths
+			return nil, nil
+		}
+		return nil, err
+	}
+	var reasons []string
+	for _, entry := range strings.Split(out, "\x00") {
+		_, path, ok := strings.Cut(entry, "\n")
+		if !ok || path == "" {
+			continue
+		}
+		full := filepath.Join(dir, path)
+		if _, inside := relInside(dir, full); !inside || full == dir {
+			continue
+		}
+		if !nonEmptyDir(full) {
+			continue // not there, or not checked out
+		}
+		if _, err := os.Lstat(filepath.Join(full, ".git")); err == nil {
+			reasons = append(reasons, "submodule "+path+" checked out")
+		} else {
+			reasons = append(reasons, "files in submodule directory "+path)
+		}
+	}
+	return reasons, nil
+}
+
+// nonEmptyDir reports whether path is a directory (not a symlink to one)
+// with at least one entry.
+func nonEmptyDir(path string) bool {
+	if fi, err := os.Lstat(path); err != nil || !fi.IsDir() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) > 0
 }
 
 // remove deletes an unchanged worktree and its branch.
