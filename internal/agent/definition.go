@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cadre-dev/cadre/internal/excerpt"
 )
 
 // Format says which file format (or API) a definition was written in; it
@@ -180,9 +182,9 @@ func ValidateName(name string) error {
 	case name == "":
 		return fmt.Errorf("agent name is empty: want 1 to 64 letters, digits, '_' or '-'")
 	case strings.ContainsAny(name, `/\`) || strings.Contains(name, ".."):
-		return fmt.Errorf("agent name %q is refused: it contains a path separator or \"..\" (path traversal); want letters, digits, '_' or '-'", name)
+		return fmt.Errorf("agent name %s is refused: it contains a path separator or \"..\" (path traversal); want letters, digits, '_' or '-'", excerpt.Quote(name))
 	case len(name) > 64:
-		return fmt.Errorf("agent name %q is %d characters long: at most 64 are allowed", name, len(name))
+		return fmt.Errorf("agent name %s is %d characters long: at most 64 are allowed", excerpt.Quote(name), len(name))
 	}
 	for i, r := range name {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
@@ -191,9 +193,9 @@ func ValidateName(name string) error {
 		}
 		if !ok {
 			if i == 0 && (r == '_' || r == '-') {
-				return fmt.Errorf("agent name %q must start with a letter or digit", name)
+				return fmt.Errorf("agent name %s must start with a letter or digit", excerpt.Quote(name))
 			}
-			return fmt.Errorf("agent name %q has a bad character %q: only letters, digits, '_' and '-' are allowed", name, r)
+			return fmt.Errorf("agent name %s has a bad character %q: only letters, digits, '_' and '-' are allowed", excerpt.Quote(name), r)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 	"github.com/cadre-dev/cadre/internal/suggest"
 )
@@ -118,16 +119,16 @@ func (p *parser) fields(root *yaml.Node, d *Definition) {
 		key := k.Value
 		if first, dup := seen[key]; dup {
 			if p.lines {
-				p.errorf(k, key, "given twice (first on line %d)", first)
+				p.errorf(k, excerpt.Clip(key), "given twice (first on line %d)", first)
 			} else {
-				p.errorf(k, key, "given twice")
+				p.errorf(k, excerpt.Clip(key), "given twice")
 			}
 			continue
 		}
 		seen[key] = p.line(k)
 		p.nodes[key] = k
 		if !slices.Contains(known, key) {
-			msg := fmt.Sprintf("unknown field %q ignored", key)
+			msg := fmt.Sprintf("unknown field %s ignored", excerpt.Quote(key))
 			if s, ok := suggest.Closest(key, known); ok {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
@@ -313,7 +314,7 @@ func (p *parser) count(n *yaml.Node, key string) (int, bool) {
 		}
 		switch {
 		case err != nil:
-			p.errorf(n, key, "%q is out of range", n.Value)
+			p.errorf(n, key, "%s is out of range", excerpt.Quote(n.Value))
 		case i < 0:
 			p.errorf(n, key, "must not be negative, got %d", i)
 		default:
@@ -357,7 +358,7 @@ func oneOf(s string, allowed ...string) (string, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("%q is not valid: want one of %s", s, strings.Join(allowed, ", "))
+	return "", fmt.Errorf("%s is not valid: want one of %s", excerpt.Quote(s), strings.Join(allowed, ", "))
 }
 
 func permissionModes() []string {
@@ -432,7 +433,7 @@ func (p *parser) workspace(n *yaml.Node, key string) *Workspace {
 		case "path":
 			w.Path = strings.TrimSpace(p.text(v, key+".path"))
 		default:
-			p.warnf(k, key, "unknown field %q ignored (want mode or path)", k.Value)
+			p.warnf(k, key, "unknown field %s ignored (want mode or path)", excerpt.Quote(k.Value))
 		}
 	}
 	return w
@@ -450,7 +451,7 @@ func (p *parser) headers(n *yaml.Node, key string) map[string]string {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
 		if v.Kind != yaml.ScalarNode || isNull(v) {
-			p.errorf(v, key+"."+k.Value, "want a string, got %s", frontmatter.Describe(v))
+			p.errorf(v, key+"."+excerpt.Clip(k.Value), "want a string, got %s", frontmatter.Describe(v))
 			continue
 		}
 		out[k.Value] = v.Value
@@ -461,7 +462,7 @@ func (p *parser) headers(n *yaml.Node, key string) map[string]string {
 func checkURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an absolute http or https URL", s)
+		return fmt.Errorf("%s is not an absolute http or https URL", excerpt.Quote(s))
 	}
 	return nil
 }

@@ -96,6 +96,9 @@ func parseMapping(src string) (*yaml.Node, error) {
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
 		return nil, err
 	}
+	if err := frontmatter.CheckAliases(&doc); err != nil {
+		return nil, fmt.Errorf("yaml: %w", err)
+	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, nil
 	}

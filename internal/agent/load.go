@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 )
 
@@ -186,7 +187,7 @@ func (l *loader) settings(raw json.RawMessage, file string) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		key := root.Content[i].Value
 		if seen[key] {
-			l.problem(&Problem{Path: file, Name: foldName(key), Message: fmt.Sprintf("agents.%s: given twice; the first is used", key)})
+			l.problem(&Problem{Path: file, Name: foldName(key), Message: fmt.Sprintf("agents.%s: given twice; the first is used", excerpt.Clip(key))})
 			continue
 		}
 		seen[key] = true

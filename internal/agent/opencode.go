@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 )
 
@@ -61,7 +62,7 @@ func (p *parser) toolMap(n *yaml.Node, d *Definition) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
-			p.errorf(v, "tools."+k.Value, "want true or false, got %s", frontmatter.Describe(v))
+			p.errorf(v, "tools."+excerpt.Clip(k.Value), "want true or false, got %s", frontmatter.Describe(v))
 			continue
 		}
 		on := v.Value == "true"
@@ -134,7 +135,7 @@ func (p *parser) permission(n *yaml.Node, key string, d *Definition) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := frontmatter.Deref(n.Content[i]), frontmatter.Deref(n.Content[i+1])
-		path := key + "." + k.Value
+		path := key + "." + excerpt.Clip(k.Value)
 		if k.Value == "task" {
 			d.TaskRules = append(d.TaskRules, p.rules(v, path)...)
 			continue
@@ -165,8 +166,8 @@ func (p *parser) permission(n *yaml.Node, key string, d *Definition) {
 			// checks deny, then ask, then allow, whatever the order, so
 			// the override is lost. Say so rather than surprise.
 			if bareAt >= 0 && j > bareAt && actionRank(r.Action) < actionRank(bareAction) {
-				p.warnf(v, path, "%q: %s comes after \"*\": %s; cadre checks deny rules, then ask, then allow, whatever their order, so \"*\": %s also covers %q",
-					r.Pattern, r.Action, bareAction, bareAction, r.Pattern)
+				p.warnf(v, path, "%s: %s comes after \"*\": %s; cadre checks deny rules, then ask, then allow, whatever their order, so \"*\": %s also covers it",
+					excerpt.Quote(r.Pattern), r.Action, bareAction, bareAction)
 			}
 		}
 	}
@@ -188,7 +189,7 @@ func (p *parser) rules(n *yaml.Node, key string) []TaskRule {
 				p.errorf(k, key, "a pattern must be a non-empty string, got %s", frontmatter.Describe(k))
 				continue
 			}
-			if a, ok := p.action(v, key+"."+k.Value); ok {
+			if a, ok := p.action(v, key+"."+excerpt.Clip(k.Value)); ok {
 				out = append(out, TaskRule{Pattern: k.Value, Action: a})
 			}
 		}

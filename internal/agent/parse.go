@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 )
 
@@ -44,7 +46,7 @@ func parseFile(path string, data []byte, format Format, source string) (d Defini
 // parseSettingsEntry reads agents.<key> of the settings.
 func parseSettingsEntry(file, key string, n *yaml.Node) (Definition, []*Problem) {
 	d := Definition{Name: foldName(key), Format: FormatJSON, Source: SourceSettings, Path: file}
-	p := &parser{format: FormatJSON, path: file, prefix: "agents." + key + ".", name: d.Name, nodes: map[string]*yaml.Node{}}
+	p := &parser{format: FormatJSON, path: file, prefix: "agents." + excerpt.Clip(key) + ".", name: d.Name, nodes: map[string]*yaml.Node{}}
 	if n.Kind != yaml.MappingNode {
 		p.errorf(n, "", "want an object with description, prompt, tools and other fields, got %s", frontmatter.Describe(n))
 		return d, p.done(&d)
@@ -165,14 +167,14 @@ func (p *parser) settleName(d *Definition, base string) {
 			p.errorAt(0, "", "%v", err)
 		}
 		if p.nameNode != nil && !strings.EqualFold(p.text(p.nameNode, "name"), base) {
-			p.warnAt(p.lineOf("name"), "name", "ignored: the key (%q) is the agent name", base)
+			p.warnAt(p.lineOf("name"), "name", "ignored: the key (%s) is the agent name", excerpt.Quote(base))
 		}
 	default: // OpenCode and harness files: the file name is the id.
 		if err := ValidateName(base); err != nil {
 			p.errorAt(0, "", "file name: %v", err)
 		}
 		if p.nameNode != nil {
-			p.warnAt(p.lineOf("name"), "name", "ignored: the file name (%q) is the agent name", base)
+			p.warnAt(p.lineOf("name"), "name", "ignored: the file name (%s) is the agent name", excerpt.Quote(base))
 		}
 	}
 	p.name = d.Name
@@ -196,7 +198,13 @@ func (p *parser) fileRef(s, dir string) string {
 	}
 	data, err := readLimited(ref)
 	if err != nil {
-		p.errorf(p.prompt, "prompt", "cannot read %s: %v", ref, err)
+		// The reference is the file's text: quote it as an excerpt, and
+		// the error without the path it would repeat.
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		p.errorf(p.prompt, "prompt", "cannot read %s: %v", excerpt.Quote(ref), err)
 		return ""
 	}
 	return string(data)

@@ -3,11 +3,14 @@ package frontmatter
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/cadre-dev/cadre/internal/excerpt"
 )
 
 // Offset turns a line of the frontmatter text into a file line: the text
@@ -126,7 +129,8 @@ func Deref(n *yaml.Node) *yaml.Node {
 }
 
 // Describe names a node's kind for messages: "a list", "a mapping",
-// "the number 3".
+// "the number 3". A scalar is quoted as an excerpt: messages never repeat
+// a whole value.
 func Describe(n *yaml.Node) string {
 	n = Deref(n)
 	switch n.Kind {
@@ -139,11 +143,70 @@ func Describe(n *yaml.Node) string {
 		case "!!null":
 			return "nothing"
 		case "!!bool":
-			return "the boolean " + n.Value
+			return "the boolean " + excerpt.Clip(n.Value)
 		case "!!int", "!!float":
-			return "the number " + n.Value
+			return "the number " + excerpt.Clip(n.Value)
 		}
-		return strconv.Quote(n.Value)
+		return excerpt.Quote(n.Value)
 	}
 	return "an unexpected value"
+}
+
+// MaxAliasValues bounds how many values aliases may add to a document
+// once expanded. Real files alias a list or two; a few lines of nested
+// aliases can stand for billions of values ("billion laughs").
+const MaxAliasValues = 10_000
+
+// AliasError is a document whose aliases cannot be expanded safely.
+type AliasError struct {
+	// Line is the (1-based) line of the alias at fault in the YAML text.
+	Line int
+	Msg  string
+}
+
+func (e *AliasError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// CheckAliases reports the first alias under n that refers to a value
+// containing it, which no expansion ever finishes, or that makes the
+// aliases stand for more than MaxAliasValues values. yaml.v3 accepts both
+// into a node tree; code that follows aliases (to turn a node into plain
+// values, say) must not see them.
+func CheckAliases(n *yaml.Node) error {
+	c := aliasCheck{open: map[*yaml.Node]bool{}}
+	return c.walk(n, nil)
+}
+
+type aliasCheck struct {
+	open  map[*yaml.Node]bool // the nodes on the path from the root
+	added int                 // values reached through aliases so far
+}
+
+// walk visits n; via is the outermost alias being expanded, nil outside
+// any.
+func (c *aliasCheck) walk(n, via *yaml.Node) error {
+	if n == nil {
+		return nil
+	}
+	if via != nil {
+		if c.added++; c.added > MaxAliasValues {
+			return &AliasError{Line: via.Line, Msg: fmt.Sprintf("aliases expand to more than %d values", MaxAliasValues)}
+		}
+	}
+	if n.Kind == yaml.AliasNode {
+		if c.open[n.Alias] {
+			return &AliasError{Line: n.Line, Msg: "an alias refers to a value that contains it"}
+		}
+		if via == nil {
+			via = n
+		}
+		return c.walk(n.Alias, via)
+	}
+	c.open[n] = true
+	defer delete(c.open, n)
+	for _, child := range n.Content {
+		if err := c.walk(child, via); err != nil {
+			return err
+		}
+	}
+	return nil
 }
