@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -83,7 +82,7 @@ func parseAgentInput(format Format, data []byte) ([]Entry, []Problem) {
 func checkAgentOutput(t *testing.T, format Format, data []byte, entries []Entry, problems []Problem) {
 	t.Helper()
 	input := string(data)
-	file, lines := fuzzPath, bytes.Count(data, []byte("\n"))+1
+	file, lines := fuzzPath, fuzzcheck.Lines(data)
 	if format == FormatJSON {
 		file, lines = fuzzSettingsFile, 0
 	}

@@ -6,6 +6,7 @@
 package fuzzcheck
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -48,6 +49,25 @@ func NoEcho(t testing.TB, what, input, text string) {
 		t.Errorf("%s repeats %d+ bytes of the input (%q…), want an excerpt of at most %d:\n%s",
 			what, len(run), run[:32], MaxEcho, text)
 	}
+}
+
+// Lines counts the lines of data as YAML does, the line after a final
+// break included: CRLF, a lone CR, LF, NEL and the Unicode line and
+// paragraph separators each end one. Problems name lines by that count.
+func Lines(data []byte) int {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch {
+		case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
+			i++
+			n++
+		case data[i] == '\r' || data[i] == '\n':
+			n++
+		case bytes.HasPrefix(data[i:], []byte("\u0085")), bytes.HasPrefix(data[i:], []byte("\u2028")), bytes.HasPrefix(data[i:], []byte("\u2029")):
+			n++
+		}
+	}
+	return n
 }
 
 // Budget is how long one parse of a fuzz input may take. Inputs are small
