@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -219,11 +220,13 @@ func ReadTranscript(path string) (entries []Entry, problems []string, err error)
 		terminated := rerr == nil
 		if text := bytes.TrimSpace(line); len(text) > 0 {
 			var e Entry
+			// The decoder's errors may quote a bad value whole (a
+			// timestamp, a number): the problem keeps an excerpt.
 			switch err := json.Unmarshal(text, &e); {
 			case err != nil && !terminated:
-				problems = append(problems, fmt.Sprintf("%s:%d: truncated entry skipped (no newline at the end; the writer was probably killed mid-write): %v", path, n, err))
+				problems = append(problems, fmt.Sprintf("%s:%d: truncated entry skipped (no newline at the end; the writer was probably killed mid-write): %s", path, n, excerpt.Message(err.Error())))
 			case err != nil:
-				problems = append(problems, fmt.Sprintf("%s:%d: malformed entry skipped: %v", path, n, err))
+				problems = append(problems, fmt.Sprintf("%s:%d: malformed entry skipped: %s", path, n, excerpt.Message(err.Error())))
 			case e.Type == "":
 				problems = append(problems, fmt.Sprintf("%s:%d: entry without a \"type\" skipped", path, n))
 			default:
