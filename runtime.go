@@ -240,8 +240,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		ParseModel: func(name string) (provider.Ref, error) { return provider.Parse(name, r.providerConfig()) },
 		BaseTools:  func() []tool.Tool { return r.builtins }, MainCwd: cwd,
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
-		Fork:       s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
-		Compaction: compaction(s.Compaction),
+		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
+		Compaction:        compaction(s.Compaction),
+		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
 	})
 	if err != nil {
 		r.owner.Close()
@@ -430,7 +431,7 @@ func (r *Runtime) providerConfig() provider.Config {
 	}
 	return provider.Config{
 		DefaultProvider: s.DefaultProvider, Aliases: s.Aliases, Endpoints: eps,
-		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient,
+		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient, Limits: s.Limits.Stream(),
 	}
 }
 

@@ -80,6 +80,9 @@ type Config struct {
 	// record for a stop request from another process and refreshes its
 	// heartbeat; default 1s.
 	WatchInterval time.Duration
+	// MaxToolInputBytes bounds a tool call's input in every child's loop
+	// (limits.maxToolInputBytes); 0 means the loop's default.
+	MaxToolInputBytes int64
 }
 
 // Service spawns subagents for one runtime. It is safe for concurrent use.
@@ -608,7 +611,7 @@ func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string, fork *tool.Turn) loop.Config {
 	cfg := loop.Config{
 		Model: ch.caller.Model, System: s.systemPrompt(def, ch), Tools: tools, Permit: &ch.policy,
-		MaxTurns: def.MaxTurns, Agent: def.Name,
+		MaxTurns: def.MaxTurns, Agent: def.Name, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 	}
 	if fork != nil {
