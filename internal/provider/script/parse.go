@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cadre-dev/cadre/internal/frontmatter"
 	"github.com/cadre-dev/cadre/internal/suggest"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -103,6 +104,12 @@ func Parse(name string, data []byte) (*Model, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlError(name, err)
+	}
+	// Tool inputs are converted by following aliases: refuse the ones
+	// that would never end or would stand for billions of values.
+	var aliasErr *frontmatter.AliasError
+	if errors.As(frontmatter.CheckAliases(&doc), &aliasErr) {
+		return nil, fmt.Errorf("%s:%d: not valid YAML: %s", name, aliasErr.Line, aliasErr.Msg)
 	}
 	p := &parser{file: name}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
