@@ -9,8 +9,9 @@ import "strings"
 //
 // With inner set, substitutions and subshell parentheses split too, so the
 // commands inside them become parts of their own; deny rules look at those.
-// This is a small matcher's splitter, not a shell parser: it errs towards
-// more, smaller parts, which only makes allow rules stricter.
+// This is not a shell parser: analyzeCommand uses it only for text the
+// parser rejects, so that deny rules still see the commands bash would run
+// before it reached the error. It errs towards more, smaller parts.
 func splitCommand(command string, inner bool) (parts []string, subst bool) {
 	var (
 		cur   strings.Builder

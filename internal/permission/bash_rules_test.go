@@ -96,13 +96,13 @@ func bashDenyCases() []bashCase {
 		"xargs rm", "xargs -0 -n1 rm", "xargs -I{} rm {}", "xargs -i rm {}", "xargs --max-args=1 -P 4 rm",
 		"time rm f", "time -p rm f", "command time -p -o /dev/null rm f", "stdbuf -oL -e 0 rm f",
 		"setsid -f rm f", "sudo rm f", "sudo -u root -E rm f", "sudo -n --user=root HOME=/ rm f",
-		"doas -u root rm f", "command env nice -n 1 timeout 9 rm f",
+		"doas -u root rm f", "busybox rm f", "busybox sh -c 'rm f'", "command env nice -n 1 timeout 9 rm f",
 		// shells
 		"sh -c 'rm f'", `bash -c "rm f"`, "bash -lc 'rm f'", "bash -e -o pipefail -c 'rm f'", "zsh -c 'rm f'",
 		"dash -c 'rm f'", `sh -c "sh -c 'rm f'"`, "/bin/sh -c 'cd x && rm f'", "xargs sh -c 'rm \"$@\"' _",
 		"env -S 'rm f'",
 		// eval, with text it can read
-		"eval rm f", "eval 'rm f'", `eval "rm f"`, "trap 'rm f' EXIT",
+		"eval rm f", "eval 'rm f'", `eval "rm f"`, "trap 'rm f' EXIT", "trap -- 'rm f' EXIT",
 		// quoting and assignments
 		`r\m f`, `"rm" f`, "'r'm f", "FOO=1 rm f", `"/bin/rm" f`,
 		// structure
@@ -119,7 +119,7 @@ func bashDenyCases() []bashCase {
 		"eval \"$x\"", "eval $(cat f)", "$x f", "${x} f", "\"$x\" f", "$(echo rm) f", "`echo rm` f",
 		"sh -c \"$x\"", "bash -c \"$(cat s)\"", "echo 'rm f' | sh", "echo 'rm f' | bash -s", "cat s | zsh",
 		"echo rm | xargs sh -c", "ls | xargs -I{} {} f", "echo rm | xargs env",
-		"xargs -I% sh -c %", "alias r=rm", "$'rm' f", "/bin/r? f", "{rm,f}", "env \"$x\" f",
+		"xargs -I% sh -c %", "alias r=rm", `trap "$x" EXIT`, "$'rm' f", "/bin/r? f", "{rm,f}", "env \"$x\" f",
 		"echo (", "sh -c 'echo ('",
 	}
 	for _, cmd := range asked {

@@ -26,12 +26,29 @@
 //   - exec tools (Bash): "cmd:*" and "cmd *" are word-boundary prefixes
 //     ("git diff:*" matches "git diff" and "git diff HEAD", not "git diffx"),
 //     anything else must match the whole command, "*" being a wildcard.
-//     Compound commands (&&, ||, ;, |, &, newlines) are split outside
-//     quotes: an allow rule must match every part and never approves a
-//     command containing $(…), `…`, <(…) or >(…); a deny or ask rule applies
-//     when it matches any part, including the text of substitutions and the
-//     part with leading VAR=value assignments removed. Whitespace outside
-//     quotes is collapsed first, so extra spaces do not slip past a rule.
+//     The command is parsed as bash parses it (mvdan.cc/sh) into its simple
+//     commands, wherever they sit (&&, |, subshells, loops, functions,
+//     substitutions). Allow rules approve a command when each simple command,
+//     as written (its words one space apart, redirections left out), matches
+//     one of them; never one holding $(…), `…`, <(…), >(…) or arithmetic.
+//     Deny and ask rules apply when they match any form of any simple command:
+//     as written, unquoted, without leading VAR=value assignments, with the
+//     executable's directory dropped (/bin/rm is rm), through the wrappers
+//     command, builtin, exec, env, nice, nohup, timeout, xargs, time, stdbuf,
+//     setsid, sudo, doas and busybox (their options skipped), and inside the
+//     scripts of sh|bash|zsh|dash|… -c, eval and trap, re-parsed (bounded).
+//     What cannot be read before it runs (eval, trap, alias, a command name
+//     from $x or $(…), sh -c "$x", a shell reading its input, a parse error,
+//     more than the bounds on size and nesting) is never approved by an
+//     allow rule, not even a bare Bash, and asks when any Bash deny or ask
+//     rule exists, whatever the mode. A redirection that writes a file
+//     (>, >>, >|, &>, N>, >&file, <>) is decided as a Write of its target
+//     (Edit and Write rules, protected paths, the mode); an allow rule for
+//     the command never approves it. /dev/null, the standard streams and
+//     descriptor duplication are not file writes; a target that cannot be
+//     read (a variable, a glob, a relative name after cd) needs approval.
+//     These are guard rails, not a sandbox: a program may write or run
+//     anything it likes (python -c, make, find -exec, a script's content).
 //   - file tools (Read, Grep, Glob, LS, Edit, Write): gitignore-style
 //     patterns matched with doublestar against the absolute, cleaned target:
 //     "//abs/path" is absolute, "~/x" is under Home, "/x" under Workspace,

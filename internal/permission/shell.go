@@ -228,7 +228,17 @@ func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
 		w.reparse(args)
 		return
 	case "trap":
-		if len(args) >= 2 && args[0].static && args[0].value != "" && args[0].value != "-" && !strings.HasPrefix(args[0].value, "-") {
+		// trap [--] CODE SIGNAL…: CODE runs later; "-" and "" reset or
+		// ignore, -p, -l and -P list.
+		if len(args) > 0 && args[0].static && args[0].value == "--" {
+			args = args[1:]
+		}
+		switch {
+		case len(args) < 2:
+		case !args[0].static:
+			a.opaque = append(a.opaque, "trap runs text only known when it runs")
+		case args[0].value == "" || args[0].value == "-" || strings.HasPrefix(args[0].value, "-"):
+		default:
 			a.opaque = append(a.opaque, "trap runs its text later")
 			w.reparse(args[:1])
 		}

@@ -46,7 +46,7 @@ func wrapperFor(name string) *wrapperSpec {
 	case "nice":
 		return &wrapperSpec{args: "n", numeric: true,
 			longArgs: []string{"--adjustment"}}
-	case "nohup":
+	case "nohup", "busybox", "toybox":
 		return &wrapperSpec{}
 	case "timeout":
 		return &wrapperSpec{flags: "fpv", args: "ks", operands: 1,
