@@ -49,9 +49,9 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	case req.Fork != nil:
 		def = forkDefinition()
 	case req.SessionID != "":
-		def, err = s.continued(ctx, &req)
+		def, err = s.continued(ctx, c, &req)
 	default:
-		def, err = s.route(req.SubagentType)
+		def, err = s.route(c, req.SubagentType)
 	}
 	if err != nil {
 		return nil, err

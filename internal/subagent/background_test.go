@@ -729,7 +729,8 @@ func TestTaskStop(t *testing.T) {
 // grandchildren included.
 func TestStopCascade(t *testing.T) {
 	g := newGate()
-	h := newHarness(t, setup{subagents: config.Subagents{MaxSpawnDepth: 2}, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+	// The lead is a user's agent: the built-in general-purpose is a leaf.
+	h := newHarness(t, setup{subagents: config.Subagents{MaxSpawnDepth: 2}, agents: map[string]string{"lead": agentFile("lead", "Delegates", "", "Lead.")}, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 		if firstUserText(req) == "lead" && turn(req) == 0 {
 			return replyBlocks(use("toolu_gc", "Agent", AgentInput{Description: "grandchild", Prompt: "grandchild", RunInBackground: true})), nil
 		}
@@ -739,7 +740,7 @@ func TestStopCascade(t *testing.T) {
 		return reply("done"), nil
 	}})
 	c := h.mainCaller()
-	lead := h.launchBG(c, "toolu_1", AgentInput{Description: "lead", Prompt: "lead"})
+	lead := h.launchBG(c, "toolu_1", AgentInput{Description: "lead", Prompt: "lead", SubagentType: "lead"})
 	other := h.launchBG(c, "toolu_2", AgentInput{Description: "other", Prompt: "other"})
 	var at []string
 	for range 3 {

@@ -450,6 +450,9 @@ func (h *harnessProfile) target(ctx context.Context, key, label string) (id, age
 	if err := session.ValidateID(id); err != nil {
 		return "", "", fmt.Errorf("invalid agent_key %q: want the agent_key from agent_spawn's reply (agent:<agent_id>:<uuid>): %w", key, err)
 	}
+	if err := h.s.inTree(ctx, h.c, id); err != nil {
+		return "", "", err
+	}
 	var actual string
 	if lt := h.s.live(id); lt != nil {
 		actual = lt.agentType
