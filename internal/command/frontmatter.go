@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -101,7 +102,7 @@ var yamlLinePrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
 func parseMapping(src string) (*yaml.Node, int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return nil, errorLine(src), errors.New(yamlLinePrefix.ReplaceAllString(err.Error(), ""))
+		return nil, errorLine(src, err), errors.New(yamlLinePrefix.ReplaceAllString(err.Error(), ""))
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, 0, nil
@@ -116,15 +117,33 @@ func parseMapping(src string) (*yaml.Node, int, error) {
 	return root, 0, nil
 }
 
+// errorSearchBytes bounds how much errorLine parses in all. Each try
+// parses a prefix, so trying every line of a long frontmatter takes time
+// quadratic in its size: a 24 KB file took a minute and a half. Real
+// frontmatters are a few hundred bytes and are searched whole.
+const errorSearchBytes = 64 << 10
+
+var yamlErrorLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
 // errorLine finds the line of invalid YAML src at fault: the line after
 // the longest prefix of lines that parses. (A shorter prefix may fail only
 // because it cuts a multi-line value short, so the search runs from the
-// end.)
-func errorLine(src string) int {
+// end.) Past errorSearchBytes it settles for the line yaml named in err.
+func errorLine(src string, err error) int {
 	lines := strings.Split(src, "\n")
+	budget := errorSearchBytes
 	for k := len(lines) - 1; k > 0; k-- {
+		prefix := strings.Join(lines[:k], "\n")
+		if budget -= len(prefix); budget < 0 {
+			if m := yamlErrorLine.FindStringSubmatch(err.Error()); m != nil {
+				if n, convErr := strconv.Atoi(m[1]); convErr == nil && n >= 1 && n <= len(lines) {
+					return n
+				}
+			}
+			return 1
+		}
 		var doc yaml.Node
-		if yaml.Unmarshal([]byte(strings.Join(lines[:k], "\n")), &doc) == nil {
+		if yaml.Unmarshal([]byte(prefix), &doc) == nil {
 			return k + 1
 		}
 	}
