@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+)
+
+// A provider that falls silent mid-stream no longer hangs the run: the
+// stalled attempt times out after limits.streamIdleSeconds, is retried,
+// and the retry's answer is the result.
+func TestStalledStreamIsRetried(t *testing.T) {
+	e, srv := anthropicEnv(t, testkit.Queue(
+		testkit.Reply{Text: "this answer never ends", Stall: testkit.StallMidStream, StallAfter: 4},
+		testkit.Reply{Text: "The second attempt answered."},
+	))
+	e.write(".cadre/settings.json", `{"limits": {"streamIdleSeconds": 0.3}}`)
+	start := time.Now()
+	p := ok(t, e.run("", "-p", "hello", "--model", sonnet))
+	if !strings.Contains(p.stdout, "The second attempt answered.") {
+		t.Errorf("stdout %q, want the retried answer", p.stdout)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want the stalled one and its retry", n)
+	}
+	// Far below the 3-minute default: the setting was read.
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the run took %v", d)
+	}
+}
+
+// A tool input past limits.maxToolInputBytes is refused with its size and
+// the limit: the tool does not run and the input is not sent back.
+func TestOversizedToolInputIsRefused(t *testing.T) {
+	content := strings.Repeat("A", 3<<20)
+	e, srv := anthropicEnv(t, func(req testkit.Request) testkit.Reply {
+		if !strings.Contains(string(req.Body), "tool_result") {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Write", Input: map[string]any{"file_path": "big.txt", "content": content}}}, DeltaSize: 64 << 10}
+		}
+		return testkit.Reply{Text: "I could not write it."}
+	})
+	p := ok(t, e.run("", "-p", "write a big file", "--model", sonnet, "--output-format", "stream-json", "--permission-mode", "acceptEdits"))
+	rs := toolResults(t, p.stdout)
+	if len(rs) != 1 {
+		t.Fatalf("%d tool results, want 1", len(rs))
+	}
+	text := fmt.Sprint(rs[0]["content"])
+	if rs[0]["is_error"] != true || len(text) > 1000 || !strings.Contains(text, "1048576 bytes") || !strings.Contains(text, "limits.maxToolInputBytes") {
+		t.Errorf("tool result (%d bytes) = %.300s; want a short is_error naming the size and the limit", len(text), text)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "big.txt")); !os.IsNotExist(err) {
+		t.Errorf("the oversized Write ran: %v", err)
+	}
+	// The second request carries the refusal, not the input a second time
+	// inside the tool result.
+	reqs := srv.Requests()
+	if len(reqs) != 2 || strings.Count(string(reqs[1].Body), content) != 1 {
+		t.Errorf("the follow-up request holds the input %d times, want once (the model's own call)", strings.Count(string(reqs[len(reqs)-1].Body), content))
+	}
+}
+
+// A reply past limits.maxReplyBytes ends the run with one line naming the
+// limit, and is not asked for again.
+func TestOversizedReplyFails(t *testing.T) {
+	e, srv := anthropicEnv(t, func(testkit.Request) testkit.Reply {
+		return testkit.Reply{Text: strings.Repeat("x", 2<<20), DeltaSize: 4096}
+	})
+	e.write(".cadre/settings.json", `{"limits": {"maxReplyBytes": 200000}}`)
+	p := e.run("", "-p", "say a lot", "--model", sonnet)
+	failsWith(t, p, "limits.maxReplyBytes", "195.3 KiB")
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1: an oversized reply is not retried", n)
+	}
+}
