@@ -184,9 +184,15 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	home, _ := os.UserHomeDir()
 	r := &Runtime{
 		opts: opts, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now,
-		policy: permission.Policy{Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home},
+		policy: permission.Policy{
+			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
+			AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home, ConfigDirs: []string{cfg.Home},
+		},
 		models: map[string]resolved{},
 	}
+	// The launch text points the model to its task's output file, under
+	// CADRE_HOME and so outside the workspace.
+	r.policy.ReadableFile = r.ownTaskOutput
 	if opts.Permission != nil {
 		r.policy.Asker = opts.Permission
 	}

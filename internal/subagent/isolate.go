@@ -41,7 +41,7 @@ func (s *Service) isolate(ctx context.Context, r *run) error {
 	r.tree = tree
 	cwd := tree.Rel(r.child.cwd)
 	r.child.cwd, r.child.caller.Cwd = cwd, cwd
-	r.child.policy.Workspace = cwd
+	r.child.policy.Workspace, r.child.caller.Workspace = cwd, cwd
 	r.child.policy.AdditionalDirs = slices.DeleteFunc(slices.Clone(r.child.policy.AdditionalDirs), func(d string) bool { return d == s.cfg.MainCwd })
 	// The session records where it works, so continuing it goes back there.
 	return s.cfg.Index.UpdateSession(ctx, r.sess.Info.ID, func(in *session.Info) error {

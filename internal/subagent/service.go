@@ -168,6 +168,9 @@ type Caller struct {
 	Ref   provider.Ref
 	Mode  permission.Mode
 	Cwd   string
+	// Workspace is the caller's workspace root, inside which its
+	// children's cwd must lie; "" is the main workspace.
+	Workspace string
 	// TaskRules are the caller's own definition's task rules; they apply
 	// after the settings' rules.
 	TaskRules permission.TaskRules
@@ -180,28 +183,18 @@ type Caller struct {
 	Group *Group
 	// Fork is set when the caller is itself a fork: it may not fork again.
 	Fork bool
-	// Leaf is set when the caller's definition may not spawn at all,
-	// whatever the depth allows: the built-ins (DESIGN S-D4).
-	Leaf bool
 }
 
 // Tools returns the spawn tool the caller is offered under the configured
 // surface profile: none for a leaf, or when the task rules end in "*": deny.
-//
-// The harness profile is the exception for leaves: as the Java harness
-// does, it offers agent_spawn at every depth, and the call answers with
-// the profile's documented error ("Maximum spawn depth exceeded").
 func (s *Service) Tools(c Caller) []tool.Tool {
 	if c.Group == nil {
 		c.Group = s.orphans
 	}
-	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
+	if c.Depth >= s.depth {
 		return nil
 	}
-	if c.Depth >= s.depth || c.Leaf {
-		if s.surface == "harness" {
-			return s.harnessTools(c)[:1] // agent_spawn alone: it only refuses
-		}
+	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
 		return nil
 	}
 	switch s.surface {
@@ -302,6 +295,9 @@ type spawnRequest struct {
 	// or a background request says: its caller needs the result (a slash
 	// command, OpenCode's task tool).
 	Foreground bool
+
+	// cwdRecorded says Cwd is the continued session's own, not the model's.
+	cwdRecorded bool
 }
 
 // outcome is a finished child run, or a launched one.
@@ -318,9 +314,6 @@ type outcome struct {
 // returns a launched outcome when the child runs in the background, from
 // the start or after its foreground wait ended (S-L2).
 func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outcome, error) {
-	if c.Leaf {
-		return nil, fmt.Errorf("agent %q cannot start agents: the built-in agents are leaves; define an agent of your own to delegate from", c.Agent)
-	}
 	r, err := s.begin(ctx, c, req)
 	if err != nil {
 		return nil, err
@@ -350,9 +343,8 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 }
 
 // route picks the definition for subagent_type (S-A2): the named agent, or
-// general-purpose when none is named. Its errors list what c's spawn tool
-// lists.
-func (s *Service) route(c Caller, name string) (agent.Definition, error) {
+// general-purpose when none is named.
+func (s *Service) route(name string) (agent.Definition, error) {
 	if name == "" {
 		name = "general-purpose"
 	}
@@ -361,10 +353,10 @@ func (s *Service) route(c Caller, name string) (agent.Definition, error) {
 	}
 	def, ok := s.cfg.Agents.Get(name)
 	if !ok {
-		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(c), ", "))
+		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(), ", "))
 	}
 	if def.Mode == "primary" {
-		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(c), ", "))
+		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(), ", "))
 	}
 	if def.URL != "" || def.Isolation == "remote" {
 		return agent.Definition{}, fmt.Errorf("agent %q runs remotely (%s), and remote agents are not supported yet", def.Name, def.URL)
@@ -372,16 +364,10 @@ func (s *Service) route(c Caller, name string) (agent.Definition, error) {
 	return def, nil
 }
 
-// continued checks a session_id to continue and returns its agent. Only a
-// child of c's own session tree may be continued — the rule SendMessage,
-// TaskOutput and TaskStop follow — never another session's, which may
-// belong to another project.
-func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (agent.Definition, error) {
+// continued checks a session_id to continue and returns its agent.
+func (s *Service) continued(ctx context.Context, req *spawnRequest) (agent.Definition, error) {
 	if err := session.ValidateID(req.SessionID); err != nil {
 		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
-	}
-	if err := s.inTree(ctx, c, req.SessionID); err != nil {
-		return agent.Definition{}, err
 	}
 	info, err := s.cfg.Index.GetSession(ctx, req.SessionID)
 	if errors.Is(err, session.ErrNotFound) {
@@ -396,7 +382,7 @@ func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (a
 	if st, err := os.Stat(info.Cwd); req.Cwd == "" && info.Cwd != "" && err == nil && st.IsDir() {
 		// A continued agent goes on where it worked before (its worktree,
 		// while it is kept).
-		req.Cwd = info.Cwd
+		req.Cwd, req.cwdRecorded = info.Cwd, true
 	}
 	if strings.EqualFold(info.Agent, "fork") {
 		// A fork goes on as a general-purpose agent holding the fork's
@@ -408,15 +394,16 @@ func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (a
 	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
 		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
 	}
-	return s.route(c, info.Agent)
+	return s.route(info.Agent)
 }
 
-// names are the agents c's spawn tool lists, for error messages: never a
-// hidden or a denied one.
-func (s *Service) names(c Caller) []string {
+// names are the spawnable agents, for error messages.
+func (s *Service) names() []string {
 	var out []string
-	for _, d := range s.listed(c) {
-		out = append(out, d.Name)
+	for _, d := range s.cfg.Agents.All() {
+		if d.Mode != "primary" && d.URL == "" && s.cfg.Policy.SpawnVisible(d.Name, nil) {
+			out = append(out, d.Name)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -435,7 +422,22 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
 	}
-	cwd := ws.Cwd
+	// Where the parent may work bounds where its child may: the child's
+	// workspace root is the parent's, or its definition's own workspace
+	// (S-D5) when that lies inside it; a worktree child gets its checkout
+	// later (isolate). Path rules stay anchored to the project whatever
+	// the root (Policy.Project).
+	parent := s.cfg.Policy
+	if c.Workspace != "" {
+		parent.Workspace = c.Workspace
+	}
+	root, cwd := parent.Workspace, parent.Workspace
+	if filepath.Clean(ws.Cwd) != filepath.Clean(s.cfg.MainCwd) {
+		if !parent.Contains(ws.Cwd) {
+			return nil, nil, fmt.Errorf("agent %q: its workspace %s is outside the workspace (%s); an agent's workspace must lie inside it or in a directory the user added (permissions.additionalDirectories)", def.Name, ws.Cwd, parent.Workspace)
+		}
+		root, cwd = ws.Cwd, ws.Cwd
+	}
 	if req.Cwd != "" {
 		cwd = req.Cwd
 		if !filepath.IsAbs(cwd) {
@@ -444,6 +446,14 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 		cwd = filepath.Clean(cwd)
 		if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 			return nil, nil, fmt.Errorf("cwd %q is not a directory", req.Cwd)
+		}
+		switch {
+		case req.cwdRecorded:
+			// A continued agent goes on where it worked before (its kept
+			// worktree, say), which was checked when it started.
+			root = cwd
+		case !parent.Contains(cwd):
+			return nil, nil, fmt.Errorf("cwd %q is outside the workspace (%s): a subagent works inside its parent's workspace or a directory the user added (permissions.additionalDirectories)", req.Cwd, parent.Workspace)
 		}
 	}
 	model, ref, warnings := s.model(c, req.Model, def.Model)
@@ -455,13 +465,13 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 		// A fork inherits the model (its requests must share the parent's
 		// prefix) and runs in "bubble" mode: the parent's mode, its asks
 		// raised to the parent's handler.
-		model, ref, warnings, mode, cwd = c.Model, c.Ref, nil, c.Mode, c.Cwd
+		model, ref, warnings, mode, cwd, root = c.Model, c.Ref, nil, c.Mode, c.Cwd, parent.Workspace
 	}
 	pol := s.cfg.Policy
 	pol.Mode = mode
-	pol.Workspace = cwd
-	if cwd != s.cfg.MainCwd {
-		pol.AdditionalDirs = append(slices.Clone(pol.AdditionalDirs), s.cfg.MainCwd)
+	pol.Workspace = root
+	if root != parent.Workspace {
+		pol.AdditionalDirs = append(slices.Clone(pol.AdditionalDirs), parent.Workspace)
 	}
 	pol.Rules = permission.Rules{
 		Allow: slices.Clone(pol.Rules.Allow), Ask: slices.Clone(pol.Rules.Ask), Deny: slices.Clone(pol.Rules.Deny),
@@ -494,8 +504,8 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	return &child{
 		caller: Caller{
 			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
-			Model: model, Ref: ref, Mode: mode, Cwd: cwd, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
-			Fork: req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
+			Model: model, Ref: ref, Mode: mode, Cwd: cwd, Workspace: root, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
+			Fork: req.Fork != nil,
 		},
 		cwd: cwd, base: ws.PromptBase, policy: pol,
 	}, warnings, nil
