@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/suggest"
 )
@@ -118,7 +119,7 @@ func (d *decoder) decode(path string, keys []string, v any, dst reflect.Value) e
 		}
 		i, err := strconv.ParseInt(n.String(), 10, 64)
 		if err != nil || dst.OverflowInt(i) {
-			return d.errorf(path, "want a whole number, got %s", n)
+			return d.errorf(path, "want a whole number, got %s", excerpt.Clip(n.String()))
 		}
 		dst.SetInt(i)
 	case reflect.Float64, reflect.Float32:
@@ -128,7 +129,7 @@ func (d *decoder) decode(path string, keys []string, v any, dst reflect.Value) e
 		}
 		f, err := n.Float64()
 		if err != nil || math.IsInf(f, 0) {
-			return d.errorf(path, "want a number, got %s", n)
+			return d.errorf(path, "want a number, got %s", excerpt.Clip(n.String()))
 		}
 		dst.SetFloat(f)
 	default:
@@ -263,11 +264,13 @@ func jsonType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// join appends key to the key path of a message: a key is the file's
+// text, so the path holds an excerpt of it.
 func join(path, key string) string {
 	if path == "" {
-		return key
+		return excerpt.Clip(key)
 	}
-	return path + "." + key
+	return path + "." + excerpt.Clip(key)
 }
 
 func sortedKeys(m map[string]any) []string {

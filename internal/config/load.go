@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/permission"
 )
 
@@ -289,9 +290,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 		switch p.Type {
 		case "anthropic", "openai":
 		case "":
-			return bad("providers."+name+".type", `missing: a custom provider needs "type": "anthropic" or "openai"`)
+			return bad(join(join("providers", name), "type"), `missing: a custom provider needs "type": "anthropic" or "openai"`)
 		default:
-			return bad("providers."+name+".type", `want "anthropic" or "openai", got %q`, p.Type)
+			return bad(join(join("providers", name), "type"), `want "anthropic" or "openai", got %s`, excerpt.Quote(p.Type))
 		}
 		s.Providers[name] = p
 	}
@@ -301,7 +302,7 @@ func validate(file string, s *Settings, generic map[string]any) error {
 			v   float64
 		}{{"input", p.Input}, {"output", p.Output}, {"cacheRead", p.CacheRead}, {"cacheWrite", p.CacheWrite}} {
 			if f.v < 0 {
-				return bad("pricing."+model+"."+f.key, "want a price of 0 or more (USD per million tokens), got %g", f.v)
+				return bad(join(join("pricing", model), f.key), "want a price of 0 or more (USD per million tokens), got %g", f.v)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/permission"
 )
 
@@ -145,12 +146,12 @@ func (s *Subagents) validate(bad func(key, format string, args ...any) error) er
 	switch s.Cleanup {
 	case "", "keep", "delete":
 	default:
-		return bad("subagents.cleanup", "want keep or delete, got %q", s.Cleanup)
+		return bad("subagents.cleanup", "want keep or delete, got %s", excerpt.Quote(s.Cleanup))
 	}
 	switch s.Announce {
 	case "", "raw", "summarize":
 	default:
-		return bad("subagents.announce", "want raw or summarize, got %q", s.Announce)
+		return bad("subagents.announce", "want raw or summarize, got %s", excerpt.Quote(s.Announce))
 	}
 	if s.Surface != "" {
 		canon := ""
@@ -160,7 +161,7 @@ func (s *Subagents) validate(bad func(key, format string, args ...any) error) er
 			}
 		}
 		if canon == "" {
-			return bad("subagents.surface", "want one of %s, got %q", strings.Join(Surfaces(), ", "), s.Surface)
+			return bad("subagents.surface", "want one of %s, got %s", strings.Join(Surfaces(), ", "), excerpt.Quote(s.Surface))
 		}
 		s.Surface = canon
 	}
@@ -175,7 +176,7 @@ func (s *Subagents) validate(bad func(key, format string, args ...any) error) er
 			}
 			if strings.ContainsAny(t, "(), ") {
 				return bad(fmt.Sprintf("subagents.tools.%s[%d]", l.key, i),
-					"want a tool name such as \"Bash\" or \"mcp__github__*\", got %q (specifiers belong in permissions rules)", n)
+					"want a tool name such as \"Bash\" or \"mcp__github__*\", got %s (specifiers belong in permissions rules)", excerpt.Quote(n))
 			}
 			l.names[i] = t
 		}

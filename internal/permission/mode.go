@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/cadre-dev/cadre/internal/excerpt"
 )
 
 // Mode is a session's permission mode, least to most permissive: plan,
@@ -40,7 +42,7 @@ func ParseMode(s string) (Mode, error) {
 	if t == "" {
 		return "", fmt.Errorf("empty permission mode: want one of %s", strings.Join(names, ", "))
 	}
-	return "", fmt.Errorf("unknown permission mode %q: want one of %s", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown permission mode %s: want one of %s", excerpt.Quote(s), strings.Join(names, ", "))
 }
 
 // ChildMode is the permission mode of a subagent whose parent runs in

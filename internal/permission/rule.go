@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/cadre-dev/cadre/internal/excerpt"
 )
 
 // Rule is one permission rule: a tool name and an optional specifier, as
@@ -41,25 +43,25 @@ func ParseRule(s string) (Rule, error) {
 	name, spec := t, ""
 	if i := strings.IndexByte(t, '('); i >= 0 {
 		if !strings.HasSuffix(t, ")") {
-			return Rule{}, fmt.Errorf("permission rule %q: unbalanced parentheses: want Tool(specifier)", s)
+			return Rule{}, fmt.Errorf("permission rule %s: unbalanced parentheses: want Tool(specifier)", excerpt.Quote(s))
 		}
 		name, spec = strings.TrimSpace(t[:i]), t[i+1:len(t)-1]
 		if err := balanced(spec); err != nil {
-			return Rule{}, fmt.Errorf("permission rule %q: %w", s, err)
+			return Rule{}, fmt.Errorf("permission rule %s: %w", excerpt.Quote(s), err)
 		}
 		if strings.TrimSpace(spec) == "" {
-			return Rule{}, fmt.Errorf("permission rule %q: empty specifier: write %s alone to match every call", s, name)
+			return Rule{}, fmt.Errorf("permission rule %s: empty specifier: write %s alone to match every call", excerpt.Quote(s), excerpt.Clip(name))
 		}
 	} else if strings.IndexByte(t, ')') >= 0 {
-		return Rule{}, fmt.Errorf("permission rule %q: unbalanced parentheses: want Tool(specifier)", s)
+		return Rule{}, fmt.Errorf("permission rule %s: unbalanced parentheses: want Tool(specifier)", excerpt.Quote(s))
 	}
 	if err := checkToolName(name); err != nil {
-		return Rule{}, fmt.Errorf("permission rule %q: %w", s, err)
+		return Rule{}, fmt.Errorf("permission rule %s: %w", excerpt.Quote(s), err)
 	}
 	r := Rule{Tool: name, Specifier: spec}
 	if isPathFamily(name) && !r.bare() {
 		if !doublestar.ValidatePattern(strings.TrimPrefix(spec, "~")) {
-			return Rule{}, fmt.Errorf("permission rule %q: bad path pattern %q", s, spec)
+			return Rule{}, fmt.Errorf("permission rule %s: bad path pattern %s", excerpt.Quote(s), excerpt.Quote(spec))
 		}
 	}
 	return r, nil
@@ -93,7 +95,7 @@ func ParseRuleList(s string) ([]Rule, error) {
 		case c == ')':
 			depth--
 			if depth < 0 {
-				return nil, fmt.Errorf("permission rule list %q: unbalanced parentheses at offset %d", s, i)
+				return nil, fmt.Errorf("permission rule list %s: unbalanced parentheses at offset %d", excerpt.Quote(s), i)
 			}
 		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
 			if err := flush(i); err != nil {
@@ -106,7 +108,7 @@ func ParseRuleList(s string) ([]Rule, error) {
 		}
 	}
 	if depth != 0 {
-		return nil, fmt.Errorf("permission rule list %q: unbalanced parentheses: a ( is never closed", s)
+		return nil, fmt.Errorf("permission rule list %s: unbalanced parentheses: a ( is never closed", excerpt.Quote(s))
 	}
 	if err := flush(len(s)); err != nil {
 		return nil, err
@@ -142,7 +144,7 @@ func checkToolName(name string) error {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
 			c == '_', c == '-', c == '.', c == '*':
 		default:
-			return fmt.Errorf("bad tool name %q: a tool name holds only letters, digits, _ - . and * (one rule per entry)", name)
+			return fmt.Errorf("bad tool name %s: a tool name holds only letters, digits, _ - . and * (one rule per entry)", excerpt.Quote(name))
 		}
 	}
 	return nil
