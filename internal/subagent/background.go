@@ -239,22 +239,31 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
 		defer cancel()
 	}
+	// A run moved to the background holds a place in the lane too (wait.go).
+	defer func() {
+		t.mu.Lock()
+		slot := t.slot
+		t.mu.Unlock()
+		if slot != nil {
+			s.lane.leave(slot)
+		}
+	}()
 	var res *runner.Result
 	if t.isBackground() {
-		if err := s.acquire(ctx); err != nil {
+		if err := s.lane.acquire(ctx); err != nil {
 			res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
 			r.sess.Finish(context.Background(), session.StatusKilled, llm.Usage{}, 0, 0)
 			s.settle(t, r, res)
 			s.finish(t, res, context.Cause(ctx))
 			return
 		}
-		defer s.releaseLane()
+		defer s.lane.release()
 		t.started = s.cfg.Now()
 		s.cfg.Tasks.UpdateTask(context.Background(), t.id, func(rec *task.Task) error {
 			rec.Status, rec.Started = task.StatusRunning, t.started
 			return nil
 		})
-		r.c.Group.wg.Go(func() { s.watch(ctx, t) })
+		r.c.Group.wg.Go(func() { s.watch(t) })
 	}
 	spec := runner.Spec{
 		Session: r.sess,
@@ -341,15 +350,14 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 
 // watch honours a stop requested through the task's record — by `cadre
 // tasks stop` or TaskStop in another process (S-X2) — and keeps the
-// record's heartbeat fresh, until the run ends.
-func (s *Service) watch(ctx context.Context, t *liveTask) {
+// record's heartbeat fresh, until the run ends. Every background run has
+// one, whether it started in the background or moved there.
+func (s *Service) watch(t *liveTask) {
 	tick := time.NewTicker(s.cfg.WatchInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-t.done:
-			return
-		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
@@ -514,21 +522,6 @@ func (s *Service) system(rootSessionID, subtype string, fields map[string]any) {
 	}
 	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: newUUID(), Fields: fields})
 }
-
-// acquire takes a slot of the subagent lane (S-C2): background runs beyond
-// subagents.maxConcurrent wait here, pending.
-func (s *Service) acquire(ctx context.Context) error {
-	select {
-	case s.lane <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		// The plain error, as a cancelled run reports it: the status
-		// (killed or timeout) and the error text come from the cause.
-		return ctx.Err()
-	}
-}
-
-func (s *Service) releaseLane() { <-s.lane }
 
 func (s *Service) track(t *liveTask) {
 	s.mu.Lock()

@@ -83,6 +83,8 @@ type liveTask struct {
 	handover func()
 	// tree is what became of the run's worktree, if it had one.
 	tree *worktree.Outcome
+	// slot is the lane place of a run moved to the background.
+	slot *laneSlot
 
 	// closing is set, under Service.mu, once the run takes no more
 	// messages: SendMessage then resumes the agent instead of queueing.

@@ -91,7 +91,7 @@ type Service struct {
 	surface string
 	depth   int
 
-	lane chan struct{} // the subagent lane (S-C2)
+	lane *lane // the subagent lane (S-C2)
 	// orphans owns the runs of callers that bring no Group of their own.
 	orphans *Group
 	// protos hold the spawn tools' schemas, inferred once: every caller
@@ -114,7 +114,7 @@ type Service struct {
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, lane: make(chan struct{}, cfg.Settings.Lane())}
+	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, lane: newLane(cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
 	}

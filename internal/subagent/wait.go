@@ -44,8 +44,11 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 }
 
 // toBackground turns a foreground run into a background task, unless it
-// has already ended. The record is written under the run's lock, so the run
-// cannot finish between the decision and the record.
+// has already ended: from then on it is what a run started in the
+// background is — recorded, watched for stop requests from other processes
+// and heartbeating, and counted in the lane. The record is written under
+// the run's lock, so the run cannot finish between the decision and the
+// record.
 func (s *Service) toBackground(t *liveTask) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -59,5 +62,8 @@ func (s *Service) toBackground(t *liveTask) bool {
 		return false
 	}
 	t.background = true
+	t.slot = s.lane.join()
+	// The run's goroutine is in the group until it ends, after this.
+	t.group.wg.Go(func() { s.watch(t) })
 	return true
 }
