@@ -1,7 +1,6 @@
 package command
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -82,27 +81,32 @@ func parseFrontmatter(src string, offset int) (root *yaml.Node, warning, problem
 	if err == nil {
 		return root, nil, nil
 	}
+	msg := yamlLinePrefix.ReplaceAllString(err.Error(), "")
 	// Unlike agent files, a value opening with "[" or "{" may be text:
 	// Claude Code's own examples write "argument-hint: [pr-number] [priority]".
 	if fixed, quoted := frontmatter.QuoteValues(src, true); len(quoted) > 0 {
 		if root, _, err2 := parseMapping(fixed); err2 == nil {
-			return root, &Problem{Line: quoted[0] + offset, Message: fmt.Sprintf("frontmatter is not valid YAML (%v); read as Claude Code reads it, with %s quoted: add the quotes to silence this warning",
-				err, frontmatter.QuotedWhat(quoted, offset))}, nil
+			return root, &Problem{Line: quoted[0] + offset, Message: fmt.Sprintf("frontmatter is not valid YAML (%s); read as Claude Code reads it, with %s quoted: add the quotes to silence this warning",
+				msg, frontmatter.QuotedWhat(quoted, offset))}, nil
 		}
 	}
-	return nil, nil, &Problem{Line: line + offset, Message: fmt.Sprintf("frontmatter is not valid YAML: %v", err)}
+	if line == 0 {
+		line = errorLine(src, err)
+	}
+	return nil, nil, &Problem{Line: line + offset, Message: "frontmatter is not valid YAML: " + msg}
 }
 
 var yamlLinePrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
 
 // parseMapping parses src, which must hold a mapping (or nothing: nil).
-// On failure it returns the (1-based) line of src at fault and the error
-// without yaml's own line, which is often off: yaml.v3 counts parser
-// errors from 0 and reports where the enclosing block began.
+// On failure it returns the (1-based) line of src at fault, or 0 for
+// yaml's own errors, whose line is often off (yaml.v3 counts parser
+// errors from 0 and reports where the enclosing block began): errorLine
+// finds it, at a cost paid only for the error that is reported.
 func parseMapping(src string) (*yaml.Node, int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return nil, errorLine(src, err), errors.New(yamlLinePrefix.ReplaceAllString(err.Error(), ""))
+		return nil, 0, err
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, 0, nil

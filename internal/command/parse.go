@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 	"github.com/cadre-dev/cadre/internal/suggest"
 )
@@ -85,7 +86,7 @@ func parseFile(path string, data []byte, kind Kind, name, source string) (Comman
 		}
 		key := k.Value
 		if first, dup := seen[key]; dup {
-			p.errorf(k, key, "given twice (first on line %d)", first)
+			p.errorf(k, excerpt.Clip(key), "given twice (first on line %d)", first)
 			continue
 		}
 		seen[key] = p.line(k)
@@ -104,7 +105,7 @@ func parseFile(path string, data []byte, kind Kind, name, source string) (Comman
 			case "", "fork":
 				c.Context = s
 			default:
-				p.errorf(v, key, "%q is not a context: want \"fork\" (run in a forked child) or no context field (run in the conversation)", s)
+				p.errorf(v, key, "%s is not a context: want \"fork\" (run in a forked child) or no context field (run in the conversation)", excerpt.Quote(s))
 			}
 		case "agent":
 			c.Agent = strings.TrimSpace(p.text(v, key))
@@ -116,12 +117,12 @@ func parseFile(path string, data []byte, kind Kind, name, source string) (Comman
 				if kind == KindSkill {
 					from = "folder name"
 				}
-				p.warnAt(p.line(k), key, "%q differs from %q, the name its %s gives; it is invoked as /%s", given, name, from, name)
+				p.warnAt(p.line(k), key, "%s differs from %q, the name its %s gives; it is invoked as /%s", excerpt.Quote(given), name, from, name)
 			}
 		case "version", "license":
 			// Skill metadata with no effect on running it.
 		default:
-			msg := fmt.Sprintf("unknown field %q ignored", key)
+			msg := fmt.Sprintf("unknown field %s ignored", excerpt.Quote(key))
 			if s, ok := suggest.Closest(key, knownFields); ok {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			}
@@ -313,7 +314,7 @@ func (p *parser) shellWarnings(body string, first int) {
 		case blockShell.MatchString(line):
 			what = "a ```! block"
 		case inlineShell.MatchString(line):
-			what = strings.TrimSpace(inlineShell.FindString(line))
+			what = excerpt.Clip(strings.TrimSpace(inlineShell.FindString(line)))
 		default:
 			continue
 		}
