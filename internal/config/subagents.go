@@ -47,6 +47,10 @@ type Subagents struct {
 	// MaxChildrenPerAgent bounds the active children of one session; 0
 	// means no limit.
 	MaxChildrenPerAgent int `json:"maxChildrenPerAgent"`
+	// MaxForegroundConcurrent bounds the foreground subagent runs in
+	// flight in one process, per spawn depth; further foreground calls
+	// wait their turn. 0 means the default, 16. Use ForegroundLimit.
+	MaxForegroundConcurrent int `json:"maxForegroundConcurrent"`
 	// RunTimeoutSeconds aborts a subagent run after this long (status
 	// timeout); 0 means no limit.
 	RunTimeoutSeconds int `json:"runTimeoutSeconds"`
@@ -70,6 +74,14 @@ func (s Subagents) Lane() int {
 		return 8
 	}
 	return s.MaxConcurrent
+}
+
+// ForegroundLimit is the effective maxForegroundConcurrent.
+func (s Subagents) ForegroundLimit() int {
+	if s.MaxForegroundConcurrent <= 0 {
+		return 16
+	}
+	return s.MaxForegroundConcurrent
 }
 
 // ArchiveAfter is the effective archive delay in minutes.
@@ -142,6 +154,9 @@ func (s *Subagents) validate(bad func(key, format string, args ...any) error) er
 		if n.v < 0 {
 			return bad("subagents."+n.key, "want 0 or more, got %d", n.v)
 		}
+	}
+	if s.MaxForegroundConcurrent < 0 {
+		return bad("subagents.maxForegroundConcurrent", "want 0 or more (0 means the default, 16), got %d", s.MaxForegroundConcurrent)
 	}
 	switch s.Cleanup {
 	case "", "keep", "delete":

@@ -165,6 +165,7 @@ func TestSubagentLimitsValidated(t *testing.T) {
 		{`{"subagents": {"runTimeoutSeconds": -5}}`, "subagents.runTimeoutSeconds: want 0 or more"},
 		{`{"subagents": {"cleanup": "purge"}}`, `subagents.cleanup: want keep or delete, got "purge"`},
 		{`{"subagents": {"announce": "shout"}}`, `subagents.announce: want raw or summarize, got "shout"`},
+		{`{"subagents": {"maxForegroundConcurrent": -2}}`, "subagents.maxForegroundConcurrent: want 0 or more (0 means the default, 16), got -2"},
 	} {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, ".cadre"), 0o755)
@@ -176,5 +177,8 @@ func TestSubagentLimitsValidated(t *testing.T) {
 	}
 	if (Subagents{}).Lane() != 8 || (Subagents{MaxConcurrent: 3}).Lane() != 3 || (Subagents{}).ArchiveAfter() != 60 {
 		t.Error("defaults")
+	}
+	if (Subagents{}).ForegroundLimit() != 16 || (Subagents{MaxForegroundConcurrent: 2}).ForegroundLimit() != 2 {
+		t.Error("maxForegroundConcurrent: want 16 by default, else the setting")
 	}
 }

@@ -62,9 +62,6 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	if c.Depth+1 > s.depth {
 		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
 	}
-	if max := s.cfg.Settings.MaxChildrenPerAgent; max > 0 && c.Group.Active(c.SessionID) >= max {
-		return nil, fmt.Errorf("this agent already has %d active subagents, the most subagents.maxChildrenPerAgent allows; wait for one to finish", max)
-	}
 	ch, warnings, err := s.prepare(c, def, req)
 	if err != nil {
 		return nil, err
@@ -76,6 +73,11 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 			s.unreserve(r.reservations)
 		}
 	}()
+	if key, err := s.reserveChild(c); err != nil {
+		return nil, err
+	} else if key != "" {
+		r.reservations = append(r.reservations, key)
+	}
 	if req.Name != "" {
 		key, err := s.reserveName(c.RootSessionID, req.Name, req.SessionID)
 		if err != nil {
@@ -188,7 +190,7 @@ func (s *Service) launch(r *run, background bool) (*liveTask, error) {
 	ctx, cancel := context.WithCancelCause(r.c.Group.ctx)
 	t.cancel = cancel
 	s.track(t)
-	r.c.Group.add(t)
+	s.adopt(r, t)
 	r.c.Group.wg.Go(func() { s.execute(ctx, t, r) })
 	return t, nil
 }

@@ -92,6 +92,9 @@ type Service struct {
 	depth   int
 
 	lane *lane // the subagent lane (S-C2)
+	// fg bounds the foreground runs in flight, one set of places per
+	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
+	fg [MaxDepth + 1]chan struct{}
 	// orphans owns the runs of callers that bring no Group of their own.
 	orphans *Group
 	// protos hold the spawn tools' schemas, inferred once: every caller
@@ -117,6 +120,9 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, lane: newLane(cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
+	}
+	for i := range s.fg {
+		s.fg[i] = make(chan struct{}, cfg.Settings.ForegroundLimit())
 	}
 	if cfg.Tasks == nil {
 		s.cfg.Tasks = task.NewMem()
@@ -183,18 +189,28 @@ type Caller struct {
 	Group *Group
 	// Fork is set when the caller is itself a fork: it may not fork again.
 	Fork bool
+	// Leaf is set when the caller's definition may not spawn at all,
+	// whatever the depth allows: the built-ins (DESIGN S-D4).
+	Leaf bool
 }
 
 // Tools returns the spawn tool the caller is offered under the configured
 // surface profile: none for a leaf, or when the task rules end in "*": deny.
+//
+// The harness profile is the exception for leaves: as the Java harness
+// does, it offers agent_spawn at every depth, and the call answers with
+// the profile's documented error ("Maximum spawn depth exceeded").
 func (s *Service) Tools(c Caller) []tool.Tool {
 	if c.Group == nil {
 		c.Group = s.orphans
 	}
-	if c.Depth >= s.depth {
+	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
 		return nil
 	}
-	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
+	if c.Depth >= s.depth || c.Leaf {
+		if s.surface == "harness" {
+			return s.harnessTools(c)[:1] // agent_spawn alone: it only refuses
+		}
 		return nil
 	}
 	switch s.surface {
@@ -314,6 +330,34 @@ type outcome struct {
 // returns a launched outcome when the child runs in the background, from
 // the start or after its foreground wait ended (S-L2).
 func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outcome, error) {
+	if c.Leaf {
+		return nil, fmt.Errorf("agent %q cannot start agents: the built-in agents are leaves; define an agent of your own to delegate from", c.Agent)
+	}
+	var wait time.Duration // timeout_seconds: how long the caller waits
+	if req.Timeout != nil && !req.Foreground {
+		wait = time.Duration(*req.Timeout) * time.Second
+	}
+	if req.Foreground || (!req.Background && req.Fork == nil && (req.Timeout == nil || wait > 0)) {
+		// A run that may be waited for takes a foreground place before
+		// anything of it exists; time spent queued counts against its
+		// timeout_seconds, and a call still queued when it runs out starts
+		// in the background instead.
+		queued := time.Now()
+		release, err := s.foregroundSlot(ctx, c.Depth+1, wait)
+		if err != nil {
+			return nil, err
+		}
+		if release == nil {
+			req.Background = true
+		} else {
+			defer release()
+			if wait > 0 {
+				if wait -= time.Since(queued); wait <= 0 {
+					req.Background = true
+				}
+			}
+		}
+	}
 	r, err := s.begin(ctx, c, req)
 	if err != nil {
 		return nil, err
@@ -328,10 +372,6 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 		out.launched = true
 		return out, nil
 	}
-	var wait time.Duration
-	if req.Timeout != nil {
-		wait = time.Duration(*req.Timeout) * time.Second
-	}
 	if s.waitForeground(ctx, t, wait, !req.Foreground) {
 		out.launched = true
 		return out, nil
@@ -343,8 +383,9 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 }
 
 // route picks the definition for subagent_type (S-A2): the named agent, or
-// general-purpose when none is named.
-func (s *Service) route(name string) (agent.Definition, error) {
+// general-purpose when none is named. Its errors list what c's spawn tool
+// lists.
+func (s *Service) route(c Caller, name string) (agent.Definition, error) {
 	if name == "" {
 		name = "general-purpose"
 	}
@@ -353,10 +394,10 @@ func (s *Service) route(name string) (agent.Definition, error) {
 	}
 	def, ok := s.cfg.Agents.Get(name)
 	if !ok {
-		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(), ", "))
+		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(c), ", "))
 	}
 	if def.Mode == "primary" {
-		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(), ", "))
+		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(c), ", "))
 	}
 	if def.URL != "" || def.Isolation == "remote" {
 		return agent.Definition{}, fmt.Errorf("agent %q runs remotely (%s), and remote agents are not supported yet", def.Name, def.URL)
@@ -364,10 +405,16 @@ func (s *Service) route(name string) (agent.Definition, error) {
 	return def, nil
 }
 
-// continued checks a session_id to continue and returns its agent.
-func (s *Service) continued(ctx context.Context, req *spawnRequest) (agent.Definition, error) {
+// continued checks a session_id to continue and returns its agent. Only a
+// child of c's own session tree may be continued — the rule SendMessage,
+// TaskOutput and TaskStop follow — never another session's, which may
+// belong to another project.
+func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (agent.Definition, error) {
 	if err := session.ValidateID(req.SessionID); err != nil {
 		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
+	}
+	if err := s.inTree(ctx, c, req.SessionID); err != nil {
+		return agent.Definition{}, err
 	}
 	info, err := s.cfg.Index.GetSession(ctx, req.SessionID)
 	if errors.Is(err, session.ErrNotFound) {
@@ -394,16 +441,15 @@ func (s *Service) continued(ctx context.Context, req *spawnRequest) (agent.Defin
 	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
 		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
 	}
-	return s.route(info.Agent)
+	return s.route(c, info.Agent)
 }
 
-// names are the spawnable agents, for error messages.
-func (s *Service) names() []string {
+// names are the agents c's spawn tool lists, for error messages: never a
+// hidden or a denied one.
+func (s *Service) names(c Caller) []string {
 	var out []string
-	for _, d := range s.cfg.Agents.All() {
-		if d.Mode != "primary" && d.URL == "" && s.cfg.Policy.SpawnVisible(d.Name, nil) {
-			out = append(out, d.Name)
-		}
+	for _, d := range s.listed(c) {
+		out = append(out, d.Name)
 	}
 	sort.Strings(out)
 	return out
@@ -505,7 +551,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 		caller: Caller{
 			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
 			Model: model, Ref: ref, Mode: mode, Cwd: cwd, Workspace: root, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
-			Fork: req.Fork != nil,
+			Fork: req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
 		},
 		cwd: cwd, base: ws.PromptBase, policy: pol,
 	}, warnings, nil
