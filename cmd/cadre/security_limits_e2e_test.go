@@ -77,3 +77,66 @@ func TestOversizedReplyFails(t *testing.T) {
 		t.Errorf("%d requests, want 1: an oversized reply is not retried", n)
 	}
 }
+
+// Two processes resuming one session at once: exactly one runs, the other
+// exits at once naming the session and the process that holds it, and the
+// transcript holds one branch. A SIGKILLed holder frees the session.
+func TestOneWriterPerSession(t *testing.T) {
+	release := make(chan struct{})
+	h, arrived := counting(func(n int, req testkit.Request) testkit.Reply {
+		switch n {
+		case 2: // the resume that won the session: held until the loser is seen
+			return testkit.Reply{Text: "branch answer", Wait: release}
+		case 3: // the resume that will be killed: held forever
+			return testkit.Reply{Text: "never", Wait: make(chan struct{})}
+		}
+		return testkit.Reply{Text: "ok"}
+	})
+	e, srv := anthropicEnv(t, h)
+	id := sessionID(t, ok(t, e.run("", "-p", "start", "--model", sonnet, "--output-format", "stream-json")))
+	waitRequest(t, arrived, 1)
+
+	a := e.start("-p", "branch A", "--model", sonnet, "--resume", id)
+	b := e.start("-p", "branch B", "--model", sonnet, "--resume", id)
+	var loser, winner *running
+	select {
+	case <-a.done:
+		loser, winner = a, b
+	case <-b.done:
+		loser, winner = b, a
+	case <-time.After(30 * time.Second):
+		t.Fatal("neither resume ended: the second writer was not refused")
+	}
+	lp := loser.wait(t, time.Second)
+	failsWith(t, lp, "session "+id+" is in use by process "+fmt.Sprint(winner.cmd.Process.Pid), "since", "wait")
+	close(release)
+	wp := ok(t, winner.wait(t, 30*time.Second))
+	if !strings.Contains(wp.stdout, "branch answer") {
+		t.Errorf("the winner's answer: %q", wp.stdout)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2: the refused resume must not reach the model", n)
+	}
+	s := showSession(t, e, id)
+	var prompts []string
+	for _, en := range s.Transcript {
+		if en.Type == "user" && en.Message != nil {
+			prompts = append(prompts, en.Message.Text())
+		}
+	}
+	if len(prompts) != 2 || prompts[0] != "start" || (prompts[1] != "branch A" && prompts[1] != "branch B") {
+		t.Errorf("transcript prompts %q, want the first run's and one branch's", prompts)
+	}
+
+	// A holder killed mid-run leaves the session resumable.
+	k := e.start("-p", "killed", "--model", sonnet, "--resume", id)
+	waitRequest(t, arrived, 3)
+	if err := k.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	k.wait(t, 10*time.Second)
+	p := ok(t, e.run("", "-p", "after the kill", "--model", sonnet, "--resume", id))
+	if !strings.Contains(p.stdout, "ok") {
+		t.Errorf("resume after SIGKILL answered %q", p.stdout)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,11 +105,28 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 	if info.TranscriptPath == "" {
 		info.TranscriptPath = m.transcriptPath(id)
 	}
-	entries, problems, err := ReadTranscript(info.TranscriptPath)
+	// A session that lost its transcript has nothing to resume: it must
+	// not come back empty because opening the writer created the file.
+	if _, err := os.Stat(info.TranscriptPath); err != nil {
+		return nil, nil, fmt.Errorf("resume session %q: read transcript: %w", id, err)
+	}
+	// The writer's claim comes before the read, so that no other writer
+	// can add to the transcript between the context rebuilt here and this
+	// run's first entry.
+	f, err := claim(info.TranscriptPath)
+	if errors.Is(err, ErrInUse) {
+		return nil, nil, inUse(info, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
 	}
-	w, err := OpenWriter(info.TranscriptPath)
+	// Read before the writer mends a partial last line, so that the line
+	// is reported as what it is: cut off by a killed writer.
+	entries, problems, err := ReadTranscript(info.TranscriptPath)
+	if err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("resume session %q: %w", id, err), f.Close())
+	}
+	w, err := newWriter(f, info.TranscriptPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
 	}
@@ -122,6 +141,19 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 	s := m.newSession(info, w)
 	s.Problems = problems
 	return s, Messages(entries), nil
+}
+
+// inUse explains that info's session is being written by another run: by
+// which process and since when, as its record says, and what to do.
+func inUse(info Info, err error) error {
+	who := "another process"
+	if pid, _, ok := strings.Cut(info.Owner, "-"); ok && pid != "" && info.Status == StatusRunning {
+		who = "process " + pid
+		if !info.Updated.IsZero() {
+			who += " since " + info.Updated.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+	}
+	return fmt.Errorf("session %s is in use by %s; a session takes one run at a time: wait for that run to end, or start a new session instead of resuming this one: %w", info.ID, who, err)
 }
 
 // Latest returns the most recently updated main session (no parent) whose

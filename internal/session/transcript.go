@@ -58,12 +58,31 @@ type Writer struct {
 	closed bool
 }
 
+// ErrInUse is wrapped by the error of OpenWriter (and Manager.Open) when
+// another writer, in this process or another, holds the transcript.
+var ErrInUse = errors.New("session is in use by another writer")
+
 // OpenWriter opens the transcript at path for appending, creating it and its
 // directories if needed (private to the user: transcripts hold whatever the
 // session read). An existing transcript is continued: its last entry's UUID
 // becomes the parent of the next entry, and a partial last line (the process
 // was killed mid-write) is terminated first so the next entry starts clean.
+//
+// A transcript has one writer at a time: while a Writer is open, another
+// OpenWriter of the same file fails with an error wrapping ErrInUse, so two
+// runs never interleave their branches in one file. The claim ends with
+// Close or with the process (on systems with flock; see lockWriter).
 func OpenWriter(path string) (*Writer, error) {
+	f, err := claim(path)
+	if err != nil {
+		return nil, err
+	}
+	return newWriter(f, path)
+}
+
+// claim opens the transcript at path for appending, creating it if needed,
+// and takes its writer's lock.
+func claim(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
 	}
@@ -71,6 +90,15 @@ func OpenWriter(path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
 	}
+	if err := lockWriter(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// newWriter continues the claimed transcript f; it closes f on failure.
+func newWriter(f *os.File, path string) (*Writer, error) {
 	last, partial, err := scanTail(f)
 	if err == nil && partial {
 		_, err = f.Write([]byte{'\n'})
