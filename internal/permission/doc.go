@@ -51,13 +51,27 @@
 //     anything it likes (python -c, make, find -exec, a script's content).
 //   - file tools (Read, Grep, Glob, LS, Edit, Write): gitignore-style
 //     patterns matched with doublestar against the absolute, cleaned target:
-//     "//abs/path" is absolute, "~/x" is under Home, "/x" under Workspace,
-//     "./x" and "x/y" under the call's working directory, and a bare name
-//     with no slash ("*.env") matches at any depth under it. A pattern that
-//     names a directory covers everything below it. Read(…) rules apply to
-//     every read tool and Edit(…) rules to every edit tool; so do the bare
-//     "Read" and "Edit" rules (but Removed only removes the tool literally
-//     named). Symbolic links are not resolved.
+//     "//abs/path" is absolute, "~/x" is under Home, and "/x", "./x", "x/y"
+//     and "." under the project (Project, the main session's workspace; a
+//     worktree child's checkout too) whatever the caller's cwd, a bare
+//     name with no slash ("*.env") matching at any depth under it. A
+//     pattern that names a directory covers everything below it. Read(…)
+//     rules apply to every read tool and Edit(…) rules to every edit tool;
+//     so do the bare "Read" and "Edit" rules (but Removed only removes the
+//     tool literally named). Symbolic links are resolved (for a path that
+//     does not exist yet, its nearest existing ancestor, dangling links
+//     followed): deny and ask rules match the path as given or where it
+//     leads, allow rules and "inside the workspace" only where it leads,
+//     against roots resolved the same way. ReadFilter keeps what deny and
+//     ask rules name out of the results of a permitted search or listing.
+//
+// Edits of permission-bearing files ask between steps 3 and 4 above, so
+// that only bypassPermissions or the user's answer lets them through,
+// never acceptEdits or an allow rule: a path component .git, .cadre, .claude or .opencode, or a base name
+// .mcp.json, judged below the deepest workspace or project root holding
+// the path, and anything in ConfigDirs or Home's .cadre and .claude. With
+// no Asker that is a denial naming the protection.
+//
 //   - other tools: the specifier must equal the target, "*" being a
 //     wildcard. Agent(name) and Task(name) are the same rule (Task is the
 //     tool's old name); for spawns they are read by PermitSpawn (below).
