@@ -91,6 +91,9 @@ func (m *Mem) ListSessions(ctx context.Context, f Filter) ([]Info, error) {
 		if f.ParentID != nil && s.ParentID != *f.ParentID || f.Cwd != "" && s.Cwd != f.Cwd || f.Status != "" && s.Status != f.Status {
 			continue
 		}
+		if !f.EndedBefore.IsZero() && (s.ParentID == "" || !s.Status.Ended() || !s.Updated.Before(f.EndedBefore) || Archived(s.TranscriptPath)) {
+			continue
+		}
 		out = append(out, s)
 	}
 	m.mu.Unlock()

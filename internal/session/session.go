@@ -3,8 +3,10 @@ package session
 import (
 	"context"
 	"errors"
-	"github.com/cadre-dev/cadre/internal/ids"
+	"strings"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/ids"
 
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -68,6 +70,20 @@ type Filter struct {
 	Status Status
 	// Limit, when > 0, caps the number of sessions returned.
 	Limit int
+	// EndedBefore, when not zero, keeps only child sessions that ended
+	// (completed, failed or killed) before it and whose transcripts are not
+	// archived yet (their path has no ".deleted." in it): what the archive
+	// sweep has left to do (DESIGN S-S3).
+	EndedBefore time.Time
+}
+
+// Archived reports whether a transcript path is an archived one, renamed
+// to *.deleted.<timestamp> (DESIGN S-S3).
+func Archived(transcriptPath string) bool { return strings.Contains(transcriptPath, ".deleted.") }
+
+// Ended reports whether s is a status a session ends with.
+func (s Status) Ended() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusKilled
 }
 
 // Index is the persisted index of sessions.

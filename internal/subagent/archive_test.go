@@ -141,3 +141,46 @@ func TestAnnounceSummarize(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepArchivesForegroundChildren (S-S3): a child that ran in the
+// foreground has no task record, yet its session is archived like a
+// background child's, archiveAfterMinutes after it ended; a running one,
+// and the main session, are left alone.
+func TestSweepArchivesForegroundChildren(t *testing.T) {
+	h := newHarness(t, setup{subagents: config.Subagents{ArchiveAfterMinutes: 30}})
+	c := h.mainCaller()
+	res := h.mustCall(c, "toolu_fg", AgentInput{Description: "fg", Prompt: "work"})
+	if res.IsError {
+		t.Fatalf("spawn failed: %s", resultText(res))
+	}
+	id := childID(t, res)
+	ctx := context.Background()
+	info, err := h.mem.GetSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcript := info.TranscriptPath
+	if n, err := h.svc.Sweep(ctx, info.Updated.Add(29*time.Minute)); err != nil || n != 0 {
+		t.Fatalf("early sweep archived %d (%v)", n, err)
+	}
+	n, err := h.svc.Sweep(ctx, info.Updated.Add(31*time.Minute))
+	if err != nil || n != 1 {
+		t.Fatalf("sweep archived %d (%v), want the foreground child", n, err)
+	}
+	info, _ = h.mem.GetSession(ctx, id)
+	if !strings.Contains(info.TranscriptPath, ".deleted.") {
+		t.Errorf("index points at %s, want the archived transcript", info.TranscriptPath)
+	}
+	if _, err := os.Stat(info.TranscriptPath); err != nil {
+		t.Errorf("archived transcript not kept on disk: %v", err)
+	}
+	if _, err := os.Stat(transcript); !os.IsNotExist(err) {
+		t.Errorf("old transcript still there: %v", err)
+	}
+	if n, _ := h.svc.Sweep(ctx, info.Updated.Add(time.Hour)); n != 0 {
+		t.Errorf("archived again: %d", n)
+	}
+	if main, _ := h.mem.GetSession(ctx, h.mainID); strings.Contains(main.TranscriptPath, ".deleted.") {
+		t.Errorf("the main session was archived: %s", main.TranscriptPath)
+	}
+}

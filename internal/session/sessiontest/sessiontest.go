@@ -34,6 +34,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) session.Index) {
 		{"ListOrder", testListOrder},
 		{"ListFilters", testListFilters},
 		{"ListStatusFilter", testListStatusFilter},
+		{"ListEndedBefore", testListEndedBefore},
 		{"CanceledContext", testCanceled},
 	}
 	for _, tt := range tests {
@@ -392,5 +393,40 @@ func testListStatusFilter(t *testing.T, idx session.Index) {
 	}
 	if diff := cmp.Diff([]string{"s2", "s0"}, got); diff != "" {
 		t.Errorf("running sessions (-want +got):\n%s", diff)
+	}
+}
+
+// testListEndedBefore: the archive sweep asks for the child sessions that
+// ended before a cutoff and are not archived yet.
+func testListEndedBefore(t *testing.T, idx session.Index) {
+	for _, c := range []struct {
+		id       string
+		parent   string
+		status   session.Status
+		updated  int
+		archived bool
+	}{
+		{"done", "p", session.StatusCompleted, 10, false},
+		{"failed", "p", session.StatusFailed, 20, false},
+		{"killed", "p", session.StatusKilled, 30, false},
+		{"running", "p", session.StatusRunning, 10, false},
+		{"idle", "p", session.StatusIdle, 10, false},
+		{"late", "p", session.StatusCompleted, 100, false},
+		{"archived", "p", session.StatusCompleted, 10, true},
+		{"main", "", session.StatusCompleted, 10, false},
+	} {
+		s := sample(c.id)
+		s.ParentID, s.Status, s.Updated = c.parent, c.status, at(c.updated)
+		if c.archived {
+			s.TranscriptPath += ".deleted.1773500966535"
+		}
+		mustCreate(t, idx, s)
+	}
+	list, err := idx.ListSessions(t.Context(), session.Filter{EndedBefore: at(100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"killed", "failed", "done"}, ids(list)); diff != "" {
+		t.Errorf("child sessions ended before the cutoff, not archived (-want +got):\n%s", diff)
 	}
 }

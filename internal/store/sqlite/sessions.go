@@ -124,6 +124,12 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 	if f.Cwd != "" {
 		where, args = append(where, "cwd = ?"), append(args, f.Cwd)
 	}
+	if !f.EndedBefore.IsZero() {
+		// The first and last terms are the partial index's own
+		// (sessions_to_archive), spelt alike so that the planner uses it.
+		where = append(where, `parent_id != ''`, `status IN ('completed', 'failed', 'killed')`, "updated_ms < ?", `transcript_path NOT LIKE '%.deleted.%'`)
+		args = append(args, f.EndedBefore.UnixMilli())
+	}
 	q := `SELECT ` + sessionColumns + ` FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
