@@ -27,16 +27,6 @@ type call struct {
 	// resolved is target with its symbolic links resolved (file tools).
 	resolved string
 	cwd      string // where relative paths start when nothing else is set
-	// shown, when set, is the tool named in denials and questions; name
-	// is then only what rules are matched against (editDecision).
-	shown string
-}
-
-func (c call) label() string {
-	if c.shown != "" {
-		return c.shown
-	}
-	return c.name
 }
 
 // list says which rule list a rule comes from; allow rules match compound

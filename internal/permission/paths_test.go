@@ -244,44 +244,6 @@ func TestConfigDirsAreProtected(t *testing.T) {
 	}
 }
 
-// editDecision is how a change that is not an edit tool's (a Bash
-// redirection) gets the decision an Edit of the same file would get.
-func TestEditDecision(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		p    Policy
-		path string
-		want string // "allow", "ask", or the start of the denial
-	}{
-		{"inside in acceptEdits", Policy{Mode: ModeAcceptEdits, Workspace: "/ws"}, "out.txt", "allow"},
-		{"outside in acceptEdits", Policy{Mode: ModeAcceptEdits, Workspace: "/ws"}, "/outside/x", "ask"},
-		{"default mode", Policy{Workspace: "/ws"}, "out.txt", "ask"},
-		{"protected", Policy{Mode: ModeAcceptEdits, Workspace: "/ws", Rules: mustRules(t, "Edit", "", "")}, ".git/config", "ask"},
-		{"edit allow rule", Policy{Workspace: "/ws", Rules: mustRules(t, "Edit(./logs/**)", "", "")}, "logs/a", "allow"},
-		{"edit deny rule", Policy{Mode: ModeBypass, Workspace: "/ws", Rules: mustRules(t, "", "", "Edit(//etc/**)")}, "/etc/passwd", `Permission to use Bash denied by rule "Edit(//etc/**)"`},
-		{"plan mode", Policy{Mode: ModePlan, Workspace: "/ws"}, "out.txt", "Permission to use Bash denied: plan mode"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a := &asker{}
-			tc.p.Asker = a
-			err := tc.p.editDecision(context.Background(), "Bash", tc.path, tool.Env{Cwd: "/ws", SessionID: "s1"}, input("Bash", "echo x > "+tc.path))
-			got := "allow"
-			switch {
-			case len(a.got) == 1:
-				got = "ask"
-				if a.got[0].Tool != "Bash" {
-					t.Errorf("question names %q, want Bash", a.got[0].Tool)
-				}
-			case err != nil:
-				got = err.Error()
-			}
-			if !strings.HasPrefix(got, tc.want) {
-				t.Errorf("got %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestContains(t *testing.T) {
 	root, ws, outside := fsTree(t)
 	p := Policy{Workspace: ws, AdditionalDirs: []string{filepath.Join(root, "extra")}}

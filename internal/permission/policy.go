@@ -153,26 +153,9 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 	return p.decide(ctx, c, env, input)
 }
 
-// editDecision decides a change of the file at path by the tool called
-// name (a Bash redirection, say) exactly as an Edit of that file would be
-// decided: the Edit family's deny, ask and allow rules, the protected
-// paths and the mode. A relative path is taken from env.Cwd. The denial
-// and the question name the asking tool.
-func (p *Policy) editDecision(ctx context.Context, name, path string, env tool.Env, input json.RawMessage) error {
-	if !filepath.IsAbs(path) {
-		base := env.Cwd
-		if base == "" {
-			base = p.Workspace
-		}
-		path = filepath.Join(base, path)
-	}
-	c := call{name: familyEdit, shown: name, access: tool.AccessEdit, cwd: env.Cwd, target: filepath.Clean(path)}
-	return p.decide(ctx, c, env, input)
-}
-
 // decide is Permit once the call's target is known.
 func (p *Policy) decide(ctx context.Context, c call, env tool.Env, input json.RawMessage) error {
-	name, target := c.label(), c.target
+	name, target := c.name, c.target
 	if c.target != "" && (c.access == tool.AccessRead || c.access == tool.AccessEdit) {
 		c.resolved = resolvePath(c.target)
 	}
@@ -247,7 +230,7 @@ func (p *Policy) decide(ctx context.Context, c call, env tool.Env, input json.Ra
 
 // ask puts the call to the Asker; reason says why it needs approval.
 func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMessage, reason string) error {
-	d := &Denied{Tool: c.label(), Target: c.target}
+	d := &Denied{Tool: c.name, Target: c.target}
 	if p.Asker == nil {
 		d.Reason = fmt.Sprintf("this call requires approval (%s) and nobody can approve it in this non-interactive session; "+
 			"do not retry it, but find another way or tell the user; the user can allow it with --allowedTools or permissions.allow",
@@ -259,7 +242,7 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 		return d
 	}
 	ok, err := p.Asker.Ask(ctx, Question{
-		Tool:      c.label(),
+		Tool:      c.name,
 		Target:    c.target,
 		Input:     input,
 		SessionID: env.SessionID,
