@@ -140,3 +140,29 @@ func TestOneWriterPerSession(t *testing.T) {
 		t.Errorf("resume after SIGKILL answered %q", p.stdout)
 	}
 }
+
+// --disallowedTools bash (wrong case) did nothing and said nothing. It now
+// warns with the name it was meant to be and, being a deny rule, holds.
+func TestMiscasedDenyRuleWarnsAndHolds(t *testing.T) {
+	e, _ := anthropicEnv(t, func(req testkit.Request) testkit.Reply {
+		if !strings.Contains(string(req.Body), "tool_result") {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "touch pwned"}}}}
+		}
+		return testkit.Reply{Text: "Bash was refused."}
+	})
+	p := ok(t, e.run("", "-p", "run it", "--model", sonnet, "--output-format", "stream-json", "--disallowedTools", "bash", "--permission-mode", "bypassPermissions"))
+	if !strings.Contains(p.stderr, `cadre: warning: flags: --disallowedTools: unknown tool "bash" (did you mean "Bash"?)`) {
+		t.Errorf("stderr %q, want a warning suggesting Bash", p.stderr)
+	}
+	ls := lines(t, p.stdout)
+	if tools := fmt.Sprint(ls[0]["tools"]); strings.Contains(tools, "Bash") {
+		t.Errorf("Bash is still offered: %s", tools)
+	}
+	rs := toolResults(t, p.stdout)
+	if len(rs) != 1 || rs[0]["is_error"] != true {
+		t.Errorf("tool results %v, want the Bash call refused", rs)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "pwned")); !os.IsNotExist(err) {
+		t.Errorf("the denied command ran: %v", err)
+	}
+}

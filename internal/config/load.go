@@ -141,9 +141,11 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		}
 	}
 
-	if err := applyOverrides(&merged, opts.Overrides); err != nil {
+	flagWarnings, err := applyOverrides(&merged, opts.Overrides)
+	if err != nil {
 		return nil, err
 	}
+	out.Warnings = append(out.Warnings, flagWarnings...)
 	out.Layers = append(out.Layers, Layer{Scope: ScopeFlags, Found: opts.Overrides.set()})
 	out.Settings = merged
 	return out, nil
@@ -195,7 +197,7 @@ func readFile(path string) (s Settings, generic map[string]any, warnings []Warni
 	if err := validate(path, &s, generic); err != nil {
 		return Settings{}, nil, nil, true, err
 	}
-	return s, generic, d.warnings, true, nil
+	return s, generic, append(d.warnings, ruleWarnings(path, &s)...), true, nil
 }
 
 // parseObject parses data as one JSON object, numbers kept as json.Number.
@@ -309,11 +311,13 @@ func validate(file string, s *Settings, generic map[string]any) error {
 	return nil
 }
 
-// applyOverrides applies the command-line flags.
-func applyOverrides(s *Settings, o Overrides) error {
-	bad := func(flag string, err error) error {
-		return &Error{File: ScopeFlags, Key: flag, Msg: err.Error(), Err: err}
+// applyOverrides applies the command-line flags; the warnings are about
+// rules that name no known tool.
+func applyOverrides(s *Settings, o Overrides) ([]Warning, error) {
+	bad := func(flag string, err error) ([]Warning, error) {
+		return nil, &Error{File: ScopeFlags, Key: flag, Msg: err.Error(), Err: err}
 	}
+	var warnings []Warning
 	if o.Model != "" {
 		s.Model = o.Model
 	}
@@ -334,9 +338,10 @@ func applyOverrides(s *Settings, o Overrides) error {
 		flag string
 		vals []string
 		dst  *[]string
+		r    restrictive
 	}{
-		{"--allowedTools", o.AllowedTools, &s.Permissions.Allow},
-		{"--disallowedTools", o.DisallowedTools, &s.Permissions.Deny},
+		{"--allowedTools", o.AllowedTools, &s.Permissions.Allow, false},
+		{"--disallowedTools", o.DisallowedTools, &s.Permissions.Deny, true},
 	} {
 		var add []string
 		for _, v := range f.vals {
@@ -346,9 +351,12 @@ func applyOverrides(s *Settings, o Overrides) error {
 			}
 			for _, r := range rules {
 				add = append(add, r.String())
+				if msg := unknownTool(r.Tool, how(f.r)); msg != "" {
+					warnings = append(warnings, Warning{File: ScopeFlags, Key: f.flag, Message: msg})
+				}
 			}
 		}
 		*f.dst = appendNew(reflect.ValueOf(*f.dst), reflect.ValueOf(add)).Interface().([]string)
 	}
-	return nil
+	return warnings, nil
 }

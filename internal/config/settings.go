@@ -83,22 +83,31 @@ func (o Overrides) set() bool {
 		len(o.AllowedTools) > 0 || len(o.DisallowedTools) > 0
 }
 
-// Rules parses the permission rule lists.
+// Rules parses the permission rule lists. A deny or ask rule whose tool
+// differs from a known tool's name only by case ("bash") is taken to name
+// that tool: a restriction that missed by case would fail open, silently.
+// Allow rules stay exact, since reading one more widely grants more. Load
+// warns about such names either way.
 func (s Settings) Rules() (permission.Rules, error) {
 	var r permission.Rules
+	known := ToolNames()
 	for _, l := range []struct {
 		key string
 		src []string
 		dst *[]permission.Rule
+		r   restrictive
 	}{
-		{"allow", s.Permissions.Allow, &r.Allow},
-		{"ask", s.Permissions.Ask, &r.Ask},
-		{"deny", s.Permissions.Deny, &r.Deny},
+		{"allow", s.Permissions.Allow, &r.Allow, false},
+		{"ask", s.Permissions.Ask, &r.Ask, true},
+		{"deny", s.Permissions.Deny, &r.Deny, true},
 	} {
 		for i, text := range l.src {
 			rule, err := permission.ParseRule(text)
 			if err != nil {
 				return permission.Rules{}, fmt.Errorf("permissions.%s[%d]: %w", l.key, i, err)
+			}
+			if folded, ok := foldTool(rule.Tool, known); ok && bool(l.r) {
+				rule.Tool = folded
 			}
 			*l.dst = append(*l.dst, rule)
 		}
