@@ -338,10 +338,10 @@ func applyOverrides(s *Settings, o Overrides) ([]Warning, error) {
 		flag string
 		vals []string
 		dst  *[]string
-		r    restrictive
+		m    matching
 	}{
-		{"--allowedTools", o.AllowedTools, &s.Permissions.Allow, false},
-		{"--disallowedTools", o.DisallowedTools, &s.Permissions.Deny, true},
+		{"--allowedTools", o.AllowedTools, &s.Permissions.Allow, exactGrant},
+		{"--disallowedTools", o.DisallowedTools, &s.Permissions.Deny, foldCase},
 	} {
 		var add []string
 		for _, v := range f.vals {
@@ -351,7 +351,7 @@ func applyOverrides(s *Settings, o Overrides) ([]Warning, error) {
 			}
 			for _, r := range rules {
 				add = append(add, r.String())
-				if msg := unknownTool(r.Tool, how(f.r)); msg != "" {
+				if msg := unknownTool(r.Tool, f.m); msg != "" {
 					warnings = append(warnings, Warning{File: ScopeFlags, Key: f.flag, Message: msg})
 				}
 			}

@@ -95,18 +95,18 @@ func (s Settings) Rules() (permission.Rules, error) {
 		key string
 		src []string
 		dst *[]permission.Rule
-		r   restrictive
+		m   matching
 	}{
-		{"allow", s.Permissions.Allow, &r.Allow, false},
-		{"ask", s.Permissions.Ask, &r.Ask, true},
-		{"deny", s.Permissions.Deny, &r.Deny, true},
+		{"allow", s.Permissions.Allow, &r.Allow, exactGrant},
+		{"ask", s.Permissions.Ask, &r.Ask, foldCase},
+		{"deny", s.Permissions.Deny, &r.Deny, foldCase},
 	} {
 		for i, text := range l.src {
 			rule, err := permission.ParseRule(text)
 			if err != nil {
 				return permission.Rules{}, fmt.Errorf("permissions.%s[%d]: %w", l.key, i, err)
 			}
-			if folded, ok := foldTool(rule.Tool, known); ok && bool(l.r) {
+			if folded, ok := foldTool(rule.Tool, known); ok && l.m == foldCase {
 				rule.Tool = folded
 			}
 			*l.dst = append(*l.dst, rule)

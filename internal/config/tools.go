@@ -58,17 +58,14 @@ func foldTool(name string, known []string) (string, bool) {
 	return "", false
 }
 
-// restrictive says whether a rule list takes tools away (deny, ask) rather
-// than granting them (allow): restrictive lists match names ignoring case.
-type restrictive bool
-
-// matching is how a list matches tool names, for the warning's advice.
+// matching is how a list matches tool names, which decides the advice of
+// its warnings.
 type matching int
 
 const (
-	foldCase   matching = iota // deny and ask rules
-	exactGrant                 // allow rules
-	exactName                  // subagents.tools entries
+	foldCase   matching = iota // deny and ask rules: ignoring case
+	exactGrant                 // allow rules: exactly
+	exactName                  // subagents.tools entries: exactly
 )
 
 // unknownTool is the warning message for a list entry naming tool, or ""
@@ -92,14 +89,6 @@ func unknownTool(tool string, m matching) string {
 	return msg + "; it matches no tool"
 }
 
-// how is the matching of a permission rule list.
-func how(r restrictive) matching {
-	if r {
-		return foldCase
-	}
-	return exactGrant
-}
-
 // ruleWarnings checks the tool names of one layer's rule lists and
 // subagents.tools; file and key name where each came from.
 func ruleWarnings(file string, s *Settings) []Warning {
@@ -107,14 +96,14 @@ func ruleWarnings(file string, s *Settings) []Warning {
 	for _, l := range []struct {
 		key   string
 		rules []string
-		r     restrictive
-	}{{"allow", s.Permissions.Allow, false}, {"ask", s.Permissions.Ask, true}, {"deny", s.Permissions.Deny, true}} {
+		m     matching
+	}{{"allow", s.Permissions.Allow, exactGrant}, {"ask", s.Permissions.Ask, foldCase}, {"deny", s.Permissions.Deny, foldCase}} {
 		for i, text := range l.rules {
 			rule, err := permission.ParseRule(text)
 			if err != nil {
 				continue // validate reports it
 			}
-			if msg := unknownTool(rule.Tool, how(l.r)); msg != "" {
+			if msg := unknownTool(rule.Tool, l.m); msg != "" {
 				out = append(out, Warning{File: file, Key: fmt.Sprintf("permissions.%s[%d]", l.key, i), Message: msg})
 			}
 		}

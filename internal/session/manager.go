@@ -115,7 +115,7 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 	// run's first entry.
 	f, err := claim(info.TranscriptPath)
 	if errors.Is(err, ErrInUse) {
-		return nil, nil, inUse(info, err)
+		return nil, nil, inUse(info)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
@@ -145,7 +145,7 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 
 // inUse explains that info's session is being written by another run: by
 // which process and since when, as its record says, and what to do.
-func inUse(info Info, err error) error {
+func inUse(info Info) error {
 	who := "another process"
 	if pid, _, ok := strings.Cut(info.Owner, "-"); ok && pid != "" && info.Status == StatusRunning {
 		who = "process " + pid
@@ -153,8 +153,14 @@ func inUse(info Info, err error) error {
 			who += " since " + info.Updated.UTC().Format("2006-01-02 15:04:05 UTC")
 		}
 	}
-	return fmt.Errorf("session %s is in use by %s; a session takes one run at a time: wait for that run to end, or start a new session instead of resuming this one: %w", info.ID, who, err)
+	return &inUseError{fmt.Sprintf("session %s is in use by %s; a session takes one run at a time: wait for that run to end, or start a new session instead of resuming this one", info.ID, who)}
 }
+
+// inUseError is ErrInUse with the session's own explanation.
+type inUseError struct{ msg string }
+
+func (e *inUseError) Error() string { return e.msg }
+func (e *inUseError) Unwrap() error { return ErrInUse }
 
 // Latest returns the most recently updated main session (no parent) whose
 // working directory is cwd ("" matches any), for --continue. It returns an error wrapping

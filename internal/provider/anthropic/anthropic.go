@@ -219,20 +219,15 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 		if err := a.budget.Add(len(d.Text) + len(d.Thinking) + len(d.Signature) + len(d.PartialJSON)); err != nil {
 			return err
 		}
-		p := a.open[ev.Index]
-		if p == nil {
-			p = &pending{}
-			a.open[ev.Index] = p
-		}
 		switch d.Type {
 		case "text_delta":
-			p.text.WriteString(d.Text)
+			a.pending(ev.Index).text.WriteString(d.Text)
 			return nil
 		case "thinking_delta":
-			p.thinking.WriteString(d.Thinking)
+			a.pending(ev.Index).thinking.WriteString(d.Thinking)
 			return nil
 		case "signature_delta":
-			p.signature.WriteString(d.Signature)
+			a.pending(ev.Index).signature.WriteString(d.Signature)
 			return nil
 		}
 	case "content_block_stop":
@@ -248,6 +243,16 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) error {
 		return nil
 	}
 	return a.msg.Accumulate(ev)
+}
+
+// pending returns the gathered text of block i, started if need be.
+func (a *accumulator) pending(i int64) *pending {
+	p := a.open[i]
+	if p == nil {
+		p = &pending{}
+		a.open[i] = p
+	}
+	return p
 }
 
 func (a *accumulator) checkIndex(ev sdk.MessageStreamEventUnion) error {
