@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -93,12 +94,36 @@ func QuoteValues(src string, flowAsText bool) (string, []int) {
 		if yaml.Unmarshal([]byte(line), &probe) == nil {
 			continue
 		}
-		value = strings.ReplaceAll(value, `\`, `\\`)
-		value = strings.ReplaceAll(value, `"`, `\"`)
-		lines[i] = m[1] + `: "` + value + `"`
+		lines[i] = m[1] + `: "` + escapeQuoted(value) + `"`
 		changed = append(changed, i+1)
 	}
 	return strings.Join(lines, "\n"), changed
+}
+
+// escapeQuoted spells value for a YAML double-quoted scalar that reads
+// back as value: escaped are the quote and the backslash, the line breaks
+// YAML would fold to a space (CR, NEL, the Unicode line and paragraph
+// separators) and the characters it refuses raw (C0 and C1 controls but
+// the tab, DEL, a byte-order mark). Invalid UTF-8 is kept as it is, for
+// YAML to refuse as it did before.
+func escapeQuoted(value string) string {
+	var b strings.Builder
+	for i := 0; i < len(value); {
+		r, size := utf8.DecodeRuneInString(value[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteByte(value[i])
+		case r == '\\' || r == '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 && r != '\t', r >= 0x7f && r <= 0x9f, r == '\u2028', r == '\u2029', r == '\ufeff':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // balanced reports whether every bracket and brace in s is closed.
