@@ -128,8 +128,10 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 		text = "(The agent finished without a final message.)"
 	}
 	total := res.Usage.Total()
-	body := fmt.Sprintf("%s%s\n\n<task_metadata>session_id: %s</task_metadata>\n<usage>agentId: %s\ntotal_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
-		text, note, o.sessionID, o.sessionID, total, res.ToolUses, res.Duration.Milliseconds())
+	// The child's text is framed and escaped: it must not forge the
+	// trailer below, nor any tag of the parent's context (frame.go).
+	body := fmt.Sprintf("%s\n\n%s%s\n\n<task_metadata>session_id: %s</task_metadata>\n<usage>agentId: %s\ntotal_tokens: %d\ntool_uses: %d\nduration_ms: %d</usage>",
+		untrustedNote, escapeTags(text), note, o.sessionID, o.sessionID, total, res.ToolUses, res.Duration.Milliseconds())
 	meta := map[string]any{
 		"status": "completed", "agentId": o.sessionID, "sessionId": o.sessionID, "agentType": o.def.Name,
 		"prompt": prompt, "content": []llm.Block{llm.Text(text)},

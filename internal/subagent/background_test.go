@@ -643,7 +643,7 @@ func TestAutoBackground(t *testing.T) {
 		h := newHarness(t, setup{})
 		c := h.mainCaller()
 		res := h.mustCall(c, "toolu_1", AgentInput{Description: "quick", Prompt: "work", TimeoutSeconds: new(1)})
-		if st := metaOf(t, res)["status"]; st != "completed" || !strings.HasPrefix(resultText(res), "done") {
+		if st := metaOf(t, res)["status"]; st != "completed" || !strings.HasPrefix(resultText(res), framed("done")) {
 			t.Fatalf("timeout_seconds 1 with a quick child: status %v: %s", st, resultText(res))
 		}
 		if _, err := h.svc.cfg.Tasks.GetTask(context.Background(), childID(t, res)); !errors.Is(err, task.ErrNotFound) {

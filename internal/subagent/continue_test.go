@@ -38,7 +38,7 @@ func TestContinue(t *testing.T) {
 	if second.IsError {
 		t.Fatalf("continue failed: %s", resultText(second))
 	}
-	if d := cmp.Diff("reply 2"+trailer(id, 15, 0), resultText(second)); d != "" {
+	if d := cmp.Diff(framed("reply 2")+trailer(id, 15, 0), resultText(second)); d != "" {
 		t.Errorf("continued result (-want +got):\n%s", d)
 	}
 	reqs := h.requestsOf("explorer")
@@ -171,7 +171,7 @@ func TestContinueRunning(t *testing.T) {
 	close(release)
 	select {
 	case text := <-done:
-		if !strings.HasPrefix(text, "finished") {
+		if !strings.HasPrefix(text, framed("finished")) {
 			t.Errorf("first call ended with %q", text)
 		}
 	case <-time.After(waitFor):

@@ -120,7 +120,7 @@ func (r harnessReply) String() string {
 		fmt.Fprintf(&b, "\nnote: %s", n)
 	}
 	if r.hasReply {
-		fmt.Fprintf(&b, "\nreply: %s", r.reply)
+		fmt.Fprintf(&b, "\nreply: %s", escapeTags(r.reply))
 	}
 	return b.String()
 }
@@ -615,7 +615,7 @@ func taskReport(rec task.Task, lt *liveTask, delivered bool) string {
 		if result == "" {
 			result = "(The agent finished without a final message.)"
 		}
-		fmt.Fprintf(&b, "\nreply: %s", result)
+		fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
 	case rec.Status.Terminal():
 		errText := oneLine(rec.Error)
 		if errText == "" {
@@ -623,7 +623,7 @@ func taskReport(rec task.Task, lt *liveTask, delivered bool) string {
 		}
 		fmt.Fprintf(&b, "\nerror: %s", errText)
 		if result != "" {
-			fmt.Fprintf(&b, "\nreply: %s", result)
+			fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
 		}
 	default:
 		file := rec.OutputFile
@@ -631,7 +631,7 @@ func taskReport(rec task.Task, lt *liveTask, delivered bool) string {
 			file = lt.outputFile
 		}
 		if out := strings.TrimSpace(tail(file, 8000)); out != "" {
-			fmt.Fprintf(&b, "\noutput so far:\n%s", out)
+			fmt.Fprintf(&b, "\noutput so far:\n%s", escapeTags(out))
 		}
 	}
 	return b.String()

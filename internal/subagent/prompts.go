@@ -34,13 +34,19 @@ var (
 	taskToolTmpl     = template.Must(template.New("task_tool").Parse(taskToolText))
 	contextTmpl      = template.Must(template.New("context").Parse(contextText))
 	childSystemTmpl  = template.Must(template.New("child_system").Parse(childSystemText))
-	notificationTmpl = template.Must(template.New("notification").Parse(notificationText))
+	notificationTmpl = template.Must(template.New("notification").Funcs(frameFuncs).Parse(notificationText))
 	launchedTmpl     = template.Must(template.New("launched").Parse(launchedText))
 	taskOutputTmpl   = template.Must(template.New("task_output").Parse(taskOutputText))
 	taskStopTmpl     = template.Must(template.New("task_stop").Parse(taskStopText))
 	taskListTmpl     = template.Must(template.New("task_list").Parse(taskListText))
 	sendMessageTmpl  = template.Must(template.New("send_message").Parse(sendMessageText))
 )
+
+// frameFuncs let a template escape a child's text and frame it (frame.go).
+var frameFuncs = template.FuncMap{
+	"escape":    escapeTags,
+	"untrusted": func() string { return untrustedNote },
+}
 
 func render(t *template.Template, data any) string {
 	var b bytes.Buffer

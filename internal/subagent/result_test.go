@@ -31,6 +31,10 @@ func childID(t *testing.T, res tool.Result) string {
 	return id
 }
 
+// framed is a child's text as the parent's Agent result shows it: after
+// the preamble that it carries no user authority (frame.go).
+func framed(text string) string { return untrustedNote + "\n\n" + text }
+
 func trailer(id string, tokens int64, toolUses int) string {
 	return fmt.Sprintf("\n\n<task_metadata>session_id: %s</task_metadata>\n<usage>agentId: %s\ntotal_tokens: %d\ntool_uses: %d\nduration_ms: 0</usage>", id, id, tokens, toolUses)
 }
@@ -47,7 +51,7 @@ func TestClaudeResult(t *testing.T) {
 		t.Fatalf("spawn failed: %s", resultText(res))
 	}
 	id := childID(t, res)
-	if d := cmp.Diff("child says hi"+trailer(id, 15, 0), resultText(res)); d != "" {
+	if d := cmp.Diff(framed("child says hi")+trailer(id, 15, 0), resultText(res)); d != "" {
 		t.Errorf("result text (-want +got):\n%s", d)
 	}
 	const cost = (10*1 + 5*2) / 1e6
@@ -145,7 +149,7 @@ func TestClaudeResultEndings(t *testing.T) {
 			}
 			want := strings.ReplaceAll(tt.wantText, "%s", id)
 			if !tt.wantError {
-				want += trailer(id, tt.wantTokens, tt.wantUses)
+				want = framed(want) + trailer(id, tt.wantTokens, tt.wantUses)
 			}
 			if d := cmp.Diff(want, resultText(res)); d != "" {
 				t.Errorf("result text (-want +got):\n%s", d)
@@ -233,7 +237,7 @@ func TestOpenCodeResult(t *testing.T) {
 		t.Fatalf("%d child sessions, want 1", len(list))
 	}
 	id := list[0].ID
-	want := fmt.Sprintf("<task id=%q state=\"completed\">\n<task_result>\nfirst answer\n</task_result>\n</task>", id)
+	want := fmt.Sprintf("<task id=%q state=\"completed\">\n<note>%s</note>\n<task_result>\nfirst answer\n</task_result>\n</task>", id, untrustedNote)
 	if d := cmp.Diff(want, resultText(res)); d != "" || res.IsError {
 		t.Errorf("task result (error %v) (-want +got):\n%s", res.IsError, d)
 	}
@@ -244,7 +248,7 @@ func TestOpenCodeResult(t *testing.T) {
 
 	// task_id continues the child: its model sees the first exchange.
 	res = h.mustCall(c, "toolu_2", TaskInput{Description: "ask", Prompt: "follow-up", SubagentType: "general-purpose", TaskID: id})
-	want = fmt.Sprintf("<task id=%q state=\"completed\">\n<task_result>\nanswer 2, having seen 3 messages\n</task_result>\n</task>", id)
+	want = fmt.Sprintf("<task id=%q state=\"completed\">\n<note>%s</note>\n<task_result>\nanswer 2, having seen 3 messages\n</task_result>\n</task>", id, untrustedNote)
 	if d := cmp.Diff(want, resultText(res)); d != "" {
 		t.Errorf("continued task result (-want +got):\n%s", d)
 	}

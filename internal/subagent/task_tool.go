@@ -62,7 +62,9 @@ func openCodeResult(o *outcome) (tool.Result, error) {
 	if res.Err != nil {
 		return openCodeError(o.sessionID, res.Err), nil
 	}
-	body := fmt.Sprintf("<task id=%q state=\"completed\">\n<task_result>\n%s\n</task_result>\n</task>", o.sessionID, strings.TrimSpace(res.Result))
+	// The child's text is escaped, and framed by a note before it
+	// (frame.go): it must not close the task or open tags of its own.
+	body := fmt.Sprintf("<task id=%q state=\"completed\">\n<note>%s</note>\n<task_result>\n%s\n</task_result>\n</task>", o.sessionID, untrustedNote, escapeTags(strings.TrimSpace(res.Result)))
 	return tool.Result{
 		Content: []llm.Block{llm.Text(body)},
 		Meta:    map[string]any{"status": "completed", "sessionId": o.sessionID, "agentType": o.def.Name, "totalTokens": res.Usage.Total()},

@@ -138,7 +138,7 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 		out = tail(rec.OutputFile, 8000)
 	}
 	return tool.Result{
-		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, strings.TrimSpace(out)))},
+		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<note>%s</note>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, untrustedNote, escapeTags(strings.TrimSpace(out))))},
 		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": retrieval(rec.Status)},
 	}, nil
 }
@@ -267,7 +267,7 @@ func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.R
 			fmt.Fprintf(&b, "  %d tokens", t.Usage.Total())
 		}
 		if t.Progress != "" && !t.Status.Terminal() {
-			fmt.Fprintf(&b, "\n    progress: %s", t.Progress)
+			fmt.Fprintf(&b, "\n    progress: %s", escapeTags(t.Progress))
 		}
 		b.WriteString("\n")
 	}
