@@ -240,6 +240,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Settings: s.Agents, SettingsFile: "settings (agents)",
 		Declared: opts.Agents, Factories: opts.AgentFactories,
 	})
+	// A broken or mistyped agent file is reported by every run, not only
+	// by `cadre agents`: once per file, with file:line.
+	r.warnings = append(r.warnings, r.agents.Report()...)
 	r.subagents, err = subagent.New(subagent.Config{
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
