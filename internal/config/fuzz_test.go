@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -27,12 +25,10 @@ func FuzzSettings(f *testing.F) {
 	}
 	f.Add([]byte("\xef\xbb\xbf{\"model\": \"x\"}"))
 
+	// One project for every input: each overwrites the last one's file.
 	root := f.TempDir()
-	n := 0
+	e := &env{home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), vars: map[string]string{}}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n++ // a fresh project per input
-		e := &env{home: filepath.Join(root, "home"), proj: filepath.Join(root, strconv.Itoa(n)), vars: map[string]string{}}
-		defer os.RemoveAll(e.proj)
 		file := e.write(t, ScopeProject, string(data))
 
 		var got *Loaded
