@@ -231,13 +231,41 @@ func (sr *sessionRun) run(ctx context.Context) {
 	var results []*runner.Result
 	last := r.subagents.Converse(ctx, conv, sr.caller, []llm.Message{llm.UserText(sr.prompt)}, func(res *runner.Result) {
 		results = append(results, res)
+		if ctx.Err() != nil {
+			return // interrupted: the result comes last, below
+		}
 		sr.finish(res, sr.totals, len(results) > 1)
 	})
 	group.Stop(context.Canceled)
 	group.Wait()
+	if ctx.Err() != nil {
+		// Stopping the tree makes its runs report their end: the result
+		// goes after all of that, last, and says why the run ended.
+		conv.Close(session.StatusKilled)
+		sr.finish(interrupted(ctx, last), sr.totals, len(results) > 1)
+		return
+	}
 	if err := conv.Close(""); err != nil && last.Err == nil {
 		sr.finish(&runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: fmt.Errorf("saving the session: %w", err)}}, sr.totals, true)
 	}
+}
+
+// interrupted is the result of a run stopped from outside (SIGINT, an SDK
+// cancel): the turn it cut short, or, when the main agent was waiting for
+// background runs, its last answer, ending with the reason.
+func interrupted(ctx context.Context, last *runner.Result) *runner.Result {
+	out := loop.Outcome{}
+	res := runner.Result{Outcome: &out, Status: session.StatusKilled}
+	if last != nil && last.Outcome != nil {
+		out.Result = last.Result
+		if last.Err != nil {
+			// The interrupted turn's own figures.
+			out = *last.Outcome
+			res.Cost, res.Duration = last.Cost, last.Duration
+		}
+	}
+	out.Subtype, out.Err = loop.SubtypeExecution, fmt.Errorf("the run was interrupted (%v)", context.Cause(ctx))
+	return &res
 }
 
 // runCommand runs a `context: fork` slash command (S-F2): synchronously,
