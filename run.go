@@ -175,6 +175,10 @@ func (r *Runtime) systemPrompt() string {
 	_, gitErr := os.Stat(filepath.Join(r.cwd, ".git"))
 	fmt.Fprintf(&b, "\n\n<env>\nWorking directory: %s\nIs directory a git repo: %s\nPlatform: %s\nToday's date: %s\n</env>",
 		r.cwd, yesNo(gitErr == nil), runtime.GOOS, r.now().Format("2006-01-02"))
+	// The user's --append-system-prompt stays last, as the user expects.
+	if a := strings.TrimSpace(r.opts.AppendSystemPrompt); a != "" {
+		b.WriteString("\n\n" + a)
+	}
 	return b.String()
 }
 
@@ -306,18 +310,11 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation)
 	sr.finish(res, sr.totals, false)
 }
 
-// context is the per-turn part of the system prompt: the agents the main
-// agent may delegate to and its background tasks, then the user's
-// --append-system-prompt, which stays last as the user expects.
+// context is the per-turn context: the agents the main agent may delegate
+// to and its background tasks. It changes as tasks come and go, so the
+// loop sends it after the cached prompt, never in it.
 func (sr *sessionRun) context() string {
-	var tail []string
-	if c := sr.r.subagents.SystemContext(sr.caller); c != "" {
-		tail = append(tail, c)
-	}
-	if a := strings.TrimSpace(sr.r.opts.AppendSystemPrompt); a != "" {
-		tail = append(tail, a)
-	}
-	return strings.Join(tail, "\n\n")
+	return sr.r.subagents.SystemContext(sr.caller)
 }
 
 func inbox(entries []queue.Entry) []llm.Message {

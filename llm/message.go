@@ -58,6 +58,12 @@ type Block struct {
 	// breakpoint after this block: everything up to it is a prefix that
 	// other requests (forks of one conversation) share. Never serialised.
 	Cache bool `json:"-"`
+	// PerTurn marks context that belongs to one request only (the
+	// <system-reminder> the loop adds to the newest user message): it is
+	// never recorded, Message.Text leaves it out, and providers that cache
+	// prompts keep their breakpoints before it, so that the cached prefix
+	// does not change with it. Never serialised.
+	PerTurn bool `json:"-"`
 }
 
 // ImageSource is an inline image.
@@ -142,11 +148,12 @@ func UserText(s string) Message {
 	return Message{Role: RoleUser, Content: []Block{Text(s)}}
 }
 
-// Text returns the concatenated text blocks of m (tool results excluded).
+// Text returns the concatenated text blocks of m (tool results and
+// per-turn context excluded).
 func (m Message) Text() string {
 	var b strings.Builder
 	for _, c := range m.Content {
-		if c.Type == BlockText {
+		if c.Type == BlockText && !c.PerTurn {
 			b.WriteString(c.Text)
 		}
 	}

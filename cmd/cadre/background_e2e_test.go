@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,7 +75,10 @@ type bgCall struct {
 	req    testkit.Request
 	system string
 	msgs   []bgMessage
-	err    error
+	// reminders are the per-turn <system-reminder> blocks, which msgs
+	// leave out: they are context for one request, not conversation.
+	reminders []string
+	err       error
 }
 
 func bgDecode(req testkit.Request) *bgCall {
@@ -107,6 +111,13 @@ func bgDecode(req testkit.Request) *bgCall {
 			c.err = fmt.Errorf("message content: %w", err)
 			return c
 		}
+		dm.Blocks = slices.DeleteFunc(dm.Blocks, func(b bgBlock) bool {
+			if b.Type == "text" && strings.HasPrefix(b.Text, "<system-reminder>") {
+				c.reminders = append(c.reminders, b.Text)
+				return true
+			}
+			return false
+		})
 		c.msgs = append(c.msgs, dm)
 	}
 	return c

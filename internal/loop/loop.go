@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -58,9 +59,12 @@ type Denial struct {
 type Config struct {
 	Model  llm.Model
 	System string
-	// SystemContext, if set, is called before every model call and its text
-	// is appended to System: per-turn context such as the agents one may
-	// delegate to and the state of background tasks.
+	// SystemContext, if set, is called before every model call: per-turn
+	// context such as the agents one may delegate to and the state of
+	// background tasks. Its text goes to the model in a <system-reminder>
+	// at the end of the newest user message, for that call only (never
+	// recorded): System, the tools and the conversation stay the same from
+	// call to call, so the prompt cache keeps serving them.
 	SystemContext func() string
 	Tools         *tool.Set
 	Permit        Permitter // nil allows every call
@@ -241,24 +245,29 @@ func compact(ctx context.Context, cfg Config, out *Outcome, last llm.Usage) erro
 	return nil
 }
 
+// call makes one model call. The request it returns is the conversation's
+// (what a fork of this turn shares), without the per-turn context, which
+// went to this call alone.
 func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *llm.Response, time.Duration, error) {
-	system := cfg.System
-	if cfg.SystemContext != nil {
-		if extra := cfg.SystemContext(); extra != "" {
-			system += "\n\n" + extra
-		}
-	}
 	req := &llm.Request{
-		System:    system,
+		System:    cfg.System,
 		Messages:  msgs,
 		Tools:     cfg.Tools.Specs(),
 		MaxTokens: cfg.MaxTokens,
 		Thinking:  cfg.Thinking,
 		Agent:     cfg.Agent,
 	}
+	sent := req
+	if cfg.SystemContext != nil {
+		if extra := cfg.SystemContext(); extra != "" {
+			r := *req
+			r.Messages = remind(msgs, extra)
+			sent = &r
+		}
+	}
 	start := time.Now()
 	var resp *llm.Response
-	for ev, err := range cfg.Model.Stream(ctx, req) {
+	for ev, err := range cfg.Model.Stream(ctx, sent) {
 		if err != nil {
 			return req, nil, time.Since(start), err
 		}
@@ -273,6 +282,22 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 		return req, nil, time.Since(start), &llm.Error{Kind: llm.ErrStreamCut, Message: "model stream ended without a complete message"}
 	}
 	return req, resp, time.Since(start), nil
+}
+
+// remind returns msgs with text as a <system-reminder> block at the end of
+// the newest user message, as Claude Code places per-turn context: after
+// everything a provider caches, so the cached prefix does not move. msgs
+// itself is left as it was.
+func remind(msgs []llm.Message, text string) []llm.Message {
+	block := llm.Block{Type: llm.BlockText, Text: "<system-reminder>\n" + text + "\n</system-reminder>", PerTurn: true}
+	out := slices.Clone(msgs)
+	if n := len(out); n > 0 && out[n-1].Role == llm.RoleUser {
+		last := out[n-1]
+		last.Content = append(slices.Clone(last.Content), block)
+		out[n-1] = last
+		return out
+	}
+	return append(out, llm.Message{Role: llm.RoleUser, Content: []llm.Block{block}})
 }
 
 type callResult struct {

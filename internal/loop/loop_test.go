@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -405,23 +406,61 @@ func TestUsageAggregated(t *testing.T) {
 	}
 }
 
+// TestSystemContextIsFreshEachTurn: the per-turn context is asked for
+// before every call and goes to the model after the conversation, as a
+// <system-reminder> ending the newest user message; the system prompt and
+// the conversation — what the prompt cache holds — stay as they were, and
+// the context is never recorded.
 func TestSystemContextIsFreshEachTurn(t *testing.T) {
 	n := 0
-	var systems []string
+	var reqs []llm.Request
 	model := &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
-		systems = append(systems, req.System)
+		r := *req
+		r.Messages = slices.Clone(req.Messages)
+		reqs = append(reqs, r)
 		if len(req.Messages) == 1 {
 			return llm.Reply(use("a", "echo", `{"text":"1"}`)), nil
 		}
 		return llm.Reply(llm.Text("done")), nil
 	}}
+	var recorded []llm.Message
 	cfg := Config{Model: model, System: "base", Tools: set(t, echo("echo", true, nil)),
-		SystemContext: func() string { n++; return fmt.Sprintf("context %d", n) }}
-	if _, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")}); err != nil {
+		SystemContext: func() string { n++; return fmt.Sprintf("context %d", n) },
+		OnStep: func(_ context.Context, s Step) error {
+			recorded = append(recorded, s.Message)
+			return nil
+		}}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(systems) != 2 || systems[0] != "base\n\ncontext 1" || systems[1] != "base\n\ncontext 2" {
-		t.Errorf("systems %q", systems)
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls, want 2", len(reqs))
+	}
+	for i, r := range reqs {
+		if r.System != "base" {
+			t.Errorf("call %d: system %q, want the base prompt alone", i, r.System)
+		}
+		last := r.Messages[len(r.Messages)-1]
+		tail := last.Content[len(last.Content)-1]
+		want := fmt.Sprintf("<system-reminder>\ncontext %d\n</system-reminder>", i+1)
+		if last.Role != llm.RoleUser || tail.Text != want || !tail.PerTurn {
+			t.Errorf("call %d ends with %s %+v, want the user message ending with the per-turn %q", i, last.Role, tail, want)
+		}
+		if strings.Contains(last.Text(), "context") {
+			t.Errorf("call %d: Text() of the newest message holds the per-turn context: %q", i, last.Text())
+		}
+	}
+	// The second call repeats the first's messages without its context.
+	if first := reqs[1].Messages[0]; len(first.Content) != 1 || first.Text() != "go" {
+		t.Errorf("the second call's first message is %+v, want the prompt alone", first)
+	}
+	for _, m := range append(recorded, out.Messages...) {
+		for _, b := range m.Content {
+			if b.PerTurn || strings.Contains(b.Text, "system-reminder") {
+				t.Errorf("the per-turn context was recorded in the conversation: %+v", m)
+			}
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -244,7 +245,8 @@ func TestParallelSpawns(t *testing.T) {
 		t.Fatalf("main made %d model calls, want 2", len(reqs))
 	}
 	msgs := reqs[1].req.Messages
-	results := msgs[len(msgs)-1].Content
+	// The per-turn context rides along after the results; it is not one.
+	results := slices.DeleteFunc(slices.Clone(msgs[len(msgs)-1].Content), func(b llm.Block) bool { return b.PerTurn })
 	if len(results) != n {
 		t.Fatalf("%d tool results, want %d", len(results), n)
 	}

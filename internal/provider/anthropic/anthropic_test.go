@@ -311,6 +311,30 @@ func TestCacheBreakpointSkipsThinking(t *testing.T) {
 	}
 }
 
+// TestCacheBreakpointBeforePerTurnContext: per-turn context ends the last
+// message after its breakpoint, so the next call, which no longer carries
+// it, shares everything up to there.
+func TestCacheBreakpointBeforePerTurnContext(t *testing.T) {
+	req := &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{
+		llm.ToolResult("toolu_1", "a.go", false),
+		{Type: llm.BlockText, Text: "<system-reminder>\nnow\n</system-reminder>", PerTurn: true},
+	}}}}
+	srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "ok"}))
+	if _, err := run(context.Background(), newModel(t, srv), req); err != nil {
+		t.Fatal(err)
+	}
+	last := srv.Requests()[0].JSON()["messages"].([]any)[0].(map[string]any)["content"].([]any)
+	if len(last) != 2 {
+		t.Fatalf("last message has %d blocks, want the tool result and the context: %v", len(last), last)
+	}
+	if _, ok := last[0].(map[string]any)["cache_control"]; !ok {
+		t.Errorf("no cache_control on the tool result: %v", last)
+	}
+	if _, ok := last[1].(map[string]any)["cache_control"]; ok {
+		t.Errorf("cache_control on the per-turn context: %v", last)
+	}
+}
+
 func TestThinkingSignatureRoundTrip(t *testing.T) {
 	srv := testkit.NewAnthropic(t, testkit.Queue(
 		testkit.Reply{Thinking: "I should list the files.", ToolCalls: []testkit.ToolCall{{ID: "toolu_9", Name: "LS"}}},

@@ -19,7 +19,9 @@ import (
 // turn from the cache; and a block the caller marked (llm.Block.Cache: the
 // end of the prefix that forks of one conversation share), so every fork
 // reads that prefix from the cache. That is at most the four breakpoints
-// the API allows.
+// the API allows. Per-turn context (llm.Block.PerTurn) ends the last message
+// and stays after its breakpoint: the next call, which no longer has it,
+// still shares everything up to there.
 func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 	if req == nil {
 		return sdk.MessageNewParams{}, badRequest("nil request")
@@ -74,6 +76,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
 	}
 
+	var lastPerTurn []bool // of the last message's blocks as sent: per-turn context?
 	for i, msg := range req.Messages {
 		var role sdk.MessageParamRole
 		switch msg.Role {
@@ -100,14 +103,21 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 				}
 			}
 			content = append(content, cb)
+			if i == len(req.Messages)-1 {
+				lastPerTurn = append(lastPerTurn, b.PerTurn)
+			}
 		}
 		p.Messages = append(p.Messages, sdk.MessageParam{Role: role, Content: content})
 	}
 	if n := len(p.Messages); n > 0 {
 		content := p.Messages[n-1].Content
 		for j := len(content) - 1; j >= 0; j-- {
-			// Thinking blocks cannot carry cache_control; the breakpoint
-			// goes on the last block that can.
+			// Thinking blocks cannot carry cache_control, and per-turn
+			// context must not: the breakpoint goes on the last block that
+			// can.
+			if lastPerTurn[j] {
+				continue
+			}
 			if cc := content[j].GetCacheControl(); cc != nil {
 				*cc = sdk.NewCacheControlEphemeralParam()
 				break

@@ -102,13 +102,21 @@ func mapMessage(msg llm.Message) ([]openai.ChatCompletionMessageParamUnion, erro
 // order and first, because they must directly follow the assistant message
 // that made the calls; text and images follow as one user message. Images a
 // tool returned (tool messages carry only text) come in a user message of
-// their own after the tool messages.
+// their own after the tool messages. Per-turn context (llm.Block.PerTurn)
+// comes last, in a user message of its own: the next request, which no
+// longer has it, then repeats every earlier message byte for byte, and the
+// provider's automatic prefix caching keeps serving them.
 func mapUser(blocks []llm.Block) ([]openai.ChatCompletionMessageParamUnion, error) {
 	var out []openai.ChatCompletionMessageParamUnion
 	var toolImages []openai.ChatCompletionContentPartUnionParam
 	var parts []openai.ChatCompletionContentPartUnionParam
+	var perTurn []string
 	texts := 0
 	for _, b := range blocks {
+		if b.PerTurn {
+			perTurn = append(perTurn, b.Text)
+			continue
+		}
 		switch b.Type {
 		case llm.BlockToolResult:
 			text := b.ResultText()
@@ -153,6 +161,9 @@ func mapUser(blocks []llm.Block) ([]openai.ChatCompletionMessageParamUnion, erro
 		out = append(out, openai.UserMessage(parts[0].OfText.Text))
 	case len(parts) > 0:
 		out = append(out, openai.UserMessage(parts))
+	}
+	if len(perTurn) > 0 {
+		out = append(out, openai.UserMessage(strings.Join(perTurn, "\n\n")))
 	}
 	return out, nil
 }
