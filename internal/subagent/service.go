@@ -259,7 +259,8 @@ func (s *Service) SystemContext(c Caller) string {
 		recs, _ := s.cfg.Tasks.ListTasks(context.Background(), task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
 		now := s.cfg.Now()
 		for _, t := range recs {
-			tasks = append(tasks, row{t.ID, t.Name, t.Agent, t.Description, string(t.Status), now.Sub(t.Created).Round(time.Second).String()})
+			// The description is model text: one line, and no tags of its own.
+			tasks = append(tasks, row{t.ID, t.Name, t.Agent, escapeTags(oneLine(t.Description)), string(t.Status), now.Sub(t.Created).Round(time.Second).String()})
 		}
 	}
 	if len(names) == 0 && len(tasks) == 0 {
