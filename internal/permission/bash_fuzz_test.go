@@ -171,7 +171,7 @@ func plainWord(w *syntax.Word, tilde bool) bool {
 	for i, part := range w.Parts {
 		switch x := part.(type) {
 		case *syntax.Lit:
-			if unescapedGlob(x.Value) || !tilde && i == 0 && strings.HasPrefix(x.Value, "~") {
+			if hasMeta(x.Value) || !tilde && i == 0 && strings.HasPrefix(x.Value, "~") {
 				return false
 			}
 		case *syntax.SglQuoted:
@@ -192,20 +192,6 @@ func plainWord(w *syntax.Word, tilde bool) bool {
 		}
 	}
 	return true
-}
-
-// unescapedGlob reports whether an unquoted literal has a *, ?, [ or {
-// that no backslash escapes.
-func unescapedGlob(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '*', '?', '[', '{':
-			return true
-		}
-	}
-	return false
 }
 
 // oracleWrite says whether a redirection writes a file and which: "" when
