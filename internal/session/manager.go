@@ -115,6 +115,11 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 	// run's first entry.
 	f, err := claim(info.TranscriptPath)
 	if errors.Is(err, ErrInUse) {
+		// The holder records itself just after its claim: read the record
+		// again, so the error can name it when it already has.
+		if now, gerr := m.idx.GetSession(ctx, id); gerr == nil {
+			info = now
+		}
 		return nil, nil, inUse(info)
 	}
 	if err != nil {
