@@ -18,7 +18,7 @@ const GeneralPurposeName = "general-purpose"
 // Its description and prompt live in general-purpose.md, written in the
 // Claude Code format and read by the same parser as users' files.
 func GeneralPurpose() Definition {
-	d, problems, _ := parseFile("general-purpose.md", []byte(generalPurposeFile), FormatClaude, SourceBuiltin)
+	d, problems, _ := parseFile("general-purpose.md", []byte(generalPurposeFile), FormatClaude, SourceBuiltin, "")
 	if len(problems) > 0 || len(d.Warnings) > 0 {
 		// The file is compiled in and covered by tests.
 		panic(fmt.Sprintf("agent: built-in general-purpose.md does not load: %v %v", problems, d.Warnings))

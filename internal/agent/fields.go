@@ -28,6 +28,9 @@ type parser struct {
 	lines  bool
 	offset int
 	name   string
+	// within, when set, is the directory a {file:…} prompt reference must
+	// resolve inside (the project, for a project's agent file).
+	within string
 
 	problems []*Problem
 	warnings []*Problem

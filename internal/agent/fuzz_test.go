@@ -73,7 +73,7 @@ func parseAgentInput(format Format, data []byte) ([]Entry, []Problem) {
 	l := &loader{}
 	if format == FormatJSON {
 		l.settings(data, fuzzSettingsFile)
-	} else if d, problems, skip := parseFile(fuzzPath, data, format, SourceProject); !skip {
+	} else if d, problems, skip := parseFile(fuzzPath, data, format, SourceProject, filepath.Dir(fuzzPath)); !skip {
 		l.add(d, problems)
 	}
 	return l.entries, l.problems

@@ -68,7 +68,7 @@ type Registry struct {
 // name). It never fails as a whole: a bad file becomes a Problem and an
 // invalid Entry, and the rest load.
 func Load(opts LoadOptions) *Registry {
-	l := &loader{}
+	l := &loader{project: opts.Cwd}
 	l.add(GeneralPurpose(), nil)
 	if opts.UserDir != "" {
 		l.dir(opts.UserDir, FormatClaude, SourceUser)
@@ -97,6 +97,9 @@ func Load(opts LoadOptions) *Registry {
 }
 
 type loader struct {
+	// project is the project root (LoadOptions.Cwd), which the project's
+	// files may not reach out of.
+	project  string
 	entries  []Entry
 	problems []Problem
 }
@@ -151,7 +154,11 @@ func (l *loader) dir(dir string, format Format, source string) {
 			l.add(d, []*Problem{{Path: path, Name: d.Name, Message: fmt.Sprintf("cannot read agent file: %v", err)}})
 			continue
 		}
-		d, problems, skip := parseFile(path, data, format, source)
+		within := ""
+		if source == SourceProject {
+			within = l.project
+		}
+		d, problems, skip := parseFile(path, data, format, source, within)
 		if skip {
 			continue
 		}

@@ -18,7 +18,11 @@ import (
 // the definition (filled as far as it could be, for listings), every
 // problem found, and skip when the file turns itself off (OpenCode's
 // disable: true).
-func parseFile(path string, data []byte, format Format, source string) (d Definition, problems []*Problem, skip bool) {
+//
+// within, when not empty, is the directory that {file:…} prompt references
+// must stay inside, symbolic links resolved: the project root for a
+// project's files, whose text a cloned repository chooses.
+func parseFile(path string, data []byte, format Format, source, within string) (d Definition, problems []*Problem, skip bool) {
 	base := strings.TrimSuffix(filepath.Base(path), ".md")
 	d = Definition{Name: foldName(base), Format: format, Source: source, Path: path, Line: 1}
 	md, prob := splitMarkdown(data)
@@ -30,7 +34,7 @@ func parseFile(path string, data []byte, format Format, source string) (d Defini
 		return d, []*Problem{{Path: path, Line: 1, Name: d.Name,
 			Message: "no frontmatter: an agent file starts with a \"---\" line, then fields such as description:, then \"---\" and the prompt"}}, false
 	}
-	p := &parser{format: format, path: path, lines: true, offset: md.offset, name: d.Name, nodes: map[string]*yaml.Node{}}
+	p := &parser{format: format, path: path, lines: true, offset: md.offset, name: d.Name, within: within, nodes: map[string]*yaml.Node{}}
 	if md.warning != nil {
 		md.warning.Path = path
 		p.warnings = append(p.warnings, md.warning)
@@ -196,6 +200,10 @@ func (p *parser) fileRef(s, dir string) string {
 	if !filepath.IsAbs(ref) {
 		ref = filepath.Join(dir, ref)
 	}
+	if p.within != "" && !insideDir(p.within, ref) {
+		p.errorf(p.prompt, "prompt", "cannot read %s: it lies outside the project, and a project's agent file may only name files inside it", excerpt.Quote(ref))
+		return ""
+	}
 	data, err := readLimited(ref)
 	if err != nil {
 		// The reference is the file's text: quote it as an excerpt, and
@@ -223,4 +231,18 @@ func readLimited(path string) ([]byte, error) {
 		return nil, errors.New("larger than 1 MiB")
 	}
 	return os.ReadFile(path)
+}
+
+// insideDir reports whether path lies in dir once the symbolic links of
+// both are resolved. A path that cannot be resolved (it does not exist)
+// is judged as written; reading it fails anyway.
+func insideDir(dir, path string) bool {
+	resolve := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(resolve(dir), resolve(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
