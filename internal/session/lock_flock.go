@@ -6,7 +6,7 @@ import (
 	"errors"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/cadre-dev/cadre/internal/flock"
 )
 
 // lockWriter takes the exclusive flock of an open transcript, without
@@ -16,21 +16,10 @@ import (
 // resumes. This is the mechanism of task.ClaimOwner, applied to the
 // transcript itself, so no lock file can be left behind or go stale.
 func lockWriter(f *os.File) error {
-	conn, err := f.SyscallConn()
-	if err != nil {
+	if err := flock.TryExclusive(f); errors.Is(err, flock.ErrLocked) {
+		return ErrInUse
+	} else if err != nil {
 		return err
 	}
-	var opErr error
-	err = conn.Control(func(fd uintptr) {
-		for {
-			opErr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
-			if opErr != unix.EINTR {
-				return
-			}
-		}
-	})
-	if errors.Is(opErr, unix.EWOULDBLOCK) {
-		return ErrInUse
-	}
-	return errors.Join(err, opErr)
+	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/cadre-dev/cadre/internal/flock"
 )
 
 // ClaimOwner creates dir if needed and claims a new owner id in it, holding
@@ -38,7 +38,7 @@ func ClaimOwner(dir string) (*Owner, error) {
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("claim task owner in %s: %w", dir, err)
 	}
-	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flock.TryExclusive(f); err != nil {
 		return fail(fmt.Errorf("lock %s: %w", f.Name(), err))
 	}
 	o := &Owner{dir: dir, id: id, f: f}
@@ -67,7 +67,7 @@ func Alive(dir, ownerID string) bool {
 		return true
 	}
 	defer f.Close()
-	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flock.TryExclusive(f); err != nil {
 		return true // EWOULDBLOCK: the owner holds it; anything else: cannot tell
 	}
 	os.Remove(path)
@@ -78,22 +78,4 @@ func Alive(dir, ownerID string) bool {
 // stays locked, so no Alive can find a lockable file of a closing owner.
 func (o *Owner) release() error {
 	return errors.Join(o.removeLockFile(), o.f.Close())
-}
-
-// flock is unix.Flock on f's descriptor, retried when a signal interrupts it.
-func flock(f *os.File, how int) error {
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var opErr error
-	err = conn.Control(func(fd uintptr) {
-		for {
-			opErr = unix.Flock(int(fd), how)
-			if opErr != unix.EINTR {
-				return
-			}
-		}
-	})
-	return errors.Join(err, opErr)
 }
