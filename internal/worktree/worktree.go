@@ -461,6 +461,16 @@ func Sweep(ctx context.Context, cwd string) ([]Tree, error) {
 	if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs
 	}
+	switch common, found := commonDir(cwd); {
+	case !found:
+		return nil, kindErr(ErrNotRepo, nil, "%s is not inside a git repository", cwd)
+	case common != "":
+		if _, err := os.Stat(filepath.Join(common, stateDirName)); errors.Is(err, fs.ErrNotExist) {
+			// cadre never made a worktree here: nothing to report, and no
+			// git to start on the way to the first model request.
+			return nil, nil
+		}
+	}
 	loc, err := locate(ctx, cwd)
 	if err != nil {
 		return nil, err
@@ -485,4 +495,53 @@ func Sweep(ctx context.Context, cwd string) ([]Tree, error) {
 		trees = append(trees, t)
 	}
 	return trees, nil
+}
+
+// commonDir finds, without running git, the common git directory of the
+// repository dir is in, the way git discovers it: the nearest ".git" up
+// the tree, a directory, or a file "gitdir: X" whose X holds a "commondir"
+// file (a linked worktree) or is itself the common directory. found is
+// false when no ".git" exists up to the root; common is "" when one
+// exists but cannot be read (git then decides).
+func commonDir(dir string) (common string, found bool) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		dotGit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotGit); err == nil {
+			if fi.IsDir() {
+				return dotGit, true
+			}
+			return linkedCommonDir(d, dotGit), true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+}
+
+// linkedCommonDir reads a ".git" file of the worktree top; "" when it is
+// not what git writes.
+func linkedCommonDir(top, dotGit string) string {
+	b, err := os.ReadFile(dotGit)
+	if err != nil {
+		return ""
+	}
+	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	gitDir = strings.TrimSpace(gitDir)
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(top, gitDir)
+	}
+	c, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return gitDir // a submodule's or a separate git dir: it is its own common dir
+	} else if err != nil {
+		return ""
+	}
+	common := strings.TrimSpace(string(c))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitDir, common)
+	}
+	return filepath.Clean(common)
 }
