@@ -90,24 +90,19 @@ func (o Overrides) set() bool {
 // warns about such names either way.
 func (s Settings) Rules() (permission.Rules, error) {
 	var r permission.Rules
-	known := ToolNames()
 	for _, l := range []struct {
 		key string
 		src []string
 		dst *[]permission.Rule
-		m   matching
 	}{
-		{"allow", s.Permissions.Allow, &r.Allow, exactGrant},
-		{"ask", s.Permissions.Ask, &r.Ask, foldCase},
-		{"deny", s.Permissions.Deny, &r.Deny, foldCase},
+		{"allow", s.Permissions.Allow, &r.Allow},
+		{"ask", s.Permissions.Ask, &r.Ask},
+		{"deny", s.Permissions.Deny, &r.Deny},
 	} {
 		for i, text := range l.src {
 			rule, err := permission.ParseRule(text)
 			if err != nil {
 				return permission.Rules{}, fmt.Errorf("permissions.%s[%d]: %w", l.key, i, err)
-			}
-			if folded, ok := foldTool(rule.Tool, known); ok && l.m == foldCase {
-				rule.Tool = folded
 			}
 			*l.dst = append(*l.dst, rule)
 		}

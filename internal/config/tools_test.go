@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cadre-dev/cadre/internal/builtin"
 	"github.com/cadre-dev/cadre/internal/permission"
 )
@@ -75,17 +73,17 @@ func TestRestrictiveRulesIgnoreCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := permission.Rules{
-		Deny:  []permission.Rule{{Tool: "Bash"}, {Tool: "Read", Specifier: "./secret/**"}, {Tool: "mcp__Srv__x"}, {Tool: "WebFetch"}},
-		Ask:   []permission.Rule{{Tool: "Edit"}},
-		Allow: []permission.Rule{{Tool: "bash"}},
-	}
-	if diff := cmp.Diff(want, r); diff != "" {
-		t.Errorf("rules (-want +got):\n%s", diff)
-	}
+	// The rules are kept as written; the permission package matches deny
+	// and ask rules' tool names ignoring case, for every source of rules.
 	p := permission.Policy{Rules: r}
-	if rule, removed := p.Removed("Bash"); !removed || rule != "Bash" {
+	if rule, removed := p.Removed("Bash"); !removed || rule != "bash" {
 		t.Errorf(`deny "bash" does not remove Bash (%q, %v)`, rule, removed)
+	}
+	if rule, removed := p.Removed("WebFetch"); !removed || rule != "webfetch" {
+		t.Errorf(`deny "webfetch" does not remove WebFetch (%q, %v)`, rule, removed)
+	}
+	if len(r.Allow) != 1 || r.Allow[0].Tool != "bash" {
+		t.Errorf("allow rules = %v, want bash as written (it allows nothing)", r.Allow)
 	}
 }
 

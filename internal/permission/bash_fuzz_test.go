@@ -42,8 +42,8 @@ func FuzzBashCommand(f *testing.F) {
 		f.Add(s)
 	}
 
-	echoOnly := Policy{Workspace: "/ws", Home: "/home/u", Rules: mustFuzzRules(f, "Bash(echo:*)", "", "")}
-	noRm := Policy{Mode: ModeAcceptEdits, Workspace: "/ws", Home: "/home/u", Rules: mustFuzzRules(f, "Bash", "", "Bash(rm:*) Bash(eval:*)")}
+	echoOnly := Policy{Workspace: "/ws", Home: "/home/u", Rules: mustRules(f, "Bash(echo:*)", "", "")}
+	noRm := Policy{Mode: ModeAcceptEdits, Workspace: "/ws", Home: "/home/u", Rules: mustRules(f, "Bash", "", "Bash(rm:*) Bash(eval:*)")}
 
 	f.Fuzz(func(t *testing.T, cmd string) {
 		// The command reaches Permit as JSON, which carries text only: what
@@ -138,20 +138,6 @@ func FuzzBashCommand(f *testing.F) {
 			})
 		}
 	})
-}
-
-func mustFuzzRules(f *testing.F, allow, ask, deny string) Rules {
-	var r Rules
-	var err error
-	for _, l := range []struct {
-		dst *[]Rule
-		s   string
-	}{{&r.Allow, allow}, {&r.Ask, ask}, {&r.Deny, deny}} {
-		if *l.dst, err = ParseRuleList(l.s); err != nil {
-			f.Fatal(err)
-		}
-	}
-	return r
 }
 
 // parseOracle parses an approved command; an approved command that does

@@ -78,7 +78,8 @@
 //
 // Tool names in rules may use "*" ("mcp__github__*"), and "mcp__server"
 // alone names every tool of that MCP server, as in Claude Code. A specifier
-// of "*" is the same as no specifier.
+// of "*" is the same as no specifier. Deny and ask rules name tools ignoring
+// case (a "bash" deny holds), whoever wrote them; allow rules match exactly.
 //
 // # Spawning subagents
 //

@@ -36,7 +36,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 
 	var denyRule string // a Bash deny rule with a specifier, if any
 	for _, r := range p.Rules.Deny {
-		if !r.covers(c) {
+		if !r.covers(c, listDeny) {
 			continue
 		}
 		if r.bare() || c.target != "" && a.matches(r.Specifier, listDeny) {
@@ -102,7 +102,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 	}
 
 	for _, r := range p.Rules.Ask {
-		if !r.covers(c) {
+		if !r.covers(c, listAsk) {
 			continue
 		}
 		if r.bare() || c.target != "" && a.matches(r.Specifier, listAsk) {
@@ -118,7 +118,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		var specs []string
 		for _, r := range p.Rules.Allow {
 			switch {
-			case !r.covers(c):
+			case !r.covers(c, listAllow):
 			case r.bare():
 				approved = true
 			default:
@@ -225,7 +225,7 @@ func (p *Policy) editVerdict(ctx context.Context, env tool.Env, path string) wri
 func (p *Policy) anyEditDeny() bool {
 	c := call{name: redirectWrite{}.Info().Name, access: tool.AccessEdit}
 	for _, r := range p.Rules.Deny {
-		if r.covers(c) {
+		if r.covers(c, listDeny) {
 			return true
 		}
 	}

@@ -42,35 +42,52 @@ const (
 // namesTool reports whether the rule's tool part names the tool: literally,
 // by wildcard ("mcp__srv__*"), as a whole MCP server ("mcp__srv"), or by
 // the Agent/Task alias. Access families are not considered here.
-func (r Rule) namesTool(name string) bool {
-	if canonicalTool(r.Tool) == canonicalTool(name) {
+//
+// Rules of the deny and ask lists name tools ignoring case, whoever wrote
+// them (settings, an agent file, the SDK): "--disallowedTools bash" must
+// not fail open. Allow rules match exactly, since reading a grant more
+// widely than written is the unsafe direction.
+func (r Rule) namesTool(name string, l list) bool {
+	ruleTool := r.Tool
+	if l != listAllow {
+		ruleTool, name = strings.ToLower(ruleTool), strings.ToLower(name)
+	}
+	if canonicalTool(ruleTool) == canonicalTool(name) {
 		return true
 	}
-	if strings.Contains(r.Tool, "*") && wildcard(r.Tool, name) {
+	if strings.Contains(ruleTool, "*") && wildcard(ruleTool, name) {
 		return true
 	}
-	if server, ok := strings.CutPrefix(r.Tool, "mcp__"); ok && server != "" && !strings.Contains(server, "__") {
-		return strings.HasPrefix(name, r.Tool+"__")
+	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && server != "" && !strings.Contains(server, "__") {
+		return strings.HasPrefix(name, ruleTool+"__")
 	}
 	return false
 }
 
 // canonicalTool folds tool-name aliases that rules treat as one tool.
 func canonicalTool(name string) string {
-	if name == "Task" {
+	switch name {
+	case "Task":
 		// Claude Code renamed Task to Agent; Task(...) rules still apply.
 		return "Agent"
+	case "task":
+		return "agent" // the same, case folded
 	}
 	return name
 }
 
-// covers reports whether the rule's tool part applies to the call: it
-// names the tool, or it is the Read/Edit family rule of the call's access.
-func (r Rule) covers(c call) bool {
-	if r.namesTool(c.name) {
+// covers reports whether the rule's tool part, from list l, applies to the
+// call: it names the tool, or it is the Read/Edit family rule of the
+// call's access.
+func (r Rule) covers(c call, l list) bool {
+	if r.namesTool(c.name, l) {
 		return true
 	}
-	switch r.Tool {
+	family := r.Tool
+	if l != listAllow {
+		family = familyName(family)
+	}
+	switch family {
 	case familyRead:
 		return c.access == tool.AccessRead
 	case familyEdit:
@@ -79,9 +96,19 @@ func (r Rule) covers(c call) bool {
 	return false
 }
 
+// familyName is the family rule name equal to name ignoring case, or name.
+func familyName(name string) string {
+	for _, f := range [...]string{familyRead, familyEdit} {
+		if strings.EqualFold(name, f) {
+			return f
+		}
+	}
+	return name
+}
+
 // matches reports whether r, taken from list l, applies to the call.
 func (p *Policy) matches(r Rule, c call, l list) bool {
-	if !r.covers(c) {
+	if !r.covers(c, l) {
 		return false
 	}
 	if r.bare() {

@@ -155,9 +155,9 @@ func (p *Policy) ReadFilter(name string, t tool.Tool, env tool.Env) func(path st
 	}
 	c := call{name: name, access: tool.AccessRead, cwd: env.Cwd}
 	var pats []globPattern
-	add := func(rules []Rule) {
+	add := func(rules []Rule, l list) {
 		for _, r := range rules {
-			if r.bare() || !r.covers(c) {
+			if r.bare() || !r.covers(c, l) {
 				continue
 			}
 			as, err := p.pathPatterns(r.Specifier, c.cwd)
@@ -174,9 +174,9 @@ func (p *Policy) ReadFilter(name string, t tool.Tool, env tool.Env) func(path st
 			}
 		}
 	}
-	add(p.Rules.Deny)
+	add(p.Rules.Deny, listDeny)
 	if p.Mode != ModeBypass {
-		add(p.Rules.Ask)
+		add(p.Rules.Ask, listAsk)
 	}
 	if len(pats) == 0 {
 		return nil

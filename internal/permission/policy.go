@@ -114,7 +114,7 @@ func (d *Denied) Unwrap() error { return d.err }
 // Write stays in the pool and is denied when called.
 func (p *Policy) Removed(toolName string) (rule string, removed bool) {
 	for _, r := range p.Rules.Deny {
-		if r.bare() && r.namesTool(toolName) {
+		if r.bare() && r.namesTool(toolName, listDeny) {
 			return r.String(), true
 		}
 	}

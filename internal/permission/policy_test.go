@@ -98,7 +98,7 @@ func input(toolName, arg string) json.RawMessage {
 	return b
 }
 
-func mustRules(t *testing.T, allow, ask, deny string) Rules {
+func mustRules(t testing.TB, allow, ask, deny string) Rules {
 	t.Helper()
 	var r Rules
 	var err error
@@ -218,6 +218,17 @@ func TestRulePrecedence(t *testing.T) {
 		{name: "Task rule covers Agent", allow: "Task(reviewer)", tool: "Agent", arg: "reviewer", want: "allow"},
 		{name: "Agent rule by subagent type", deny: "Agent(explore)", tool: "Agent", arg: "explore", want: "deny"},
 		{name: "Agent rule other type", deny: "Agent(explore)", tool: "Agent", arg: "reviewer", want: "ask"},
+		// Deny and ask rules name tools ignoring case, whoever wrote them
+		// (settings, an agent file, the SDK): a typo must not fail open.
+		// Allow rules stay exact: reading a grant widely is the unsafe way.
+		{name: "deny ignores case", allow: "Bash", deny: "bash(rm:*)", tool: "Bash", arg: "rm x", want: "deny"},
+		{name: "deny family ignores case", deny: "read(.env)", tool: "Read", arg: "/ws/.env", want: "deny"},
+		{name: "ask ignores case", allow: "Edit", ask: "EDIT(/go.mod)", tool: "Edit", arg: "/ws/go.mod", want: "ask"},
+		{name: "deny Task alias ignores case", deny: "task(explore)", tool: "Agent", arg: "explore", want: "deny"},
+		{name: "deny mcp server ignores case", deny: "MCP__GH", tool: "mcp__gh__pr", want: "deny"},
+		{name: "deny wildcard ignores case", deny: "mcp__GH__*", tool: "mcp__gh__issue", want: "deny"},
+		{name: "allow stays exact", allow: "bash", tool: "Bash", arg: "ls", want: "ask"},
+		{name: "allow wildcard stays exact", allow: "MCP__GH__*", tool: "mcp__gh__issue", want: "ask"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Policy{Mode: tc.mode, Workspace: "/ws", Home: "/home/u", Rules: mustRules(t, tc.allow, tc.ask, tc.deny)}
@@ -414,7 +425,7 @@ func TestUntargetedTool(t *testing.T) {
 }
 
 func TestRemovedAndPool(t *testing.T) {
-	p := Policy{Rules: mustRules(t, "WebFetch", "Write", "Bash Read Edit(docs/**) mcp__gh Task Glob(*)")}
+	p := Policy{Rules: mustRules(t, "WebFetch", "Write", "Bash Read Edit(docs/**) mcp__gh Task Glob(*) ls")}
 	for _, tc := range []struct {
 		name     string
 		wantRule string
@@ -429,6 +440,7 @@ func TestRemovedAndPool(t *testing.T) {
 		{"mcp__db__query", ""},
 		{"Agent", "Task"},
 		{"Glob", "Glob(*)"},
+		{"LS", "ls"}, // a deny rule names its tool ignoring case
 	} {
 		rule, removed := p.Removed(tc.name)
 		if rule != tc.wantRule || removed != (tc.wantRule != "") {

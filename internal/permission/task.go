@@ -284,7 +284,7 @@ type spawnDecision struct {
 // nor turn an ask into an allow. On a tie the settings' rule is named.
 func (p *Policy) spawn(agent string, extra TaskRules) spawnDecision {
 	for _, r := range p.Rules.Deny {
-		if agentRuleMatches(r, agent) {
+		if agentRuleMatches(r, agent, listDeny) {
 			return spawnDecision{action: ActionDeny, rule: r.String(), source: "permissions.deny", ccRule: true}
 		}
 	}
@@ -293,7 +293,7 @@ func (p *Policy) spawn(agent string, extra TaskRules) spawnDecision {
 		return task
 	}
 	for _, r := range p.Rules.Ask {
-		if agentRuleMatches(r, agent) {
+		if agentRuleMatches(r, agent, listAsk) {
 			return spawnDecision{action: ActionAsk, rule: r.String(), source: "permissions.ask", ccRule: true}
 		}
 	}
@@ -323,8 +323,8 @@ func stricter(a, b spawnDecision) spawnDecision {
 // agentRuleMatches reports whether a Claude Code rule applies to spawning
 // agent: Agent or Task (bare or "*") matches every agent, Agent(name)
 // the agent of that name, ignoring case, "*" being a wildcard.
-func agentRuleMatches(r Rule, agent string) bool {
-	if !r.namesTool("Agent") {
+func agentRuleMatches(r Rule, agent string, l list) bool {
+	if !r.namesTool("Agent", l) {
 		return false
 	}
 	return r.bare() || wildcard(strings.ToLower(r.Specifier), strings.ToLower(agent))
