@@ -191,8 +191,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		models: map[string]resolved{},
 	}
 	// The launch text points the model to its task's output file, under
-	// CADRE_HOME and so outside the workspace.
-	r.policy.ReadableFile = r.ownTaskOutput
+	// CADRE_HOME and so outside the workspace. The service, made below
+	// (with this policy), knows which files are whose.
+	r.policy.ReadableFile = func(ctx context.Context, sessionID, path string) bool {
+		return r.subagents != nil && r.subagents.OwnOutput(ctx, sessionID, path)
+	}
 	if opts.Permission != nil {
 		r.policy.Asker = opts.Permission
 	}

@@ -166,7 +166,7 @@ func (s *Service) launch(r *run, background bool) (*liveTask, error) {
 	t := &liveTask{
 		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
 		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
-		name: r.req.Name, outputFile: filepath.Join(s.cfg.OutputDir, id+".output"), depth: r.child.caller.Depth,
+		name: r.req.Name, outputFile: filepath.Join(s.cfg.OutputDir, id+outputSuffix), depth: r.child.caller.Depth,
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
 		group: r.c.Group, cleanup: r.req.Cleanup,
 	}

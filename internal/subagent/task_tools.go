@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -357,21 +358,52 @@ func (s *Service) inTree(ctx context.Context, c Caller, id string) error {
 		root = rec.RootSessionID
 	} else {
 		// A foreground child has no task record: walk its sessions up.
-		cur := id
-		for range 16 {
-			info, err := s.cfg.Index.GetSession(ctx, cur)
-			if err != nil {
-				return nil
-			}
-			if info.ParentID == "" {
-				root = info.ID
-				break
-			}
-			cur = info.ParentID
-		}
+		root = s.rootOf(ctx, id)
 	}
 	if root == "" || root == c.RootSessionID {
 		return nil
 	}
 	return fmt.Errorf("%s belongs to another session's agents; only the agents this session started can be reached", id)
 }
+
+// rootOf is the main session of sessionID's run tree, "" when the chain of
+// parents cannot be followed.
+func (s *Service) rootOf(ctx context.Context, sessionID string) string {
+	cur := sessionID
+	// Deeper than any spawn depth cadre allows: a cycle ends here.
+	for range 16 {
+		info, err := s.cfg.Index.GetSession(ctx, cur)
+		if err != nil {
+			return ""
+		}
+		if info.ParentID == "" {
+			return info.ID
+		}
+		cur = info.ParentID
+	}
+	return ""
+}
+
+// OwnOutput reports whether path (absolute, symbolic links resolved) is
+// the output file of a task of sessionID's run tree: the file the launch
+// text tells the model it may Read, although it lies outside the
+// workspace. Another tree's output stays out of reach, as TaskOutput's
+// does. It is the permission policy's ReadableFile.
+func (s *Service) OwnOutput(ctx context.Context, sessionID, path string) bool {
+	dir, err := filepath.EvalSymlinks(s.cfg.OutputDir)
+	if err != nil || filepath.Dir(path) != dir {
+		return false
+	}
+	id, ok := strings.CutSuffix(filepath.Base(path), outputSuffix)
+	if !ok || task.ValidateID(id) != nil {
+		return false
+	}
+	rec, err := s.cfg.Tasks.GetTask(ctx, id)
+	if err != nil || rec.RootSessionID == "" {
+		return false
+	}
+	return s.rootOf(ctx, sessionID) == rec.RootSessionID
+}
+
+// outputSuffix ends a task's output file name: <OutputDir>/<id>.output.
+const outputSuffix = ".output"
