@@ -1,142 +1,28 @@
 package anthropic
 
 import (
-	"context"
-	"errors"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cadre-dev/cadre/internal/provider/guard"
+	"github.com/cadre-dev/cadre/internal/provider/providertest"
 	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
-func limitedModel(t *testing.T, srv *testkit.AnthropicServer, l guard.Limits) *Model {
-	t.Helper()
-	m, err := New(Config{Model: "claude-test", APIKey: "k", BaseURL: srv.URL, Getenv: env(nil), Limits: l})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return m
-}
-
-// runWithin drains the stream, failing the test if it is still going after
-// a deadline far beyond the limits under test: a hang is the bug.
-func runWithin(t *testing.T, m *Model) ([]llm.Event, error) {
-	t.Helper()
-	type result struct {
-		evs []llm.Event
-		err error
-	}
-	done := make(chan result, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go func() {
-		evs, err := run(ctx, m, hello())
-		done <- result{evs, err}
-	}()
-	select {
-	case r := <-done:
-		return r.evs, r.err
-	case <-time.After(20 * time.Second):
-		cancel()
-		<-done
-		t.Fatal("the stream hung: no time limit ended it")
-		return nil, nil
-	}
-}
-
-func TestStallsEndInATimeout(t *testing.T) {
-	limits := guard.Limits{FirstByte: 200 * time.Millisecond, Idle: 100 * time.Millisecond}
-	for _, tc := range []struct {
-		name       string
-		reply      testkit.Reply
-		setting    string
-		wantDeltas bool
-	}{
-		{"no response", testkit.Reply{Text: "hi", Stall: testkit.StallNoResponse}, guard.SettingFirstByte, false},
-		{"headers only", testkit.Reply{Text: "hi", Stall: testkit.StallMidStream}, guard.SettingFirstByte, false},
-		{"after message_start", testkit.Reply{Text: "hi", Stall: testkit.StallMidStream, StallAfter: 1}, guard.SettingIdle, false},
-		{"after deltas", testkit.Reply{Text: "hello there", Stall: testkit.StallMidStream, StallAfter: 4}, guard.SettingIdle, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := testkit.NewAnthropic(t, testkit.Queue(tc.reply))
-			evs, err := runWithin(t, limitedModel(t, srv, limits))
-			var le *llm.Error
-			if !errors.As(err, &le) || le.Kind != llm.ErrTimeout {
-				t.Fatalf("error = %v, want an llm.ErrTimeout", err)
+func TestLimits(t *testing.T) {
+	providertest.TestLimits(t, providertest.Adapter{
+		New: func(t testing.TB, h testkit.Handler, l guard.Limits) llm.Model {
+			srv := testkit.NewAnthropic(t, h)
+			m, err := New(Config{Model: "claude-test", APIKey: "k", BaseURL: srv.URL, Getenv: env(nil), Limits: l})
+			if err != nil {
+				t.Fatalf("New: %v", err)
 			}
-			if !llm.Retryable(err) {
-				t.Errorf("a stall is not retryable: %v", err)
-			}
-			if !strings.Contains(err.Error(), tc.setting) {
-				t.Errorf("error %q does not name %s", err, tc.setting)
-			}
-			if got := len(evs) > 0; got != tc.wantDeltas {
-				t.Errorf("%d events before the error, want some: %v", len(evs), tc.wantDeltas)
-			}
-		})
-	}
-}
-
-func TestReplyTooLarge(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		reply testkit.Reply
-	}{
-		{"text", testkit.Reply{Text: strings.Repeat("x", 5000), DeltaSize: 100}},
-		{"thinking", testkit.Reply{Thinking: strings.Repeat("x", 5000), Text: "ok", DeltaSize: 100}},
-		{"tool input", testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Write", Input: map[string]any{"content": strings.Repeat("x", 5000)}}}, DeltaSize: 100}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := testkit.NewAnthropic(t, testkit.Queue(tc.reply))
-			_, err := runWithin(t, limitedModel(t, srv, guard.Limits{MaxReplyBytes: 1000}))
-			var tl *guard.TooLargeError
-			if !errors.As(err, &tl) || !strings.Contains(err.Error(), guard.SettingMaxReplyBytes) {
-				t.Fatalf("error = %v, want one naming %s", err, guard.SettingMaxReplyBytes)
-			}
-			if llm.Retryable(err) {
-				t.Errorf("an oversized reply would come again: it must not be retried: %v", err)
-			}
-		})
-	}
-	srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: strings.Repeat("x", 1000), DeltaSize: 100}))
-	if _, err := runWithin(t, limitedModel(t, srv, guard.Limits{MaxReplyBytes: 1000})); err != nil {
-		t.Errorf("a reply of exactly the limit failed: %v", err)
-	}
-}
-
-// allocated is how many bytes streaming a text of size bytes, in deltas of
-// 256 bytes, allocates (the fake server's share included).
-func allocated(t testing.TB, size int) uint64 {
-	srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: strings.Repeat("x", size), DeltaSize: 256}))
-	m, err := New(Config{Model: "claude-test", APIKey: "k", BaseURL: srv.URL, Getenv: env(nil), Limits: guard.Limits{MaxReplyBytes: 1 << 30}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	evs, err := run(t.Context(), m, hello())
-	runtime.ReadMemStats(&after)
-	if err != nil || len(evs) == 0 || len(evs[len(evs)-1].Response.Message.Text()) != size {
-		t.Fatalf("streaming %d bytes: %v", size, err)
-	}
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// A reply's cost must grow with its size, not with its square: joining
-// deltas by string concatenation copies everything received so far at
-// every delta.
-func TestLargeReplyAllocatesLinearly(t *testing.T) {
-	small, large := allocated(t, 256<<10), allocated(t, 1<<20)
-	ratio := float64(large) / float64(small)
-	t.Logf("256 KiB: %d bytes allocated, 1 MiB: %d (%.1f×)", small, large, ratio)
-	if ratio > 6 {
-		t.Errorf("4× the reply allocated %.1f× as much (%d vs %d bytes): not linear", ratio, large, small)
-	}
+			return m
+		},
+		AfterHeader: 1, // message_start
+		AfterDeltas: 4,
+	})
 }
 
 // BenchmarkLargeReply streams a long text reply, in deltas of 64 bytes,

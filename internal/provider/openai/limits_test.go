@@ -1,150 +1,32 @@
 package openai_test
 
 import (
-	"context"
-	"errors"
-	"runtime"
+	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/provider/openai"
+	"github.com/cadre-dev/cadre/internal/provider/providertest"
 	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
-func limitedModel(t *testing.T, srv *testkit.OpenAIServer, l guard.Limits) *openai.Model {
-	t.Helper()
-	m, err := openai.New(openai.Config{Model: "test-model", BaseURL: srv.URL, Getenv: env(), HTTPClient: client(t), Limits: l})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return m
-}
-
-// collectWithin is collect, failing the test if the stream is still going
-// after a deadline far beyond the limits under test: a hang is the bug.
-func collectWithin(t *testing.T, m *openai.Model) ([]llm.Event, *llm.Response, error) {
-	t.Helper()
-	type result struct {
-		evs  []llm.Event
-		resp *llm.Response
-		err  error
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		for ev, err := range m.Stream(ctx, hello()) {
+func TestLimits(t *testing.T) {
+	providertest.TestLimits(t, providertest.Adapter{
+		New: func(t testing.TB, h testkit.Handler, l guard.Limits) llm.Model {
+			srv := testkit.NewOpenAI(t, h)
+			c := &http.Client{Transport: &http.Transport{}}
+			t.Cleanup(c.CloseIdleConnections)
+			m, err := openai.New(openai.Config{Model: "test-model", BaseURL: srv.URL, Getenv: env(), HTTPClient: c, Limits: l})
 			if err != nil {
-				r.err = err
-				break
+				t.Fatalf("New: %v", err)
 			}
-			if ev.Type == llm.EventDone {
-				r.resp = ev.Response
-				continue
-			}
-			r.evs = append(r.evs, ev)
-		}
-		done <- r
-	}()
-	select {
-	case r := <-done:
-		return r.evs, r.resp, r.err
-	case <-time.After(20 * time.Second):
-		cancel()
-		<-done
-		t.Fatal("the stream hung: no time limit ended it")
-		return nil, nil, nil
-	}
-}
-
-func TestStallsEndInATimeout(t *testing.T) {
-	limits := guard.Limits{FirstByte: 200 * time.Millisecond, Idle: 100 * time.Millisecond}
-	for _, tc := range []struct {
-		name       string
-		reply      testkit.Reply
-		setting    string
-		wantDeltas bool
-	}{
-		{"no response", testkit.Reply{Text: "hi", Stall: testkit.StallNoResponse}, guard.SettingFirstByte, false},
-		{"headers only", testkit.Reply{Text: "hi", Stall: testkit.StallMidStream}, guard.SettingFirstByte, false},
-		{"after the role chunk", testkit.Reply{Text: "hi", Stall: testkit.StallMidStream, StallAfter: 1}, guard.SettingIdle, false},
-		{"after deltas", testkit.Reply{Text: "hello there", Stall: testkit.StallMidStream, StallAfter: 3}, guard.SettingIdle, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := testkit.NewOpenAI(t, testkit.Queue(tc.reply))
-			evs, _, err := collectWithin(t, limitedModel(t, srv, limits))
-			var le *llm.Error
-			if !errors.As(err, &le) || le.Kind != llm.ErrTimeout {
-				t.Fatalf("error = %v, want an llm.ErrTimeout", err)
-			}
-			if !llm.Retryable(err) {
-				t.Errorf("a stall is not retryable: %v", err)
-			}
-			if !strings.Contains(err.Error(), tc.setting) {
-				t.Errorf("error %q does not name %s", err, tc.setting)
-			}
-			if got := len(evs) > 0; got != tc.wantDeltas {
-				t.Errorf("%d events before the error, want some: %v", len(evs), tc.wantDeltas)
-			}
-		})
-	}
-}
-
-func TestReplyTooLarge(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		reply testkit.Reply
-	}{
-		{"text", testkit.Reply{Text: strings.Repeat("x", 5000), DeltaSize: 100}},
-		{"reasoning", testkit.Reply{Thinking: strings.Repeat("x", 5000), Text: "ok", DeltaSize: 100}},
-		{"tool arguments", testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Write", Input: map[string]any{"content": strings.Repeat("x", 5000)}}}, DeltaSize: 100}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := testkit.NewOpenAI(t, testkit.Queue(tc.reply))
-			_, _, err := collectWithin(t, limitedModel(t, srv, guard.Limits{MaxReplyBytes: 1000}))
-			var tl *guard.TooLargeError
-			if !errors.As(err, &tl) || !strings.Contains(err.Error(), guard.SettingMaxReplyBytes) {
-				t.Fatalf("error = %v, want one naming %s", err, guard.SettingMaxReplyBytes)
-			}
-			if llm.Retryable(err) {
-				t.Errorf("an oversized reply would come again: it must not be retried: %v", err)
-			}
-		})
-	}
-	srv := testkit.NewOpenAI(t, testkit.Queue(testkit.Reply{Text: strings.Repeat("x", 1000), DeltaSize: 100}))
-	if _, _, err := collectWithin(t, limitedModel(t, srv, guard.Limits{MaxReplyBytes: 1000})); err != nil {
-		t.Errorf("a reply of exactly the limit failed: %v", err)
-	}
-}
-
-// allocated is how many bytes streaming a text of size bytes, in deltas of
-// 256 bytes, allocates (the fake server's share included).
-func allocated(t *testing.T, size int) uint64 {
-	srv := testkit.NewOpenAI(t, testkit.Queue(testkit.Reply{Text: strings.Repeat("x", size), DeltaSize: 256}))
-	m := limitedModel(t, srv, guard.Limits{MaxReplyBytes: 1 << 30})
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, resp, err := collect(t, m, t.Context(), hello())
-	runtime.ReadMemStats(&after)
-	if err != nil || resp == nil || len(resp.Message.Text()) != size {
-		t.Fatalf("streaming %d bytes: %v", size, err)
-	}
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// A reply's cost must grow with its size, not with its square.
-func TestLargeReplyAllocatesLinearly(t *testing.T) {
-	small, large := allocated(t, 256<<10), allocated(t, 1<<20)
-	ratio := float64(large) / float64(small)
-	t.Logf("256 KiB: %d bytes allocated, 1 MiB: %d (%.1f×)", small, large, ratio)
-	if ratio > 6 {
-		t.Errorf("4× the reply allocated %.1f× as much: not linear", ratio)
-	}
+			return m
+		},
+		AfterHeader: 1, // the role chunk
+		AfterDeltas: 3,
+	})
 }
 
 // BenchmarkLargeReply streams a long text reply, in deltas of 64 bytes,
