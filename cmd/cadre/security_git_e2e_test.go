@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/testkit"
@@ -82,34 +80,7 @@ func TestWorktreeGitRunsNothingTheRepositoryConfigures(t *testing.T) {
 			if b, err := os.ReadFile(marker); err == nil {
 				t.Fatalf("cadre's git ran what the repository configures:\n%s", b)
 			}
-			if p.code != 0 {
-				t.Fatalf("exit %d: %s", p.code, p.stderr)
-			}
-			rs := toolResults(t, p.stdout)
-			if len(rs) != 1 || rs[0]["is_error"] == true {
-				t.Fatalf("results %v", rs)
-			}
-			text := fmt.Sprint(rs[0]["content"])
-			list := safeGit(t, e.dir, "worktree", "list")
-			branches := strings.TrimSpace(safeGit(t, e.dir, "branch", "--list", "cadre/*"))
-			if tc.kept {
-				if !strings.Contains(text, "[worktree] changes kept in worktree") {
-					t.Errorf("the result does not name the kept worktree: %s", text)
-				}
-				if !strings.Contains(list, "cadre-worktrees") || branches == "" {
-					t.Errorf("kept worktree missing:\n%s\nbranches: %s", list, branches)
-				}
-				if b, _ := os.ReadFile(filepath.Join(e.dir, "notes.txt")); strings.Contains(string(b), "changed") {
-					t.Error("the child's edit reached the main checkout")
-				}
-				return
-			}
-			if !strings.Contains(text, "no changes; worktree removed") {
-				t.Errorf("result: %s", text)
-			}
-			if strings.Contains(list, "cadre-worktrees") || branches != "" {
-				t.Errorf("a worktree was left behind:\n%s\nbranches: %s", list, branches)
-			}
+			checkWorktreeRun(t, e.dir, p, tc.kept, safeGit)
 		})
 	}
 }

@@ -59,42 +59,51 @@ func TestWorktreeIsolation(t *testing.T) {
 			git(t, e.dir, "add", "notes.txt")
 			git(t, e.dir, "commit", "-q", "-m", "notes")
 			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
-			if p.code != 0 {
-				t.Fatalf("exit %d: %s", p.code, p.stderr)
-			}
-			rs := toolResults(t, p.stdout)
-			if len(rs) != 1 {
-				t.Fatalf("results %v", rs)
-			}
-			text := fmt.Sprint(rs[0]["content"])
-			list := git(t, e.dir, "worktree", "list")
-			if tc.kept {
-				if !strings.Contains(text, "[worktree] changes kept in worktree") || !strings.Contains(text, "branch cadre/") {
-					t.Errorf("the result does not name the kept worktree: %s", text)
-				}
-				if strings.Count(strings.TrimSpace(list), "\n") != 1 || !strings.Contains(list, "cadre-worktrees") {
-					t.Errorf("git worktree list:\n%s", list)
-				}
-				// The child's edit stayed in its worktree.
-				if b, _ := os.ReadFile(filepath.Join(e.dir, "notes.txt")); strings.Contains(string(b), "changed") {
-					t.Error("the child's edit reached the main checkout")
-				}
-				branch := strings.Fields(list[strings.Index(list, "cadre-worktrees"):])[2]
-				if !strings.HasPrefix(branch, "[cadre/") {
-					t.Errorf("worktree branch %q", branch)
-				}
-			} else {
-				if !strings.Contains(text, "no changes; worktree removed") {
-					t.Errorf("result: %s", text)
-				}
-				if strings.Count(strings.TrimSpace(list), "\n") != 0 {
-					t.Errorf("a worktree was left behind:\n%s", list)
-				}
-				if branches := git(t, e.dir, "branch", "--list", "cadre/*"); strings.TrimSpace(branches) != "" {
-					t.Errorf("branches left: %s", branches)
-				}
-			}
+			checkWorktreeRun(t, e.dir, p, tc.kept, git)
 		})
+	}
+}
+
+// checkWorktreeRun checks a run whose main agent started one worktree
+// child: the run succeeded, and a child that edited left its worktree and
+// branch, named in the result, with the main checkout untouched; one that
+// did not left neither. gitIn runs the test's git in dir.
+func checkWorktreeRun(t *testing.T, dir string, p proc, kept bool, gitIn func(*testing.T, string, ...string) string) {
+	t.Helper()
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	rs := toolResults(t, p.stdout)
+	if len(rs) != 1 || rs[0]["is_error"] == true {
+		t.Fatalf("results %v", rs)
+	}
+	text := fmt.Sprint(rs[0]["content"])
+	list := gitIn(t, dir, "worktree", "list")
+	if kept {
+		if !strings.Contains(text, "[worktree] changes kept in worktree") || !strings.Contains(text, "branch cadre/") {
+			t.Errorf("the result does not name the kept worktree: %s", text)
+		}
+		if strings.Count(strings.TrimSpace(list), "\n") != 1 || !strings.Contains(list, "cadre-worktrees") {
+			t.Fatalf("git worktree list:\n%s", list)
+		}
+		// The child's edit stayed in its worktree.
+		if b, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); strings.Contains(string(b), "changed") {
+			t.Error("the child's edit reached the main checkout")
+		}
+		branch := strings.Fields(list[strings.Index(list, "cadre-worktrees"):])[2]
+		if !strings.HasPrefix(branch, "[cadre/") {
+			t.Errorf("worktree branch %q", branch)
+		}
+		return
+	}
+	if !strings.Contains(text, "no changes; worktree removed") {
+		t.Errorf("result: %s", text)
+	}
+	if strings.Count(strings.TrimSpace(list), "\n") != 0 {
+		t.Errorf("a worktree was left behind:\n%s", list)
+	}
+	if branches := gitIn(t, dir, "branch", "--list", "cadre/*"); strings.TrimSpace(branches) != "" {
+		t.Errorf("branches left: %s", branches)
 	}
 }
 
