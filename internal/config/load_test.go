@@ -56,6 +56,17 @@ func (e *env) write(t *testing.T, scope, content string) string {
 	return p
 }
 
+// writeLayers writes the user, project and local settings files; an empty
+// content writes none.
+func (e *env) writeLayers(t *testing.T, user, project, local string) {
+	t.Helper()
+	for scope, content := range map[string]string{ScopeUser: user, ScopeProject: project, ScopeLocal: local} {
+		if content != "" {
+			e.write(t, scope, content)
+		}
+	}
+}
+
 func (e *env) load(o Overrides) (*Loaded, error) {
 	return Load(LoadOptions{Cwd: e.proj, UserHome: e.home, Getenv: func(k string) string { return e.vars[k] }, Overrides: o})
 }
@@ -96,11 +107,7 @@ func TestPrecedence(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			for scope, content := range map[string]string{ScopeUser: tc.user, ScopeProject: tc.project, ScopeLocal: tc.local} {
-				if content != "" {
-					e.write(t, scope, content)
-				}
-			}
+			e.writeLayers(t, tc.user, tc.project, tc.local)
 			got := e.mustLoad(t, tc.o)
 			if diff := cmp.Diff(tc.want, got.Settings, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
@@ -480,11 +487,7 @@ func TestProjectFileCannotGrantBypass(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			for scope, content := range map[string]string{ScopeUser: tc.user, ScopeProject: tc.project, ScopeLocal: tc.local} {
-				if content != "" {
-					e.write(t, scope, content)
-				}
-			}
+			e.writeLayers(t, tc.user, tc.project, tc.local)
 			got := e.mustLoad(t, tc.o)
 			if got.Settings.Permissions.DefaultMode != tc.want {
 				t.Errorf("mode = %q, want %q", got.Settings.Permissions.DefaultMode, tc.want)
