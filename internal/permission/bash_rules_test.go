@@ -59,6 +59,8 @@ func bashRedirectCases() []bashCase {
 		{name: "/dev/null", allow: echo, cmd: "echo x > /dev/null 2>/dev/null", want: "allow"},
 		{name: "std streams", allow: echo, cmd: "echo x >/dev/stdout 2>>/dev/stderr 3>/dev/fd/2", want: "allow"},
 		{name: "fd duplication", allow: echo, cmd: "echo x 2>&1 >&2 3>&- 4>&2-", want: "allow"},
+		// Found by FuzzBashCommand: an empty word names no descriptor.
+		{name: "dup to an empty word is no descriptor", mode: ModeAcceptEdits, allow: echo, cmd: `echo x >&""`, want: "ask"},
 		{name: "input", allow: echo, cmd: "echo x < /etc/hosts", want: "allow"},
 		{name: "here-doc", allow: "Bash(cat:*)", cmd: "cat <<EOF\nhi\nEOF", want: "allow"},
 		// Writes in scripts the command runs are writes too.

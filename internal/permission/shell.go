@@ -434,8 +434,12 @@ func (w *scriptWalker) redirect(rd *syntax.Redirect) {
 }
 
 // isFdWord reports whether a >& target names a descriptor: "2", "-" or
-// "2-" (move).
+// "2-" (move). An empty word ('>&""') names none: it is a file name the
+// shell cannot open, not a descriptor, so it is judged as a write.
 func isFdWord(s string) bool {
+	if s == "" {
+		return false
+	}
 	s = strings.TrimSuffix(s, "-")
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
