@@ -62,7 +62,7 @@ func (f *fanOut) model(ctx context.Context, req *llm.Request) (*llm.Response, er
 		// so a run whose children failed cannot pass for a good one.
 		ok := 0
 		for _, b := range req.Messages[len(req.Messages)-1].Content {
-			if b.Type == llm.BlockToolResult && !b.IsError && strings.HasPrefix(b.ResultText(), childAnswer) {
+			if b.Type == llm.BlockToolResult && !b.IsError && strings.Contains(b.ResultText(), childAnswer) {
 				ok++
 			}
 		}

@@ -69,6 +69,16 @@ func newProject(b *testing.B, vars ...string) project {
 // run, or one whose output lacks want, stops the benchmark: a figure from a
 // run that did not do its work would mean nothing.
 func (p project) run(b *testing.B, want string, args ...string) int64 {
+	out, rss := p.exec(b, args...)
+	if !strings.Contains(out, want) {
+		b.Fatalf("cadre %v: output lacks %q:\n%s", args, want, out)
+	}
+	return rss
+}
+
+// exec execs cadre once and returns its standard output and peak resident
+// set in KiB; a failed run stops the benchmark.
+func (p project) exec(b *testing.B, args ...string) (string, int64) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = p.dir, p.vars
 	var out, errb bytes.Buffer
@@ -76,10 +86,7 @@ func (p project) run(b *testing.B, want string, args ...string) int64 {
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("cadre %v: %v\nstderr: %s", args, err, errb.String())
 	}
-	if !strings.Contains(out.String(), want) {
-		b.Fatalf("cadre %v: output lacks %q:\n%s", args, want, out.String())
-	}
-	return maxRSSKB(cmd.ProcessState)
+	return out.String(), maxRSSKB(cmd.ProcessState)
 }
 
 // maxRSSKB is the peak resident set of an exited process in KiB (getrusage
