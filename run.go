@@ -21,7 +21,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/internal/prompts"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/google/uuid"
 )
@@ -164,6 +164,11 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 	sr.system = r.systemPrompt()
 	return sr, nil
 }
+
+// DefaultSystemPrompt is the main agent's system prompt when
+// Options.SystemPrompt is empty: the base that Options.AppendSystemPrompt
+// extends, before cadre adds the working directory, platform and date.
+func DefaultSystemPrompt() string { return prompts.System }
 
 func (r *Runtime) systemPrompt() string {
 	sys := r.opts.SystemPrompt

@@ -18,7 +18,6 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/testkit"
-	"github.com/cadre-dev/cadre/prompts"
 )
 
 // These tests drive the headless CLI's flags, output formats and sessions
@@ -404,7 +403,7 @@ func TestMaxTurns(t *testing.T) {
 }
 
 func TestSystemPromptFlags(t *testing.T) {
-	def := strings.TrimSpace(prompts.System)
+	def := strings.TrimSpace(cadre.DefaultSystemPrompt())
 	for _, tc := range []struct {
 		name         string
 		args         []string

@@ -1,0 +1,11 @@
+// Package prompts holds the main agent's model-facing prompt text as
+// reviewable markdown, embedded into the binary. SDK users reach the
+// default system prompt through cadre.DefaultSystemPrompt.
+package prompts
+
+import _ "embed"
+
+// System is the main agent's default system prompt.
+//
+//go:embed system.md
+var System string
