@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -53,7 +54,7 @@ func splitMarkdown(data []byte) (*markdown, *Problem) {
 	return md, nil
 }
 
-var yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineError = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // parseFrontmatter parses the YAML between the "---" lines. When it is
 // not valid YAML, it tries again the way Claude Code does, quoting
@@ -71,7 +72,7 @@ func parseFrontmatter(src string, offset int) (root *yaml.Node, warning, problem
 		}
 	}
 	line := offset
-	if m := yamlLineError.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineError().FindStringSubmatch(err.Error()); m != nil {
 		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
 			line = n + offset
 		}
@@ -82,7 +83,7 @@ func parseFrontmatter(src string, offset int) (root *yaml.Node, warning, problem
 // yamlMessage gives the YAML error without its "yaml: line N:" prefix,
 // since the caller reports the file line itself.
 func yamlMessage(err error, offset int) string {
-	if m := yamlLineError.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineError().FindStringSubmatch(err.Error()); m != nil {
 		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
 			return fmt.Sprintf("line %d: %s", n+offset, m[2])
 		}

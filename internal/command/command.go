@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync"
 )
 
 // Kind says which layout a command was loaded from.
@@ -104,11 +105,11 @@ func (s *Set) All() []Command {
 	return slices.Clone(s.sorted)
 }
 
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_:-]{0,63}$`)
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_:-]{0,63}$`) })
 
 // validateName checks a folded command name.
 func validateName(name string) error {
-	if !namePattern.MatchString(name) {
+	if !namePattern().MatchString(name) {
 		return fmt.Errorf("command name %q is not valid: want 1 to 64 letters, digits, '_', '-' or ':', starting with a letter or digit (rename the file or folder)", name)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -35,7 +36,9 @@ func Parse(prompt string) (name, args string, ok bool) {
 
 // placeholder finds what Expand fills: the skill folder, $ARGUMENTS[N],
 // $ARGUMENTS and $N.
-var placeholder = regexp.MustCompile(`\$\{(CLAUDE_SKILL_DIR|CADRE_SKILL_DIR)\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$(\d+)`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{(CLAUDE_SKILL_DIR|CADRE_SKILL_DIR)\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$(\d+)`)
+})
 
 // Expand fills the body with the arguments of one invocation:
 //
@@ -68,7 +71,7 @@ func (c Command) Expand(args string) string {
 	}
 	var b strings.Builder
 	used, last := false, 0
-	for _, m := range placeholder.FindAllStringSubmatchIndex(body, -1) {
+	for _, m := range placeholder().FindAllStringSubmatchIndex(body, -1) {
 		var with string
 		switch {
 		case m[2] >= 0: // skill folder
@@ -111,7 +114,7 @@ func (c Command) Expand(args string) string {
 
 // usesZero reports whether body has a $0 placeholder.
 func usesZero(body string) bool {
-	for _, m := range placeholder.FindAllStringSubmatchIndex(body, -1) {
+	for _, m := range placeholder().FindAllStringSubmatchIndex(body, -1) {
 		if m[6] >= 0 && body[m[6]:m[7]] == "0" && (m[1] == len(body) || !wordOrBracket(body[m[1]])) {
 			return true
 		}

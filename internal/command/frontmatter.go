@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -81,7 +82,7 @@ func parseFrontmatter(src string, offset int) (root *yaml.Node, warning, problem
 	if err == nil {
 		return root, nil, nil
 	}
-	msg := yamlLinePrefix.ReplaceAllString(err.Error(), "")
+	msg := yamlLinePrefix().ReplaceAllString(err.Error(), "")
 	// Unlike agent files, a value opening with "[" or "{" may be text:
 	// Claude Code's own examples write "argument-hint: [pr-number] [priority]".
 	if fixed, quoted := frontmatter.QuoteValues(src, true); len(quoted) > 0 {
@@ -96,7 +97,7 @@ func parseFrontmatter(src string, offset int) (root *yaml.Node, warning, problem
 	return nil, nil, &Problem{Line: line + offset, Message: "frontmatter is not valid YAML: " + msg}
 }
 
-var yamlLinePrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
+var yamlLinePrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (line \d+: )?`) })
 
 // parseMapping parses src, which must hold a mapping (or nothing: nil).
 // On failure it returns the (1-based) line of src at fault, or 0 for
@@ -127,7 +128,7 @@ func parseMapping(src string) (*yaml.Node, int, error) {
 // frontmatters are a few hundred bytes and are searched whole.
 const errorSearchBytes = 64 << 10
 
-var yamlErrorLine = regexp.MustCompile(`^yaml: line (\d+): `)
+var yamlErrorLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): `) })
 
 // errorLine finds the line of invalid YAML src at fault: the line after
 // the longest prefix of lines that parses. (A shorter prefix may fail only
@@ -139,7 +140,7 @@ func errorLine(src string, err error) int {
 	for k := len(lines) - 1; k > 0; k-- {
 		prefix := strings.Join(lines[:k], "\n")
 		if budget -= len(prefix); budget < 0 {
-			if m := yamlErrorLine.FindStringSubmatch(err.Error()); m != nil {
+			if m := yamlErrorLine().FindStringSubmatch(err.Error()); m != nil {
 				if n, convErr := strconv.Atoi(m[1]); convErr == nil && n >= 1 && n <= len(lines) {
 					return n
 				}

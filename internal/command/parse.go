@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -280,13 +281,13 @@ func (p *parser) boolean(n *yaml.Node, key string) bool {
 	return false
 }
 
-var headingMarks = regexp.MustCompile(`^#{1,6}[ \t]+`)
+var headingMarks = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}[ \t]+`) })
 
 // descriptionFromBody takes the first non-empty line of body, without
 // heading marks, shortened to maxDescription characters.
 func descriptionFromBody(body string) string {
 	for line := range strings.SplitSeq(body, "\n") {
-		line = strings.TrimSpace(headingMarks.ReplaceAllString(strings.TrimSpace(line), ""))
+		line = strings.TrimSpace(headingMarks().ReplaceAllString(strings.TrimSpace(line), ""))
 		if line == "" {
 			continue
 		}
@@ -300,8 +301,8 @@ func descriptionFromBody(body string) string {
 }
 
 var (
-	inlineShell = regexp.MustCompile("(?:^|\\s)!`[^`\n]+`")
-	blockShell  = regexp.MustCompile("^\\s*```!")
+	inlineShell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?:^|\\s)!`[^`\n]+`") })
+	blockShell  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^\\s*```!") })
 )
 
 // shellWarnings flags Claude Code's shell pre-execution (!`cmd` inline,
@@ -311,10 +312,10 @@ func (p *parser) shellWarnings(body string, first int) {
 	for i, line := range strings.Split(body, "\n") {
 		var what string
 		switch {
-		case blockShell.MatchString(line):
+		case blockShell().MatchString(line):
 			what = "a ```! block"
-		case inlineShell.MatchString(line):
-			what = excerpt.Clip(strings.TrimSpace(inlineShell.FindString(line)))
+		case inlineShell().MatchString(line):
+			what = excerpt.Clip(strings.TrimSpace(inlineShell().FindString(line)))
 		default:
 			continue
 		}
