@@ -14,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/prompts"
 	"github.com/cadre-dev/cadre/internal/provider"
@@ -23,7 +24,6 @@ import (
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
-	"github.com/google/uuid"
 )
 
 // Request is one prompt to run.
@@ -190,7 +190,7 @@ func (r *Runtime) systemPrompt() string {
 func (sr *sessionRun) publish(e event.Event) {
 	e.SessionID = sr.sess.Info.ID
 	if e.UUID == "" {
-		e.UUID = uuid.NewString()
+		e.UUID = ids.New()
 	}
 	if e.Time.IsZero() {
 		e.Time = sr.r.now()

@@ -1,9 +1,36 @@
-// Package ids checks the ids that come from outside — a session id given to
-// --resume, a task id a model passes to TaskOutput, an agent id that names a
-// worktree — before anything uses them to build a path or a git ref.
+// Package ids makes cadre's own ids and checks the ids that come from
+// outside — a session id given to --resume, a task id a model passes to
+// TaskOutput, an agent id that names a worktree — before anything uses them
+// to build a path or a git ref.
+//
+// New is the one source of fresh ids in the module; a test in this package
+// fails if any other non-test file calls a uuid.New* function.
 package ids
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// New returns a fresh time-ordered id: a UUIDv7 in its canonical 36-character
+// lowercase form, so ids made later sort later as plain strings. Callers
+// rely on that: session, agent and event ids are compared as time-ordered
+// (the newest child is the greatest id).
+//
+// What happens when the sources it reads misbehave:
+//   - The clock going backwards (or many ids within one millisecond) does
+//     not break the order within a process: the uuid package remembers the
+//     last timestamp it used and moves one step past it, so New's results are
+//     strictly increasing for the life of the process, at worst running a
+//     little ahead of the wall clock. Across processes the order is the wall
+//     clock's, to the millisecond.
+//   - The random source cannot fail quietly: crypto/rand, which the uuid
+//     package reads, crashes the program rather than return an error (Go
+//     1.24 and later), so there is no weaker fallback to document. uuid.Must
+//     turns the error the signature still allows into a panic should that
+//     ever change.
+func New() string { return uuid.Must(uuid.NewV7()).String() }
 
 // MaxLen is the longest id Check accepts.
 const MaxLen = 128

@@ -11,10 +11,10 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/google/uuid"
 )
 
 // Tag says whose messages a run publishes. The main session's tag has only
@@ -227,7 +227,7 @@ type recorder struct {
 // record appends a message to the transcript, then publishes it under the
 // same uuid. The transcript comes first: what was shown was also saved.
 func (r *recorder) record(s loop.Step, publish bool) error {
-	id := uuid.NewString()
+	id := ids.New()
 	entry := session.Entry{Type: string(s.Message.Role), UUID: id, Message: &s.Message}
 	t := r.spec.Tag
 	ev := event.Event{

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -36,7 +37,7 @@ func NewManager(idx Index, dir string, now func() time.Time, newID func() string
 		now = time.Now
 	}
 	if newID == nil {
-		newID = newUUID
+		newID = ids.New
 	}
 	return &Manager{idx: idx, dir: dir, now: now, newID: newID}
 }

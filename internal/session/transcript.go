@@ -12,9 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/cadre-dev/cadre/internal/excerpt"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -118,7 +117,7 @@ func (w *Writer) Path() string { return w.path }
 // written before it.
 func (w *Writer) Append(e Entry) error {
 	if e.UUID == "" {
-		e.UUID = newUUID()
+		e.UUID = ids.New()
 	}
 	if e.Timestamp.IsZero() {
 		e.Timestamp = time.Now().UTC()
@@ -265,14 +264,4 @@ func ReadTranscript(path string) (entries []Entry, problems []string, err error)
 			return entries, problems, nil
 		}
 	}
-}
-
-// newUUID returns a time-ordered (v7) UUID string.
-func newUUID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		// Only a failing random source gets here; v4 reports that by panicking.
-		return uuid.NewString()
-	}
-	return id.String()
 }
