@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,34 +14,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-	}
-}
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
@@ -167,7 +145,7 @@ func plainOutput(events []event.Event) string {
 }
 
 func TestProgressPlainGolden(t *testing.T) {
-	golden(t, "progress-plain.golden", []byte(plainOutput(scenario())))
+	golden.Check(t, filepath.Join("testdata", "progress-plain.golden"), []byte(plainOutput(scenario())))
 }
 
 func TestProgressPlain(t *testing.T) {

@@ -3,36 +3,15 @@ package output
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-	}
-}
 
 // run is a fixed conversation: init, a tool call, its result, a subagent's
 // message, the answer and the result.
@@ -89,7 +68,9 @@ func TestGolden(t *testing.T) {
 		{"verbose.json", JSON, true},
 		{"text.txt", Text, false},
 	} {
-		t.Run(tc.file, func(t *testing.T) { golden(t, tc.file, render(t, tc.format, tc.verbose)) })
+		t.Run(tc.file, func(t *testing.T) {
+			golden.Check(t, filepath.Join("testdata", tc.file), render(t, tc.format, tc.verbose))
+		})
 	}
 }
 
