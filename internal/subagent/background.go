@@ -265,7 +265,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 			rec.Status, rec.Started = task.StatusRunning, t.started
 			return nil
 		})
-		r.c.Group.wg.Go(func() { s.watch(t) })
+		r.c.Group.wg.Go(func() { s.heartbeat(t) })
 	}
 	spec := runner.Spec{
 		Session: r.sess,
@@ -350,11 +350,11 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	s.finish(t, res, context.Cause(ctx))
 }
 
-// watch honours a stop requested through the task's record — by `cadre
+// heartbeat honours a stop requested through the task's record — by `cadre
 // tasks stop` or TaskStop in another process (S-X2) — and keeps the
 // record's heartbeat fresh, until the run ends. Every background run has
 // one, whether it started in the background or moved there.
-func (s *Service) watch(t *liveTask) {
+func (s *Service) heartbeat(t *liveTask) {
 	tick := time.NewTicker(s.cfg.WatchInterval)
 	defer tick.Stop()
 	for {
@@ -421,7 +421,7 @@ func messages(entries []queue.Entry) []llm.Message {
 // and result first, then the notification (exactly once), then cleanup.
 func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	status := statusOf(res, cause)
-	text, tokens, toolUses, _ := t.snapshot()
+	text, _, toolUses, _ := t.snapshot()
 	if r := strings.TrimSpace(res.Result); r != "" {
 		text = r
 	}
@@ -452,18 +452,7 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 			return nil
 		})
 		if err == nil {
-			deliver := func() { s.notify(t, status, text, errText, tokens, toolUses, res) }
-			// A blocking TaskOutput waiting for this end takes the result;
-			// notifying as well would tell the parent twice (S-N1).
-			t.mu.Lock()
-			waiting := t.waiters > 0
-			if waiting {
-				t.handover = deliver
-			}
-			t.mu.Unlock()
-			if !waiting {
-				deliver()
-			}
+			s.notice(t, s.notification(t, status, text, errText, toolUses, res))
 		}
 	}
 	// Forget the run before announcing its end, so whoever wakes on done
@@ -479,9 +468,10 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	}
 }
 
-// notify sends the one notification of a task, unless a tool that reads
-// results already took it (deliver.go).
-func (s *Service) notify(t *liveTask, status task.Status, text, errText string, tokens int64, toolUses int, res *runner.Result) {
+// notification is a background run's notification: the queue entry for
+// the agent that started it, and the task_notification line published once
+// it is queued. A child that answered ANNOUNCE_SKIP posts nothing.
+func (s *Service) notification(t *liveTask, status task.Status, text, errText string, toolUses int, res *runner.Result) *pendingNotice {
 	verb := map[task.Status]string{
 		task.StatusCompleted: "completed", task.StatusFailed: "failed", task.StatusKilled: "was stopped", task.StatusTimeout: "timed out",
 	}[status]
@@ -497,16 +487,17 @@ func (s *Service) notify(t *liveTask, status task.Status, text, errText string, 
 		"Description": t.description, "Verb": verb, "Result": result,
 		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
 	})
-	// A child that answered ANNOUNCE_SKIP posts nothing.
-	entry := queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)}
-	if !s.post(t.id, entry, t.skip) {
-		return
+	return &pendingNotice{
+		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
+		silent: t.skip,
+		event: func() {
+			s.system(t.rootSessionID, "task_notification", map[string]any{
+				"task_id": t.id, "tool_use_id": t.toolUseID, "status": streamStatus(status), "output_file": t.outputFile,
+				"summary": fmt.Sprintf("Agent %q %s", t.description, verb),
+				"usage":   map[string]any{"total_tokens": res.Usage.Total(), "tool_uses": toolUses, "duration_ms": res.Duration.Milliseconds()},
+			})
+		},
 	}
-	s.system(t.rootSessionID, "task_notification", map[string]any{
-		"task_id": t.id, "tool_use_id": t.toolUseID, "status": streamStatus(status), "output_file": t.outputFile,
-		"summary": fmt.Sprintf("Agent %q %s", t.description, verb),
-		"usage":   map[string]any{"total_tokens": res.Usage.Total(), "tool_uses": toolUses, "duration_ms": res.Duration.Milliseconds()},
-	})
 }
 
 func (s *Service) progress(t *liveTask) {

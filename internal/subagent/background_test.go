@@ -360,11 +360,7 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		lt := h.running(id)
 		out := make(chan tool.Result, 1)
 		go func() { out <- h.taskOutput(c, TaskOutputInput{TaskID: id}) }()
-		eventually(t, "TaskOutput waits on the run", func() bool {
-			lt.mu.Lock()
-			defer lt.mu.Unlock()
-			return lt.waiters == 1
-		})
+		eventually(t, "TaskOutput waits on the run", func() bool { return waitersOf(h.svc, lt) == 1 })
 		send(t, g.release, struct{}{}, "the release")
 		res := recv(t, out, "TaskOutput")
 		ended(t, lt)
@@ -411,13 +407,13 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work"})
 		recv(t, g.entered, "the child's model call")
 		lt := h.running(id)
-		lt.addWaiter()
+		w := h.svc.watch(lt)
 		send(t, g.release, struct{}{}, "the release")
 		ended(t, lt)
 		if n := h.svc.cfg.Queue.Len(""); n != 0 {
 			t.Fatalf("%d notifications queued while a TaskOutput waits, want none", n)
 		}
-		lt.dropWaiter(true)
+		w.leave()
 		if text := h.notification(id); !strings.Contains(text, "the answer") {
 			t.Errorf("notification after the waiter gave up: %s", text)
 		}

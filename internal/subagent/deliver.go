@@ -2,55 +2,251 @@ package subagent
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/task"
 )
 
-// A background run's result reaches the model exactly once (S-N1). Two
-// kinds of party can deliver it: the run's notification, queued for the
-// agent that started it, and a tool that shows the model the run's end —
-// TaskOutput (claude profile), task_output, agent_send's wait and
-// wait_async_results (harness profile). The gateway's sessions_spawn is
-// only ever notified, and OpenCode's task always waits in the foreground,
-// so those profiles deliver through the notification alone. Every party
-// goes through this file: the notification through post, a tool through
-// claim. The task record's notified flag picks the first; delivery (a
-// lock) makes "mark notified, then queue" one step for a tool, so a tool
-// that lost the flag either finds the notification still queued and
-// withdraws it, or knows the model has read it.
+// A run's result reaches the model once (S-N1). This file is the only
+// place that decides who shows it; every profile goes through claim, watch
+// and notice, and none reads the state below itself.
+//
+// Who may deliver how a run ended:
+//   - the spawn call that waits for the run in the foreground: the result
+//     is its reply (Agent, task, agent_spawn, agent_send resuming an agent,
+//     a fork command);
+//   - the run's notification, queued for the agent that started it, when
+//     the run ended in the background;
+//   - a reader: a tool that shows the model how a run ended — TaskOutput
+//     (claude profile), task_output, wait_async_results and agent_send's
+//     wait (harness profile). The gateway's sessions_spawn is only ever
+//     notified, and OpenCode's task always waits in the foreground.
+//
+// What wins:
+//   - A run that ended in the foreground belongs to its spawn call, always.
+//     A reader that watched it end shows its status and says where the
+//     result went (deliveredToSpawner); it never shows the result.
+//   - A run that ended in the background goes to the first of its
+//     notification and its readers. In this process the run's own state
+//     (liveTask.notice, under Service.delivery) decides; against other
+//     processes sharing the store, the task record's notified flag
+//     (task.Store.MarkNotified) does. A reader that comes second shows the
+//     result only if it can withdraw the notification still queued (the
+//     agent has not read it yet); otherwise it says the result was already
+//     delivered (alreadyDelivered).
+//   - Readers that are watching a run when it ends in the background take
+//     its end over: the notification is not sent, and no task_notification
+//     line is published, unless the last of them leaves without claiming
+//     the result (its call was cancelled), which sends it then. So a
+//     watcher that sees the end must claim it before it leaves.
 
-// claim is called by a tool about to show the model how a task ended. It
-// reports whether the tool should include the result: yes when the tool
-// is first (no notification will be sent) or when the notification still
-// waits in the queue (it is withdrawn); no when the notification has
-// already been taken by the agent.
-func (s *Service) claim(ctx context.Context, id string) bool {
-	s.delivery.Lock()
-	defer s.delivery.Unlock()
-	won, err := s.cfg.Tasks.MarkNotified(context.WithoutCancel(ctx), id)
-	if err != nil || won {
-		// No record to mark (a run that ended in the foreground), or the
-		// first to deliver: the tool shows the result. Shown twice is
-		// better than never, should the store fail.
-		return true
+// noticeState is how far a background run's end has been delivered.
+type noticeState int
+
+const (
+	noticeNone    noticeState = iota // nobody has delivered it yet
+	noticeQueued                     // the notification waits in the queue, or was read
+	noticeClaimed                    // a reader showed it, or an ANNOUNCE_SKIP took it silently
+)
+
+// delivery is what a reader may show of a run that ended.
+type delivery int
+
+const (
+	// deliverShow: this reader delivers the result.
+	deliverShow delivery = iota
+	// deliveredAlready: the notification, or another reader, delivered it.
+	deliveredAlready
+	// deliveredToSpawner: the run ended in the foreground; its result is
+	// the reply of the call that started it.
+	deliveredToSpawner
+)
+
+// note is what a reader says instead of a result it must not show ("" for
+// deliverShow).
+func (d delivery) note() string {
+	switch d {
+	case deliveredAlready:
+		return alreadyDelivered
+	case deliveredToSpawner:
+		return deliveredToSpawnerNote
 	}
-	return s.cfg.Queue.Withdraw(id)
+	return ""
 }
 
-// post queues a task's notification unless a tool claimed the result
-// first; silent (ANNOUNCE_SKIP) takes the flag but queues nothing. It
-// reports whether the notification went out.
-func (s *Service) post(id string, e queue.Entry, silent bool) bool {
+// alreadyDelivered is what a reader says instead of a result the model has
+// already been given.
+const alreadyDelivered = "the result was already delivered to you, in a <task-notification> message or an earlier tool result; it is not repeated here"
+
+// deliveredToSpawnerNote is what a reader says about a run that ended in
+// the foreground.
+const deliveredToSpawnerNote = "the agent ran in the foreground: its result is the reply of the call that started it, and is not repeated here"
+
+// pendingNotice is a run's notification, built when the run ends and sent
+// by finish, or later by the last watcher to leave without the result.
+type pendingNotice struct {
+	entry  queue.Entry
+	silent bool   // ANNOUNCE_SKIP: take the flag, queue nothing
+	event  func() // publishes the task_notification line once it is queued
+}
+
+// claim decides whether a reader about to show how task id ended shows the
+// result (see the top of this file). t is the run the reader watched or
+// found in this process, nil when it has none (the run ended before the
+// reader looked, or runs in another process).
+func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 	s.delivery.Lock()
 	defer s.delivery.Unlock()
-	first, err := s.cfg.Tasks.MarkNotified(context.Background(), id)
-	if err != nil || !first || silent {
+	if t != nil {
+		t.mu.Lock()
+		ended, background := t.final != nil, t.background
+		t.mu.Unlock()
+		if ended && !background {
+			return deliveredToSpawner
+		}
+		if ended {
+			switch t.notice {
+			case noticeClaimed:
+				return deliveredAlready
+			case noticeQueued:
+				if s.cfg.Queue.Withdraw(id) {
+					t.notice = noticeClaimed
+					return deliverShow
+				}
+				return deliveredAlready
+			}
+			// The record arbitrates against readers in other processes.
+			// A failed mark (a store error, or the record reset by a
+			// resume since) leaves this process's state to decide: nobody
+			// here delivered this end.
+			won, err := s.cfg.Tasks.MarkNotified(context.WithoutCancel(ctx), id)
+			if err != nil || won {
+				t.notice = noticeClaimed
+				return deliverShow
+			}
+			return deliveredAlready
+		}
+		// Not this run's end (a record older than the run in progress):
+		// the record decides, as for a run of another process.
+	}
+	won, err := s.cfg.Tasks.MarkNotified(context.WithoutCancel(ctx), id)
+	switch {
+	case won:
+		return deliverShow
+	case errors.Is(err, task.ErrNotTerminal):
+		// Resumed since the reader read the ended record: that end was
+		// delivered by whoever ran it.
+		return deliveredAlready
+	case err != nil:
+		// Shown twice is better than never, should the store fail.
+		return deliverShow
+	case s.cfg.Queue.Withdraw(id):
+		return deliverShow
+	}
+	return deliveredAlready
+}
+
+// notice delivers a background run's end through its notification, unless
+// readers are watching the run: they take the end over (handedOver), and
+// the last of them to leave without claiming it sends n then.
+func (s *Service) notice(t *liveTask, n *pendingNotice) {
+	s.delivery.Lock()
+	if t.watchers > 0 {
+		t.handedOver = n
+		s.delivery.Unlock()
+		return
+	}
+	sent := s.post(t, n)
+	s.delivery.Unlock()
+	if sent && n.event != nil {
+		n.event()
+	}
+}
+
+// post queues n unless the end was delivered already; silent takes the
+// flag but queues nothing. s.delivery is held. It reports whether a
+// notification went out.
+func (s *Service) post(t *liveTask, n *pendingNotice) bool {
+	if t.notice != noticeNone {
 		return false
 	}
-	s.cfg.Queue.Push(e)
+	won, err := s.cfg.Tasks.MarkNotified(context.Background(), t.id)
+	if err == nil && !won {
+		// A reader in another process showed it.
+		t.notice = noticeClaimed
+		return false
+	}
+	// A failed mark still notifies: the model must learn how the run
+	// ended, and this process's state keeps it from learning twice.
+	if n.silent {
+		t.notice = noticeClaimed
+		return false
+	}
+	t.notice = noticeQueued
+	s.cfg.Queue.Push(n.entry)
 	return true
 }
 
-// alreadyDelivered is what a tool says instead of a result the model has
-// already been given by the task's notification.
-const alreadyDelivered = "the result was already delivered to you in a <task-notification> message; it is not repeated here"
+// watcher is a reader's registration on a run in this process, taken
+// before it waits for the run's end: while a run has watchers, its end is
+// handed to them instead of notified.
+type watcher struct {
+	s    *Service
+	t    *liveTask
+	left bool
+}
+
+// watch registers a reader on t; the reader must call leave, after it
+// has claimed the end it saw (if any).
+func (s *Service) watch(t *liveTask) *watcher {
+	s.delivery.Lock()
+	defer s.delivery.Unlock()
+	t.watchers++
+	return &watcher{s: s, t: t}
+}
+
+// wait waits up to d for the run's end and reports whether it came; a
+// cancelled ctx ends the wait with false. An end decided but not yet
+// announced (the run winding down) counts as come.
+func (w *watcher) wait(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-w.t.done:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+	}
+	w.s.delivery.Lock()
+	handed := w.t.handedOver != nil
+	w.s.delivery.Unlock()
+	if handed {
+		// finish handed the end over and is about to close done.
+		<-w.t.done
+	}
+	return handed
+}
+
+// leave ends the registration. The last watcher to leave sends the
+// notification it was handed if no reader claimed the result.
+func (w *watcher) leave() {
+	if w.left {
+		return
+	}
+	w.left = true
+	s, t := w.s, w.t
+	s.delivery.Lock()
+	t.watchers--
+	var n *pendingNotice
+	if t.watchers == 0 && t.handedOver != nil {
+		n, t.handedOver = t.handedOver, nil
+	}
+	sent := n != nil && s.post(t, n)
+	s.delivery.Unlock()
+	if sent && n.event != nil {
+		n.event()
+	}
+}

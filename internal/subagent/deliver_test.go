@@ -76,3 +76,90 @@ func TestHarnessDeliversOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHarnessResultReachesModelOnce (S-N1): a run's result reaches the
+// model once however many harness tools watch it end. A run that ends in
+// the foreground is answered by the agent_spawn call that waits for it;
+// agent_send's wait and wait_async_results, watching the same run from a
+// call of the same message, used to repeat its reply (they took a run
+// without a task record for one nobody else would deliver).
+func TestHarnessResultReachesModelOnce(t *testing.T) {
+	readers := []struct {
+		name string
+		// read starts watching the running agent id (labelled "w") and
+		// returns once it waits; the result arrives on out.
+		read func(t *testing.T, h *harness, tools []tool.Tool, c Caller, id string, out chan<- tool.Result)
+	}{
+		{"agent_send's wait", func(t *testing.T, h *harness, tools []tool.Tool, c Caller, id string, out chan<- tool.Result) {
+			wait := 30
+			go func() {
+				res, err := invokeTool(context.Background(), tools, "agent_send", c, "toolu_send", AgentSendInput{Label: "w", Message: "ping", TimeoutSeconds: &wait})
+				if err != nil {
+					res = tool.Errorf("%v", err)
+				}
+				out <- res
+			}()
+			eventually(t, "agent_send waits on the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
+		}},
+		{"wait_async_results", func(t *testing.T, h *harness, tools []tool.Tool, c Caller, id string, out chan<- tool.Result) {
+			go func() {
+				res, err := invokeTool(context.Background(), tools, "wait_async_results", c, "toolu_wait", WaitAsyncResultsInput{TaskIDs: []string{"task_" + id}})
+				if err != nil {
+					res = tool.Errorf("%v", err)
+				}
+				out <- res
+			}()
+			eventually(t, "wait_async_results waits on the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
+		}},
+	}
+	for _, rd := range readers {
+		t.Run(rd.name, func(t *testing.T) {
+			gs := &holds{}
+			h := newProfileHarness(t, setup{script: profileScript(gs)}, "harness")
+			c := h.mainCaller()
+			tools := h.profileTools(c, "harness")
+			wait := 30
+			spawned := make(chan tool.Result, 1)
+			go func() {
+				res, err := invokeTool(context.Background(), tools, "agent_spawn", c, "toolu_spawn", AgentSpawnInput{AgentID: "general-purpose", Task: "block:g", Label: "w", TimeoutSeconds: &wait})
+				if err != nil {
+					res = tool.Errorf("%v", err)
+				}
+				spawned <- res
+			}()
+			gs.get("g").waitEntered(t)
+			var id string
+			for _, lt := range h.svc.treeRuns(c.RootSessionID) {
+				id = lt.id
+			}
+			read := make(chan tool.Result, 1)
+			rd.read(t, h, tools, c, id, read)
+			gs.get("g").open()
+			texts := []string{resultText(recv(t, spawned, "agent_spawn")), resultText(recv(t, read, rd.name))}
+			replies := 0
+			for _, text := range texts {
+				replies += strings.Count(text, "reply: echo:")
+			}
+			if replies != 1 {
+				t.Errorf("the agent's reply reached the model %d times, want once:\nagent_spawn:\n%s\n%s:\n%s", replies, texts[0], rd.name, texts[1])
+			}
+			if !strings.Contains(texts[0], "status: ok\nreply: echo:") {
+				t.Errorf("agent_spawn, which waited for the run in the foreground, does not give its reply:\n%s", texts[0])
+			}
+			if !strings.Contains(texts[1], "not repeated") {
+				t.Errorf("%s does not say the reply was given elsewhere:\n%s", rd.name, texts[1])
+			}
+		})
+	}
+}
+
+// waitersOf counts the readers watching a run (0 for a run not in
+// progress).
+func waitersOf(s *Service, lt *liveTask) int {
+	if lt == nil {
+		return 0
+	}
+	s.delivery.Lock()
+	defer s.delivery.Unlock()
+	return lt.watchers
+}

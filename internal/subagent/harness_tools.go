@@ -540,21 +540,20 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 // did, and r is its reply. A background task's result is delivered once
 // (deliver.go): one its notification already brought is not repeated.
 func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Duration) (r harnessReply, ok bool) {
-	// Waiting through awaitTerminal makes the run hand its result to this
-	// wait instead of notifying, as for a blocking task_output.
-	h.s.awaitTerminal(ctx, lt.id, lt, d)
-	select {
-	case <-lt.done:
-	default:
+	// Watching makes the run hand its end to this wait instead of
+	// notifying, as for a blocking task_output.
+	w := h.s.watch(lt)
+	defer w.leave()
+	if !w.wait(ctx, d) {
 		return r, false
 	}
 	lt.mu.Lock()
-	res, status, background := lt.final, lt.status, lt.background
+	res, status := lt.final, lt.status
 	lt.mu.Unlock()
 	r = harnessFinal(lt.agentType, lt.id, res, status, nil)
-	if background && !h.s.claim(ctx, lt.id) {
+	if note := h.s.claim(ctx, lt.id, lt).note(); note != "" {
 		r.err, r.reply, r.hasReply = "", "", false
-		r.notes = append(r.notes, alreadyDelivered)
+		r.notes = append(r.notes, note)
 	}
 	return r, true
 }
@@ -596,10 +595,10 @@ func harnessStatus(st task.Status) string {
 }
 
 // taskReport describes a task in the harness form: the agent's three lines,
-// task_id, status, then its result, error or output so far. delivered says
-// that the model already has the ended task's result from its
-// notification: it is not repeated.
-func taskReport(rec task.Task, lt *liveTask, delivered bool) string {
+// task_id, status, then its result, error or output so far — or, for an
+// ended task whose result this report must not show (deliver.go), the note
+// that says where it went.
+func taskReport(rec task.Task, lt *liveTask, d delivery) string {
 	id := rec.ID
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
@@ -609,8 +608,8 @@ func taskReport(rec task.Task, lt *liveTask, delivered bool) string {
 	fmt.Fprintf(&b, "status: %s", harnessStatus(rec.Status))
 	result := strings.TrimSpace(rec.Result)
 	switch {
-	case delivered:
-		fmt.Fprintf(&b, "\nnote: %s", alreadyDelivered)
+	case rec.Status.Terminal() && d != deliverShow:
+		fmt.Fprintf(&b, "\nnote: %s", d.note())
 	case rec.Status == task.StatusCompleted:
 		if result == "" {
 			result = "(The agent finished without a final message.)"
@@ -691,17 +690,26 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessT
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
+	var w *watcher
+	watched := lt
+	if lt != nil {
+		w = h.s.watch(lt)
+		defer w.leave()
+	}
 	if block && !rec.Status.Terminal() {
-		if _, err := h.s.awaitTerminal(ctx, rec.ID, lt, wait); err != nil && ctx.Err() != nil {
+		if _, err := h.s.awaitEnd(ctx, rec.ID, w, wait); err != nil && ctx.Err() != nil {
 			return tool.Result{}, err
 		}
 		if lt, rec, err = h.lookup(ctx, rec.ID, lt); err != nil {
 			return harnessErr("%v", err), nil
 		}
 	}
-	delivered := rec.Status.Terminal() && !h.s.claim(ctx, rec.ID)
+	d := deliverShow
+	if rec.Status.Terminal() {
+		d = h.s.claim(ctx, rec.ID, watched)
+	}
 	return tool.Result{
-		Content: []llm.Block{llm.Text(taskReport(rec, lt, delivered))},
+		Content: []llm.Block{llm.Text(taskReport(rec, lt, d))},
 		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
 	}, nil
 }
@@ -802,9 +810,15 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 		need = 1
 	}
 	finished := 0
-	for _, e := range entries {
+	watchers := make([]*watcher, len(entries))
+	for i, e := range entries {
 		if e.rec.Status.Terminal() {
 			finished++
+		}
+		if e.lt != nil {
+			// Watched until reported: the runs hand their ends to this call.
+			watchers[i] = s.watch(e.lt)
+			defer watchers[i].leave()
 		}
 	}
 	if finished < need && timeout > 0 {
@@ -813,13 +827,13 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 		ended := make(chan bool, len(entries)) // one per waiter: did its task end?
 		var wg sync.WaitGroup
 		waiting := 0
-		for _, e := range entries {
+		for i, e := range entries {
 			if e.rec.Status.Terminal() {
 				continue
 			}
 			waiting++
 			wg.Go(func() {
-				rec, err := s.awaitTerminal(wctx, e.id, e.lt, d)
+				rec, err := s.awaitEnd(wctx, e.id, watchers[i], d)
 				terminal := err == nil && rec.Status.Terminal()
 				if !terminal && e.lt != nil {
 					// A foreground run leaves no record; its end is its done.
@@ -863,12 +877,12 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 		if err != nil {
 			lt, rec = e.lt, e.rec
 		}
-		delivered := false
+		d := deliverShow
 		if rec.Status.Terminal() {
 			finished++
-			delivered = !s.claim(ctx, rec.ID)
+			d = s.claim(ctx, rec.ID, e.lt)
 		}
-		reports[i] = taskReport(rec, lt, delivered)
+		reports[i] = taskReport(rec, lt, d)
 		statuses[harnessTaskID(rec.ID)] = harnessStatus(rec.Status)
 	}
 	mode := "all"

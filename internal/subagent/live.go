@@ -75,12 +75,6 @@ type liveTask struct {
 	// summarize); skip is set when the child declined with ANNOUNCE_SKIP.
 	announced string
 	skip      bool
-	// waiters counts the blocking TaskOutput calls waiting for the run.
-	// When the run ends while some wait, they take its result instead of
-	// a notification (S-N1), and handover, which sends the notification
-	// after all, is left for the last of them should it give up.
-	waiters  int
-	handover func()
 	// tree is what became of the run's worktree, if it had one.
 	tree *worktree.Outcome
 	// slot is the lane place of a run moved to the background.
@@ -89,35 +83,19 @@ type liveTask struct {
 	// closing is set, under Service.mu, once the run takes no more
 	// messages: SendMessage then resumes the agent instead of queueing.
 	closing bool
+
+	// The delivery of the run's end (deliver.go), under Service.delivery:
+	// how far it got, the readers watching for it, and the notification
+	// handed to them.
+	notice     noticeState
+	watchers   int
+	handedOver *pendingNotice
 }
 
 func (t *liveTask) isBackground() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.background
-}
-
-// addWaiter registers a blocking TaskOutput on the run.
-func (t *liveTask) addWaiter() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.waiters++
-}
-
-// dropWaiter ends a wait added by addWaiter. A waiter that gives up
-// without the result (gaveUp) sends the notification it was handed, if it
-// was the last one waiting; the notification is still sent only once.
-func (t *liveTask) dropWaiter(gaveUp bool) {
-	t.mu.Lock()
-	t.waiters--
-	var send func()
-	if gaveUp && t.waiters == 0 {
-		send, t.handover = t.handover, nil
-	}
-	t.mu.Unlock()
-	if send != nil {
-		send()
-	}
 }
 
 // ended reports whether the run's end is decided: its terminal status is

@@ -115,19 +115,27 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
+	var w *watcher
+	if lt != nil {
+		w = s.watch(lt)
+		defer w.leave()
+	}
 	if block && !rec.Status.Terminal() {
-		rec, err = s.awaitTerminal(ctx, in.TaskID, lt, wait)
+		rec, err = s.awaitEnd(ctx, in.TaskID, w, wait)
 		if err != nil {
 			return tool.Result{}, err
 		}
 	}
 	// Delivered once (deliver.go): a result the notification already
 	// brought is not repeated.
-	delivered := rec.Status.Terminal() && !s.claim(ctx, rec.ID)
+	d := deliverShow
+	if rec.Status.Terminal() {
+		d = s.claim(ctx, rec.ID, lt)
+	}
 	var out string
 	switch {
-	case delivered:
-		out = "(The result was already delivered to you in a <task-notification> message; it is not repeated here.)"
+	case d != deliverShow:
+		out = "(" + strings.ToUpper(d.note()[:1]) + d.note()[1:] + ".)"
 	case rec.Status.Terminal():
 		out = rec.Result
 		if rec.Error != "" {
@@ -151,30 +159,20 @@ func retrieval(s task.Status) string {
 	return "timeout"
 }
 
-// awaitTerminal waits up to d for a task to end: on the run itself when it
-// is in this process, else by reading its record (it runs elsewhere).
-func (s *Service) awaitTerminal(ctx context.Context, id string, lt *liveTask, d time.Duration) (task.Task, error) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	if lt != nil {
-		lt.addWaiter()
-		gaveUp := false
-		select {
-		case <-lt.done:
-		case <-timer.C:
-		case <-ctx.Done():
-			gaveUp = true
-		}
-		// Stop waiting before reading the record: a run that left this
-		// wait its result has recorded it by now.
-		lt.dropWaiter(gaveUp)
-		if gaveUp {
+// awaitEnd waits up to d for task id to end: on the run itself when it is
+// in this process (w watches it), else by reading its record (it runs
+// elsewhere).
+func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Duration) (task.Task, error) {
+	if w != nil {
+		if !w.wait(ctx, d) && ctx.Err() != nil {
 			return task.Task{}, ctx.Err()
 		}
 		if _, rec, err := s.find(context.Background(), id); err == nil {
 			return rec, nil
 		}
 	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -64,6 +64,6 @@ func (s *Service) toBackground(t *liveTask) bool {
 	t.background = true
 	t.slot = s.lane.join()
 	// The run's goroutine is in the group until it ends, after this.
-	t.group.wg.Go(func() { s.watch(t) })
+	t.group.wg.Go(func() { s.heartbeat(t) })
 	return true
 }
