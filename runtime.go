@@ -296,7 +296,7 @@ func (r *Runtime) recover(ctx context.Context, runDir string) error {
 	// Sessions — main ones, foreground children — left running by a
 	// process that is gone: their transcripts are intact and they resume;
 	// only their status was stale.
-	infos, err := r.db.ListSessions(ctx, session.Filter{Status: session.StatusRunning})
+	infos, err := r.db.ListSessions(ctx, session.Filter{Statuses: []session.Status{session.StatusRunning}})
 	if err != nil {
 		return fmt.Errorf("recover sessions of ended processes: %w", err)
 	}

@@ -85,10 +85,13 @@ func (m *Mem) ListSessions(ctx context.Context, f Filter) ([]Info, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
 	m.mu.Lock()
 	out := make([]Info, 0, len(m.sessions))
 	for _, s := range m.sessions {
-		if f.ParentID != nil && s.ParentID != *f.ParentID || f.Cwd != "" && s.Cwd != f.Cwd || f.Status != "" && s.Status != f.Status {
+		if f.ParentID != nil && s.ParentID != *f.ParentID || f.Cwd != "" && s.Cwd != f.Cwd || len(f.Statuses) > 0 && !slices.Contains(f.Statuses, s.Status) {
 			continue
 		}
 		if !f.EndedBefore.IsZero() && (s.ParentID == "" || !s.Status.Ended() || !s.Updated.Before(f.EndedBefore) || Archived(s.TranscriptPath)) {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -66,8 +67,9 @@ type Filter struct {
 	ParentID *string
 	// Cwd, when not empty, keeps only sessions whose Cwd is exactly this.
 	Cwd string
-	// Status, when not empty, keeps only sessions with this status.
-	Status Status
+	// Statuses, when not empty, keeps sessions whose status is one of these
+	// (the same rule as task.Filter's).
+	Statuses []Status
 	// Limit, when > 0, caps the number of sessions returned.
 	Limit int
 	// EndedBefore, when not zero, keeps only child sessions that ended
@@ -75,6 +77,17 @@ type Filter struct {
 	// archived yet (their path has no ".deleted." in it): what the archive
 	// sweep has left to do (DESIGN S-S3).
 	EndedBefore time.Time
+}
+
+// Validate checks that every status in f is a defined one: a misspelt
+// status would otherwise silently match nothing.
+func (f Filter) Validate() error {
+	for _, s := range f.Statuses {
+		if !s.Valid() {
+			return fmt.Errorf("filter: unknown status %q", s)
+		}
+	}
+	return nil
 }
 
 // Archived reports whether a transcript path is an archived one, renamed
@@ -102,7 +115,8 @@ type Index interface {
 	// GetSession returns the record of id, or an error wrapping ErrNotFound.
 	GetSession(ctx context.Context, id string) (Info, error)
 	// ListSessions returns the sessions matching f, newest Updated first
-	// (ties: greater ID first, which for time-ordered ids is the newer).
+	// (ties: greater ID first, which for time-ordered ids is the newer). A
+	// filter with an unknown status is an error.
 	ListSessions(ctx context.Context, f Filter) ([]Info, error)
 }
 

@@ -376,23 +376,43 @@ func testCanceled(t *testing.T, idx session.Index) {
 	}
 }
 
-// testListStatusFilter: start-up recovery asks for running sessions only.
+// testListStatusFilter: start-up recovery asks for running sessions only;
+// a filter may name several statuses, as task filters do; a misspelt status
+// is an error rather than a filter that silently matches nothing.
 func testListStatusFilter(t *testing.T, idx session.Index) {
-	for i, st := range []session.Status{session.StatusRunning, session.StatusCompleted, session.StatusRunning, session.StatusFailed} {
+	for i, st := range []session.Status{session.StatusRunning, session.StatusCompleted, session.StatusRunning, session.StatusFailed, session.StatusIdle} {
 		s := sample(fmt.Sprintf("s%d", i))
 		s.Status, s.Updated = st, at(i+1)
 		mustCreate(t, idx, s)
 	}
-	list, err := idx.ListSessions(t.Context(), session.Filter{Status: session.StatusRunning})
-	if err != nil {
-		t.Fatal(err)
+	st := func(ss ...session.Status) []session.Status { return ss }
+	for _, tt := range []struct {
+		name     string
+		statuses []session.Status
+		want     []string
+	}{
+		{"running", st(session.StatusRunning), []string{"s2", "s0"}},
+		{"ended", st(session.StatusCompleted, session.StatusFailed, session.StatusKilled), []string{"s3", "s1"}},
+		{"status nobody has", st(session.StatusKilled), []string{}},
+		{"none named is all", nil, []string{"s4", "s3", "s2", "s1", "s0"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			list, err := idx.ListSessions(t.Context(), session.Filter{Statuses: tt.statuses})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{}
+			for _, s := range list {
+				got = append(got, s.ID)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("sessions with status in %q (-want +got):\n%s", tt.statuses, diff)
+			}
+		})
 	}
-	var got []string
-	for _, s := range list {
-		got = append(got, s.ID)
-	}
-	if diff := cmp.Diff([]string{"s2", "s0"}, got); diff != "" {
-		t.Errorf("running sessions (-want +got):\n%s", diff)
+	_, err := idx.ListSessions(t.Context(), session.Filter{Statuses: st(session.StatusRunning, "done")})
+	if err == nil || !strings.Contains(err.Error(), `unknown status "done"`) {
+		t.Errorf("ListSessions with an unknown status: err = %v, want one naming it", err)
 	}
 }
 

@@ -98,6 +98,16 @@ func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Inf
 	return nil
 }
 
+// statusIn adds the condition of a filter's Statuses (sessions' and tasks'
+// alike) to a query's where terms and args.
+func statusIn[S ~string](where []string, args []any, statuses []S) ([]string, []any) {
+	where = append(where, "status IN (?"+strings.Repeat(", ?", len(statuses)-1)+")")
+	for _, s := range statuses {
+		args = append(args, string(s))
+	}
+	return where, args
+}
+
 // GetSession implements session.Index.
 func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
 	s, err := scanSession(db.r.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
@@ -111,6 +121,9 @@ func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
 
 // ListSessions implements session.Index.
 func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Info, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
 	var (
 		where []string
 		args  []any
@@ -118,8 +131,8 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 	if f.ParentID != nil {
 		where, args = append(where, "parent_id = ?"), append(args, *f.ParentID)
 	}
-	if f.Status != "" {
-		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	if len(f.Statuses) > 0 {
+		where, args = statusIn(where, args, f.Statuses)
 	}
 	if f.Cwd != "" {
 		where, args = append(where, "cwd = ?"), append(args, f.Cwd)

@@ -166,10 +166,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 		}
 	}
 	if len(f.Statuses) > 0 {
-		where = append(where, "status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
-		for _, s := range f.Statuses {
-			args = append(args, string(s))
-		}
+		where, args = statusIn(where, args, f.Statuses)
 	}
 	if !f.FinishedBefore.IsZero() {
 		where, args = append(where, "finished_ms < ?"), append(args, f.FinishedBefore.UnixMilli())
