@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
-	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -272,7 +271,7 @@ func (f *bgFanOut) latencies(ctx context.Context, rt *cadre.Runtime, clock *step
 		return fmt.Errorf("%d task records, want %d", len(tasks), len(f.calls))
 	}
 	for _, t := range tasks {
-		if t.Status != task.StatusCompleted {
+		if t.Status != cadre.TaskCompleted {
 			return fmt.Errorf("task %s ended %s (%s), want completed", t.ID, t.Status, t.Error)
 		}
 		finished, ok1 := clock.Real(t.Finished)

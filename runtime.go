@@ -45,8 +45,8 @@ type Options struct {
 	// LLM, if set, is the main agent's model, and Model is ignored: the
 	// way to plug in a model cadre has no adapter for.
 	LLM llm.Model
-	// PermissionMode: plan, default, acceptEdits or bypassPermissions.
-	PermissionMode string
+	// PermissionMode is the main agent's permission mode.
+	PermissionMode PermissionMode
 	// AllowedTools and DisallowedTools add permission rules in Claude Code
 	// syntax ("Bash(git diff:*)", "Edit"); a disallowed bare tool name
 	// removes the tool from the model's pool.
@@ -59,7 +59,9 @@ type Options struct {
 	SystemPrompt, AppendSystemPrompt string
 	// Agents declares subagents in code; they win over every file and
 	// setting of the same name. AgentFactories are called when the runtime
-	// opens, for definitions built at run time.
+	// opens, for definitions built at run time. A declaration that is not
+	// valid, or a factory that fails, makes New fail with an error naming
+	// the agent and the field.
 	Agents         []Agent
 	AgentFactories []func() ([]Agent, error)
 	// Permission is asked when a call needs approval. Nil means nobody can
@@ -72,10 +74,6 @@ type Options struct {
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
-
-// Agent is a subagent definition (see docs/agents.md): a named role with
-// its own prompt, tools, model, permission mode and limits.
-type Agent = agent.Definition
 
 // PermissionRequest is a tool call that needs approval.
 type PermissionRequest struct {
@@ -90,8 +88,29 @@ type PermissionRequest struct {
 // PermissionFunc approves (true) or refuses a tool call.
 type PermissionFunc func(ctx context.Context, req PermissionRequest) (bool, error)
 
-func (f PermissionFunc) Ask(ctx context.Context, q permission.Question) (bool, error) {
+// asker puts a PermissionFunc behind the policy's question.
+type asker PermissionFunc
+
+func (f asker) Ask(ctx context.Context, q permission.Question) (bool, error) {
 	return f(ctx, PermissionRequest{Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason})
+}
+
+// ErrNotFound is wrapped by the errors of Session and Task about a record
+// that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// notFound keeps the store's message and adds ErrNotFound to what the
+// error is.
+type notFound struct{ err error }
+
+func (e notFound) Error() string   { return e.err.Error() }
+func (e notFound) Unwrap() []error { return []error{e.err, ErrNotFound} }
+
+func wrapNotFound(err error) error {
+	if errors.Is(err, session.ErrNotFound) || errors.Is(err, task.ErrNotFound) {
+		return notFound{err}
+	}
+	return err
 }
 
 // Runtime runs sessions in one working directory. It is safe for
@@ -155,8 +174,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("working directory %s is not a directory", cwd)
 	}
+	declared, factories, err := declarations(opts)
+	if err != nil {
+		return nil, err
+	}
 	ov := config.Overrides{
-		Model: opts.Model, PermissionMode: opts.PermissionMode,
+		Model: opts.Model, PermissionMode: string(opts.PermissionMode),
 		AllowedTools: opts.AllowedTools, DisallowedTools: opts.DisallowedTools,
 	}
 	if opts.MaxTurns != 0 {
@@ -197,7 +220,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return r.subagents != nil && r.subagents.OwnOutput(ctx, sessionID, path)
 	}
 	if opts.Permission != nil {
-		r.policy.Asker = opts.Permission
+		r.policy.Asker = asker(opts.Permission)
 	}
 	r.pricing.Overrides = map[string]provider.Price{}
 	for name, p := range s.Pricing {
@@ -241,8 +264,13 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	r.agents = agent.Load(agent.LoadOptions{
 		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
 		Settings: s.Agents, SettingsFile: "settings (agents)",
-		Declared: opts.Agents, Factories: opts.AgentFactories,
+		Declared: declared, Factories: factories,
 	})
+	if err := sdkProblems(r.agents); err != nil {
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
 	// A broken or mistyped agent file is reported by every run, not only
 	// by `cadre agents`: once per file, with file:line.
 	r.warnings = append(r.warnings, r.agents.Report()...)
@@ -354,18 +382,32 @@ func (r *Runtime) StopTask(ctx context.Context, id string) (string, error) {
 	return r.subagents.Stop(ctx, id)
 }
 
-// Tasks lists task records, newest first; all of them when rootSessionID
-// is "".
-func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([]task.Task, error) {
-	return r.db.ListTasks(ctx, task.Filter{RootSessionID: rootSessionID, Limit: limit})
+// Tasks lists task records, newest first: the tasks of the run tree of
+// the main session rootSessionID, or all of them when it is "". A limit
+// of 0 lists them all.
+func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([]Task, error) {
+	ts, err := r.db.ListTasks(ctx, task.Filter{RootSessionID: rootSessionID, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Task, len(ts))
+	for i, t := range ts {
+		out[i] = taskOf(t)
+	}
+	return out, nil
 }
 
-// Task returns one task record.
-func (r *Runtime) Task(ctx context.Context, id string) (task.Task, error) {
+// Task returns one task record; its error wraps ErrNotFound when there is
+// none.
+func (r *Runtime) Task(ctx context.Context, id string) (Task, error) {
 	if err := task.ValidateID(id); err != nil {
-		return task.Task{}, err
+		return Task{}, err
 	}
-	return r.db.GetTask(ctx, id)
+	t, err := r.db.GetTask(ctx, id)
+	if err != nil {
+		return Task{}, wrapNotFound(err)
+	}
+	return taskOf(t), nil
 }
 
 // model resolves a model name once per runtime.
@@ -388,12 +430,25 @@ func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
 	return m, ref, nil
 }
 
-// Agents lists every subagent definition found, with where it came from,
-// whether it is in effect, and why not.
-func (r *Runtime) Agents() []agent.Entry { return r.agents.Entries() }
+// Agents lists every subagent definition found, in load order, with where
+// it came from, whether it is in effect, and why not.
+func (r *Runtime) Agents() []AgentEntry {
+	es := r.agents.Entries()
+	out := make([]AgentEntry, len(es))
+	for i, e := range es {
+		out[i] = agentEntryOf(e)
+	}
+	return out
+}
 
-// Agent returns the definition in effect for name.
-func (r *Runtime) Agent(name string) (Agent, bool) { return r.agents.Get(name) }
+// Agent returns the definition in effect for name (case ignored).
+func (r *Runtime) Agent(name string) (Agent, bool) {
+	d, ok := r.agents.Get(name)
+	if !ok {
+		return Agent{}, false
+	}
+	return agentOf(d), true
+}
 
 // Close stops what is still running, releases the owner lock and closes
 // the store.
@@ -414,25 +469,35 @@ func (r *Runtime) Warnings() []string {
 // Cwd is the runtime's working directory.
 func (r *Runtime) Cwd() string { return r.cwd }
 
-// Sessions lists sessions, newest first; all of them when cwd is "".
-func (r *Runtime) Sessions(ctx context.Context, cwd string, limit int) ([]session.Info, error) {
-	return r.db.ListSessions(ctx, session.Filter{Cwd: cwd, Limit: limit})
+// Sessions lists sessions, newest first: those whose working directory is
+// cwd, or all of them when cwd is "". A limit of 0 lists them all.
+func (r *Runtime) Sessions(ctx context.Context, cwd string, limit int) ([]Session, error) {
+	infos, err := r.db.ListSessions(ctx, session.Filter{Cwd: cwd, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Session, len(infos))
+	for i, in := range infos {
+		out[i] = sessionOf(in)
+	}
+	return out, nil
 }
 
-// Session returns one session's record and its transcript messages.
-func (r *Runtime) Session(ctx context.Context, id string) (session.Info, []session.Entry, error) {
+// Session returns one session's record and its transcript; its error
+// wraps ErrNotFound when there is no such session.
+func (r *Runtime) Session(ctx context.Context, id string) (Session, []TranscriptEntry, error) {
 	if err := session.ValidateID(id); err != nil {
-		return session.Info{}, nil, err
+		return Session{}, nil, err
 	}
 	info, err := r.db.GetSession(ctx, id)
 	if err != nil {
-		return session.Info{}, nil, err
+		return Session{}, nil, wrapNotFound(err)
 	}
 	entries, _, err := session.ReadTranscript(info.TranscriptPath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return info, nil, err
+		return sessionOf(info), nil, err
 	}
-	return info, entries, nil
+	return sessionOf(info), transcriptOf(entries), nil
 }
 
 func (r *Runtime) providerConfig() provider.Config {

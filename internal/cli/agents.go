@@ -34,8 +34,8 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 					}
 					var rows []row
 					for _, e := range entries {
-						r := row{Name: e.Definition.Name, Source: e.Definition.Source, Format: string(e.Definition.Format), Path: e.Definition.Path,
-							Status: status(e.Active, e.Err), ShadowedBy: e.ShadowedBy, Warnings: e.Definition.Warnings, Description: e.Definition.Description}
+						r := row{Name: e.Agent.Name, Source: string(e.Source), Format: string(e.Agent.Format), Path: e.Path,
+							Status: status(e.Active, e.Err), ShadowedBy: e.ShadowedBy, Warnings: e.Warnings, Description: e.Agent.Description}
 						if e.Err != nil {
 							r.Error = e.Err.Error()
 						}
@@ -46,10 +46,10 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATUS\tSOURCE\tDESCRIPTION")
 				for _, e := range entries {
-					d := e.Definition
-					where := d.Source
-					if d.Path != "" {
-						where += " " + d.Path
+					d := e.Agent
+					where := string(e.Source)
+					if e.Path != "" {
+						where += " " + e.Path
 					}
 					desc := oneLine(d.Description)
 					switch {
@@ -62,7 +62,7 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 						desc = desc[:79] + "…"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Name, status(e.Active, e.Err), where, desc)
-					for _, w := range d.Warnings {
+					for _, w := range e.Warnings {
 						fmt.Fprintf(tw, "\t\t\twarning: %s\n", oneLine(w))
 					}
 				}
@@ -76,33 +76,43 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withRuntime(cmd, cwd, func(rt *cadre.Runtime) error {
-				d, ok := rt.Agent(args[0])
-				if !ok {
-					var names []string
-					for _, e := range rt.Agents() {
-						if e.Active {
-							names = append(names, e.Definition.Name)
+				var names []string
+				var found *cadre.AgentEntry
+				for _, e := range rt.Agents() {
+					if e.Active {
+						names = append(names, e.Agent.Name)
+						if strings.EqualFold(e.Agent.Name, args[0]) {
+							found = &e
 						}
 					}
+				}
+				if found == nil {
 					return fmt.Errorf("no agent named %q (defined: %s)", args[0], strings.Join(names, ", "))
 				}
+				d := found.Agent
 				if asJSON {
-					return writeJSON(stdout, d)
+					return writeJSON(stdout, struct {
+						cadre.Agent
+						Source   cadre.AgentSource
+						Path     string
+						Line     int
+						Warnings []string
+					}{d, found.Source, found.Path, found.Line, found.Warnings})
 				}
 				tools := "all available"
 				if len(d.Tools) > 0 {
 					tools = strings.Join(d.Tools, ", ")
 				}
 				fields := [][2]string{
-					{"name", d.Name}, {"description", d.Description}, {"source", d.Source + " " + d.Path},
+					{"name", d.Name}, {"description", d.Description}, {"source", string(found.Source) + " " + found.Path},
 					{"format", string(d.Format)}, {"tools", tools}, {"disallowedTools", strings.Join(d.DisallowedTools, ", ")},
 					{"model", orDefault(d.Model, "(default chain: subagents.model, then the parent's)")},
-					{"permissionMode", orDefault(d.PermissionMode, "(acceptEdits, capped by the parent's)")},
-					{"maxTurns", fmt.Sprint(d.MaxTurns)}, {"mode", orDefault(d.Mode, "all")},
-					{"hidden", fmt.Sprint(d.Hidden)}, {"background", fmt.Sprint(d.Background)}, {"isolation", d.Isolation},
+					{"permissionMode", orDefault(string(d.PermissionMode), "(acceptEdits, capped by the parent's)")},
+					{"maxTurns", fmt.Sprint(d.MaxTurns)}, {"mode", orDefault(string(d.Mode), "all")},
+					{"hidden", fmt.Sprint(d.Hidden)}, {"background", fmt.Sprint(d.Background)}, {"isolation", string(d.Isolation)},
 				}
 				if d.Workspace != nil {
-					fields = append(fields, [2]string{"workspace", d.Workspace.Mode + " " + d.Workspace.Path})
+					fields = append(fields, [2]string{"workspace", string(d.Workspace.Mode) + " " + d.Workspace.Path})
 				}
 				if d.URL != "" {
 					fields = append(fields, [2]string{"url", d.URL})
@@ -113,7 +123,7 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 						fmt.Fprintf(tw, "%s\t%s\n", f[0], f[1])
 					}
 				}
-				for _, w := range d.Warnings {
+				for _, w := range found.Warnings {
 					fmt.Fprintf(tw, "warning\t%s\n", w)
 				}
 				tw.Flush()

@@ -158,7 +158,7 @@ func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, 
 		return fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns)
 	}
 	rt, err := cadre.New(ctx, cadre.Options{
-		Cwd: f.cwd, Model: f.model, MaxTurns: f.maxTurns, PermissionMode: f.permissionMode,
+		Cwd: f.cwd, Model: f.model, MaxTurns: f.maxTurns, PermissionMode: cadre.PermissionMode(f.permissionMode),
 		AllowedTools: allowed, DisallowedTools: denied,
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystemPrompt,
 	})

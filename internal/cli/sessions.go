@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
-	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/spf13/cobra"
 )
@@ -90,19 +89,19 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 
 type treeRow struct {
 	indent string
-	info   session.Info
+	info   cadre.Session
 }
 
 // tree orders sessions as a tree: each session (newest first) followed by
 // its subagents' sessions, indented; a child whose parent is not listed
 // stands on its own.
-func tree(infos []session.Info) []treeRow {
+func tree(infos []cadre.Session) []treeRow {
 	listed := map[string]bool{}
-	children := map[string][]session.Info{}
+	children := map[string][]cadre.Session{}
 	for _, s := range infos {
 		listed[s.ID] = true
 	}
-	var roots []session.Info
+	var roots []cadre.Session
 	for _, s := range infos {
 		if s.ParentID != "" && listed[s.ParentID] {
 			children[s.ParentID] = append(children[s.ParentID], s)
@@ -111,8 +110,8 @@ func tree(infos []session.Info) []treeRow {
 		}
 	}
 	var rows []treeRow
-	var walk func(s session.Info, depth int)
-	walk = func(s session.Info, depth int) {
+	var walk func(s cadre.Session, depth int)
+	walk = func(s cadre.Session, depth int) {
 		indent := ""
 		if depth > 0 {
 			indent = strings.Repeat("  ", depth-1) + "└ "

@@ -1,0 +1,91 @@
+package cadre
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Session is the index record of a session: a main agent's conversation or
+// a subagent's. Its JSON is `cadre sessions --json`'s.
+type Session struct {
+	ID       string
+	ParentID string // the parent session of a subagent's; "" for a main session
+	Agent    string // "main", or the subagent's type
+	// Key is the routing key of a subagent's session,
+	// "agent:<agentId>:subagent:<uuid>"; "" for a main session.
+	Key   string
+	Title string
+	Cwd   string
+
+	Status           SessionStatus
+	Created, Updated time.Time
+
+	// Usage, CostUSD and NumTurns are the session's totals over all its runs.
+	Usage    llm.Usage
+	CostUSD  float64
+	NumTurns int
+
+	// TranscriptPath is the JSONL transcript.
+	TranscriptPath string
+	// Owner is the process running the session, kept while it runs.
+	Owner string
+}
+
+// SessionStatus is where a session is.
+type SessionStatus string
+
+// Session statuses.
+const (
+	SessionRunning   SessionStatus = "running"
+	SessionIdle      SessionStatus = "idle"
+	SessionCompleted SessionStatus = "completed"
+	SessionFailed    SessionStatus = "failed"
+	SessionKilled    SessionStatus = "killed"
+)
+
+// TranscriptEntry is one line of a session's transcript.
+type TranscriptEntry struct {
+	// Type is "user", "assistant", "system" or "summary".
+	Type       string       `json:"type"`
+	UUID       string       `json:"uuid"`
+	ParentUUID string       `json:"parentUuid,omitempty"`
+	SessionID  string       `json:"sessionId"`
+	Timestamp  time.Time    `json:"timestamp"`
+	Message    *llm.Message `json:"message,omitempty"`
+
+	// Assistant metadata.
+	MessageID  string     `json:"messageId,omitempty"`
+	Model      string     `json:"model,omitempty"`
+	StopReason string     `json:"stopReason,omitempty"`
+	Usage      *llm.Usage `json:"usage,omitempty"`
+
+	// Subtype and Data carry what other entries need (a compaction
+	// boundary's details).
+	Subtype string          `json:"subtype,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func sessionOf(in session.Info) Session {
+	return Session{
+		ID: in.ID, ParentID: in.ParentID, Agent: in.Agent, Key: in.Key, Title: in.Title, Cwd: in.Cwd,
+		Status: SessionStatus(in.Status), Created: in.Created, Updated: in.Updated,
+		Usage: in.Usage, CostUSD: in.CostUSD, NumTurns: in.NumTurns, TranscriptPath: in.TranscriptPath, Owner: in.Owner,
+	}
+}
+
+func transcriptOf(es []session.Entry) []TranscriptEntry {
+	if es == nil {
+		return nil
+	}
+	out := make([]TranscriptEntry, len(es))
+	for i, e := range es {
+		out[i] = TranscriptEntry{
+			Type: e.Type, UUID: e.UUID, ParentUUID: e.ParentUUID, SessionID: e.SessionID, Timestamp: e.Timestamp, Message: e.Message,
+			MessageID: e.MessageID, Model: e.Model, StopReason: e.StopReason, Usage: e.Usage, Subtype: e.Subtype, Data: e.Data,
+		}
+	}
+	return out
+}
