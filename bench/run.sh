@@ -27,8 +27,8 @@ awk '
 		else if (u == "ns/op" && v >= 1e6) { v = sprintf("%.2f", v/1e6); u = "ms/op" }
 		else if (u == "ns/op" && v >= 1e3) { v = sprintf("%.1f", v/1e3); u = "µs/op" }
 		else if (u == "ns/turn" && v >= 1e3) { v = sprintf("%.1f", v/1e3); u = "µs/turn" }
-		else if (u == "ns/spawn" && v >= 1e6) { v = sprintf("%.2f", v/1e6); u = "ms/spawn" }
-		else if (u == "ns/spawn" && v >= 1e3) { v = sprintf("%.1f", v/1e3); u = "µs/spawn" }
+		else if (u ~ /^(p[0-9]+-)?ns\/spawn$/ && v >= 1e6) { v = sprintf("%.2f", v/1e6); sub(/ns/, "ms", u) }
+		else if (u ~ /^(p[0-9]+-)?ns\/spawn$/ && v >= 1e3) { v = sprintf("%.1f", v/1e3); sub(/ns/, "µs", u) }
 		else if (u ~ /^(live-)?B\/(op|child)$/ && v >= 1048576) { v = sprintf("%.2f", v/1048576); sub(/B/, "MiB", u) }
 		else if (u ~ /^(live-)?B\/(op|child)$/ && v >= 1024)    { v = sprintf("%.1f", v/1024); sub(/B/, "KiB", u) }
 		else if (u ~ /-µs$/ && v >= 1e3)   { v = sprintf("%.1f", v/1e3); sub(/-µs$/, "-ms", u) }
