@@ -237,59 +237,12 @@ func (p *parser) text(n *yaml.Node, key string) string {
 }
 
 // list reads a YAML list of strings or Claude Code's comma-separated
-// string ("Read, Grep, Glob"). Nothing reads as nil (not set); an empty
-// string or list as an empty, non-nil list.
+// string ("Read, Grep, Glob"), as frontmatter.List does.
 func (p *parser) list(n *yaml.Node, key string) []string {
-	const want = "want a list of strings or a comma-separated string"
-	switch {
-	case isNull(n):
-		return nil
-	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
-		return splitList(n.Value)
-	case n.Kind == yaml.SequenceNode:
-		out := []string{}
-		for i, e := range n.Content {
-			e = frontmatter.Deref(e)
-			if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" {
-				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "%s, got %s", want, frontmatter.Describe(e))
-				continue
-			}
-			if s := strings.TrimSpace(e.Value); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
+	out, bad := frontmatter.List(n, key, frontmatter.Commas)
+	for _, b := range bad {
+		p.errorf(b.Node, b.Key, "%s", b.Msg)
 	}
-	p.errorf(n, key, "%s, got %s", want, frontmatter.Describe(n))
-	return nil
-}
-
-// splitList splits on commas outside parentheses, so that
-// "Bash(git diff, git log), Read" is two entries.
-func splitList(s string) []string {
-	out := []string{}
-	depth, start := 0, 0
-	add := func(part string) {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			if depth > 0 {
-				depth--
-			}
-		case ',':
-			if depth == 0 {
-				add(s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	add(s[start:])
 	return out
 }
 
@@ -393,7 +346,7 @@ func (p *parser) mcpServers(n *yaml.Node, key string) []any {
 		return nil
 	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
 		var out []any
-		for _, s := range splitList(n.Value) {
+		for _, s := range frontmatter.SplitList(n.Value, frontmatter.Commas) {
 			out = append(out, s)
 		}
 		return out

@@ -205,59 +205,13 @@ func stripComment(s string) string {
 }
 
 // list reads allowed-tools: a YAML list of strings, or Claude Code's
-// string form ("Read, Grep, Bash(git diff:*)" or "Read Grep Glob").
-// Nothing reads as nil (not set); an empty string or list as an empty,
-// non-nil list.
+// string form ("Read, Grep, Bash(git diff:*)" or "Read Grep Glob"), as
+// frontmatter.List does.
 func (p *parser) list(n *yaml.Node, key string) []string {
-	const want = "want a list of strings or a comma-separated string"
-	switch {
-	case isNull(n):
-		return nil
-	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str":
-		return splitTools(n.Value)
-	case n.Kind == yaml.SequenceNode:
-		out := []string{}
-		for i, e := range n.Content {
-			e = frontmatter.Deref(e)
-			if e.Kind != yaml.ScalarNode || e.ShortTag() != "!!str" {
-				p.errorf(e, fmt.Sprintf("%s[%d]", key, i), "%s, got %s", want, frontmatter.Describe(e))
-				continue
-			}
-			if s := strings.TrimSpace(e.Value); s != "" {
-				out = append(out, s)
-			}
-		}
-		return out
+	out, bad := frontmatter.List(n, key, frontmatter.CommasOrSpace)
+	for _, b := range bad {
+		p.errorf(b.Node, b.Key, "%s", b.Msg)
 	}
-	p.errorf(n, key, "%s, got %s", want, frontmatter.Describe(n))
-	return nil
-}
-
-// splitTools splits on commas and white space outside parentheses, so
-// that "Bash(git diff, git log), Read" and "Read Bash(git diff *)" are
-// two entries each.
-func splitTools(s string) []string {
-	out := []string{}
-	depth, start := 0, 0
-	add := func(part string) {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	for i, r := range s {
-		switch {
-		case r == '(':
-			depth++
-		case r == ')':
-			if depth > 0 {
-				depth--
-			}
-		case depth == 0 && (r == ',' || r == ' ' || r == '\t' || r == '\n'):
-			add(s[start:i])
-			start = i + 1
-		}
-	}
-	add(s[start:])
 	return out
 }
 
