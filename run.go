@@ -126,6 +126,13 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 		return nil, err
 	}
 	sr := &sessionRun{r: r, prompt: prompt, model: model, ref: ref, start: r.now(), command: cmd, args: args}
+	if req.Resume != "" || req.Continue {
+		// Recovery may be about to mark this session, or its tasks, failed:
+		// it goes first. A new session has nothing it could touch.
+		if err := r.settled(ctx); err != nil {
+			return nil, fmt.Errorf("recover before resuming: %w", err)
+		}
+	}
 	switch {
 	case req.Resume != "" && req.Continue:
 		return nil, errors.New("--resume and --continue cannot be used together")

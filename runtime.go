@@ -135,6 +135,11 @@ type Runtime struct {
 	queue     *queue.Queue
 	owner     *task.Owner
 
+	// reported is closed once the worktree report is in warnings;
+	// settledCh once all of settle's work is done, with settleErr set.
+	reported, settledCh chan struct{}
+	settleErr           error
+
 	groupMu sync.Mutex
 	groups  map[string]*subagent.Group // run trees in progress, by main session id
 
@@ -237,11 +242,6 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, fmt.Errorf("claim the task owner lock: %w", err)
 	}
 	r.sessions.SetOwner(r.owner.ID())
-	if err := r.recover(ctx, runDir); err != nil {
-		r.owner.Close()
-		r.db.Close()
-		return nil, err
-	}
 	r.queue = &queue.Queue{}
 	r.groups = map[string]*subagent.Group{}
 
@@ -289,74 +289,80 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.db.Close()
 		return nil, err
 	}
-	r.reportWorktrees(ctx)
-	// Archiving is swept whenever cadre opens its store: no process has
-	// to stay up for archiveAfterMinutes (S-S3).
-	if _, err := r.subagents.Sweep(ctx, now()); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("archive finished subagent sessions: %w", err)
-	}
+	r.settle(context.WithoutCancel(ctx), runDir)
 	return r, nil
 }
 
+// settle starts, in a goroutine the Runtime owns (Close waits for it), the
+// start-up work that no new run needs before its first model request: the
+// report of leftover worktrees, the recovery of what ended processes left
+// running, and the archive sweep. What needs their result waits: Warnings
+// for the report; resuming or continuing a session, and listing or reading
+// sessions and tasks, for all of it (see settled).
+func (r *Runtime) settle(ctx context.Context, runDir string) {
+	r.reported, r.settledCh = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(r.settledCh)
+		r.reportWorktrees(ctx, runDir)
+		close(r.reported)
+		err := r.recover(ctx, runDir)
+		// Archiving is swept whenever cadre opens its store: no process has
+		// to stay up for archiveAfterMinutes (S-S3).
+		if _, serr := r.subagents.Sweep(ctx, r.now()); serr != nil {
+			err = errors.Join(err, fmt.Errorf("archive finished subagent sessions: %w", serr))
+		}
+		r.settleErr = err
+	}()
+}
+
+// settled waits until the start-up work of settle is done and returns its
+// error, or ctx's.
+func (r *Runtime) settled(ctx context.Context) error {
+	select {
+	case <-r.settledCh:
+		return r.settleErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // recover fails the tasks a crashed cadre left running (their owner's
-// lock is free), and their child sessions with them. Every command opens
-// the store through here, so no task stays "running" after a crash.
+// lock is free), with their child sessions, and the other sessions such
+// processes left running. Every runtime runs it (in settle), so nothing
+// stays "running" after a crash.
 func (r *Runtime) recover(ctx context.Context, runDir string) error {
-	orphans, err := task.Recover(ctx, r.db, runDir, r.now())
-	if err != nil {
-		return fmt.Errorf("recover tasks of ended processes: %w", err)
+	orphans, terr := task.Recover(ctx, r.db, runDir, r.now())
+	if terr != nil {
+		terr = fmt.Errorf("recover tasks of ended processes: %w", terr)
 	}
+	var children []string
 	for _, t := range orphans {
-		if t.ChildSessionID == "" {
-			continue
-		}
-		err := r.db.UpdateSession(ctx, t.ChildSessionID, func(in *session.Info) error {
-			if in.Status == session.StatusRunning {
-				in.Status, in.Updated = session.StatusFailed, session.NormalizeTime(r.now())
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, session.ErrNotFound) {
-			return fmt.Errorf("recover session of task %s: %w", t.ID, err)
+		if t.ChildSessionID != "" {
+			children = append(children, t.ChildSessionID)
 		}
 	}
-	// Sessions — main ones, foreground children — left running by a
-	// process that is gone: their transcripts are intact and they resume;
-	// only their status was stale.
-	infos, err := r.db.ListSessions(ctx, session.Filter{Statuses: []session.Status{session.StatusRunning}})
-	if err != nil {
-		return fmt.Errorf("recover sessions of ended processes: %w", err)
+	alive := func(owner string) bool { return task.Alive(runDir, owner) }
+	_, serr := session.Recover(ctx, r.db, alive, children, r.now())
+	if serr != nil {
+		serr = fmt.Errorf("recover sessions of ended processes: %w", serr)
 	}
-	for _, in := range infos {
-		if in.Owner == "" || task.Alive(runDir, in.Owner) {
-			continue
-		}
-		err := r.db.UpdateSession(ctx, in.ID, func(s *session.Info) error {
-			if s.Status == session.StatusRunning && s.Owner == in.Owner {
-				s.Status, s.Updated = session.StatusFailed, session.NormalizeTime(r.now())
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, session.ErrNotFound) {
-			return fmt.Errorf("recover session %s: %w", in.ID, err)
-		}
-	}
-	return nil
+	return errors.Join(terr, serr)
 }
 
 // reportWorktrees warns about subagent worktrees of this repository that
 // no running task owns: left by a run that could not settle them (a crash).
 // They hold work, so they are reported, never removed.
-func (r *Runtime) reportWorktrees(ctx context.Context) {
+func (r *Runtime) reportWorktrees(ctx context.Context, runDir string) {
 	trees, err := worktree.Sweep(ctx, r.cwd)
 	if err != nil {
 		return // not a git repository, or no git: nothing to report
 	}
 	for _, t := range trees {
 		name := filepath.Base(t.Path)
-		if rec, err := r.db.GetTask(ctx, name); err == nil && !rec.Status.Terminal() {
-			continue // its run is still going, in some process
+		// Recovery may not have failed the task of a crashed run yet: its
+		// owner's lock says whether the run is still going, in some process.
+		if rec, err := r.db.GetTask(ctx, name); err == nil && !rec.Status.Terminal() && task.Alive(runDir, rec.Owner) {
+			continue
 		}
 		r.warnings = append(r.warnings, fmt.Sprintf("subagent worktree %s (branch %s) was left by an earlier run; review it, then remove it with git worktree remove", t.Path, t.Branch))
 	}
@@ -379,6 +385,9 @@ func (r *Runtime) Background(sessionID string) int {
 // StopTask stops a background task, in this process or, through its
 // record, in the process that runs it.
 func (r *Runtime) StopTask(ctx context.Context, id string) (string, error) {
+	if err := r.settled(ctx); err != nil {
+		return "", err
+	}
 	return r.subagents.Stop(ctx, id)
 }
 
@@ -386,6 +395,9 @@ func (r *Runtime) StopTask(ctx context.Context, id string) (string, error) {
 // the main session rootSessionID, or all of them when it is "". A limit
 // of 0 lists them all.
 func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([]Task, error) {
+	if err := r.settled(ctx); err != nil {
+		return nil, err
+	}
 	ts, err := r.db.ListTasks(ctx, task.Filter{RootSessionID: rootSessionID, Limit: limit})
 	if err != nil {
 		return nil, err
@@ -401,6 +413,9 @@ func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([
 // none.
 func (r *Runtime) Task(ctx context.Context, id string) (Task, error) {
 	if err := task.ValidateID(id); err != nil {
+		return Task{}, err
+	}
+	if err := r.settled(ctx); err != nil {
 		return Task{}, err
 	}
 	t, err := r.db.GetTask(ctx, id)
@@ -453,12 +468,16 @@ func (r *Runtime) Agent(name string) (Agent, bool) {
 // Close stops what is still running, releases the owner lock and closes
 // the store.
 func (r *Runtime) Close() error {
+	// The start-up work is bounded and leaves the store consistent at every
+	// step, but it uses the store: it ends before the store closes.
+	<-r.settledCh
 	r.subagents.Close()
-	return errors.Join(r.owner.Close(), r.db.Close())
+	return errors.Join(r.settleErr, r.owner.Close(), r.db.Close())
 }
 
 // Warnings are the non-fatal problems found in the settings (unknown keys).
 func (r *Runtime) Warnings() []string {
+	<-r.reported
 	out := make([]string, 0, len(r.cfg.Warnings)+len(r.warnings))
 	for _, w := range r.cfg.Warnings {
 		out = append(out, w.String())
@@ -472,6 +491,9 @@ func (r *Runtime) Cwd() string { return r.cwd }
 // Sessions lists sessions, newest first: those whose working directory is
 // cwd, or all of them when cwd is "". A limit of 0 lists them all.
 func (r *Runtime) Sessions(ctx context.Context, cwd string, limit int) ([]Session, error) {
+	if err := r.settled(ctx); err != nil {
+		return nil, err
+	}
 	infos, err := r.db.ListSessions(ctx, session.Filter{Cwd: cwd, Limit: limit})
 	if err != nil {
 		return nil, err
@@ -487,6 +509,9 @@ func (r *Runtime) Sessions(ctx context.Context, cwd string, limit int) ([]Sessio
 // wraps ErrNotFound when there is no such session.
 func (r *Runtime) Session(ctx context.Context, id string) (Session, []TranscriptEntry, error) {
 	if err := session.ValidateID(id); err != nil {
+		return Session{}, nil, err
+	}
+	if err := r.settled(ctx); err != nil {
 		return Session{}, nil, err
 	}
 	info, err := r.db.GetSession(ctx, id)
