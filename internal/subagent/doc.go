@@ -1,8 +1,9 @@
 // Package subagent lets an agent delegate: it provides the spawn tools —
-// Claude Code's Agent (alias Task), OpenCode's task — and runs the child they
-// start in a child session with its own prompt, tools, model, permission
-// mode and limits, every message of which is published live, tagged with the
-// id of the tool call that started it.
+// Claude Code's Agent (alias Task), OpenCode's task, the harness's and the
+// gateway's tools — and runs the child they start in a child session with
+// its own prompt, tools, model, permission mode and limits, every message
+// of which is published live, tagged with the id of the tool call that
+// started it.
 //
 // Three permission layers meet here (DESIGN §5): who may be spawned
 // (permissions.task rules and Agent(name) rules), which tools the child gets
@@ -13,4 +14,39 @@
 // Subagents are leaves unless subagents.maxSpawnDepth allows more (hard cap
 // 3). Several spawn calls in one assistant message run at the same time:
 // the spawn tools are concurrency-safe and the loop runs such calls together.
+//
+// # One core, four profiles
+//
+// The core spawns a run (spawn), delivers its end once (claim, watch,
+// notice), awaits it (awaitEnd), stops it (Stop), lists a tree's tasks
+// (list) and sends it messages (send). The profiles — the tool surfaces of
+// DESIGN §12 — are built on those calls alone; they read a run through
+// liveTask.about and liveTask.end, never through its fields or the
+// service's locks. Where things live:
+//
+//	service.go        Config, Service, Caller; the tools of each profile
+//	spawn.go          the spawn path: route, check, prepare, session, pool, launch
+//	foreground.go     the foreground wait and the move to the background (S-L2)
+//	execute.go        a run to its end: conversation, heartbeat, finish (S-L6)
+//	run.go            liveTask, a run in this process, and what profiles read of it
+//	deliver.go        a result reaches the model once (S-N1): who delivers, what wins
+//	tasks.go          find, await, send, list, stop; the run-tree check
+//	events.go         the task_* events
+//	group.go          Group: the runs of one run tree
+//	lane.go           the background lane (S-C2)
+//	limits.go         children per agent, foreground places
+//	progress.go       progress summaries of background runs
+//	announce.go       the announce step (S-N2)
+//	archive.go        archiving finished child sessions (S-S3)
+//	worktree.go       worktree isolation (S-W1)
+//	fork.go           the Agent-tool fork (S-F1)
+//	fork_command.go   `context: fork` slash commands (S-F2)
+//	frame.go          escaping and framing a child's text
+//	prompts.go        the model-facing text in prompts/, and text helpers
+//	claude_agent.go   claude profile: Agent
+//	claude_tasks.go   claude profile: SendMessage, TaskOutput, TaskStop, TaskList
+//	opencode_task.go  opencode profile: task
+//	harness.go        harness profile: replies, agent_spawn, agent_send, agent_list
+//	harness_tasks.go  harness profile: task_output, task_cancel, task_list, wait_async_results
+//	gateway.go        gateway profile: sessions_spawn, agents_list
 package subagent

@@ -2,6 +2,7 @@ package subagent
 
 import (
 	"bytes"
+	"embed"
 	_ "embed"
 	"strings"
 	"text/template"
@@ -56,4 +57,27 @@ func render(t *template.Template, data any) string {
 		panic("subagent: template " + t.Name() + ": " + err.Error())
 	}
 	return strings.TrimSpace(b.String())
+}
+
+//go:embed prompts/harness_*.md prompts/gateway_*.md
+var profilePromptFS embed.FS
+
+// profilePrompts holds the harness and gateway tool descriptions, each named
+// after its file ("harness_agent_spawn.md").
+var profilePrompts = template.Must(template.ParseFS(profilePromptFS, "prompts/harness_*.md", "prompts/gateway_*.md"))
+
+func profilePrompt(name string, data any) string {
+	return render(profilePrompts.Lookup(name), data)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

@@ -1,234 +1,24 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/agent"
-	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
-	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/tool"
 )
 
-// run is a child that passed every check and is ready to start.
-type run struct {
-	// tree is the run's git worktree (isolation: worktree), or nil.
-	tree *worktree.Tree
-	// reservations are released by launch (or by begin when it fails).
-	reservations []string
-	c            Caller
-	req          spawnRequest
-	def          agent.Definition
-	child        *child
-	sess         *session.Session
-	history      []llm.Message
-	tools        *tool.Set
-	warnings     []string
-}
-
-// begin does everything a spawn needs before the child can run: routing,
-// the spawn permission, depth and child limits, the child's settings, its
-// session (new, or reopened to continue it) and its tool pool.
-func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, error) {
-	if strings.TrimSpace(req.Prompt) == "" {
-		return nil, errors.New("prompt is empty: say what the agent should do")
-	}
-	var def agent.Definition
-	var err error
-	switch {
-	case req.Fork != nil:
-		def = forkDefinition()
-	case req.SessionID != "":
-		def, err = s.continued(ctx, c, &req)
-	default:
-		def, err = s.route(c, req.SubagentType)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cfg.Policy.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
-		return nil, err
-	}
-	if c.Depth+1 > s.depth {
-		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
-	}
-	ch, warnings, err := s.prepare(c, def, req)
-	if err != nil {
-		return nil, err
-	}
-	r := &run{c: c, req: req, def: def, child: ch, warnings: warnings}
-	ok := false
-	defer func() {
-		if !ok {
-			s.unreserve(r.reservations)
-		}
-	}()
-	if key, err := s.reserveChild(c); err != nil {
-		return nil, err
-	} else if key != "" {
-		r.reservations = append(r.reservations, key)
-	}
-	if req.Name != "" {
-		key, err := s.reserveName(c.RootSessionID, req.Name, req.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		r.reservations = append(r.reservations, key)
-	}
-	if req.SessionID != "" {
-		if !s.reserve("session\x00"+req.SessionID, req.SessionID) {
-			return nil, fmt.Errorf("agent %s is still running; send it a message with SendMessage, or wait for its result", req.SessionID)
-		}
-		r.reservations = append(r.reservations, "session\x00"+req.SessionID)
-		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
-			return nil, err
-		}
-	} else if r.sess, err = s.create(ctx, c, def, ch.cwd); err != nil {
-		return nil, err
-	}
-	if iso := cmpOr(req.Isolation, def.Isolation); iso == "worktree" {
-		if err := s.isolate(ctx, r); err != nil {
-			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
-			return nil, err
-		}
-	}
-	ch.caller.SessionID = r.sess.Info.ID
-	ch.caller.AgentID = r.sess.Info.ID
-	switch {
-	case req.Fork != nil:
-		r.history = forkHistory(req.Fork)
-	case req.History != nil && req.SessionID == "":
-		r.history = req.History
-	}
-	if r.tools, err = s.pool(def, ch, req.Fork, req.Tools); err != nil {
-		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
-		return nil, err
-	}
-	ok = true
-	return r, nil
-}
-
-// reserve takes key unless it is taken, or unless a run with id (if not
-// "") is in progress.
-func (s *Service) reserve(key, id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reserved[key] || (id != "" && s.running[id] != nil) {
-		return false
-	}
-	s.reserved[key] = true
-	return true
-}
-
-// reserveName takes a name for a spawn of the run tree: refused while a
-// run of the tree (other than the agent being continued) has it or another
-// spawn is taking it. Between the reservation and the run being tracked,
-// one of the two always holds the name.
-func (s *Service) reserveName(root, name, continuing string) (string, error) {
-	key := "name\x00" + root + "\x00" + strings.ToLower(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reserved[key] {
-		return "", fmt.Errorf("the name %q is being given to another agent right now; pick another name", name)
-	}
-	for _, t := range s.running {
-		if t.rootSessionID == root && t.id != continuing && strings.EqualFold(t.name, name) && !t.closing {
-			return "", fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.id)
-		}
-	}
-	s.reserved[key] = true
-	return key, nil
-}
-
-func (s *Service) unreserve(keys []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, k := range keys {
-		delete(s.reserved, k)
-	}
-}
-
-// launch starts r in the caller's group. A background run gets its task
-// record before it starts, so nothing can finish a task that was never
-// recorded.
-func (s *Service) launch(r *run, background bool) (*liveTask, error) {
-	id := r.sess.Info.ID
-	t := &liveTask{
-		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
-		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
-		name: r.req.Name, outputFile: filepath.Join(s.cfg.OutputDir, id+outputSuffix), depth: r.child.caller.Depth,
-		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
-		group: r.c.Group, cleanup: r.req.Cleanup,
-	}
-	// The reservations end once the run is tracked (or failed to start):
-	// from then on the run itself, and its record, hold the name and the
-	// session.
-	defer s.unreserve(r.reservations)
-	out, err := openOutput(t.outputFile)
-	if err != nil {
-		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
-		return nil, err
-	}
-	t.out = out
-	if background {
-		if err := s.record(t, task.StatusPending); err != nil {
-			out.Close()
-			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
-			return nil, err
-		}
-	}
-	ctx, cancel := context.WithCancelCause(r.c.Group.ctx)
-	t.cancel = cancel
-	s.track(t)
-	s.adopt(r, t)
-	r.c.Group.wg.Go(func() { s.execute(ctx, t, r) })
-	return t, nil
-}
-
-// record writes (or rewrites, for a continued agent) t's task record and
-// announces it.
-func (s *Service) record(t *liveTask, status task.Status) error {
-	rec := task.Task{
-		ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
-		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
-		Status: status, OutputFile: t.outputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
-	}
-	if status == task.StatusRunning {
-		rec.Started = t.started
-	}
-	ctx := context.Background()
-	err := s.cfg.Tasks.CreateTask(ctx, rec)
-	if err != nil {
-		// A continued agent keeps its id: the record is reused, reset.
-		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.id); gerr != nil {
-			return fmt.Errorf("record task %s: %w", t.id, err)
-		}
-		_, err = s.cfg.Tasks.UpdateTask(ctx, t.id, func(old *task.Task) error {
-			created := old.Created
-			*old = rec
-			old.Created = created
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("record task %s: %w", t.id, err)
-		}
-	}
-	s.system(t.rootSessionID, "task_started", map[string]any{
-		"task_id": t.id, "tool_use_id": t.toolUseID, "description": t.description, "subagent_type": t.agentType,
-		"is_backgrounded": true, "spawn_depth": t.depth, "task_type": string(task.KindLocalAgent), "prompt": t.prompt,
-	})
-	return nil
-}
+// A run from its launch to its end: the child's conversation, the
+// heartbeat of a background run, and finish, which records the end in the
+// order S-L6 demands.
 
 // execute runs a child to its end, then records how it ended.
 func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
@@ -463,7 +253,7 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	// Slow cleanup comes last (S-L6), after done, so that a blocked
 	// TaskOutput never waits on it: cleanup "delete" archives the child
 	// right after its notification; a timeout is never archived.
-	if background && cmpOr(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
+	if background && cmp.Or(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
 		s.archive(context.Background(), t.id, t.id, s.cfg.Now())
 	}
 }
@@ -498,22 +288,6 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 			})
 		},
 	}
-}
-
-func (s *Service) progress(t *liveTask) {
-	_, tokens, toolUses, last := t.snapshot()
-	s.system(t.rootSessionID, "task_progress", map[string]any{
-		"task_id": t.id, "tool_use_id": t.toolUseID, "description": t.description, "subagent_type": t.agentType,
-		"usage":          map[string]any{"total_tokens": tokens, "tool_uses": toolUses, "duration_ms": s.cfg.Now().Sub(t.started).Milliseconds()},
-		"last_tool_name": last,
-	})
-}
-
-func (s *Service) system(rootSessionID, subtype string, fields map[string]any) {
-	if s.cfg.Bus == nil {
-		return
-	}
-	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: newUUID(), Fields: fields})
 }
 
 func (s *Service) track(t *liveTask) {

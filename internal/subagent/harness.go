@@ -3,18 +3,15 @@ package subagent
 import (
 	"cmp"
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"text/template"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -24,17 +21,6 @@ import (
 
 // The harness profile (DESIGN §12): the Java harness's tool names, inputs
 // and plain-text replies over the one spawn core.
-
-//go:embed prompts/harness_*.md prompts/gateway_*.md
-var profilePromptFS embed.FS
-
-// profilePrompts holds the harness and gateway tool descriptions, each named
-// after its file ("harness_agent_spawn.md").
-var profilePrompts = template.Must(template.ParseFS(profilePromptFS, "prompts/harness_*.md", "prompts/gateway_*.md"))
-
-func profilePrompt(name string, data any) string {
-	return render(profilePrompts.Lookup(name), data)
-}
 
 // The harness spells ids with prefixes of its own; each is accepted back
 // wherever an id is.
@@ -198,25 +184,6 @@ type AgentSendInput struct {
 // AgentListInput is agent_list's (empty) input.
 type AgentListInput struct{}
 
-// HarnessTaskOutputInput is task_output's input.
-type HarnessTaskOutputInput struct {
-	TaskID  string `json:"task_id" jsonschema:"The task_id (task_<uuid>)"`
-	Block   *bool  `json:"block,omitempty" jsonschema:"Wait for the task to finish (default true); false only checks its status"`
-	Timeout *int   `json:"timeout,omitempty" jsonschema:"How long to wait, in milliseconds (default 30000, at most 600000)"`
-}
-
-// HarnessTaskCancelInput is task_cancel's input.
-type HarnessTaskCancelInput struct {
-	TaskID string `json:"task_id" jsonschema:"The task_id of the task to cancel"`
-}
-
-// WaitAsyncResultsInput is wait_async_results' input.
-type WaitAsyncResultsInput struct {
-	TaskIDs        []string `json:"task_ids" jsonschema:"The task_ids to wait for"`
-	WaitAll        *bool    `json:"wait_all,omitempty" jsonschema:"Wait for every task (default true); false returns when the first one finishes"`
-	TimeoutSeconds *int     `json:"timeout_seconds,omitempty" jsonschema:"Seconds to wait at most (default 30, at most 600); 0 only reports"`
-}
-
 // harnessTools are the harness profile's tools for caller c.
 func (s *Service) harnessTools(c Caller) []tool.Tool {
 	if c.Group == nil {
@@ -309,9 +276,7 @@ func harnessOutcome(ctx context.Context, o *outcome, startedInBackground bool) (
 		// reports the call as interrupted.
 		return tool.Result{}, context.Cause(ctx)
 	}
-	o.task.mu.Lock()
-	status := o.task.status
-	o.task.mu.Unlock()
+	_, status, _ := o.task.end()
 	return harnessFinal(o.def.Name, o.sessionID, o.res, status, o.warnings).result(), nil
 }
 
@@ -341,31 +306,6 @@ func (h *harnessProfile) remember(label, id string) {
 	h.labels[strings.ToLower(label)] = labelled{label, id}
 }
 
-// treeRuns are the runs of the caller's tree in progress in this process,
-// foreground ones included (they have no task record yet).
-func (s *Service) treeRuns(root string) []*liveTask {
-	s.mu.Lock()
-	var tree []*liveTask
-	for _, t := range s.running {
-		if t.rootSessionID == root {
-			tree = append(tree, t)
-		}
-	}
-	s.mu.Unlock()
-	// A run whose end is recorded is finished, even while its goroutine
-	// winds down.
-	var out []*liveTask
-	for _, t := range tree {
-		t.mu.Lock()
-		ended := t.final != nil
-		t.mu.Unlock()
-		if !ended {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // labelFree checks that no unfinished agent of the tree but except has the
 // label, ignoring case.
 func (h *harnessProfile) labelFree(ctx context.Context, label, except string) error {
@@ -373,8 +313,8 @@ func (h *harnessProfile) labelFree(ctx context.Context, label, except string) er
 		return fmt.Errorf("the label %q is taken by agent %s, which is still running; pick another label, or message it with agent_send", label, id)
 	}
 	for _, t := range h.s.treeRuns(h.c.RootSessionID) {
-		if t.id != except && strings.EqualFold(t.name, label) {
-			return taken(harnessKey(t.agentType, t.id))
+		if a := t.about(); a.ID != except && strings.EqualFold(a.Name, label) {
+			return taken(harnessKey(a.AgentType, a.ID))
 		}
 	}
 	recs, err := h.s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: h.c.RootSessionID, Statuses: []task.Status{task.StatusPending, task.StatusRunning}})
@@ -393,8 +333,8 @@ func (h *harnessProfile) labelFree(ctx context.Context, label, except string) er
 // the newest that had it.
 func (h *harnessProfile) byLabel(ctx context.Context, label string) (string, error) {
 	for _, t := range h.s.treeRuns(h.c.RootSessionID) {
-		if strings.EqualFold(t.name, label) {
-			return t.id, nil
+		if a := t.about(); strings.EqualFold(a.Name, label) {
+			return a.ID, nil
 		}
 	}
 	var ids []string
@@ -455,7 +395,7 @@ func (h *harnessProfile) target(ctx context.Context, key, label string) (id, age
 	}
 	var actual string
 	if lt := h.s.live(id); lt != nil {
-		actual = lt.agentType
+		actual = lt.about().AgentType
 	} else {
 		info, err := h.s.cfg.Index.GetSession(ctx, id)
 		if errors.Is(err, session.ErrNotFound) || err == nil && info.ParentID == "" {
@@ -485,16 +425,10 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
-	// Running: delivered at its next loop boundary, never mid-tool. The run
-	// takes what is queued before it closes to messages, so queue under the
-	// same lock (as SendMessage does).
-	s.mu.Lock()
-	lt := s.running[id]
-	queued := lt != nil && !lt.closing
-	if queued {
-		s.cfg.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: id, Message: llm.UserText(in.Message)})
+	lt, queued, err := s.send(ctx, id, in.Message)
+	if err != nil {
+		return tool.Result{}, err
 	}
-	s.mu.Unlock()
 	if queued {
 		if timeout > 0 {
 			if r, ok := h.awaitLive(ctx, lt, time.Duration(timeout)*time.Second); ok {
@@ -508,14 +442,6 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 			agentType: agentType, id: id, status: "accepted", taskID: id,
 			notes: []string{"the agent is still running: your message is queued and it reads it after its current step"},
 		}.result(), nil
-	}
-	if lt != nil {
-		// It is finishing: once it has, resume it.
-		select {
-		case <-lt.done:
-		case <-ctx.Done():
-			return tool.Result{}, context.Cause(ctx)
-		}
 	}
 	// Finished: resume it with the message and its earlier context.
 	if c.Depth+1 > s.depth {
@@ -547,11 +473,10 @@ func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Dur
 	if !w.wait(ctx, d) {
 		return r, false
 	}
-	lt.mu.Lock()
-	res, status := lt.final, lt.status
-	lt.mu.Unlock()
-	r = harnessFinal(lt.agentType, lt.id, res, status, nil)
-	if note := h.s.claim(ctx, lt.id, lt).note(); note != "" {
+	res, status, _ := lt.end()
+	a := lt.about()
+	r = harnessFinal(a.AgentType, a.ID, res, status, nil)
+	if note := h.s.claim(ctx, a.ID, lt).note(); note != "" {
 		r.err, r.reply, r.hasReply = "", "", false
 		r.notes = append(r.notes, note)
 	}
@@ -583,315 +508,4 @@ func (h *harnessProfile) agentList() tool.Result {
 		fmt.Fprintf(&b, "%s: %s\n", d.Name, oneLine(d.Description))
 	}
 	return tool.Text(strings.TrimSpace(b.String()))
-}
-
-// harnessStatus is a task status in the harness's words: killed is
-// cancelled there.
-func harnessStatus(st task.Status) string {
-	if st == task.StatusKilled {
-		return "cancelled"
-	}
-	return string(st)
-}
-
-// taskReport describes a task in the harness form: the agent's three lines,
-// task_id, status, then its result, error or output so far — or, for an
-// ended task whose result this report must not show (deliver.go), the note
-// that says where it went.
-func taskReport(rec task.Task, lt *liveTask, d delivery) string {
-	id := rec.ID
-	var b strings.Builder
-	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
-	if rec.Name != "" {
-		fmt.Fprintf(&b, "label: %s\n", rec.Name)
-	}
-	fmt.Fprintf(&b, "status: %s", harnessStatus(rec.Status))
-	result := strings.TrimSpace(rec.Result)
-	switch {
-	case rec.Status.Terminal() && d != deliverShow:
-		fmt.Fprintf(&b, "\nnote: %s", d.note())
-	case rec.Status == task.StatusCompleted:
-		if result == "" {
-			result = "(The agent finished without a final message.)"
-		}
-		fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
-	case rec.Status.Terminal():
-		errText := oneLine(rec.Error)
-		if errText == "" {
-			errText = "the task " + harnessStatus(rec.Status)
-		}
-		fmt.Fprintf(&b, "\nerror: %s", errText)
-		if result != "" {
-			fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
-		}
-	default:
-		file := rec.OutputFile
-		if lt != nil {
-			file = lt.outputFile
-		}
-		if out := strings.TrimSpace(tail(file, 8000)); out != "" {
-			fmt.Fprintf(&b, "\noutput so far:\n%s", escapeTags(out))
-		}
-	}
-	return b.String()
-}
-
-// finishedRecord describes a run that has ended in this process but has no
-// record (it ended in the foreground).
-func finishedRecord(lt *liveTask) task.Task {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	rec := task.Task{ID: lt.id, Kind: task.KindLocalAgent, Agent: lt.agentType, Name: lt.name, Description: lt.description, Status: lt.status, OutputFile: lt.outputFile, Result: lt.text}
-	if lt.final != nil {
-		if r := strings.TrimSpace(lt.final.Result); r != "" {
-			rec.Result = r
-		}
-		if lt.final.Err != nil {
-			rec.Error = lt.final.Err.Error()
-		}
-	}
-	return rec
-}
-
-// lookup is s.find for an id in any harness form; it also finds a run that
-// just ended in the foreground, given its live task.
-func (h *harnessProfile) lookup(ctx context.Context, ref string, known *liveTask) (*liveTask, task.Task, error) {
-	id, _, _ := harnessRef(ref)
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
-		return nil, task.Task{}, err
-	}
-	lt, rec, err := h.s.find(ctx, id)
-	if err != nil && known != nil && known.id == id {
-		select {
-		case <-known.done:
-			return known, finishedRecord(known), nil
-		default:
-		}
-	}
-	if err == nil && rec.Agent == "" && lt != nil {
-		rec.Agent = lt.agentType
-	}
-	if err == nil && rec.Name == "" && lt != nil {
-		rec.Name = lt.name
-	}
-	return lt, rec, err
-}
-
-func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessTaskOutputInput) (tool.Result, error) {
-	lt, rec, err := h.lookup(ctx, in.TaskID, nil)
-	if err != nil {
-		return harnessErr("%v", err), nil
-	}
-	block := in.Block == nil || *in.Block
-	wait := defaultOutputWait
-	if in.Timeout != nil {
-		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > maxOutputWait {
-			return harnessErr("timeout must be between 0 and %d ms", maxOutputWait.Milliseconds()), nil
-		}
-		wait = time.Duration(*in.Timeout) * time.Millisecond
-	}
-	var w *watcher
-	watched := lt
-	if lt != nil {
-		w = h.s.watch(lt)
-		defer w.leave()
-	}
-	if block && !rec.Status.Terminal() {
-		if _, err := h.s.awaitEnd(ctx, rec.ID, w, wait); err != nil && ctx.Err() != nil {
-			return tool.Result{}, err
-		}
-		if lt, rec, err = h.lookup(ctx, rec.ID, lt); err != nil {
-			return harnessErr("%v", err), nil
-		}
-	}
-	d := deliverShow
-	if rec.Status.Terminal() {
-		d = h.s.claim(ctx, rec.ID, watched)
-	}
-	return tool.Result{
-		Content: []llm.Block{llm.Text(taskReport(rec, lt, d))},
-		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
-	}, nil
-}
-
-func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in HarnessTaskCancelInput) (tool.Result, error) {
-	id, _, _ := harnessRef(in.TaskID)
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
-		return tool.Errorf("Error: %v", err), nil
-	}
-	local := h.s.live(id) != nil
-	msg, err := h.s.Stop(ctx, id)
-	if err != nil {
-		if ctx.Err() != nil {
-			return tool.Result{}, err
-		}
-		return harnessErr("%v", err), nil
-	}
-	status := "cancelled"
-	if !local {
-		// It runs in another process, which stops it when it sees the request.
-		status = "cancel_requested"
-	}
-	return tool.Text(fmt.Sprintf("task_id: %s\nstatus: %s\nnote: %s", harnessTaskID(id), status, msg)), nil
-}
-
-func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Result, error) {
-	var statuses []task.Status
-	switch filter {
-	case "", "all":
-	case "running":
-		statuses = []task.Status{task.StatusPending, task.StatusRunning}
-	case "completed":
-		statuses = []task.Status{task.StatusCompleted}
-	case "failed":
-		statuses = []task.Status{task.StatusFailed, task.StatusTimeout}
-	case "cancelled", "killed":
-		statuses = []task.Status{task.StatusKilled}
-	default:
-		return harnessErr("unknown status_filter %q: want running, completed, failed, cancelled or all", filter), nil
-	}
-	recs, err := h.s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: h.c.RootSessionID, Statuses: statuses, Limit: 50})
-	if err != nil {
-		return tool.Result{}, err
-	}
-	if len(recs) == 0 {
-		return tool.Text("No tasks."), nil
-	}
-	var b strings.Builder
-	now := h.s.cfg.Now()
-	for _, t := range recs {
-		fmt.Fprintf(&b, "%s  %s  agent_id: %s", harnessTaskID(t.ID), harnessStatus(t.Status), t.Agent)
-		if t.Name != "" {
-			fmt.Fprintf(&b, "  label: %s", t.Name)
-		}
-		fmt.Fprintf(&b, "  %q  started %s ago", t.Description, now.Sub(t.Created).Round(time.Second))
-		if t.Usage.Total() > 0 {
-			fmt.Fprintf(&b, "  %d tokens", t.Usage.Total())
-		}
-		b.WriteString("\n")
-	}
-	return tool.Text(strings.TrimSpace(b.String())), nil
-}
-
-// waitAsync waits for several tasks: all of them, or the first to end, up
-// to a timeout; then reports each one (S-T2's semantics, per task).
-func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsyncResultsInput) (tool.Result, error) {
-	s := h.s
-	type entry struct {
-		id  string
-		lt  *liveTask
-		rec task.Task
-	}
-	var entries []entry
-	seen := map[string]bool{}
-	for _, ref := range in.TaskIDs {
-		lt, rec, err := h.lookup(ctx, ref, nil)
-		if err != nil {
-			return harnessErr("%v", err), nil
-		}
-		if !seen[rec.ID] {
-			seen[rec.ID] = true
-			entries = append(entries, entry{rec.ID, lt, rec})
-		}
-	}
-	switch {
-	case len(entries) == 0:
-		return harnessErr("task_ids is empty: list the task_ids to wait for"), nil
-	case len(entries) > harnessMaxWaitIDs:
-		return harnessErr("too many task_ids (%d): at most %d at once", len(entries), harnessMaxWaitIDs), nil
-	}
-	waitAll := in.WaitAll == nil || *in.WaitAll
-	timeout, err := harnessTimeout(in.TimeoutSeconds)
-	if err != nil {
-		return harnessErr("%v", err), nil
-	}
-	need := len(entries)
-	if !waitAll {
-		need = 1
-	}
-	finished := 0
-	watchers := make([]*watcher, len(entries))
-	for i, e := range entries {
-		if e.rec.Status.Terminal() {
-			finished++
-		}
-		if e.lt != nil {
-			// Watched until reported: the runs hand their ends to this call.
-			watchers[i] = s.watch(e.lt)
-			defer watchers[i].leave()
-		}
-	}
-	if finished < need && timeout > 0 {
-		d := time.Duration(timeout) * time.Second
-		wctx, cancel := context.WithCancel(ctx)
-		ended := make(chan bool, len(entries)) // one per waiter: did its task end?
-		var wg sync.WaitGroup
-		waiting := 0
-		for i, e := range entries {
-			if e.rec.Status.Terminal() {
-				continue
-			}
-			waiting++
-			wg.Go(func() {
-				rec, err := s.awaitEnd(wctx, e.id, watchers[i], d)
-				terminal := err == nil && rec.Status.Terminal()
-				if !terminal && e.lt != nil {
-					// A foreground run leaves no record; its end is its done.
-					select {
-					case <-e.lt.done:
-						terminal = true
-					default:
-					}
-				}
-				ended <- terminal
-			})
-		}
-		timer := time.NewTimer(d)
-	wait:
-		for finished < need && waiting > 0 {
-			select {
-			case ok := <-ended:
-				waiting--
-				if ok {
-					finished++
-				}
-			case <-timer.C:
-				break wait
-			case <-ctx.Done():
-				break wait
-			}
-		}
-		timer.Stop()
-		cancel()
-		wg.Wait()
-		if ctx.Err() != nil {
-			return tool.Result{}, context.Cause(ctx)
-		}
-	}
-	// Report everything as it stands now, fresh.
-	finished = 0
-	reports := make([]string, len(entries))
-	statuses := map[string]string{}
-	for i, e := range entries {
-		lt, rec, err := h.lookup(ctx, e.id, e.lt)
-		if err != nil {
-			lt, rec = e.lt, e.rec
-		}
-		d := deliverShow
-		if rec.Status.Terminal() {
-			finished++
-			d = s.claim(ctx, rec.ID, e.lt)
-		}
-		reports[i] = taskReport(rec, lt, d)
-		statuses[harnessTaskID(rec.ID)] = harnessStatus(rec.Status)
-	}
-	mode := "all"
-	if !waitAll {
-		mode = "first"
-	}
-	head := fmt.Sprintf("wait: %s\nfinished: %d of %d\ntimed_out: %t", mode, finished, len(entries), finished < need)
-	return tool.Result{
-		Content: []llm.Block{llm.Text(head + "\n\n" + strings.Join(reports, "\n---\n"))},
-		Meta:    map[string]any{"finished": finished, "total": len(entries), "timed_out": finished < need, "statuses": statuses},
-	}, nil
 }

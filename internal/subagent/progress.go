@@ -13,6 +13,8 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 )
 
+// Progress summaries of background runs (S-F3).
+
 //go:embed prompts/progress.md
 var progressPrompt string
 

@@ -14,6 +14,8 @@ import (
 	"github.com/cadre-dev/cadre/tool"
 )
 
+// The claude profile's Agent tool (alias Task, S-A1).
+
 // AgentInput is the Agent tool's input (S-A1), in Claude Code's names.
 type AgentInput struct {
 	Description     string `json:"description" jsonschema:"A short (3-5 word) description of the task"`
@@ -147,12 +149,12 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 // launchedResult tells the model a run goes on in the background
 // (async_launched, S-L5).
 func launchedResult(o *outcome) tool.Result {
-	t := o.task
+	t := o.task.about()
 	return tool.Result{
-		Content: []llm.Block{llm.Text(render(launchedTmpl, map[string]any{"ID": t.id, "Name": t.name, "OutputFile": t.outputFile}))},
+		Content: []llm.Block{llm.Text(render(launchedTmpl, map[string]any{"ID": t.ID, "Name": t.Name, "OutputFile": t.OutputFile}))},
 		Meta: map[string]any{
-			"status": "async_launched", "isAsync": true, "agentId": t.id, "description": t.description,
-			"prompt": t.prompt, "outputFile": t.outputFile, "canReadOutputFile": true,
+			"status": "async_launched", "isAsync": true, "agentId": t.ID, "description": t.Description,
+			"prompt": t.Prompt, "outputFile": t.OutputFile, "canReadOutputFile": true,
 		},
 	}
 }
@@ -186,8 +188,4 @@ func toolsLabel(d agent.Definition) string {
 		parts = append(parts, "except "+strings.Join(d.DisallowedTools, ", "))
 	}
 	return strings.Join(parts, " ")
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 )
 
+// liveTask is a child run in this process, and what profiles may read of it.
+
 // Why a run was cancelled decides the status it ends with.
 var (
 	errStopped        = errors.New("stopped with TaskStop")
@@ -170,14 +172,6 @@ func (t *liveTask) snapshot() (text string, tokens int64, toolUses int, lastTool
 	return t.text, t.tokens, t.toolUses, t.lastTool
 }
 
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // openOutput creates the task's output file, a plain-text log the model
 // may Read while the run goes on.
 func openOutput(path string) (*os.File, error) {
@@ -223,4 +217,50 @@ func (t *liveTask) worktree() *worktree.Outcome {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.tree
+}
+
+// runInfo is what a run is, fixed when it is launched. Profiles read a run
+// through about and end, never through its fields.
+type runInfo struct {
+	ID, AgentType, Name, Description, Prompt, OutputFile string
+}
+
+func (t *liveTask) about() runInfo {
+	return runInfo{ID: t.id, AgentType: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt, OutputFile: t.outputFile}
+}
+
+// end reports how the run ended, once its end is decided (ok): its result
+// and status.
+func (t *liveTask) end() (res *runner.Result, status task.Status, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.final, t.status, t.final != nil
+}
+
+// over reports whether the run is over: its end recorded and announced,
+// and the service no longer tracking it.
+func (t *liveTask) over() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// asTask describes the run as a task record, for a run that has none (it
+// ran in the foreground).
+func (t *liveTask) asTask() task.Task {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rec := task.Task{ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Status: t.status, OutputFile: t.outputFile, Result: t.text}
+	if t.final != nil {
+		if r := strings.TrimSpace(t.final.Result); r != "" {
+			rec.Result = r
+		}
+		if t.final.Err != nil {
+			rec.Error = t.final.Err.Error()
+		}
+	}
+	return rec
 }

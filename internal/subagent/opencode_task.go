@@ -11,6 +11,8 @@ import (
 	"github.com/cadre-dev/cadre/tool"
 )
 
+// The opencode profile: OpenCode's task tool.
+
 // TaskInput is OpenCode's task tool input (the opencode surface profile).
 type TaskInput struct {
 	Description  string `json:"description" jsonschema:"A short (3-5 words) description of the task"`

@@ -18,13 +18,6 @@ import (
 // otherwise, with its path and branch reported in the result; never left
 // behind unreported.
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // isolate creates r's worktree and moves the child into it.
 func (s *Service) isolate(ctx context.Context, r *run) error {
 	if r.req.SessionID != "" {

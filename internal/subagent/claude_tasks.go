@@ -1,0 +1,208 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// The tools that talk to running agents (S-T1…S-T4), claude profile.
+
+// TaskOutputInput is TaskOutput's input.
+type TaskOutputInput struct {
+	TaskID  string `json:"task_id" jsonschema:"The id of the task (the agentId of a background agent)"`
+	Block   *bool  `json:"block,omitempty" jsonschema:"Wait for the task to finish (default true)"`
+	Timeout *int   `json:"timeout,omitempty" jsonschema:"How long to wait, in milliseconds (default 30000, at most 600000)"`
+}
+
+// TaskStopInput is TaskStop's input; shell_id is its old name.
+type TaskStopInput struct {
+	TaskID  string `json:"task_id,omitempty" jsonschema:"The id of the task to stop"`
+	ShellID string `json:"shell_id,omitempty" jsonschema:"Alias of task_id"`
+}
+
+// TaskListInput is TaskList's input.
+type TaskListInput struct {
+	StatusFilter string `json:"status_filter,omitempty" jsonschema:"running, completed, failed, cancelled or all (default all)"`
+}
+
+// SendMessageInput is SendMessage's input.
+type SendMessageInput struct {
+	To      string `json:"to" jsonschema:"The agent: its name, or its agentId"`
+	Message string `json:"message" jsonschema:"The message"`
+	Summary string `json:"summary" jsonschema:"A 5-10 word preview of the message, shown in progress displays"`
+}
+
+func (s *Service) taskTools(c Caller) []tool.Tool {
+	output := tool.New(tool.Info{Name: "TaskOutput", Description: render(taskOutputTmpl, nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+		func(ctx context.Context, _ tool.Env, in TaskOutputInput) (tool.Result, error) {
+			return s.taskOutput(ctx, c, in)
+		})
+	stop := tool.New(tool.Info{Name: "TaskStop", Description: render(taskStopTmpl, nil), Access: tool.AccessAgent},
+		func(ctx context.Context, _ tool.Env, in TaskStopInput) (tool.Result, error) {
+			id := in.TaskID
+			if id == "" {
+				id = in.ShellID
+			}
+			if err := s.inTree(ctx, c, id); err != nil {
+				return tool.Errorf("%v", err), nil
+			}
+			msg, err := s.Stop(ctx, id)
+			if err != nil {
+				return tool.Errorf("%v", err), nil
+			}
+			return tool.Text(msg), nil
+		})
+	list := tool.New(tool.Info{Name: "TaskList", Description: render(taskListTmpl, nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+		func(ctx context.Context, _ tool.Env, in TaskListInput) (tool.Result, error) {
+			return s.taskList(ctx, c, in.StatusFilter)
+		})
+	send := tool.New(tool.Info{Name: "SendMessage", Description: render(sendMessageTmpl, nil), Access: tool.AccessAgent},
+		func(ctx context.Context, env tool.Env, in SendMessageInput) (tool.Result, error) {
+			return s.sendMessage(ctx, c, env, in)
+		})
+	return []tool.Tool{send, output, stop, list}
+}
+
+func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) (tool.Result, error) {
+	if err := s.inTree(ctx, c, in.TaskID); err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	lt, rec, err := s.find(ctx, in.TaskID)
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	block := in.Block == nil || *in.Block
+	wait := defaultOutputWait
+	if in.Timeout != nil {
+		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > maxOutputWait {
+			return tool.Errorf("timeout must be between 0 and %d ms", maxOutputWait.Milliseconds()), nil
+		}
+		wait = time.Duration(*in.Timeout) * time.Millisecond
+	}
+	var w *watcher
+	if lt != nil {
+		w = s.watch(lt)
+		defer w.leave()
+	}
+	if block && !rec.Status.Terminal() {
+		rec, err = s.awaitEnd(ctx, in.TaskID, w, wait)
+		if err != nil {
+			return tool.Result{}, err
+		}
+	}
+	// Delivered once (deliver.go): a result the notification already
+	// brought is not repeated.
+	d := deliverShow
+	if rec.Status.Terminal() {
+		d = s.claim(ctx, rec.ID, lt)
+	}
+	var out string
+	switch {
+	case d != deliverShow:
+		out = "(" + strings.ToUpper(d.note()[:1]) + d.note()[1:] + ".)"
+	case rec.Status.Terminal():
+		out = rec.Result
+		if rec.Error != "" {
+			out = strings.TrimSpace(out + "\n\nError: " + rec.Error)
+		}
+	case lt != nil:
+		out = tail(lt.about().OutputFile, 8000)
+	default:
+		out = tail(rec.OutputFile, 8000)
+	}
+	return tool.Result{
+		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<note>%s</note>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, untrustedNote, escapeTags(strings.TrimSpace(out))))},
+		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": retrieval(rec.Status)},
+	}, nil
+}
+
+func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.Result, error) {
+	statuses, err := statusFilter(filter)
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	recs, err := s.list(ctx, c, statuses)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if len(recs) == 0 {
+		return tool.Text("No tasks."), nil
+	}
+	var b strings.Builder
+	now := s.cfg.Now()
+	for _, t := range recs {
+		name := t.Agent
+		if t.Name != "" {
+			name += " (" + t.Name + ")"
+		}
+		fmt.Fprintf(&b, "%s  %-9s  %s  %q  started %s ago", t.ID, t.Status, name, t.Description, now.Sub(t.Created).Round(time.Second))
+		if t.Usage.Total() > 0 {
+			fmt.Fprintf(&b, "  %d tokens", t.Usage.Total())
+		}
+		if t.Progress != "" && !t.Status.Terminal() {
+			fmt.Fprintf(&b, "\n    progress: %s", escapeTags(t.Progress))
+		}
+		b.WriteString("\n")
+	}
+	return tool.Text(strings.TrimSpace(b.String())), nil
+}
+
+// resolve finds the agent a SendMessage names: a name given at spawn time,
+// or an agent id.
+func (s *Service) resolve(ctx context.Context, c Caller, to string) (string, error) {
+	to = strings.TrimSpace(to)
+	if to == "" {
+		return "", errors.New("to is empty: name the agent by its name or agentId")
+	}
+	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID})
+	if err != nil {
+		return "", err
+	}
+	for _, t := range recs { // newest first: a reused name means the newest agent
+		if t.Name != "" && strings.EqualFold(t.Name, to) {
+			return t.ID, nil
+		}
+	}
+	if err := task.ValidateID(to); err != nil {
+		return "", fmt.Errorf("invalid agent id %q: %w", to, err)
+	}
+	return to, nil
+}
+
+func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in SendMessageInput) (tool.Result, error) {
+	if strings.TrimSpace(in.Message) == "" {
+		return tool.Errorf("message is empty"), nil
+	}
+	if strings.TrimSpace(in.Summary) == "" {
+		return tool.Errorf("summary is required: a 5-10 word preview of the message"), nil
+	}
+	id, err := s.resolve(ctx, c, in.To)
+	if err == nil {
+		err = s.inTree(ctx, c, id)
+	}
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	if _, queued, err := s.send(ctx, id, in.Message); err != nil {
+		return tool.Result{}, err
+	} else if queued {
+		return tool.Text(fmt.Sprintf("Message queued for agent %s; it will read it after its current step.", id)), nil
+	}
+	// Stopped or evicted: resume it from its transcript, in the background.
+	name := ""
+	if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
+		name = rec.Name
+	}
+	out, err := s.spawn(ctx, c, spawnRequest{ToolUseID: env.ToolUseID, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true})
+	if err != nil {
+		return tool.Errorf("cannot reach agent %q: %v", in.To, err), nil
+	}
+	return tool.Text(fmt.Sprintf("Agent %s was not running; it has been resumed in the background with your message and its earlier context. You will be notified when it finishes (output: %s).", id, out.task.about().OutputFile)), nil
+}

@@ -1,0 +1,301 @@
+package subagent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// The harness profile's task tools: task_output, task_cancel, task_list
+// and wait_async_results.
+
+// HarnessTaskOutputInput is task_output's input.
+type HarnessTaskOutputInput struct {
+	TaskID  string `json:"task_id" jsonschema:"The task_id (task_<uuid>)"`
+	Block   *bool  `json:"block,omitempty" jsonschema:"Wait for the task to finish (default true); false only checks its status"`
+	Timeout *int   `json:"timeout,omitempty" jsonschema:"How long to wait, in milliseconds (default 30000, at most 600000)"`
+}
+
+// HarnessTaskCancelInput is task_cancel's input.
+type HarnessTaskCancelInput struct {
+	TaskID string `json:"task_id" jsonschema:"The task_id of the task to cancel"`
+}
+
+// WaitAsyncResultsInput is wait_async_results' input.
+type WaitAsyncResultsInput struct {
+	TaskIDs        []string `json:"task_ids" jsonschema:"The task_ids to wait for"`
+	WaitAll        *bool    `json:"wait_all,omitempty" jsonschema:"Wait for every task (default true); false returns when the first one finishes"`
+	TimeoutSeconds *int     `json:"timeout_seconds,omitempty" jsonschema:"Seconds to wait at most (default 30, at most 600); 0 only reports"`
+}
+
+// harnessStatus is a task status in the harness's words: killed is
+// cancelled there.
+func harnessStatus(st task.Status) string {
+	if st == task.StatusKilled {
+		return "cancelled"
+	}
+	return string(st)
+}
+
+// taskReport describes a task in the harness form: the agent's three lines,
+// task_id, status, then its result, error or output so far — or, for an
+// ended task whose result this report must not show (deliver.go), the note
+// that says where it went.
+func taskReport(rec task.Task, lt *liveTask, d delivery) string {
+	id := rec.ID
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
+	if rec.Name != "" {
+		fmt.Fprintf(&b, "label: %s\n", rec.Name)
+	}
+	fmt.Fprintf(&b, "status: %s", harnessStatus(rec.Status))
+	result := strings.TrimSpace(rec.Result)
+	switch {
+	case rec.Status.Terminal() && d != deliverShow:
+		fmt.Fprintf(&b, "\nnote: %s", d.note())
+	case rec.Status == task.StatusCompleted:
+		if result == "" {
+			result = "(The agent finished without a final message.)"
+		}
+		fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
+	case rec.Status.Terminal():
+		errText := oneLine(rec.Error)
+		if errText == "" {
+			errText = "the task " + harnessStatus(rec.Status)
+		}
+		fmt.Fprintf(&b, "\nerror: %s", errText)
+		if result != "" {
+			fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
+		}
+	default:
+		file := rec.OutputFile
+		if lt != nil {
+			file = lt.about().OutputFile
+		}
+		if out := strings.TrimSpace(tail(file, 8000)); out != "" {
+			fmt.Fprintf(&b, "\noutput so far:\n%s", escapeTags(out))
+		}
+	}
+	return b.String()
+}
+
+// lookup is s.find for an id in any harness form; it also finds a run that
+// just ended in the foreground, given its live task.
+func (h *harnessProfile) lookup(ctx context.Context, ref string, known *liveTask) (*liveTask, task.Task, error) {
+	id, _, _ := harnessRef(ref)
+	if err := h.s.inTree(ctx, h.c, id); err != nil {
+		return nil, task.Task{}, err
+	}
+	return h.s.findKnown(ctx, id, known)
+}
+
+func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessTaskOutputInput) (tool.Result, error) {
+	lt, rec, err := h.lookup(ctx, in.TaskID, nil)
+	if err != nil {
+		return harnessErr("%v", err), nil
+	}
+	block := in.Block == nil || *in.Block
+	wait := defaultOutputWait
+	if in.Timeout != nil {
+		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > maxOutputWait {
+			return harnessErr("timeout must be between 0 and %d ms", maxOutputWait.Milliseconds()), nil
+		}
+		wait = time.Duration(*in.Timeout) * time.Millisecond
+	}
+	var w *watcher
+	watched := lt
+	if lt != nil {
+		w = h.s.watch(lt)
+		defer w.leave()
+	}
+	if block && !rec.Status.Terminal() {
+		if _, err := h.s.awaitEnd(ctx, rec.ID, w, wait); err != nil && ctx.Err() != nil {
+			return tool.Result{}, err
+		}
+		if lt, rec, err = h.lookup(ctx, rec.ID, lt); err != nil {
+			return harnessErr("%v", err), nil
+		}
+	}
+	d := deliverShow
+	if rec.Status.Terminal() {
+		d = h.s.claim(ctx, rec.ID, watched)
+	}
+	return tool.Result{
+		Content: []llm.Block{llm.Text(taskReport(rec, lt, d))},
+		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
+	}, nil
+}
+
+func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in HarnessTaskCancelInput) (tool.Result, error) {
+	id, _, _ := harnessRef(in.TaskID)
+	if err := h.s.inTree(ctx, h.c, id); err != nil {
+		return tool.Errorf("Error: %v", err), nil
+	}
+	local := h.s.live(id) != nil
+	msg, err := h.s.Stop(ctx, id)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, err
+		}
+		return harnessErr("%v", err), nil
+	}
+	status := "cancelled"
+	if !local {
+		// It runs in another process, which stops it when it sees the request.
+		status = "cancel_requested"
+	}
+	return tool.Text(fmt.Sprintf("task_id: %s\nstatus: %s\nnote: %s", harnessTaskID(id), status, msg)), nil
+}
+
+func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Result, error) {
+	statuses, err := statusFilter(filter)
+	if err != nil {
+		return harnessErr("%v", err), nil
+	}
+	recs, err := h.s.list(ctx, h.c, statuses)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if len(recs) == 0 {
+		return tool.Text("No tasks."), nil
+	}
+	var b strings.Builder
+	now := h.s.cfg.Now()
+	for _, t := range recs {
+		fmt.Fprintf(&b, "%s  %s  agent_id: %s", harnessTaskID(t.ID), harnessStatus(t.Status), t.Agent)
+		if t.Name != "" {
+			fmt.Fprintf(&b, "  label: %s", t.Name)
+		}
+		fmt.Fprintf(&b, "  %q  started %s ago", t.Description, now.Sub(t.Created).Round(time.Second))
+		if t.Usage.Total() > 0 {
+			fmt.Fprintf(&b, "  %d tokens", t.Usage.Total())
+		}
+		b.WriteString("\n")
+	}
+	return tool.Text(strings.TrimSpace(b.String())), nil
+}
+
+// waitAsync waits for several tasks: all of them, or the first to end, up
+// to a timeout; then reports each one (S-T2's semantics, per task).
+func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsyncResultsInput) (tool.Result, error) {
+	s := h.s
+	type entry struct {
+		id  string
+		lt  *liveTask
+		rec task.Task
+	}
+	var entries []entry
+	seen := map[string]bool{}
+	for _, ref := range in.TaskIDs {
+		lt, rec, err := h.lookup(ctx, ref, nil)
+		if err != nil {
+			return harnessErr("%v", err), nil
+		}
+		if !seen[rec.ID] {
+			seen[rec.ID] = true
+			entries = append(entries, entry{rec.ID, lt, rec})
+		}
+	}
+	switch {
+	case len(entries) == 0:
+		return harnessErr("task_ids is empty: list the task_ids to wait for"), nil
+	case len(entries) > harnessMaxWaitIDs:
+		return harnessErr("too many task_ids (%d): at most %d at once", len(entries), harnessMaxWaitIDs), nil
+	}
+	waitAll := in.WaitAll == nil || *in.WaitAll
+	timeout, err := harnessTimeout(in.TimeoutSeconds)
+	if err != nil {
+		return harnessErr("%v", err), nil
+	}
+	need := len(entries)
+	if !waitAll {
+		need = 1
+	}
+	finished := 0
+	watchers := make([]*watcher, len(entries))
+	for i, e := range entries {
+		if e.rec.Status.Terminal() {
+			finished++
+		}
+		if e.lt != nil {
+			// Watched until reported: the runs hand their ends to this call.
+			watchers[i] = s.watch(e.lt)
+			defer watchers[i].leave()
+		}
+	}
+	if finished < need && timeout > 0 {
+		d := time.Duration(timeout) * time.Second
+		wctx, cancel := context.WithCancel(ctx)
+		ended := make(chan bool, len(entries)) // one per waiter: did its task end?
+		var wg sync.WaitGroup
+		waiting := 0
+		for i, e := range entries {
+			if e.rec.Status.Terminal() {
+				continue
+			}
+			waiting++
+			wg.Go(func() {
+				rec, err := s.awaitEnd(wctx, e.id, watchers[i], d)
+				terminal := err == nil && rec.Status.Terminal()
+				if !terminal && e.lt != nil {
+					// A foreground run leaves no record; its end is its done.
+					terminal = e.lt.over()
+				}
+				ended <- terminal
+			})
+		}
+		timer := time.NewTimer(d)
+	wait:
+		for finished < need && waiting > 0 {
+			select {
+			case ok := <-ended:
+				waiting--
+				if ok {
+					finished++
+				}
+			case <-timer.C:
+				break wait
+			case <-ctx.Done():
+				break wait
+			}
+		}
+		timer.Stop()
+		cancel()
+		wg.Wait()
+		if ctx.Err() != nil {
+			return tool.Result{}, context.Cause(ctx)
+		}
+	}
+	// Report everything as it stands now, fresh.
+	finished = 0
+	reports := make([]string, len(entries))
+	statuses := map[string]string{}
+	for i, e := range entries {
+		lt, rec, err := h.lookup(ctx, e.id, e.lt)
+		if err != nil {
+			lt, rec = e.lt, e.rec
+		}
+		d := deliverShow
+		if rec.Status.Terminal() {
+			finished++
+			d = s.claim(ctx, rec.ID, e.lt)
+		}
+		reports[i] = taskReport(rec, lt, d)
+		statuses[harnessTaskID(rec.ID)] = harnessStatus(rec.Status)
+	}
+	mode := "all"
+	if !waitAll {
+		mode = "first"
+	}
+	head := fmt.Sprintf("wait: %s\nfinished: %d of %d\ntimed_out: %t", mode, finished, len(entries), finished < need)
+	return tool.Result{
+		Content: []llm.Block{llm.Text(head + "\n\n" + strings.Join(reports, "\n---\n"))},
+		Meta:    map[string]any{"finished": finished, "total": len(entries), "timed_out": finished < need, "statuses": statuses},
+	}, nil
+}

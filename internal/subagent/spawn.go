@@ -1,0 +1,628 @@
+package subagent
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/worktree"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// The spawn path (S-L1): routing, checks, the child's settings, its session
+// and tools, then the launch of its run.
+
+// spawnRequest is one spawn call, whatever the surface.
+type spawnRequest struct {
+	ToolUseID    string
+	Description  string
+	Prompt       string
+	SubagentType string
+	Model        string
+	Cwd          string
+	SessionID    string // continue this child session
+	Name         string // SendMessage name
+	Background   bool   // run_in_background
+	// Fork, when set, makes the run a fork of the caller continuing this
+	// turn (S-F1).
+	Fork    *tool.Turn
+	Timeout *int // timeout_seconds: foreground wait before backgrounding
+	// Isolation is the call's isolation ("worktree"); the definition's
+	// applies when it is empty.
+	Isolation string
+	// Tools, when set, is the child's whole pool (a fork command's
+	// allowed-tools); its entries are allow rules for the child as well.
+	Tools []string
+	// History is a conversation the new child continues (a fork command's).
+	History []llm.Message
+	// RunTimeout and Cleanup override subagents.runTimeoutSeconds and
+	// subagents.cleanup for this run (the gateway's sessions_spawn).
+	RunTimeout time.Duration
+	Cleanup    string
+	// Foreground keeps the run in the foreground whatever its definition
+	// or a background request says: its caller needs the result (a slash
+	// command, OpenCode's task tool).
+	Foreground bool
+
+	// cwdRecorded says Cwd is the continued session's own, not the model's.
+	cwdRecorded bool
+}
+
+// outcome is a finished child run, or a launched one.
+type outcome struct {
+	def       agent.Definition
+	sessionID string
+	res       *runner.Result
+	warnings  []string
+	task      *liveTask
+	launched  bool
+}
+
+// spawn starts a child and, in the foreground, waits for it (S-L1). It
+// returns a launched outcome when the child runs in the background, from
+// the start or after its foreground wait ended (S-L2).
+func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outcome, error) {
+	if c.Leaf {
+		return nil, fmt.Errorf("agent %q cannot start agents: the built-in agents are leaves; define an agent of your own to delegate from", c.Agent)
+	}
+	var wait time.Duration // timeout_seconds: how long the caller waits
+	if req.Timeout != nil && !req.Foreground {
+		wait = time.Duration(*req.Timeout) * time.Second
+	}
+	if req.Foreground || (!req.Background && req.Fork == nil && (req.Timeout == nil || wait > 0)) {
+		// A run that may be waited for takes a foreground place before
+		// anything of it exists; time spent queued counts against its
+		// timeout_seconds, and a call still queued when it runs out starts
+		// in the background instead.
+		queued := time.Now()
+		release, err := s.foregroundSlot(ctx, c.Depth+1, wait)
+		if err != nil {
+			return nil, err
+		}
+		if release == nil {
+			req.Background = true
+		} else {
+			defer release()
+			if wait > 0 {
+				if wait -= time.Since(queued); wait <= 0 {
+					req.Background = true
+				}
+			}
+		}
+	}
+	r, err := s.begin(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	background := !req.Foreground && (req.Background || r.def.Background || (req.Timeout != nil && *req.Timeout == 0))
+	t, err := s.launch(r, background)
+	if err != nil {
+		return nil, err
+	}
+	out := &outcome{def: r.def, sessionID: t.id, warnings: r.warnings, task: t}
+	if background {
+		out.launched = true
+		return out, nil
+	}
+	if s.waitForeground(ctx, t, wait, !req.Foreground) {
+		out.launched = true
+		return out, nil
+	}
+	t.mu.Lock()
+	out.res = t.final
+	t.mu.Unlock()
+	return out, nil
+}
+
+// route picks the definition for subagent_type (S-A2): the named agent, or
+// general-purpose when none is named. Its errors list what c's spawn tool
+// lists.
+func (s *Service) route(c Caller, name string) (agent.Definition, error) {
+	if name == "" {
+		name = "general-purpose"
+	}
+	if err := agent.ValidateName(name); err != nil {
+		return agent.Definition{}, fmt.Errorf("invalid subagent_type: %w", err)
+	}
+	def, ok := s.cfg.Agents.Get(name)
+	if !ok {
+		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(c), ", "))
+	}
+	if def.Mode == "primary" {
+		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(c), ", "))
+	}
+	if def.URL != "" || def.Isolation == "remote" {
+		return agent.Definition{}, fmt.Errorf("agent %q runs remotely (%s), and remote agents are not supported yet", def.Name, def.URL)
+	}
+	return def, nil
+}
+
+// continued checks a session_id to continue and returns its agent. Only a
+// child of c's own session tree may be continued — the rule SendMessage,
+// TaskOutput and TaskStop follow — never another session's, which may
+// belong to another project.
+func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (agent.Definition, error) {
+	if err := session.ValidateID(req.SessionID); err != nil {
+		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
+	}
+	if err := s.inTree(ctx, c, req.SessionID); err != nil {
+		return agent.Definition{}, err
+	}
+	info, err := s.cfg.Index.GetSession(ctx, req.SessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return agent.Definition{}, fmt.Errorf("no agent session %q to continue: pass a session_id from an earlier result's <task_metadata>, or omit it to start a new agent", req.SessionID)
+	}
+	if err != nil {
+		return agent.Definition{}, err
+	}
+	if info.ParentID == "" {
+		return agent.Definition{}, fmt.Errorf("session %q is a main session, not an agent's; only agent sessions can be continued with session_id", req.SessionID)
+	}
+	if st, err := os.Stat(info.Cwd); req.Cwd == "" && info.Cwd != "" && err == nil && st.IsDir() {
+		// A continued agent goes on where it worked before (its worktree,
+		// while it is kept).
+		req.Cwd, req.cwdRecorded = info.Cwd, true
+	}
+	if strings.EqualFold(info.Agent, "fork") {
+		// A fork goes on as a general-purpose agent holding the fork's
+		// whole conversation; the parent's exact tools went with its turn.
+		def := agent.GeneralPurpose()
+		def.Name = "fork"
+		return def, nil
+	}
+	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
+		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
+	}
+	return s.route(c, info.Agent)
+}
+
+// names are the agents c's spawn tool lists, for error messages: never a
+// hidden or a denied one.
+func (s *Service) names(c Caller) []string {
+	var out []string
+	for _, d := range s.listed(c) {
+		out = append(out, d.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// child is everything decided about a run before it starts.
+type child struct {
+	caller Caller
+	cwd    string
+	base   string // prompt base from the workspace, if any
+	policy permission.Policy
+}
+
+func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*child, []string, error) {
+	ws, err := def.Resolve(s.cfg.MainCwd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
+	}
+	// Where the parent may work bounds where its child may: the child's
+	// workspace root is the parent's, or its definition's own workspace
+	// (S-D5) when that lies inside it; a worktree child gets its checkout
+	// later (isolate). Path rules stay anchored to the project whatever
+	// the root (Policy.Project).
+	parent := s.cfg.Policy
+	if c.Workspace != "" {
+		parent.Workspace = c.Workspace
+	}
+	root, cwd := parent.Workspace, parent.Workspace
+	if filepath.Clean(ws.Cwd) != filepath.Clean(s.cfg.MainCwd) {
+		if !parent.Contains(ws.Cwd) {
+			return nil, nil, fmt.Errorf("agent %q: its workspace %s is outside the workspace (%s); an agent's workspace must lie inside it or in a directory the user added (permissions.additionalDirectories)", def.Name, ws.Cwd, parent.Workspace)
+		}
+		root, cwd = ws.Cwd, ws.Cwd
+	}
+	if req.Cwd != "" {
+		cwd = req.Cwd
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(c.Cwd, cwd)
+		}
+		cwd = filepath.Clean(cwd)
+		if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+			return nil, nil, fmt.Errorf("cwd %q is not a directory", req.Cwd)
+		}
+		switch {
+		case req.cwdRecorded:
+			// A continued agent goes on where it worked before (its kept
+			// worktree, say), which was checked when it started.
+			root = cwd
+		case !parent.Contains(cwd):
+			return nil, nil, fmt.Errorf("cwd %q is outside the workspace (%s): a subagent works inside its parent's workspace or a directory the user added (permissions.additionalDirectories)", req.Cwd, parent.Workspace)
+		}
+	}
+	model, ref, warnings := s.model(c, req.Model, def.Model)
+	mode, err := permission.ChildMode(c.Mode, def.PermissionMode)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
+	}
+	if req.Fork != nil {
+		// A fork inherits the model (its requests must share the parent's
+		// prefix) and runs in "bubble" mode: the parent's mode, its asks
+		// raised to the parent's handler.
+		model, ref, warnings, mode, cwd, root = c.Model, c.Ref, nil, c.Mode, c.Cwd, parent.Workspace
+	}
+	pol := s.cfg.Policy
+	pol.Mode = mode
+	pol.Workspace = root
+	if root != parent.Workspace {
+		pol.AdditionalDirs = append(slices.Clone(pol.AdditionalDirs), parent.Workspace)
+	}
+	pol.Rules = permission.Rules{
+		Allow: slices.Clone(pol.Rules.Allow), Ask: slices.Clone(pol.Rules.Ask), Deny: slices.Clone(pol.Rules.Deny),
+	}
+	for _, l := range []struct {
+		in  []string
+		out *[]permission.Rule
+	}{{def.Allow, &pol.Rules.Allow}, {def.Ask, &pol.Rules.Ask}, {def.Deny, &pol.Rules.Deny}} {
+		for _, raw := range l.in {
+			r, err := permission.ParseRule(raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("agent %q: permission rule %q: %w", def.Name, raw, err)
+			}
+			*l.out = append(*l.out, r)
+		}
+	}
+	for _, raw := range req.Tools {
+		// allowed-tools allows what it names as well as restricting the
+		// pool to it.
+		r, err := permission.ParseRule(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("allowed-tools entry %q: %w", raw, err)
+		}
+		pol.Rules.Allow = append(pol.Rules.Allow, r)
+	}
+	taskRules, err := permission.ParseTaskRules(taskPairs(def.TaskRules))
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: permission.task: %w", def.Name, err)
+	}
+	return &child{
+		caller: Caller{
+			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
+			Model: model, Ref: ref, Mode: mode, Cwd: cwd, Workspace: root, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
+			Fork: req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
+		},
+		cwd: cwd, base: ws.PromptBase, policy: pol,
+	}, warnings, nil
+}
+
+func taskPairs(rules []agent.TaskRule) [][2]string {
+	out := make([][2]string, len(rules))
+	for i, r := range rules {
+		out[i] = [2]string{r.Pattern, r.Action}
+	}
+	return out
+}
+
+// model picks the child's model (S-A3): the call's, the definition's, the
+// subagents default, else the parent's. "inherit" means the parent's; a
+// name that does not resolve is skipped with a warning.
+//
+// The call's model comes from a model's tool input, and may not be the
+// scripted model: its name is a file path, and loading it reads that file.
+// Only the user picks it (--model, settings, an agent definition).
+func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []string) {
+	var warnings []string
+	type candidate struct {
+		name, from string
+		byTool     bool // named in a model's tool call
+	}
+	for _, cand := range []candidate{{call, "the call's model", true}, {def, "the agent's model", false}, {s.cfg.Settings.Model, "subagents.model", false}} {
+		if cand.name == "" {
+			continue
+		}
+		if cand.name == "inherit" {
+			break
+		}
+		if cand.byTool && s.scripted(cand.name) {
+			warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (a tool call cannot choose the scripted model; only --model, settings or an agent definition can); falling back", cand.from, cand.name))
+			continue
+		}
+		m, ref, err := s.cfg.Resolve(cand.name)
+		if err == nil {
+			return m, ref, warnings
+		}
+		warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (%v); falling back", cand.from, cand.name, err))
+	}
+	return c.Model, c.Ref, warnings
+}
+
+// scripted reports whether name selects the scripted model, without
+// building (or reading) anything.
+func (s *Service) scripted(name string) bool {
+	parse := s.cfg.ParseModel
+	if parse == nil {
+		parse = func(n string) (provider.Ref, error) { return provider.Parse(n, provider.Config{}) }
+	}
+	ref, err := parse(name)
+	return err == nil && ref.Provider == "script"
+}
+
+// create makes the child session: parent id, session key and title (S-L1).
+func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string) (*session.Session, error) {
+	id := newUUID()
+	return s.cfg.Sessions.Create(ctx, session.Info{
+		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: cwd,
+		Key:   "agent:" + def.Name + ":subagent:" + id,
+		Title: "(@" + def.Name + " subagent)",
+	})
+}
+
+// pool rebuilds the child's tools (S-P2): every available tool, filtered
+// by the definition's tools / disallowedTools, the subagent tool policy
+// and the global deny rules; a spawn tool only for non-leaves whose
+// definition allows it.
+func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []string) (*tool.Set, error) {
+	if fork != nil {
+		// The fork agent alone reuses the parent's exact tools (S-P2).
+		return s.forkTools(fork, ch.caller)
+	}
+	allowAll := def.Tools == nil || slices.Contains(def.Tools, "*")
+	named := func(list []string, name string, aliases []string) bool {
+		for _, n := range list {
+			n, _, _ = strings.Cut(n, "(") // "Bash(git:*)" names Bash
+			// Names may be wildcards ("mcp__github__*"), as the settings'
+			// subagent tool policy and OpenCode tool maps allow.
+			n = strings.ToLower(strings.TrimSpace(n))
+			if permission.WildcardMatch(n, strings.ToLower(name)) ||
+				slices.ContainsFunc(aliases, func(a string) bool { return permission.WildcardMatch(n, strings.ToLower(a)) }) {
+				return true
+			}
+		}
+		return false
+	}
+	policy := s.cfg.Settings.Tools
+	keep := func(t tool.Tool) bool {
+		info := t.Info()
+		if !allowAll && !named(def.Tools, info.Name, info.Aliases) {
+			return false
+		}
+		if only != nil && !named(only, info.Name, info.Aliases) {
+			return false
+		}
+		if named(def.DisallowedTools, info.Name, info.Aliases) || named(policy.Deny, info.Name, info.Aliases) {
+			return false
+		}
+		return len(policy.Allow) == 0 || named(policy.Allow, info.Name, info.Aliases)
+	}
+	var tools []tool.Tool
+	// Concat, not append: BaseTools' slice belongs to the runtime and is
+	// shared by concurrent children.
+	for _, t := range slices.Concat(s.cfg.BaseTools(), s.Tools(ch.caller)) {
+		if keep(t) {
+			tools = append(tools, t)
+		}
+	}
+	set, err := tool.NewSet(tools...)
+	if err != nil {
+		return nil, err
+	}
+	return ch.policy.Pool(set), nil
+}
+
+// run is a child that passed every check and is ready to start.
+type run struct {
+	// tree is the run's git worktree (isolation: worktree), or nil.
+	tree *worktree.Tree
+	// reservations are released by launch (or by begin when it fails).
+	reservations []string
+	c            Caller
+	req          spawnRequest
+	def          agent.Definition
+	child        *child
+	sess         *session.Session
+	history      []llm.Message
+	tools        *tool.Set
+	warnings     []string
+}
+
+// begin does everything a spawn needs before the child can run: routing,
+// the spawn permission, depth and child limits, the child's settings, its
+// session (new, or reopened to continue it) and its tool pool.
+func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, error) {
+	if strings.TrimSpace(req.Prompt) == "" {
+		return nil, errors.New("prompt is empty: say what the agent should do")
+	}
+	var def agent.Definition
+	var err error
+	switch {
+	case req.Fork != nil:
+		def = forkDefinition()
+	case req.SessionID != "":
+		def, err = s.continued(ctx, c, &req)
+	default:
+		def, err = s.route(c, req.SubagentType)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cfg.Policy.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
+		return nil, err
+	}
+	if c.Depth+1 > s.depth {
+		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
+	}
+	ch, warnings, err := s.prepare(c, def, req)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{c: c, req: req, def: def, child: ch, warnings: warnings}
+	ok := false
+	defer func() {
+		if !ok {
+			s.unreserve(r.reservations)
+		}
+	}()
+	if key, err := s.reserveChild(c); err != nil {
+		return nil, err
+	} else if key != "" {
+		r.reservations = append(r.reservations, key)
+	}
+	if req.Name != "" {
+		key, err := s.reserveName(c.RootSessionID, req.Name, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		r.reservations = append(r.reservations, key)
+	}
+	if req.SessionID != "" {
+		if !s.reserve("session\x00"+req.SessionID, req.SessionID) {
+			return nil, fmt.Errorf("agent %s is still running; send it a message with SendMessage, or wait for its result", req.SessionID)
+		}
+		r.reservations = append(r.reservations, "session\x00"+req.SessionID)
+		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
+			return nil, err
+		}
+	} else if r.sess, err = s.create(ctx, c, def, ch.cwd); err != nil {
+		return nil, err
+	}
+	if iso := cmp.Or(req.Isolation, def.Isolation); iso == "worktree" {
+		if err := s.isolate(ctx, r); err != nil {
+			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+			return nil, err
+		}
+	}
+	ch.caller.SessionID = r.sess.Info.ID
+	ch.caller.AgentID = r.sess.Info.ID
+	switch {
+	case req.Fork != nil:
+		r.history = forkHistory(req.Fork)
+	case req.History != nil && req.SessionID == "":
+		r.history = req.History
+	}
+	if r.tools, err = s.pool(def, ch, req.Fork, req.Tools); err != nil {
+		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+		return nil, err
+	}
+	ok = true
+	return r, nil
+}
+
+// reserve takes key unless it is taken, or unless a run with id (if not
+// "") is in progress.
+func (s *Service) reserve(key, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reserved[key] || (id != "" && s.running[id] != nil) {
+		return false
+	}
+	s.reserved[key] = true
+	return true
+}
+
+// reserveName takes a name for a spawn of the run tree: refused while a
+// run of the tree (other than the agent being continued) has it or another
+// spawn is taking it. Between the reservation and the run being tracked,
+// one of the two always holds the name.
+func (s *Service) reserveName(root, name, continuing string) (string, error) {
+	key := "name\x00" + root + "\x00" + strings.ToLower(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reserved[key] {
+		return "", fmt.Errorf("the name %q is being given to another agent right now; pick another name", name)
+	}
+	for _, t := range s.running {
+		if t.rootSessionID == root && t.id != continuing && strings.EqualFold(t.name, name) && !t.closing {
+			return "", fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.id)
+		}
+	}
+	s.reserved[key] = true
+	return key, nil
+}
+
+func (s *Service) unreserve(keys []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		delete(s.reserved, k)
+	}
+}
+
+// launch starts r in the caller's group. A background run gets its task
+// record before it starts, so nothing can finish a task that was never
+// recorded.
+func (s *Service) launch(r *run, background bool) (*liveTask, error) {
+	id := r.sess.Info.ID
+	t := &liveTask{
+		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
+		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
+		name: r.req.Name, outputFile: filepath.Join(s.cfg.OutputDir, id+outputSuffix), depth: r.child.caller.Depth,
+		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
+		group: r.c.Group, cleanup: r.req.Cleanup,
+	}
+	// The reservations end once the run is tracked (or failed to start):
+	// from then on the run itself, and its record, hold the name and the
+	// session.
+	defer s.unreserve(r.reservations)
+	out, err := openOutput(t.outputFile)
+	if err != nil {
+		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+		return nil, err
+	}
+	t.out = out
+	if background {
+		if err := s.record(t, task.StatusPending); err != nil {
+			out.Close()
+			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancelCause(r.c.Group.ctx)
+	t.cancel = cancel
+	s.track(t)
+	s.adopt(r, t)
+	r.c.Group.wg.Go(func() { s.execute(ctx, t, r) })
+	return t, nil
+}
+
+// record writes (or rewrites, for a continued agent) t's task record and
+// announces it.
+func (s *Service) record(t *liveTask, status task.Status) error {
+	rec := task.Task{
+		ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
+		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
+		Status: status, OutputFile: t.outputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
+	}
+	if status == task.StatusRunning {
+		rec.Started = t.started
+	}
+	ctx := context.Background()
+	err := s.cfg.Tasks.CreateTask(ctx, rec)
+	if err != nil {
+		// A continued agent keeps its id: the record is reused, reset.
+		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.id); gerr != nil {
+			return fmt.Errorf("record task %s: %w", t.id, err)
+		}
+		_, err = s.cfg.Tasks.UpdateTask(ctx, t.id, func(old *task.Task) error {
+			created := old.Created
+			*old = rec
+			old.Created = created
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("record task %s: %w", t.id, err)
+		}
+	}
+	s.system(t.rootSessionID, "task_started", map[string]any{
+		"task_id": t.id, "tool_use_id": t.toolUseID, "description": t.description, "subagent_type": t.agentType,
+		"is_backgrounded": true, "spawn_depth": t.depth, "task_type": string(task.KindLocalAgent), "prompt": t.prompt,
+	})
+	return nil
+}

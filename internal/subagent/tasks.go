@@ -1,0 +1,275 @@
+package subagent
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// The core's operations on runs and their task records, which every profile
+// uses: find, await, send, list, stop, and the tree check that keeps a
+// caller to its own session's agents.
+
+const (
+	defaultOutputWait = 30 * time.Second
+	maxOutputWait     = 600 * time.Second
+)
+
+// find returns the task with this id: the live run if it is in this
+// process, and the record if there is one.
+func (s *Service) find(ctx context.Context, id string) (*liveTask, task.Task, error) {
+	if err := task.ValidateID(id); err != nil {
+		return nil, task.Task{}, fmt.Errorf("invalid task_id: %w", err)
+	}
+	lt := s.live(id)
+	rec, err := s.cfg.Tasks.GetTask(ctx, id)
+	if err != nil && !errors.Is(err, task.ErrNotFound) {
+		return nil, task.Task{}, err
+	}
+	if err != nil && lt == nil {
+		return nil, task.Task{}, fmt.Errorf("no task %q: task ids are the agentId of a background agent (TaskList lists them)", id)
+	}
+	if err != nil {
+		// A foreground run has no record; describe it from memory.
+		rec = task.Task{ID: id, Kind: task.KindLocalAgent, Agent: lt.agentType, Description: lt.description, Status: task.StatusRunning, OutputFile: lt.outputFile}
+	}
+	return lt, rec, nil
+}
+
+func retrieval(s task.Status) string {
+	if s.Terminal() {
+		return "success"
+	}
+	return "timeout"
+}
+
+// findKnown is find that also describes a run that just ended in the
+// foreground, given it (known): such a run leaves no record. The record's
+// agent and name are filled in from the run when it lacks them.
+func (s *Service) findKnown(ctx context.Context, id string, known *liveTask) (*liveTask, task.Task, error) {
+	lt, rec, err := s.find(ctx, id)
+	if err != nil && known != nil && known.id == id && known.over() {
+		return known, known.asTask(), nil
+	}
+	if err == nil && lt != nil {
+		rec.Agent = cmp.Or(rec.Agent, lt.agentType)
+		rec.Name = cmp.Or(rec.Name, lt.name)
+	}
+	return lt, rec, err
+}
+
+// send queues a message for the running agent id, which reads it at its
+// next loop boundary, never mid-tool (S-T1). queued is false when the agent
+// is not running: the caller resumes it. A run that has stopped taking
+// messages is waited for first, so that it can be resumed at once.
+func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queued bool, err error) {
+	// The run takes what is queued before it closes to messages (execute),
+	// so the message is queued under the same lock.
+	s.mu.Lock()
+	lt = s.running[id]
+	queued = lt != nil && !lt.closing
+	if queued {
+		s.cfg.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: id, Message: llm.UserText(text)})
+	}
+	s.mu.Unlock()
+	if queued || lt == nil {
+		return lt, queued, nil
+	}
+	select {
+	case <-lt.done:
+		return nil, false, nil
+	case <-ctx.Done():
+		return nil, false, context.Cause(ctx)
+	}
+}
+
+// statusFilter reads a task list's status_filter.
+func statusFilter(name string) ([]task.Status, error) {
+	switch name {
+	case "", "all":
+		return nil, nil
+	case "running":
+		return []task.Status{task.StatusPending, task.StatusRunning}, nil
+	case "completed":
+		return []task.Status{task.StatusCompleted}, nil
+	case "failed":
+		return []task.Status{task.StatusFailed, task.StatusTimeout}, nil
+	case "cancelled", "killed":
+		return []task.Status{task.StatusKilled}, nil
+	}
+	return nil, fmt.Errorf("unknown status_filter %q: want running, completed, failed, cancelled or all", name)
+}
+
+// list returns the newest tasks (at most 50) of the caller's run tree
+// with one of these statuses (any, if none).
+func (s *Service) list(ctx context.Context, c Caller, statuses []task.Status) ([]task.Task, error) {
+	return s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Statuses: statuses, Limit: 50})
+}
+
+// awaitEnd waits up to d for task id to end: on the run itself when it is
+// in this process (w watches it), else by reading its record (it runs
+// elsewhere).
+func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Duration) (task.Task, error) {
+	if w != nil {
+		if !w.wait(ctx, d) && ctx.Err() != nil {
+			return task.Task{}, ctx.Err()
+		}
+		if _, rec, err := s.find(context.Background(), id); err == nil {
+			return rec, nil
+		}
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rec, err := s.cfg.Tasks.GetTask(ctx, id)
+		if err != nil || rec.Status.Terminal() {
+			return rec, err
+		}
+		select {
+		case <-tick.C:
+		case <-timer.C:
+			return rec, nil
+		case <-ctx.Done():
+			return task.Task{}, ctx.Err()
+		}
+	}
+}
+
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if len(b) > n {
+		b = append([]byte("…"), b[len(b)-n:]...)
+	}
+	return string(b)
+}
+
+// Stop stops a running task (S-T3): at once when it runs in this process,
+// else by asking the process that runs it through its record.
+func (s *Service) Stop(ctx context.Context, id string) (string, error) {
+	lt, rec, err := s.find(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if rec.Status.Terminal() {
+		return "", fmt.Errorf("task %s is not running: it %s", id, rec.Status)
+	}
+	if lt == nil {
+		if _, err := s.cfg.Tasks.UpdateTask(ctx, id, func(t *task.Task) error {
+			if t.Status.Terminal() {
+				return fmt.Errorf("task %s is not running: it %s", id, t.Status)
+			}
+			t.CancelRequested = true
+			return nil
+		}); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Asked the process running task %s (%s) to stop it.", id, rec.Description), nil
+	}
+	lt.cancel(errStopped)
+	select {
+	case <-lt.done:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	return fmt.Sprintf("Stopped task %s (%s). Its partial result is kept.", id, rec.Description), nil
+}
+
+// inTree refuses an id that names a run of another session's tree: the
+// task tools reach only the agents their own session started (any depth).
+// An id found nowhere passes, for the callers' own "unknown" errors.
+func (s *Service) inTree(ctx context.Context, c Caller, id string) error {
+	root := ""
+	if lt := s.live(id); lt != nil {
+		root = lt.rootSessionID
+	} else if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
+		root = rec.RootSessionID
+	} else {
+		// A foreground child has no task record: walk its sessions up.
+		root = s.rootOf(ctx, id)
+	}
+	if root == "" || root == c.RootSessionID {
+		return nil
+	}
+	return fmt.Errorf("%s belongs to another session's agents; only the agents this session started can be reached", id)
+}
+
+// rootOf is the main session of sessionID's run tree, "" when the chain of
+// parents cannot be followed.
+func (s *Service) rootOf(ctx context.Context, sessionID string) string {
+	cur := sessionID
+	// Deeper than any spawn depth cadre allows: a cycle ends here.
+	for range 16 {
+		info, err := s.cfg.Index.GetSession(ctx, cur)
+		if err != nil {
+			return ""
+		}
+		if info.ParentID == "" {
+			return info.ID
+		}
+		cur = info.ParentID
+	}
+	return ""
+}
+
+// OwnOutput reports whether path (absolute, symbolic links resolved) is
+// the output file of a task of sessionID's run tree: the file the launch
+// text tells the model it may Read, although it lies outside the
+// workspace. Another tree's output stays out of reach, as TaskOutput's
+// does. It is the permission policy's ReadableFile.
+func (s *Service) OwnOutput(ctx context.Context, sessionID, path string) bool {
+	dir, err := filepath.EvalSymlinks(s.cfg.OutputDir)
+	if err != nil || filepath.Dir(path) != dir {
+		return false
+	}
+	id, ok := strings.CutSuffix(filepath.Base(path), outputSuffix)
+	if !ok || task.ValidateID(id) != nil {
+		return false
+	}
+	rec, err := s.cfg.Tasks.GetTask(ctx, id)
+	if err != nil || rec.RootSessionID == "" {
+		return false
+	}
+	return s.rootOf(ctx, sessionID) == rec.RootSessionID
+}
+
+// outputSuffix ends a task's output file name: <OutputDir>/<id>.output.
+const outputSuffix = ".output"
+
+// treeRuns are the runs of the caller's tree in progress in this process,
+// foreground ones included (they have no task record yet).
+func (s *Service) treeRuns(root string) []*liveTask {
+	s.mu.Lock()
+	var tree []*liveTask
+	for _, t := range s.running {
+		if t.rootSessionID == root {
+			tree = append(tree, t)
+		}
+	}
+	s.mu.Unlock()
+	// A run whose end is recorded is finished, even while its goroutine
+	// winds down.
+	var out []*liveTask
+	for _, t := range tree {
+		t.mu.Lock()
+		ended := t.final != nil
+		t.mu.Unlock()
+		if !ended {
+			out = append(out, t)
+		}
+	}
+	return out
+}
