@@ -1,9 +1,12 @@
 package cadre_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cadre-dev/cadre"
@@ -114,5 +117,36 @@ func TestMissingRecordsWrapErrNotFound(t *testing.T) {
 	}
 	if _, err := rt.Task(context.Background(), "a0123456789abcdef"); !errors.Is(err, cadre.ErrNotFound) {
 		t.Errorf("Task: %v, want ErrNotFound", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a logger may write from any goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestLoggerHearsHowRunsGo(t *testing.T) {
+	f := newFixture(t)
+	var logs syncBuffer
+	rt := f.open(t, cadre.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	evs := collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})
+	sid := evs[0].SessionID
+	for _, want := range []string{`msg="runtime opened"`, `msg="run started" session=` + sid, `msg="run ended" session=` + sid} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, logs.String())
+		}
 	}
 }

@@ -49,6 +49,8 @@ func (r *Runtime) Run(ctx context.Context, req Request) iter.Seq2[Event, error] 
 			yield(Event{}, err)
 			return
 		}
+		r.log.Debug("run started", "session", sr.sess.Info.ID, "model", sr.model.Name(), "resumed", len(sr.history) > 0)
+		defer r.log.Debug("run ended", "session", sr.sess.Info.ID)
 		r.groupMu.Lock()
 		r.groups[sr.sess.Info.ID] = sr.caller.Group
 		r.groupMu.Unlock()
@@ -163,7 +165,7 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 		// turn that started them, not the session.
 		Group: subagent.NewGroup(ctx),
 	}
-	all, err := tool.NewSet(append(r.builtins, r.subagents.Tools(sr.caller)...)...)
+	all, err := tool.NewSet(append(r.baseTools, r.subagents.Tools(sr.caller)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +259,9 @@ func (sr *sessionRun) run(ctx context.Context) {
 	if ctx.Err() != nil {
 		// Stopping the tree makes its runs report their end: the result
 		// goes after all of that, last, and says why the run ended.
-		conv.Close(session.StatusKilled)
+		if err := conv.Close(session.StatusKilled); err != nil {
+			r.log.Warn("save the interrupted session", "session", sr.sess.Info.ID, "err", err)
+		}
 		sr.finish(interrupted(ctx, last), sr.totals, len(results) > 1)
 		return
 	}
@@ -318,7 +322,9 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation)
 		status = session.StatusFailed
 		res.Subtype = loop.SubtypeExecution
 	}
-	conv.Close(status)
+	if err := conv.Close(status); err != nil {
+		sr.r.log.Warn("save the session after a command", "session", sr.sess.Info.ID, "command", cmd.Name, "err", err)
+	}
 	sr.finish(res, sr.totals, false)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,6 +68,16 @@ type Options struct {
 	// Permission is asked when a call needs approval. Nil means nobody can
 	// approve, so such calls are denied with a reason the model sees.
 	Permission PermissionFunc
+	// Tools are added to the built-in tools: to the main agent's pool and
+	// to the pools of subagents whose definitions allow them (all tools
+	// when a definition lists none). A name a built-in tool has is an
+	// error. Permission rules and modes judge them by their Info().Access,
+	// as they judge built-ins.
+	Tools []tool.Tool
+	// Logger receives what cadre cannot report through a result: failed
+	// best-effort writes, a failed compaction, and at Debug how runs start
+	// and end. Nil discards it.
+	Logger *slog.Logger
 	// Getenv reads the environment; default os.Getenv.
 	Getenv func(string) string
 	// HTTPClient is used for provider requests; default http.DefaultClient.
@@ -126,8 +137,9 @@ type Runtime struct {
 	pricing  provider.Pricing
 	getenv   func(string) string
 	now      func() time.Time
+	log      *slog.Logger
 
-	builtins  []tool.Tool
+	baseTools []tool.Tool // the built-in tools and Options.Tools
 	commands  *command.Set
 	warnings  []string // problems found while loading agents and commands
 	agents    *agent.Registry
@@ -211,7 +223,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	home, _ := os.UserHomeDir()
 	r := &Runtime{
-		opts: opts, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now,
+		opts: opts, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now, log: logger(opts.Logger),
 		policy: permission.Policy{
 			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
 			AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home, ConfigDirs: []string{cfg.Home},
@@ -250,7 +262,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
-	r.builtins = builtin.Tools(builtin.Options{Env: env})
+	if r.baseTools, err = withTools(builtin.Tools(builtin.Options{Env: env}), opts.Tools); err != nil {
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
 	var problems []command.Problem
 	r.commands, problems = command.Load(cwd, cfg.Home)
 	for _, p := range problems {
@@ -278,7 +294,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
 		ParseModel: func(name string) (provider.Ref, error) { return provider.Parse(name, r.providerConfig()) },
-		BaseTools:  func() []tool.Tool { return r.builtins }, MainCwd: cwd,
+		BaseTools:  func() []tool.Tool { return r.baseTools }, MainCwd: cwd,
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
@@ -290,6 +306,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r.settle(context.WithoutCancel(ctx), runDir)
+	r.log.Debug("runtime opened", "cwd", cwd, "state_dir", cfg.Home, "model", s.Model, "tools", len(r.baseTools))
 	return r, nil
 }
 
@@ -543,6 +560,13 @@ func compaction(c config.Compaction) *compact.Config {
 		return nil
 	}
 	return &compact.Config{Window: c.Window, Threshold: c.Threshold, KeepRecent: c.KeepRecent}
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }
 
 // forkEnv reads CADRE_FORK_SUBAGENT: 1 or true turns the fork gate on.

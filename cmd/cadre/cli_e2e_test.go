@@ -792,3 +792,23 @@ func TestBrokenStdoutDoesNotStopTheRun(t *testing.T) {
 		t.Errorf("the broken stdout should be reported once on stderr: %q", errb.String())
 	}
 }
+
+// --debug logs how the run went to standard error, with the same
+// "cadre: " prefix as warnings; without it, a clean run prints nothing
+// there.
+func TestDebugFlagLogsToStderr(t *testing.T) {
+	e, _ := anthropicEnv(t, func(testkit.Request) testkit.Reply { return testkit.Reply{Text: "hello"} })
+	quiet := ok(t, e.run("", "-p", "hi", "--model", sonnet))
+	if quiet.stderr != "" {
+		t.Errorf("without --debug, stderr %q", quiet.stderr)
+	}
+	loud := ok(t, e.run("", "-p", "hi", "--model", sonnet, "--debug"))
+	if loud.stdout != quiet.stdout {
+		t.Errorf("--debug changed stdout: %q, want %q", loud.stdout, quiet.stdout)
+	}
+	for _, want := range []string{"cadre: debug: runtime opened cwd=", "cadre: debug: run started session=", "cadre: debug: run ended session="} {
+		if !strings.Contains(loud.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, loud.stderr)
+		}
+	}
+}

@@ -62,6 +62,7 @@ type runFlags struct {
 	denied, denied2    []string
 	resume             string
 	cont               bool
+	debug              bool
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -71,7 +72,11 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Short: "cadre — an agent runtime whose agents delegate to subagents",
 		Long: `cadre runs a coding agent. With -p it runs headless: it answers the prompt
 (given as an argument or on standard input), using its tools, and prints the
-result as text, json or stream-json (Claude Code's headless protocol).`,
+result as text, json or stream-json (Claude Code's headless protocol).
+
+Warnings (settings, agent files, writes that failed) go to standard error as
+"cadre: warning: …" lines; --debug adds "cadre: debug: …" lines saying how
+the runtime opened and how each run started and ended.`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -95,6 +100,8 @@ result as text, json or stream-json (Claude Code's headless protocol).`,
 	fl.StringArrayVar(&f.denied2, "disallowed-tools", nil, "same as --disallowedTools")
 	fl.StringVarP(&f.resume, "resume", "r", "", "continue the session with this id")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session in this directory")
+	// Persistent: the subcommands open a runtime too, and log through it.
+	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug detail to standard error (warnings always go there)")
 	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout))
 	return root
 }
@@ -157,17 +164,19 @@ func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, 
 	if f.maxTurns < 0 {
 		return fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns)
 	}
+	log := newLogger(stderr, f.debug)
 	rt, err := cadre.New(ctx, cadre.Options{
 		Cwd: f.cwd, Model: f.model, MaxTurns: f.maxTurns, PermissionMode: cadre.PermissionMode(f.permissionMode),
 		AllowedTools: allowed, DisallowedTools: denied,
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystemPrompt,
+		Logger: log,
 	})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 	for _, w := range rt.Warnings() {
-		fmt.Fprintf(stderr, "cadre: warning: %s\n", w)
+		log.Warn(w)
 	}
 	w := output.New(stdout, format, f.verbose)
 	if format == output.Text {

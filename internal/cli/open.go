@@ -9,7 +9,8 @@ import (
 // directory), runs fn with it and closes it, so a command's body is only
 // what it does with the runtime.
 func withRuntime(cmd *cobra.Command, cwd string, fn func(rt *cadre.Runtime) error) error {
-	rt, err := cadre.New(cmd.Context(), cadre.Options{Cwd: cwd})
+	debug, _ := cmd.Flags().GetBool("debug")
+	rt, err := cadre.New(cmd.Context(), cadre.Options{Cwd: cwd, Logger: newLogger(cmd.ErrOrStderr(), debug)})
 	if err != nil {
 		return err
 	}
