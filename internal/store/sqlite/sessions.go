@@ -48,17 +48,25 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 	if s.ID == "" {
 		return fmt.Errorf("create session: the id is empty")
 	}
-	res, err := db.w.ExecContext(ctx,
-		`INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		 ON CONFLICT (id) DO NOTHING`,
-		append([]any{s.ID}, values(s)...)...)
-	if err != nil {
+	if err := db.write(ctx, func(tx *wtx) error { return insertSession(tx, s) }); err != nil {
 		return fmt.Errorf("create session %q: %w", s.ID, err)
 	}
+	return nil
+}
+
+const insertSessionSQL = `INSERT INTO sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO NOTHING`
+
+// insertSession adds s's row; an id already present is an error.
+func insertSession(tx *wtx, s session.Info) error {
+	res, err := tx.exec(insertSessionSQL, append([]any{s.ID}, values(s)...)...)
+	if err != nil {
+		return err
+	}
 	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("create session %q: %w", s.ID, err)
+		return err
 	} else if n == 0 {
-		return fmt.Errorf("create session %q: a session with this id already exists", s.ID)
+		return errors.New("a session with this id already exists")
 	}
 	return nil
 }
@@ -67,35 +75,37 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 // IMMEDIATE transaction, so the write lock is held (across processes too)
 // from before the read until the commit; fn runs inside it.
 func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Info) error) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
+	if err := db.write(ctx, func(tx *wtx) error { return updateSession(tx, id, fn) }); err != nil {
 		return fmt.Errorf("update session %q: %w", id, err)
 	}
-	defer tx.Rollback()
-	s, err := scanSession(tx.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("update session %q: %w", id, session.ErrNotFound)
-	} else if err != nil {
-		return fmt.Errorf("update session %q: %w", id, err)
-	}
-	if err := fn(&s); err != nil {
-		return fmt.Errorf("update session %q: %w", id, err)
-	}
-	if s.ID != id {
-		return fmt.Errorf("update session %q: the update changed the id to %q", id, s.ID)
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET
+	return nil
+}
+
+const (
+	selectSessionSQL = `SELECT ` + sessionColumns + ` FROM sessions WHERE id = ?`
+	updateSessionSQL = `UPDATE sessions SET
 		parent_id = ?, agent = ?, session_key = ?, title = ?, cwd = ?, status = ?, created_ms = ?, updated_ms = ?,
 		input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
 		cost_usd = ?, num_turns = ?, transcript_path = ?, owner = ?
-		WHERE id = ?`, append(values(s), id)...)
-	if err != nil {
-		return fmt.Errorf("update session %q: %w", id, err)
+		WHERE id = ?`
+)
+
+// updateSession is UpdateSession inside tx.
+func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
+	s, err := scanSession(tx.queryRow(selectSessionSQL, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return session.ErrNotFound
+	} else if err != nil {
+		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("update session %q: commit: %w", id, err)
+	if err := fn(&s); err != nil {
+		return err
 	}
-	return nil
+	if s.ID != id {
+		return fmt.Errorf("the update changed the id to %q", s.ID)
+	}
+	_, err = tx.exec(updateSessionSQL, append(values(s), id)...)
+	return err
 }
 
 // statusIn adds the condition of a filter's Statuses (sessions' and tasks'
@@ -110,7 +120,7 @@ func statusIn[S ~string](where []string, args []any, statuses []S) ([]string, []
 
 // GetSession implements session.Index.
 func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
-	s, err := scanSession(db.r.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
+	s, err := scanSession(db.rs.queryRow(ctx, selectSessionSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
@@ -152,7 +162,7 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		q, args = q+" LIMIT ?", append(args, f.Limit)
 	}
 
-	rows, err := db.r.QueryContext(ctx, q, args...)
+	rows, err := db.rs.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}

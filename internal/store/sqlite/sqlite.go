@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -30,6 +31,11 @@ type DB struct {
 	path string
 	w    *sql.DB // exactly one connection: the writer
 	r    *sql.DB // query_only readers
+
+	ws, rs *stmtCache // prepared statements of the writer and the readers
+	wr     *writer    // runs every write, group-committing them
+	ck     *checkpointer
+	once   sync.Once
 }
 
 // Open opens (creating it and its directory if needed) the database at path
@@ -52,6 +58,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		"_journal_mode": "WAL",
 		"_synchronous":  "NORMAL",
 		"_txlock":       "immediate",
+		// Checkpoints are the checkpointer's (checkpoint.go), off the
+		// commit path.
+		"_pragma": "wal_autocheckpoint(0)",
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
@@ -66,7 +75,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(maxReaders)
 	r.SetMaxIdleConns(maxReaders)
 
-	db := &DB{path: abs, w: w, r: r}
+	db := &DB{path: abs, w: w, r: r, ws: newStmtCache(w), rs: newStmtCache(r)}
 	// Switching a fresh file to WAL and migrating take locks that SQLite
 	// may refuse at once, busy timeout or not, while another process does
 	// the same: two cadre commands started together. Such a refusal is
@@ -75,6 +84,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	for {
 		err := db.init(ctx)
 		if err == nil {
+			db.ck = newCheckpointer(r, nil)
+			db.wr = newWriter(db, db.ck.written)
 			return db, nil
 		}
 		if !busy(err) || time.Now().After(deadline) {
@@ -133,7 +144,22 @@ func (db *DB) init(ctx context.Context) error {
 // Path is the database file's absolute path.
 func (db *DB) Path() string { return db.path }
 
-// Close closes the database.
+// Close closes the database. Writes already submitted are committed first;
+// later ones fail. Closing twice is harmless.
 func (db *DB) Close() error {
-	return errors.Join(db.r.Close(), db.w.Close())
+	var err error
+	db.once.Do(func() {
+		if db.wr != nil {
+			db.wr.close()
+			db.ck.close()
+		}
+		err = errors.Join(db.ws.close(), db.rs.close(), db.r.Close(), db.w.Close())
+	})
+	return err
+}
+
+// write runs fn in a transaction of the writer goroutine (writer.go) and
+// returns once that transaction committed.
+func (db *DB) write(ctx context.Context, fn func(*wtx) error) error {
+	return db.wr.do(ctx, fn)
 }

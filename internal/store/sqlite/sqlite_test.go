@@ -334,6 +334,7 @@ func TestConnectionSettings(t *testing.T) {
 		{"writer", "foreign_keys", "1"},
 		{"writer", "synchronous", "1"}, // NORMAL
 		{"writer", "query_only", "0"},
+		{"writer", "wal_autocheckpoint", "0"}, // the checkpointer's job
 		{"reader", "journal_mode", "wal"},
 		{"reader", "busy_timeout", "5000"},
 		{"reader", "foreign_keys", "1"},

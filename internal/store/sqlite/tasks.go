@@ -90,24 +90,35 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
-	res, err := db.w.ExecContext(ctx,
-		`INSERT INTO tasks (`+taskColumns+`) VALUES (?`+strings.Repeat(", ?", 28)+`)
-		 ON CONFLICT (id) DO NOTHING`,
-		append([]any{t.ID}, taskValues(t)...)...)
-	if err != nil {
+	if err := db.write(ctx, func(tx *wtx) error { return insertTask(tx, t) }); err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
 	}
+	return nil
+}
+
+const (
+	insertTaskSQL = `INSERT INTO tasks (` + taskColumns + `) VALUES (?` + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?" + `)
+	ON CONFLICT (id) DO NOTHING`
+	selectTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = ?`
+)
+
+// insertTask adds t's row; an id already present is an error.
+func insertTask(tx *wtx, t task.Task) error {
+	res, err := tx.exec(insertTaskSQL, append([]any{t.ID}, taskValues(t)...)...)
+	if err != nil {
+		return err
+	}
 	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("create task %q: %w", t.ID, err)
+		return err
 	} else if n == 0 {
-		return fmt.Errorf("create task %q: a task with this id already exists", t.ID)
+		return errors.New("a task with this id already exists")
 	}
 	return nil
 }
 
 // GetTask implements task.Store.
 func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
-	t, err := scanTask(db.r.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
+	t, err := scanTask(db.rs.queryRow(ctx, selectTaskSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return task.Task{}, fmt.Errorf("get task %q: %w", id, task.ErrNotFound)
 	} else if err != nil {
@@ -120,31 +131,36 @@ func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
 // IMMEDIATE transaction, so the write lock is held (across processes too)
 // from before the read until the commit; fn runs inside it.
 func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	var t task.Task
+	err := db.write(ctx, func(tx *wtx) (err error) {
+		t, err = updateTask(tx, id, fn)
+		return err
+	})
 	if err != nil {
 		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
 	}
-	defer tx.Rollback()
-	t, err := scanTask(tx.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
+	return t, nil
+}
+
+// updateTask is UpdateTask inside tx.
+func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error) {
+	t, err := scanTask(tx.queryRow(selectTaskSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return task.Task{}, fmt.Errorf("update task %q: %w", id, task.ErrNotFound)
+		return task.Task{}, task.ErrNotFound
 	} else if err != nil {
-		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+		return task.Task{}, err
 	}
 	if err := fn(&t); err != nil {
-		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+		return task.Task{}, err
 	}
 	if t.ID != id {
-		return task.Task{}, fmt.Errorf("update task %q: the update changed the id to %q", id, t.ID)
+		return task.Task{}, fmt.Errorf("the update changed the id to %q", t.ID)
 	}
 	if err := t.Validate(); err != nil {
-		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+		return task.Task{}, err
 	}
-	if _, err := tx.ExecContext(ctx, taskUpdate, append(taskValues(t), id)...); err != nil {
-		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return task.Task{}, fmt.Errorf("update task %q: commit: %w", id, err)
+	if _, err := tx.exec(taskUpdate, append(taskValues(t), id)...); err != nil {
+		return task.Task{}, err
 	}
 	return normalizeTask(t), nil
 }
@@ -183,7 +199,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 		q, args = q+" LIMIT ?", append(args, f.Limit)
 	}
 
-	rows, err := db.r.QueryContext(ctx, q, args...)
+	rows, err := db.rs.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
@@ -208,36 +224,45 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 // transaction exists only to explain a call that changed nothing, from the
 // same state the UPDATE saw.
 func (db *DB) MarkNotified(ctx context.Context, id string) (bool, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	var won bool
+	err := db.write(ctx, func(tx *wtx) (err error) {
+		won, err = markNotified(tx, id)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("mark task %q notified: %w", id, err)
 	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx,
-		`UPDATE tasks SET notified = 1 WHERE id = ? AND notified = 0 AND status IN `+terminalStatuses, id)
+	return won, nil
+}
+
+const (
+	markNotifiedSQL = `UPDATE tasks SET notified = 1 WHERE id = ? AND notified = 0 AND status IN ` + terminalStatuses
+	notifiedSQL     = `SELECT status, notified FROM tasks WHERE id = ?`
+)
+
+// markNotified is MarkNotified inside tx.
+func markNotified(tx *wtx, id string) (bool, error) {
+	res, err := tx.exec(markNotifiedSQL, id)
 	if err != nil {
-		return false, fmt.Errorf("mark task %q notified: %w", id, err)
+		return false, err
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("mark task %q notified: %w", id, err)
+		return false, err
 	}
 	if n == 1 {
-		if err := tx.Commit(); err != nil {
-			return false, fmt.Errorf("mark task %q notified: commit: %w", id, err)
-		}
 		return true, nil
 	}
 	var status string
 	var notified bool
-	err = tx.QueryRowContext(ctx, `SELECT status, notified FROM tasks WHERE id = ?`, id).Scan(&status, &notified)
+	err = tx.queryRow(notifiedSQL, id).Scan(&status, &notified)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return false, fmt.Errorf("mark task %q notified: %w", id, task.ErrNotFound)
+		return false, task.ErrNotFound
 	case err != nil:
-		return false, fmt.Errorf("mark task %q notified: %w", id, err)
+		return false, err
 	case !task.Status(status).Terminal():
-		return false, fmt.Errorf("mark task %q notified: %w (status %s)", id, task.ErrNotTerminal, status)
+		return false, fmt.Errorf("%w (status %s)", task.ErrNotTerminal, status)
 	}
 	return false, nil // someone else was first
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,6 +247,25 @@ func BenchmarkMarkNotified(b *testing.B) {
 		for b.Loop() {
 			if ok, err := db.MarkNotified(ctx, "done"); err != nil || ok {
 				b.Fatalf("MarkNotified = %v, %v", ok, err)
+			}
+		}
+	})
+}
+
+// BenchmarkCreateTaskParallel is CreateTask from 64 goroutines at once, as
+// a lane of 64 background children writes their records: concurrent
+// writers share commits (group commit).
+func BenchmarkCreateTaskParallel(b *testing.B) {
+	db := open(b, filepath.Join(b.TempDir(), "cadre.db"))
+	ctx := context.Background()
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 goroutines on two cores
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := db.CreateTask(ctx, tasktest.Sample(fmt.Sprintf("t%08d", n.Add(1)))); err != nil {
+				b.Error(err)
+				return
 			}
 		}
 	})

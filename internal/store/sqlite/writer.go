@@ -1,0 +1,318 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// maxBatch bounds how many queued writes share one transaction, so that the
+// first of them never waits behind an unbounded tail.
+const maxBatch = 128
+
+// errClosed is returned for a write submitted after Close.
+var errClosed = errors.New("the database is closed")
+
+// A write is one caller's unit of work: fn runs inside a transaction, on
+// the writer goroutine, and the caller gets fn's error or the commit's.
+//
+// Group commit: the writer goroutine takes every write queued while the
+// previous transaction ran (up to maxBatch) and runs them all in one
+// IMMEDIATE transaction, each inside a savepoint of its own, so that a
+// write that fails is undone without touching its neighbours; then it
+// commits once. A caller returns only after the transaction that holds its
+// write has committed (or failed): durability is what it was with one
+// commit per write, and the commit's cost is shared.
+type write struct {
+	ctx   context.Context
+	fn    func(*wtx) error
+	state atomic.Int32 // queued, taken or abandoned
+	done  chan outcome // buffered: the writer never blocks on it
+}
+
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+type outcome struct {
+	err error
+	// panicked holds what fn panicked with, re-raised in the caller's
+	// goroutine so that a bug in fn surfaces where fn was written.
+	panicked any
+	stack    []byte
+}
+
+// writer is the goroutine that owns every write to the database: the only
+// user of the writer pool's one connection once Open returns.
+type writer struct {
+	db *DB
+	// written is called after each commit with the number of writes it
+	// held (the checkpointer's nudge).
+	written func(n int)
+
+	mu     sync.Mutex
+	queue  []*write
+	closed bool
+	wake   chan struct{} // cap 1: "the queue may have work"
+	ended  chan struct{} // closed when run returns
+
+	// commits counts committed transactions (tests, benchmarks).
+	commits atomic.Int64
+	// queuedHook, if set before the first write, sees the queue's length
+	// after each write joins it (tests).
+	queuedHook func(n int)
+}
+
+func newWriter(db *DB, written func(int)) *writer {
+	w := &writer{db: db, written: written, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// do queues fn and waits for the outcome of the transaction that runs it.
+// A caller whose ctx ends while its write is still queued gets ctx's error
+// and the write never runs; once the writer has taken it, the caller waits
+// for the commit, so that a nil error always means committed and an error
+// (other than ctx's) always means not written.
+func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	op := &write{ctx: ctx, fn: fn, done: make(chan outcome, 1)}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errClosed
+	}
+	w.queue = append(w.queue, op)
+	n := len(w.queue)
+	w.mu.Unlock()
+	if w.queuedHook != nil {
+		w.queuedHook(n)
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+
+	var out outcome
+	select {
+	case out = <-op.done:
+	case <-ctx.Done():
+		if op.state.CompareAndSwap(queued, abandoned) {
+			return ctx.Err()
+		}
+		out = <-op.done
+	}
+	if out.stack != nil {
+		panic(fmt.Sprintf("%v\n\nin a store write, on the writer goroutine:\n%s", out.panicked, out.stack))
+	}
+	return out.err
+}
+
+// close stops taking writes, lets the writer finish those already queued,
+// and waits for it to end.
+func (w *writer) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	<-w.ended
+}
+
+func (w *writer) run() {
+	defer close(w.ended)
+	for {
+		batch, ok := w.next()
+		if !ok {
+			return
+		}
+		w.commit(batch)
+	}
+}
+
+// next waits for queued writes and takes up to maxBatch of them; false
+// once the writer is closed and its queue empty.
+func (w *writer) next() ([]*write, bool) {
+	for {
+		w.mu.Lock()
+		if n := min(len(w.queue), maxBatch); n > 0 {
+			batch := make([]*write, n)
+			copy(batch, w.queue)
+			rest := copy(w.queue, w.queue[n:])
+			clear(w.queue[rest:])
+			w.queue = w.queue[:rest]
+			w.mu.Unlock()
+			return batch, true
+		}
+		closed := w.closed
+		w.mu.Unlock()
+		if closed {
+			return nil, false
+		}
+		<-w.wake
+	}
+}
+
+// commit runs batch in one transaction.
+func (w *writer) commit(batch []*write) {
+	live := batch[:0]
+	for _, op := range batch {
+		if !op.state.CompareAndSwap(queued, taken) {
+			continue // its caller gave up while it waited
+		}
+		if err := op.ctx.Err(); err != nil {
+			op.done <- outcome{err: err}
+			continue
+		}
+		live = append(live, op)
+	}
+	if len(live) == 0 {
+		return
+	}
+	outs := make([]outcome, len(live))
+	fail := func(err error) {
+		for i, op := range live {
+			if outs[i].err == nil && outs[i].stack == nil {
+				outs[i].err = err
+			}
+			op.done <- outs[i]
+		}
+	}
+
+	// The statements run without the callers' contexts: cancelling one
+	// caller must not interrupt a transaction that carries others' writes.
+	ctx := context.Background()
+	tx, err := w.db.w.BeginTx(ctx, nil)
+	if err != nil {
+		fail(fmt.Errorf("begin: %w", err))
+		return
+	}
+	t := &wtx{ctx: ctx, tx: tx, cache: w.db.ws, stmts: map[string]*sql.Stmt{}}
+	defer t.prepareMissed() // deferred calls run after the Commit or Rollback below
+	if len(live) == 1 {
+		// Alone in its transaction, a write needs no savepoint: its
+		// failure is the transaction's.
+		if outs[0] = t.run(live[0]); outs[0].err != nil || outs[0].stack != nil {
+			tx.Rollback()
+			live[0].done <- outs[0]
+			return
+		}
+	} else {
+		for i, op := range live {
+			if _, err := t.exec(`SAVEPOINT write`); err != nil {
+				tx.Rollback()
+				fail(fmt.Errorf("savepoint: %w", err))
+				return
+			}
+			outs[i] = t.run(op)
+			if outs[i].err != nil || outs[i].stack != nil {
+				// Failing here means the transaction itself is gone
+				// (SQLite rolls back on some errors): no write of the
+				// batch may be reported as done.
+				if _, err := t.exec(`ROLLBACK TO write`); err != nil {
+					tx.Rollback()
+					fail(fmt.Errorf("undo a failed write: %w", err))
+					return
+				}
+			}
+			if _, err := t.exec(`RELEASE write`); err != nil {
+				tx.Rollback()
+				fail(fmt.Errorf("release savepoint: %w", err))
+				return
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(fmt.Errorf("commit: %w", err))
+		return
+	}
+	w.commits.Add(1)
+	for i, op := range live {
+		op.done <- outs[i]
+	}
+	if w.written != nil {
+		w.written(len(live))
+	}
+}
+
+// wtx is a batch's transaction as one write sees it: statements prepared
+// once per DB (stmtCache), bound to this transaction on first use.
+type wtx struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	cache *stmtCache
+	stmts map[string]*sql.Stmt
+	// missed are the statements this transaction found uncached.
+	missed []string
+}
+
+// prepareMissed caches the statements t had to prepare for itself; it runs
+// after t ended, when the writer's connection is free. A statement that
+// fails to prepare is simply prepared again next time.
+func (t *wtx) prepareMissed() {
+	for _, q := range t.missed {
+		t.cache.get(t.ctx, q)
+	}
+}
+
+// run calls op's fn, turning a panic into an outcome.
+func (t *wtx) run(op *write) (out outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = outcome{panicked: v, stack: debug.Stack()}
+		}
+	}()
+	return outcome{err: op.fn(t)}
+}
+
+func (t *wtx) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := t.stmts[query]; ok {
+		return s, nil
+	}
+	var s *sql.Stmt
+	if p := t.cache.lookup(query); p != nil {
+		s = t.tx.StmtContext(t.ctx, p)
+	} else {
+		// Preparing on the pool would wait for its one connection,
+		// which this transaction holds: prepare for this transaction,
+		// and on the pool once it is over (prepareMissed).
+		var err error
+		if s, err = t.tx.PrepareContext(t.ctx, query); err != nil {
+			return nil, err
+		}
+		t.missed = append(t.missed, query)
+	}
+	t.stmts[query] = s
+	return s, nil
+}
+
+func (t *wtx) exec(query string, args ...any) (sql.Result, error) {
+	s, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(t.ctx, args...)
+}
+
+func (t *wtx) queryRow(query string, args ...any) row {
+	s, err := t.stmt(query)
+	if err != nil {
+		return errRow{err}
+	}
+	return s.QueryRowContext(t.ctx, args...)
+}
+
+// errRow is a row whose query could not even be prepared.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
