@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -11,9 +12,13 @@ import (
 
 // Set is an ordered pool of tools with unique names: exactly what one
 // session's model is offered. A Set is immutable once built and safe for
-// concurrent use.
+// concurrent use; each tool's Info is read once, when the Set is built.
 type Set struct {
-	tools  []Tool
+	tools []Tool
+	// specs are the tools' model-facing specs, in order, built with the
+	// Set: every model call of every session offers them, so they are
+	// made once, not per call.
+	specs  []llm.ToolSpec
 	byName map[string]Tool
 
 	mu      sync.Mutex
@@ -22,9 +27,11 @@ type Set struct {
 
 // NewSet builds a Set; two tools with one name is an error.
 func NewSet(tools ...Tool) (*Set, error) {
-	s := &Set{byName: make(map[string]Tool, len(tools))}
-	for _, t := range tools {
-		name := t.Info().Name
+	s := &Set{specs: make([]llm.ToolSpec, len(tools)), byName: make(map[string]Tool, len(tools))}
+	infos := make([]Info, len(tools))
+	for i, t := range tools {
+		infos[i] = t.Info()
+		name := infos[i].Name
 		if name == "" {
 			return nil, fmt.Errorf("tool set: a tool has no name")
 		}
@@ -32,16 +39,18 @@ func NewSet(tools ...Tool) (*Set, error) {
 			return nil, fmt.Errorf("tool set: two tools are named %q", name)
 		}
 		s.byName[name] = t
-		s.tools = append(s.tools, t)
+		s.specs[i] = infos[i].Spec()
 	}
-	for _, t := range tools {
-		for _, alias := range t.Info().Aliases {
+	for i, t := range tools {
+		for _, alias := range infos[i].Aliases {
 			if _, dup := s.byName[alias]; dup {
-				return nil, fmt.Errorf("tool set: alias %q of %s is already a tool name", alias, t.Info().Name)
+				return nil, fmt.Errorf("tool set: alias %q of %s is already a tool name", alias, infos[i].Name)
 			}
 			s.byName[alias] = t
 		}
 	}
+	// The caller's slice stays the caller's: a Set never changes.
+	s.tools = slices.Clone(tools)
 	return s, nil
 }
 
@@ -58,9 +67,9 @@ func (s *Set) Names() []string {
 	if s == nil {
 		return nil
 	}
-	out := make([]string, len(s.tools))
-	for i, t := range s.tools {
-		out[i] = t.Info().Name
+	out := make([]string, len(s.specs))
+	for i, sp := range s.specs {
+		out[i] = sp.Name
 	}
 	return out
 }
@@ -82,31 +91,43 @@ func (s *Set) Len() int {
 	return len(s.tools)
 }
 
-// Specs returns the model-facing specs in order.
+// Specs returns the model-facing specs in order. The slice is the Set's
+// own, made once and shared by every caller (a model request of every
+// session using the Set): read it, never modify it.
 func (s *Set) Specs() []llm.ToolSpec {
 	if s == nil {
 		return nil
 	}
-	out := make([]llm.ToolSpec, len(s.tools))
-	for i, t := range s.tools {
-		out[i] = t.Info().Spec()
-	}
-	return out
+	return s.specs[:len(s.specs):len(s.specs)]
 }
 
-// Filter returns the tools for which keep is true, in order.
+// Filter returns the tools for which keep is true, in order. When keep
+// takes nothing out it returns s itself: a session's pool is filtered
+// for every child, and most filters keep everything.
 func (s *Set) Filter(keep func(Tool) bool) *Set {
-	out := &Set{byName: map[string]Tool{}}
 	if s == nil {
-		return out
+		return &Set{byName: map[string]Tool{}}
 	}
-	for _, t := range s.tools {
-		if keep(t) {
-			out.tools = append(out.tools, t)
-			out.byName[t.Info().Name] = t
-			for _, alias := range t.Info().Aliases {
-				out.byName[alias] = t
-			}
+	kept := make([]bool, len(s.tools))
+	n := 0
+	for i, t := range s.tools {
+		if kept[i] = keep(t); kept[i] {
+			n++
+		}
+	}
+	if n == len(s.tools) {
+		return s
+	}
+	out := &Set{tools: make([]Tool, 0, n), specs: make([]llm.ToolSpec, 0, n), byName: make(map[string]Tool, n)}
+	for i, t := range s.tools {
+		if !kept[i] {
+			continue
+		}
+		out.tools = append(out.tools, t)
+		out.specs = append(out.specs, s.specs[i])
+		out.byName[s.specs[i].Name] = t
+		for _, alias := range t.Info().Aliases {
+			out.byName[alias] = t
 		}
 	}
 	return out

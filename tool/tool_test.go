@@ -531,6 +531,59 @@ func TestSetCachesCompiledSchema(t *testing.T) {
 	checkErr(t, "fresh Validate", fresh.Validate("t", json.RawMessage(`{"a":1}`)), "additional properties")
 }
 
+// A Set reads its tools' specs once, when it is built: every model call of
+// every session asks for them, and they are the same each time. Specs
+// hands out the Set's own slice, not a copy per call.
+func TestSetBuildsSpecsOnce(t *testing.T) {
+	rt := &rawTool{name: "t", schema: json.RawMessage(`{"type":"object"}`)}
+	s, err := tool.NewSet(rt, newGrep())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := s.Specs()
+	rt.setSchema(`{"type":"object","required":["b"]}`)
+	for range 3 {
+		got := s.Specs()
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("Specs changed after the Set was built (-want +got):\n%s", d)
+		}
+		if &got[0] != &want[0] {
+			t.Fatal("Specs made a new slice: the specs are rebuilt on every call")
+		}
+	}
+	if got := testing.AllocsPerRun(100, func() { _ = s.Specs() }); got != 0 {
+		t.Errorf("Specs allocates %v times per call, want 0", got)
+	}
+}
+
+// Filtering a Set builds a new one only when something is taken out: a
+// pool filtered for every child session usually keeps everything. The
+// result's specs and aliases follow what it kept.
+func TestSetFilterKeepsTheSetWhenNothingGoes(t *testing.T) {
+	agent := &rawTool{name: "Agent", aliases: []string{"Task"}, schema: json.RawMessage(`{"type":"object"}`)}
+	s, err := tool.NewSet(newGrep(), agent, newRead())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Filter(func(tool.Tool) bool { return true }); got != s {
+		t.Error("Filter that keeps every tool built a new Set")
+	}
+	some := s.Filter(func(t tool.Tool) bool { return t.Info().Name != "grep" })
+	if some == s {
+		t.Fatal("Filter that drops grep returned the Set itself")
+	}
+	var names []string
+	for _, sp := range some.Specs() {
+		names = append(names, sp.Name)
+	}
+	if d := cmp.Diff([]string{"Agent", "read"}, names); d != "" {
+		t.Errorf("filtered Specs (-want +got):\n%s", d)
+	}
+	if _, ok := some.Get("Task"); !ok {
+		t.Error("filtered Set lost the alias of a kept tool")
+	}
+}
+
 func TestSetValidateBadSchema(t *testing.T) {
 	tests := []struct {
 		name    string

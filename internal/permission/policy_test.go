@@ -465,6 +465,11 @@ func TestRemovedAndPool(t *testing.T) {
 	if set.Len() != len(all) {
 		t.Errorf("Pool changed its input: %d tools left", set.Len())
 	}
+	// With no bare deny rule, the pool is the set itself: building a
+	// child's pool copies nothing.
+	if open := (&Policy{Rules: mustRules(t, "", "", "Edit(docs/**)")}); open.Pool(set) != set {
+		t.Error("Pool removed nothing and still built a new set")
+	}
 }
 
 func TestPermitRemovedTool(t *testing.T) {
