@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/command"
-	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -184,16 +180,7 @@ func (r *Runtime) systemPrompt() string {
 	if sys == "" {
 		sys = prompts.System
 	}
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(sys))
-	_, gitErr := os.Stat(filepath.Join(r.cwd, ".git"))
-	fmt.Fprintf(&b, "\n\n<env>\nWorking directory: %s\nIs directory a git repo: %s\nPlatform: %s\nToday's date: %s\n</env>",
-		r.cwd, yesNo(gitErr == nil), runtime.GOOS, r.now().Format("2006-01-02"))
-	// The user's --append-system-prompt stays last, as the user expects.
-	if a := strings.TrimSpace(r.opts.AppendSystemPrompt); a != "" {
-		b.WriteString("\n\n" + a)
-	}
-	return b.String()
+	return runner.SystemPrompt(sys, r.cwd, r.now(), r.opts.AppendSystemPrompt)
 }
 
 func (sr *sessionRun) publish(e event.Event) {
@@ -219,26 +206,21 @@ func (sr *sessionRun) run(ctx context.Context) {
 	}})
 	conv := runner.Start(runner.Spec{
 		Session: sr.sess,
-		Loop: loop.Config{
-			Model: sr.model, System: sr.system, Tools: sr.tools, Permit: &r.policy,
+		Loop: runner.LoopConfig(runner.Agent{
+			Name: "main", Model: sr.model, ModelID: sr.ref.Model, System: sr.system,
+			Tools: sr.tools, Permit: &r.policy, Env: tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
+			MaxTurns: r.cfg.Settings.MaxTurns, MaxToolInputBytes: r.cfg.Settings.Limits.MaxToolInputBytes,
+			Compaction:    compaction(r.cfg.Settings.Compaction),
+			Spent:         func(u llm.Usage) { sr.totals.Add(sr.model.Name(), u, r.pricing.Cost(sr.ref, u)) },
 			SystemContext: sr.context,
-			MaxTurns:      r.cfg.Settings.MaxTurns, Agent: "main",
-			MaxToolInputBytes: r.cfg.Settings.Limits.MaxToolInputBytes,
-			Env:               tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
-			Inbox:             func() []llm.Message { return inbox(r.queue.Take("")) },
-		},
+			Inbox:         func() []llm.Message { return inbox(r.queue.Take("")) },
+		}),
 		Tag:    runner.Tag{RootSessionID: sr.sess.Info.ID},
 		Cost:   func(u llm.Usage) float64 { return r.pricing.Cost(sr.ref, u) },
 		Totals: sr.totals,
 		Bus:    r.bus,
 		Now:    r.now,
 	}, sr.history)
-	if c := r.cfg.Settings.Compaction; !c.Disabled {
-		cc := compact.Config{Window: c.Window, Threshold: c.Threshold, KeepRecent: c.KeepRecent}.ForModel(sr.ref.Model)
-		conv.SetCompact(runner.Compactor(cc, sr.model, sr.system, sr.tools.Specs(), "main", func(u llm.Usage) {
-			sr.totals.Add(sr.model.Name(), u, r.pricing.Cost(sr.ref, u))
-		}))
-	}
 	group := sr.caller.Group
 	if sr.command != nil {
 		sr.runCommand(ctx, conv)
@@ -247,7 +229,7 @@ func (sr *sessionRun) run(ctx context.Context) {
 		return
 	}
 	var results []*runner.Result
-	last := r.subagents.Converse(ctx, conv, sr.caller, []llm.Message{llm.UserText(sr.prompt)}, func(res *runner.Result) {
+	last := conv.Drain(ctx, []llm.Message{llm.UserText(sr.prompt)}, r.subagents.Pending(sr.caller), func(res *runner.Result) {
 		results = append(results, res)
 		if ctx.Err() != nil {
 			return // interrupted: the result comes last, below
@@ -379,13 +361,6 @@ func title(prompt string) string {
 		line = string(r[:79]) + "…"
 	}
 	return line
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 func orNone(s string) string {

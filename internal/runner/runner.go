@@ -137,11 +137,6 @@ func (c *Conversation) Record(msgs ...llm.Message) error {
 	return nil
 }
 
-// SetCompact sets the loop's compaction hook for the turns to come.
-func (c *Conversation) SetCompact(hook func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error)) {
-	c.spec.Loop.Compact = hook
-}
-
 // History is the conversation so far.
 func (c *Conversation) History() []llm.Message { return c.history }
 

@@ -1134,7 +1134,7 @@ func TestNameReservedAcrossConcurrentSpawns(t *testing.T) {
 }
 
 // TestConverse (S-Q2): a main agent that launched a background child and
-// ended its turn gets a new turn with the notification, and Converse
+// ended its turn gets a new turn with the notification, and Drain
 // returns only after it.
 func TestConverse(t *testing.T) {
 	firstTurn := make(chan struct{})
@@ -1176,7 +1176,7 @@ func TestConverse(t *testing.T) {
 		Tag: runner.Tag{RootSessionID: sess.Info.ID}, Totals: c.Totals, Bus: h.bus, Now: func() time.Time { return fixedNow },
 	}, nil)
 	var results []string
-	res := h.svc.Converse(ctx, conv, c, []llm.Message{llm.UserText("delegate it")}, func(r *runner.Result) {
+	res := conv.Drain(ctx, []llm.Message{llm.UserText("delegate it")}, h.svc.Pending(c), func(r *runner.Result) {
 		results = append(results, r.Result)
 		if len(results) == 1 {
 			close(firstTurn)
@@ -1186,7 +1186,7 @@ func TestConverse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Err != nil || res.Result != "got the result" {
-		t.Fatalf("Converse ended with %q (err %v)", res.Result, res.Err)
+		t.Fatalf("Drain ended with %q (err %v)", res.Result, res.Err)
 	}
 	if d := cmp.Diff([]string{"launched; waiting", "got the result"}, results); d != "" {
 		t.Errorf("turns (-want +got):\n%s", d)
@@ -1200,7 +1200,7 @@ func TestConverse(t *testing.T) {
 		t.Errorf("the new turn's input: %s", last)
 	}
 	if n := h.group.Running(""); n != 0 {
-		t.Errorf("%d background runs left after Converse", n)
+		t.Errorf("%d background runs left after Drain", n)
 	}
 }
 

@@ -104,8 +104,8 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		usage, toolUses, cost, took = usage.Add(tr.Usage), toolUses+tr.ToolUses, cost+tr.Cost, took+tr.Duration
 	}
 	for {
-		res = s.converse(ctx, conv, r.child.caller, input, sum)
-		// A message SendMessage queued after converse last looked would be
+		res = conv.Drain(ctx, input, s.Pending(r.child.caller), sum)
+		// A message SendMessage queued after Drain last looked would be
 		// lost: take what is left under the lock SendMessage queues under,
 		// and either answer it or close the run to messages, so that
 		// SendMessage resumes the agent instead.
@@ -166,37 +166,38 @@ func (s *Service) heartbeat(t *liveTask) {
 	}
 }
 
-// Converse runs turns until the agent has nothing left to answer: its
-// input, then whatever reaches it through the queue — notifications of
-// its own background runs, messages — while any of those runs still go on
-// (S-Q2). after, if set, sees each turn's result.
-func (s *Service) Converse(ctx context.Context, conv *runner.Conversation, c Caller, input []llm.Message, after func(*runner.Result)) *runner.Result {
-	return s.converse(ctx, conv, c, input, after)
+// Pending is what reaches the agent c through the queue while any of its
+// background runs goes on — their notifications, messages sent to it —
+// for runner.Conversation.Drain (S-Q2).
+func (s *Service) Pending(c Caller) runner.Pending {
+	if c.Group == nil {
+		c.Group = s.orphans
+	}
+	return pending{s: s, agentID: c.AgentID, group: c.Group}
 }
 
-func (s *Service) converse(ctx context.Context, conv *runner.Conversation, c Caller, input []llm.Message, after func(*runner.Result)) *runner.Result {
-	res := conv.Turn(ctx, input...)
-	if after != nil {
-		after(res)
-	}
-	for ctx.Err() == nil && res.Err == nil {
-		entries := s.cfg.Queue.Take(c.AgentID)
-		if len(entries) == 0 {
-			changed := c.Group.Changed()
-			if c.Group.Running(c.AgentID) == 0 {
-				break
-			}
-			entries, _ = s.cfg.Queue.Wait(ctx, c.AgentID, changed)
-			if len(entries) == 0 {
-				continue
-			}
+type pending struct {
+	s       *Service
+	agentID string
+	group   *Group
+}
+
+func (p pending) Next(ctx context.Context) []llm.Message {
+	for ctx.Err() == nil {
+		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
+			return messages(es)
 		}
-		res = conv.Turn(ctx, messages(entries)...)
-		if after != nil {
-			after(res)
+		// Taken before counting, so that a run ending in between wakes
+		// the wait below.
+		changed := p.group.Changed()
+		if p.group.Running(p.agentID) == 0 {
+			return nil
+		}
+		if es, _ := p.s.cfg.Queue.Wait(ctx, p.agentID, changed); len(es) > 0 {
+			return messages(es)
 		}
 	}
-	return res
+	return nil
 }
 
 func messages(entries []queue.Entry) []llm.Message {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -293,31 +291,33 @@ func (s *Service) spent(c Caller) func(llm.Usage) {
 
 func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
+// loopConfig is the child's loop: runner.LoopConfig, as for the main
+// agent, with a fork's exact request settings.
 func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string, fork *tool.Turn) loop.Config {
-	cfg := loop.Config{
-		Model: ch.caller.Model, System: s.systemPrompt(def, ch), Tools: tools, Permit: &ch.policy,
-		MaxTurns: def.MaxTurns, Agent: def.Name, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
-		Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
+	a := runner.Agent{
+		Name: def.Name, Model: ch.caller.Model, ModelID: ch.caller.Ref.Model, System: s.systemPrompt(def, ch),
+		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
+		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
+		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller),
 	}
 	if fork != nil {
 		// Exactly the parent's rendered prompt and settings: the shared
 		// prefix depends on it.
-		cfg.System, cfg.MaxTokens, cfg.Thinking = fork.Request.System, fork.Request.MaxTokens, fork.Request.Thinking
+		a.System = fork.Request.System
 	}
-	if s.cfg.Compaction != nil {
-		cfg.Compact = runner.Compactor(s.cfg.Compaction.ForModel(ch.caller.Ref.Model), cfg.Model, cfg.System, tools.Specs(), def.Name, s.spent(ch.caller))
+	cfg := runner.LoopConfig(a)
+	if fork != nil {
+		cfg.MaxTokens, cfg.Thinking = fork.Request.MaxTokens, fork.Request.Thinking
 	}
 	return cfg
 }
 
+// systemPrompt is the child's: its definition's prompt (or its workspace's
+// prompt base), the environment, and a note on its role.
 func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
-	base := strings.TrimSpace(def.Prompt)
+	base := def.Prompt
 	if ch.base != "" {
-		base = strings.TrimSpace(ch.base)
+		base = ch.base
 	}
-	_, gitErr := os.Stat(filepath.Join(ch.cwd, ".git"))
-	return render(childSystemTmpl, map[string]any{
-		"Prompt": base, "Name": def.Name, "Cwd": ch.cwd, "Git": gitErr == nil,
-		"Platform": runtime.GOOS, "Date": s.cfg.Now().Format("2006-01-02"),
-	})
+	return runner.SystemPrompt(base, ch.cwd, s.cfg.Now(), render(childSystemTmpl, map[string]any{"Name": def.Name}))
 }
