@@ -14,6 +14,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/cadre-dev/cadre/internal/provider/guard"
+	"github.com/cadre-dev/cadre/internal/provider/toolcache"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -51,6 +52,9 @@ type Model struct {
 	model     string
 	maxTokens int64
 	limits    guard.Limits
+	// tools holds the tool sets already encoded: children and every turn
+	// of a conversation send the same ones.
+	tools *toolcache.Cache[[]sdk.ToolUnionParam]
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -102,7 +106,8 @@ func New(cfg Config) (*Model, error) {
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
 	}
-	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, limits: cfg.Limits.WithDefaults()}, nil
+	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, limits: cfg.Limits.WithDefaults(),
+		tools: &toolcache.Cache[[]sdk.ToolUnionParam]{}}, nil
 }
 
 // Name returns "anthropic:" and the model id.

@@ -53,27 +53,12 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
 
-	for i, t := range req.Tools {
-		schema := t.InputSchema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object"}`)
+	if len(req.Tools) > 0 {
+		tools, err := m.tools.Get(req.Tools, toolParams)
+		if err != nil {
+			return p, err
 		}
-		if !json.Valid(schema) {
-			return p, badRequest(fmt.Sprintf("tool %q: input_schema is not valid JSON", t.Name))
-		}
-		tp := &sdk.ToolParam{
-			Name: t.Name,
-			// The schema goes out byte for byte: the SDK's typed schema
-			// would drop keywords it does not model.
-			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
-		}
-		if t.Description != "" {
-			tp.Description = param.NewOpt(t.Description)
-		}
-		if i == len(req.Tools)-1 {
-			tp.CacheControl = sdk.NewCacheControlEphemeralParam()
-		}
-		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
+		p.Tools = tools
 	}
 
 	var lastPerTurn []bool // of the last message's blocks as sent: per-turn context?
@@ -125,6 +110,40 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// toolParams encodes a tool set as the API wants it, once per set (see
+// Model.tools): the SDK then sends these bytes instead of encoding every
+// definition by reflection on every request.
+func toolParams(specs []llm.ToolSpec) ([]sdk.ToolUnionParam, error) {
+	out := make([]sdk.ToolUnionParam, len(specs))
+	for i, t := range specs {
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		if !json.Valid(schema) {
+			return nil, badRequest(fmt.Sprintf("tool %q: input_schema is not valid JSON", t.Name))
+		}
+		tp := &sdk.ToolParam{
+			Name: t.Name,
+			// The schema goes out byte for byte: the SDK's typed schema
+			// would drop keywords it does not model.
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
+		}
+		if t.Description != "" {
+			tp.Description = param.NewOpt(t.Description)
+		}
+		if i == len(specs)-1 {
+			tp.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		raw, err := json.Marshal(sdk.ToolUnionParam{OfTool: tp})
+		if err != nil {
+			return nil, badRequest(fmt.Sprintf("tool %q: %v", t.Name, err))
+		}
+		param.SetJSON(raw, &out[i])
+	}
+	return out, nil
 }
 
 // hasNonEmpty reports whether blocks hold anything but empty text. Empty

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/cadre-dev/cadre/internal/provider/guard"
+	"github.com/cadre-dev/cadre/internal/provider/toolcache"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -59,6 +60,9 @@ type Model struct {
 	custom bool
 	chat   openai.ChatCompletionService
 	limits guard.Limits
+	// tools holds the tool sets already encoded: children and every turn
+	// of a conversation send the same ones.
+	tools *toolcache.Cache[[]openai.ChatCompletionToolUnionParam]
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -127,6 +131,7 @@ func New(cfg Config) (*Model, error) {
 		custom:   custom,
 		chat:     openai.NewChatCompletionService(opts...),
 		limits:   cfg.Limits.WithDefaults(),
+		tools:    &toolcache.Cache[[]openai.ChatCompletionToolUnionParam]{},
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -38,12 +39,12 @@ func (m *Model) params(req *llm.Request) (openai.ChatCompletionNewParams, error)
 		}
 		p.Messages = append(p.Messages, mapped...)
 	}
-	for _, t := range req.Tools {
-		fn, err := mapTool(t)
+	if len(req.Tools) > 0 {
+		tools, err := m.tools.Get(req.Tools, toolParams)
 		if err != nil {
 			return p, m.errorf(llm.ErrBadRequest, err)
 		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+		p.Tools = tools
 	}
 	if req.MaxTokens > 0 {
 		// The official API has deprecated max_tokens (reasoning models
@@ -215,6 +216,25 @@ func mapAssistant(blocks []llm.Block) openai.ChatCompletionMessageParamUnion {
 	}
 	a.ToolCalls = calls
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+}
+
+// toolParams encodes a tool set as function tools, once per set (see
+// Model.tools): the SDK then sends these bytes instead of encoding every
+// schema, as a map, by reflection on every request.
+func toolParams(specs []llm.ToolSpec) ([]openai.ChatCompletionToolUnionParam, error) {
+	out := make([]openai.ChatCompletionToolUnionParam, len(specs))
+	for i, t := range specs {
+		fn, err := mapTool(t)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(openai.ChatCompletionFunctionTool(fn))
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		param.SetJSON(raw, &out[i])
+	}
+	return out, nil
 }
 
 // mapTool maps a tool spec onto a function tool whose parameters are the
