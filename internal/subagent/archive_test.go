@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/config"
@@ -147,6 +148,10 @@ func TestAnnounceSummarize(t *testing.T) {
 // background child's, archiveAfterMinutes after it ended; a running one,
 // and the main session, are left alone.
 func TestSweepArchivesForegroundChildren(t *testing.T) {
+	synctest.Test(t, testSweepArchivesForegroundChildren)
+}
+
+func testSweepArchivesForegroundChildren(t *testing.T) {
 	h := newHarness(t, setup{subagents: config.Subagents{ArchiveAfterMinutes: 30}})
 	c := h.mainCaller()
 	res := h.mustCall(c, "toolu_fg", AgentInput{Description: "fg", Prompt: "work"})

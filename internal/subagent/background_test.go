@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/config"
@@ -345,7 +346,7 @@ func TestTaskOutputWithdrawsAQueuedNotification(t *testing.T) {
 // already waiting when the run ends takes the result (no notification);
 // one called after the notification leaves it the only one.
 func TestNotifyOnceDeterministic(t *testing.T) {
-	t.Run("TaskOutput waiting", func(t *testing.T) {
+	t.Run("TaskOutput waiting", inBubble(func(t *testing.T) {
 		g := newGate()
 		h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 			if err := g.wait(ctx, req); err != nil {
@@ -373,8 +374,8 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		if w := marks.winners(id); !slices.Equal(w, []string{"TaskOutput"}) || !h.record(id).Notified {
 			t.Errorf("marked notified by %v (record notified: %v), want TaskOutput", w, h.record(id).Notified)
 		}
-	})
-	t.Run("TaskOutput after the notification was read", func(t *testing.T) {
+	}))
+	t.Run("TaskOutput after the notification was read", inBubble(func(t *testing.T) {
 		h := newHarness(t, setup{})
 		marks := watchMarks(h)
 		c := h.mainCaller()
@@ -392,8 +393,8 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		if w := marks.winners(id); !slices.Equal(w, []string{"runtime"}) {
 			t.Errorf("marked notified by %v, want the runtime once", w)
 		}
-	})
-	t.Run("waiting TaskOutput gives up", func(t *testing.T) {
+	}))
+	t.Run("waiting TaskOutput gives up", inBubble(func(t *testing.T) {
 		// A waiter that was handed the result but gave up without it (its
 		// turn was cancelled) must not lose it: the notification goes out.
 		g := newGate()
@@ -420,7 +421,7 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		if n := h.svc.cfg.Queue.Len(""); n != 0 {
 			t.Errorf("%d more notifications, want none", n)
 		}
-	})
+	}))
 }
 
 // holdNotification stops the first run that publishes a task_notification
@@ -587,7 +588,7 @@ func TestAutoBackground(t *testing.T) {
 			return reply("late result"), nil
 		}
 	}
-	t.Run("on request", func(t *testing.T) {
+	t.Run("on request", inBubble(func(t *testing.T) {
 		g := newGate()
 		h := newHarness(t, setup{script: blocking(g)})
 		c := h.mainCaller()
@@ -623,8 +624,8 @@ func TestAutoBackground(t *testing.T) {
 		if list, _ := h.mem.ListSessions(context.Background(), session.Filter{ParentID: &h.mainID}); len(list) != 1 || list[0].ID != id {
 			t.Errorf("child sessions = %+v, want only %s", list, id)
 		}
-	})
-	t.Run("timeout_seconds 0", func(t *testing.T) {
+	}))
+	t.Run("timeout_seconds 0", inBubble(func(t *testing.T) {
 		h := newHarness(t, setup{})
 		c := h.mainCaller()
 		res := h.mustCall(c, "toolu_1", AgentInput{Description: "quick", Prompt: "work", TimeoutSeconds: new(0)})
@@ -634,8 +635,8 @@ func TestAutoBackground(t *testing.T) {
 		if note := h.notification(childID(t, res)); !strings.Contains(note, "<status>completed</status>") {
 			t.Errorf("notification: %s", note)
 		}
-	})
-	t.Run("timeout_seconds 1, done in time", func(t *testing.T) {
+	}))
+	t.Run("timeout_seconds 1, done in time", inBubble(func(t *testing.T) {
 		h := newHarness(t, setup{})
 		c := h.mainCaller()
 		res := h.mustCall(c, "toolu_1", AgentInput{Description: "quick", Prompt: "work", TimeoutSeconds: new(1)})
@@ -648,8 +649,8 @@ func TestAutoBackground(t *testing.T) {
 		if n := h.svc.cfg.Queue.Len(""); n != 0 {
 			t.Errorf("%d queue entries after a foreground run, want none", n)
 		}
-	})
-	t.Run("timeout_seconds 1, still running", func(t *testing.T) {
+	}))
+	t.Run("timeout_seconds 1, still running", inBubble(func(t *testing.T) {
 		g := newGate()
 		h := newHarness(t, setup{script: blocking(g)})
 		c := h.mainCaller()
@@ -661,7 +662,7 @@ func TestAutoBackground(t *testing.T) {
 		if note := h.notification(childID(t, res)); !strings.Contains(note, "late result") {
 			t.Errorf("notification: %s", note)
 		}
-	})
+	}))
 }
 
 // partialThenBlock answers a child's first call with some text and a tool
@@ -780,7 +781,9 @@ func TestStopCascade(t *testing.T) {
 }
 
 // TestRunTimeout (S-C3): runTimeoutSeconds ends a run with status timeout.
-func TestRunTimeout(t *testing.T) {
+func TestRunTimeout(t *testing.T) { synctest.Test(t, testRunTimeout) }
+
+func testRunTimeout(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, setup{subagents: config.Subagents{RunTimeoutSeconds: 1}, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 		if err := g.wait(ctx, req); err != nil {
@@ -1282,7 +1285,9 @@ func (r *readStore) GetTask(ctx context.Context, id string) (task.Task, error) {
 // TestAnotherProcess (S-X2): tasks whose run is not in this process are
 // stopped and awaited through their records, and a run here honours a
 // stop requested through its record.
-func TestAnotherProcess(t *testing.T) {
+func TestAnotherProcess(t *testing.T) { synctest.Test(t, testAnotherProcess) }
+
+func testAnotherProcess(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 		return nil, g.wait(ctx, req)

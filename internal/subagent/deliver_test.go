@@ -113,7 +113,7 @@ func TestHarnessResultReachesModelOnce(t *testing.T) {
 		}},
 	}
 	for _, rd := range readers {
-		t.Run(rd.name, func(t *testing.T) {
+		t.Run(rd.name, inBubble(func(t *testing.T) {
 			gs := &holds{}
 			h := newProfileHarness(t, setup{script: profileScript(gs)}, "harness")
 			c := h.mainCaller()
@@ -149,7 +149,7 @@ func TestHarnessResultReachesModelOnce(t *testing.T) {
 			if !strings.Contains(texts[1], "not repeated") {
 				t.Errorf("%s does not say the reply was given elsewhere:\n%s", rd.name, texts[1])
 			}
-		})
+		}))
 	}
 }
 

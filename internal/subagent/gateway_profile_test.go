@@ -186,7 +186,7 @@ func TestGatewayRunTimeoutAndCleanup(t *testing.T) {
 		{name: "timeout", in: SessionsSpawnInput{Task: "block:never", RunTimeoutSeconds: &one, Cleanup: "delete"}, status: task.StatusTimeout},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			hs := &holds{}
 			defer hs.get("never").open()
 			h := newProfileHarness(t, setup{script: profileScript(hs), subagents: tt.settings}, "gateway")
@@ -215,6 +215,6 @@ func TestGatewayRunTimeoutAndCleanup(t *testing.T) {
 			if info.Status == session.StatusRunning {
 				t.Errorf("child session still running")
 			}
-		})
+		}))
 	}
 }

@@ -245,7 +245,7 @@ func TestHarnessSpawnReplies(t *testing.T) {
 		{name: "timeout_promoted", in: AgentSpawnInput{AgentID: "general-purpose", Task: "block:slow", TimeoutSeconds: &one}, hold: "slow", want: "status: timeout_promoted\ntask_id: task_%s"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			gs := &holds{}
 			h := newProfileHarness(t, setup{
 				agents: map[string]string{"bg": agentFile("bg", "Background worker", "background: true\n", "Work.")},
@@ -272,7 +272,7 @@ func TestHarnessSpawnReplies(t *testing.T) {
 			if _, err := h.svc.cfg.Tasks.GetTask(context.Background(), id); err != nil {
 				t.Errorf("no task record for the background run: %v", err)
 			}
-		})
+		}))
 	}
 }
 
@@ -463,7 +463,7 @@ func TestHarnessSendRunning(t *testing.T) {
 		{name: "wait for the reply", timeout: 30, want: "status: ok\nreply: echo: ping"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			gs := &holds{}
 			h := newProfileHarness(t, setup{script: profileScript(gs)}, "harness")
 			c := h.mainCaller()
@@ -518,7 +518,7 @@ func TestHarnessSendRunning(t *testing.T) {
 			if n := h.svc.cfg.Queue.Len(""); n != 0 {
 				t.Errorf("%d notifications for a result agent_send already delivered", n)
 			}
-		})
+		}))
 	}
 }
 
@@ -539,7 +539,7 @@ func TestWaitAsyncResults(t *testing.T) {
 		{name: "no wait", tasks: []string{"block:a"}, timeout: &zero, head: "wait: all\nfinished: 0 of 1\ntimed_out: true", status: []string{"running"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name, inBubble(func(t *testing.T) {
 			gs := &holds{}
 			h := newProfileHarness(t, setup{script: profileScript(gs)}, "harness")
 			c := h.mainCaller()
@@ -574,7 +574,7 @@ func TestWaitAsyncResults(t *testing.T) {
 					t.Errorf("report %d = %q, want it to start %q", i, parts[i], want)
 				}
 			}
-		})
+		}))
 	}
 }
 

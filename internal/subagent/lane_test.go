@@ -3,12 +3,15 @@ package subagent
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 )
 
 // TestLaneMovedRunsComeFirst: a run moved to the background takes a free
 // slot, or else the next one that frees, before any run waiting to start;
 // one that ends before it got a slot gives up its place.
-func TestLaneMovedRunsComeFirst(t *testing.T) {
+func TestLaneMovedRunsComeFirst(t *testing.T) { synctest.Test(t, testLaneMovedRunsComeFirst) }
+
+func testLaneMovedRunsComeFirst(t *testing.T) {
 	l := newLane(1)
 	if err := l.acquire(context.Background()); err != nil {
 		t.Fatal(err)
@@ -48,6 +51,10 @@ func TestLaneMovedRunsComeFirst(t *testing.T) {
 // TestLaneCancelledWaiterPassesTheSlotOn: a pending run cancelled while it
 // waits leaves no hole and takes no slot with it.
 func TestLaneCancelledWaiterPassesTheSlotOn(t *testing.T) {
+	synctest.Test(t, testLaneCancelledWaiterPassesTheSlotOn)
+}
+
+func testLaneCancelledWaiterPassesTheSlotOn(t *testing.T) {
 	l := newLane(1)
 	if err := l.acquire(context.Background()); err != nil {
 		t.Fatal(err)

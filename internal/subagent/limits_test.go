@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/config"
@@ -62,7 +63,9 @@ func TestMaxChildrenPerAgentHoldsUnderConcurrency(t *testing.T) {
 // TestForegroundFanOutIsBounded: foreground spawns of one message run at
 // most subagents.maxForegroundConcurrent at a time; the rest wait their
 // turn (queued, not refused) and all of them finish (issue 8, item 10).
-func TestForegroundFanOutIsBounded(t *testing.T) {
+func TestForegroundFanOutIsBounded(t *testing.T) { synctest.Test(t, testForegroundFanOutIsBounded) }
+
+func testForegroundFanOutIsBounded(t *testing.T) {
 	const total, limit = 3, 2
 	var (
 		mu                     sync.Mutex
@@ -157,6 +160,10 @@ func TestQueuedForegroundCallsAreCancelled(t *testing.T) {
 // timeout_seconds that is still queued when its time runs out starts in
 // the background instead of waiting on.
 func TestQueuedCallWithTimeoutGoesToTheBackground(t *testing.T) {
+	synctest.Test(t, testQueuedCallWithTimeoutGoesToTheBackground)
+}
+
+func testQueuedCallWithTimeoutGoesToTheBackground(t *testing.T) {
 	g := newGate()
 	h := newHarness(t, setup{
 		subagents: config.Subagents{MaxForegroundConcurrent: 1},

@@ -34,7 +34,7 @@ func TestMovedRunIsABackgroundRun(t *testing.T) {
 			}
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, inBubble(func(t *testing.T) {
 			g := newGate()
 			var tick atomic.Int64 // a clock that moves at every reading
 			h := newHarness(t, setup{
@@ -109,6 +109,6 @@ func TestMovedRunIsABackgroundRun(t *testing.T) {
 			if !killed || !done {
 				t.Errorf("notifications: killed moved run %v, finished queued run %v; want both", killed, done)
 			}
-		})
+		}))
 	}
 }
