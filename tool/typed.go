@@ -18,10 +18,19 @@ type Typed[In any] struct {
 	// TargetOf, if set, names what permission specifiers match (see Targeted).
 	TargetOf func(env Env, in In) string
 
-	once     sync.Once
-	info     Info
-	resolved *jsonschema.Resolved
-	err      error
+	once   sync.Once
+	info   Info
+	schema *jsonschema.Schema // inferred or read by init
+	err    error              // init's
+
+	// The schema is resolved (compiled for validation) on the first
+	// validation, not with Info: a run offers every tool and calls few.
+	resolveOnce sync.Once
+	resolved    *jsonschema.Resolved
+	resolveErr  error
+	// proto, set by With, is the tool whose resolved schema this one
+	// shares.
+	proto *Typed[In]
 }
 
 // New returns a Typed tool.
@@ -35,9 +44,13 @@ func New[In any](meta Info, run func(ctx context.Context, env Env, in In) (Resul
 // agents) pays for the schema only once.
 func (t *Typed[In]) With(meta Info, run func(ctx context.Context, env Env, in In) (Result, error)) *Typed[In] {
 	t.init()
-	n := &Typed[In]{Meta: meta, Run: run, TargetOf: t.TargetOf}
+	proto := t
+	if t.proto != nil {
+		proto = t.proto
+	}
+	n := &Typed[In]{Meta: meta, Run: run, TargetOf: t.TargetOf, proto: proto}
 	n.once.Do(func() {
-		n.info, n.resolved, n.err = meta, t.resolved, t.err
+		n.info, n.schema, n.err = meta, t.schema, t.err
 		if len(meta.InputSchema) == 0 {
 			n.info.InputSchema = t.info.InputSchema
 		}
@@ -48,31 +61,45 @@ func (t *Typed[In]) With(meta Info, run func(ctx context.Context, env Env, in In
 func (t *Typed[In]) init() {
 	t.once.Do(func() {
 		t.info = t.Meta
-		var s *jsonschema.Schema
 		if len(t.Meta.InputSchema) > 0 {
-			s = new(jsonschema.Schema)
+			s := new(jsonschema.Schema)
 			if err := json.Unmarshal(t.Meta.InputSchema, s); err != nil {
 				t.err = fmt.Errorf("tool %s: bad input schema: %w", t.Meta.Name, err)
 				return
 			}
-		} else {
-			var err error
-			if s, err = jsonschema.For[In](nil); err != nil {
-				t.err = fmt.Errorf("tool %s: infer input schema: %w", t.Meta.Name, err)
-				return
-			}
-			raw, err := json.Marshal(s)
-			if err != nil {
-				t.err = fmt.Errorf("tool %s: encode input schema: %w", t.Meta.Name, err)
-				return
-			}
-			t.info.InputSchema = raw
+			t.schema = s
+			return
 		}
-		t.resolved, t.err = s.Resolve(nil)
-		if t.err != nil {
-			t.err = fmt.Errorf("tool %s: resolve input schema: %w", t.Meta.Name, t.err)
+		s, err := jsonschema.For[In](nil)
+		if err != nil {
+			t.err = fmt.Errorf("tool %s: infer input schema: %w", t.Meta.Name, err)
+			return
+		}
+		raw, err := json.Marshal(s)
+		if err != nil {
+			t.err = fmt.Errorf("tool %s: encode input schema: %w", t.Meta.Name, err)
+			return
+		}
+		t.schema, t.info.InputSchema = s, raw
+	})
+}
+
+// resolve returns the schema compiled for validation, compiling it on
+// first use.
+func (t *Typed[In]) resolve() (*jsonschema.Resolved, error) {
+	if t.proto != nil {
+		return t.proto.resolve()
+	}
+	t.init()
+	if t.err != nil {
+		return nil, t.err
+	}
+	t.resolveOnce.Do(func() {
+		if t.resolved, t.resolveErr = t.schema.Resolve(nil); t.resolveErr != nil {
+			t.resolveErr = fmt.Errorf("tool %s: resolve input schema: %w", t.Meta.Name, t.resolveErr)
 		}
 	})
+	return t.resolved, t.resolveErr
 }
 
 // Info implements Tool.
@@ -83,11 +110,11 @@ func (t *Typed[In]) Info() Info {
 
 // ValidateInput implements Validating.
 func (t *Typed[In]) ValidateInput(input json.RawMessage) error {
-	t.init()
-	if t.err != nil {
-		return t.err
+	rs, err := t.resolve()
+	if err != nil {
+		return err
 	}
-	return validate(t.resolved, input)
+	return validate(rs, input)
 }
 
 func (t *Typed[In]) decode(input json.RawMessage) (In, error) {
