@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -79,14 +81,70 @@ func (p project) run(b *testing.B, want string, args ...string) int64 {
 // exec execs cadre once and returns its standard output and peak resident
 // set in KiB; a failed run stops the benchmark.
 func (p project) exec(b *testing.B, args ...string) (string, int64) {
+	out, rss, _ := p.execSampled(b, false, args...)
+	return out, rss
+}
+
+// execSampled is exec that, when anon is set, also returns the peak of the
+// process's private memory (see sampleAnon) in KiB.
+func (p project) execSampled(b *testing.B, anon bool, args ...string) (string, int64, int64) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = p.dir, p.vars
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("cadre %v: %v", args, err)
+	}
+	exited := make(chan struct{})
+	sampled := make(chan int64, 1)
+	if anon {
+		go func() { sampled <- sampleAnon(cmd.Process.Pid, exited) }()
+	} else {
+		sampled <- 0
+	}
+	err := cmd.Wait()
+	close(exited)
+	peakAnon := <-sampled
+	if err != nil {
 		b.Fatalf("cadre %v: %v\nstderr: %s", args, err, errb.String())
 	}
-	return out.String(), maxRSSKB(cmd.ProcessState)
+	return out.String(), maxRSSKB(cmd.ProcessState), peakAnon
+}
+
+// sampleAnon reads the RssAnon line of /proc/<pid>/status — the process's
+// private memory: its Go heap, stacks and the runtime's own mappings, not
+// the binary's pages nor shared files — every 200 µs until exited is
+// closed, and returns the largest value seen, in KiB. The kernel keeps a
+// peak of the whole resident set (VmHWM, ru_maxrss) but none of RssAnon, so
+// it is sampled; a peak shorter than the interval can be missed, and 0
+// means the system has no /proc.
+func sampleAnon(pid int, exited <-chan struct{}) int64 {
+	path := filepath.Join("/proc", strconv.Itoa(pid), "status")
+	tick := time.NewTicker(200 * time.Microsecond)
+	defer tick.Stop()
+	var peak int64
+	for {
+		if status, err := os.ReadFile(path); err == nil {
+			peak = max(peak, rssAnonKB(status))
+		}
+		select {
+		case <-exited:
+			return peak
+		case <-tick.C:
+		}
+	}
+}
+
+// rssAnonKB is the RssAnon figure of a /proc/<pid>/status file, in KiB (0
+// when absent, as in a process that has exited).
+func rssAnonKB(status []byte) int64 {
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }
 
 // maxRSSKB is the peak resident set of an exited process in KiB (getrusage
@@ -127,9 +185,17 @@ func BenchmarkOneTurnRun(b *testing.B) {
 		return testkit.Reply{Text: "hello", Usage: usage()}
 	})
 	p := newProject(b, "ANTHROPIC_BASE_URL="+srv.URL)
+	var peakAnon int64
 	loop(b, func() int64 {
-		return p.run(b, `"is_error":false`, "-p", "hi", "--output-format", "json", "--model", "claude-sonnet-4-5")
+		args := []string{"-p", "hi", "--output-format", "json", "--model", "claude-sonnet-4-5"}
+		out, rss, anon := p.execSampled(b, true, args...)
+		if !strings.Contains(out, `"is_error":false`) {
+			b.Fatalf("cadre %v: output lacks the result:\n%s", args, out)
+		}
+		peakAnon = max(peakAnon, anon)
+		return rss
 	})
+	b.ReportMetric(float64(peakAnon), "peak-RssAnon-KB")
 }
 
 // BenchmarkToolLoopRun is a two-turn run: the model calls Read, cadre runs

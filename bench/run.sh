@@ -33,6 +33,7 @@ awk '
 		else if (u ~ /^(live-)?B\/(op|child)$/ && v >= 1024)    { v = sprintf("%.1f", v/1024); sub(/B/, "KiB", u) }
 		else if (u ~ /-µs$/ && v >= 1e3)   { v = sprintf("%.1f", v/1e3); sub(/-µs$/, "-ms", u) }
 		else if (u == "peak-RSS-KB")       { v = sprintf("%.1f", v/1024); u = "MiB peak RSS" }
+		else if (u == "peak-RssAnon-KB")   { v = sprintf("%.1f", v/1024); u = "MiB peak RssAnon" }
 		else if (u == "peak-heap-KB")      { v = sprintf("%.1f", v/1024); u = "MiB peak heap" }
 		line = line sprintf("  %s %s", v, u)
 	}
