@@ -111,6 +111,10 @@ type Service struct {
 	// delivery makes a notification's "mark notified, then queue" one
 	// step for the tools that read results (deliver.go).
 	delivery sync.Mutex
+	// prompts holds the children's rendered system prompts by promptKey:
+	// the ten children of one message share one, rendered once. It grows
+	// with the definitions, working directories and days a process sees.
+	prompts sync.Map
 }
 
 // New checks cfg and returns a Service.
@@ -312,12 +316,27 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 	return cfg
 }
 
+// promptKey is everything a child's system prompt depends on but the
+// platform, which a process does not change.
+type promptKey struct{ name, base, cwd, date string }
+
 // systemPrompt is the child's: its definition's prompt (or its workspace's
-// prompt base), the environment, and a note on its role.
+// prompt base), the environment, and a note on its role. It is built once
+// per definition, workspace and day, and the ten children of one message
+// share it. Whether the workspace is a git repository is read with the
+// first build: a child started later that day sees its first sibling's
+// answer.
 func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	base := def.Prompt
 	if ch.base != "" {
 		base = ch.base
 	}
-	return runner.SystemPrompt(base, ch.cwd, s.cfg.Now(), render(childSystemTmpl, map[string]any{"Name": def.Name}))
+	now := s.cfg.Now()
+	key := promptKey{name: def.Name, base: base, cwd: ch.cwd, date: now.Format("2006-01-02")}
+	if p, ok := s.prompts.Load(key); ok {
+		return p.(string)
+	}
+	p := runner.SystemPrompt(base, ch.cwd, now, render(childSystemTmpl, map[string]any{"Name": def.Name}))
+	s.prompts.Store(key, p)
+	return p
 }
