@@ -2,7 +2,6 @@ package subagent
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -35,7 +35,7 @@ func TestAgentToolDescription(t *testing.T) {
 	if info.Name != "Agent" || !cmp.Equal(info.Aliases, []string{"Task"}) || !info.ConcurrencySafe {
 		t.Errorf("tool info = %s %v safe=%v, want Agent [Task] safe=true", info.Name, info.Aliases, info.ConcurrencySafe)
 	}
-	golden(t, filepath.Join("testdata", "agent_tool_description.golden"), info.Description)
+	golden.Check(t, filepath.Join("testdata", "agent_tool_description.golden"), []byte(info.Description+"\n"))
 	for _, w := range []string{"- explorer: ", "- general-purpose: ", "session_id"} {
 		if !strings.Contains(info.Description, w) {
 			t.Errorf("description lacks %q", w)
@@ -58,7 +58,7 @@ func TestTaskToolDescription(t *testing.T) {
 	if info.Name != "task" || len(info.Aliases) != 0 || !info.ConcurrencySafe {
 		t.Errorf("tool info = %s %v safe=%v, want task [] safe=true", info.Name, info.Aliases, info.ConcurrencySafe)
 	}
-	golden(t, filepath.Join("testdata", "task_tool_description.golden"), info.Description)
+	golden.Check(t, filepath.Join("testdata", "task_tool_description.golden"), []byte(info.Description+"\n"))
 	if strings.Contains(info.Description, "stealth") || strings.Contains(info.Description, "secret") {
 		t.Errorf("description lists a hidden or denied agent:\n%s", info.Description)
 	}
@@ -145,23 +145,6 @@ func TestChildSystemPrompt(t *testing.T) {
 	}
 	if strings.Contains(sys, "<subagents>") {
 		t.Errorf("a child's system prompt carries the main agent's subagents block:\n%s", sys)
-	}
-}
-
-// golden compares got with the file, rewriting it under -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if d := cmp.Diff(strings.TrimSuffix(string(want), "\n"), got); d != "" {
-		t.Errorf("%s (-want +got):\n%s", path, d)
 	}
 }
 
