@@ -1,6 +1,9 @@
 package subagent
 
-import "github.com/cadre-dev/cadre/internal/event"
+import (
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/ids"
+)
 
 // The task_* system events: a run's start, progress and end on the bus.
 
@@ -17,5 +20,5 @@ func (s *Service) system(rootSessionID, subtype string, fields map[string]any) {
 	if s.cfg.Bus == nil {
 		return
 	}
-	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: newUUID(), Fields: fields})
+	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: ids.New(), Fields: fields})
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/ids"
 )
 
 // Spawn limits (DESIGN S-C2; issue 8, item 10): how many children one
@@ -37,7 +39,7 @@ func (s *Service) reserveChild(c Caller) (string, error) {
 	if n >= limit {
 		return "", fmt.Errorf("this agent already has %d active subagents, the most subagents.maxChildrenPerAgent allows; wait for one to finish", limit)
 	}
-	key := prefix + newUUID()
+	key := prefix + ids.New()
 	s.reserved[key] = true
 	return key, nil
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
-	"github.com/google/uuid"
 )
 
 // The Service, its configuration, the caller a spawn tool works for, and
@@ -292,8 +291,6 @@ func (s *Service) spent(c Caller) func(llm.Usage) {
 		}
 	}
 }
-
-func newUUID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // loopConfig is the child's loop: runner.LoopConfig, as for the main
 // agent, with a fork's exact request settings.

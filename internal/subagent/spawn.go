@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/runner"
@@ -357,7 +358,7 @@ func (s *Service) scripted(name string) bool {
 
 // create makes the child session: parent id, session key and title (S-L1).
 func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string) (*session.Session, error) {
-	id := newUUID()
+	id := ids.New()
 	return s.cfg.Sessions.Create(ctx, session.Info{
 		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: cwd,
 		Key:   "agent:" + def.Name + ":subagent:" + id,
