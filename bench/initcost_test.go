@@ -18,7 +18,6 @@ var compiledLater = []string{
 	"internal/frontmatter",
 	"internal/provider/script",
 	"internal/store/sqlite",
-	"internal/subagent",
 }
 
 // TestNoCompileAtInit keeps regexp and template compilation out of package

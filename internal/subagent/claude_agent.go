@@ -56,7 +56,7 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 	}
 	t := s.protos.agent.With(tool.Info{
 		Name: "Agent", Aliases: []string{"Task"},
-		Description:     render(agentToolTmpl, map[string]any{"Agents": rows, "Fork": s.cfg.Fork && !c.Fork}),
+		Description:     render(agentToolTmpl(), map[string]any{"Agents": rows, "Fork": s.cfg.Fork && !c.Fork}),
 		Access:          tool.AccessAgent,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in AgentInput) (tool.Result, error) {
@@ -151,7 +151,7 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 func launchedResult(o *outcome) tool.Result {
 	t := o.task.about()
 	return tool.Result{
-		Content: []llm.Block{llm.Text(render(launchedTmpl, map[string]any{"ID": t.ID, "Name": t.Name, "OutputFile": t.OutputFile}))},
+		Content: []llm.Block{llm.Text(render(launchedTmpl(), map[string]any{"ID": t.ID, "Name": t.Name, "OutputFile": t.OutputFile}))},
 		Meta: map[string]any{
 			"status": "async_launched", "isAsync": true, "agentId": t.ID, "description": t.Description,
 			"prompt": t.Prompt, "outputFile": t.OutputFile, "canReadOutputFile": true,

@@ -273,7 +273,7 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 		}
 		result += "Error: " + errText
 	}
-	body := render(notificationTmpl, map[string]any{
+	body := render(notificationTmpl(), map[string]any{
 		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status,
 		"Description": t.description, "Verb": verb, "Result": result,
 		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,

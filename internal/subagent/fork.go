@@ -7,7 +7,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"text/template"
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/llm"
@@ -34,7 +33,7 @@ const forkPlaceholder = "Forked: this call was handed to a fork of the agent. Ig
 var (
 	//go:embed prompts/fork_directive.md
 	forkDirectiveText string
-	forkDirectiveTmpl = template.Must(template.New("fork_directive").Parse(forkDirectiveText))
+	forkDirectiveTmpl = lazy("fork_directive", forkDirectiveText, nil)
 )
 
 // errForkInFork is the recursion guard's refusal.
@@ -98,7 +97,7 @@ func forkInput(turn *tool.Turn, prompt, worktreeDir string) llm.Message {
 	if n := len(blocks); n > 0 {
 		blocks[n-1].Cache = true
 	}
-	blocks = append(blocks, llm.Text(render(forkDirectiveTmpl, map[string]any{"Prompt": strings.TrimSpace(prompt), "Worktree": worktreeDir})))
+	blocks = append(blocks, llm.Text(render(forkDirectiveTmpl(), map[string]any{"Prompt": strings.TrimSpace(prompt), "Worktree": worktreeDir})))
 	return llm.Message{Role: llm.RoleUser, Content: blocks}
 }
 

@@ -31,7 +31,7 @@ func (s *Service) taskTool(c Caller) tool.Tool {
 	}
 	t := s.protos.task.With(tool.Info{
 		Name:            "task",
-		Description:     render(taskToolTmpl, map[string]any{"Agents": rows}),
+		Description:     render(taskToolTmpl(), map[string]any{"Agents": rows}),
 		Access:          tool.AccessAgent,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in TaskInput) (tool.Result, error) {

@@ -5,6 +5,7 @@ import (
 	"embed"
 	_ "embed"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -31,17 +32,27 @@ var (
 	//go:embed prompts/send_message.md
 	sendMessageText string
 
-	agentToolTmpl    = template.Must(template.New("agent_tool").Parse(agentToolText))
-	taskToolTmpl     = template.Must(template.New("task_tool").Parse(taskToolText))
-	contextTmpl      = template.Must(template.New("context").Parse(contextText))
-	childSystemTmpl  = template.Must(template.New("child_system").Parse(childSystemText))
-	notificationTmpl = template.Must(template.New("notification").Funcs(frameFuncs).Parse(notificationText))
-	launchedTmpl     = template.Must(template.New("launched").Parse(launchedText))
-	taskOutputTmpl   = template.Must(template.New("task_output").Parse(taskOutputText))
-	taskStopTmpl     = template.Must(template.New("task_stop").Parse(taskStopText))
-	taskListTmpl     = template.Must(template.New("task_list").Parse(taskListText))
-	sendMessageTmpl  = template.Must(template.New("send_message").Parse(sendMessageText))
+	// The templates are parsed on first use (lazy): a process that never
+	// renders one (cadre version, a run without subagents) does not pay
+	// for it at start-up.
+	agentToolTmpl    = lazy("agent_tool", agentToolText, nil)
+	taskToolTmpl     = lazy("task_tool", taskToolText, nil)
+	contextTmpl      = lazy("context", contextText, nil)
+	childSystemTmpl  = lazy("child_system", childSystemText, nil)
+	notificationTmpl = lazy("notification", notificationText, frameFuncs)
+	launchedTmpl     = lazy("launched", launchedText, nil)
+	taskOutputTmpl   = lazy("task_output", taskOutputText, nil)
+	taskStopTmpl     = lazy("task_stop", taskStopText, nil)
+	taskListTmpl     = lazy("task_list", taskListText, nil)
+	sendMessageTmpl  = lazy("send_message", sendMessageText, nil)
 )
+
+// lazy returns a function that parses the template on its first call.
+func lazy(name, text string, funcs template.FuncMap) func() *template.Template {
+	return sync.OnceValue(func() *template.Template {
+		return template.Must(template.New(name).Funcs(funcs).Parse(text))
+	})
+}
 
 // frameFuncs let a template escape a child's text and frame it (frame.go).
 var frameFuncs = template.FuncMap{
@@ -62,12 +73,14 @@ func render(t *template.Template, data any) string {
 //go:embed prompts/harness_*.md prompts/gateway_*.md
 var profilePromptFS embed.FS
 
-// profilePrompts holds the harness and gateway tool descriptions, each named
+// profilePrompts() holds the harness and gateway tool descriptions, each named
 // after its file ("harness_agent_spawn.md").
-var profilePrompts = template.Must(template.ParseFS(profilePromptFS, "prompts/harness_*.md", "prompts/gateway_*.md"))
+var profilePrompts = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(profilePromptFS, "prompts/harness_*.md", "prompts/gateway_*.md"))
+})
 
 func profilePrompt(name string, data any) string {
-	return render(profilePrompts.Lookup(name), data)
+	return render(profilePrompts().Lookup(name), data)
 }
 
 func oneLine(s string) string {

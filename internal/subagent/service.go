@@ -267,7 +267,7 @@ func (s *Service) SystemContext(c Caller) string {
 	if len(names) == 0 && len(tasks) == 0 {
 		return ""
 	}
-	return render(contextTmpl, map[string]any{"Agents": names, "Tool": s.toolName(), "Tasks": tasks})
+	return render(contextTmpl(), map[string]any{"Agents": names, "Tool": s.toolName(), "Tasks": tasks})
 }
 
 func (s *Service) toolName() string {
@@ -333,7 +333,7 @@ func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	if p, ok := s.prompts.Load(key); ok {
 		return p.(string)
 	}
-	p := runner.SystemPrompt(base, ch.cwd, now, render(childSystemTmpl, map[string]any{"Name": def.Name}))
+	p := runner.SystemPrompt(base, ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
 	s.prompts.Store(key, p)
 	return p
 }
