@@ -240,7 +240,10 @@ func (f *bgFanOut) run(ctx context.Context, rt *cadre.Runtime) error {
 		case ev.Type == cadre.EventSystem && ev.Subtype == "init":
 			f.sessionID = ev.SessionID
 		case ev.Type == cadre.EventSystem && ev.Subtype == "task_notification":
-			id, _ := ev.Fields["task_id"].(string)
+			id := ""
+			if ev.Task != nil {
+				id = ev.Task.TaskID
+			}
 			f.enqueued[id] = ev.Time
 		case ev.Type == cadre.EventResult && ev.ParentToolUseID == "":
 			res = ev.Result

@@ -130,11 +130,10 @@ func (p *progress) Event(e event.Event) {
 	}
 	var lines []string // plain lines, or permanent lines above the live block
 	changed := false
-	if e.Type == event.TypeSystem && e.Subtype == "task_notification" {
-		if id, _ := e.Fields["tool_use_id"].(string); id != "" {
+	if e.Type == event.TypeSystem && e.Subtype == event.SubtypeTaskNotification && e.Task != nil {
+		if id := e.Task.ToolUseID; id != "" {
 			if r := p.runs[id]; r != nil {
-				status, _ := e.Fields["status"].(string)
-				reason, _ := e.Fields["summary"].(string)
+				status, reason := e.Task.Status, e.Task.Summary
 				if reason == "" {
 					reason = status
 				}

@@ -171,7 +171,7 @@ func TestProgressPlain(t *testing.T) {
 				prompt(bgAgent, 1),
 				say(bgAgent, 5, 4000, call("toolu_b1", "Read", map[string]any{"file_path": "README.md"})),
 				{Type: event.TypeSystem, Subtype: "task_notification", SessionID: "main", Time: t0.Add(65 * time.Second),
-					Fields: map[string]any{"task_id": "child", "tool_use_id": bgAgent.parent, "status": "completed", "summary": "indexed"}},
+					Task: &event.Task{TaskID: "child", ToolUseID: bgAgent.parent, Status: "completed", Summary: "indexed"}},
 			},
 			want: "[indexer] started: index the repo\n" +
 				"[indexer] Read README.md\n" +
@@ -184,7 +184,7 @@ func TestProgressPlain(t *testing.T) {
 				prompt(bgAgent, 1),
 				results(mainAgent, 1, llm.ToolResult(bgAgent.parent, "Async agent launched", false)),
 				{Type: event.TypeSystem, Subtype: "task_notification", SessionID: "main", Time: t0.Add(3 * time.Second),
-					Fields: map[string]any{"tool_use_id": bgAgent.parent, "status": "killed"}},
+					Task: &event.Task{ToolUseID: bgAgent.parent, Status: "killed"}},
 			},
 			want: "[indexer] started: index the repo\n" +
 				"[indexer] failed after 2s, 0 tokens, 0 tool uses: killed\n",

@@ -26,8 +26,8 @@ const (
 // Event is one message of a session's stream.
 type Event struct {
 	Type Type
-	// Subtype: "init" and the task_* kinds for system events; the outcome for
-	// result events.
+	// Subtype: "init", the task_* kinds (SubtypeTask…) and
+	// compact_boundary for system events; the outcome for result events.
 	Subtype   string
 	SessionID string
 	UUID      string
@@ -48,7 +48,9 @@ type Event struct {
 
 	Init   *Init
 	Result *Result
-	// Fields holds the payload of other system subtypes (task_started, …),
+	// Task is the payload of the task_* system events.
+	Task *Task
+	// Fields holds the payload of other system subtypes (compact_boundary),
 	// written as top-level keys.
 	Fields map[string]any
 }

@@ -30,8 +30,9 @@ func Line(e event.Event) any {
 	return map[string]any{"type": string(e.Type), "uuid": e.UUID, "session_id": e.SessionID}
 }
 
-// systemLine writes a task_* system event with Claude Code's key order:
-// type and subtype first, the payload, then uuid and session_id.
+// systemLine writes a task_* or other system event with Claude Code's
+// key order: type and subtype first, the payload (keys sorted), then uuid
+// and session_id.
 type systemLine event.Event
 
 func (s systemLine) MarshalJSON() ([]byte, error) {
@@ -40,8 +41,12 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	b.WriteString(`{"type":"system","subtype":`)
 	enc.Encode(s.Subtype)
-	keys := make([]string, 0, len(s.Fields))
-	for k := range s.Fields {
+	fields := s.Fields
+	if s.Task != nil {
+		fields = taskFields(s.Subtype, s.Task)
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
 		if k != "type" && k != "subtype" && k != "uuid" && k != "session_id" {
 			keys = append(keys, k)
 		}
@@ -51,7 +56,7 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 		b.WriteByte(',')
 		enc.Encode(k)
 		b.WriteByte(':')
-		if err := enc.Encode(s.Fields[k]); err != nil {
+		if err := enc.Encode(fields[k]); err != nil {
 			return nil, fmt.Errorf("system %s field %s: %w", s.Subtype, k, err)
 		}
 	}
@@ -73,6 +78,23 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 	// Encode ends each value with a newline; JSON allows the whitespace,
 	// but lines must stay one line.
 	return bytes.ReplaceAll(b.Bytes(), []byte("\n"), nil), nil
+}
+
+// taskFields are the keys of a task_* line, those Claude Code writes for
+// the subtype.
+func taskFields(subtype string, t *event.Task) map[string]any {
+	f := map[string]any{"task_id": t.TaskID, "tool_use_id": t.ToolUseID}
+	usage := map[string]any{"total_tokens": t.Usage.TotalTokens, "tool_uses": t.Usage.ToolUses, "duration_ms": t.Usage.Duration.Milliseconds()}
+	switch subtype {
+	case event.SubtypeTaskStarted:
+		f["description"], f["subagent_type"], f["prompt"] = t.Description, t.SubagentType, t.Prompt
+		f["task_type"], f["is_backgrounded"], f["spawn_depth"] = t.TaskType, t.Backgrounded, t.SpawnDepth
+	case event.SubtypeTaskProgress:
+		f["description"], f["subagent_type"], f["last_tool_name"], f["usage"] = t.Description, t.SubagentType, t.LastToolName, usage
+	case event.SubtypeTaskNotification:
+		f["status"], f["output_file"], f["summary"], f["usage"] = t.Status, t.OutputFile, t.Summary, usage
+	}
+	return f
 }
 
 type initJSON struct {

@@ -135,3 +135,39 @@ func TestSubagentSystemLineIsTagged(t *testing.T) {
 		t.Errorf("a subagent's system line without --verbose: %s", quiet.String())
 	}
 }
+
+// TestTaskLines: the task_* lines are shaped from the typed payload with
+// the keys Claude Code writes for each subtype; they show without
+// --verbose, being the main session's.
+func TestTaskLines(t *testing.T) {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	task := func(subtype, uuid string, p event.Task) event.Event {
+		return event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: "s", UUID: uuid, Time: at, Task: &p}
+	}
+	evs := []event.Event{
+		task(event.SubtypeTaskStarted, "u-1", event.Task{
+			TaskID: "t1", ToolUseID: "toolu_1", Description: "index <the> repo", SubagentType: "indexer",
+			Backgrounded: true, SpawnDepth: 1, TaskType: "local_agent", Prompt: "Index & report",
+		}),
+		task(event.SubtypeTaskProgress, "u-2", event.Task{
+			TaskID: "t1", ToolUseID: "toolu_1", Description: "index <the> repo", SubagentType: "indexer",
+			Usage: event.TaskUsage{TotalTokens: 1234, ToolUses: 3, Duration: 4500 * time.Millisecond}, LastToolName: "Grep",
+		}),
+		task(event.SubtypeTaskNotification, "u-3", event.Task{
+			TaskID: "t1", ToolUseID: "toolu_1", Status: "completed", OutputFile: "/tmp/t1.output",
+			Summary: `Agent "index <the> repo" completed`, Usage: event.TaskUsage{TotalTokens: 2000, ToolUses: 4, Duration: 6 * time.Second},
+		}),
+		task(event.SubtypeTaskNotification, "u-4", event.Task{
+			TaskID: "t2", ToolUseID: "toolu_2", Status: "stopped", OutputFile: "/tmp/t2.output", Summary: `Agent "x" was stopped`,
+		}),
+	}
+	var buf bytes.Buffer
+	w := New(&buf, StreamJSON, false)
+	for _, e := range evs {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	golden.Check(t, filepath.Join("testdata", "task-lines.jsonl"), buf.Bytes())
+}

@@ -3,22 +3,33 @@ package subagent
 import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/internal/task"
 )
 
-// The task_* system events: a run's start, progress and end on the bus.
+// The task_* system events: a background run's start, progress and end on
+// the bus, typed (event.Task); package output shapes their stream-json
+// lines.
 
-func (s *Service) progress(t *liveTask) {
-	_, tokens, toolUses, last := t.snapshot()
-	s.system(t.rootSessionID, "task_progress", map[string]any{
-		"task_id": t.id, "tool_use_id": t.toolUseID, "description": t.description, "subagent_type": t.agentType,
-		"usage":          map[string]any{"total_tokens": tokens, "tool_uses": toolUses, "duration_ms": s.cfg.Now().Sub(t.started).Milliseconds()},
-		"last_tool_name": last,
+// taskStarted announces a run that starts in, or moves to, the background.
+func (s *Service) taskStarted(t *liveTask) {
+	s.publishTask(t.rootSessionID, event.SubtypeTaskStarted, event.Task{
+		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
+		Backgrounded: true, SpawnDepth: t.depth, TaskType: string(task.KindLocalAgent), Prompt: t.prompt,
 	})
 }
 
-func (s *Service) system(rootSessionID, subtype string, fields map[string]any) {
+// progress reports a background run's figures so far.
+func (s *Service) progress(t *liveTask) {
+	_, tokens, toolUses, last := t.snapshot()
+	s.publishTask(t.rootSessionID, event.SubtypeTaskProgress, event.Task{
+		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
+		Usage: event.TaskUsage{TotalTokens: tokens, ToolUses: toolUses, Duration: s.cfg.Now().Sub(t.started)}, LastToolName: last,
+	})
+}
+
+func (s *Service) publishTask(rootSessionID, subtype string, payload event.Task) {
 	if s.cfg.Bus == nil {
 		return
 	}
-	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: ids.New(), Fields: fields})
+	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: ids.New(), Task: &payload})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
@@ -282,10 +283,10 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
 		silent: t.skip,
 		event: func() {
-			s.system(t.rootSessionID, "task_notification", map[string]any{
-				"task_id": t.id, "tool_use_id": t.toolUseID, "status": streamStatus(status), "output_file": t.outputFile,
-				"summary": fmt.Sprintf("Agent %q %s", t.description, verb),
-				"usage":   map[string]any{"total_tokens": res.Usage.Total(), "tool_uses": toolUses, "duration_ms": res.Duration.Milliseconds()},
+			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
+				TaskID: t.id, ToolUseID: t.toolUseID, Status: streamStatus(status), OutputFile: t.outputFile,
+				Summary: fmt.Sprintf("Agent %q %s", t.description, verb),
+				Usage:   event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 			})
 		},
 	}

@@ -621,9 +621,6 @@ func (s *Service) record(t *liveTask, status task.Status) error {
 			return fmt.Errorf("record task %s: %w", t.id, err)
 		}
 	}
-	s.system(t.rootSessionID, "task_started", map[string]any{
-		"task_id": t.id, "tool_use_id": t.toolUseID, "description": t.description, "subagent_type": t.agentType,
-		"is_backgrounded": true, "spawn_depth": t.depth, "task_type": string(task.KindLocalAgent), "prompt": t.prompt,
-	})
+	s.taskStarted(t)
 	return nil
 }
