@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,4 +95,35 @@ func uuidMakers(t *testing.T, path string) []uuidCall {
 		return true
 	})
 	return calls
+}
+
+// TestUUIDMakers: the check sees the calls however the import is spelt,
+// and lets through what makes no id.
+func TestUUIDMakers(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"plain", "import \"github.com/google/uuid\"\nvar _ = uuid.NewString()", []string{"uuid.NewString"}},
+		{"renamed", "import u \"github.com/google/uuid\"\nvar _, _ = u.NewV7()", []string{"u.NewV7"}},
+		{"passed as a value", "import \"github.com/google/uuid\"\nvar f = uuid.NewRandom", []string{"uuid.NewRandom"}},
+		{"dot import", "import . \"github.com/google/uuid\"\nvar _ = NewString()", []string{"a dot import of github.com/google/uuid"}},
+		{"parsing is fine", "import \"github.com/google/uuid\"\nvar _, _ = uuid.Parse(\"x\")", nil},
+		{"another package's New", "import uuid \"example.com/other\"\nvar _ = uuid.New()", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.go")
+			if err := os.WriteFile(path, []byte("package x\n\n"+tt.src+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range uuidMakers(t, path) {
+				got = append(got, c.call)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("found %q, want %q", got, tt.want)
+			}
+		})
+	}
 }
