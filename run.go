@@ -313,8 +313,8 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation)
 // context is the per-turn context: the agents the main agent may delegate
 // to and its background tasks. It changes as tasks come and go, so the
 // loop sends it after the cached prompt, never in it.
-func (sr *sessionRun) context() string {
-	return sr.r.subagents.SystemContext(sr.caller)
+func (sr *sessionRun) context(ctx context.Context) string {
+	return sr.r.subagents.SystemContext(ctx, sr.caller)
 }
 
 func inbox(entries []queue.Entry) []llm.Message {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"runtime/debug"
 	"slices"
@@ -65,7 +66,10 @@ type Config struct {
 	// at the end of the newest user message, for that call only (never
 	// recorded): System, the tools and the conversation stay the same from
 	// call to call, so the prompt cache keeps serving them.
-	SystemContext func() string
+	//
+	// It takes the run's context: what it reads (the task store) should
+	// end with the run.
+	SystemContext func(context.Context) string
 	Tools         *tool.Set
 	Permit        Permitter // nil allows every call
 	MaxTurns      int       // model calls allowed; 0 means no limit
@@ -99,6 +103,9 @@ type Config struct {
 	// is passed to OnStep as a Compaction step. A failure is not fatal: the
 	// run goes on with the full history and the error becomes a warning.
 	Compact func(ctx context.Context, msgs []llm.Message, last llm.Usage) (newMsgs []llm.Message, summary *llm.Message, err error)
+	// Logger receives the failures the run survives (a failed
+	// compaction), as warnings; nil discards them.
+	Logger *slog.Logger
 }
 
 // Outcome is how a run ended.
@@ -233,6 +240,9 @@ func compact(ctx context.Context, cfg Config, out *Outcome, last llm.Usage) erro
 	switch {
 	case err != nil && ctx.Err() == nil:
 		out.Warnings = append(out.Warnings, fmt.Sprintf("context compaction failed, going on with the full history: %v", err))
+		if cfg.Logger != nil {
+			cfg.Logger.WarnContext(ctx, "context compaction failed; going on with the full history", "agent", cfg.Agent, "session_id", cfg.Env.SessionID, "err", err)
+		}
 		return nil
 	case err != nil || summary == nil:
 		return nil
@@ -259,7 +269,7 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 	}
 	sent := req
 	if cfg.SystemContext != nil {
-		if extra := cfg.SystemContext(); extra != "" {
+		if extra := cfg.SystemContext(ctx); extra != "" {
 			r := *req
 			r.Messages = remind(msgs, extra)
 			sent = &r

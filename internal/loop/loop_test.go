@@ -1,10 +1,12 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -425,7 +427,7 @@ func TestSystemContextIsFreshEachTurn(t *testing.T) {
 	}}
 	var recorded []llm.Message
 	cfg := Config{Model: model, System: "base", Tools: set(t, echo("echo", true, nil)),
-		SystemContext: func() string { n++; return fmt.Sprintf("context %d", n) },
+		SystemContext: func(context.Context) string { n++; return fmt.Sprintf("context %d", n) },
 		OnStep: func(_ context.Context, s Step) error {
 			recorded = append(recorded, s.Message)
 			return nil
@@ -635,6 +637,7 @@ func TestCompactFailures(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			var reqs [][]llm.Message
+			var logged bytes.Buffer
 			cfg := Config{
 				Model: toolTurns(1, &reqs), Tools: set(t, echo("echo", true, nil)),
 				OnStep: func(_ context.Context, s Step) error {
@@ -646,6 +649,8 @@ func TestCompactFailures(t *testing.T) {
 				Compact: func(ctx context.Context, msgs []llm.Message, _ llm.Usage) ([]llm.Message, *llm.Message, error) {
 					return tt.hook(ctx, cancel, msgs)
 				},
+				Agent: "main", Env: tool.Env{SessionID: "s-1"},
+				Logger: slog.New(slog.NewTextHandler(&logged, nil)),
 			}
 			out, err := Run(ctx, cfg, []llm.Message{llm.UserText("go")})
 			if tt.err != "" {
@@ -660,6 +665,14 @@ func TestCompactFailures(t *testing.T) {
 				t.Errorf("warnings %q, want none", out.Warnings)
 			case tt.warning != "" && (len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], tt.warning)):
 				t.Errorf("warnings %q, want one containing %q", out.Warnings, tt.warning)
+			}
+			// The warning reaches the logger too, naming the session.
+			log := logged.String()
+			switch {
+			case tt.warning == "" && log != "":
+				t.Errorf("logged %q, want nothing", log)
+			case tt.warning != "" && (!strings.Contains(log, "level=WARN") || !strings.Contains(log, "session_id=s-1") || !strings.Contains(log, tt.warning[max(0, len(tt.warning)-20):])):
+				t.Errorf("logged %q, want a warning about %q for session s-1", log, tt.warning)
 			}
 			if tt.err == "" {
 				// The second request carries the whole history, uncompacted.

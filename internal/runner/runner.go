@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +84,9 @@ type Spec struct {
 	// RecordHistory writes the history given to Start into the transcript
 	// (unpublished): a fork's session holds the conversation it continues.
 	RecordHistory bool
+	// Logger receives the run's warnings; the loop's too, unless
+	// Loop.Logger is set. nil discards them.
+	Logger *slog.Logger
 }
 
 // Result is how a turn (or a whole run) ended.
@@ -161,6 +165,9 @@ func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
 	}
 	if err == nil {
 		cfg := c.spec.Loop
+		if cfg.Logger == nil {
+			cfg.Logger = c.spec.Logger
+		}
 		cfg.OnStep = func(_ context.Context, s loop.Step) error { return c.rec.record(s, true) }
 		out, _ = loop.Run(ctx, cfg, c.history)
 		c.history = out.Messages

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,8 +43,11 @@ type Agent struct {
 	Compaction *compact.Config
 	Spent      func(llm.Usage)
 	// SystemContext and Inbox are the loop's (see loop.Config).
-	SystemContext func() string
+	SystemContext func(context.Context) string
 	Inbox         func() []llm.Message
+	// Logger receives the loop's warnings (a failed compaction); nil
+	// discards them.
+	Logger *slog.Logger
 }
 
 // LoopConfig is the loop's configuration for agent a.
@@ -50,7 +55,7 @@ func LoopConfig(a Agent) loop.Config {
 	cfg := loop.Config{
 		Model: a.Model, System: a.System, Tools: a.Tools, Permit: a.Permit, Env: a.Env, Agent: a.Name,
 		MaxTurns: a.MaxTurns, MaxToolInputBytes: a.MaxToolInputBytes,
-		SystemContext: a.SystemContext, Inbox: a.Inbox,
+		SystemContext: a.SystemContext, Inbox: a.Inbox, Logger: a.Logger,
 	}
 	if a.Compaction != nil {
 		var specs []llm.ToolSpec

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -58,10 +59,10 @@ func TestLoopConfig(t *testing.T) {
 	}}
 	a := runner.Agent{
 		Name: "reviewer", Model: m, ModelID: "m", System: "sys", Tools: tools,
-		Env: tool.Env{Cwd: "/w", SessionID: "s1"}, MaxTurns: 3, MaxToolInputBytes: 99,
+		Env: tool.Env{Cwd: "/w", SessionID: "s1"}, MaxTurns: 3, MaxToolInputBytes: 99, Logger: slog.New(slog.DiscardHandler),
 	}
 	cfg := runner.LoopConfig(a)
-	if cfg.Agent != "reviewer" || cfg.System != "sys" || cfg.MaxTurns != 3 || cfg.MaxToolInputBytes != 99 || cfg.Env.SessionID != "s1" || cfg.Tools != tools {
+	if cfg.Agent != "reviewer" || cfg.System != "sys" || cfg.MaxTurns != 3 || cfg.MaxToolInputBytes != 99 || cfg.Env.SessionID != "s1" || cfg.Tools != tools || cfg.Logger != a.Logger {
 		t.Errorf("loop config = %+v", cfg)
 	}
 	if cfg.Compact != nil {

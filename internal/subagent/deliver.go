@@ -151,14 +151,14 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 // notice delivers a background run's end through its notification, unless
 // readers are watching the run: they take the end over (handedOver), and
 // the last of them to leave without claiming it sends n then.
-func (s *Service) notice(t *liveTask, n *pendingNotice) {
+func (s *Service) notice(ctx context.Context, t *liveTask, n *pendingNotice) {
 	s.delivery.Lock()
 	if t.watchers > 0 {
 		t.handedOver = n
 		s.delivery.Unlock()
 		return
 	}
-	sent := s.post(t, n)
+	sent := s.post(ctx, t, n)
 	s.delivery.Unlock()
 	if sent && n.event != nil {
 		n.event()
@@ -168,11 +168,14 @@ func (s *Service) notice(t *liveTask, n *pendingNotice) {
 // post queues n unless the end was delivered already; silent takes the
 // flag but queues nothing. s.delivery is held. It reports whether a
 // notification went out.
-func (s *Service) post(t *liveTask, n *pendingNotice) bool {
+func (s *Service) post(ctx context.Context, t *liveTask, n *pendingNotice) bool {
 	if t.notice != noticeNone {
 		return false
 	}
-	won, err := s.cfg.Tasks.MarkNotified(context.Background(), t.id)
+	won, err := s.cfg.Tasks.MarkNotified(ctx, t.id)
+	if err != nil {
+		s.log.WarnContext(ctx, "mark a task notified; notifying all the same", "task_id", t.id, "err", err)
+	}
 	if err == nil && !won {
 		// A reader in another process showed it.
 		t.notice = noticeClaimed
@@ -244,7 +247,7 @@ func (w *watcher) leave() {
 	if t.watchers == 0 && t.handedOver != nil {
 		n, t.handedOver = t.handedOver, nil
 	}
-	sent := n != nil && s.post(t, n)
+	sent := n != nil && s.post(context.Background(), t, n)
 	s.delivery.Unlock()
 	if sent && n.event != nil {
 		n.event()

@@ -101,7 +101,7 @@ func TestSystemContext(t *testing.T) {
 	su.subagents = config.Subagents{MaxSpawnDepth: 2}
 	h := newHarness(t, su)
 	c := h.mainCaller()
-	got := h.svc.SystemContext(c)
+	got := h.svc.SystemContext(t.Context(), c)
 	if !strings.Contains(got, "You can delegate work to these agents with the Agent tool: explorer, general-purpose.") {
 		t.Errorf("SystemContext does not list exactly the allowed agents:\n%s", got)
 	}
@@ -110,13 +110,13 @@ func TestSystemContext(t *testing.T) {
 	if n := spawnTools(h.svc.Tools(child)); n != 1 {
 		t.Fatalf("child at depth 1 of 2 has %d spawn tools, want 1", n)
 	}
-	if got := h.svc.SystemContext(child); got != "" {
+	if got := h.svc.SystemContext(t.Context(), child); got != "" {
 		t.Errorf("SystemContext for a child = %q, want none", got)
 	}
 
 	oc := descriptionSetup()
 	oc.subagents = config.Subagents{Surface: "opencode"}
-	if got := newHarness(t, oc).svc.SystemContext(c); !strings.Contains(got, "with the task tool: explorer, general-purpose.") {
+	if got := newHarness(t, oc).svc.SystemContext(t.Context(), c); !strings.Contains(got, "with the task tool: explorer, general-purpose.") {
 		t.Errorf("opencode SystemContext = %q, want the task tool named", got)
 	}
 }
@@ -162,7 +162,7 @@ func TestSystemContextEscapesTaskDescriptions(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got := h.svc.SystemContext(c)
+	got := h.svc.SystemContext(t.Context(), c)
 	if n := strings.Count(got, "</subagents>"); n != 1 {
 		t.Errorf("the block has %d closing </subagents>, want 1:\n%s", n, got)
 	}

@@ -45,18 +45,21 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	if t.isBackground() {
 		if err := s.lane.acquire(ctx); err != nil {
 			res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
-			r.sess.Finish(context.Background(), session.StatusKilled, llm.Usage{}, 0, 0)
+			s.endSession(ctx, r.sess, session.StatusKilled)
 			s.settle(t, r, res)
-			s.finish(t, res, context.Cause(ctx))
+			s.finish(ctx, t, res, context.Cause(ctx))
 			return
 		}
 		defer s.lane.release()
 		t.started = s.cfg.Now()
-		s.cfg.Tasks.UpdateTask(context.Background(), t.id, func(rec *task.Task) error {
+		_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
 			rec.Status, rec.Started = task.StatusRunning, t.started
 			return nil
 		})
-		r.c.Group.wg.Go(func() { s.heartbeat(t) })
+		if err != nil {
+			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
+		}
+		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}
 	spec := runner.Spec{
 		Session: r.sess,
@@ -70,6 +73,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		PublishPrompt: true,
 		Bus:           s.cfg.Bus,
 		Now:           s.cfg.Now,
+		Logger:        s.log,
 	}
 	progress := s.newSummarizer(t, r, spec.Loop)
 	spec.Observe = func(st loop.Step) {
@@ -138,14 +142,14 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		res.Err = err
 	}
 	s.settle(t, r, res)
-	s.finish(t, res, context.Cause(ctx))
+	s.finish(ctx, t, res, context.Cause(ctx))
 }
 
 // heartbeat honours a stop requested through the task's record — by `cadre
 // tasks stop` or TaskStop in another process (S-X2) — and keeps the
 // record's heartbeat fresh, until the run ends. Every background run has
 // one, whether it started in the background or moved there.
-func (s *Service) heartbeat(t *liveTask) {
+func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 	tick := time.NewTicker(s.cfg.WatchInterval)
 	defer tick.Stop()
 	for {
@@ -154,12 +158,15 @@ func (s *Service) heartbeat(t *liveTask) {
 			return
 		case <-tick.C:
 		}
-		rec, err := s.cfg.Tasks.UpdateTask(context.Background(), t.id, func(rec *task.Task) error {
+		rec, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
 			if !rec.Status.Terminal() {
 				rec.Heartbeat = s.cfg.Now()
 			}
 			return nil
 		})
+		if err != nil {
+			s.log.WarnContext(ctx, "refresh a background task's heartbeat", "task_id", t.id, "err", err)
+		}
 		if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
 			t.cancel(errStopped)
 			return
@@ -211,7 +218,10 @@ func messages(entries []queue.Entry) []llm.Message {
 
 // finish records a run's end in the order S-L6 demands: the terminal status
 // and result first, then the notification (exactly once), then cleanup.
-func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
+//
+// ctx is the run's: the writes outlive its cancellation.
+func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, cause error) {
+	ctx = context.WithoutCancel(ctx)
 	status := statusOf(res, cause)
 	text, _, toolUses, _ := t.snapshot()
 	if r := strings.TrimSpace(res.Result); r != "" {
@@ -237,14 +247,18 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 				errText = cause.Error()
 			}
 		}
-		_, err := s.cfg.Tasks.UpdateTask(context.Background(), t.id, func(rec *task.Task) error {
+		_, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
 			rec.Status, rec.Result, rec.Error = status, text, errText
 			rec.Usage, rec.CostUSD, rec.ToolUses = res.Usage, res.Cost, toolUses
 			rec.Finished = s.cfg.Now()
 			return nil
 		})
-		if err == nil {
-			s.notice(t, s.notification(t, status, text, errText, toolUses, res))
+		if err != nil {
+			// The end cannot be recorded before it is told (S-L6): it is
+			// not told. TaskOutput still shows the run's output so far.
+			s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "status", status, "err", err)
+		} else {
+			s.notice(ctx, t, s.notification(t, status, text, errText, toolUses, res))
 		}
 	}
 	// Forget the run before announcing its end, so whoever wakes on done
@@ -256,7 +270,9 @@ func (s *Service) finish(t *liveTask, res *runner.Result, cause error) {
 	// TaskOutput never waits on it: cleanup "delete" archives the child
 	// right after its notification; a timeout is never archived.
 	if background && cmp.Or(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
-		s.archive(context.Background(), t.id, t.id, s.cfg.Now())
+		if err := s.archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
+			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.id, "err", err)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 		case <-deadline:
 		case <-bg:
 		}
-		if s.toBackground(t) {
+		if s.toBackground(ctx, t) {
 			return true
 		}
 		// It finished while we decided; its result is ready.
@@ -49,7 +49,7 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 // and heartbeating, and counted in the lane. The record is written under
 // the run's lock, so the run cannot finish between the decision and the
 // record.
-func (s *Service) toBackground(t *liveTask) bool {
+func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.final != nil {
@@ -58,12 +58,15 @@ func (s *Service) toBackground(t *liveTask) bool {
 	if t.background {
 		return true
 	}
-	if err := s.record(t, task.StatusRunning); err != nil {
+	if err := s.record(ctx, t, task.StatusRunning); err != nil {
+		s.log.WarnContext(ctx, "move a run to the background: its task record cannot be written; it stays in the foreground", "task_id", t.id, "err", err)
 		return false
 	}
 	t.background = true
 	t.slot = s.lane.join()
 	// The run's goroutine is in the group until it ends, after this.
-	t.group.wg.Go(func() { s.heartbeat(t) })
+	// The heartbeat outlives the wait that moved the run.
+	hctx := context.WithoutCancel(ctx)
+	t.group.wg.Go(func() { s.heartbeat(hctx, t) })
 	return true
 }

@@ -80,12 +80,15 @@ func (z *summarizer) observe(ctx context.Context, st loop.Step) {
 		if i := strings.IndexByte(line, '\n'); i >= 0 {
 			line = line[:i]
 		}
-		z.s.cfg.Tasks.UpdateTask(context.Background(), z.t.id, func(rec *task.Task) error {
+		_, err = z.s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), z.t.id, func(rec *task.Task) error {
 			if !rec.Status.Terminal() {
 				rec.Progress = clip(line, 200)
 			}
 			return nil
 		})
+		if err != nil {
+			z.s.log.WarnContext(ctx, "record a background task's progress summary", "task_id", z.t.id, "err", err)
+		}
 	})
 }
 

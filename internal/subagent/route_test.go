@@ -140,7 +140,7 @@ func TestSpawnToolRemoved(t *testing.T) {
 			if got := spawnTools(h.svc.Tools(c)); got != tt.want {
 				t.Errorf("main agent has %d spawn tools, want %d", got, tt.want)
 			}
-			if got := h.svc.SystemContext(c); (got != "") != (tt.want > 0) {
+			if got := h.svc.SystemContext(t.Context(), c); (got != "") != (tt.want > 0) {
 				t.Errorf("SystemContext = %q with %d spawn tools", got, tt.want)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
@@ -263,4 +264,13 @@ func (t *liveTask) asTask() task.Task {
 		}
 	}
 	return rec
+}
+
+// endSession finishes a child session whose run ended before it could
+// finish it itself (a failed start, a run stopped in the lane). A failure is
+// logged, not returned: the caller already holds the error that matters.
+func (s *Service) endSession(ctx context.Context, sess *session.Session, status session.Status) {
+	if err := sess.Finish(context.WithoutCancel(ctx), status, llm.Usage{}, 0, 0); err != nil {
+		s.log.WarnContext(ctx, "record the end of a child session", "session_id", sess.Info.ID, "status", status, "err", err)
+	}
 }

@@ -1,8 +1,10 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -80,11 +82,17 @@ type Config struct {
 	// MaxToolInputBytes bounds a tool call's input in every child's loop
 	// (limits.maxToolInputBytes); 0 means the loop's default.
 	MaxToolInputBytes int64
+	// Logger receives a warning, with the ids involved, for every
+	// best-effort write that fails (a child session's or a task's record,
+	// an archive, a heartbeat) and for the children's loop warnings; nil
+	// discards them.
+	Logger *slog.Logger
 }
 
 // Service spawns subagents for one runtime. It is safe for concurrent use.
 type Service struct {
 	cfg     Config
+	log     *slog.Logger
 	surface string
 	depth   int
 
@@ -129,6 +137,7 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.Tasks = task.NewMem()
 	}
 	s.orphans = NewGroup(context.Background())
+	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	s.protos.agent = tool.New[AgentInput](tool.Info{Name: "Agent"}, nil)
 	s.protos.task = tool.New[TaskInput](tool.Info{Name: "task"}, nil)
 	if s.cfg.ProgressEvery == 0 {
@@ -243,7 +252,7 @@ func (s *Service) listed(c Caller) []agent.Definition {
 //
 // It also summarises the session's background tasks: at most the 10 most
 // recent, with id, name, status and age.
-func (s *Service) SystemContext(c Caller) string {
+func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 	if c.Depth != 0 || c.Depth >= s.depth {
 		return ""
 	}
@@ -257,7 +266,10 @@ func (s *Service) SystemContext(c Caller) string {
 	type row struct{ ID, Name, Agent, Description, Status, Age string }
 	var tasks []row
 	if c.RootSessionID != "" {
-		recs, _ := s.cfg.Tasks.ListTasks(context.Background(), task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
+		recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
+		if err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "list the session's background tasks for the main agent's context", "session_id", c.RootSessionID, "err", err)
+		}
 		now := s.cfg.Now()
 		for _, t := range recs {
 			// The description is model text: one line, and no tags of its own.
@@ -299,7 +311,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		Name: def.Name, Model: ch.caller.Model, ModelID: ch.caller.Ref.Model, System: s.systemPrompt(def, ch),
 		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
-		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller),
+		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,
 	}
 	if fork != nil {
 		// Exactly the parent's rendered prompt and settings: the shared

@@ -110,7 +110,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 		return nil, err
 	}
 	background := !req.Foreground && (req.Background || r.def.Background || (req.Timeout != nil && *req.Timeout == 0))
-	t, err := s.launch(r, background)
+	t, err := s.launch(ctx, r, background)
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +496,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	if iso := cmp.Or(req.Isolation, def.Isolation); iso == "worktree" {
 		if err := s.isolate(ctx, r); err != nil {
-			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}
 	}
@@ -509,7 +509,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		r.history = req.History
 	}
 	if r.tools, err = s.pool(def, ch, req.Fork, req.Tools); err != nil {
-		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+		s.endSession(ctx, r.sess, session.StatusFailed)
 		return nil, err
 	}
 	ok = true
@@ -559,7 +559,7 @@ func (s *Service) unreserve(keys []string) {
 // launch starts r in the caller's group. A background run gets its task
 // record before it starts, so nothing can finish a task that was never
 // recorded.
-func (s *Service) launch(r *run, background bool) (*liveTask, error) {
+func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTask, error) {
 	id := r.sess.Info.ID
 	t := &liveTask{
 		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
@@ -574,28 +574,29 @@ func (s *Service) launch(r *run, background bool) (*liveTask, error) {
 	defer s.unreserve(r.reservations)
 	out, err := openOutput(t.outputFile)
 	if err != nil {
-		r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+		s.endSession(ctx, r.sess, session.StatusFailed)
 		return nil, err
 	}
 	t.out = out
 	if background {
-		if err := s.record(t, task.StatusPending); err != nil {
+		if err := s.record(ctx, t, task.StatusPending); err != nil {
 			out.Close()
-			r.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0)
+			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}
 	}
-	ctx, cancel := context.WithCancelCause(r.c.Group.ctx)
+	// The run lives as long as its group, not as long as this call.
+	runCtx, cancel := context.WithCancelCause(r.c.Group.ctx)
 	t.cancel = cancel
 	s.track(t)
 	s.adopt(r, t)
-	r.c.Group.wg.Go(func() { s.execute(ctx, t, r) })
+	r.c.Group.wg.Go(func() { s.execute(runCtx, t, r) })
 	return t, nil
 }
 
 // record writes (or rewrites, for a continued agent) t's task record and
 // announces it.
-func (s *Service) record(t *liveTask, status task.Status) error {
+func (s *Service) record(ctx context.Context, t *liveTask, status task.Status) error {
 	rec := task.Task{
 		ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
 		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
@@ -604,7 +605,8 @@ func (s *Service) record(t *liveTask, status task.Status) error {
 	if status == task.StatusRunning {
 		rec.Started = t.started
 	}
-	ctx := context.Background()
+	// Once decided, the record is written even if the caller's turn ends.
+	ctx = context.WithoutCancel(ctx)
 	err := s.cfg.Tasks.CreateTask(ctx, rec)
 	if err != nil {
 		// A continued agent keeps its id: the record is reused, reset.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,8 @@ type setup struct {
 	progressEvery time.Duration
 	// now replaces the fixed clock.
 	now func() time.Time
+	// logger is Config.Logger.
+	logger *slog.Logger
 }
 
 type harness struct {
@@ -157,6 +160,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		BaseTools: func() []tool.Tool { return h.base }, MainCwd: dir,
 		OutputDir:     filepath.Join(dir, ".state", "tasks"),
 		ProgressEvery: cmp.Or(su.progressEvery, -1),
+		Logger:        su.logger,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -296,7 +300,7 @@ func (h *harness) runMain(ctx context.Context, prompt string) (*runner.Result, C
 		Session: sess,
 		Loop: loop.Config{
 			Model: c.Model, System: "You are the main agent.", Tools: h.policy.Pool(all), Permit: &h.policy,
-			SystemContext: func() string { return h.svc.SystemContext(c) }, Agent: "main",
+			SystemContext: func(ctx context.Context) string { return h.svc.SystemContext(ctx, c) }, Agent: "main",
 			Env: tool.Env{Cwd: h.dir, SessionID: sess.Info.ID},
 		},
 		Tag:    runner.Tag{RootSessionID: sess.Info.ID},
