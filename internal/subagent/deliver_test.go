@@ -6,6 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -86,30 +91,16 @@ func TestHarnessDeliversOnce(t *testing.T) {
 func TestHarnessResultReachesModelOnce(t *testing.T) {
 	readers := []struct {
 		name string
-		// read starts watching the running agent id (labelled "w") and
-		// returns once it waits; the result arrives on out.
-		read func(t *testing.T, h *harness, tools []tool.Tool, c Caller, id string, out chan<- tool.Result)
+		// read starts a call that watches the running agent id (labelled
+		// "w").
+		read func(tools []tool.Tool, c Caller, id string) <-chan tool.Result
 	}{
-		{"agent_send's wait", func(t *testing.T, h *harness, tools []tool.Tool, c Caller, id string, out chan<- tool.Result) {
+		{"agent_send's wait", func(tools []tool.Tool, c Caller, _ string) <-chan tool.Result {
 			wait := 30
-			go func() {
-				res, err := invokeTool(context.Background(), tools, "agent_send", c, "toolu_send", AgentSendInput{Label: "w", Message: "ping", TimeoutSeconds: &wait})
-				if err != nil {
-					res = tool.Errorf("%v", err)
-				}
-				out <- res
-			}()
-			eventually(t, "agent_send waits on the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
+			return invokeAsync(tools, "agent_send", c, AgentSendInput{Label: "w", Message: "ping", TimeoutSeconds: &wait})
 		}},
-		{"wait_async_results", func(t *testing.T, h *harness, tools []tool.Tool, c Caller, id string, out chan<- tool.Result) {
-			go func() {
-				res, err := invokeTool(context.Background(), tools, "wait_async_results", c, "toolu_wait", WaitAsyncResultsInput{TaskIDs: []string{"task_" + id}})
-				if err != nil {
-					res = tool.Errorf("%v", err)
-				}
-				out <- res
-			}()
-			eventually(t, "wait_async_results waits on the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
+		{"wait_async_results", func(tools []tool.Tool, c Caller, id string) <-chan tool.Result {
+			return invokeAsync(tools, "wait_async_results", c, WaitAsyncResultsInput{TaskIDs: []string{"task_" + id}})
 		}},
 	}
 	for _, rd := range readers {
@@ -119,21 +110,14 @@ func TestHarnessResultReachesModelOnce(t *testing.T) {
 			c := h.mainCaller()
 			tools := h.profileTools(c, "harness")
 			wait := 30
-			spawned := make(chan tool.Result, 1)
-			go func() {
-				res, err := invokeTool(context.Background(), tools, "agent_spawn", c, "toolu_spawn", AgentSpawnInput{AgentID: "general-purpose", Task: "block:g", Label: "w", TimeoutSeconds: &wait})
-				if err != nil {
-					res = tool.Errorf("%v", err)
-				}
-				spawned <- res
-			}()
+			spawned := invokeAsync(tools, "agent_spawn", c, AgentSpawnInput{AgentID: "general-purpose", Task: "block:g", Label: "w", TimeoutSeconds: &wait})
 			gs.get("g").waitEntered(t)
 			var id string
 			for _, lt := range h.svc.treeRuns(c.RootSessionID) {
 				id = lt.id
 			}
-			read := make(chan tool.Result, 1)
-			rd.read(t, h, tools, c, id, read)
+			read := rd.read(tools, c, id)
+			eventually(t, rd.name+" watches the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
 			gs.get("g").open()
 			texts := []string{resultText(recv(t, spawned, "agent_spawn")), resultText(recv(t, read, rd.name))}
 			replies := 0
@@ -162,4 +146,60 @@ func waitersOf(s *Service, lt *liveTask) int {
 	s.delivery.Lock()
 	defer s.delivery.Unlock()
 	return lt.watchers
+}
+
+// TestClaim pins the decision a reader gets for a run's end (deliver.go),
+// for a run it watched in this process and for one it knows only by its
+// record.
+func TestClaim(t *testing.T) {
+	const id = "0190aaaa-0000-7000-8000-0000000000c1"
+	tests := []struct {
+		name string
+		// run: "" (no run in this process), "foreground" or "background".
+		run      string
+		notice   noticeState
+		status   task.Status // the record's; "" for none
+		notified bool        // the record's flag
+		queued   bool        // a notification of the task waits in the queue
+		want     delivery
+	}{
+		{name: "foreground run", run: "foreground", want: deliveredToSpawner},
+		{name: "background run, nobody delivered", run: "background", status: task.StatusCompleted, want: deliverShow},
+		{name: "background run, notification unread", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, queued: true, want: deliverShow},
+		{name: "background run, notification read", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, want: deliveredAlready},
+		{name: "background run, another reader showed it", run: "background", notice: noticeClaimed, status: task.StatusCompleted, notified: true, want: deliveredAlready},
+		{name: "background run handed over, then resumed", run: "background", status: task.StatusRunning, want: deliverShow},
+		{name: "record only, nobody delivered", status: task.StatusCompleted, want: deliverShow},
+		{name: "record only, notification unread", status: task.StatusCompleted, notified: true, queued: true, want: deliverShow},
+		{name: "record only, notification read", status: task.StatusCompleted, notified: true, want: deliveredAlready},
+		{name: "record only, resumed since it was read", status: task.StatusRunning, want: deliveredAlready},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, setup{})
+			ctx := t.Context()
+			if tt.status != "" {
+				rec := task.Task{ID: id, Kind: task.KindLocalAgent, Agent: "general-purpose", Description: "d", Status: tt.status, Notified: tt.notified, Created: fixedNow}
+				if tt.status.Terminal() {
+					rec.Finished = fixedNow
+				}
+				if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.queued {
+				h.svc.cfg.Queue.Push(queue.Entry{Mode: queue.ModeNotification, TaskID: id, Message: llm.UserText("<task-notification>")})
+			}
+			var lt *liveTask
+			if tt.run != "" {
+				lt = &liveTask{id: id, done: make(chan struct{}), final: &runner.Result{Outcome: &loop.Outcome{}}, status: task.StatusCompleted, background: tt.run == "background", notice: tt.notice}
+			}
+			if got := h.svc.claim(ctx, id, lt); got != tt.want {
+				t.Errorf("claim = %v, want %v", got, tt.want)
+			}
+			if left := h.svc.cfg.Queue.Len(""); tt.want == deliverShow && left != 0 {
+				t.Errorf("the reader shows the result and %d notifications stay queued", left)
+			}
+		})
+	}
 }

@@ -77,6 +77,21 @@ func invokeTool(ctx context.Context, tools []tool.Tool, name string, c Caller, t
 	return tools[i].Call(ctx, envFor(c, toolUseID), raw)
 }
 
+// invokeAsync calls a tool on a goroutine of its own, as the loop runs
+// concurrency-safe calls; the result (a Go error as an error result)
+// arrives on the channel.
+func invokeAsync(tools []tool.Tool, name string, c Caller, in any) <-chan tool.Result {
+	out := make(chan tool.Result, 1)
+	go func() {
+		res, err := invokeTool(context.Background(), tools, name, c, "toolu_"+name, in)
+		if err != nil {
+			res = tool.Errorf("%v", err)
+		}
+		out <- res
+	}()
+	return out
+}
+
 // mustInvokeTool calls a tool on the test goroutine; a Go error fails the test.
 func mustInvokeTool(t *testing.T, tools []tool.Tool, name string, c Caller, in any) tool.Result {
 	t.Helper()
@@ -472,14 +487,7 @@ func TestHarnessSendRunning(t *testing.T) {
 			id := agentIDOf(t, mustInvokeTool(t, tools, "agent_spawn", c, AgentSpawnInput{AgentID: "general-purpose", Task: "tool:g", Label: "worker", TimeoutSeconds: &zero}))
 			g := gs.get("g")
 			g.waitEntered(t)
-			sent := make(chan tool.Result, 1)
-			go func() {
-				res, err := invokeTool(context.Background(), tools, "agent_send", c, "toolu_send", AgentSendInput{Label: "worker", Message: "ping", TimeoutSeconds: &tt.timeout})
-				if err != nil {
-					res = tool.Errorf("%v", err)
-				}
-				sent <- res
-			}()
+			sent := invokeAsync(tools, "agent_send", c, AgentSendInput{Label: "worker", Message: "ping", TimeoutSeconds: &tt.timeout})
 			// Let the agent go once the message is queued.
 			var res tool.Result
 			returned := false
