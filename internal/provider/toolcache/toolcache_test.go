@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -79,4 +82,72 @@ func TestEqualCoversToolSpec(t *testing.T) {
 	if want := []string{"Name", "Description", "InputSchema"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("llm.ToolSpec has fields %v; equal compares %v: update it", names, want)
 	}
+}
+
+// Callers that miss on one set at once build it once and all get that
+// build: the ten children of a message ask for their set together.
+func TestGetBuildsOnceForConcurrentMisses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c Cache[*int]
+		release := make(chan struct{})
+		var builds atomic.Int64
+		build := func([]llm.ToolSpec) (*int, error) {
+			builds.Add(1)
+			<-release
+			v := 1
+			return &v, nil
+		}
+		const n = 10
+		got := make([]*int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				v, err := c.Get(specs("Read a file."), build)
+				if err != nil {
+					t.Error(err)
+				}
+				got[i] = v
+			})
+		}
+		synctest.Wait() // every caller is in Get: building or waiting
+		close(release)
+		wg.Wait()
+		if b := builds.Load(); b != 1 {
+			t.Errorf("%d concurrent misses on one set built it %d times, want once", n, b)
+		}
+		for i, v := range got {
+			if v != got[0] {
+				t.Errorf("caller %d got another build's value", i)
+			}
+		}
+		if len(c.entries) != 1 {
+			t.Errorf("%d entries for one set, want 1", len(c.entries))
+		}
+	})
+}
+
+// A build that fails fails the callers that waited for it, and is not kept.
+func TestGetConcurrentMissesShareAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c Cache[int]
+		boom := errors.New("boom")
+		release := make(chan struct{})
+		build := func([]llm.ToolSpec) (int, error) { <-release; return 0, boom }
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		for i := range errs {
+			wg.Go(func() { _, errs[i] = c.Get(specs("x"), build) })
+		}
+		synctest.Wait()
+		close(release)
+		wg.Wait()
+		for i, err := range errs {
+			if !errors.Is(err, boom) {
+				t.Errorf("caller %d: error %v, want boom", i, err)
+			}
+		}
+		if len(c.entries) != 0 {
+			t.Errorf("a failed build left %d entries", len(c.entries))
+		}
+	})
 }
