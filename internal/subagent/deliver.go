@@ -47,6 +47,7 @@ type noticeState int
 
 const (
 	noticeNone    noticeState = iota // nobody has delivered it yet
+	noticeMarking                    // the notification is claiming the record's flag (liveTask.marked)
 	noticeQueued                     // the notification waits in the queue, or was read
 	noticeClaimed                    // a reader showed it, or an ANNOUNCE_SKIP took it silently
 )
@@ -99,6 +100,14 @@ type pendingNotice struct {
 func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 	s.delivery.Lock()
 	defer s.delivery.Unlock()
+	for t != nil && t.notice == noticeMarking {
+		// The run's notification is claiming the record's flag, a store
+		// write: what it gets decides, so wait for it (notice).
+		marked := t.marked
+		s.delivery.Unlock()
+		<-marked
+		s.delivery.Lock()
+	}
 	if t != nil {
 		t.mu.Lock()
 		ended, background := t.final != nil, t.background
@@ -151,6 +160,11 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 // notice delivers a background run's end through its notification, unless
 // readers are watching the run: they take the end over (handedOver), and
 // the last of them to leave without claiming it sends n then.
+//
+// The record's flag is claimed outside Service.delivery: it is a store
+// write, which waits its turn behind other writes (spawns' inserts), and
+// every other run's delivery would wait behind it. Meanwhile the run is
+// noticeMarking, and a reader of this run waits for the outcome (claim).
 func (s *Service) notice(ctx context.Context, t *liveTask, n *pendingNotice) {
 	s.delivery.Lock()
 	if t.watchers > 0 {
@@ -158,7 +172,19 @@ func (s *Service) notice(ctx context.Context, t *liveTask, n *pendingNotice) {
 		s.delivery.Unlock()
 		return
 	}
-	sent := s.post(ctx, t, n)
+	if t.notice != noticeNone {
+		s.delivery.Unlock()
+		return
+	}
+	t.notice, t.marked = noticeMarking, make(chan struct{})
+	s.delivery.Unlock()
+
+	won, err := s.cfg.Tasks.MarkNotified(ctx, t.id)
+
+	s.delivery.Lock()
+	t.notice = noticeNone
+	close(t.marked)
+	sent := s.marked(ctx, t, n, won, err)
 	s.delivery.Unlock()
 	if sent && n.event != nil {
 		n.event()
@@ -173,6 +199,12 @@ func (s *Service) post(ctx context.Context, t *liveTask, n *pendingNotice) bool 
 		return false
 	}
 	won, err := s.cfg.Tasks.MarkNotified(ctx, t.id)
+	return s.marked(ctx, t, n, won, err)
+}
+
+// marked finishes post once MarkNotified answered won, err. s.delivery is
+// held.
+func (s *Service) marked(ctx context.Context, t *liveTask, n *pendingNotice, won bool, err error) bool {
 	if err != nil {
 		s.log.WarnContext(ctx, "mark a task notified; notifying all the same", "task_id", t.id, "err", err)
 	}

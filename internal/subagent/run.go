@@ -93,6 +93,9 @@ type liveTask struct {
 	notice     noticeState
 	watchers   int
 	handedOver *pendingNotice
+	// marked is closed when the notification's MarkNotified has answered
+	// (noticeMarking).
+	marked chan struct{}
 }
 
 func (t *liveTask) isBackground() bool {
