@@ -216,3 +216,17 @@ func BenchmarkToolLoopRun(b *testing.B) {
 // usage makes the replies look like a real model's, so the cost and usage
 // bookkeeping runs as it would.
 func usage() llm.Usage { return llm.Usage{InputTokens: 1200, OutputTokens: 40} }
+
+func TestRssAnonKB(t *testing.T) {
+	for _, c := range []struct {
+		status string
+		want   int64
+	}{
+		{"Name:\tcadre\nVmRSS:\t   35496 kB\nRssAnon:\t    4680 kB\nRssFile:\t   30816 kB\n", 4680},
+		{"Name:\tcadre\nState:\tZ (zombie)\n", 0}, // exited: no memory lines
+	} {
+		if got := rssAnonKB([]byte(c.status)); got != c.want {
+			t.Errorf("rssAnonKB(%q) = %d, want %d", c.status, got, c.want)
+		}
+	}
+}
