@@ -4,5 +4,7 @@
 // and cost to the totals of the run tree, and finishes the session.
 //
 // The main session and every subagent run through here, so what a user sees
-// live is exactly what was saved, for every agent alike.
+// live is exactly what was saved, for every agent alike. Both get their loop
+// settings from LoopConfig and SystemPrompt, and a headless conversation
+// drains what reaches the agent between turns through Conversation.Drain.
 package runner

@@ -1136,10 +1136,10 @@ func TestNameReservedAcrossConcurrentSpawns(t *testing.T) {
 	}
 }
 
-// TestConverse (S-Q2): a main agent that launched a background child and
+// TestDrainAnswersNotifications (S-Q2): a main agent that launched a background child and
 // ended its turn gets a new turn with the notification, and Drain
 // returns only after it.
-func TestConverse(t *testing.T) {
+func TestDrainAnswersNotifications(t *testing.T) {
 	firstTurn := make(chan struct{})
 	h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 		if req.Agent != "main" {

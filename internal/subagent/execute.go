@@ -32,7 +32,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
 		defer cancel()
 	}
-	// A run moved to the background holds a place in the lane too (wait.go).
+	// A run moved to the background holds a place in the lane too (foreground.go).
 	defer func() {
 		t.mu.Lock()
 		slot := t.slot
