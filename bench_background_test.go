@@ -239,12 +239,8 @@ func (f *bgFanOut) run(ctx context.Context, rt *cadre.Runtime) error {
 		switch {
 		case ev.Type == cadre.EventSystem && ev.Subtype == "init":
 			f.sessionID = ev.SessionID
-		case ev.Type == cadre.EventSystem && ev.Subtype == "task_notification":
-			id := ""
-			if ev.Task != nil {
-				id = ev.Task.TaskID
-			}
-			f.enqueued[id] = ev.Time
+		case ev.Type == cadre.EventSystem && ev.Subtype == cadre.SubtypeTaskNotification:
+			f.enqueued[ev.Task.TaskID] = ev.Time
 		case ev.Type == cadre.EventResult && ev.ParentToolUseID == "":
 			res = ev.Result
 		}

@@ -1,24 +1,256 @@
 package cadre
 
-import "github.com/cadre-dev/cadre/internal/event"
+import (
+	"time"
 
-// Event is one message of a session: system/init, an assistant or user
-// message (a subagent's too, tagged with ParentToolUseID), or the result.
-type Event = event.Event
-
-// The parts of an Event.
-type (
-	EventType        = event.Type
-	AssistantInfo    = event.Assistant
-	InitInfo         = event.Init
-	ResultInfo       = event.Result
-	PermissionDenial = event.Denial
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/llm"
 )
+
+// Event is one message of a session's stream: system (init, the task_*
+// events of background subagents, compaction), an assistant or user
+// message (a subagent's too, tagged with ParentToolUseID), or the result.
+// Type and Subtype say which; the matching field holds the payload.
+type Event struct {
+	Type EventType
+	// Subtype is, for system events, SubtypeInit, a task subtype or
+	// SubtypeCompactBoundary; for result events, the outcome
+	// (ResultSuccess, ResultMaxTurns, ResultDuringExecution).
+	Subtype string
+	// SessionID is the main session's, for every event of its run tree.
+	SessionID string
+	// UUID identifies the event; a message's is also its transcript id.
+	UUID string
+	Time time.Time
+
+	// ParentToolUseID is "" for the main agent's own messages; for a
+	// subagent's, the id of the Agent tool call that started it.
+	ParentToolUseID string
+	// AgentID (the subagent's session id), AgentType (its definition) and
+	// TaskDescription (the Agent call's description) identify a
+	// subagent's messages.
+	AgentID, AgentType, TaskDescription string
+
+	// Message is set on assistant and user events, and on a compaction
+	// boundary (the summary that replaced the older turns).
+	Message *llm.Message
+	// Assistant is set on assistant events.
+	Assistant *AssistantInfo
+	// ToolUseResult is the structured detail of a user event's tool
+	// results (tool.Result.Meta): one value for one call, a map by
+	// tool_use id for several.
+	ToolUseResult any
+
+	Init    *InitInfo    // SubtypeInit
+	Task    *TaskEvent   // SubtypeTaskStarted, SubtypeTaskProgress, SubtypeTaskNotification
+	Compact *CompactInfo // SubtypeCompactBoundary
+	Result  *ResultInfo  // EventResult
+}
+
+// EventType is the kind of an Event, as stream-json's "type" names it.
+type EventType string
 
 // Event types.
 const (
-	EventSystem    = event.TypeSystem
-	EventAssistant = event.TypeAssistant
-	EventUser      = event.TypeUser
-	EventResult    = event.TypeResult
+	EventSystem    EventType = "system"
+	EventAssistant EventType = "assistant"
+	EventUser      EventType = "user"
+	EventResult    EventType = "result"
 )
+
+// Subtypes of system events.
+const (
+	SubtypeInit = "init"
+	// A background run started, made progress, ended (its notification
+	// was posted to the agent that started it).
+	SubtypeTaskStarted      = "task_started"
+	SubtypeTaskProgress     = "task_progress"
+	SubtypeTaskNotification = "task_notification"
+	// Older turns were replaced by a summary.
+	SubtypeCompactBoundary = "compact_boundary"
+)
+
+// Subtypes of result events, as Claude Code names them.
+const (
+	ResultSuccess         = "success"
+	ResultMaxTurns        = "error_max_turns"
+	ResultDuringExecution = "error_during_execution"
+)
+
+// InitInfo is the first event of a run: what the main agent works with.
+type InitInfo struct {
+	Cwd string
+	// Tools is the exact pool the model is offered.
+	Tools          []string
+	Model          string
+	PermissionMode PermissionMode
+	// Agents are the subagents the main agent may be offered.
+	Agents        []string
+	SlashCommands []string
+	Skills        []string
+	Version       string
+	// APIKeySource names the variable the key came from, or "none".
+	APIKeySource string
+}
+
+// AssistantInfo is the metadata of a model reply.
+type AssistantInfo struct {
+	MessageID  string
+	Model      string
+	StopReason llm.StopReason
+	Usage      llm.Usage
+}
+
+// TaskEvent is the payload of the task_* events of a background run.
+// Which fields are set depends on the subtype, as in Claude Code's lines:
+// started carries Prompt, Background, SpawnDepth and Kind; progress the
+// Usage so far and LastToolName; the notification Status, Summary,
+// OutputFile and the final Usage.
+type TaskEvent struct {
+	// TaskID is the task's id (the subagent's agent id); ToolUseID the
+	// Agent call that launched it.
+	TaskID, ToolUseID string
+	// Description is the Agent call's description; AgentType the agent
+	// definition that runs.
+	Description, AgentType string
+
+	Prompt     string
+	Background bool
+	// SpawnDepth is 1 for a child of the main agent, 2 for a grandchild…
+	SpawnDepth int
+	Kind       TaskKind
+
+	// Status is how the run ended: TaskCompleted, TaskFailed, TaskKilled
+	// or TaskTimeout.
+	Status     TaskStatus
+	Summary    string
+	OutputFile string
+
+	Usage        *TaskUsage
+	LastToolName string
+}
+
+// TaskUsage is what a background run has used so far.
+type TaskUsage struct {
+	TotalTokens int64
+	ToolUses    int
+	Duration    time.Duration
+}
+
+// CompactInfo describes a compaction.
+type CompactInfo struct {
+	// Trigger is "auto".
+	Trigger string
+	// PreTokens is the size of the context that triggered it.
+	PreTokens int64
+}
+
+// ResultInfo is the outcome of a run (the last event), its usage and cost
+// those of the whole run tree, subagents included.
+type ResultInfo struct {
+	IsError      bool
+	Result       string
+	NumTurns     int
+	Duration     time.Duration
+	APIDuration  time.Duration
+	TotalCostUSD float64
+	Usage        llm.Usage
+	StopReason   llm.StopReason
+	// Errors say why a run failed.
+	Errors            []string
+	PermissionDenials []PermissionDenial
+	// ModelUsage breaks usage and cost down by model name.
+	ModelUsage map[string]ModelUsage
+}
+
+// PermissionDenial is a tool call the permission layer refused.
+type PermissionDenial struct {
+	ToolName  string `json:"tool_name"`
+	ToolUseID string `json:"tool_use_id"`
+	ToolInput any    `json:"tool_input"`
+}
+
+// ModelUsage is one model's share of a run.
+type ModelUsage struct {
+	Usage   llm.Usage
+	CostUSD float64
+}
+
+// eventOf converts a bus event for SDK users.
+func eventOf(e event.Event) Event {
+	out := Event{
+		Type: EventType(e.Type), Subtype: e.Subtype, SessionID: e.SessionID, UUID: e.UUID, Time: e.Time,
+		ParentToolUseID: e.ParentToolUseID, AgentID: e.AgentID, AgentType: e.AgentType, TaskDescription: e.TaskDescription,
+		Message: e.Message, ToolUseResult: e.ToolUseResult,
+	}
+	if a := e.Assistant; a != nil {
+		out.Assistant = &AssistantInfo{MessageID: a.MessageID, Model: a.Model, StopReason: a.StopReason, Usage: a.Usage}
+	}
+	if in := e.Init; in != nil {
+		out.Init = &InitInfo{
+			Cwd: in.Cwd, Tools: in.Tools, Model: in.Model, PermissionMode: PermissionMode(in.PermissionMode),
+			Agents: in.Agents, SlashCommands: in.SlashCommands, Skills: in.Skills, Version: in.Version, APIKeySource: in.APIKeySource,
+		}
+	}
+	if r := e.Result; r != nil {
+		out.Result = resultOf(r)
+	}
+	if t := e.Task; t != nil {
+		out.Task = taskEventOf(e.Subtype, t)
+	}
+	if e.Subtype == SubtypeCompactBoundary {
+		out.Compact = compactOf(e.Fields)
+	}
+	return out
+}
+
+func resultOf(r *event.Result) *ResultInfo {
+	out := &ResultInfo{
+		IsError: r.IsError, Result: r.Result, NumTurns: r.NumTurns, Duration: r.Duration, APIDuration: r.APIDuration,
+		TotalCostUSD: r.TotalCostUSD, Usage: r.Usage, StopReason: r.StopReason, Errors: r.Errors,
+	}
+	for _, d := range r.PermissionDenials {
+		out.PermissionDenials = append(out.PermissionDenials, PermissionDenial{ToolName: d.ToolName, ToolUseID: d.ToolUseID, ToolInput: d.ToolInput})
+	}
+	if r.ModelUsage != nil {
+		out.ModelUsage = make(map[string]ModelUsage, len(r.ModelUsage))
+		for name, u := range r.ModelUsage {
+			out.ModelUsage[name] = ModelUsage{Usage: u.Usage, CostUSD: u.CostUSD}
+		}
+	}
+	return out
+}
+
+func taskEventOf(subtype string, t *event.Task) *TaskEvent {
+	out := &TaskEvent{
+		TaskID: t.TaskID, ToolUseID: t.ToolUseID, Description: t.Description, AgentType: t.SubagentType,
+		Prompt: t.Prompt, Background: t.Backgrounded, SpawnDepth: t.SpawnDepth, Kind: TaskKind(t.TaskType),
+		Status: TaskStatus(t.Status), Summary: t.Summary, OutputFile: t.OutputFile, LastToolName: t.LastToolName,
+	}
+	if t.Status == "stopped" { // Claude Code's word for a run that was stopped
+		out.Status = TaskKilled
+	}
+	if subtype != SubtypeTaskStarted {
+		out.Usage = &TaskUsage{TotalTokens: t.Usage.TotalTokens, ToolUses: t.Usage.ToolUses, Duration: t.Usage.Duration}
+	}
+	return out
+}
+
+// compactOf reads the compaction payload the runner publishes.
+func compactOf(f map[string]any) *CompactInfo {
+	m, _ := f["compact_metadata"].(map[string]any)
+	trigger, _ := m["trigger"].(string)
+	return &CompactInfo{Trigger: trigger, PreTokens: number(m["pre_tokens"])}
+}
+
+func number(v any) int64 {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}

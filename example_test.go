@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
@@ -171,4 +172,49 @@ func open(model func(context.Context, *llm.Request) (*llm.Response, error), opts
 		panic(err)
 	}
 	return rt, func() { rt.Close(); os.RemoveAll(dir) }
+}
+
+// Consume subagent events: a background run reports its start and end as
+// task events, and its messages come tagged with the Agent call that
+// started it. The main agent gets a turn when the run's notification
+// arrives, so the run yields a result per turn; the last is the run's.
+func ExampleRuntime_Run_subagentEvents() {
+	model := func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1].Text()
+		switch {
+		case req.Agent == "counter":
+			return llm.Reply(llm.Text("There are 42 files.")), nil
+		case len(req.Messages) == 1:
+			return llm.Reply(llm.ToolUse("call-1", "Agent", json.RawMessage(
+				`{"subagent_type": "counter", "description": "Count files", "prompt": "Count the files.", "run_in_background": true}`))), nil
+		case strings.Contains(last, "<task-notification>"):
+			return llm.Reply(llm.Text("The count is in: 42 files.")), nil
+		}
+		return llm.Reply(llm.Text("I started the count.")), nil
+	}
+	rt, done := open(model, cadre.Options{Agents: []cadre.Agent{{
+		Name: "counter", Description: "Counts files.", Tools: []string{"Glob"},
+	}}})
+	defer done()
+	for ev, err := range rt.Run(context.Background(), cadre.Request{Prompt: "How many files are there?"}) {
+		switch {
+		case err != nil:
+			fmt.Println(err)
+			return
+		case ev.Subtype == cadre.SubtypeTaskStarted:
+			fmt.Printf("started %q (%s, background %v)\n", ev.Task.Description, ev.Task.AgentType, ev.Task.Background)
+		case ev.Subtype == cadre.SubtypeTaskNotification:
+			fmt.Printf("ended: %s (%s)\n", ev.Task.Summary, ev.Task.Status)
+		case ev.Type == cadre.EventAssistant && ev.ParentToolUseID != "":
+			fmt.Printf("%s (started by %s): %s\n", ev.AgentType, ev.ParentToolUseID, ev.Message.Text())
+		case ev.Type == cadre.EventResult:
+			fmt.Println("main:", ev.Result.Result)
+		}
+	}
+	// Unordered output:
+	// started "Count files" (counter, background true)
+	// counter (started by call-1): There are 42 files.
+	// ended: Agent "Count files" completed (completed)
+	// main: I started the count.
+	// main: The count is in: 42 files.
 }

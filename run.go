@@ -63,7 +63,7 @@ func (r *Runtime) Run(ctx context.Context, req Request) iter.Seq2[Event, error] 
 			sr.run(ctx)
 		}()
 		for ev := range sub.Events(context.Background()) {
-			if !yield(ev, nil) {
+			if !yield(eventOf(ev), nil) {
 				cancel()
 				break
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -114,13 +114,13 @@ func isTerminalWriter(w io.Writer) bool {
 // Event takes the next event of the run. The main agent's result ends the
 // display (as Close does), so the final answer is never printed inside the
 // live block.
-func (p *progress) Event(e event.Event) {
+func (p *progress) Event(e cadre.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return
 	}
-	if e.Type == event.TypeResult && e.ParentToolUseID == "" {
+	if e.Type == cadre.EventResult && e.ParentToolUseID == "" {
 		p.closeLocked()
 		return
 	}
@@ -130,21 +130,21 @@ func (p *progress) Event(e event.Event) {
 	}
 	var lines []string // plain lines, or permanent lines above the live block
 	changed := false
-	if e.Type == event.TypeSystem && e.Subtype == event.SubtypeTaskNotification && e.Task != nil {
+	if e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeTaskNotification && e.Task != nil {
 		if id := e.Task.ToolUseID; id != "" {
 			if r := p.runs[id]; r != nil {
-				status, reason := e.Task.Status, e.Task.Summary
+				reason := e.Task.Summary
 				if reason == "" {
-					reason = status
+					reason = string(e.Task.Status)
 				}
-				lines = append(lines, p.finish(r, status != "completed", reason, at))
+				lines = append(lines, p.finish(r, e.Task.Status != cadre.TaskCompleted, reason, at))
 				changed = true
 			}
 			delete(p.background, id)
 			delete(p.owner, id)
 		}
 	}
-	if e.Message != nil && (e.Type == event.TypeUser || e.Type == event.TypeAssistant) {
+	if e.Message != nil && (e.Type == cadre.EventUser || e.Type == cadre.EventAssistant) {
 		// A tool result may end a child run: that of the call that started it.
 		for _, b := range e.Message.Content {
 			if b.Type != llm.BlockToolResult || p.background[b.ToolUseID] {
@@ -166,7 +166,7 @@ func (p *progress) Event(e event.Event) {
 					lines = append(lines, startLine(r))
 				}
 			}
-			if e.Type == event.TypeAssistant {
+			if e.Type == cadre.EventAssistant {
 				lines = append(lines, p.step(r, e)...)
 			}
 			changed = true
@@ -212,7 +212,7 @@ func (p *progress) closeLocked() {
 }
 
 // begin starts tracking the run whose first event is e.
-func (p *progress) begin(e event.Event, at time.Time) *run {
+func (p *progress) begin(e cadre.Event, at time.Time) *run {
 	r := &run{key: e.ParentToolUseID, agentType: clean(e.AgentType), desc: clean(e.TaskDescription), start: at}
 	if r.agentType == "" {
 		r.agentType = "agent"
@@ -229,7 +229,7 @@ func (p *progress) begin(e event.Event, at time.Time) *run {
 
 // step takes an assistant message of r: its usage and tool calls. It
 // returns the plain lines for the calls.
-func (p *progress) step(r *run, e event.Event) []string {
+func (p *progress) step(r *run, e cadre.Event) []string {
 	if e.Assistant != nil {
 		u := e.Assistant.Usage
 		r.tokens += u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
@@ -249,8 +249,8 @@ func (p *progress) step(r *run, e event.Event) []string {
 
 // noteCalls records who made each tool call of e, and which Agent calls run
 // in the background, and returns the calls.
-func (p *progress) noteCalls(e event.Event, tag string) []llm.Block {
-	if e.Type != event.TypeAssistant || e.Message == nil {
+func (p *progress) noteCalls(e cadre.Event, tag string) []llm.Block {
+	if e.Type != cadre.EventAssistant || e.Message == nil {
 		return nil
 	}
 	calls := e.Message.ToolUses()

@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/google/go-cmp/cmp"
@@ -54,12 +54,12 @@ var (
 	bgAgent   = agentTag{"toolu_B1", "indexer", "index the repo"}
 )
 
-func tagged(a agentTag, sec int, typ event.Type, blocks ...llm.Block) event.Event {
+func tagged(a agentTag, sec int, typ cadre.EventType, blocks ...llm.Block) cadre.Event {
 	role := llm.RoleUser
-	if typ == event.TypeAssistant {
+	if typ == cadre.EventAssistant {
 		role = llm.RoleAssistant
 	}
-	e := event.Event{
+	e := cadre.Event{
 		Type: typ, SessionID: "main", Time: t0.Add(time.Duration(sec) * time.Second),
 		ParentToolUseID: a.parent, AgentType: a.agentType, TaskDescription: a.desc,
 		Message: &llm.Message{Role: role, Content: blocks},
@@ -70,20 +70,20 @@ func tagged(a agentTag, sec int, typ event.Type, blocks ...llm.Block) event.Even
 	return e
 }
 
-func prompt(a agentTag, sec int) event.Event {
-	return tagged(a, sec, event.TypeUser, llm.Text("please "+a.desc))
+func prompt(a agentTag, sec int) cadre.Event {
+	return tagged(a, sec, cadre.EventUser, llm.Text("please "+a.desc))
 }
 
-func say(a agentTag, sec int, tokens int64, blocks ...llm.Block) event.Event {
-	e := tagged(a, sec, event.TypeAssistant, blocks...)
-	e.Assistant = &event.Assistant{Usage: llm.Usage{
+func say(a agentTag, sec int, tokens int64, blocks ...llm.Block) cadre.Event {
+	e := tagged(a, sec, cadre.EventAssistant, blocks...)
+	e.Assistant = &cadre.AssistantInfo{Usage: llm.Usage{
 		InputTokens: tokens / 2, OutputTokens: tokens / 4, CacheReadInputTokens: tokens - tokens/2 - tokens/4,
 	}}
 	return e
 }
 
-func results(a agentTag, sec int, blocks ...llm.Block) event.Event {
-	return tagged(a, sec, event.TypeUser, blocks...)
+func results(a agentTag, sec int, blocks ...llm.Block) cadre.Event {
+	return tagged(a, sec, cadre.EventUser, blocks...)
 }
 
 func call(id, name string, input map[string]any) llm.Block {
@@ -98,15 +98,15 @@ func agentCall(a agentTag) llm.Block {
 	return call(a.parent, "Agent", map[string]any{"description": a.desc, "subagent_type": a.agentType, "prompt": "please " + a.desc})
 }
 
-func mainResult(sec int) event.Event {
-	return event.Event{Type: event.TypeResult, SessionID: "main", Time: t0.Add(time.Duration(sec) * time.Second), Result: &event.Result{}}
+func mainResult(sec int) cadre.Event {
+	return cadre.Event{Type: cadre.EventResult, SessionID: "main", Time: t0.Add(time.Duration(sec) * time.Second), Result: &cadre.ResultInfo{}}
 }
 
 // scenario is a run with two parallel subagents, one of which starts a
 // nested subagent while the other fails.
-func scenario() []event.Event {
-	return []event.Event{
-		{Type: event.TypeSystem, Subtype: "init", SessionID: "main", Time: t0, Init: &event.Init{}},
+func scenario() []cadre.Event {
+	return []cadre.Event{
+		{Type: cadre.EventSystem, Subtype: "init", SessionID: "main", Time: t0, Init: &cadre.InitInfo{}},
 		prompt(mainAgent, 0),
 		say(mainAgent, 0, 900, llm.Text("I'll split this up."), agentCall(reviewer), agentCall(explorer)),
 		prompt(reviewer, 1),
@@ -132,7 +132,7 @@ func scenario() []event.Event {
 	}
 }
 
-func plainOutput(events []event.Event) string {
+func plainOutput(events []cadre.Event) string {
 	var buf bytes.Buffer
 	c := &clock{t: t0}
 	p := newProgress(&buf, false, c.now)
@@ -151,12 +151,12 @@ func TestProgressPlainGolden(t *testing.T) {
 func TestProgressPlain(t *testing.T) {
 	tests := []struct {
 		name   string
-		events []event.Event
+		events []cadre.Event
 		want   string
 	}{
 		{
 			name: "the main agent's own messages print nothing",
-			events: []event.Event{
+			events: []cadre.Event{
 				prompt(mainAgent, 0),
 				say(mainAgent, 1, 500, call("toolu_m1", "Read", map[string]any{"file_path": "main.go"})),
 				results(mainAgent, 2, llm.ToolResult("toolu_m1", "package main", false)),
@@ -165,13 +165,13 @@ func TestProgressPlain(t *testing.T) {
 		},
 		{
 			name: "a background run outlives its launch result and ends with its notification",
-			events: []event.Event{
+			events: []cadre.Event{
 				say(mainAgent, 0, 100, call(bgAgent.parent, "Agent", map[string]any{"description": bgAgent.desc, "prompt": "go", "run_in_background": true})),
 				results(mainAgent, 0, llm.ToolResult(bgAgent.parent, "Async agent launched", false)),
 				prompt(bgAgent, 1),
 				say(bgAgent, 5, 4000, call("toolu_b1", "Read", map[string]any{"file_path": "README.md"})),
-				{Type: event.TypeSystem, Subtype: "task_notification", SessionID: "main", Time: t0.Add(65 * time.Second),
-					Task: &event.Task{TaskID: "child", ToolUseID: bgAgent.parent, Status: "completed", Summary: "indexed"}},
+				{Type: cadre.EventSystem, Subtype: "task_notification", SessionID: "main", Time: t0.Add(65 * time.Second),
+					Task: &cadre.TaskEvent{TaskID: "child", ToolUseID: bgAgent.parent, Status: cadre.TaskCompleted, Summary: "indexed"}},
 			},
 			want: "[indexer] started: index the repo\n" +
 				"[indexer] Read README.md\n" +
@@ -179,19 +179,19 @@ func TestProgressPlain(t *testing.T) {
 		},
 		{
 			name: "a failed background run",
-			events: []event.Event{
+			events: []cadre.Event{
 				say(mainAgent, 0, 100, call(bgAgent.parent, "Agent", map[string]any{"description": bgAgent.desc, "prompt": "go", "run_in_background": true})),
 				prompt(bgAgent, 1),
 				results(mainAgent, 1, llm.ToolResult(bgAgent.parent, "Async agent launched", false)),
-				{Type: event.TypeSystem, Subtype: "task_notification", SessionID: "main", Time: t0.Add(3 * time.Second),
-					Task: &event.Task{ToolUseID: bgAgent.parent, Status: "killed"}},
+				{Type: cadre.EventSystem, Subtype: "task_notification", SessionID: "main", Time: t0.Add(3 * time.Second),
+					Task: &cadre.TaskEvent{ToolUseID: bgAgent.parent, Status: cadre.TaskKilled}},
 			},
 			want: "[indexer] started: index the repo\n" +
 				"[indexer] failed after 2s, 0 tokens, 0 tool uses: killed\n",
 		},
 		{
 			name: "late events of a finished run do not start it again",
-			events: []event.Event{
+			events: []cadre.Event{
 				prompt(reviewer, 0),
 				results(mainAgent, 2, llm.ToolResult(reviewer.parent, "ok", false)),
 				say(reviewer, 3, 10, llm.Text("straggler")),
@@ -201,7 +201,7 @@ func TestProgressPlain(t *testing.T) {
 		},
 		{
 			name: "control characters cannot reach the terminal",
-			events: []event.Event{
+			events: []cadre.Event{
 				prompt(agentTag{"toolu_X", "evil\x1b[2J", "line one\nline two\x07"}, 0),
 				say(agentTag{"toolu_X", "evil", ""}, 1, 10, call("toolu_x1", "Bash", map[string]any{"command": "echo \x1b]0;title\x07 hi"})),
 				results(mainAgent, 2, llm.ToolResult("toolu_X", "boom\x1b[31m red", true)),
@@ -212,8 +212,8 @@ func TestProgressPlain(t *testing.T) {
 		},
 		{
 			name: "a run without type or description, and a tool without a hint",
-			events: []event.Event{
-				tagged(agentTag{parent: "toolu_Y"}, 0, event.TypeUser, llm.Text("hi")),
+			events: []cadre.Event{
+				tagged(agentTag{parent: "toolu_Y"}, 0, cadre.EventUser, llm.Text("hi")),
 				say(agentTag{parent: "toolu_Y"}, 1, 1_250_000, call("toolu_y1", "TodoWrite", map[string]any{"todos": []any{}})),
 				results(mainAgent, 3725, llm.ToolResult("toolu_Y", "ok", false)),
 			},

@@ -4,36 +4,35 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
 )
 
 // Line is the JSON object of one event, in Claude Code's shapes. Field
 // order follows Claude Code's so that lines read familiarly.
-func Line(e event.Event) any {
+func Line(e cadre.Event) any {
 	switch e.Type {
-	case event.TypeSystem:
+	case cadre.EventSystem:
 		if e.Init != nil {
 			return initLine(e)
 		}
 		return systemLine(e)
-	case event.TypeAssistant:
+	case cadre.EventAssistant:
 		return assistantLine(e)
-	case event.TypeUser:
+	case cadre.EventUser:
 		return userLine(e)
-	case event.TypeResult:
+	case cadre.EventResult:
 		return resultLine(e)
 	}
 	return map[string]any{"type": string(e.Type), "uuid": e.UUID, "session_id": e.SessionID}
 }
 
-// systemLine writes a task_* or other system event with Claude Code's
-// key order: type and subtype first, the payload (keys sorted), then uuid
-// and session_id.
-type systemLine event.Event
+// systemLine writes a system event other than init (the task_* events,
+// a compaction boundary) with Claude Code's key order: type and subtype
+// first, the payload's keys in sorted order, then uuid and session_id.
+type systemLine cadre.Event
 
 func (s systemLine) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -41,23 +40,12 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	b.WriteString(`{"type":"system","subtype":`)
 	enc.Encode(s.Subtype)
-	fields := s.Fields
-	if s.Task != nil {
-		fields = taskFields(s.Subtype, s.Task)
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		if k != "type" && k != "subtype" && k != "uuid" && k != "session_id" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, f := range systemFields(cadre.Event(s)) {
 		b.WriteByte(',')
-		enc.Encode(k)
+		enc.Encode(f.key)
 		b.WriteByte(':')
-		if err := enc.Encode(fields[k]); err != nil {
-			return nil, fmt.Errorf("system %s field %s: %w", s.Subtype, k, err)
+		if err := enc.Encode(f.value); err != nil {
+			return nil, fmt.Errorf("system %s field %s: %w", s.Subtype, f.key, err)
 		}
 	}
 	if s.ParentToolUseID != "" {
@@ -80,21 +68,67 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 	return bytes.ReplaceAll(b.Bytes(), []byte("\n"), nil), nil
 }
 
-// taskFields are the keys of a task_* line, those Claude Code writes for
-// the subtype.
-func taskFields(subtype string, t *event.Task) map[string]any {
-	f := map[string]any{"task_id": t.TaskID, "tool_use_id": t.ToolUseID}
-	usage := map[string]any{"total_tokens": t.Usage.TotalTokens, "tool_uses": t.Usage.ToolUses, "duration_ms": t.Usage.Duration.Milliseconds()}
-	switch subtype {
-	case event.SubtypeTaskStarted:
-		f["description"], f["subagent_type"], f["prompt"] = t.Description, t.SubagentType, t.Prompt
-		f["task_type"], f["is_backgrounded"], f["spawn_depth"] = t.TaskType, t.Backgrounded, t.SpawnDepth
-	case event.SubtypeTaskProgress:
-		f["description"], f["subagent_type"], f["last_tool_name"], f["usage"] = t.Description, t.SubagentType, t.LastToolName, usage
-	case event.SubtypeTaskNotification:
-		f["status"], f["output_file"], f["summary"], f["usage"] = t.Status, t.OutputFile, t.Summary, usage
+type field struct {
+	key   string
+	value any
+}
+
+// systemFields are the payload keys of a system line, sorted by key.
+func systemFields(e cadre.Event) []field {
+	if c := e.Compact; c != nil {
+		return []field{{"compact_metadata", compactJSON{PreTokens: c.PreTokens, Trigger: c.Trigger}}}
 	}
-	return f
+	t := e.Task
+	if t == nil {
+		return nil
+	}
+	switch e.Subtype {
+	case cadre.SubtypeTaskStarted:
+		return []field{
+			{"description", t.Description}, {"is_backgrounded", t.Background}, {"prompt", t.Prompt}, {"spawn_depth", t.SpawnDepth},
+			{"subagent_type", t.AgentType}, {"task_id", t.TaskID}, {"task_type", t.Kind}, {"tool_use_id", t.ToolUseID},
+		}
+	case cadre.SubtypeTaskProgress:
+		return []field{
+			{"description", t.Description}, {"last_tool_name", t.LastToolName}, {"subagent_type", t.AgentType},
+			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
+		}
+	case cadre.SubtypeTaskNotification:
+		return []field{
+			{"output_file", t.OutputFile}, {"status", taskStatus(t.Status)}, {"summary", t.Summary},
+			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
+		}
+	}
+	return nil
+}
+
+type compactJSON struct {
+	PreTokens int64  `json:"pre_tokens"`
+	Trigger   string `json:"trigger"`
+}
+
+type taskUsageJSON struct {
+	DurationMS  int64 `json:"duration_ms"`
+	ToolUses    int   `json:"tool_uses"`
+	TotalTokens int64 `json:"total_tokens"`
+}
+
+func taskUsage(u *cadre.TaskUsage) taskUsageJSON {
+	if u == nil {
+		return taskUsageJSON{}
+	}
+	return taskUsageJSON{DurationMS: u.Duration.Milliseconds(), ToolUses: u.ToolUses, TotalTokens: u.TotalTokens}
+}
+
+// taskStatus is the status word Claude Code's task lines use.
+func taskStatus(s cadre.TaskStatus) string {
+	switch s {
+	case cadre.TaskKilled:
+		return "stopped"
+	case cadre.TaskTimeout:
+		return "failed"
+	}
+	return string(s)
 }
 
 type initJSON struct {
@@ -116,11 +150,11 @@ type initJSON struct {
 	UUID           string   `json:"uuid"`
 }
 
-func initLine(e event.Event) initJSON {
+func initLine(e cadre.Event) initJSON {
 	in := e.Init
 	return initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: e.SessionID,
-		Tools: nonNil(in.Tools), MCPServers: []any{}, Model: in.Model, PermissionMode: in.PermissionMode,
+		Tools: nonNil(in.Tools), MCPServers: []any{}, Model: in.Model, PermissionMode: string(in.PermissionMode),
 		SlashCommands: nonNil(in.SlashCommands), APIKeySource: orNone(in.APIKeySource), Version: in.Version,
 		OutputStyle: "default", Agents: nonNil(in.Agents), Skills: nonNil(in.Skills), Plugins: []any{}, UUID: e.UUID,
 	}
@@ -154,10 +188,10 @@ type subagentFields struct {
 	TaskDescription string `json:"task_description,omitempty"`
 }
 
-func assistantLine(e event.Event) assistantJSON {
+func assistantLine(e cadre.Event) assistantJSON {
 	a := e.Assistant
 	if a == nil {
-		a = &event.Assistant{}
+		a = &cadre.AssistantInfo{}
 	}
 	return assistantJSON{
 		Type: "assistant",
@@ -187,7 +221,7 @@ type userJSON struct {
 	ToolUseResult any    `json:"tool_use_result,omitempty"`
 }
 
-func userLine(e event.Event) userJSON {
+func userLine(e cadre.Event) userJSON {
 	return userJSON{
 		Type:            "user",
 		Message:         userMessage{Role: llm.RoleUser, Content: nonNilBlocks(e.Message)},
@@ -219,15 +253,15 @@ type resultJSON struct {
 	TotalCostUSD      float64                   `json:"total_cost_usd"`
 	Usage             llm.Usage                 `json:"usage"`
 	ModelUsage        map[string]modelUsageJSON `json:"modelUsage"`
-	PermissionDenials []event.Denial            `json:"permission_denials"`
+	PermissionDenials []cadre.PermissionDenial  `json:"permission_denials"`
 	Errors            []string                  `json:"errors,omitempty"`
 	UUID              string                    `json:"uuid"`
 }
 
-func resultLine(e event.Event) resultJSON {
+func resultLine(e cadre.Event) resultJSON {
 	r := e.Result
 	if r == nil {
-		r = &event.Result{}
+		r = &cadre.ResultInfo{}
 	}
 	mu := make(map[string]modelUsageJSON, len(r.ModelUsage))
 	for name, u := range r.ModelUsage {
@@ -244,7 +278,7 @@ func resultLine(e event.Event) resultJSON {
 	}
 	denials := r.PermissionDenials
 	if denials == nil {
-		denials = []event.Denial{}
+		denials = []cadre.PermissionDenial{}
 	}
 	return resultJSON{
 		Type: "result", Subtype: e.Subtype, IsError: r.IsError,
@@ -255,7 +289,7 @@ func resultLine(e event.Event) resultJSON {
 	}
 }
 
-func parent(e event.Event) *string {
+func parent(e cadre.Event) *string {
 	if e.ParentToolUseID == "" {
 		return nil
 	}
@@ -263,7 +297,7 @@ func parent(e event.Event) *string {
 	return &p
 }
 
-func subagent(e event.Event) subagentFields {
+func subagent(e cadre.Event) subagentFields {
 	return subagentFields{AgentID: e.AgentID, SubagentType: e.AgentType, TaskDescription: e.TaskDescription}
 }
 

@@ -8,36 +8,36 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/cadre-dev/cadre/llm"
 )
 
 // run is a fixed conversation: init, a tool call, its result, a subagent's
 // message, the answer and the result.
-func run() []event.Event {
+func run() []cadre.Event {
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	sid := "0190a000-0000-7000-8000-000000000001"
 	read := llm.ToolUse("toolu_01", "Read", json.RawMessage(`{"file_path":"/w/README.md"}`))
-	return []event.Event{
-		{Type: event.TypeSystem, Subtype: "init", SessionID: sid, UUID: "u-init", Time: at,
-			Init: &event.Init{Cwd: "/w", Tools: []string{"Read", "Bash"}, Model: "anthropic:claude-sonnet-4-5", PermissionMode: "default", Version: "0.1.0"}},
-		{Type: event.TypeAssistant, SessionID: sid, UUID: "u-1", Time: at,
+	return []cadre.Event{
+		{Type: cadre.EventSystem, Subtype: "init", SessionID: sid, UUID: "u-init", Time: at,
+			Init: &cadre.InitInfo{Cwd: "/w", Tools: []string{"Read", "Bash"}, Model: "anthropic:claude-sonnet-4-5", PermissionMode: "default", Version: "0.1.0"}},
+		{Type: cadre.EventAssistant, SessionID: sid, UUID: "u-1", Time: at,
 			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Reading."), read}},
-			Assistant: &event.Assistant{MessageID: "msg_01", Model: "claude-sonnet-4-5", StopReason: llm.StopToolUse, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}},
-		{Type: event.TypeUser, SessionID: sid, UUID: "u-2", Time: at,
+			Assistant: &cadre.AssistantInfo{MessageID: "msg_01", Model: "claude-sonnet-4-5", StopReason: llm.StopToolUse, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}},
+		{Type: cadre.EventUser, SessionID: sid, UUID: "u-2", Time: at,
 			Message:       &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResult("toolu_01", "     1\thello", false)}},
 			ToolUseResult: map[string]any{"type": "text"}},
-		{Type: event.TypeAssistant, SessionID: sid, UUID: "u-3", Time: at, ParentToolUseID: "toolu_02", AgentID: "a1b2", AgentType: "reviewer", TaskDescription: "review code",
+		{Type: cadre.EventAssistant, SessionID: sid, UUID: "u-3", Time: at, ParentToolUseID: "toolu_02", AgentID: "a1b2", AgentType: "reviewer", TaskDescription: "review code",
 			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("LGTM")}},
-			Assistant: &event.Assistant{MessageID: "msg_02", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn}},
-		{Type: event.TypeAssistant, SessionID: sid, UUID: "u-4", Time: at,
+			Assistant: &cadre.AssistantInfo{MessageID: "msg_02", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn}},
+		{Type: cadre.EventAssistant, SessionID: sid, UUID: "u-4", Time: at,
 			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("It says hello.")}},
-			Assistant: &event.Assistant{MessageID: "msg_03", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 130, OutputTokens: 8, CacheReadInputTokens: 90}}},
-		{Type: event.TypeResult, Subtype: "success", SessionID: sid, UUID: "u-5", Time: at,
-			Result: &event.Result{Result: "It says hello.", NumTurns: 2, Duration: 1500 * time.Millisecond, APIDuration: 1200 * time.Millisecond,
+			Assistant: &cadre.AssistantInfo{MessageID: "msg_03", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 130, OutputTokens: 8, CacheReadInputTokens: 90}}},
+		{Type: cadre.EventResult, Subtype: "success", SessionID: sid, UUID: "u-5", Time: at,
+			Result: &cadre.ResultInfo{Result: "It says hello.", NumTurns: 2, Duration: 1500 * time.Millisecond, APIDuration: 1200 * time.Millisecond,
 				TotalCostUSD: 0.000867, StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90},
-				ModelUsage: map[string]event.ModelUsage{"anthropic:claude-sonnet-4-5": {Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90}, CostUSD: 0.000867}}}},
+				ModelUsage: map[string]cadre.ModelUsage{"anthropic:claude-sonnet-4-5": {Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90}, CostUSD: 0.000867}}}},
 	}
 }
 
@@ -113,9 +113,9 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestSubagentSystemLineIsTagged(t *testing.T) {
-	e := event.Event{Type: event.TypeSystem, Subtype: "compact_boundary", SessionID: "s", UUID: "u",
+	e := cadre.Event{Type: cadre.EventSystem, Subtype: "compact_boundary", SessionID: "s", UUID: "u",
 		ParentToolUseID: "toolu_1", AgentID: "a1", AgentType: "reviewer",
-		Fields: map[string]any{"compact_metadata": map[string]any{"trigger": "auto", "pre_tokens": 9000}}}
+		Compact: &cadre.CompactInfo{Trigger: "auto", PreTokens: 9000}}
 	var buf bytes.Buffer
 	w := New(&buf, StreamJSON, true)
 	w.Write(e)
@@ -141,24 +141,24 @@ func TestSubagentSystemLineIsTagged(t *testing.T) {
 // --verbose, being the main session's.
 func TestTaskLines(t *testing.T) {
 	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	task := func(subtype, uuid string, p event.Task) event.Event {
-		return event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: "s", UUID: uuid, Time: at, Task: &p}
+	task := func(subtype, uuid string, p cadre.TaskEvent) cadre.Event {
+		return cadre.Event{Type: cadre.EventSystem, Subtype: subtype, SessionID: "s", UUID: uuid, Time: at, Task: &p}
 	}
-	evs := []event.Event{
-		task(event.SubtypeTaskStarted, "u-1", event.Task{
-			TaskID: "t1", ToolUseID: "toolu_1", Description: "index <the> repo", SubagentType: "indexer",
-			Backgrounded: true, SpawnDepth: 1, TaskType: "local_agent", Prompt: "Index & report",
+	evs := []cadre.Event{
+		task(cadre.SubtypeTaskStarted, "u-1", cadre.TaskEvent{
+			TaskID: "t1", ToolUseID: "toolu_1", Description: "index <the> repo", AgentType: "indexer",
+			Background: true, SpawnDepth: 1, Kind: cadre.TaskLocalAgent, Prompt: "Index & report",
 		}),
-		task(event.SubtypeTaskProgress, "u-2", event.Task{
-			TaskID: "t1", ToolUseID: "toolu_1", Description: "index <the> repo", SubagentType: "indexer",
-			Usage: event.TaskUsage{TotalTokens: 1234, ToolUses: 3, Duration: 4500 * time.Millisecond}, LastToolName: "Grep",
+		task(cadre.SubtypeTaskProgress, "u-2", cadre.TaskEvent{
+			TaskID: "t1", ToolUseID: "toolu_1", Description: "index <the> repo", AgentType: "indexer",
+			Usage: &cadre.TaskUsage{TotalTokens: 1234, ToolUses: 3, Duration: 4500 * time.Millisecond}, LastToolName: "Grep",
 		}),
-		task(event.SubtypeTaskNotification, "u-3", event.Task{
-			TaskID: "t1", ToolUseID: "toolu_1", Status: "completed", OutputFile: "/tmp/t1.output",
-			Summary: `Agent "index <the> repo" completed`, Usage: event.TaskUsage{TotalTokens: 2000, ToolUses: 4, Duration: 6 * time.Second},
+		task(cadre.SubtypeTaskNotification, "u-3", cadre.TaskEvent{
+			TaskID: "t1", ToolUseID: "toolu_1", Status: cadre.TaskCompleted, OutputFile: "/tmp/t1.output",
+			Summary: `Agent "index <the> repo" completed`, Usage: &cadre.TaskUsage{TotalTokens: 2000, ToolUses: 4, Duration: 6 * time.Second},
 		}),
-		task(event.SubtypeTaskNotification, "u-4", event.Task{
-			TaskID: "t2", ToolUseID: "toolu_2", Status: "stopped", OutputFile: "/tmp/t2.output", Summary: `Agent "x" was stopped`,
+		task(cadre.SubtypeTaskNotification, "u-4", cadre.TaskEvent{
+			TaskID: "t2", ToolUseID: "toolu_2", Status: cadre.TaskKilled, OutputFile: "/tmp/t2.output", Summary: `Agent "x" was stopped`,
 		}),
 	}
 	var buf bytes.Buffer
@@ -170,4 +170,16 @@ func TestTaskLines(t *testing.T) {
 	}
 	w.Close()
 	golden.Check(t, filepath.Join("testdata", "task-lines.jsonl"), buf.Bytes())
+}
+
+// TestCompactionLine: a compaction boundary's line, Claude Code's shape.
+func TestCompactionLine(t *testing.T) {
+	line, err := json.Marshal(Line(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeCompactBoundary, SessionID: "root", UUID: "u",
+		Compact: &cadre.CompactInfo{Trigger: "auto", PreTokens: 11}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"type":"system","subtype":"compact_boundary","compact_metadata":{"pre_tokens":11,"trigger":"auto"},"uuid":"u","session_id":"root"}`; string(line) != want {
+		t.Errorf("line\n got %s\nwant %s", line, want)
+	}
 }

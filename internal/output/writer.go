@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre"
 )
 
 // Format is an --output-format value.
@@ -32,7 +32,7 @@ func ParseFormat(s string) (Format, error) {
 // after the last one. Errors writing are returned but callers only report
 // them: a broken stdout must never stop a run.
 type Writer interface {
-	Write(e event.Event) error
+	Write(e cadre.Event) error
 	Close() error
 }
 
@@ -50,7 +50,7 @@ func New(w io.Writer, f Format, verbose bool) Writer {
 
 // shown reports whether e belongs in the output: without verbose,
 // subagents' messages stay quiet (S-O1).
-func shown(e event.Event, verbose bool) bool {
+func shown(e cadre.Event, verbose bool) bool {
 	return verbose || e.ParentToolUseID == ""
 }
 
@@ -59,7 +59,7 @@ type streamWriter struct {
 	verbose bool
 }
 
-func (s *streamWriter) Write(e event.Event) error {
+func (s *streamWriter) Write(e cadre.Event) error {
 	if !shown(e, s.verbose) {
 		return nil
 	}
@@ -78,8 +78,8 @@ type jsonWriter struct {
 	result  any
 }
 
-func (j *jsonWriter) Write(e event.Event) error {
-	if e.Type == event.TypeResult && e.ParentToolUseID == "" {
+func (j *jsonWriter) Write(e cadre.Event) error {
+	if e.Type == cadre.EventResult && e.ParentToolUseID == "" {
 		j.result = Line(e)
 	}
 	if j.verbose && shown(e, true) {
@@ -119,8 +119,8 @@ type textWriter struct {
 	ok     bool
 }
 
-func (t *textWriter) Write(e event.Event) error {
-	if e.Type == event.TypeResult && e.ParentToolUseID == "" && e.Result != nil && !e.Result.IsError {
+func (t *textWriter) Write(e cadre.Event) error {
+	if e.Type == cadre.EventResult && e.ParentToolUseID == "" && e.Result != nil && !e.Result.IsError {
 		t.result, t.ok = e.Result.Result, true
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/output"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
@@ -325,13 +324,10 @@ func TestCompactionEntry(t *testing.T) {
 	if len(events) != 1 || events[0].UUID != boundary.UUID || events[0].Subtype != "compact_boundary" || events[0].SessionID != "root" {
 		t.Fatalf("system events %+v, want one compact_boundary under the entry's uuid %s", events, boundary.UUID)
 	}
-	line, err := json.Marshal(output.Line(events[0]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprintf(`{"type":"system","subtype":"compact_boundary","compact_metadata":{"pre_tokens":11,"trigger":"auto"},"uuid":%q,"session_id":"root"}`, boundary.UUID)
-	if string(line) != want {
-		t.Errorf("stream-json line\n got %s\nwant %s", line, want)
+	// The stream-json line is shaped from this payload by the SDK's event
+	// conversion and the output package, whose tests pin it.
+	if meta := fmt.Sprint(events[0].Fields["compact_metadata"]); meta != "map[pre_tokens:11 trigger:auto]" {
+		t.Errorf("compact_metadata %s, want pre_tokens 11 and trigger auto", meta)
 	}
 
 	compactions := 0
