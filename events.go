@@ -120,8 +120,9 @@ type TaskEvent struct {
 	SpawnDepth int
 	Kind       TaskKind
 
-	// Status is how the run ended: TaskCompleted, TaskFailed, TaskKilled
-	// or TaskTimeout.
+	// Status is how the run ended: TaskCompleted, TaskFailed or
+	// TaskKilled. A run stopped by its time limit reads as failed here,
+	// as in Claude Code's lines; its Task record says TaskTimeout.
 	Status     TaskStatus
 	Summary    string
 	OutputFile string

@@ -419,11 +419,7 @@ func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Task, len(ts))
-	for i, t := range ts {
-		out[i] = taskOf(t)
-	}
-	return out, nil
+	return convert(ts, taskOf), nil
 }
 
 // Task returns one task record; its error wraps ErrNotFound when there is
@@ -465,12 +461,7 @@ func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
 // Agents lists every subagent definition found, in load order, with where
 // it came from, whether it is in effect, and why not.
 func (r *Runtime) Agents() []AgentEntry {
-	es := r.agents.Entries()
-	out := make([]AgentEntry, len(es))
-	for i, e := range es {
-		out[i] = agentEntryOf(e)
-	}
-	return out
+	return convert(r.agents.Entries(), agentEntryOf)
 }
 
 // Agent returns the definition in effect for name (case ignored).
@@ -515,11 +506,7 @@ func (r *Runtime) Sessions(ctx context.Context, cwd string, limit int) ([]Sessio
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Session, len(infos))
-	for i, in := range infos {
-		out[i] = sessionOf(in)
-	}
-	return out, nil
+	return convert(infos, sessionOf), nil
 }
 
 // Session returns one session's record and its transcript; its error
@@ -539,7 +526,7 @@ func (r *Runtime) Session(ctx context.Context, id string) (Session, []Transcript
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return sessionOf(info), nil, err
 	}
-	return sessionOf(info), transcriptOf(entries), nil
+	return sessionOf(info), convert(entries, transcriptEntryOf), nil
 }
 
 func (r *Runtime) providerConfig() provider.Config {
@@ -560,6 +547,18 @@ func compaction(c config.Compaction) *compact.Config {
 		return nil
 	}
 	return &compact.Config{Window: c.Window, Threshold: c.Threshold, KeepRecent: c.KeepRecent}
+}
+
+// convert converts records for SDK users, one by one; nil stays nil.
+func convert[In, Out any](in []In, of func(In) Out) []Out {
+	if in == nil {
+		return nil
+	}
+	out := make([]Out, len(in))
+	for i, v := range in {
+		out[i] = of(v)
+	}
+	return out
 }
 
 func logger(l *slog.Logger) *slog.Logger {

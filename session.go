@@ -76,16 +76,9 @@ func sessionOf(in session.Info) Session {
 	}
 }
 
-func transcriptOf(es []session.Entry) []TranscriptEntry {
-	if es == nil {
-		return nil
+func transcriptEntryOf(e session.Entry) TranscriptEntry {
+	return TranscriptEntry{
+		Type: e.Type, UUID: e.UUID, ParentUUID: e.ParentUUID, SessionID: e.SessionID, Timestamp: e.Timestamp, Message: e.Message,
+		MessageID: e.MessageID, Model: e.Model, StopReason: e.StopReason, Usage: e.Usage, Subtype: e.Subtype, Data: e.Data,
 	}
-	out := make([]TranscriptEntry, len(es))
-	for i, e := range es {
-		out[i] = TranscriptEntry{
-			Type: e.Type, UUID: e.UUID, ParentUUID: e.ParentUUID, SessionID: e.SessionID, Timestamp: e.Timestamp, Message: e.Message,
-			MessageID: e.MessageID, Model: e.Model, StopReason: e.StopReason, Usage: e.Usage, Subtype: e.Subtype, Data: e.Data,
-		}
-	}
-	return out
 }
