@@ -3,8 +3,11 @@ package cadre_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -148,5 +151,64 @@ func TestLoggerHearsHowRunsGo(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %s:\n%s", want, logs.String())
 		}
+	}
+}
+
+// What the runtime's parts survive reaches Options.Logger: here the main
+// loop's failed compaction, which no event reports.
+func TestLoggerHearsTheLoopsWarnings(t *testing.T) {
+	f := newFixture(t)
+	os.MkdirAll(filepath.Join(f.dir, ".cadre"), 0o755)
+	os.WriteFile(filepath.Join(f.dir, ".cadre", "settings.json"), []byte(`{"compaction": {"window": 1000, "threshold": 0.5, "keepRecent": 1}}`), 0o644)
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if strings.HasSuffix(req.Agent, ":compact") {
+			return nil, errors.New("the summariser is down")
+		}
+		resp, err := f.model(ctx, req)
+		if resp != nil {
+			resp.Usage.InputTokens = 900 // past half the window: compact
+		}
+		return resp, err
+	}
+	var logs syncBuffer
+	rt := f.open(t, cadre.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	evs := collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})
+	if res := evs[len(evs)-1].Result; res.IsError {
+		t.Fatalf("the run failed: %v", res.Errors)
+	}
+	if !strings.Contains(logs.String(), "context compaction failed") || !strings.Contains(logs.String(), "the summariser is down") {
+		t.Errorf("log lacks the failed compaction:\n%s", logs.String())
+	}
+}
+
+// A subagent's warnings reach the same logger: its failed compaction is
+// logged under its own agent name.
+func TestLoggerHearsSubagentsWarnings(t *testing.T) {
+	f := newFixture(t)
+	os.MkdirAll(filepath.Join(f.dir, ".cadre"), 0o755)
+	os.WriteFile(filepath.Join(f.dir, ".cadre", "settings.json"), []byte(`{"compaction": {"window": 1000, "threshold": 0.5, "keepRecent": 1}}`), 0o644)
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		switch {
+		case req.Agent == "reader:compact":
+			return nil, errors.New("the summariser is down")
+		case req.Agent == "reader":
+			resp, err := f.model(ctx, req)
+			if resp != nil {
+				resp.Usage.InputTokens = 900
+			}
+			return resp, err
+		case len(req.Messages) == 1:
+			return llm.Reply(llm.ToolUse("a1", "Agent", json.RawMessage(`{"subagent_type":"reader","description":"read","prompt":"read notes.txt"}`))), nil
+		}
+		return llm.Reply(llm.Text("done")), nil
+	}
+	var logs syncBuffer
+	rt := f.open(t, cadre.Options{
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Agents: []cadre.Agent{{Name: "reader", Description: "Reads files.", Tools: []string{"Read"}}},
+	})
+	collect(t, rt, cadre.Request{Prompt: "delegate"})
+	if !strings.Contains(logs.String(), "context compaction failed") || !strings.Contains(logs.String(), "agent=reader") {
+		t.Errorf("log lacks the subagent's failed compaction:\n%s", logs.String())
 	}
 }

@@ -220,6 +220,7 @@ func (sr *sessionRun) run(ctx context.Context) {
 		Totals: sr.totals,
 		Bus:    r.bus,
 		Now:    r.now,
+		Logger: r.log, // the loop's warnings too (a failed compaction)
 	}, sr.history)
 	group := sr.caller.Group
 	if sr.command != nil {

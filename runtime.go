@@ -299,6 +299,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
+		Logger:            r.log,
 	})
 	if err != nil {
 		r.owner.Close()
