@@ -20,7 +20,7 @@ type Typed[In any] struct {
 
 	once   sync.Once
 	info   Info
-	schema *jsonschema.Schema // inferred or read by init
+	schema *jsonschema.Schema // inferred by init; nil when Meta gave one
 	err    error              // init's
 
 	// The schema is resolved (compiled for validation) on the first
@@ -62,13 +62,7 @@ func (t *Typed[In]) init() {
 	t.once.Do(func() {
 		t.info = t.Meta
 		if len(t.Meta.InputSchema) > 0 {
-			s := new(jsonschema.Schema)
-			if err := json.Unmarshal(t.Meta.InputSchema, s); err != nil {
-				t.err = fmt.Errorf("tool %s: bad input schema: %w", t.Meta.Name, err)
-				return
-			}
-			t.schema = s
-			return
+			return // decoded by resolve, on the first validation
 		}
 		s, err := jsonschema.For[In](nil)
 		if err != nil {
@@ -95,7 +89,15 @@ func (t *Typed[In]) resolve() (*jsonschema.Resolved, error) {
 		return nil, t.err
 	}
 	t.resolveOnce.Do(func() {
-		if t.resolved, t.resolveErr = t.schema.Resolve(nil); t.resolveErr != nil {
+		s := t.schema
+		if s == nil {
+			s = new(jsonschema.Schema)
+			if err := json.Unmarshal(t.info.InputSchema, s); err != nil {
+				t.resolveErr = fmt.Errorf("tool %s: bad input schema: %w", t.Meta.Name, err)
+				return
+			}
+		}
+		if t.resolved, t.resolveErr = s.Resolve(nil); t.resolveErr != nil {
 			t.resolveErr = fmt.Errorf("tool %s: resolve input schema: %w", t.Meta.Name, t.resolveErr)
 		}
 	})

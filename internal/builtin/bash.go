@@ -41,6 +41,7 @@ func Bash(opts Options) tool.Tool {
 	t := tool.New(tool.Info{
 		Name:        "Bash",
 		Description: describe("Bash", bashDescription, o),
+		InputSchema: schema("bash"),
 		Access:      tool.AccessExec,
 	}, func(ctx context.Context, env tool.Env, in BashInput) (tool.Result, error) {
 		return runBash(ctx, o, env, in)

@@ -3,6 +3,8 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -78,6 +80,22 @@ func (o Options) withDefaults() Options {
 		o.BashWaitDelay = time.Second
 	}
 	return o
+}
+
+// schemas are the tools' input schemas, encoded once when the code changes
+// (TestSchemasAreTheInputTypes writes them with -update) rather than
+// inferred by reflection in every process that offers the tools.
+//
+//go:embed schemas/*.json
+var schemas embed.FS
+
+// schema returns the embedded input schema of the named tool.
+func schema(name string) json.RawMessage {
+	b, err := schemas.ReadFile("schemas/" + name + ".json")
+	if err != nil {
+		panic("builtin: no embedded schema for " + name) // caught by the tests
+	}
+	return b
 }
 
 // Tools returns Read, Write, Edit, Glob, Grep, LS and Bash, in that order.

@@ -38,6 +38,7 @@ func Edit(opts Options) tool.Tool {
 	t := tool.New(tool.Info{
 		Name:        "Edit",
 		Description: describe("Edit", editDescription, o),
+		InputSchema: schema("edit"),
 		Access:      tool.AccessEdit,
 	}, func(ctx context.Context, env tool.Env, in EditInput) (tool.Result, error) {
 		return runEdit(ctx, o, env, in)

@@ -40,6 +40,7 @@ func Glob(opts Options) tool.Tool {
 	t := tool.New(tool.Info{
 		Name:            "Glob",
 		Description:     describe("Glob", globDescription, o),
+		InputSchema:     schema("glob"),
 		Access:          tool.AccessRead,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in GlobInput) (tool.Result, error) {

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/cadre-dev/cadre/tool"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 //go:embed grep.md
@@ -65,9 +63,10 @@ func Grep(opts Options) tool.Tool {
 	o := opts.withDefaults()
 	types := fileTypes()
 	t := tool.New(tool.Info{
-		Name:            "Grep",
-		Description:     describe("Grep", grepDescription, o),
-		InputSchema:     grepSchema(),
+		Name:        "Grep",
+		Description: describe("Grep", grepDescription, o),
+		// Tighter than what GrepInput infers (grepSchema in the tests).
+		InputSchema:     schema("grep"),
 		Access:          tool.AccessRead,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in GrepInput) (tool.Result, error) {
@@ -75,23 +74,6 @@ func Grep(opts Options) tool.Tool {
 	})
 	t.TargetOf = func(env tool.Env, in GrepInput) string { return resolve(o, env, in.Path) }
 	return t
-}
-
-// grepSchema is the schema inferred from GrepInput, tightened where struct
-// tags cannot say enough: output_mode is an enum and -n a plain boolean.
-func grepSchema() json.RawMessage {
-	s, err := jsonschema.For[GrepInput](nil)
-	if err != nil {
-		panic(fmt.Sprintf("builtin: infer Grep schema: %v", err))
-	}
-	s.Properties["output_mode"].Enum = []any{grepContent, grepFiles, grepCount}
-	n := s.Properties["-n"]
-	n.Type, n.Types = "boolean", nil
-	raw, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("builtin: encode Grep schema: %v", err))
-	}
-	return raw
 }
 
 // grepper is one Grep call's compiled search.

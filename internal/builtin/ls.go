@@ -30,6 +30,7 @@ func LS(opts Options) tool.Tool {
 	t := tool.New(tool.Info{
 		Name:            "LS",
 		Description:     describe("LS", lsDescription, o),
+		InputSchema:     schema("ls"),
 		Access:          tool.AccessRead,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in LSInput) (tool.Result, error) {

@@ -49,6 +49,7 @@ func Read(opts Options) tool.Tool {
 	t := tool.New(tool.Info{
 		Name:            "Read",
 		Description:     describe("Read", readDescription, o),
+		InputSchema:     schema("read"),
 		Access:          tool.AccessRead,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in ReadInput) (tool.Result, error) {

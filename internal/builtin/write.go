@@ -32,6 +32,7 @@ func Write(opts Options) tool.Tool {
 	t := tool.New(tool.Info{
 		Name:        "Write",
 		Description: describe("Write", writeDescription, o),
+		InputSchema: schema("write"),
 		Access:      tool.AccessEdit,
 	}, func(ctx context.Context, env tool.Env, in WriteInput) (tool.Result, error) {
 		return runWrite(ctx, o, env, in)
