@@ -120,9 +120,9 @@ type TaskEvent struct {
 	SpawnDepth int
 	Kind       TaskKind
 
-	// Status is how the run ended: TaskCompleted, TaskFailed or
-	// TaskKilled. A run stopped by its time limit reads as failed here,
-	// as in Claude Code's lines; its Task record says TaskTimeout.
+	// Status is how the run ended: TaskCompleted, TaskFailed, TaskKilled
+	// or TaskTimeout (stream-json writes the last two as Claude Code does,
+	// "stopped" and "failed").
 	Status     TaskStatus
 	Summary    string
 	OutputFile string
@@ -227,9 +227,6 @@ func taskEventOf(subtype string, t *event.Task) *TaskEvent {
 		TaskID: t.TaskID, ToolUseID: t.ToolUseID, Description: t.Description, AgentType: t.SubagentType,
 		Prompt: t.Prompt, Background: t.Backgrounded, SpawnDepth: t.SpawnDepth, Kind: TaskKind(t.TaskType),
 		Status: TaskStatus(t.Status), Summary: t.Summary, OutputFile: t.OutputFile, LastToolName: t.LastToolName,
-	}
-	if t.Status == "stopped" { // Claude Code's word for a run that was stopped
-		out.Status = TaskKilled
 	}
 	if subtype != SubtypeTaskStarted {
 		out.Usage = &TaskUsage{TotalTokens: t.Usage.TotalTokens, ToolUses: t.Usage.ToolUses, Duration: t.Usage.Duration}

@@ -41,7 +41,7 @@ func TestEventOfTypesEveryPayload(t *testing.T) {
 				LastToolName: "Grep", Usage: &TaskUsage{TotalTokens: 10, ToolUses: 2, Duration: 1500 * time.Millisecond}}}},
 		{"task notification",
 			event.Event{Type: event.TypeSystem, Subtype: event.SubtypeTaskNotification, Task: &event.Task{
-				TaskID: "a1", ToolUseID: "toolu_1", Status: "stopped", OutputFile: "/o", Summary: "s",
+				TaskID: "a1", ToolUseID: "toolu_1", Status: "killed", OutputFile: "/o", Summary: "s",
 				Usage: event.TaskUsage{TotalTokens: 10, ToolUses: 2, Duration: 7 * time.Millisecond}}},
 			Event{Type: EventSystem, Subtype: SubtypeTaskNotification, Task: &TaskEvent{TaskID: "a1", ToolUseID: "toolu_1", Status: TaskKilled,
 				OutputFile: "/o", Summary: "s", Usage: &TaskUsage{TotalTokens: 10, ToolUses: 2, Duration: 7 * time.Millisecond}}}},

@@ -33,8 +33,9 @@ type Task struct {
 	// task_progress: the tool the run called last.
 	LastToolName string
 
-	// task_notification: how the run ended (completed, failed or
-	// stopped), its output file and a one-line summary.
+	// task_notification: how the run ended (its task record's status:
+	// completed, failed, killed or timeout; output writes Claude Code's
+	// word for it), its output file and a one-line summary.
 	Status     string
 	OutputFile string
 	Summary    string

@@ -160,6 +160,9 @@ func TestTaskLines(t *testing.T) {
 		task(cadre.SubtypeTaskNotification, "u-4", cadre.TaskEvent{
 			TaskID: "t2", ToolUseID: "toolu_2", Status: cadre.TaskKilled, OutputFile: "/tmp/t2.output", Summary: `Agent "x" was stopped`,
 		}),
+		task(cadre.SubtypeTaskNotification, "u-5", cadre.TaskEvent{
+			TaskID: "t3", ToolUseID: "toolu_3", Status: cadre.TaskTimeout, OutputFile: "/tmp/t3.output", Summary: `Agent "y" timed out`,
+		}),
 	}
 	var buf bytes.Buffer
 	w := New(&buf, StreamJSON, false)

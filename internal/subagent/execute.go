@@ -300,7 +300,7 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 		silent: t.skip,
 		event: func() {
 			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.id, ToolUseID: t.toolUseID, Status: streamStatus(status), OutputFile: t.outputFile,
+				TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), OutputFile: t.outputFile,
 				Summary: fmt.Sprintf("Agent %q %s", t.description, verb),
 				Usage:   event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 			})

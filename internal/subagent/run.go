@@ -202,17 +202,6 @@ func statusOf(res *runner.Result, cause error) task.Status {
 	return task.StatusFailed
 }
 
-// streamStatus is the status word Claude Code's task lines use.
-func streamStatus(s task.Status) string {
-	switch s {
-	case task.StatusKilled:
-		return "stopped"
-	case task.StatusTimeout:
-		return "failed"
-	}
-	return string(s)
-}
-
 // worktree returns what became of the run's worktree (nil without one).
 func (t *liveTask) worktree() *worktree.Outcome {
 	if t == nil {
