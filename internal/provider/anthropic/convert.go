@@ -118,32 +118,40 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 func toolParams(specs []llm.ToolSpec) ([]sdk.ToolUnionParam, error) {
 	out := make([]sdk.ToolUnionParam, len(specs))
 	for i, t := range specs {
-		schema := t.InputSchema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object"}`)
+		def := toolDef{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+		if len(def.InputSchema) == 0 {
+			def.InputSchema = json.RawMessage(`{"type":"object"}`)
 		}
-		if !json.Valid(schema) {
+		if !json.Valid(def.InputSchema) {
 			return nil, badRequest(fmt.Sprintf("tool %q: input_schema is not valid JSON", t.Name))
 		}
-		tp := &sdk.ToolParam{
-			Name: t.Name,
-			// The schema goes out byte for byte: the SDK's typed schema
-			// would drop keywords it does not model.
-			InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
-		}
-		if t.Description != "" {
-			tp.Description = param.NewOpt(t.Description)
-		}
 		if i == len(specs)-1 {
-			tp.CacheControl = sdk.NewCacheControlEphemeralParam()
+			def.CacheControl = &cacheControl{Type: "ephemeral"}
 		}
-		raw, err := json.Marshal(sdk.ToolUnionParam{OfTool: tp})
+		raw, err := json.Marshal(def)
 		if err != nil {
 			return nil, badRequest(fmt.Sprintf("tool %q: %v", t.Name, err))
 		}
 		param.SetJSON(raw, &out[i])
 	}
 	return out, nil
+}
+
+// toolDef is a custom tool of the Messages API as the SDK's ToolParam
+// encodes it (the golden request body holds both to the same bytes), with
+// the fields cadre sets. encoding/json encodes it in a fraction of the
+// SDK's time, which counts on the first request of every process. The
+// schema goes out byte for byte: a typed schema would drop keywords it does
+// not model.
+type toolDef struct {
+	InputSchema  json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
 }
 
 // hasNonEmpty reports whether blocks hold anything but empty text. Empty

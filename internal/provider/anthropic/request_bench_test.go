@@ -27,3 +27,15 @@ func BenchmarkRequestBody(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToolParams is the first request of a tool set: encoding the
+// twelve definitions, which later requests reuse.
+func BenchmarkToolParams(b *testing.B) {
+	specs := providertest.Request().Tools
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := toolParams(specs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
