@@ -303,17 +303,19 @@ func TestOwnTaskOutputFileIsReadable(t *testing.T) {
 				return testkit.Reply{Text: "other done"}
 			}
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Read", Input: map[string]any{"file_path": strings.TrimPrefix(first, "READ ")}}}}
-		case len(c.notifications()) > 0:
-			return testkit.Reply{Text: "notified"}
 		case len(c.uses("Agent")) == 0:
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{bgAgentCall("toolu_bg_out", "work", "do the work")}}
 		case len(c.uses("Read")) == 0:
+			// Read before anything else: a fast child's notification may
+			// already ride along with the launch result.
 			res := c.results("Agent")
 			m := outputFileRE.FindStringSubmatch(res[0].resultText())
 			if m == nil {
 				return testkit.Reply{Text: "TEST-HARNESS-ERROR: no output file in the launch text: " + res[0].resultText()}
 			}
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Read", Input: map[string]any{"file_path": m[1]}}}}
+		case len(c.notifications()) > 0:
+			return testkit.Reply{Text: "notified"}
 		}
 		return testkit.Reply{Text: "read it"}
 	}))
