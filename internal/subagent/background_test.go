@@ -229,7 +229,7 @@ func forTask(es []queue.Entry, id string) []queue.Entry {
 // store can tell who marked a task notified.
 type whoKey struct{}
 
-// markStore remembers, per task, who won MarkNotified.
+// markStore remembers, per task, who won the notified flag.
 type markStore struct {
 	task.Store
 	mu   sync.Mutex
@@ -248,6 +248,24 @@ func (m *markStore) MarkNotified(ctx context.Context, id string) (bool, error) {
 		m.mu.Unlock()
 	}
 	return first, err
+}
+
+// UpdateTask counts the write that records a run's end and claims the
+// flag in the same step (deliver.go) as the runtime winning it.
+func (m *markStore) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
+	var flipped bool
+	rec, err := m.Store.UpdateTask(ctx, id, func(t *task.Task) error {
+		before := t.Notified
+		err := fn(t)
+		flipped = !before && t.Notified
+		return err
+	})
+	if err == nil && flipped {
+		m.mu.Lock()
+		m.wins[id] = append(m.wins[id], "runtime")
+		m.mu.Unlock()
+	}
+	return rec, err
 }
 
 func (m *markStore) winners(id string) []string {

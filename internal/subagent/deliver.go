@@ -191,6 +191,34 @@ func (s *Service) notice(ctx context.Context, t *liveTask, n *pendingNotice) {
 	}
 }
 
+// beginEndClaim reports whether the write that records t's end (finish)
+// should claim the record's notified flag too: yes unless readers watch
+// the run (they take the end over) or one already took it. When yes, t is
+// noticeMarking until endClaimed.
+func (s *Service) beginEndClaim(t *liveTask) bool {
+	s.delivery.Lock()
+	defer s.delivery.Unlock()
+	if t.watchers > 0 || t.notice != noticeNone {
+		return false
+	}
+	t.notice, t.marked = noticeMarking, make(chan struct{})
+	return true
+}
+
+// endClaimed delivers n after the write that recorded t's end claimed the
+// flag (won: it was not set already); n is nil when that write failed, and
+// then nothing is told (S-L6).
+func (s *Service) endClaimed(ctx context.Context, t *liveTask, n *pendingNotice, won bool) {
+	s.delivery.Lock()
+	t.notice = noticeNone
+	close(t.marked)
+	sent := n != nil && s.marked(ctx, t, n, won, nil)
+	s.delivery.Unlock()
+	if sent && n.event != nil {
+		n.event()
+	}
+}
+
 // post queues n unless the end was delivered already; silent takes the
 // flag but queues nothing. s.delivery is held. It reports whether a
 // notification went out.

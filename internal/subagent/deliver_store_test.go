@@ -10,8 +10,9 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 )
 
-// heldMark is a task store whose first MarkNotified waits until released:
-// a store write queued behind others.
+// heldMark is a task store whose first write that claims a task's
+// notified flag is slow: it answers only when released, as a write queued
+// behind others would.
 type heldMark struct {
 	task.Store
 	once    sync.Once
@@ -19,14 +20,27 @@ type heldMark struct {
 	release chan struct{}
 }
 
-func (m *heldMark) MarkNotified(ctx context.Context, id string) (bool, error) {
+func (m *heldMark) hold(id string) {
 	first := false
 	m.once.Do(func() { first = true })
 	if first {
 		m.entered <- id
 		<-m.release
 	}
-	return m.Store.MarkNotified(ctx, id)
+}
+
+func (m *heldMark) MarkNotified(ctx context.Context, id string) (bool, error) {
+	won, err := m.Store.MarkNotified(ctx, id)
+	m.hold(id)
+	return won, err
+}
+
+func (m *heldMark) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
+	rec, err := m.Store.UpdateTask(ctx, id, fn)
+	if err == nil && rec.Notified {
+		m.hold(id)
+	}
+	return rec, err
 }
 
 // One run's notification waiting on the store must not hold up another
@@ -43,8 +57,8 @@ func TestNotificationsDoNotWaitForEachOthersStoreWrites(t *testing.T) {
 	t.Cleanup(release) // registered last, so run first: before the group's cleanup waits for the runs
 
 	a := h.launchBG(c, "toolu_a", AgentInput{Description: "a", Prompt: "job a"})
-	if got := recv(t, m.entered, "run a's MarkNotified"); got != a {
-		t.Fatalf("the held MarkNotified is for %s, want run a (%s)", got, a)
+	if got := recv(t, m.entered, "run a's flag claimed"); got != a {
+		t.Fatalf("the held claim is for %s, want run a (%s)", got, a)
 	}
 	b := h.launchBG(c, "toolu_b", AgentInput{Description: "b", Prompt: "job b"})
 	if text := h.notification(b); !strings.Contains(text, "answer to job b") {

@@ -247,18 +247,32 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 				errText = cause.Error()
 			}
 		}
+		// The write that records the end also claims the notified flag
+		// when no reader watches the run (deliver.go): one write, not two.
+		claiming := s.beginEndClaim(t)
+		won := false
 		_, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
 			rec.Status, rec.Result, rec.Error = status, text, errText
 			rec.Usage, rec.CostUSD, rec.ToolUses = res.Usage, res.Cost, toolUses
 			rec.Finished = s.cfg.Now()
+			if claiming {
+				won, rec.Notified = !rec.Notified, true
+			}
 			return nil
 		})
+		var n *pendingNotice
 		if err != nil {
 			// The end cannot be recorded before it is told (S-L6): it is
 			// not told. TaskOutput still shows the run's output so far.
 			s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "status", status, "err", err)
 		} else {
-			s.notice(ctx, t, s.notification(t, status, text, errText, toolUses, res))
+			n = s.notification(t, status, text, errText, toolUses, res)
+		}
+		switch {
+		case claiming:
+			s.endClaimed(ctx, t, n, won)
+		case n != nil:
+			s.notice(ctx, t, n)
 		}
 	}
 	// Forget the run before announcing its end, so whoever wakes on done

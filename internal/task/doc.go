@@ -15,7 +15,9 @@
 // (the notification); slow cleanup comes last. Whoever tells the parent —
 // the notifier, or a blocking TaskOutput that saw the terminal status —
 // first calls Store.MarkNotified, and only the caller that gets true
-// speaks. The flag flips false → true atomically in the store, across
+// speaks. The notifier may instead claim the flag in the very UpdateTask
+// that records the terminal status, saving a write: MarkNotified refuses a
+// task not yet terminal, so it finds the flag already taken. The flag flips false → true atomically in the store, across
 // goroutines and across processes sharing the store, so a finished task
 // yields exactly one notification (S-N1). MarkNotified refuses a task that
 // has not reached a terminal status, which keeps the order honest.

@@ -88,8 +88,11 @@ type Task struct {
 
 	OutputFile string `json:"outputFile"`
 	// Notified is set once the parent has been told of the terminal status
-	// (a notification, or a blocking TaskOutput that saw it). Only
-	// Store.MarkNotified should set it, so that exactly one caller wins.
+	// (a notification, or a blocking TaskOutput that saw it). Exactly one
+	// party sets it: a caller of Store.MarkNotified that gets true, or the
+	// runtime's UpdateTask that records the terminal status and sets it in
+	// the same write (its fn sees whether it was set; a task not yet
+	// terminal cannot be marked, so no MarkNotified can come first).
 	Notified bool `json:"notified"`
 	// Archived is set once the child session's transcript was archived
 	// (subagents.archiveAfterMinutes, cleanup: delete).

@@ -270,3 +270,11 @@ func BenchmarkCreateTaskParallel(b *testing.B) {
 		}
 	})
 }
+
+// TestTaskEndClaimTwoHandles races the terminal update that claims the
+// notified flag against MarkNotified from another handle, as another
+// process's reader would.
+func TestTaskEndClaimTwoHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cadre.db")
+	tasktest.RaceEndClaim(t, open(t, path), open(t, path))
+}

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"MarkNotified", testMarkNotified},
 		{"MarkNotifiedUnfinished", testMarkNotifiedUnfinished},
 		{"MarkNotifiedExactlyOnce", func(t *testing.T, s task.Store) { RaceMarkNotified(t, s) }},
+		{"EndClaimsNotified", func(t *testing.T, s task.Store) { RaceEndClaim(t, s) }},
 		{"CanceledContext", testCanceled},
 	}
 	for _, tt := range tests {
@@ -590,6 +591,70 @@ func RaceMarkNotified(t *testing.T, stores ...task.Store) {
 			if !got.Notified {
 				t.Fatalf("store %d: %s not Notified after MarkNotified", j, id)
 			}
+		}
+	}
+}
+
+// RaceEndClaim checks the other way to win the notified flag: the
+// UpdateTask that records a task's terminal status and sets Notified in the
+// same write (the runtime's, when no reader watches the run). For each of
+// 30 running tasks (created through stores[0]), 8 goroutines spread over
+// stores call MarkNotified while that update runs; the update must see the
+// flag unset and no MarkNotified may win: each finds the task unfinished
+// (ErrNotTerminal) or already notified (false), never finished but
+// unclaimed.
+func RaceEndClaim(t *testing.T, stores ...task.Store) {
+	t.Helper()
+	const tasks, callers = 30, 8
+	for i := range tasks {
+		id := fmt.Sprintf("end-%02d", i)
+		tk := Sample(id)
+		tk.Status = task.StatusRunning
+		mustCreate(t, stores[0], tk)
+		var (
+			wg     sync.WaitGroup
+			start  = make(chan struct{})
+			wins   = make(chan bool, callers)
+			errs   = make(chan error, callers+1)
+			sawSet bool
+		)
+		for c := range callers {
+			s := stores[c%len(stores)]
+			wg.Go(func() {
+				<-start
+				ok, err := s.MarkNotified(t.Context(), id)
+				wins <- ok
+				errs <- err
+			})
+		}
+		wg.Go(func() {
+			<-start
+			_, err := stores[0].UpdateTask(t.Context(), id, func(tk *task.Task) error {
+				sawSet = tk.Notified
+				tk.Status, tk.Notified = task.StatusCompleted, true
+				return nil
+			})
+			errs <- err
+		})
+		close(start)
+		wg.Wait()
+		close(wins)
+		close(errs)
+		for err := range errs {
+			if err != nil && !errors.Is(err, task.ErrNotTerminal) {
+				t.Fatalf("%s: %v", id, err)
+			}
+		}
+		for ok := range wins {
+			if ok {
+				t.Fatalf("%s: MarkNotified won a flag the terminal update claimed", id)
+			}
+		}
+		if sawSet {
+			t.Fatalf("%s: the terminal update found the flag already set", id)
+		}
+		if got := mustGet(t, stores[0], id); !got.Notified || got.Status != task.StatusCompleted {
+			t.Fatalf("%s after the terminal update: status %s, notified %v", id, got.Status, got.Notified)
 		}
 	}
 }
