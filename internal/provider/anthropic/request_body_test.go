@@ -2,58 +2,23 @@ package anthropic
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/cadre-dev/cadre/internal/provider/providertest"
-	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/cadre-dev/cadre/llm"
 )
 
-// TestRequestBody pins the body a request becomes, tool definitions
-// included, on the first request of a tool set and on the next ones, which
-// reuse its encoding.
+// TestRequestBodyGolden pins the body a request becomes and that a tool
+// set is encoded once (providertest.RequestBody).
 func TestRequestBodyGolden(t *testing.T) {
 	m, err := New(Config{Model: "claude-test", APIKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"first", "again"} {
-		t.Run(name, func(t *testing.T) {
-			p, err := m.params(providertest.Request())
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, err := json.MarshalIndent(p, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, filepath.Join("testdata", "request_body.json"), body)
-		})
-	}
-}
-
-// TestToolSetEncodedOnce: the requests of one tool set (built anew each
-// time, as the loop does) share the set's encoding.
-func TestToolSetEncodedOnce(t *testing.T) {
-	m, err := New(Config{Model: "claude-test", APIKey: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := m.params(providertest.Request())
-	if err != nil {
-		t.Fatal(err)
-	}
-	next, err := m.params(providertest.Request())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if &first.Tools[0] != &next.Tools[0] {
-		t.Error("the second request of one tool set encoded the set again")
-	}
+	providertest.RequestBody(t, m.params, func(p sdk.MessageNewParams) any { return &p.Tools[0] })
 }
 
 // TestToolDefEncodesAsTheSDK holds cadre's encoding of a tool definition to
