@@ -113,7 +113,7 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 			out = strings.TrimSpace(out + "\n\nError: " + rec.Error)
 		}
 	case lt != nil:
-		out = tail(lt.about().OutputFile, 8000)
+		out = lt.outputTail(8000)
 	default:
 		out = tail(rec.OutputFile, 8000)
 	}

@@ -238,6 +238,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		t.out.Close()
 		t.out = nil
 	}
+	t.early = strings.Builder{} // a foreground run's log: its caller has the result
 	t.mu.Unlock()
 	if background {
 		errText := ""

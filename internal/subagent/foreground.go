@@ -58,6 +58,11 @@ func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
 	if t.background {
 		return true
 	}
+	// The task's output file exists before its record names it.
+	if err := t.startOutput(); err != nil {
+		s.log.WarnContext(ctx, "move a run to the background: its output file cannot be created; it stays in the foreground", "task_id", t.id, "err", err)
+		return false
+	}
 	if err := s.record(ctx, t, task.StatusRunning); err != nil {
 		s.log.WarnContext(ctx, "move a run to the background: its task record cannot be written; it stays in the foreground", "task_id", t.id, "err", err)
 		return false

@@ -74,11 +74,13 @@ func taskReport(rec task.Task, lt *liveTask, d delivery) string {
 			fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
 		}
 	default:
-		file := rec.OutputFile
+		out := ""
 		if lt != nil {
-			file = lt.about().OutputFile
+			out = lt.outputTail(8000)
+		} else {
+			out = tail(rec.OutputFile, 8000)
 		}
-		if out := strings.TrimSpace(tail(file, 8000)); out != "" {
+		if out := strings.TrimSpace(out); out != "" {
 			fmt.Fprintf(&b, "\noutput so far:\n%s", escapeTags(out))
 		}
 	}

@@ -2,6 +2,7 @@ package subagent
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,5 +111,62 @@ func TestMovedRunIsABackgroundRun(t *testing.T) {
 				t.Errorf("notifications: killed moved run %v, finished queued run %v; want both", killed, done)
 			}
 		}))
+	}
+}
+
+// TestOutputFileOnlyForBackgroundRuns: a foreground run's output goes to
+// its caller, so it creates no output file (a spawn's costliest step on a
+// slow disk after its transcript); moved to the background, it gets one
+// that starts with everything it did before the move, and a reader sees
+// its output so far either way.
+func TestOutputFileOnlyForBackgroundRuns(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, setup{script: partialThenBlock(g)})
+	c := h.mainCaller()
+	files := func() []string {
+		entries, _ := os.ReadDir(h.svc.cfg.OutputDir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	out := make(chan tool.Result, 1)
+	go func() {
+		res, err := h.call(context.Background(), c, "toolu_fg", AgentInput{Description: "slow one", Prompt: "slow"})
+		if err != nil {
+			res = tool.Errorf("%v", err)
+		}
+		out <- res
+	}()
+	recv(t, g.entered, "the child's second model call")
+	if f := files(); len(f) != 0 {
+		t.Errorf("a foreground run created output files %v", f)
+	}
+	runs := h.svc.treeRuns(c.RootSessionID)
+	if len(runs) != 1 {
+		t.Fatalf("%d runs in the tree, want 1", len(runs))
+	}
+	if so := runs[0].outputTail(8000); !strings.Contains(so, "partial findings") || !strings.Contains(so, "→ Read") {
+		t.Errorf("a foreground run's output so far = %q", so)
+	}
+	if n := h.group.Background(); n != 1 {
+		t.Fatalf("Background moved %d runs, want 1", n)
+	}
+	res := recv(t, out, "the foreground call to let go")
+	id := childID(t, res)
+	file, err := os.ReadFile(h.record(id).OutputFile)
+	if err != nil {
+		t.Fatalf("the moved run has no output file: %v", err)
+	}
+	for _, want := range []string{"partial findings\n", "→ Read", "← "} {
+		if !strings.Contains(string(file), want) {
+			t.Errorf("the moved run's output file lacks %q, written before the move:\n%s", want, file)
+		}
+	}
+	close(g.release)
+	eventually(t, "the moved run to end", func() bool { return h.record(id).Status.Terminal() })
+	if file, _ = os.ReadFile(h.record(id).OutputFile); !strings.Contains(string(file), "[completed]") {
+		t.Errorf("the output file does not end with the run's end:\n%s", file)
 	}
 }

@@ -73,7 +73,13 @@ type liveTask struct {
 	tokens      int64
 	toolUses    int
 	lastTool    string
-	out         *os.File
+	// out is the output file, opened only once the run is (or becomes) a
+	// background task: a foreground run's output goes to its caller, so
+	// until then its log is kept in early (capped at maxEarlyOutput),
+	// which spares every foreground spawn a file creation.
+	out   *os.File
+	filed bool // the output file was opened: the log is there, not in early
+	early strings.Builder
 	// announced is the normalised announce text (subagents.announce:
 	// summarize); skip is set when the child declined with ANNOUNCE_SKIP.
 	announced string
@@ -164,9 +170,57 @@ func (t *liveTask) observe(s loop.Step) {
 			}
 		}
 	}
-	if t.out != nil && b.Len() > 0 {
+	switch {
+	case b.Len() == 0:
+	case t.out != nil:
 		t.out.WriteString(b.String())
+	case t.final == nil:
+		if t.early.Len()+b.Len() > maxEarlyOutput {
+			kept := t.early.String()
+			kept = kept[min(len(kept), len(kept)+b.Len()-maxEarlyOutput/2):]
+			t.early.Reset()
+			t.early.WriteString("…\n" + kept)
+		}
+		t.early.WriteString(b.String())
 	}
+}
+
+// maxEarlyOutput caps the log a foreground run keeps in memory; beyond it
+// the oldest half goes.
+const maxEarlyOutput = 1 << 20
+
+// startOutput opens the output file and writes the log kept so far; the
+// caller holds t.mu.
+func (t *liveTask) startOutput() error {
+	if t.filed {
+		return nil
+	}
+	f, err := openOutput(t.outputFile)
+	if err != nil {
+		return err
+	}
+	if t.early.Len() > 0 {
+		f.WriteString(t.early.String())
+		t.early = strings.Builder{}
+	}
+	t.out, t.filed = f, true
+	return nil
+}
+
+// outputTail is the last n bytes of the run's log so far: the output
+// file's, or, while the run is in the foreground, the one kept in memory.
+func (t *liveTask) outputTail(n int) string {
+	t.mu.Lock()
+	if !t.filed {
+		s := t.early.String()
+		t.mu.Unlock()
+		if len(s) > n {
+			s = "…" + s[len(s)-n:]
+		}
+		return s
+	}
+	t.mu.Unlock()
+	return tail(t.outputFile, n)
 }
 
 // snapshot returns the progress figures.

@@ -572,15 +572,13 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// from then on the run itself, and its record, hold the name and the
 	// session.
 	defer s.unreserve(r.reservations)
-	out, err := openOutput(t.outputFile)
-	if err != nil {
-		s.endSession(ctx, r.sess, session.StatusFailed)
-		return nil, err
-	}
-	t.out = out
 	if background {
+		if err := t.startOutput(); err != nil {
+			s.endSession(ctx, r.sess, session.StatusFailed)
+			return nil, err
+		}
 		if err := s.record(ctx, t, task.StatusPending); err != nil {
-			out.Close()
+			t.out.Close()
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}
