@@ -329,6 +329,11 @@ func (r *Runtime) settle(ctx context.Context, runDir string) {
 		if _, serr := r.subagents.Sweep(ctx, r.now()); serr != nil {
 			err = errors.Join(err, fmt.Errorf("archive finished subagent sessions: %w", serr))
 		}
+		if err != nil {
+			// A new run does not wait for this work, and a CLI that ends
+			// with Close does not read its error: the logger must hear it.
+			r.log.WarnContext(ctx, "start-up recovery and archive sweep", "err", err)
+		}
 		r.settleErr = err
 	}()
 }

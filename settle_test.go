@@ -4,10 +4,13 @@ package cadre_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -118,5 +121,38 @@ func TestStartupWorkIsOffTheFirstRequestsPath(t *testing.T) {
 	}
 	if err := rt.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStartupRecoveryErrorsAreLogged: recovery runs beside the first run,
+// so its failure no longer stops New; it must still reach someone. A run
+// left "running" by a dead process whose record cannot be rewritten (its
+// kind is unknown: written by a newer or broken cadre) makes recovery fail;
+// the warning names the task, and a new session still runs.
+func TestStartupRecoveryErrorsAreLogged(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	path := filepath.Join(f.home, "cadre.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.ExecContext(ctx, `INSERT INTO tasks (id, kind, status, owner) VALUES ('broken-task', 'bogus', 'running', '999999-gone')`)
+	if err := errors.Join(err, raw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	rt := f.open(t, cadre.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})
+	if err := rt.Close(); err == nil || !strings.Contains(err.Error(), "broken-task") {
+		t.Errorf("Close = %v, want the recovery error", err)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "broken-task") {
+		t.Errorf("the recovery error was not logged:\n%s", logs.String())
 	}
 }
