@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -142,20 +144,24 @@ type initJSON struct {
 	PermissionMode string   `json:"permissionMode"`
 	SlashCommands  []string `json:"slash_commands"`
 	APIKeySource   string   `json:"apiKeySource"`
-	Version        string   `json:"cadre_version"`
-	OutputStyle    string   `json:"output_style"`
-	Agents         []string `json:"agents"`
-	Skills         []string `json:"skills"`
-	Plugins        []any    `json:"plugins"`
-	UUID           string   `json:"uuid"`
+	// ClaudeCodeVersion is cadre's version under the key the Agent SDK
+	// requires; cadre_version says the same under cadre's own name.
+	ClaudeCodeVersion string   `json:"claude_code_version"`
+	Version           string   `json:"cadre_version"`
+	OutputStyle       string   `json:"output_style"`
+	Agents            []string `json:"agents"`
+	Skills            []string `json:"skills"`
+	Plugins           []any    `json:"plugins"`
+	UUID              string   `json:"uuid"`
 }
 
 func initLine(e cadre.Event) initJSON {
 	in := e.Init
 	return initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: e.SessionID,
-		Tools: nonNil(in.Tools), MCPServers: []any{}, Model: in.Model, PermissionMode: string(in.PermissionMode),
-		SlashCommands: nonNil(in.SlashCommands), APIKeySource: orNone(in.APIKeySource), Version: in.Version,
+		Tools: nonNil(in.Tools), MCPServers: []any{}, Model: claudeModel(in.Model), PermissionMode: string(in.PermissionMode),
+		SlashCommands: nonNil(in.SlashCommands), APIKeySource: sdkKeySource(in.APIKeySource),
+		ClaudeCodeVersion: in.Version, Version: in.Version,
 		OutputStyle: "default", Agents: nonNil(in.Agents), Skills: nonNil(in.Skills), Plugins: []any{}, UUID: e.UUID,
 	}
 }
@@ -232,30 +238,80 @@ func userLine(e cadre.Event) userJSON {
 	}
 }
 
+// modelUsageJSON is one model's entry of modelUsage, with every field the
+// Agent SDK's ModelUsage type requires. cadre counts no web searches, and
+// does not know a model's output limit (0).
 type modelUsageJSON struct {
 	InputTokens              int64   `json:"inputTokens"`
 	OutputTokens             int64   `json:"outputTokens"`
 	CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
 	CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
+	WebSearchRequests        int64   `json:"webSearchRequests"`
 	CostUSD                  float64 `json:"costUSD"`
+	ContextWindow            int64   `json:"contextWindow"`
+	MaxOutputTokens          int64   `json:"maxOutputTokens"`
+}
+
+// resultUsageJSON is the result's usage in the shape of the Anthropic
+// API's BetaUsage with no field null, as the Agent SDK's NonNullableUsage
+// requires; the fields cadre has no figure for hold their zero values, as
+// Claude Code writes them when nothing was used.
+type resultUsageJSON struct {
+	InputTokens              int64              `json:"input_tokens"`
+	CacheCreationInputTokens int64              `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64              `json:"cache_read_input_tokens"`
+	OutputTokens             int64              `json:"output_tokens"`
+	OutputTokensDetails      thinkingTokensJSON `json:"output_tokens_details"`
+	ServerToolUse            serverToolUseJSON  `json:"server_tool_use"`
+	ServiceTier              string             `json:"service_tier"`
+	CacheCreation            cacheCreationJSON  `json:"cache_creation"`
+	InferenceGeo             string             `json:"inference_geo"`
+	Iterations               []any              `json:"iterations"`
+	Speed                    string             `json:"speed"`
+	FallbackCredit           *struct{}          `json:"fallback_credit"`
+}
+
+type thinkingTokensJSON struct {
+	ThinkingTokens int64 `json:"thinking_tokens"`
+}
+
+type serverToolUseJSON struct {
+	WebSearchRequests int64 `json:"web_search_requests"`
+	WebFetchRequests  int64 `json:"web_fetch_requests"`
+}
+
+type cacheCreationJSON struct {
+	Ephemeral1hInputTokens int64 `json:"ephemeral_1h_input_tokens"`
+	Ephemeral5mInputTokens int64 `json:"ephemeral_5m_input_tokens"`
+}
+
+func resultUsage(u llm.Usage) resultUsageJSON {
+	return resultUsageJSON{
+		InputTokens: u.InputTokens, CacheCreationInputTokens: u.CacheCreationInputTokens,
+		CacheReadInputTokens: u.CacheReadInputTokens, OutputTokens: u.OutputTokens,
+		ServiceTier: "standard", Iterations: []any{}, Speed: "standard",
+	}
 }
 
 type resultJSON struct {
-	Type              string                    `json:"type"`
-	Subtype           string                    `json:"subtype"`
-	IsError           bool                      `json:"is_error"`
-	DurationMS        int64                     `json:"duration_ms"`
-	DurationAPIMS     int64                     `json:"duration_api_ms"`
-	NumTurns          int                       `json:"num_turns"`
-	Result            string                    `json:"result"`
+	Type          string `json:"type"`
+	Subtype       string `json:"subtype"`
+	IsError       bool   `json:"is_error"`
+	DurationMS    int64  `json:"duration_ms"`
+	DurationAPIMS int64  `json:"duration_api_ms"`
+	NumTurns      int    `json:"num_turns"`
+	// Result is the answer; an error result has none (the Agent SDK's
+	// SDKResultError type has no such field).
+	Result            *string                   `json:"result,omitempty"`
 	StopReason        *llm.StopReason           `json:"stop_reason"`
 	SessionID         string                    `json:"session_id"`
 	TotalCostUSD      float64                   `json:"total_cost_usd"`
-	Usage             llm.Usage                 `json:"usage"`
+	Usage             resultUsageJSON           `json:"usage"`
 	ModelUsage        map[string]modelUsageJSON `json:"modelUsage"`
 	PermissionDenials []cadre.PermissionDenial  `json:"permission_denials"`
-	Errors            []string                  `json:"errors,omitempty"`
-	UUID              string                    `json:"uuid"`
+	// Errors is on error results only, where the SDK requires it.
+	Errors []string `json:"errors,omitempty"`
+	UUID   string   `json:"uuid"`
 }
 
 func resultLine(e cadre.Event) resultJSON {
@@ -265,10 +321,11 @@ func resultLine(e cadre.Event) resultJSON {
 	}
 	mu := make(map[string]modelUsageJSON, len(r.ModelUsage))
 	for name, u := range r.ModelUsage {
-		mu[name] = modelUsageJSON{
+		model := claudeModel(name)
+		mu[model] = modelUsageJSON{
 			InputTokens: u.Usage.InputTokens, OutputTokens: u.Usage.OutputTokens,
 			CacheReadInputTokens: u.Usage.CacheReadInputTokens, CacheCreationInputTokens: u.Usage.CacheCreationInputTokens,
-			CostUSD: u.CostUSD,
+			CostUSD: u.CostUSD, ContextWindow: compact.Window(bareModel(name)),
 		}
 	}
 	var stop *llm.StopReason
@@ -280,13 +337,23 @@ func resultLine(e cadre.Event) resultJSON {
 	if denials == nil {
 		denials = []cadre.PermissionDenial{}
 	}
-	return resultJSON{
+	out := resultJSON{
 		Type: "result", Subtype: e.Subtype, IsError: r.IsError,
 		DurationMS: r.Duration.Milliseconds(), DurationAPIMS: r.APIDuration.Milliseconds(),
-		NumTurns: r.NumTurns, Result: r.Result, StopReason: stop, SessionID: e.SessionID,
-		TotalCostUSD: r.TotalCostUSD, Usage: r.Usage, ModelUsage: mu, PermissionDenials: denials,
-		Errors: r.Errors, UUID: e.UUID,
+		NumTurns: r.NumTurns, StopReason: stop, SessionID: e.SessionID,
+		TotalCostUSD: r.TotalCostUSD, Usage: resultUsage(r.Usage), ModelUsage: mu, PermissionDenials: denials,
+		UUID: e.UUID,
 	}
+	if r.IsError {
+		out.Errors = r.Errors
+		if out.Errors == nil {
+			out.Errors = []string{}
+		}
+	} else {
+		answer := r.Result
+		out.Result = &answer
+	}
+	return out
 }
 
 func parent(e cadre.Event) *string {
@@ -322,9 +389,35 @@ func nonNilBlocks(m *llm.Message) []llm.Block {
 	return m.Content
 }
 
-func orNone(s string) string {
-	if s == "" {
+// sdkKeySource is the init line's apiKeySource, one of the values the
+// Agent SDK's ApiKeySource type allows: ANTHROPIC_API_KEY as cadre
+// reports it, "none" without a key, and "user" for a key the user gave
+// some other way (OPENAI_API_KEY, a provider's apiKey in settings).
+func sdkKeySource(s string) string {
+	switch s {
+	case "", "none":
 		return "none"
+	case "ANTHROPIC_API_KEY":
+		return s
 	}
-	return s
+	return "user"
+}
+
+// claudeModel spells an Anthropic model as Claude Code does, by its bare
+// id ("claude-sonnet-4-5", not "anthropic:claude-sonnet-4-5"); other
+// providers' models keep cadre's provider:model name, which says where
+// they run.
+func claudeModel(name string) string {
+	if m, ok := strings.CutPrefix(name, "anthropic:"); ok {
+		return m
+	}
+	return name
+}
+
+// bareModel is a model name without its provider.
+func bareModel(name string) string {
+	if _, m, ok := strings.Cut(name, ":"); ok {
+		return m
+	}
+	return name
 }
