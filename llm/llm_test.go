@@ -780,3 +780,29 @@ func TestReply(t *testing.T) {
 		t.Errorf("Reply (-want +got):\n%s", d)
 	}
 }
+
+func TestParseEffort(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		budget  int64 // 0: nil
+		wantErr bool
+	}{
+		{"", 0, false}, {"off", 0, false}, {"none", 0, false}, {"0", 0, false},
+		{"low", llm.EffortLowBudget, false}, {"Medium", llm.EffortMediumBudget, false}, {"high", llm.EffortHighBudget, false},
+		{"max", llm.EffortHighBudget, false}, {"ultrathink", llm.EffortHighBudget, false}, {"enabled", llm.EffortMediumBudget, false},
+		{"8000", 8000, false}, {"12", 0, true}, {"999999", 0, true}, {"loud", 0, true},
+	} {
+		got, err := llm.ParseEffort(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseEffort(%q) error = %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		var budget int64
+		if got != nil {
+			budget = got.BudgetTokens
+		}
+		if budget != tc.budget {
+			t.Errorf("ParseEffort(%q) budget = %d, want %d", tc.in, budget, tc.budget)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 	"github.com/cadre-dev/cadre/internal/suggest"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // parser reads the fields of one definition from a YAML node tree (a
@@ -163,6 +164,12 @@ func (p *parser) field(key string, k, v *yaml.Node, d *Definition) {
 		}
 		p.effortKey = key
 		d.Effort = strings.TrimSpace(p.text(v, key))
+		if _, err := llm.ParseEffort(d.Effort); err != nil {
+			// Left out rather than refused: a level a newer Claude Code
+			// knows must not stop the agent from loading.
+			p.warnf(v, key, "%v; ignored, the model's default applies", err)
+			d.Effort = ""
+		}
 	case "permissionMode":
 		d.PermissionMode = p.permissionMode(v, key)
 	case "background":

@@ -321,6 +321,10 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 	cfg := runner.LoopConfig(a)
 	if fork != nil {
 		cfg.MaxTokens, cfg.Thinking = fork.Request.MaxTokens, fork.Request.Thinking
+	} else {
+		// Checked when the definition loaded (a bad value was dropped
+		// with a warning), so the error cannot happen here.
+		cfg.Thinking, _ = llm.ParseEffort(def.Effort)
 	}
 	return cfg
 }

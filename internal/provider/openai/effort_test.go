@@ -29,3 +29,16 @@ func TestThinkingBecomesReasoningEffort(t *testing.T) {
 		}
 	}
 }
+
+// The levels an agent file or a flag names come back as the same levels.
+func TestEffortLevelsRoundTrip(t *testing.T) {
+	for _, level := range []string{"low", "medium", "high"} {
+		th, err := llm.ParseEffort(level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(effort(th, "o4-mini", false)); got != level {
+			t.Errorf("effort %s became reasoning_effort %q", level, got)
+		}
+	}
+}

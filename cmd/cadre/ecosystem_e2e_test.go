@@ -1,0 +1,85 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+)
+
+// These tests cover what a repository set up for Claude Code brings with
+// it (issue 12): agent fields that act, skills, context files, memory,
+// TodoWrite and WebFetch.
+
+// thinkerFile asks for high effort, as a Claude Code agent file does.
+const thinkerFile = `---
+name: thinker
+description: Thinks hard about a problem.
+effort: high
+---
+THINKER-PROMPT: think it through.
+`
+
+// spawnThinker is a main agent that calls Agent(thinker) once.
+func spawnThinker(req testkit.Request) testkit.Reply {
+	body := string(req.Body)
+	switch {
+	case strings.Contains(body, "THINKER-PROMPT"):
+		return testkit.Reply{Text: "thought"}
+	case strings.Contains(body, "tool_result") || strings.Contains(body, `"role":"tool"`):
+		return testkit.Reply{Text: "done"}
+	}
+	return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_think_1", Name: "Agent", Input: map[string]any{
+		"description": "think", "prompt": "Think about it", "subagent_type": "thinker",
+	}}}}
+}
+
+// The OpenAI side (reasoning_effort) goes to the official API only, so it
+// is tested in package openai: a fake server is a compatible server, which
+// gets no reasoning_effort.
+func TestAgentEffortReachesTheProvider(t *testing.T) {
+	for _, tc := range []struct {
+		provider, model string
+		check           func(t *testing.T, main, child map[string]any)
+	}{
+		{"anthropic", "claude-sonnet-4-5", func(t *testing.T, main, child map[string]any) {
+			th, _ := child["thinking"].(map[string]any)
+			if th == nil || th["type"] != "enabled" || th["budget_tokens"] != float64(31999) {
+				t.Errorf("the effort: high child sent thinking %v, want enabled with budget_tokens 31999", child["thinking"])
+			}
+			if mt, _ := child["max_tokens"].(float64); mt <= 31999 {
+				t.Errorf("child max_tokens %v leaves no room above the thinking budget", child["max_tokens"])
+			}
+			if main["thinking"] != nil {
+				t.Errorf("the main agent sent thinking %v; only the agent asked for it", main["thinking"])
+			}
+		}},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			e := newEnv(t)
+			e.write(".claude/agents/thinker.md", thinkerFile)
+			var reqs func() []testkit.Request
+			if tc.provider == "anthropic" {
+				srv := testkit.NewAnthropic(t, spawnThinker)
+				e.set("ANTHROPIC_BASE_URL=" + srv.URL)
+				reqs = srv.Requests
+			}
+			p := e.run("", "-p", "think", "--model", tc.model)
+			if p.code != 0 {
+				t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
+			}
+			var main, child map[string]any
+			for _, r := range reqs() {
+				if strings.Contains(string(r.Body), "THINKER-PROMPT") {
+					child = r.JSON()
+				} else if main == nil {
+					main = r.JSON()
+				}
+			}
+			if child == nil || main == nil {
+				t.Fatalf("want a main and a child request, got %d requests", len(reqs()))
+			}
+			tc.check(t, main, child)
+		})
+	}
+}
