@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
@@ -74,6 +75,11 @@ type Options struct {
 	// error. Permission rules and modes judge them by their Info().Access,
 	// as they judge built-ins.
 	Tools []tool.Tool
+	// Hooks are Go functions run on the runtime's events, for the main
+	// agent and every subagent, beside the settings' command hooks and
+	// with the same meaning (docs/hooks.md). An unknown event or a bad
+	// matcher makes New fail.
+	Hooks map[HookEvent][]HookMatcher
 	// Logger receives what cadre cannot report through a result: failed
 	// best-effort writes, a failed compaction, and at Debug how runs start
 	// and end. Nil discards it.
@@ -144,6 +150,7 @@ type Runtime struct {
 	warnings  []string // problems found while loading agents and commands
 	agents    *agent.Registry
 	subagents *subagent.Service
+	hooks     *hook.Engine // nil when no hook is set
 	queue     *queue.Queue
 	owner     *task.Owner
 
@@ -263,6 +270,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	sort.Strings(env)
 	if r.baseTools, err = withTools(builtin.Tools(builtin.Options{Env: env}), opts.Tools); err != nil {
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
+	if r.hooks, err = r.hookEngine(env); err != nil {
 		r.owner.Close()
 		r.db.Close()
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/permission"
 )
 
@@ -31,6 +32,11 @@ type Settings struct {
 	// Agents are agent definitions keyed by name; the agent package checks
 	// them, so they are kept raw here. Layers merge them by name.
 	Agents json.RawMessage `json:"agents"`
+	// Hooks run commands on the runtime's events, in Claude Code's format;
+	// every layer's hooks run (they are concatenated, not replaced).
+	Hooks hook.Settings `json:"hooks"`
+	// DisableAllHooks turns every settings hook off.
+	DisableAllHooks bool `json:"disableAllHooks"`
 }
 
 // Provider is one model provider's connection settings.

@@ -1,0 +1,190 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Event names a hook event, as Claude Code spells it.
+type Event string
+
+// The events cadre fires.
+const (
+	PreToolUse       Event = "PreToolUse"
+	PostToolUse      Event = "PostToolUse"
+	UserPromptSubmit Event = "UserPromptSubmit"
+	Stop             Event = "Stop"
+	SubagentStart    Event = "SubagentStart"
+	SubagentStop     Event = "SubagentStop"
+	PreCompact       Event = "PreCompact"
+	SessionStart     Event = "SessionStart"
+	SessionEnd       Event = "SessionEnd"
+	Notification     Event = "Notification"
+)
+
+// Events lists every event cadre fires, in Claude Code's order.
+func Events() []Event {
+	return []Event{PreToolUse, PostToolUse, Notification, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStart, SubagentStop, PreCompact}
+}
+
+// Known reports whether cadre fires e.
+func Known(e Event) bool {
+	for _, k := range Events() {
+		if k == e {
+			return true
+		}
+	}
+	return false
+}
+
+// Input is what a hook is told about an event: the JSON object Claude Code
+// writes on a command hook's standard input. Fields that do not belong to
+// the event are left out of the JSON (see MarshalJSON).
+type Input struct {
+	SessionID      string `json:"session_id"`
+	TranscriptPath string `json:"transcript_path"`
+	Cwd            string `json:"cwd"`
+	PermissionMode string `json:"permission_mode,omitempty"`
+	HookEventName  Event  `json:"hook_event_name"`
+	// AgentID and AgentType name the subagent an event comes from: set for
+	// a subagent's own tool calls and for SubagentStart and SubagentStop,
+	// absent for the main agent.
+	AgentID   string `json:"agent_id,omitempty"`
+	AgentType string `json:"agent_type,omitempty"`
+
+	// PreToolUse and PostToolUse.
+	ToolName     string          `json:"tool_name,omitempty"`
+	ToolInput    json.RawMessage `json:"tool_input,omitempty"`
+	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+
+	// UserPromptSubmit.
+	Prompt string `json:"prompt,omitempty"`
+
+	// Stop and SubagentStop: StopHookActive is true when the agent goes on
+	// because a Stop hook blocked its stop before — a hook that always
+	// blocks would otherwise never let it end.
+	StopHookActive       bool   `json:"stop_hook_active"`
+	LastAssistantMessage string `json:"last_assistant_message,omitempty"`
+	// AgentTranscriptPath is the subagent's own transcript (SubagentStop).
+	AgentTranscriptPath string `json:"agent_transcript_path,omitempty"`
+
+	// PreCompact: Trigger is "auto" or "manual"; CustomInstructions is
+	// null for automatic compaction.
+	Trigger            string  `json:"trigger,omitempty"`
+	CustomInstructions *string `json:"custom_instructions"`
+
+	// SessionStart: Source is "startup", "resume", "clear" or "compact";
+	// Model the session's model.
+	Source string `json:"source,omitempty"`
+	Model  string `json:"model,omitempty"`
+	// SessionEnd: Reason is "clear", "logout", "prompt_input_exit" or
+	// "other".
+	Reason string `json:"reason,omitempty"`
+
+	// Notification.
+	Message          string `json:"message,omitempty"`
+	Title            string `json:"title,omitempty"`
+	NotificationType string `json:"notification_type,omitempty"`
+}
+
+// fields lists, per event, the JSON keys its input carries besides the
+// common ones, in the order Claude Code writes them.
+var fields = map[Event][]string{
+	PreToolUse:       {"tool_name", "tool_input", "tool_use_id"},
+	PostToolUse:      {"tool_name", "tool_input", "tool_response", "tool_use_id"},
+	UserPromptSubmit: {"prompt"},
+	Stop:             {"stop_hook_active", "last_assistant_message"},
+	SubagentStart:    {"agent_id", "agent_type"},
+	SubagentStop:     {"stop_hook_active", "agent_id", "agent_transcript_path", "agent_type", "last_assistant_message"},
+	PreCompact:       {"trigger", "custom_instructions"},
+	SessionStart:     {"source", "model"},
+	SessionEnd:       {"reason"},
+	Notification:     {"message", "title", "notification_type"},
+}
+
+// MarshalJSON writes the input as Claude Code does: the common fields
+// (session_id, transcript_path, cwd, permission_mode, and agent_id and
+// agent_type inside a subagent), hook_event_name, then the event's own
+// fields — stop_hook_active and custom_instructions even when false or
+// null, and nothing of other events.
+func (in Input) MarshalJSON() ([]byte, error) {
+	type plain Input // without this method
+	all, err := json.Marshal(plain(in))
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(all, &m); err != nil {
+		return nil, err
+	}
+	own := fields[in.HookEventName]
+	keys := []string{"session_id", "transcript_path", "cwd", "permission_mode"}
+	if !contains(own, "agent_id") {
+		keys = append(keys, "agent_id", "agent_type")
+	}
+	keys = append(keys, "hook_event_name")
+	keys = append(keys, own...)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		fmt.Fprintf(&b, "%q:", k)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Output is a hook's answer: the JSON object a command hook may print on
+// standard output, with Claude Code's field names. Every field is
+// optional; the zero Output lets the event go on unchanged.
+type Output struct {
+	// Continue false stops the agent after the event (StopReason says why,
+	// to the user); nil and true go on.
+	Continue   *bool  `json:"continue,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+	// SuppressOutput hides the hook's standard output from the transcript.
+	SuppressOutput bool `json:"suppressOutput,omitempty"`
+	// Decision "block" blocks what the event guards (a tool call, a prompt,
+	// a stop); Reason says why, to the model. "approve" is the older
+	// spelling of permissionDecision "allow" (PreToolUse).
+	Decision string `json:"decision,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// SystemMessage is shown to the user (a warning), never to the model.
+	SystemMessage      string          `json:"systemMessage,omitempty"`
+	HookSpecificOutput *SpecificOutput `json:"hookSpecificOutput,omitempty"`
+}
+
+// SpecificOutput holds an event's own answers.
+type SpecificOutput struct {
+	HookEventName Event `json:"hookEventName,omitempty"`
+	// PermissionDecision (PreToolUse) is "allow" (no ask; deny rules still
+	// apply), "deny" (the call is refused, the reason goes to the model) or
+	// "ask" (the call needs approval whatever the rules say).
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+	// UpdatedInput replaces the tool call's input (PreToolUse); it is
+	// checked against the tool's schema and the permission rules again.
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	// AdditionalContext is added to what the model sees.
+	AdditionalContext string `json:"additionalContext,omitempty"`
+}
