@@ -83,6 +83,8 @@ type Loaded struct {
 	Warnings []Warning
 	// Home is the resolved CADRE_HOME.
 	Home string
+	// MCP holds each layer's mcpServers, in layer order.
+	MCP []MCPLayer
 }
 
 // Load reads and merges the settings layers.
@@ -136,6 +138,12 @@ func Load(opts LoadOptions) (*Loaded, error) {
 			out.Warnings = append(out.Warnings, Warning{File: l.Path, Key: "permissions.defaultMode",
 				Message: "bypassPermissions is ignored in a project's shared settings; set it in .cadre/settings.local.json, your user settings or with --permission-mode"})
 		}
+		if l.Scope == ScopeProject {
+			out.Warnings = append(out.Warnings, dropProjectApproval(l.Path, &layer, generic)...)
+		}
+		if len(layer.MCPServers) > 0 {
+			out.MCP = append(out.MCP, MCPLayer{Scope: l.Scope, Path: l.Path, Servers: layer.MCPServers})
+		}
 		if found {
 			merge(reflect.ValueOf(&merged).Elem(), reflect.ValueOf(layer), generic)
 		}
@@ -149,6 +157,24 @@ func Load(opts LoadOptions) (*Loaded, error) {
 	out.Layers = append(out.Layers, Layer{Scope: ScopeFlags, Found: opts.Overrides.set()})
 	out.Settings = merged
 	return out, nil
+}
+
+// dropProjectApproval removes the MCP approval keys from the project's
+// shared settings: the file comes with the repository, and a repository
+// that could approve its own .mcp.json would start any command it likes
+// on clone. Refusing (disabledMcpjsonServers) stays.
+func dropProjectApproval(path string, layer *Settings, generic map[string]any) []Warning {
+	var out []Warning
+	for _, key := range []string{"enableAllProjectMcpServers", "enabledMcpjsonServers"} {
+		if _, ok := generic[key]; !ok {
+			continue
+		}
+		delete(generic, key)
+		out = append(out, Warning{File: path, Key: key,
+			Message: "ignored in a project's shared settings: approve project MCP servers in .cadre/settings.local.json or your user settings"})
+	}
+	layer.EnableAllProjectMcpServers, layer.EnabledMcpjsonServers = false, nil
+	return out
 }
 
 // cadreHome resolves CADRE_HOME, defaulting to ~/.cadre.

@@ -37,6 +37,24 @@ type Settings struct {
 	Hooks hook.Settings `json:"hooks"`
 	// DisableAllHooks turns every settings hook off.
 	DisableAllHooks bool `json:"disableAllHooks"`
+	// MCPServers are MCP server definitions keyed by name, in Claude
+	// Code's shape; the mcp package checks them. Which layer defined a
+	// server matters (a project's are approved like .mcp.json's), so
+	// Loaded.MCP keeps them by layer too.
+	MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	// EnableAllProjectMcpServers approves every server of the project's
+	// .mcp.json; EnabledMcpjsonServers approves the ones named, and
+	// DisabledMcpjsonServers refuses the ones named (Claude Code's keys).
+	// A project's shared settings cannot approve (Load drops them there).
+	EnableAllProjectMcpServers bool     `json:"enableAllProjectMcpServers"`
+	EnabledMcpjsonServers      []string `json:"enabledMcpjsonServers"`
+	DisabledMcpjsonServers     []string `json:"disabledMcpjsonServers"`
+}
+
+// MCPLayer is the mcpServers object of one settings layer.
+type MCPLayer struct {
+	Scope, Path string
+	Servers     map[string]json.RawMessage
 }
 
 // Provider is one model provider's connection settings.

@@ -1,0 +1,65 @@
+// Package mcptest is a small MCP server built with the official Go SDK,
+// for tests of cadre's MCP client: in process over HTTP, SSE or memory,
+// and as the stdio helper binary in ../testdata/server.
+package mcptest
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options shape the server.
+type Options struct {
+	// OnCall runs before every tool call with the call's number (1, 2…):
+	// the helper binary exits there to play a crash.
+	OnCall func(n int64)
+}
+
+// EchoInput is the echo tool's input.
+type EchoInput struct {
+	Message string `json:"message" jsonschema:"the text to echo"`
+}
+
+// New returns a server with the tools echo ("Echo: …"), fail (an
+// isError result), image (a PNG), structured (structured content only),
+// a text resource test://hello and a prompt greet(name).
+func New(opts Options) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "cadre-test", Version: "1"}, nil)
+	var calls atomic.Int64
+	count := func() {
+		if n := calls.Add(1); opts.OnCall != nil {
+			opts.OnCall(n)
+		}
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the message.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in EchoInput) (*mcp.CallToolResult, any, error) {
+			count()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Echo: " + in.Message}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			count()
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed on purpose"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Returns a tiny PNG."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			count()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG")}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "structured", Description: "Returns structured content."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			count()
+			return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"answer": 42}}, nil, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "hello from a resource"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hello to " + req.Params.Arguments["name"] + "."}}}}, nil
+		})
+	return s
+}
