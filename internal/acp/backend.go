@@ -1,0 +1,79 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/cadre-dev/cadre"
+)
+
+// Backend opens the conversations ACP sessions drive. The real one keeps a
+// cadre Runtime per working directory; tests use a fake.
+type Backend interface {
+	// Open starts a conversation in req.Cwd: a new session, or with
+	// req.Resume the session with that id, continued.
+	Open(ctx context.Context, req OpenRequest) (Conversation, error)
+	// History is a main session's transcript as events (assistant and user
+	// messages, in order), for session/load to replay.
+	History(ctx context.Context, cwd, sessionID string) ([]cadre.Event, error)
+	// Images reports whether a prompt may carry images.
+	Images() bool
+}
+
+// OpenRequest says which conversation to open and who answers its
+// permission questions.
+type OpenRequest struct {
+	Cwd    string
+	Resume string
+	// Ask is called when a tool call of any agent of the conversation's
+	// tree needs approval; parallel subagents may call it concurrently.
+	Ask func(ctx context.Context, a Ask) (Answer, error)
+}
+
+// Conversation is the part of a live cadre conversation a session uses.
+type Conversation interface {
+	SessionID() string
+	// Send queues a user message: it runs as the next turn.
+	Send(ctx context.Context, m Message) error
+	// Events yields every event of the conversation's tree until it ends;
+	// each main turn ends with a result event.
+	Events() iter.Seq2[cadre.Event, error]
+	// Interrupt stops the running turn and its foreground subagents.
+	Interrupt()
+	// Stop ends the conversation now.
+	Stop() error
+}
+
+// Message is a user message built from a prompt's content blocks.
+type Message struct {
+	Text   string
+	Images []Image
+}
+
+// Image is a base64-encoded image of a prompt.
+type Image struct {
+	MediaType, Data string
+}
+
+// Ask is a permission question: which agent wants to run which call.
+type Ask struct {
+	Tool, Target string
+	Input        json.RawMessage
+	ToolUseID    string
+	Reason       string
+	// Agent is "main" or the subagent's type; AgentID its session id;
+	// ParentToolUseID the Agent call that started it.
+	Agent, AgentID, ParentToolUseID string
+	// Suggestions are the rules "always allow" adds.
+	Suggestions []string
+}
+
+// Answer is the user's decision.
+type Answer struct {
+	Allow bool
+	// Message is what the model is told of a refusal.
+	Message string
+	// Remember are rules to allow from now on, in this conversation.
+	Remember []string
+}

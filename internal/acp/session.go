@@ -1,0 +1,222 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// client is what a session needs of the editor's end of the connection.
+type client interface {
+	SessionUpdate(ctx context.Context, n acpsdk.SessionNotification) error
+	RequestPermission(ctx context.Context, r acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
+}
+
+// Permission option ids.
+const (
+	optAllow       = "allow"
+	optAllowAlways = "allow_always"
+	optReject      = "reject"
+)
+
+// session is one ACP session: a live conversation whose events stream to
+// the client as updates, one prompt at a time.
+type session struct {
+	id     acpsdk.SessionId
+	client client
+	log    *slog.Logger
+	// ctx lives as long as the connection: updates sent outside a prompt
+	// (a background run's notification turn) use it.
+	ctx  context.Context
+	conv Conversation
+
+	// prompt serialises prompts: a turn's result answers one prompt.
+	prompt sync.Mutex
+
+	// mu guards the translator, the waiting prompt and the order of the
+	// updates sent: the event pump and permission requests both send.
+	mu        sync.Mutex
+	tr        *translator
+	waiting   chan turnEnd
+	cancelled bool
+
+	// done is closed when the conversation's events have ended.
+	done chan struct{}
+}
+
+// turnEnd is how a main turn ended.
+type turnEnd struct {
+	subtype string
+	result  *cadre.ResultInfo
+}
+
+func newSession(ctx context.Context, c client, log *slog.Logger, cwd string) *session {
+	return &session{client: c, log: log, ctx: ctx, tr: newTranslator(cwd), done: make(chan struct{})}
+}
+
+// pump sends the conversation's events as updates until it ends, and hands
+// each main turn's result to the prompt that waits for it.
+func (s *session) pump() {
+	defer close(s.done)
+	for ev, err := range s.conv.Events() {
+		if err != nil {
+			s.log.Warn("acp: conversation event", "session", s.id, "err", err)
+			continue
+		}
+		s.mu.Lock()
+		s.send(s.tr.event(ev, false)...)
+		if ev.Type == cadre.EventResult && ev.ParentToolUseID == "" && ev.Result != nil {
+			end := turnEnd{subtype: ev.Subtype, result: ev.Result}
+			if s.waiting != nil {
+				s.waiting <- end
+				s.waiting = nil
+			} else if msg := failure(end); msg != "" {
+				// A turn nobody prompted (a background run's notification)
+				// failed: the user reads why in the conversation.
+				s.send(acpsdk.UpdateAgentMessageText(msg))
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// send delivers updates in order; the caller holds mu. A client that went
+// away ends the connection, which stops the session: the error is logged.
+func (s *session) send(updates ...acpsdk.SessionUpdate) {
+	for _, u := range updates {
+		if err := s.client.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
+			s.log.Warn("acp: send session/update", "session", s.id, "err", err)
+		}
+	}
+}
+
+// replay sends a loaded session's history, before the load is answered.
+func (s *session) replay(history []cadre.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ev := range history {
+		s.send(s.tr.event(ev, true)...)
+	}
+}
+
+// run sends one prompt and waits for the end of its turn. Cancelling ctx
+// does not end the wait: session/cancel interrupts the turn, and the
+// interrupted turn's result answers the prompt with "cancelled".
+func (s *session) run(ctx context.Context, m Message) (acpsdk.PromptResponse, error) {
+	s.prompt.Lock()
+	defer s.prompt.Unlock()
+	ch := make(chan turnEnd, 1)
+	s.mu.Lock()
+	s.waiting, s.cancelled = ch, false
+	s.mu.Unlock()
+	if err := s.conv.Send(context.WithoutCancel(ctx), m); err != nil {
+		s.mu.Lock()
+		s.waiting = nil
+		s.mu.Unlock()
+		return acpsdk.PromptResponse{}, fmt.Errorf("send the prompt to session %s: %w", s.id, err)
+	}
+	var end turnEnd
+	select {
+	case end = <-ch:
+	case <-s.done:
+		return acpsdk.PromptResponse{}, fmt.Errorf("session %s ended before its turn did", s.id)
+	}
+	s.mu.Lock()
+	cancelled := s.cancelled
+	s.mu.Unlock()
+	if cancelled {
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
+	}
+	return stopReason(end)
+}
+
+// cancel interrupts the running turn, if a prompt waits for one.
+func (s *session) cancel() {
+	s.mu.Lock()
+	running := s.waiting != nil
+	if running {
+		s.cancelled = true
+	}
+	s.mu.Unlock()
+	if running {
+		s.conv.Interrupt()
+	}
+}
+
+// stopReason maps how a turn ended to ACP's stop reason; a turn that
+// failed is an error the client shows.
+func stopReason(end turnEnd) (acpsdk.PromptResponse, error) {
+	r := end.result
+	switch {
+	case end.subtype == cadre.ResultMaxTurns:
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTurnRequests}, nil
+	case r.StopReason == llm.StopRefusal:
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonRefusal}, nil
+	case r.IsError:
+		return acpsdk.PromptResponse{}, acpsdk.NewInternalError(map[string]any{"error": failure(end)})
+	case r.StopReason == llm.StopMaxTokens:
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonMaxTokens}, nil
+	}
+	return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
+}
+
+// failure says why a turn failed, or "" if it did not.
+func failure(end turnEnd) string {
+	if !end.result.IsError {
+		return ""
+	}
+	if len(end.result.Errors) > 0 {
+		return "cadre: " + strings.Join(end.result.Errors, "; ")
+	}
+	return "cadre: the turn failed (" + end.subtype + ")"
+}
+
+// ask puts a permission question to the user. The request names the
+// asking agent in its title and carries the call as the editor knows it.
+func (s *session) ask(ctx context.Context, a Ask) (Answer, error) {
+	s.mu.Lock()
+	tc, pre := s.tr.permission(a)
+	s.send(pre...)
+	s.mu.Unlock()
+	opts := []acpsdk.PermissionOption{{OptionId: optAllow, Name: "Allow", Kind: acpsdk.PermissionOptionKindAllowOnce}}
+	if len(a.Suggestions) > 0 {
+		opts = append(opts, acpsdk.PermissionOption{
+			OptionId: optAllowAlways, Kind: acpsdk.PermissionOptionKindAllowAlways,
+			Name: "Always allow " + strings.Join(a.Suggestions, ", "),
+		})
+	}
+	opts = append(opts, acpsdk.PermissionOption{OptionId: optReject, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce})
+	resp, err := s.client.RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: s.id, ToolCall: tc, Options: opts})
+	if err != nil {
+		return Answer{}, fmt.Errorf("ask the client about %s: %w", a.Tool, err)
+	}
+	var ans Answer
+	switch o := resp.Outcome; {
+	case o.Cancelled != nil:
+		ans.Message = "The user cancelled the turn before answering."
+	case o.Selected == nil:
+		return Answer{}, errors.New("the client's permission answer has no outcome")
+	case o.Selected.OptionId == optAllow:
+		ans.Allow = true
+	case o.Selected.OptionId == optAllowAlways && len(a.Suggestions) > 0:
+		ans.Allow, ans.Remember = true, a.Suggestions
+	case o.Selected.OptionId == optReject:
+	default:
+		return Answer{}, fmt.Errorf("the client chose %q, which was not offered", o.Selected.OptionId)
+	}
+	if ans.Allow {
+		s.mu.Lock()
+		if c := s.tr.calls[a.ToolUseID]; c != nil {
+			s.send(s.tr.running(c)...)
+		}
+		s.mu.Unlock()
+	}
+	return ans, nil
+}
