@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/hook"
+	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // HookEvent names an event hooks run on, as Claude Code spells it.
@@ -148,6 +151,56 @@ func (r *Runtime) hookEngine(env []string) (*hook.Engine, error) {
 		configs = append(configs, c)
 	}
 	return hook.New(hook.Options{ProjectDir: r.cwd, Env: env, Logger: r.log}, configs...)
+}
+
+// hooks are the main session's hooks; nil when none is set.
+func (sr *sessionRun) hooks() *runner.Hooks {
+	r := sr.r
+	if r.hooks == nil {
+		return nil
+	}
+	return &runner.Hooks{Engine: r.hooks, Base: hook.Input{
+		SessionID: sr.sess.Info.ID, TranscriptPath: sr.sess.Info.TranscriptPath, Cwd: r.cwd, PermissionMode: string(r.policy.Mode),
+	}}
+}
+
+// input is the first turn's input: the prompt, after the SessionStart and
+// UserPromptSubmit hooks, with the context they added. The error is a
+// prompt a hook blocked.
+func (sr *sessionRun) input(ctx context.Context, h *runner.Hooks) ([]llm.Message, error) {
+	var extra string
+	if h.Has(hook.SessionStart) {
+		source := "startup"
+		if len(sr.history) > 0 {
+			source = "resume"
+		}
+		extra = h.Fire(ctx, hook.Input{HookEventName: hook.SessionStart, Source: source, Model: sr.model.Name()}).Context
+	}
+	msg, err := runner.SubmitPrompt(ctx, h, sr.prompt)
+	if err != nil {
+		return nil, err
+	}
+	if extra != "" {
+		msg.Content = append(msg.Content, llm.Text(extra))
+	}
+	return []llm.Message{msg}, nil
+}
+
+// end runs the SessionEnd hooks. The run may have been cancelled: they
+// still run, bounded by their timeouts.
+func (sr *sessionRun) end(h *runner.Hooks) {
+	h.Fire(context.Background(), hook.Input{HookEventName: hook.SessionEnd, Reason: "other"})
+}
+
+// notify runs the Notification hooks for a permission prompt.
+func (r *Runtime) notify(ctx context.Context, q permission.Question) {
+	if !r.hooks.Has(hook.Notification) {
+		return
+	}
+	r.hooks.Run(ctx, hook.Input{
+		HookEventName: hook.Notification, SessionID: q.SessionID, Cwd: r.cwd, PermissionMode: string(r.policy.Mode),
+		Message: fmt.Sprintf("cadre needs your permission to use %s", q.Tool), Title: "Permission needed", NotificationType: "permission_prompt",
+	})
 }
 
 // hookConfig turns Options.Hooks into the engine's configuration.

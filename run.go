@@ -159,7 +159,8 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 		Model: model, Ref: ref, Mode: r.policy.Mode, Cwd: r.cwd, Totals: sr.totals,
 		// The group lives as long as this Run: background runs outlast the
 		// turn that started them, not the session.
-		Group: subagent.NewGroup(ctx),
+		Group:              subagent.NewGroup(ctx),
+		RootTranscriptPath: sr.sess.Info.TranscriptPath,
 	}
 	all, err := tool.NewSet(append(r.baseTools, r.subagents.Tools(sr.caller)...)...)
 	if err != nil {
@@ -204,10 +205,13 @@ func (sr *sessionRun) run(ctx context.Context) {
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
 	}})
+	hooks := sr.hooks()
 	conv := runner.Start(runner.Spec{
 		Session: sr.sess,
+		Hooks:   hooks,
 		Loop: runner.LoopConfig(runner.Agent{
-			Name: "main", Model: sr.model, ModelID: sr.ref.Model, System: sr.system,
+			Hooks: hooks,
+			Name:  "main", Model: sr.model, ModelID: sr.ref.Model, System: sr.system,
 			Tools: sr.tools, Permit: &r.policy, Env: tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
 			MaxTurns: r.cfg.Settings.MaxTurns, MaxToolInputBytes: r.cfg.Settings.Limits.MaxToolInputBytes,
 			Compaction:    compaction(r.cfg.Settings.Compaction),
@@ -229,8 +233,17 @@ func (sr *sessionRun) run(ctx context.Context) {
 		group.Wait()
 		return
 	}
+	defer sr.end(hooks)
+	input, err := sr.input(ctx, hooks)
+	if err != nil {
+		if cerr := conv.Close(session.StatusFailed); cerr != nil {
+			r.log.Warn("save the session of a blocked prompt", "session", sr.sess.Info.ID, "err", cerr)
+		}
+		sr.finish(&runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}, sr.totals, false)
+		return
+	}
 	var results []*runner.Result
-	last := conv.Drain(ctx, []llm.Message{llm.UserText(sr.prompt)}, r.subagents.Pending(sr.caller), func(res *runner.Result) {
+	last := conv.Drain(ctx, input, r.subagents.Pending(sr.caller), func(res *runner.Result) {
 		results = append(results, res)
 		if ctx.Err() != nil {
 			return // interrupted: the result comes last, below

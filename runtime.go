@@ -105,11 +105,16 @@ type PermissionRequest struct {
 // PermissionFunc approves (true) or refuses a tool call.
 type PermissionFunc func(ctx context.Context, req PermissionRequest) (bool, error)
 
-// asker puts a PermissionFunc behind the policy's question.
-type asker PermissionFunc
+// asker puts a PermissionFunc behind the policy's question, after the
+// Notification hooks (a permission prompt is one of Claude Code's).
+type asker struct {
+	f PermissionFunc
+	r *Runtime
+}
 
-func (f asker) Ask(ctx context.Context, q permission.Question) (bool, error) {
-	return f(ctx, PermissionRequest{Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason})
+func (a asker) Ask(ctx context.Context, q permission.Question) (bool, error) {
+	a.r.notify(ctx, q)
+	return a.f(ctx, PermissionRequest{Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason})
 }
 
 // ErrNotFound is wrapped by the errors of Session and Task about a record
@@ -244,7 +249,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return r.subagents != nil && r.subagents.OwnOutput(ctx, sessionID, path)
 	}
 	if opts.Permission != nil {
-		r.policy.Asker = asker(opts.Permission)
+		r.policy.Asker = asker{opts.Permission, r}
 	}
 	r.pricing.Overrides = map[string]provider.Price{}
 	for name, p := range s.Pricing {
@@ -312,6 +317,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
 		Logger:            r.log,
+		Hooks:             r.hooks,
 	})
 	if err != nil {
 		r.owner.Close()

@@ -30,6 +30,49 @@ type ReadFilterer interface {
 	ReadFilter(name string, t tool.Tool, env tool.Env) func(path string) bool
 }
 
+// ToolHooks are asked around every call of a tool in the pool: the
+// runtime's PreToolUse and PostToolUse hooks.
+type ToolHooks interface {
+	// BeforeTool sees a call whose input the tool's schema accepted,
+	// before the permission layer decides it.
+	BeforeTool(ctx context.Context, env tool.Env, name string, input json.RawMessage) BeforeTool
+	// AfterTool sees a call that ran: response is the tool's structured
+	// result (its Meta) or, when it has none, its text.
+	AfterTool(ctx context.Context, env tool.Env, name string, input, response json.RawMessage) AfterTool
+}
+
+// BeforeTool is what the hooks decided about a call before it runs.
+type BeforeTool struct {
+	// Deny refuses the call; Reason goes to the model.
+	Deny   bool
+	Reason string
+	// Verdict "allow" approves the call without asking (deny rules still
+	// refuse it), "ask" asks whatever the rules say; the Permitter must be
+	// a HookPermitter for either to count.
+	Verdict string
+	// Input, if set, replaces the call's input; it is checked against the
+	// tool's schema and the permission layer as the model's was.
+	Input json.RawMessage
+	// Context is added to the call's result, for the model.
+	Context string
+	// Stop ends the run after this batch of calls.
+	Stop bool
+}
+
+// AfterTool is what the hooks said about a call that ran.
+type AfterTool struct {
+	// Context is added to the call's result, for the model.
+	Context string
+	// Stop ends the run after this batch of calls.
+	Stop bool
+}
+
+// HookPermitter is a Permitter that can take a hook's verdict into
+// account: "allow" skips asking, "ask" asks where the rules would allow.
+type HookPermitter interface {
+	PermitVerdict(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage, verdict, reason string) error
+}
+
 // Step is a message the loop produced: the model's reply, or the user
 // message carrying tool results.
 type Step struct {
@@ -72,6 +115,8 @@ type Config struct {
 	SystemContext func(context.Context) string
 	Tools         *tool.Set
 	Permit        Permitter // nil allows every call
+	// Hooks, if set, are asked around every tool call.
+	Hooks ToolHooks
 	MaxTurns      int       // model calls allowed; 0 means no limit
 	// MaxToolInputBytes bounds the JSON input of one tool call; a larger
 	// one is refused before it is decoded. 0 means
@@ -128,6 +173,8 @@ type Outcome struct {
 	// Warnings are failures the run survived, such as a compaction that
 	// could not be done.
 	Warnings []string
+	// HookStopped is set when a tool hook ended the run (continue: false).
+	HookStopped bool
 }
 
 // DefaultMaxToolInputBytes bounds a tool call's input when
@@ -200,11 +247,15 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		// reply byte for byte.
 		turnCfg := cfg
 		turnCfg.Env.Turn = &tool.Turn{Request: req, Reply: resp.Message, Tools: cfg.Tools}
-		results := runTools(ctx, turnCfg, uses)
+		results, stop := runTools(ctx, turnCfg, uses)
 		out.Messages = append(out.Messages, results.Message)
 		out.Denials = append(out.Denials, results.Denials...)
 		if err := step(ctx, cfg, results); err != nil {
 			return fail(err)
+		}
+		if stop {
+			out.Subtype, out.HookStopped = SubtypeSuccess, true
+			return out, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return fail(err)
@@ -314,11 +365,13 @@ type callResult struct {
 	block  llm.Block
 	meta   any
 	denied bool
+	stop   bool // a hook asked to end the run
 }
 
 // runTools runs the calls of one assistant message: consecutive
 // concurrency-safe calls as one parallel batch, every other call alone.
-func runTools(ctx context.Context, cfg Config, uses []llm.Block) Step {
+// stop reports that a hook asked to end the run.
+func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop bool) {
 	results := make([]callResult, len(uses))
 	for i := 0; i < len(uses); {
 		j := i + 1
@@ -338,8 +391,9 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) Step {
 		}
 		i = j
 	}
-	s := Step{Message: llm.Message{Role: llm.RoleUser}, ToolMeta: map[string]any{}}
+	s = Step{Message: llm.Message{Role: llm.RoleUser}, ToolMeta: map[string]any{}}
 	for i, r := range results {
+		stop = stop || r.stop
 		s.Message.Content = append(s.Message.Content, r.block)
 		if r.meta != nil {
 			s.ToolMeta[uses[i].ID] = r.meta
@@ -348,7 +402,7 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) Step {
 			s.Denials = append(s.Denials, Denial{ToolUseID: uses[i].ID, Tool: uses[i].Name, Input: uses[i].Input})
 		}
 	}
-	return s
+	return s, stop
 }
 
 func safe(set *tool.Set, name string) bool {
@@ -389,8 +443,39 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 	if err := cfg.Tools.Validate(use.Name, use.Input); err != nil {
 		return errResult("InputValidationError: %s: %v", use.Name, err)
 	}
+	input := use.Input
+	var before BeforeTool
+	if cfg.Hooks != nil {
+		before = cfg.Hooks.BeforeTool(ctx, env, use.Name, input)
+		defer func() {
+			res.block = withContext(res.block, before.Context)
+			res.stop = res.stop || before.Stop
+		}()
+		if before.Deny {
+			r := errResult("%s", hookDenial(use.Name, before.Reason))
+			r.denied = true
+			return r
+		}
+		if len(before.Input) > 0 {
+			// A hook's input is judged as the model's was: size, schema,
+			// then the permission layer below, deny rules first.
+			if n := int64(len(before.Input)); n > limit {
+				return errResult("InputTooLarge: a PreToolUse hook replaced the input of this %s call with %d bytes, over the limit of %d bytes; the call did not run.", use.Name, n, limit)
+			}
+			if err := cfg.Tools.Validate(use.Name, before.Input); err != nil {
+				return errResult("InputValidationError: %s: the input a PreToolUse hook gave: %v", use.Name, err)
+			}
+			input = before.Input
+		}
+	}
 	if cfg.Permit != nil {
-		if err := cfg.Permit.Permit(ctx, use.Name, t, env, use.Input); err != nil {
+		var err error
+		if hp, ok := cfg.Permit.(HookPermitter); ok && before.Verdict != "" {
+			err = hp.PermitVerdict(ctx, use.Name, t, env, input, before.Verdict, before.Reason)
+		} else {
+			err = cfg.Permit.Permit(ctx, use.Name, t, env, input)
+		}
+		if err != nil {
 			r := errResult("%v", err)
 			r.denied = true
 			return r
@@ -407,7 +492,7 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 			res = errResult("Error: tool %s crashed: %v\n%s", use.Name, p, debug.Stack())
 		}
 	}()
-	r, err := t.Call(ctx, env, use.Input)
+	r, err := t.Call(ctx, env, input)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return errResult("Interrupted: the run was stopped while %s was running.", use.Name)
@@ -418,7 +503,46 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 	if len(content) == 0 {
 		content = []llm.Block{llm.Text("(no output)")}
 	}
-	return callResult{block: llm.Block{Type: llm.BlockToolResult, ToolUseID: use.ID, Content: content, IsError: r.IsError}, meta: r.Meta}
+	res = callResult{block: llm.Block{Type: llm.BlockToolResult, ToolUseID: use.ID, Content: content, IsError: r.IsError}, meta: r.Meta}
+	if cfg.Hooks != nil {
+		after := cfg.Hooks.AfterTool(ctx, env, use.Name, input, response(r))
+		res.block = withContext(res.block, after.Context)
+		res.stop = after.Stop
+	}
+	return res
+}
+
+// hookDenial is the model's text for a call a PreToolUse hook refused.
+func hookDenial(name, reason string) string {
+	if reason == "" {
+		return fmt.Sprintf("A PreToolUse hook blocked this %s call.", name)
+	}
+	return fmt.Sprintf("A PreToolUse hook blocked this %s call: %s", name, reason)
+}
+
+// withContext adds hooks' text to a tool result, for the model.
+func withContext(b llm.Block, text string) llm.Block {
+	if text == "" {
+		return b
+	}
+	b.Content = append(slices.Clone(b.Content), llm.Text(text))
+	return b
+}
+
+// response is a tool result as a PostToolUse hook reads it: the tool's
+// structured detail, else its text.
+func response(r tool.Result) json.RawMessage {
+	if r.Meta != nil {
+		if b, err := json.Marshal(r.Meta); err == nil {
+			return b
+		}
+	}
+	var text string
+	for _, b := range r.Content {
+		text += b.Text
+	}
+	b, _ := json.Marshal(text)
+	return b
 }
 
 // estimate guesses the tokens msgs take, at about four characters a token:

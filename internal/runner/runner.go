@@ -87,6 +87,9 @@ type Spec struct {
 	// Logger receives the run's warnings; the loop's too, unless
 	// Loop.Logger is set. nil discards them.
 	Logger *slog.Logger
+	// Hooks, if set, run when a turn ends (Stop, or SubagentStop for a
+	// subagent). The loop's tool hooks are in Loop (see LoopConfig).
+	Hooks *Hooks
 }
 
 // Result is how a turn (or a whole run) ended.
@@ -171,6 +174,24 @@ func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
 		cfg.OnStep = func(_ context.Context, s loop.Step) error { return c.rec.record(s, true) }
 		out, _ = loop.Run(ctx, cfg, c.history)
 		c.history = out.Messages
+		// A Stop hook that blocks keeps the agent going, told why.
+		for blocks := 0; ; blocks++ {
+			more := c.stopFeedback(ctx, out, blocks)
+			if more == nil {
+				break
+			}
+			if err := c.rec.record(loop.Step{Message: *more}, true); err != nil {
+				out.Subtype, out.Err = loop.SubtypeExecution, err
+				break
+			}
+			c.history = append(c.history, *more)
+			if cfg.MaxTurns > 0 {
+				cfg.MaxTurns = max(cfg.MaxTurns-out.Turns, 1)
+			}
+			next, _ := loop.Run(ctx, cfg, c.history)
+			c.history = next.Messages
+			out = merge(out, next)
+		}
 	}
 	if out == nil {
 		out = &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err, Messages: c.history}
@@ -193,6 +214,17 @@ func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
 	c.cost += res.Cost
 	c.last = res
 	return res
+}
+
+// merge adds a continuation's figures to the turn's outcome.
+func merge(first, next *loop.Outcome) *loop.Outcome {
+	next.Turns += first.Turns
+	next.ToolUses += first.ToolUses
+	next.Usage = first.Usage.Add(next.Usage)
+	next.APIDuration += first.APIDuration
+	next.Denials = append(append([]loop.Denial(nil), first.Denials...), next.Denials...)
+	next.Warnings = append(append([]string(nil), first.Warnings...), next.Warnings...)
+	return next
 }
 
 // Close finishes the session with status (the last turn's when empty),
@@ -311,7 +343,18 @@ func RunForked(ctx context.Context, model llm.Model, base llm.Request, directive
 // The summary call's usage goes to spent (nil: nowhere), so that it counts
 // in the run's totals.
 func Compactor(c compact.Config, model llm.Model, system string, tools []llm.ToolSpec, agent string, spent func(llm.Usage)) func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error) {
+	return compactor(c, model, system, tools, agent, spent, nil)
+}
+
+// compactor is Compactor with a check that runs before each summary
+// (the PreCompact hooks); its error stops that compaction.
+func compactor(c compact.Config, model llm.Model, system string, tools []llm.ToolSpec, agent string, spent func(llm.Usage), before func(context.Context) error) func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error) {
 	return compact.Hook(c, func(ctx context.Context, older []llm.Message) (string, error) {
+		if before != nil {
+			if err := before(ctx); err != nil {
+				return "", err
+			}
+		}
 		text, u, err := RunForked(ctx, model, llm.Request{System: system, Messages: older, Tools: tools, Agent: agent + ":compact"}, compact.Instructions())
 		if spent != nil {
 			spent(u)

@@ -48,6 +48,9 @@ type Agent struct {
 	// Logger receives the loop's warnings (a failed compaction); nil
 	// discards them.
 	Logger *slog.Logger
+	// Hooks are the session's hooks: the loop asks PreToolUse and
+	// PostToolUse around tool calls, compaction asks PreCompact.
+	Hooks *Hooks
 }
 
 // LoopConfig is the loop's configuration for agent a.
@@ -56,13 +59,16 @@ func LoopConfig(a Agent) loop.Config {
 		Model: a.Model, System: a.System, Tools: a.Tools, Permit: a.Permit, Env: a.Env, Agent: a.Name,
 		MaxTurns: a.MaxTurns, MaxToolInputBytes: a.MaxToolInputBytes,
 		SystemContext: a.SystemContext, Inbox: a.Inbox, Logger: a.Logger,
+		Hooks: toolHooks(a.Hooks),
 	}
 	if a.Compaction != nil {
 		var specs []llm.ToolSpec
 		if a.Tools != nil {
 			specs = a.Tools.Specs()
 		}
-		cfg.Compact = Compactor(a.Compaction.ForModel(a.ModelID), a.Model, a.System, specs, a.Name, a.Spent)
+		hooks := a.Hooks
+		cfg.Compact = compactor(a.Compaction.ForModel(a.ModelID), a.Model, a.System, specs, a.Name, a.Spent,
+			func(ctx context.Context) error { return preCompact(ctx, hooks) })
 	}
 	return cfg
 }

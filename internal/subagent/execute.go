@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,9 +62,11 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		}
 		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}
+	hooks := s.hooks(ctx, r, t.id)
 	spec := runner.Spec{
 		Session: r.sess,
-		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID, r.req.Fork),
+		Hooks:   hooks,
+		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID, r.req.Fork, hooks),
 		Tag: runner.Tag{
 			RootSessionID: r.c.RootSessionID, ParentToolUseID: r.req.ToolUseID,
 			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description,
@@ -97,6 +100,11 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 			dir = r.child.cwd
 		}
 		input = []llm.Message{forkInput(r.req.Fork, r.req.Prompt, dir)}
+	}
+	if extra := s.subagentStart(ctx, hooks); extra != "" {
+		first := input[0]
+		first.Content = append(slices.Clone(first.Content), llm.Text(extra))
+		input[0] = first
 	}
 	// Each turn reports its own figures; the run's are their sums.
 	var (

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
@@ -87,6 +88,9 @@ type Config struct {
 	// an archive, a heartbeat) and for the children's loop warnings; nil
 	// discards them.
 	Logger *slog.Logger
+	// Hooks are the runtime's hooks (nil: none); a definition's own hooks
+	// are added for its runs.
+	Hooks *hook.Engine
 }
 
 // Service spawns subagents for one runtime. It is safe for concurrent use.
@@ -192,6 +196,9 @@ type Caller struct {
 	TaskRules permission.TaskRules
 	// Totals receives the usage and cost of every run in the tree.
 	Totals *runner.Totals
+	// RootTranscriptPath is the main session's transcript, which hooks'
+	// inputs name (Claude Code's transcript_path) inside subagents too.
+	RootTranscriptPath string
 	// AgentID is "" for the main agent and the agent id of a subagent: the
 	// target of the notifications and messages meant for it.
 	AgentID string
@@ -306,8 +313,9 @@ func (s *Service) spent(c Caller) func(llm.Usage) {
 
 // loopConfig is the child's loop: runner.LoopConfig, as for the main
 // agent, with a fork's exact request settings.
-func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string, fork *tool.Turn) loop.Config {
+func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string, fork *tool.Turn, hooks *runner.Hooks) loop.Config {
 	a := runner.Agent{
+		Hooks: hooks,
 		Name: def.Name, Model: ch.caller.Model, ModelID: ch.caller.Ref.Model, System: s.systemPrompt(def, ch),
 		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,

@@ -1,0 +1,69 @@
+package subagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/hook"
+	"github.com/cadre-dev/cadre/internal/runner"
+)
+
+// hooks are a child's hooks: the runtime's, then its definition's own
+// (which run for its session only). Inputs name the main session and its
+// transcript, with the child's agent id and type, as Claude Code's do.
+func (s *Service) hooks(ctx context.Context, r *run, agentID string) *runner.Hooks {
+	e := s.cfg.Hooks
+	if own, err := DefinitionHooks(r.def); err != nil {
+		s.log.WarnContext(ctx, "the agent's hooks do not run", "agent", r.def.Name, "err", err)
+	} else if len(own) > 0 {
+		if e, err = e.With(own); err != nil {
+			s.log.WarnContext(ctx, "the agent's hooks do not run", "agent", r.def.Name, "err", err)
+			e = s.cfg.Hooks
+		}
+	}
+	if e == nil {
+		return nil
+	}
+	return &runner.Hooks{
+		Engine: e,
+		Base: hook.Input{
+			SessionID: r.c.RootSessionID, TranscriptPath: r.c.RootTranscriptPath, Cwd: r.child.cwd,
+			PermissionMode: string(r.child.caller.Mode), AgentID: agentID, AgentType: r.def.Name,
+		},
+		AgentTranscriptPath: r.sess.Info.TranscriptPath,
+	}
+}
+
+// DefinitionHooks is the engine configuration of a definition's hooks
+// field. As in Claude Code, a Stop hook in an agent file fires when that
+// agent stops: on SubagentStop.
+func DefinitionHooks(def agent.Definition) (hook.Config, error) {
+	if def.Hooks == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(def.Hooks)
+	if err != nil {
+		return nil, fmt.Errorf("hooks: %w", err)
+	}
+	set, err := hook.ParseSettings(raw)
+	if err != nil {
+		return nil, err
+	}
+	if stop, ok := set[string(hook.Stop)]; ok {
+		delete(set, string(hook.Stop))
+		set[string(hook.SubagentStop)] = append(set[string(hook.SubagentStop)], stop...)
+	}
+	c, _, err := set.Config(def.Path+": hooks", "")
+	return c, err
+}
+
+// subagentStart runs the SubagentStart hooks; it returns the context they
+// add to the child's first message.
+func (s *Service) subagentStart(ctx context.Context, h *runner.Hooks) string {
+	if !h.Has(hook.SubagentStart) {
+		return ""
+	}
+	return h.Fire(ctx, hook.Input{HookEventName: hook.SubagentStart, AgentID: h.Base.AgentID, AgentType: h.Base.AgentType}).Context
+}
