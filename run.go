@@ -166,7 +166,7 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 	if err != nil {
 		return nil, err
 	}
-	sr.tools = r.policy.Pool(all)
+	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool { return offered(t, r.opts.ToolNames) }))
 	sr.system = r.systemPrompt()
 	return sr, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -56,6 +57,30 @@ type Options struct {
 	// MaxTurns bounds model calls per run; 0 keeps the settings' value
 	// (whose 0 means no limit).
 	MaxTurns int
+	// SettingSources are the settings files read, among "user", "project"
+	// and "local" (Claude Code's --setting-sources); nil reads all.
+	SettingSources []string
+	// Settings is one more settings layer above the files: a file's path
+	// or the settings as JSON text (Claude Code's --settings).
+	Settings string
+	// AdditionalDirectories are outside the working directory yet treated
+	// as part of the workspace by the permission rules (--add-dir).
+	AdditionalDirectories []string
+	// ToolNames, when not nil, is the whole pool offered to the agents:
+	// the built-in and Options.Tools tools with these names (or aliases),
+	// and the Agent tool when it is named (Claude Code's --tools). An empty
+	// non-nil list offers no tools.
+	ToolNames []string
+	// AgentsJSON declares subagents as Claude Code's --agents does: a JSON
+	// object mapping names to definitions in the settings' "agents" form.
+	// They win over files and settings of the same name.
+	AgentsJSON json.RawMessage
+	// MCPConfig lists MCP server configurations, each a file's path or
+	// JSON text (--mcp-config); StrictMCPConfig uses only those
+	// (--strict-mcp-config). MCP is not supported yet: they are kept for
+	// it, and a run warns that they are ignored.
+	MCPConfig       []string
+	StrictMCPConfig bool
 	// SystemPrompt replaces cadre's default system prompt;
 	// AppendSystemPrompt is added after it.
 	SystemPrompt, AppendSystemPrompt string
@@ -210,6 +235,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	ov := config.Overrides{
 		Model: opts.Model, PermissionMode: string(opts.PermissionMode),
 		AllowedTools: opts.AllowedTools, DisallowedTools: opts.DisallowedTools,
+		AdditionalDirectories: opts.AdditionalDirectories, Settings: opts.Settings, Agents: opts.AgentsJSON,
 	}
 	if opts.MaxTurns != 0 {
 		if opts.MaxTurns < 0 {
@@ -218,9 +244,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		mt := opts.MaxTurns
 		ov.MaxTurns = &mt
 	}
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Overrides: ov})
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Sources: opts.SettingSources, Overrides: ov})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Settings.Model == "" {
+		cfg.Settings.Model = config.DefaultModel
 	}
 	s := cfg.Settings
 	mode := permission.ModeDefault
@@ -283,6 +312,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.owner.Close()
 		r.db.Close()
 		return nil, err
+	}
+	r.baseTools = slices.DeleteFunc(r.baseTools, func(t tool.Tool) bool { return !offered(t, opts.ToolNames) })
+	if len(opts.MCPConfig) > 0 || opts.StrictMCPConfig {
+		r.warnings = append(r.warnings, "MCP is not supported yet: the MCP server configuration (--mcp-config) is ignored")
 	}
 	var problems []command.Problem
 	r.commands, problems = command.Load(cwd, cfg.Home)
@@ -590,6 +623,16 @@ func logger(l *slog.Logger) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return l
+}
+
+// offered reports whether t is in the pool names allows (Options.ToolNames):
+// nil allows every tool.
+func offered(t tool.Tool, names []string) bool {
+	if names == nil {
+		return true
+	}
+	info := t.Info()
+	return slices.ContainsFunc(names, func(n string) bool { return n == info.Name || slices.Contains(info.Aliases, n) })
 }
 
 // forkEnv reads CADRE_FORK_SUBAGENT: 1 or true turns the fork gate on.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,9 +14,12 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/output"
 	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // exitError carries an exit code whose reason has already been reported.
@@ -63,6 +67,7 @@ type runFlags struct {
 	resume             string
 	cont               bool
 	debug              bool
+	sdk                sdkFlags
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -81,7 +86,7 @@ the runtime opened and how each run started and ended.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPrompt(cmd.Context(), f, args, stdin, stdout, stderr)
+			return runPrompt(cmd.Context(), cmd.Flags(), f, args, stdin, stdout, stderr)
 		},
 	}
 	fl := root.Flags()
@@ -100,6 +105,7 @@ the runtime opened and how each run started and ended.`,
 	fl.StringArrayVar(&f.denied2, "disallowed-tools", nil, "same as --disallowedTools")
 	fl.StringVarP(&f.resume, "resume", "r", "", "continue the session with this id")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session in this directory")
+	f.sdk.register(fl)
 	// Persistent: the subcommands open a runtime too, and log through it.
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug detail to standard error (warnings always go there)")
 	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout))
@@ -134,11 +140,15 @@ func rules(lists ...[]string) ([]string, error) {
 	return out, nil
 }
 
-func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	format, err := output.ParseFormat(f.outputFormat)
 	if err != nil {
 		return err
 	}
+	// From here on, a failure to start is also reported as a result line
+	// in json and stream-json, as Claude Code reports it: a program that
+	// drives cadre reads why.
+	fail := func(err error) error { return startFailure(stdout, stderr, format, f, err) }
 	prompt := strings.Join(args, " ")
 	if !f.print {
 		if prompt == "" {
@@ -155,24 +165,42 @@ func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, 
 	}
 	allowed, err := rules(f.allowed, f.allowed2)
 	if err != nil {
-		return fmt.Errorf("--allowedTools: %w", err)
+		return fail(fmt.Errorf("--allowedTools: %w", err))
 	}
 	denied, err := rules(f.denied, f.denied2)
 	if err != nil {
-		return fmt.Errorf("--disallowedTools: %w", err)
+		return fail(fmt.Errorf("--disallowedTools: %w", err))
 	}
 	if f.maxTurns < 0 {
-		return fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns)
+		return fail(fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns))
+	}
+	agents, err := agentsJSON(f.sdk.agents)
+	if err != nil {
+		return fail(err)
 	}
 	log := newLogger(stderr, f.debug)
+	if f.sdk.debugFile != "" {
+		// --debug-file (the Agent SDK passes it): debug detail goes to the
+		// file, with a time on each record; warnings still reach stderr.
+		df, err := os.OpenFile(f.sdk.debugFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fail(fmt.Errorf("--debug-file: %w", err))
+		}
+		defer df.Close()
+		log = slog.New(slog.NewMultiHandler(log.Handler(), slog.NewTextHandler(df, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
+	warnIgnored(fl, log)
 	rt, err := cadre.New(ctx, cadre.Options{
 		Cwd: f.cwd, Model: f.model, MaxTurns: f.maxTurns, PermissionMode: cadre.PermissionMode(f.permissionMode),
 		AllowedTools: allowed, DisallowedTools: denied,
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystemPrompt,
+		SettingSources: settingSources(fl, f.sdk.settingSources), Settings: f.sdk.settings,
+		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: agents,
+		MCPConfig: f.sdk.mcpConfig, StrictMCPConfig: f.sdk.strictMCPConfig,
 		Logger: log,
 	})
 	if err != nil {
-		return err
+		return fail(err)
 	}
 	defer rt.Close()
 	for _, w := range rt.Warnings() {
@@ -189,6 +217,10 @@ func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, 
 	var writeErr error
 	for ev, err := range rt.Run(ctx, cadre.Request{Prompt: prompt, Resume: f.resume, Continue: f.cont}) {
 		if err != nil {
+			if result == nil && format != output.Text {
+				// Nothing was written yet: the result line says why.
+				return fail(err)
+			}
 			return err
 		}
 		// A broken stdout is reported once and never stops the run.
@@ -215,6 +247,31 @@ func runPrompt(ctx context.Context, f runFlags, args []string, stdin io.Reader, 
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// startFailure reports an error that stopped the run before it started:
+// on standard error always, and in json and stream-json also as the
+// result line Claude Code writes then (subtype error_during_execution,
+// errors[], no init line before it). The session id is the one asked
+// for with --resume, else a new one, as Claude Code's is.
+func startFailure(stdout, stderr io.Writer, format output.Format, f runFlags, err error) error {
+	msg := oneLine(err.Error())
+	fmt.Fprintf(stderr, "cadre: %s\n", msg)
+	if format == output.Text {
+		return exitError{code: 1}
+	}
+	sid := f.resume
+	if sid == "" || session.ValidateID(sid) != nil {
+		sid = ids.New()
+	}
+	w := output.New(stdout, format, f.verbose)
+	if werr := w.Write(cadre.Event{
+		Type: cadre.EventResult, Subtype: cadre.ResultDuringExecution, SessionID: sid, UUID: ids.New(), Time: time.Now(),
+		Result: &cadre.ResultInfo{IsError: true, Errors: []string{err.Error()}},
+	}); werr == nil {
+		w.Close()
+	}
+	return exitError{code: 1}
 }
 
 // progressWriter shows subagents' progress on stderr before the text writer

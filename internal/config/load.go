@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/excerpt"
@@ -31,9 +32,18 @@ type LoadOptions struct {
 	// Getenv reads CADRE_HOME; nil means os.Getenv.
 	Getenv func(string) string
 	// UserHome is the user's home directory; empty means os.UserHomeDir.
-	UserHome  string
+	UserHome string
+	// Sources are the file layers to read, among ScopeUser, ScopeProject
+	// and ScopeLocal (--setting-sources); nil reads all three.
+	Sources   []string
 	Overrides Overrides
 }
+
+// DefaultModel is the main agent's model when no flag and no settings
+// layer names one: Claude Code's Sonnet alias, which the built-in aliases
+// resolve to anthropic:claude-sonnet-4-5 (docs/models.md). The runtime
+// applies it; Load leaves Settings.Model as the layers say.
+const DefaultModel = "sonnet"
 
 // Layer is one source of settings.
 type Layer struct {
@@ -112,8 +122,18 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		{Path: filepath.Join(cwd, ".cadre", "settings.json"), Scope: ScopeProject},
 		{Path: filepath.Join(cwd, ".cadre", "settings.local.json"), Scope: ScopeLocal},
 	}
+	for _, src := range opts.Sources {
+		switch src {
+		case ScopeUser, ScopeProject, ScopeLocal:
+		default:
+			return nil, &Error{File: ScopeFlags, Key: "--setting-sources", Msg: fmt.Sprintf("unknown source %q: want user, project or local", src)}
+		}
+	}
 	var merged Settings
 	for _, l := range files {
+		if opts.Sources != nil && !slices.Contains(opts.Sources, l.Scope) {
+			continue
+		}
 		// Run from the home directory, the project file is the user file:
 		// read it once.
 		if l.Scope == ScopeProject && filepath.Clean(l.Path) == filepath.Clean(files[0].Path) {
@@ -149,11 +169,31 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		}
 	}
 
+	if o := opts.Overrides.Settings; strings.TrimSpace(o) != "" {
+		// --settings: a file, or the JSON text itself, read as one more
+		// layer above the files, below the other flags.
+		layer, generic, warnings, err := readFlagSettings(o, cwd)
+		if err != nil {
+			return nil, err
+		}
+		out.Warnings = append(out.Warnings, warnings...)
+		merge(reflect.ValueOf(&merged).Elem(), reflect.ValueOf(layer), generic)
+	}
 	flagWarnings, err := applyOverrides(&merged, opts.Overrides)
 	if err != nil {
 		return nil, err
 	}
 	out.Warnings = append(out.Warnings, flagWarnings...)
+	for _, d := range opts.Overrides.AdditionalDirectories {
+		// --add-dir: relative to the project, as a shell user means it.
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cwd, d)
+		}
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return nil, &Error{File: ScopeFlags, Key: "--add-dir", Msg: fmt.Sprintf("%s is not a directory", d)}
+		}
+		merged.Permissions.AdditionalDirectories = append(merged.Permissions.AdditionalDirectories, filepath.Clean(d))
+	}
 	out.Layers = append(out.Layers, Layer{Scope: ScopeFlags, Found: opts.Overrides.set()})
 	out.Settings = merged
 	return out, nil
@@ -198,6 +238,50 @@ func cadreHome(env, userHome, cwd string) (string, error) {
 	return filepath.Join(userHome, env[1:]), nil
 }
 
+// overlayAgents puts the definitions of top over those of base, by name;
+// both are JSON objects keyed by agent name.
+func overlayAgents(base, top json.RawMessage) (json.RawMessage, error) {
+	var over map[string]json.RawMessage
+	if err := json.Unmarshal(top, &over); err != nil || over == nil {
+		return nil, fmt.Errorf("want a JSON object mapping agent names to definitions: %s", orJSONError(err))
+	}
+	all := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(base)) > 0 && string(bytes.TrimSpace(base)) != "null" {
+		if err := json.Unmarshal(base, &all); err != nil {
+			return nil, fmt.Errorf("the settings' agents: %w", err)
+		}
+	}
+	for name, def := range over {
+		all[name] = def
+	}
+	return json.Marshal(all)
+}
+
+func orJSONError(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "got null"
+}
+
+// readFlagSettings reads --settings: JSON text when it starts with "{",
+// else the path of a file (relative to cwd) that must exist.
+func readFlagSettings(v, cwd string) (Settings, map[string]any, []Warning, error) {
+	if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") {
+		s, generic, warnings, err := parseSettings("--settings", []byte(t))
+		return s, generic, warnings, err
+	}
+	path := v
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cwd, path)
+	}
+	s, generic, warnings, found, err := readFile(path)
+	if err == nil && !found {
+		err = &Error{File: path, Key: "--settings", Msg: "settings file not found"}
+	}
+	return s, generic, warnings, err
+}
+
 // readFile reads and checks one settings file. found is false when it
 // does not exist.
 func readFile(path string) (s Settings, generic map[string]any, warnings []Warning, found bool, err error) {
@@ -208,22 +292,28 @@ func readFile(path string) (s Settings, generic map[string]any, warnings []Warni
 	if err != nil {
 		return Settings{}, nil, nil, false, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", err), Err: err}
 	}
+	s, generic, warnings, err = parseSettings(path, data)
+	return s, generic, warnings, true, err
+}
+
+// parseSettings checks the settings text data read from file.
+func parseSettings(path string, data []byte) (s Settings, generic map[string]any, warnings []Warning, err error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a BOM some editors write
 	if len(bytes.TrimSpace(data)) == 0 {
-		return Settings{}, map[string]any{}, nil, true, nil
+		return Settings{}, map[string]any{}, nil, nil
 	}
 	generic, err = parseObject(path, data)
 	if err != nil {
-		return Settings{}, nil, nil, true, err
+		return Settings{}, nil, nil, err
 	}
 	d := &decoder{file: path, data: data}
 	if err := d.decode("", []string{}, generic, reflect.ValueOf(&s).Elem()); err != nil {
-		return Settings{}, nil, nil, true, err
+		return Settings{}, nil, nil, err
 	}
 	if err := validate(path, &s, generic); err != nil {
-		return Settings{}, nil, nil, true, err
+		return Settings{}, nil, nil, err
 	}
-	return s, generic, append(d.warnings, ruleWarnings(path, &s)...), true, nil
+	return s, generic, append(d.warnings, ruleWarnings(path, &s)...), nil
 }
 
 // parseObject parses data as one JSON object, numbers kept as json.Number.
@@ -346,6 +436,13 @@ func applyOverrides(s *Settings, o Overrides) ([]Warning, error) {
 	var warnings []Warning
 	if o.Model != "" {
 		s.Model = o.Model
+	}
+	if len(o.Agents) > 0 {
+		agents, err := overlayAgents(s.Agents, o.Agents)
+		if err != nil {
+			return bad("--agents", err)
+		}
+		s.Agents = agents
 	}
 	if o.MaxTurns != nil {
 		if *o.MaxTurns < 0 {

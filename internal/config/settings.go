@@ -100,11 +100,21 @@ type Overrides struct {
 	// them: each element one rule or several, separated by commas or spaces
 	// ("Bash(git diff:*) Edit,Read").
 	AllowedTools, DisallowedTools []string
+	// AdditionalDirectories are added to permissions.additionalDirectories
+	// (--add-dir).
+	AdditionalDirectories []string
+	// Settings is --settings: a settings file's path, or settings as JSON
+	// text. It is read as a layer above the files and below the flags.
+	Settings string
+	// Agents are agent definitions keyed by name, as settings' "agents"
+	// holds them (--agents); each replaces the layers' agent of its name.
+	Agents json.RawMessage
 }
 
 func (o Overrides) set() bool {
 	return o.Model != "" || o.MaxTurns != nil || o.PermissionMode != "" ||
-		len(o.AllowedTools) > 0 || len(o.DisallowedTools) > 0
+		len(o.AllowedTools) > 0 || len(o.DisallowedTools) > 0 ||
+		len(o.AdditionalDirectories) > 0 || o.Settings != "" || len(o.Agents) > 0
 }
 
 // Rules parses the permission rule lists. A deny or ask rule whose tool

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+)
+
+// These tests drive the flags the Claude Agent SDK passes to the
+// executable it starts, in the --flag=value form its argv builder uses,
+// and check each one's effect on what cadre does.
+
+// answerOnly answers every request with one line.
+func answerOnly(testkit.Request) testkit.Reply { return testkit.Reply{Text: "DONE"} }
+
+// requestTools lists the tool names a recorded Anthropic request offered.
+func requestTools(t *testing.T, r testkit.Request) []string {
+	t.Helper()
+	var body struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range body.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func initLine(t *testing.T, out string) map[string]any {
+	t.Helper()
+	for _, l := range lines(t, out) {
+		if l["type"] == "system" && l["subtype"] == "init" {
+			return l
+		}
+	}
+	t.Fatalf("no init line:\n%s", out)
+	return nil
+}
+
+func strs(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out
+}
+
+func TestSDKFlags(t *testing.T) {
+	stream := []string{"-p", "hi", "--output-format=stream-json", "--verbose"}
+	for _, tc := range []struct {
+		name  string
+		setup func(e *env) []string
+		check func(t *testing.T, e *env, p proc, srv *testkit.AnthropicServer)
+	}{
+		{
+			name:  "no model anywhere: the default, Sonnet",
+			setup: func(*env) []string { return nil },
+			check: func(t *testing.T, _ *env, p proc, srv *testkit.AnthropicServer) {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-4-5" {
+					t.Errorf("request model %v, want claude-sonnet-4-5", m)
+				}
+				if m := initLine(t, p.stdout)["model"]; m != "claude-sonnet-4-5" {
+					t.Errorf("init model %v", m)
+				}
+			},
+		},
+		{
+			name:  "--model=value form",
+			setup: func(*env) []string { return []string{"--model=claude-haiku-4-5"} },
+			check: func(t *testing.T, _ *env, _ proc, srv *testkit.AnthropicServer) {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-haiku-4-5" {
+					t.Errorf("request model %v", m)
+				}
+			},
+		},
+		{
+			name:  "--tools limits the pool",
+			setup: func(*env) []string { return []string{"--tools=Read,Grep"} },
+			check: func(t *testing.T, _ *env, p proc, srv *testkit.AnthropicServer) {
+				if got := strs(initLine(t, p.stdout)["tools"]); !slices.Equal(got, []string{"Grep", "Read"}) && !slices.Equal(got, []string{"Read", "Grep"}) {
+					t.Errorf("init tools %v", got)
+				}
+				if got := requestTools(t, srv.Requests()[0]); len(got) != 2 {
+					t.Errorf("request tools %v", got)
+				}
+			},
+		},
+		{
+			name:  "--tools= offers none",
+			setup: func(*env) []string { return []string{"--tools="} },
+			check: func(t *testing.T, _ *env, p proc, srv *testkit.AnthropicServer) {
+				if got := strs(initLine(t, p.stdout)["tools"]); len(got) != 0 {
+					t.Errorf("init tools %v", got)
+				}
+				if got := requestTools(t, srv.Requests()[0]); len(got) != 0 {
+					t.Errorf("request tools %v", got)
+				}
+			},
+		},
+		{
+			name:  "--tools=default offers all",
+			setup: func(*env) []string { return []string{"--tools=default"} },
+			check: func(t *testing.T, _ *env, p proc, _ *testkit.AnthropicServer) {
+				if got := strs(initLine(t, p.stdout)["tools"]); !slices.Contains(got, "Bash") || !slices.Contains(got, "Agent") {
+					t.Errorf("init tools %v", got)
+				}
+			},
+		},
+		{
+			name: "--setting-sources= skips the project's settings",
+			setup: func(e *env) []string {
+				e.write(".cadre/settings.json", `{"model": "claude-opus-4-1"}`)
+				return []string{"--setting-sources="}
+			},
+			check: func(t *testing.T, _ *env, _ proc, srv *testkit.AnthropicServer) {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-4-5" {
+					t.Errorf("request model %v: the project's settings were read", m)
+				}
+			},
+		},
+		{
+			name: "--setting-sources=project reads them",
+			setup: func(e *env) []string {
+				e.write(".cadre/settings.json", `{"model": "claude-opus-4-1"}`)
+				return []string{"--setting-sources=user,project"}
+			},
+			check: func(t *testing.T, _ *env, _ proc, srv *testkit.AnthropicServer) {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-opus-4-1" {
+					t.Errorf("request model %v", m)
+				}
+			},
+		},
+		{
+			name:  "--settings as JSON",
+			setup: func(*env) []string { return []string{`--settings={"model": "claude-haiku-4-5"}`} },
+			check: func(t *testing.T, _ *env, _ proc, srv *testkit.AnthropicServer) {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-haiku-4-5" {
+					t.Errorf("request model %v", m)
+				}
+			},
+		},
+		{
+			name: "--settings as a file, above the project's",
+			setup: func(e *env) []string {
+				e.write(".cadre/settings.json", `{"model": "claude-opus-4-1"}`)
+				e.write("sdk-settings.json", `{"model": "claude-haiku-4-5"}`)
+				return []string{"--settings", "sdk-settings.json"}
+			},
+			check: func(t *testing.T, _ *env, _ proc, srv *testkit.AnthropicServer) {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-haiku-4-5" {
+					t.Errorf("request model %v", m)
+				}
+			},
+		},
+		{
+			name: "--agents defines subagents",
+			setup: func(*env) []string {
+				return []string{`--agents={"checker": {"description": "Checks things", "prompt": "You check."}}`}
+			},
+			check: func(t *testing.T, _ *env, p proc, srv *testkit.AnthropicServer) {
+				if got := strs(initLine(t, p.stdout)["agents"]); !slices.Contains(got, "checker") {
+					t.Errorf("init agents %v", got)
+				}
+				if body := string(srv.Requests()[0].Body); !strings.Contains(body, "Checks things") {
+					t.Errorf("the model was not told of the agent")
+				}
+			},
+		},
+		{
+			name:  "--mcp-config warns and goes on",
+			setup: func(*env) []string { return []string{`--mcp-config={"mcpServers": {}}`, "--strict-mcp-config"} },
+			check: func(t *testing.T, _ *env, p proc, _ *testkit.AnthropicServer) {
+				if n := strings.Count(p.stderr, "MCP is not supported yet"); n != 1 {
+					t.Errorf("stderr says MCP is not supported %d times: %q", n, p.stderr)
+				}
+			},
+		},
+		{
+			name:  "--debug-file gets the debug log",
+			setup: func(e *env) []string { return []string{"--debug-file=" + filepath.Join(e.dir, "debug.log")} },
+			check: func(t *testing.T, e *env, p proc, _ *testkit.AnthropicServer) {
+				b, err := os.ReadFile(filepath.Join(e.dir, "debug.log"))
+				if err != nil || !strings.Contains(string(b), "run started") {
+					t.Errorf("debug file %q (%v)", b, err)
+				}
+				if strings.Contains(p.stderr, "run started") {
+					t.Errorf("debug detail on stderr without --debug: %q", p.stderr)
+				}
+			},
+		},
+		{
+			name: "flags with no effect warn once and go on",
+			setup: func(*env) []string {
+				return []string{"--betas=x", "--include-hook-events", "--session-mirror", "--plugin-dir=/x"}
+			},
+			check: func(t *testing.T, _ *env, p proc, _ *testkit.AnthropicServer) {
+				for _, f := range []string{"--betas", "--include-hook-events", "--session-mirror", "--plugin-dir"} {
+					if n := strings.Count(p.stderr, f+" has no effect"); n != 1 {
+						t.Errorf("stderr warns about %s %d times: %q", f, n, p.stderr)
+					}
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, srv := anthropicEnv(t, answerOnly)
+			args := append(append([]string{}, stream...), tc.setup(e)...)
+			p := ok(t, e.run("", args...))
+			if res := finalResult(t, p.stdout); res["result"] != "DONE" {
+				t.Errorf("result %v", res)
+			}
+			tc.check(t, e, p, srv)
+		})
+	}
+}
+
+// TestSDKFlagAddDir: --add-dir makes a directory outside the working one
+// part of the workspace, so a Read there needs no approval.
+func TestSDKFlagAddDir(t *testing.T) {
+	extra := t.TempDir()
+	if err := os.WriteFile(filepath.Join(extra, "far.txt"), []byte("FAR-AWAY\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := func(req testkit.Request) testkit.Reply {
+		if !strings.Contains(string(req.Body), "tool_result") {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Read", Input: map[string]any{"file_path": filepath.Join(extra, "far.txt")}}}}
+		}
+		if strings.Contains(string(req.Body), "FAR-AWAY") {
+			return testkit.Reply{Text: "READ IT"}
+		}
+		return testkit.Reply{Text: "DENIED"}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "DENIED"},
+		{[]string{"--add-dir=" + extra}, "READ IT"},
+	} {
+		e, _ := anthropicEnv(t, script)
+		p := ok(t, e.run("", append([]string{"-p", "read it", "--output-format=stream-json", "--verbose"}, tc.args...)...))
+		if got := finalResult(t, p.stdout)["result"]; got != tc.want {
+			t.Errorf("%v: result %v, want %s", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestStartFailureResultLine: a run that cannot start still tells a
+// program why, as Claude Code does: one result line of subtype
+// error_during_execution with errors[] and no result field, in
+// stream-json and json; the one-line message on stderr; exit 1.
+func TestStartFailureResultLine(t *testing.T) {
+	const missing = "01a2009c-0000-7000-8000-000000000000"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		want   string
+		wantID string
+	}{
+		{"unknown --resume id, stream-json", []string{"--output-format=stream-json", "--verbose", "--resume=" + missing}, "not found", missing},
+		{"unknown --resume id, json", []string{"--output-format=json", "--resume", missing}, "not found", missing},
+		{"bad --settings", []string{"--output-format=stream-json", "--verbose", `--settings={"model": 3}`}, "model", ""},
+		{"missing --settings file", []string{"--output-format=json", "--settings=nope.json"}, "nope.json", ""},
+		{"unknown --setting-sources", []string{"--output-format=json", "--setting-sources=user,team"}, `"team"`, ""},
+		{"bad --agents", []string{"--output-format=stream-json", "--verbose", "--agents=[1]"}, "--agents", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, srv := anthropicEnv(t, answerOnly)
+			p := e.run("", append([]string{"-p", "hi"}, tc.args...)...)
+			failsWith(t, p, tc.want)
+			ls := lines(t, p.stdout)
+			if len(ls) != 1 {
+				t.Fatalf("want one result line, got:\n%s", p.stdout)
+			}
+			res := ls[0]
+			has(t, res, "type", "subtype", "is_error", "errors", "session_id", "uuid", "usage", "modelUsage", "permission_denials", "num_turns", "total_cost_usd")
+			if res["type"] != "result" || res["subtype"] != "error_during_execution" || res["is_error"] != true {
+				t.Errorf("result %v", res)
+			}
+			if _, ok := res["result"]; ok {
+				t.Errorf("an error result has a result field: %v", res)
+			}
+			if errs := strs(res["errors"]); len(errs) != 1 || !strings.Contains(errs[0], tc.want) {
+				t.Errorf("errors %v", errs)
+			}
+			if tc.wantID != "" && res["session_id"] != tc.wantID {
+				t.Errorf("session_id %v, want %s", res["session_id"], tc.wantID)
+			}
+			if len(srv.Requests()) != 0 {
+				t.Errorf("the model was called")
+			}
+		})
+	}
+}
