@@ -258,7 +258,7 @@ func TestRequestBody(t *testing.T) {
 				{"type": "tool_use", "id": "toolu_2", "name": "LS", "input": {}}
 			]},
 			{"role": "user", "content": [
-				{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": [{"type": "text", "text": "no such file"}]},
+				{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "no such file"},
 				{"type": "tool_result", "tool_use_id": "toolu_2", "content": [
 					{"type": "text", "text": "a.png"},
 					{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
@@ -740,5 +740,44 @@ func TestOddServers(t *testing.T) {
 				t.Errorf("err = %v, want %s (status %d) mentioning %q", err, tt.kind, tt.httpStatus, tt.message)
 			}
 		})
+	}
+}
+
+// TestOneTextToolResultIsAString: a tool result of one text block reaches
+// the API as a string, as Claude Code sends it (proxies to other APIs pass
+// a block array on as JSON text); one with an image stays an array.
+func TestOneTextToolResultIsAString(t *testing.T) {
+	req := &llm.Request{Messages: []llm.Message{
+		llm.UserText("read"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.ToolUse("toolu_1", "Read", json.RawMessage(`{}`)), llm.ToolUse("toolu_2", "Read", json.RawMessage(`{}`)),
+		}},
+		{Role: llm.RoleUser, Content: []llm.Block{
+			llm.ToolResult("toolu_1", "     1\thello", false),
+			{Type: llm.BlockToolResult, ToolUseID: "toolu_2", Content: []llm.Block{
+				llm.Text("a.png"), {Type: llm.BlockImage, Source: &llm.ImageSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgo="}},
+			}},
+		}},
+	}}
+	srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "ok"}))
+	if _, err := run(context.Background(), newModel(t, srv), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				Content any `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	results := body.Messages[2].Content
+	if got, ok := results[0].Content.(string); !ok || got != "     1\thello" {
+		t.Errorf("one text block went as %#v, want the string", results[0].Content)
+	}
+	if _, ok := results[1].Content.([]any); !ok {
+		t.Errorf("text and an image went as %#v, want an array", results[1].Content)
 	}
 }

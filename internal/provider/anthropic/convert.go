@@ -202,6 +202,15 @@ func block(b llm.Block) (sdk.ContentBlockParamUnion, error) {
 			}
 			tr.Content = append(tr.Content, rc)
 		}
+		if len(tr.Content) == 1 && tr.Content[0].OfText != nil {
+			// One text block goes as a plain string, as Claude Code sends
+			// it: proxies that translate to other APIs pass a block array
+			// on as its JSON text, and the model then reads
+			// [{"text":"…"}] instead of the file.
+			text := tr.Content[0].OfText.Text
+			tr.Content = nil
+			tr.SetExtraFields(map[string]any{"content": text})
+		}
 		return sdk.ContentBlockParamUnion{OfToolResult: tr}, nil
 	case llm.BlockImage:
 		img, err := image(b)

@@ -797,3 +797,36 @@ func TestBadToolSchema(t *testing.T) {
 		t.Errorf("the server saw %d requests, want none", n)
 	}
 }
+
+// TestOneTextToolResultIsAString: a tool result of one text block reaches
+// the server as the tool message's string content, never as a block array
+// (a proxy would pass an array on as JSON text the model then reads).
+func TestOneTextToolResultIsAString(t *testing.T) {
+	srv := testkit.NewOpenAI(t, testkit.Queue(testkit.Reply{Text: "ok"}))
+	req := &llm.Request{Messages: []llm.Message{
+		llm.UserText("read"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUse("call_1", "Read", json.RawMessage(`{}`))}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResult("call_1", "     1\thello", false)}},
+	}}
+	if _, _, err := collect(t, newModel(t, srv), context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var tool []any
+	for _, m := range body.Messages {
+		if m.Role == "tool" {
+			tool = append(tool, m.Content)
+		}
+	}
+	if len(tool) != 1 || tool[0] != "     1\thello" {
+		t.Errorf("tool messages' content %#v, want the one string", tool)
+	}
+}
