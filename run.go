@@ -217,6 +217,7 @@ func (sr *sessionRun) run(ctx context.Context) {
 			Compaction:    compaction(r.cfg.Settings.Compaction),
 			Spent:         func(u llm.Usage) { sr.totals.Add(sr.model.Name(), u, r.pricing.Cost(sr.ref, u)) },
 			SystemContext: sr.context,
+			Preamble:      r.context,
 			Inbox:         func() []llm.Message { return inbox(r.queue.Take("")) },
 		}),
 		Tag:    runner.Tag{RootSessionID: sr.sess.Info.ID},

@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/contextfiles"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/permission"
@@ -177,6 +178,8 @@ type Runtime struct {
 
 	baseTools []tool.Tool // the built-in tools and Options.Tools
 	commands  *command.Set
+	// context is the context files' block every conversation opens with.
+	context   []llm.Block
 	warnings  []string // problems found while loading agents and commands
 	agents    *agent.Registry
 	subagents *subagent.Service
@@ -327,6 +330,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 			r.warnings = append(r.warnings, fmt.Sprintf("command %s: %s", c.Path, w))
 		}
 	}
+	files, ctxProblems := contextfiles.Load(contextfiles.Options{Cwd: cwd, Home: home, StateDir: cfg.Home})
+	for _, p := range ctxProblems {
+		r.warnings = append(r.warnings, "context file "+p)
+	}
+	r.context = contextfiles.Blocks(files)
 	r.agents = agent.Load(agent.LoadOptions{
 		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
 		Settings: s.Agents, SettingsFile: "settings (agents)",
@@ -349,6 +357,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
+		Preamble:          r.context,
 		Logger:            r.log,
 		Hooks:             r.hooks,
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,6 +81,68 @@ func TestAgentEffortReachesTheProvider(t *testing.T) {
 				t.Fatalf("want a main and a child request, got %d requests", len(reqs()))
 			}
 			tc.check(t, main, child)
+		})
+	}
+}
+
+// firstUserText is the text of the first user message's blocks, in order.
+func firstUserBlocks(t *testing.T, req testkit.Request) []string {
+	t.Helper()
+	msgs, _ := req.JSON()["messages"].([]any)
+	if len(msgs) == 0 {
+		t.Fatal("a request without messages")
+	}
+	first := msgs[0].(map[string]any)
+	var out []string
+	switch c := first["content"].(type) {
+	case string:
+		out = append(out, c)
+	case []any:
+		for _, b := range c {
+			if s, ok := b.(map[string]any)["text"].(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func TestContextFilesReachTheModel(t *testing.T) {
+	for _, tc := range []struct{ file, rule string }{
+		{"CLAUDE.md", "CLAUDE-RULE: answer in haiku."},
+		{"AGENTS.md", "AGENTS-RULE: run go vet before you finish."},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			srv := testkit.NewAnthropic(t, spawnReviewer)
+			e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+			e.write(tc.file, tc.rule+"\nSee @docs/more.md.\n")
+			e.write("docs/more.md", "IMPORTED-RULE: keep functions short.\n")
+			e.write(".claude/agents/reviewer.md", reviewerFile)
+			p := e.run("", "-p", "review my code", "--model", "claude-sonnet-4-5")
+			if p.code != 0 {
+				t.Fatalf("exit %d: %s", p.code, p.stderr)
+			}
+			reqs := srv.Requests()
+			if len(reqs) < 3 {
+				t.Fatalf("%d requests, want the main agent's two and the reviewer's", len(reqs))
+			}
+			for i, r := range reqs {
+				who := "main"
+				if isChild(r) {
+					who = "reviewer"
+				}
+				blocks := firstUserBlocks(t, r)
+				if len(blocks) < 2 {
+					t.Fatalf("request %d (%s): first message %q, want the context block then the prompt", i, who, blocks)
+				}
+				ctx := blocks[0]
+				if !strings.HasPrefix(ctx, "<system-reminder>") || !strings.Contains(ctx, tc.rule) || !strings.Contains(ctx, "IMPORTED-RULE") {
+					t.Errorf("request %d (%s) opens with %q, want a system-reminder holding %s and its import", i, who, ctx, tc.file)
+				}
+				if sys, _ := r.JSON()["system"].([]any); strings.Contains(fmt.Sprint(sys), tc.rule) {
+					t.Errorf("request %d (%s): %s went into the system prompt; Claude Code sends it in the first user message", i, who, tc.file)
+				}
+			}
 		})
 	}
 }

@@ -113,11 +113,17 @@ type Config struct {
 	// It takes the run's context: what it reads (the task store) should
 	// end with the run.
 	SystemContext func(context.Context) string
-	Tools         *tool.Set
-	Permit        Permitter // nil allows every call
+	// Preamble, if set, is put before the conversation on every model
+	// call, at the start of the first user message, and never recorded:
+	// context that holds for the whole session (the project's CLAUDE.md
+	// and AGENTS.md), where Claude Code puts it. At the front and the same
+	// on every call, it stays inside the provider's cached prefix.
+	Preamble []llm.Block
+	Tools    *tool.Set
+	Permit   Permitter // nil allows every call
 	// Hooks, if set, are asked around every tool call.
-	Hooks ToolHooks
-	MaxTurns      int       // model calls allowed; 0 means no limit
+	Hooks    ToolHooks
+	MaxTurns int // model calls allowed; 0 means no limit
 	// MaxToolInputBytes bounds the JSON input of one tool call; a larger
 	// one is refused before it is decoded. 0 means
 	// DefaultMaxToolInputBytes.
@@ -319,10 +325,15 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 		Agent:     cfg.Agent,
 	}
 	sent := req
+	if len(cfg.Preamble) > 0 {
+		r := *req
+		r.Messages = preamble(msgs, cfg.Preamble)
+		sent = &r
+	}
 	if cfg.SystemContext != nil {
 		if extra := cfg.SystemContext(ctx); extra != "" {
-			r := *req
-			r.Messages = remind(msgs, extra)
+			r := *sent
+			r.Messages = remind(r.Messages, extra)
 			sent = &r
 		}
 	}
@@ -359,6 +370,20 @@ func remind(msgs []llm.Message, text string) []llm.Message {
 		return out
 	}
 	return append(out, llm.Message{Role: llm.RoleUser, Content: []llm.Block{block}})
+}
+
+// preamble returns msgs with blocks at the start of the first message
+// when it is the user's, else in a user message of their own before it.
+// msgs itself is left as it was.
+func preamble(msgs []llm.Message, blocks []llm.Block) []llm.Message {
+	out := slices.Clone(msgs)
+	if len(out) > 0 && out[0].Role == llm.RoleUser {
+		first := out[0]
+		first.Content = append(slices.Clone(blocks), first.Content...)
+		out[0] = first
+		return out
+	}
+	return append([]llm.Message{{Role: llm.RoleUser, Content: slices.Clone(blocks)}}, out...)
 }
 
 type callResult struct {

@@ -466,6 +466,47 @@ func TestSystemContextIsFreshEachTurn(t *testing.T) {
 	}
 }
 
+// TestPreambleOpensEveryCall: the session's context files go at the start
+// of the first user message of every call, the same each time, and are
+// never recorded.
+func TestPreambleOpensEveryCall(t *testing.T) {
+	var reqs []llm.Request
+	model := &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		r := *req
+		r.Messages = slices.Clone(req.Messages)
+		reqs = append(reqs, r)
+		if len(req.Messages) == 1 {
+			return llm.Reply(use("a", "echo", `{"text":"1"}`)), nil
+		}
+		return llm.Reply(llm.Text("done")), nil
+	}}
+	var recorded []llm.Message
+	cfg := Config{Model: model, Tools: set(t, echo("echo", true, nil)),
+		Preamble: []llm.Block{llm.Text("PROJECT RULES")},
+		OnStep: func(_ context.Context, s Step) error {
+			recorded = append(recorded, s.Message)
+			return nil
+		}}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls, want 2", len(reqs))
+	}
+	for i, r := range reqs {
+		first := r.Messages[0]
+		if first.Role != llm.RoleUser || len(first.Content) != 2 || first.Content[0].Text != "PROJECT RULES" || first.Content[1].Text != "go" {
+			t.Errorf("call %d opens with %+v, want the preamble then the prompt", i, first)
+		}
+	}
+	for _, m := range append(recorded, out.Messages...) {
+		if strings.Contains(m.Text(), "PROJECT RULES") {
+			t.Errorf("the preamble was recorded in the conversation: %+v", m)
+		}
+	}
+}
+
 func TestAliasCallsTheTool(t *testing.T) {
 	agent := tool.New(tool.Info{Name: "Agent", Aliases: []string{"Task"}, Access: tool.AccessOther},
 		func(_ context.Context, _ tool.Env, in echoIn) (tool.Result, error) {

@@ -45,6 +45,8 @@ type Agent struct {
 	// SystemContext and Inbox are the loop's (see loop.Config).
 	SystemContext func(context.Context) string
 	Inbox         func() []llm.Message
+	// Preamble is the loop's (see loop.Config): the context files.
+	Preamble []llm.Block
 	// Logger receives the loop's warnings (a failed compaction); nil
 	// discards them.
 	Logger *slog.Logger
@@ -58,7 +60,7 @@ func LoopConfig(a Agent) loop.Config {
 	cfg := loop.Config{
 		Model: a.Model, System: a.System, Tools: a.Tools, Permit: a.Permit, Env: a.Env, Agent: a.Name,
 		MaxTurns: a.MaxTurns, MaxToolInputBytes: a.MaxToolInputBytes,
-		SystemContext: a.SystemContext, Inbox: a.Inbox, Logger: a.Logger,
+		SystemContext: a.SystemContext, Inbox: a.Inbox, Logger: a.Logger, Preamble: a.Preamble,
 		Hooks: toolHooks(a.Hooks),
 	}
 	if a.Compaction != nil {

@@ -83,6 +83,11 @@ type Config struct {
 	// MaxToolInputBytes bounds a tool call's input in every child's loop
 	// (limits.maxToolInputBytes); 0 means the loop's default.
 	MaxToolInputBytes int64
+	// Preamble is the context every child's conversation opens with (the
+	// project's CLAUDE.md and AGENTS.md): children get the main agent's,
+	// as Claude Code gives them, forks included, whose shared prefix it is
+	// part of.
+	Preamble []llm.Block
 	// Logger receives a warning, with the ids involved, for every
 	// best-effort write that fails (a child session's or a task's record,
 	// an archive, a heartbeat) and for the children's loop warnings; nil
@@ -320,6 +325,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,
+		Preamble: s.cfg.Preamble,
 	}
 	if fork != nil {
 		// Exactly the parent's rendered prompt and settings: the shared
