@@ -42,6 +42,9 @@ func NewManager(idx Index, dir string, now func() time.Time, newID func() string
 	return &Manager{idx: idx, dir: dir, now: now, newID: newID}
 }
 
+// Index is the Index the Manager records sessions in.
+func (m *Manager) Index() Index { return m.idx }
+
 // Dir is the directory transcripts are written to.
 func (m *Manager) Dir() string { return m.dir }
 
@@ -58,23 +61,10 @@ func (m *Manager) transcriptPath(id string) string {
 // <dir>/<id>.jsonl (created empty), and Created/Updated set to now unless
 // given.
 func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
-	if s.ID == "" {
-		s.ID = m.newID()
-	}
-	if err := ValidateID(s.ID); err != nil {
+	s, err := m.fill(s)
+	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
-	if s.Created.IsZero() {
-		s.Created = m.now()
-	}
-	if s.Updated.IsZero() {
-		s.Updated = s.Created
-	}
-	s.Created, s.Updated = NormalizeTime(s.Created), NormalizeTime(s.Updated)
-	s.Status = StatusRunning
-	s.TranscriptPath = m.transcriptPath(s.ID)
-	s.Owner = m.owner
-
 	if err := m.idx.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
@@ -88,6 +78,48 @@ func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
 		return nil, errors.Join(fmt.Errorf("create session %q: %w", s.ID, err), ferr)
 	}
 	return m.newSession(s, w), nil
+}
+
+// Prepare is Create for a caller that writes the session's record itself,
+// in one transaction with records of its own (a background child's task),
+// and then says so with Recorded: it fills in s as Create does and creates
+// the transcript, which must be new, but writes nothing to the Index. A
+// session never recorded is recorded by Finish, with its final status, so
+// that a start that fails before its record was written still leaves one.
+func (m *Manager) Prepare(ctx context.Context, s Info) (*Session, error) {
+	s, err := m.fill(s)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	w, err := createWriter(s.TranscriptPath)
+	if err != nil {
+		return nil, fmt.Errorf("create session %q: %w", s.ID, err)
+	}
+	sess := m.newSession(s, w)
+	sess.recorded = false
+	return sess, nil
+}
+
+// fill completes a new session's record: its id, times, status, transcript
+// path and owner.
+func (m *Manager) fill(s Info) (Info, error) {
+	if s.ID == "" {
+		s.ID = m.newID()
+	}
+	if err := ValidateID(s.ID); err != nil {
+		return Info{}, err
+	}
+	if s.Created.IsZero() {
+		s.Created = m.now()
+	}
+	if s.Updated.IsZero() {
+		s.Updated = s.Created
+	}
+	s.Created, s.Updated = NormalizeTime(s.Created), NormalizeTime(s.Updated)
+	s.Status = StatusRunning
+	s.TranscriptPath = m.transcriptPath(s.ID)
+	s.Owner = m.owner
+	return s, nil
 }
 
 // Open resumes session id: it returns the session, ready to append to, and
@@ -184,7 +216,7 @@ func (m *Manager) Latest(ctx context.Context, cwd string) (Info, error) {
 }
 
 func (m *Manager) newSession(info Info, w *Writer) *Session {
-	return &Session{Info: info, id: info.ID, m: m, w: w}
+	return &Session{Info: info, id: info.ID, m: m, w: w, recorded: true}
 }
 
 // Session is an open session: its index record and its transcript writer.
@@ -202,6 +234,50 @@ type Session struct {
 
 	mu       sync.Mutex
 	finished bool
+	// recorded is false for a Prepared session until Recorded.
+	recorded bool
+	// hold makes Finish keep its update of the record in held instead of
+	// writing it (Hold).
+	hold bool
+	held func(*Info) error
+}
+
+// Recorded tells a Prepared session that its record was written.
+func (s *Session) Recorded() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recorded = true
+}
+
+// IsRecorded reports whether the session's record is in the Index (always,
+// unless it was Prepared and not yet Recorded).
+func (s *Session) IsRecorded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recorded
+}
+
+// Hold makes the next Finish close the transcript and keep its update of
+// the record for Held instead of writing it: for a caller that writes it in
+// one transaction with records of its own (a background child's end and its
+// task's). Until that write the Index still says running; a process that
+// dies first leaves it to recovery, as it would a run it was in.
+func (s *Session) Hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = true
+}
+
+// Held returns the update of the record that Finish kept (nil if Finish has
+// not run on a held session), and forgets it. Passed to
+// Index.UpdateSession or a store's joint write, it records the end as
+// Finish would have, and sets Info to the stored record.
+func (s *Session) Held() func(*Info) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn := s.held
+	s.held = nil
+	return fn
 }
 
 // Append writes e to the transcript, filling SessionID, UUID and Timestamp
@@ -234,20 +310,32 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 	}
 	s.finished = true
 
-	var updated Info
-	err := s.m.idx.UpdateSession(ctx, s.id, func(in *Info) error {
+	stamp := s.m.stamp()
+	update := func(in *Info) error {
 		in.Status = status
 		in.Usage = in.Usage.Add(usage)
 		in.CostUSD += cost
 		in.NumTurns += turns
-		in.Updated = s.m.stamp()
-		updated = *in
+		in.Updated = stamp
+		s.Info = *in
 		return nil
-	})
-	if err != nil {
-		err = fmt.Errorf("finish session: %w", err)
-	} else {
-		s.Info = updated
+	}
+	var err error
+	switch {
+	case !s.recorded:
+		// Prepared, never recorded: the record is written now, ended.
+		info := s.Info
+		update(&info)
+		if err = s.m.idx.CreateSession(ctx, info); err != nil {
+			err = fmt.Errorf("finish session: %w", err)
+		}
+		s.recorded = err == nil
+	case s.hold:
+		s.held = update
+	default:
+		if err = s.m.idx.UpdateSession(ctx, s.id, update); err != nil {
+			err = fmt.Errorf("finish session: %w", err)
+		}
 	}
 	return errors.Join(err, s.w.Close())
 }

@@ -342,3 +342,72 @@ func TestSessionAppendDuringFinish(t *testing.T) {
 		t.Errorf("transcript after racing appends: err %v, problems %q", err, problems)
 	}
 }
+
+// TestManagerPrepare: a Prepared session has its transcript but no record
+// until its caller writes it (Recorded); Finish records one never written,
+// with its end, so that a failed start still leaves a record; Hold keeps
+// Finish's update for the caller to write.
+func TestManagerPrepare(t *testing.T) {
+	ctx := t.Context()
+	m, idx, dir := newManager(t)
+
+	s, err := m.Prepare(ctx, session.Info{Agent: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, s.Info.ID+".jsonl")); err != nil {
+		t.Errorf("Prepare made no transcript: %v", err)
+	}
+	if _, err := idx.GetSession(ctx, s.Info.ID); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("Prepare wrote a record (GetSession err = %v)", err)
+	}
+	if s.IsRecorded() || s.Info.Status != session.StatusRunning || s.Info.Owner != "" {
+		t.Errorf("prepared: recorded %v, info %+v", s.IsRecorded(), s.Info)
+	}
+	// Never recorded: Finish writes the record, ended.
+	if err := s.Finish(ctx, session.StatusFailed, llm.Usage{}, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := idx.GetSession(ctx, s.Info.ID); err != nil || got.Status != session.StatusFailed || got.Agent != "worker" {
+		t.Errorf("after Finish of an unrecorded session: %+v, %v", got, err)
+	}
+
+	// Recorded by its caller, held: Finish writes nothing, Held does.
+	s, err = m.Prepare(ctx, session.Info{Agent: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idx.CreateSession(ctx, s.Info); err != nil {
+		t.Fatal(err)
+	}
+	s.Recorded()
+	s.Hold()
+	if err := s.Finish(ctx, session.StatusCompleted, llm.Usage{OutputTokens: 7}, 0.5, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := idx.GetSession(ctx, s.Info.ID); got.Status != session.StatusRunning {
+		t.Errorf("a held Finish wrote the record: %+v", got)
+	}
+	end := s.Held()
+	if end == nil || s.Held() != nil {
+		t.Fatal("Held did not hand over Finish's update exactly once")
+	}
+	if err := idx.UpdateSession(ctx, s.Info.ID, end); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := idx.GetSession(ctx, s.Info.ID)
+	if got.Status != session.StatusCompleted || got.Usage.OutputTokens != 7 || got.NumTurns != 2 || got.CostUSD != 0.5 {
+		t.Errorf("the held update stored %+v", got)
+	}
+	if s.Info != got {
+		t.Errorf("Info after the held update = %+v, want the stored %+v", s.Info, got)
+	}
+
+	// A transcript already there is never taken over.
+	if err := os.WriteFile(filepath.Join(dir, "taken.jsonl"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Prepare(ctx, session.Info{ID: "taken"}); err == nil {
+		t.Error("Prepare opened an existing transcript")
+	}
+}

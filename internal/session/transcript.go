@@ -79,6 +79,25 @@ func OpenWriter(path string) (*Writer, error) {
 	return newWriter(f, path)
 }
 
+// createWriter creates the transcript at path, which must not exist yet,
+// and takes its writer's lock: a new session's, whose record is written
+// after it (Manager.Prepare), so that an id already used can never append
+// to another session's transcript.
+func createWriter(path string) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create transcript: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create transcript: %w", err)
+	}
+	if err := lockWriter(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create transcript %s: %w", path, err)
+	}
+	return &Writer{path: path, f: f}, nil
+}
+
 // claim opens the transcript at path for appending, creating it if needed,
 // and takes its writer's lock.
 func claim(path string) (*os.File, error) {

@@ -44,22 +44,24 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	}()
 	var res *runner.Result
 	if t.isBackground() {
-		if err := s.lane.acquire(ctx); err != nil {
-			res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
-			s.endSession(ctx, r.sess, session.StatusKilled)
-			s.settle(t, r, res)
-			s.finish(ctx, t, res, context.Cause(ctx))
-			return
+		if !t.laneHeld { // else launch took the slot and recorded the start
+			if err := s.lane.acquire(ctx); err != nil {
+				res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
+				s.endSession(ctx, r.sess, session.StatusKilled)
+				s.settle(t, r, res)
+				s.finish(ctx, t, res, context.Cause(ctx))
+				return
+			}
+			t.started = s.cfg.Now()
+			_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
+				rec.Status, rec.Started = task.StatusRunning, t.started
+				return nil
+			})
+			if err != nil {
+				s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
+			}
 		}
 		defer s.lane.release()
-		t.started = s.cfg.Now()
-		_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
-			rec.Status, rec.Started = task.StatusRunning, t.started
-			return nil
-		})
-		if err != nil {
-			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
-		}
 		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}
 	hooks := s.hooks(ctx, r, t.id)
@@ -146,8 +148,16 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	case task.StatusFailed, task.StatusTimeout:
 		sessStatus = session.StatusFailed
 	}
+	// A background run's session end is written with its task's (joint.go).
+	hold := t.isBackground() && s.joint != nil
+	if hold {
+		r.sess.Hold()
+	}
 	if err := conv.Close(sessStatus); err != nil && res.Err == nil {
 		res.Err = err
+	}
+	if hold {
+		t.sessionEnd = r.sess.Held()
 	}
 	s.settle(t, r, res)
 	s.finish(ctx, t, res, context.Cause(ctx))
@@ -260,7 +270,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		// when no reader watches the run (deliver.go): one write, not two.
 		claiming := s.beginEndClaim(t)
 		won := false
-		_, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
+		end := func(rec *task.Task) error {
 			rec.Status, rec.Result, rec.Error = status, text, errText
 			rec.Usage, rec.CostUSD, rec.ToolUses = res.Usage, res.Cost, toolUses
 			rec.Finished = s.cfg.Now()
@@ -268,7 +278,20 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 				won, rec.Notified = !rec.Notified, true
 			}
 			return nil
-		})
+		}
+		var err error
+		if t.sessionEnd != nil {
+			_, err = s.joint.UpdateSessionTask(ctx, t.id, t.sessionEnd, t.id, end)
+			if err != nil {
+				// The session's end is not lost with the task's.
+				won = false
+				if serr := s.cfg.Sessions.Index().UpdateSession(ctx, t.id, t.sessionEnd); serr != nil {
+					s.log.WarnContext(ctx, "record the end of a child session", "session_id", t.id, "status", status, "err", serr)
+				}
+			}
+		} else {
+			_, err = s.cfg.Tasks.UpdateTask(ctx, t.id, end)
+		}
 		var n *pendingNotice
 		if err != nil {
 			// The end cannot be recorded before it is told (S-L6): it is

@@ -63,7 +63,7 @@ func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
 		s.log.WarnContext(ctx, "move a run to the background: its output file cannot be created; it stays in the foreground", "task_id", t.id, "err", err)
 		return false
 	}
-	if err := s.record(ctx, t, task.StatusRunning); err != nil {
+	if err := s.record(ctx, t, task.StatusRunning, nil); err != nil {
 		s.log.WarnContext(ctx, "move a run to the background: its task record cannot be written; it stays in the foreground", "task_id", t.id, "err", err)
 		return false
 	}

@@ -56,7 +56,19 @@ func (l *lane) acquire(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// release gives back a slot taken by acquire.
+// tryAcquire takes a free slot for a run about to start in the background,
+// if there is one, without waiting.
+func (l *lane) tryAcquire() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.used < l.size {
+		l.used++
+		return true
+	}
+	return false
+}
+
+// release gives back a slot taken by acquire or tryAcquire.
 func (l *lane) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

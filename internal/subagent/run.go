@@ -64,6 +64,14 @@ type liveTask struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed once the terminal state is recorded
 
+	// laneHeld says launch took the run's lane slot and recorded it
+	// running in the same write as its start (execute takes neither).
+	laneHeld bool
+	// sessionEnd is the child session's end, held back by the session
+	// (session.Session.Hold) for finish to write together with the
+	// task's (joint.go); nil when the session recorded it itself.
+	sessionEnd func(*session.Info) error
+
 	mu          sync.Mutex
 	background  bool
 	bgRequested chan struct{} // closed when someone asks a foreground waiter to let go

@@ -106,6 +106,9 @@ type Service struct {
 	depth   int
 
 	lane *lane // the subagent lane (S-C2)
+	// joint writes a child's session and task records together, or is
+	// nil (joint.go).
+	joint jointStore
 	// fg bounds the foreground runs in flight, one set of places per
 	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
 	fg [MaxDepth + 1]chan struct{}
@@ -145,6 +148,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Tasks == nil {
 		s.cfg.Tasks = task.NewMem()
 	}
+	s.joint = jointOf(s.cfg)
 	s.orphans = NewGroup(context.Background())
 	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	s.protos.agent = tool.New[AgentInput](tool.Info{Name: "Agent"}, nil)

@@ -109,7 +109,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	if err != nil {
 		return nil, err
 	}
-	background := !req.Foreground && (req.Background || r.def.Background || (req.Timeout != nil && *req.Timeout == 0))
+	background := startsInBackground(req, r.def)
 	t, err := s.launch(ctx, r, background)
 	if err != nil {
 		return nil, err
@@ -358,13 +358,19 @@ func (s *Service) scripted(name string) bool {
 }
 
 // create makes the child session: parent id, session key and title (S-L1).
-func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string) (*session.Session, error) {
+// A background child's record waits for its task's, to be written with it
+// (prepare; joint.go).
+func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string, prepare bool) (*session.Session, error) {
 	id := ids.New()
-	return s.cfg.Sessions.Create(ctx, session.Info{
+	info := session.Info{
 		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: cwd,
 		Key:   "agent:" + def.Name + ":subagent:" + id,
 		Title: "(@" + def.Name + " subagent)",
-	})
+	}
+	if prepare {
+		return s.cfg.Sessions.Prepare(ctx, info)
+	}
+	return s.cfg.Sessions.Create(ctx, info)
 }
 
 // pool rebuilds the child's tools (S-P2): every available tool, filtered
@@ -492,7 +498,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
 			return nil, err
 		}
-	} else if r.sess, err = s.create(ctx, c, def, ch.cwd); err != nil {
+	} else if r.sess, err = s.create(ctx, c, def, ch.cwd, s.joint != nil && startsInBackground(req, def)); err != nil {
 		return nil, err
 	}
 	if iso := cmp.Or(req.Isolation, def.Isolation); iso == "worktree" {
@@ -578,7 +584,16 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}
-		if err := s.record(ctx, t, task.StatusPending); err != nil {
+		// A free lane slot is taken now, so that the first write
+		// records the run as running (joint.go).
+		status := task.StatusPending
+		if s.lane.tryAcquire() {
+			t.laneHeld, status = true, task.StatusRunning
+		}
+		if err := s.record(ctx, t, status, r.sess); err != nil {
+			if t.laneHeld {
+				s.lane.release()
+			}
 			t.out.Close()
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
@@ -594,8 +609,9 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 }
 
 // record writes (or rewrites, for a continued agent) t's task record and
-// announces it.
-func (s *Service) record(ctx context.Context, t *liveTask, status task.Status) error {
+// announces it. A child session not yet recorded (sess, when not nil) is
+// recorded in the same write.
+func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
 	rec := task.Task{
 		ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
 		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
@@ -606,6 +622,14 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status) e
 	}
 	// Once decided, the record is written even if the caller's turn ends.
 	ctx = context.WithoutCancel(ctx)
+	if sess != nil && !sess.IsRecorded() {
+		if err := s.joint.CreateSessionTask(ctx, sess.Info, rec); err != nil {
+			return fmt.Errorf("record task %s: %w", t.id, err)
+		}
+		sess.Recorded()
+		s.taskStarted(t)
+		return nil
+	}
 	err := s.cfg.Tasks.CreateTask(ctx, rec)
 	if err != nil {
 		// A continued agent keeps its id: the record is reused, reset.

@@ -37,6 +37,10 @@ func (s *Service) isolate(ctx context.Context, r *run) error {
 	r.child.policy.Workspace, r.child.caller.Workspace = cwd, cwd
 	r.child.policy.AdditionalDirs = slices.DeleteFunc(slices.Clone(r.child.policy.AdditionalDirs), func(d string) bool { return d == s.cfg.MainCwd })
 	// The session records where it works, so continuing it goes back there.
+	if !r.sess.IsRecorded() {
+		r.sess.Info.Cwd = cwd // recorded with its task (joint.go)
+		return nil
+	}
 	return s.cfg.Index.UpdateSession(ctx, r.sess.Info.ID, func(in *session.Info) error {
 		in.Cwd = cwd
 		return nil

@@ -64,6 +64,8 @@ type writer struct {
 
 	// commits counts committed transactions (tests, benchmarks).
 	commits atomic.Int64
+	// writes counts the writes those transactions held.
+	writes atomic.Int64
 	// queuedHook, if set before the first write, sees the queue's length
 	// after each write joins it (tests).
 	queuedHook func(n int)
@@ -237,6 +239,7 @@ func (w *writer) commit(batch []*write) {
 		return
 	}
 	w.commits.Add(1)
+	w.writes.Add(int64(len(live)))
 	for i, op := range live {
 		op.done <- outs[i]
 	}

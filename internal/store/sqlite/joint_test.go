@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/task"
+)
+
+// TestJointWrites: a session's and a task's records written together are
+// one commit, and both or neither: the half that fails takes the other
+// with it.
+func TestJointWrites(t *testing.T) {
+	ctx := t.Context()
+	db := open(t, filepath.Join(t.TempDir(), "cadre.db"))
+	rec := task.Task{ID: "s1", Kind: task.KindLocalAgent, Status: task.StatusRunning, ChildSessionID: "s1"}
+
+	before := db.Stats()
+	if err := db.CreateSessionTask(ctx, info("s1"), rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.Stats(); got.Commits-before.Commits != 1 || got.Writes-before.Writes != 1 {
+		t.Errorf("CreateSessionTask: %+v → %+v, want one write in one commit", before, got)
+	}
+	if _, err := db.GetSession(ctx, "s1"); err != nil {
+		t.Error(err)
+	}
+	if _, err := db.GetTask(ctx, "s1"); err != nil {
+		t.Error(err)
+	}
+
+	// The task's id is taken: the new session is not recorded either.
+	if err := db.CreateSessionTask(ctx, info("s2"), rec); err == nil {
+		t.Fatal("a second task s1 was created")
+	}
+	if _, err := db.GetSession(ctx, "s2"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("the session of a failed joint create was recorded (err %v)", err)
+	}
+
+	ended := func(in *session.Info) error { in.Status = session.StatusCompleted; return nil }
+	done := func(t *task.Task) error { t.Status, t.Result = task.StatusCompleted, "ok"; return nil }
+	before = db.Stats()
+	got, err := db.UpdateSessionTask(ctx, "s1", ended, "s1", done)
+	if err != nil || got.Status != task.StatusCompleted || got.Result != "ok" {
+		t.Fatalf("UpdateSessionTask = %+v, %v", got, err)
+	}
+	if after := db.Stats(); after.Commits-before.Commits != 1 {
+		t.Errorf("UpdateSessionTask: %d commits, want 1", after.Commits-before.Commits)
+	}
+	if s, _ := db.GetSession(ctx, "s1"); s.Status != session.StatusCompleted {
+		t.Errorf("session after the joint update: %s", s.Status)
+	}
+
+	// The task's update fails: the session's is undone.
+	boom := errors.New("boom")
+	failed := func(in *session.Info) error { in.Status = session.StatusFailed; return nil }
+	if _, err := db.UpdateSessionTask(ctx, "s1", failed, "s1", func(*task.Task) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("UpdateSessionTask err = %v, want boom", err)
+	}
+	if s, _ := db.GetSession(ctx, "s1"); s.Status != session.StatusCompleted {
+		t.Errorf("a failed joint update changed the session to %s", s.Status)
+	}
+	if _, err := db.UpdateSessionTask(ctx, "s1", failed, "nope", done); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("joint update of a missing task: %v", err)
+	}
+}

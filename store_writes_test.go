@@ -1,0 +1,115 @@
+package cadre
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// childWrites runs a main agent that starts one subagent with input and,
+// once the child's result or notification is back, answers; it returns the
+// store's commits and writes between the main agent's first model call
+// (its own session recorded) and the call that carries the child's end,
+// i.e. what the child cost the store, and the files the child left in the
+// state directory.
+func childWrites(t *testing.T, input string) (commits, writes int64, files []string) {
+	t.Helper()
+	home, dir := t.TempDir(), t.TempDir()
+	var (
+		rt         *Runtime
+		mu         sync.Mutex
+		start, end [2]int64
+	)
+	stats := func() [2]int64 {
+		st := rt.db.Stats()
+		return [2]int64{st.Commits, st.Writes}
+	}
+	model := func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		if req.Agent != "main" {
+			return llm.Reply(llm.Text("child done")), nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case len(req.Messages) == 1:
+			start = stats()
+			return llm.Reply(llm.ToolUse("toolu_1", "Agent", json.RawMessage(input))), nil
+		case strings.Contains(last.Text(), "<task-notification>") || (!strings.Contains(input, "run_in_background") && len(req.Messages) == 3):
+			end = stats()
+			return llm.Reply(llm.Text("all done")), nil
+		}
+		return llm.Reply(llm.Text("waiting")), nil
+	}
+	var err error
+	rt, err = New(context.Background(), Options{
+		Cwd: dir,
+		LLM: &llm.ModelFunc{ID: "test:model", Func: model},
+		Getenv: func(k string) string {
+			if k == "CADRE_HOME" {
+				return home
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, err := range rt.Run(t.Context(), Request{Prompt: "delegate"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if end == [2]int64{} {
+		t.Fatal("the main agent never saw the child's end")
+	}
+	// Everything in the state directory but the store's own files and
+	// the main session's transcript.
+	err = filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(home, path)
+		if !strings.HasPrefix(filepath.Base(rel), "cadre.db") && !strings.HasPrefix(rel, "run"+string(filepath.Separator)) {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	return end[0] - start[0], end[1] - start[1], files
+}
+
+// TestChildStoreWrites: a child's records cost the store at most two
+// transactions, one when it starts and one when it ends. A background
+// child's session and task records are written together (S-L5 start,
+// S-L6 end); before, they were five writes: the session row, the task
+// record, running, the session's end, the task's end.
+func TestChildStoreWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name, input string
+	}{
+		{"background", `{"description":"bg","prompt":"work","run_in_background":true}`},
+		{"foreground", `{"description":"fg","prompt":"work"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			commits, writes, files := childWrites(t, tc.input)
+			if commits > 2 || writes > 2 {
+				t.Errorf("a %s child made %d writes in %d commits, want at most 2 of each", tc.name, writes, commits)
+			}
+			t.Logf("%d writes, %d commits; files %v", writes, commits, files)
+		})
+	}
+}
