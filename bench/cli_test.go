@@ -31,16 +31,22 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "cadre")
-	// Built as the README installs it: cadre is pure Go, and a static
-	// binary starts ~15 ms of CPU faster than one linked against libc
-	// (docs/performance.md).
-	build := exec.Command("go", "build", "-o", bin, "github.com/cadre-dev/cadre/cmd/cadre")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build cadre:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	if b := os.Getenv("CADRE_BENCH_BIN"); b != "" {
+		// Another build of cadre (an older commit's, to compare
+		// against: docs/performance.md, "Reproduce").
+		bin = b
+	} else {
+		// Built as the README installs it: cadre is pure Go, and a
+		// static binary starts ~15 ms of CPU faster than one linked
+		// against libc (docs/performance.md).
+		build := exec.Command("go", "build", "-o", bin, "github.com/cadre-dev/cadre/cmd/cadre")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build cadre:", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	if code == 0 {

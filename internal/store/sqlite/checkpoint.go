@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
+	"os"
 	"sync"
 )
 
@@ -18,10 +20,10 @@ const checkpointEvery = 256
 // synchronous=NORMAL: the writer that happened to cross the line paid for
 // every write before it. The writer connection has it off
 // (wal_autocheckpoint=0); instead, after checkpointEvery committed writes,
-// this goroutine runs a PASSIVE checkpoint on a reader connection, which
+// this goroutine runs a PASSIVE checkpoint on a connection of its own, which
 // neither waits for nor blocks the writer. A short run never reaches the
-// threshold and makes no checkpoint until Close, when SQLite checkpoints
-// as the last connection to the file closes.
+// threshold and makes no checkpoint; Close makes none either (sqlite.go),
+// so the next process counts what is left in the WAL (walBacklog).
 type checkpointer struct {
 	db *sql.DB
 
@@ -80,4 +82,28 @@ func (c *checkpointer) run() {
 func (c *checkpointer) close() {
 	close(c.stop)
 	<-c.ended
+}
+
+// walBacklog estimates the writes in the WAL that no checkpoint copied back
+// yet, left by earlier processes (Close does not checkpoint): the frames
+// past the backfill mark, read from the wal-index header at the start of
+// the -shm file (https://sqlite.org/walformat.html: mxFrame at byte 16,
+// nBackfill at byte 96, in the machine's byte order), counted as a write
+// per two frames, roughly what a write appends. Any doubt reads as 0: the
+// count only decides when the next checkpoint runs.
+func (db *DB) walBacklog() int {
+	f, err := os.Open(db.path + "-shm")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var hdr [100]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return 0
+	}
+	mx, backfilled := binary.NativeEndian.Uint32(hdr[16:]), binary.NativeEndian.Uint32(hdr[96:])
+	if backfilled >= mx {
+		return 0
+	}
+	return int(mx-backfilled) / 2
 }

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -64,5 +66,44 @@ func TestJointWrites(t *testing.T) {
 	}
 	if _, err := db.UpdateSessionTask(ctx, "s1", failed, "nope", done); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("joint update of a missing task: %v", err)
+	}
+}
+
+// TestCloseLeavesTheWAL: closing makes no checkpoint (SQLite's last
+// connection would: two fsyncs on every exit), so what was written waits
+// in the WAL; the next Open reads it all and counts it towards its
+// checkpointer's next checkpoint.
+func TestCloseLeavesTheWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cadre.db")
+	db, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := range n {
+		if err := db.CreateSession(t.Context(), info(fmt.Sprintf("s%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("the WAL after Close: %v, %v", fi, err)
+	}
+	db = open(t, path)
+	if got := db.walBacklog(); got < n/2 {
+		t.Errorf("walBacklog after %d writes and Close = %d, want them still in the WAL", n, got)
+	}
+	list, err := db.ListSessions(t.Context(), session.Filter{})
+	if err != nil || len(list) != n {
+		t.Errorf("after reopening: %d sessions (%v), want %d", len(list), err, n)
+	}
+	// A checkpoint copies them back; the backlog is gone.
+	if _, err := db.ckp.ExecContext(t.Context(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.walBacklog(); got != 0 {
+		t.Errorf("walBacklog after a checkpoint = %d, want 0", got)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
 )
 
 const (
@@ -30,7 +30,10 @@ const (
 type DB struct {
 	path string
 	w    *sql.DB // exactly one connection: the writer
-	r    *sql.DB // query_only readers
+	r    *sql.DB // read-only, query_only readers
+	// ckp is the checkpointer's connection (checkpoint.go), opened when it
+	// first checkpoints.
+	ckp *sql.DB
 
 	ws, rs *stmtCache // prepared statements of the writer and the readers
 	wr     *writer    // runs every write, group-committing them
@@ -67,15 +70,26 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
-	r, err := sql.Open("sqlite", dsn(abs, map[string]string{"_query_only": "1"}))
+	// Readers are read-only connections (mode=ro), not only query_only:
+	// one of them is the last connection Close closes, and a read-only
+	// connection never checkpoints (Close).
+	r, err := sql.Open("sqlite", dsn(abs, map[string]string{"_query_only": "1", "mode": "ro"}))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
 	}
 	r.SetMaxOpenConns(maxReaders)
 	r.SetMaxIdleConns(maxReaders)
+	ckp, err := sql.Open("sqlite", dsn(abs, map[string]string{"_pragma": "wal_autocheckpoint(0)"}))
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("open database %s: %w", abs, err)
+	}
+	ckp.SetMaxOpenConns(1)
+	ckp.SetMaxIdleConns(1)
 
-	db := &DB{path: abs, w: w, r: r, ws: newStmtCache(w), rs: newStmtCache(r)}
+	db := &DB{path: abs, w: w, r: r, ckp: ckp, ws: newStmtCache(w), rs: newStmtCache(r)}
 	// Switching a fresh file to WAL and migrating take locks that SQLite
 	// may refuse at once, busy timeout or not, while another process does
 	// the same: two cadre commands started together. Such a refusal is
@@ -84,8 +98,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	for {
 		err := db.init(ctx)
 		if err == nil {
-			db.ck = newCheckpointer(r, nil)
+			db.ck = newCheckpointer(ckp, nil)
 			db.wr = newWriter(db, db.ck.written)
+			// What earlier processes left in the WAL (they do not
+			// checkpoint on close) counts towards the next checkpoint.
+			db.ck.written(db.walBacklog())
 			return db, nil
 		}
 		if !busy(err) || time.Now().After(deadline) {
@@ -138,7 +155,31 @@ func (db *DB) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return db.migrate(ctx, ms)
+	if err := db.migrate(ctx, ms); err != nil {
+		return err
+	}
+	return db.persistWAL(ctx)
+}
+
+// persistWAL keeps the WAL file when the writer's connection closes, should
+// it ever be the one to checkpoint then: deleting the WAL would make the
+// next process's first commit create it again and sync the directory.
+func (db *DB) persistWAL(ctx context.Context) error {
+	c, err := db.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		fc, ok := dc.(sqlite.FileControl)
+		if !ok {
+			return fmt.Errorf("the driver's connection (%T) has no file control", dc)
+		}
+		if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+			return fmt.Errorf("persist the WAL: %w", err)
+		}
+		return nil
+	})
 }
 
 // Path is the database file's absolute path.
@@ -146,6 +187,17 @@ func (db *DB) Path() string { return db.path }
 
 // Close closes the database. Writes already submitted are committed first;
 // later ones fail. Closing twice is harmless.
+//
+// Close leaves the WAL as it is, without a checkpoint: SQLite makes the
+// last connection to close a database checkpoint it (two fsyncs, on every
+// exit of a short run), unless that connection is read-only. So a reader
+// holds the database while the writer and the checkpointer close, and
+// closes last. The next process's checkpointer copies the WAL back once it
+// is long enough (walBacklog). What this costs: the last commits reach the
+// disk when the kernel writes them back, not before the process exits, so
+// a power cut right after a run may lose them — which synchronous=NORMAL
+// already allows of any commit (doc.go); a process that is killed loses
+// nothing.
 func (db *DB) Close() error {
 	var err error
 	db.once.Do(func() {
@@ -153,7 +205,20 @@ func (db *DB) Close() error {
 			db.wr.close()
 			db.ck.close()
 		}
-		err = errors.Join(db.ws.close(), db.rs.close(), db.r.Close(), db.w.Close())
+		// A read transaction's lock on the database file outlives
+		// the transaction in WAL mode, until the connection closes.
+		// Without it (it failed to open), the writer checkpoints as
+		// it closes: slower, not wrong.
+		hold, herr := db.r.Conn(context.Background())
+		if herr == nil {
+			var v int
+			hold.QueryRowContext(context.Background(), `PRAGMA schema_version`).Scan(&v)
+		}
+		err = errors.Join(db.ws.close(), db.w.Close(), db.ckp.Close())
+		if herr == nil {
+			err = errors.Join(err, hold.Close())
+		}
+		err = errors.Join(err, db.rs.close(), db.r.Close())
 	})
 	return err
 }

@@ -279,7 +279,7 @@ func TestCheckpointer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran := make(chan error, 1)
-	c := newCheckpointer(db.r, func(err error) { ran <- err })
+	c := newCheckpointer(db.ckp, func(err error) { ran <- err })
 	defer c.close()
 	c.written(checkpointEvery - 1)
 	select {
