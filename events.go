@@ -45,6 +45,12 @@ type Event struct {
 	Task    *TaskEvent   // SubtypeTaskStarted, SubtypeTaskProgress, SubtypeTaskNotification
 	Compact *CompactInfo // SubtypeCompactBoundary
 	Result  *ResultInfo  // EventResult
+	// Partial is an EventStreamEvent's payload: one event of the Anthropic
+	// Messages API's stream (message_start, content_block_start,
+	// content_block_delta, content_block_stop, message_delta,
+	// message_stop), whatever the provider, as Claude Code writes it in
+	// its stream_event lines.
+	Partial map[string]any
 }
 
 // EventType is the kind of an Event, as stream-json's "type" names it.
@@ -56,6 +62,9 @@ const (
 	EventAssistant EventType = "assistant"
 	EventUser      EventType = "user"
 	EventResult    EventType = "result"
+	// EventStreamEvent is a piece of a model reply still streaming; only
+	// with Options.IncludePartialMessages.
+	EventStreamEvent EventType = "stream_event"
 )
 
 // Subtypes of system events.
@@ -182,7 +191,7 @@ func eventOf(e event.Event) Event {
 	out := Event{
 		Type: EventType(e.Type), Subtype: e.Subtype, SessionID: e.SessionID, UUID: e.UUID, Time: e.Time,
 		ParentToolUseID: e.ParentToolUseID, AgentID: e.AgentID, AgentType: e.AgentType, TaskDescription: e.TaskDescription,
-		Message: e.Message, ToolUseResult: e.ToolUseResult,
+		Message: e.Message, ToolUseResult: e.ToolUseResult, Partial: e.Partial,
 	}
 	if a := e.Assistant; a != nil {
 		out.Assistant = &AssistantInfo{MessageID: a.MessageID, Model: a.Model, StopReason: a.StopReason, Usage: a.Usage}

@@ -220,12 +220,13 @@ func (sr *sessionRun) run(ctx context.Context) {
 			Preamble:      r.context,
 			Inbox:         func() []llm.Message { return inbox(r.queue.Take("")) },
 		}),
-		Tag:    runner.Tag{RootSessionID: sr.sess.Info.ID},
-		Cost:   func(u llm.Usage) float64 { return r.pricing.Cost(sr.ref, u) },
-		Totals: sr.totals,
-		Bus:    r.bus,
-		Now:    r.now,
-		Logger: r.log, // the loop's warnings too (a failed compaction)
+		Tag:     runner.Tag{RootSessionID: sr.sess.Info.ID},
+		Partial: r.opts.IncludePartialMessages,
+		Cost:    func(u llm.Usage) float64 { return r.pricing.Cost(sr.ref, u) },
+		Totals:  sr.totals,
+		Bus:     r.bus,
+		Now:     r.now,
+		Logger:  r.log, // the loop's warnings too (a failed compaction)
 	}, sr.history)
 	group := sr.caller.Group
 	if sr.command != nil {

@@ -82,6 +82,9 @@ type Options struct {
 	// it, and a run warns that they are ignored.
 	MCPConfig       []string
 	StrictMCPConfig bool
+	// IncludePartialMessages adds EventStreamEvent events: the main
+	// agent's replies as they stream (--include-partial-messages).
+	IncludePartialMessages bool
 	// SystemPrompt replaces cadre's default system prompt;
 	// AppendSystemPrompt is added after it.
 	SystemPrompt, AppendSystemPrompt string

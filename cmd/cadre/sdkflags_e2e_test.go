@@ -301,3 +301,66 @@ func TestStartFailureResultLine(t *testing.T) {
 		})
 	}
 }
+
+// TestIncludePartialMessages: --include-partial-messages adds stream_event
+// lines, Claude Code's SDKPartialAssistantMessage: the reply's streaming
+// events in the Anthropic API's order, whose text deltas add up to the
+// answer, before the complete assistant message.
+func TestIncludePartialMessages(t *testing.T) {
+	reply := func(req testkit.Request) testkit.Reply {
+		if body := string(req.Body); !strings.Contains(body, "tool_result") && !strings.Contains(body, `"role":"tool"`) {
+			return testkit.Reply{Text: "Let me look.", ToolCalls: []testkit.ToolCall{{Name: "Read", Input: map[string]any{"file_path": "notes.txt"}}}, DeltaSize: 4}
+		}
+		return testkit.Reply{Text: "The secret word is PAPAYA.", DeltaSize: 4}
+	}
+	for _, provider := range []string{"anthropic", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			var e *env
+			model := sonnet
+			if provider == "anthropic" {
+				e, _ = anthropicEnv(t, reply)
+			} else {
+				srv := testkit.NewOpenAI(t, reply)
+				e = newEnv(t).set("OPENAI_BASE_URL=" + srv.URL)
+				model = "openai:gpt-4o-mini"
+			}
+			p := ok(t, e.run("", "-p", "what is the word?", "--model", model, "--output-format=stream-json", "--verbose", "--include-partial-messages"))
+			var kinds, text []string
+			var answerAt, lastStream int
+			for i, l := range lines(t, p.stdout) {
+				switch l["type"] {
+				case "stream_event":
+					has(t, l, "event", "session_id", "parent_tool_use_id", "uuid")
+					ev := l["event"].(map[string]any)
+					kinds = append(kinds, fmt.Sprint(ev["type"]))
+					if d, ok := ev["delta"].(map[string]any); ok && d["type"] == "text_delta" {
+						text = append(text, fmt.Sprint(d["text"]))
+					}
+					lastStream = i
+				case "assistant":
+					answerAt = i
+				}
+			}
+			if got := strings.Join(text, ""); got != "Let me look.The secret word is PAPAYA." {
+				t.Errorf("text deltas add up to %q", got)
+			}
+			if kinds[0] != "message_start" || kinds[len(kinds)-1] != "message_stop" || !slices.Contains(kinds, "content_block_start") ||
+				!slices.Contains(kinds, "content_block_stop") || !slices.Contains(kinds, "message_delta") {
+				t.Errorf("stream event kinds %v", kinds)
+			}
+			if n := strings.Count(strings.Join(kinds, ","), "message_start"); n != 2 {
+				t.Errorf("%d messages started, want 2: %v", n, kinds)
+			}
+			if !slices.Contains(kinds, "content_block_delta") || lastStream > answerAt {
+				t.Errorf("the last stream event (line %d) comes after the last assistant message (line %d)", lastStream, answerAt)
+			}
+		})
+	}
+	t.Run("off by default", func(t *testing.T) {
+		e, _ := anthropicEnv(t, reply)
+		p := ok(t, e.run("", "-p", "what is the word?", "--output-format=stream-json", "--verbose"))
+		if strings.Contains(p.stdout, "stream_event") {
+			t.Errorf("stream events without the flag")
+		}
+	})
+}

@@ -190,6 +190,9 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		log = slog.New(slog.NewMultiHandler(log.Handler(), slog.NewTextHandler(df, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	}
 	warnIgnored(fl, log)
+	if f.sdk.includePartial && format != output.StreamJSON {
+		log.Warn("--include-partial-messages needs --output-format stream-json; ignored")
+	}
 	rt, err := cadre.New(ctx, cadre.Options{
 		Cwd: f.cwd, Model: f.model, MaxTurns: f.maxTurns, PermissionMode: cadre.PermissionMode(f.permissionMode),
 		AllowedTools: allowed, DisallowedTools: denied,
@@ -197,7 +200,8 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		SettingSources: settingSources(fl, f.sdk.settingSources), Settings: f.sdk.settings,
 		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: agents,
 		MCPConfig: f.sdk.mcpConfig, StrictMCPConfig: f.sdk.strictMCPConfig,
-		Logger: log,
+		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
+		Logger:                 log,
 	})
 	if err != nil {
 		return fail(err)

@@ -14,6 +14,9 @@ const (
 	TypeAssistant Type = "assistant"
 	TypeUser      Type = "user"
 	TypeResult    Type = "result"
+	// TypeStreamEvent is a piece of a model reply still streaming (only
+	// when partial messages were asked for).
+	TypeStreamEvent Type = "stream_event"
 )
 
 // Result subtypes, as Claude Code names them.
@@ -53,6 +56,9 @@ type Event struct {
 	// Fields holds the payload of other system subtypes (compact_boundary),
 	// written as top-level keys.
 	Fields map[string]any
+	// Partial is a stream event's payload: one Anthropic Messages API
+	// streaming event (message_start, content_block_delta, …).
+	Partial map[string]any
 }
 
 // Assistant is the metadata of an assistant message.

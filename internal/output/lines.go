@@ -27,6 +27,8 @@ func Line(e cadre.Event) any {
 		return userLine(e)
 	case cadre.EventResult:
 		return resultLine(e)
+	case cadre.EventStreamEvent:
+		return streamEventLine(e)
 	}
 	return map[string]any{"type": string(e.Type), "uuid": e.UUID, "session_id": e.SessionID}
 }
@@ -241,6 +243,24 @@ func userLine(e cadre.Event) userJSON {
 // modelUsageJSON is one model's entry of modelUsage, with every field the
 // Agent SDK's ModelUsage type requires. cadre counts no web searches, and
 // does not know a model's output limit (0).
+// streamEventJSON is a stream_event line (--include-partial-messages):
+// Claude Code's SDKPartialAssistantMessage.
+type streamEventJSON struct {
+	Type            string         `json:"type"`
+	Event           map[string]any `json:"event"`
+	SessionID       string         `json:"session_id"`
+	ParentToolUseID *string        `json:"parent_tool_use_id"`
+	subagentFields
+	UUID string `json:"uuid"`
+}
+
+func streamEventLine(e cadre.Event) streamEventJSON {
+	return streamEventJSON{
+		Type: "stream_event", Event: e.Partial, SessionID: e.SessionID, ParentToolUseID: parent(e),
+		subagentFields: subagent(e), UUID: e.UUID,
+	}
+}
+
 type modelUsageJSON struct {
 	InputTokens              int64   `json:"inputTokens"`
 	OutputTokens             int64   `json:"outputTokens"`

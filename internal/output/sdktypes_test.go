@@ -139,6 +139,8 @@ func sdkLines(t *testing.T) []map[string]any {
 			Task: &cadre.TaskEvent{TaskID: "a1", ToolUseID: "toolu_9", Description: "d", Usage: &cadre.TaskUsage{}}},
 		cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTaskNotification, SessionID: "s", UUID: "t-3", Time: at,
 			Task: &cadre.TaskEvent{TaskID: "a1", ToolUseID: "toolu_9", Status: cadre.TaskCompleted, Summary: "done", Usage: &cadre.TaskUsage{}}},
+		cadre.Event{Type: cadre.EventStreamEvent, SessionID: "s", UUID: "p-1", Time: at,
+			Partial: map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "he"}}},
 		cadre.Event{Type: cadre.EventResult, Subtype: cadre.ResultDuringExecution, SessionID: "s", UUID: "r-2", Time: at,
 			Result: &cadre.ResultInfo{IsError: true, Errors: []string{"resume x: not found"}}},
 	)
@@ -230,7 +232,7 @@ func TestLinesHaveSDKRequiredFields(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []string{"SDKSystemMessage", "SDKAssistantMessage", "SDKUserMessage", "SDKResultSuccess", "SDKResultError",
+	for _, typ := range []string{"SDKSystemMessage", "SDKAssistantMessage", "SDKUserMessage", "SDKResultSuccess", "SDKResultError", "SDKPartialAssistantMessage",
 		"SDKTaskStartedMessage", "SDKTaskProgressMessage", "SDKTaskNotificationMessage"} {
 		if !seen[typ] {
 			t.Errorf("no %s line was checked", typ)

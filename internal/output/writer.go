@@ -82,7 +82,9 @@ func (j *jsonWriter) Write(e cadre.Event) error {
 	if e.Type == cadre.EventResult && e.ParentToolUseID == "" {
 		j.result = Line(e)
 	}
-	if j.verbose && shown(e, true) {
+	// Stream events are for a reader of the stream; json is written at
+	// the end.
+	if j.verbose && shown(e, true) && e.Type != cadre.EventStreamEvent {
 		j.lines = append(j.lines, Line(e))
 	}
 	return nil

@@ -90,6 +90,9 @@ type Spec struct {
 	// Hooks, if set, run when a turn ends (Stop, or SubagentStop for a
 	// subagent). The loop's tool hooks are in Loop (see LoopConfig).
 	Hooks *Hooks
+	// Partial publishes the model's replies as they stream, as stream
+	// events in the Anthropic API's shape (--include-partial-messages).
+	Partial bool
 }
 
 // Result is how a turn (or a whole run) ended.
@@ -172,6 +175,16 @@ func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
 			cfg.Logger = c.spec.Logger
 		}
 		cfg.OnStep = func(_ context.Context, s loop.Step) error { return c.rec.record(s, true) }
+		if c.spec.Partial && cfg.Model != nil {
+			p := &partial{model: bareModel(cfg.Model.Name()), emit: c.rec.publishPartial}
+			next := cfg.OnStream
+			cfg.OnStream = func(ev llm.Event) {
+				p.event(ev)
+				if next != nil {
+					next(ev)
+				}
+			}
+		}
 		out, _ = loop.Run(ctx, cfg, c.history)
 		c.history = out.Messages
 		// A Stop hook that blocks keeps the agent going, told why.
@@ -307,6 +320,20 @@ func (r *recorder) record(s loop.Step, publish bool) error {
 		r.spec.Observe(s)
 	}
 	return nil
+}
+
+// publishPartial publishes one streaming event of a reply in progress;
+// it is not recorded: the complete message is, when it ends.
+func (r *recorder) publishPartial(payload map[string]any) {
+	if r.spec.Bus == nil {
+		return
+	}
+	t := r.spec.Tag
+	r.spec.Bus.Publish(event.Event{
+		Type: event.TypeStreamEvent, UUID: ids.New(), SessionID: t.RootSessionID, Time: r.spec.Now(),
+		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription,
+		Partial: payload,
+	})
 }
 
 // RunForked asks the model one more question about a conversation, without
