@@ -100,6 +100,14 @@ type InitInfo struct {
 	Version       string
 	// APIKeySource names the variable the key came from, or "none".
 	APIKeySource string
+	// MCPServers are the MCP servers with their status (connected,
+	// failed, pending, needs-approval, disabled) when the run starts.
+	MCPServers []MCPServerStatus
+}
+
+// MCPServerStatus is an MCP server's name and status on the init event.
+type MCPServerStatus struct {
+	Name, Status string
 }
 
 // AssistantInfo is the metadata of a model reply.
@@ -200,6 +208,9 @@ func eventOf(e event.Event) Event {
 		out.Init = &InitInfo{
 			Cwd: in.Cwd, Tools: in.Tools, Model: in.Model, PermissionMode: PermissionMode(in.PermissionMode),
 			Agents: in.Agents, SlashCommands: in.SlashCommands, Skills: in.Skills, Version: in.Version, APIKeySource: in.APIKeySource,
+		}
+		for _, m := range in.MCPServers {
+			out.Init.MCPServers = append(out.Init.MCPServers, MCPServerStatus{Name: m.Name, Status: m.Status})
 		}
 	}
 	if r := e.Result; r != nil {

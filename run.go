@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mcp"
 	"github.com/cadre-dev/cadre/internal/prompts"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
@@ -99,16 +101,23 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 	var args string
 	if name, a, ok := command.Parse(prompt); ok {
 		c, found := r.commands.Get(name)
-		if !found {
+		switch {
+		case !found && mcp.IsPromptCommand(name):
+			// /mcp__server__prompt args: the server's prompt is the message.
+			text, err := r.mcpReady(ctx).Prompt(ctx, name, a)
+			if err != nil {
+				return nil, err
+			}
+			prompt = text
+		case !found:
 			var known []string
 			for _, c := range r.commands.All() {
 				known = append(known, "/"+c.Name)
 			}
 			return nil, fmt.Errorf("unknown command /%s (known: %s)", name, orNone(strings.Join(known, ", ")))
-		}
-		if c.Context == "fork" {
+		case c.Context == "fork":
 			cmd, args = &c, a
-		} else {
+		default:
 			// A plain command is a prompt template.
 			prompt = c.Expand(a)
 		}
@@ -162,7 +171,8 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 		Group:              subagent.NewGroup(ctx),
 		RootTranscriptPath: sr.sess.Info.TranscriptPath,
 	}
-	all, err := tool.NewSet(append(r.baseTools, r.subagents.Tools(sr.caller)...)...)
+	// The first model call waits for the MCP servers, boundedly (mcpReady).
+	all, err := tool.NewSet(slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))...)
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +214,7 @@ func (sr *sessionRun) run(ctx context.Context) {
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
+		MCPServers: r.mcpInit(),
 	}})
 	hooks := sr.hooks()
 	conv := runner.Start(runner.Spec{

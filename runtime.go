@@ -109,6 +109,12 @@ type Options struct {
 	// with the same meaning (docs/hooks.md). An unknown event or a bad
 	// matcher makes New fail.
 	Hooks map[HookEvent][]HookMatcher
+	// MCPConfig adds MCP servers to those of the settings and .mcp.json:
+	// each element is a JSON document {"mcpServers": {…}} or the path of a
+	// file holding one (--mcp-config). StrictMCPConfig uses only these
+	// (--strict-mcp-config). See docs/mcp.md.
+	MCPConfig       []string
+	StrictMCPConfig bool
 	// Logger receives what cadre cannot report through a result: failed
 	// best-effort writes, a failed compaction, and at Debug how runs start
 	// and end. Nil discards it.
@@ -187,6 +193,7 @@ type Runtime struct {
 	agents    *agent.Registry
 	subagents *subagent.Service
 	hooks     *hook.Engine // nil when no hook is set
+	mcp       *mcpState
 	queue     *queue.Queue
 	owner     *task.Owner
 
@@ -351,11 +358,19 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	// A broken or mistyped agent file is reported by every run, not only
 	// by `cadre agents`: once per file, with file:line.
 	r.warnings = append(r.warnings, r.agents.Report()...)
+	if err := r.openMCP(); err != nil {
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
 	r.subagents, err = subagent.New(subagent.Config{
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
 		ParseModel: func(name string) (provider.Ref, error) { return provider.Parse(name, r.providerConfig()) },
-		BaseTools:  func() []tool.Tool { return r.baseTools }, MainCwd: cwd,
+		// A child gets the MCP tools connected when it spawns: a server
+		// that stopped is gone from later pools.
+		BaseTools: func() []tool.Tool { return slices.Concat(r.baseTools, r.mcpTools()) }, MainCwd: cwd,
+		MCP:   mcpForAgents{r},
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
@@ -549,6 +564,7 @@ func (r *Runtime) Close() error {
 	// step, but it uses the store: it ends before the store closes.
 	<-r.settledCh
 	r.subagents.Close()
+	r.mcp.manager.Close() // after the runs that use its servers
 	return errors.Join(r.settleErr, r.owner.Close(), r.db.Close())
 }
 

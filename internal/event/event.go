@@ -80,6 +80,14 @@ type Init struct {
 	Skills         []string
 	Version        string
 	APIKeySource   string
+	// MCPServers are the runtime's MCP servers and their status when the
+	// run starts.
+	MCPServers []MCPServer
+}
+
+// MCPServer is one MCP server on the init line, as Claude Code lists it.
+type MCPServer struct {
+	Name, Status string
 }
 
 // Result is the final outcome of a run.

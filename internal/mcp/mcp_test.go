@@ -258,8 +258,9 @@ func TestServerThatFailsToStartIsReported(t *testing.T) {
 
 func TestWaitIsBoundedByItsContext(t *testing.T) {
 	// A server that never answers the handshake.
+	pidFile := filepath.Join(t.TempDir(), "pid")
 	m := mcp.NewManager(mcp.Options{Cwd: t.TempDir()})
-	m.Start(mcp.Server{Name: "silent", Config: mcp.Config{Type: mcp.TransportStdio, Command: "sh", Args: []string{"-c", "exec sleep 60"}}})
+	m.Start(mcp.Server{Name: "silent", Config: mcp.Config{Type: mcp.TransportStdio, Command: "sh", Args: []string{"-c", `echo $$ > "$0"; exec sleep 60`, pidFile}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	m.Wait(ctx)
@@ -270,6 +271,11 @@ func TestWaitIsBoundedByItsContext(t *testing.T) {
 		t.Error("a pending server offers tools")
 	}
 	m.Close() // must not hang on the silent server
+	deadline, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel2()
+	if _, err := os.Stat(pidFile); err == nil {
+		checkReaped(t, deadline, pidFile)
+	}
 }
 
 func TestHTTPAndSSETransports(t *testing.T) {

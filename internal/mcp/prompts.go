@@ -31,7 +31,7 @@ func (m *Manager) Prompt(ctx context.Context, command, args string) (string, err
 				return "", fmt.Errorf("list prompts of MCP server %q: %w", c.srv.Name, err)
 			}
 			name := ToolName(c.srv.Name, p.Name)
-			if name != command {
+			if !strings.EqualFold(name, command) {
 				known = append(known, "/"+name)
 				continue
 			}

@@ -136,16 +136,16 @@ func taskStatus(s cadre.TaskStatus) string {
 }
 
 type initJSON struct {
-	Type           string   `json:"type"`
-	Subtype        string   `json:"subtype"`
-	Cwd            string   `json:"cwd"`
-	SessionID      string   `json:"session_id"`
-	Tools          []string `json:"tools"`
-	MCPServers     []any    `json:"mcp_servers"`
-	Model          string   `json:"model"`
-	PermissionMode string   `json:"permissionMode"`
-	SlashCommands  []string `json:"slash_commands"`
-	APIKeySource   string   `json:"apiKeySource"`
+	Type           string          `json:"type"`
+	Subtype        string          `json:"subtype"`
+	Cwd            string          `json:"cwd"`
+	SessionID      string          `json:"session_id"`
+	Tools          []string        `json:"tools"`
+	MCPServers     []mcpServerJSON `json:"mcp_servers"`
+	Model          string          `json:"model"`
+	PermissionMode string          `json:"permissionMode"`
+	SlashCommands  []string        `json:"slash_commands"`
+	APIKeySource   string          `json:"apiKeySource"`
 	// ClaudeCodeVersion is cadre's version under the key the Agent SDK
 	// requires; cadre_version says the same under cadre's own name.
 	ClaudeCodeVersion string   `json:"claude_code_version"`
@@ -157,11 +157,24 @@ type initJSON struct {
 	UUID              string   `json:"uuid"`
 }
 
+type mcpServerJSON struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+func mcpServers(in []cadre.MCPServerStatus) []mcpServerJSON {
+	out := make([]mcpServerJSON, len(in))
+	for i, m := range in {
+		out[i] = mcpServerJSON{Name: m.Name, Status: m.Status}
+	}
+	return out
+}
+
 func initLine(e cadre.Event) initJSON {
 	in := e.Init
 	return initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: e.SessionID,
-		Tools: nonNil(in.Tools), MCPServers: []any{}, Model: claudeModel(in.Model), PermissionMode: string(in.PermissionMode),
+		Tools: nonNil(in.Tools), MCPServers: mcpServers(in.MCPServers), Model: claudeModel(in.Model), PermissionMode: string(in.PermissionMode),
 		SlashCommands: nonNil(in.SlashCommands), APIKeySource: sdkKeySource(in.APIKeySource),
 		ClaudeCodeVersion: in.Version, Version: in.Version,
 		OutputStyle: "default", Agents: nonNil(in.Agents), Skills: nonNil(in.Skills), Plugins: []any{}, UUID: e.UUID,

@@ -24,6 +24,8 @@ import (
 
 // execute runs a child to its end, then records how it ended.
 func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
+	// The definition's own MCP servers live as long as this run.
+	defer r.releaseMCP()
 	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
 	if r.req.RunTimeout > 0 {
 		timeout = r.req.RunTimeout

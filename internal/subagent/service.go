@@ -52,8 +52,12 @@ type Config struct {
 	// scripted model.
 	ParseModel func(name string) (provider.Ref, error)
 	Pricing    provider.Pricing
-	// BaseTools returns every tool a child may be given, spawn tools aside.
+	// BaseTools returns every tool a child may be given, spawn tools aside
+	// (the runtime's MCP tools among them, as connected at the spawn).
 	BaseTools func() []tool.Tool
+	// MCP gives a child the servers its definition names (mcpServers) and
+	// checks its requiredMcpServers; nil: definitions' MCP fields do nothing.
+	MCP MCP
 	// MainCwd is the main workspace.
 	MainCwd string
 	// Tasks keeps the records of background runs.
@@ -96,6 +100,16 @@ type Config struct {
 	// Hooks are the runtime's hooks (nil: none); a definition's own hooks
 	// are added for its runs.
 	Hooks *hook.Engine
+}
+
+// MCP is the runtime's MCP client, as spawning needs it.
+type MCP interface {
+	// ForAgent starts the definition's inline mcpServers for one run and
+	// returns their tools and stop, which ends them (nil when there is
+	// nothing to stop); it fails, clearly, when a server the definition
+	// requires is not connected. Warnings are about servers it names that
+	// do not exist or did not start.
+	ForAgent(ctx context.Context, def agent.Definition) (tools []tool.Tool, stop func(), warnings []string, err error)
 }
 
 // Service spawns subagents for one runtime. It is safe for concurrent use.

@@ -112,6 +112,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	background := startsInBackground(req, r.def)
 	t, err := s.launch(ctx, r, background)
 	if err != nil {
+		r.releaseMCP()
 		return nil, err
 	}
 	out := &outcome{def: r.def, sessionID: t.id, warnings: r.warnings, task: t}
@@ -377,7 +378,7 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 // by the definition's tools / disallowedTools, the subagent tool policy
 // and the global deny rules; a spawn tool only for non-leaves whose
 // definition allows it.
-func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []string) (*tool.Set, error) {
+func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []string, own []tool.Tool) (*tool.Set, error) {
 	if fork != nil {
 		// The fork agent alone reuses the parent's exact tools (S-P2).
 		return s.forkTools(fork, ch.caller)
@@ -413,7 +414,7 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 	var tools []tool.Tool
 	// Concat, not append: BaseTools' slice belongs to the runtime and is
 	// shared by concurrent children.
-	for _, t := range slices.Concat(s.cfg.BaseTools(), s.Tools(ch.caller)) {
+	for _, t := range slices.Concat(s.cfg.BaseTools(), own, s.Tools(ch.caller)) {
 		if keep(t) {
 			tools = append(tools, t)
 		}
@@ -439,6 +440,18 @@ type run struct {
 	history      []llm.Message
 	tools        *tool.Set
 	warnings     []string
+	// mcpTools are the tools of the definition's own MCP servers, which
+	// releaseMCP stops when the run ends.
+	mcpTools []tool.Tool
+	mcpStop  func()
+}
+
+// releaseMCP stops the run's own MCP servers, once.
+func (r *run) releaseMCP() {
+	if r.mcpStop != nil {
+		r.mcpStop()
+		r.mcpStop = nil
+	}
 }
 
 // begin does everything a spawn needs before the child can run: routing,
@@ -476,6 +489,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	defer func() {
 		if !ok {
 			s.unreserve(r.reservations)
+			r.releaseMCP()
 		}
 	}()
 	if key, err := s.reserveChild(c); err != nil {
@@ -515,7 +529,18 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	case req.History != nil && req.SessionID == "":
 		r.history = req.History
 	}
-	if r.tools, err = s.pool(def, ch, req.Fork, req.Tools); err != nil {
+	if s.cfg.MCP != nil && req.Fork == nil {
+		// The fork reuses its parent's exact tools; every other child gets
+		// its definition's own servers, and its required ones checked.
+		var warns []string
+		r.mcpTools, r.mcpStop, warns, err = s.cfg.MCP.ForAgent(ctx, def)
+		r.warnings = append(r.warnings, warns...)
+		if err != nil {
+			s.endSession(ctx, r.sess, session.StatusFailed)
+			return nil, fmt.Errorf("agent %q: %w", def.Name, err)
+		}
+	}
+	if r.tools, err = s.pool(def, ch, req.Fork, req.Tools, r.mcpTools); err != nil {
 		s.endSession(ctx, r.sess, session.StatusFailed)
 		return nil, err
 	}
