@@ -76,10 +76,10 @@ type Options struct {
 	// object mapping names to definitions in the settings' "agents" form.
 	// They win over files and settings of the same name.
 	AgentsJSON json.RawMessage
-	// MCPConfig lists MCP server configurations, each a file's path or
-	// JSON text (--mcp-config); StrictMCPConfig uses only those
-	// (--strict-mcp-config). MCP is not supported yet: they are kept for
-	// it, and a run warns that they are ignored.
+	// MCPConfig adds MCP servers to those of the settings and .mcp.json:
+	// each element is a JSON document {"mcpServers": {…}} or the path of a
+	// file holding one (--mcp-config). StrictMCPConfig uses only these
+	// (--strict-mcp-config). See docs/mcp.md.
 	MCPConfig       []string
 	StrictMCPConfig bool
 	// IncludePartialMessages adds EventStreamEvent events: the main
@@ -109,12 +109,6 @@ type Options struct {
 	// with the same meaning (docs/hooks.md). An unknown event or a bad
 	// matcher makes New fail.
 	Hooks map[HookEvent][]HookMatcher
-	// MCPConfig adds MCP servers to those of the settings and .mcp.json:
-	// each element is a JSON document {"mcpServers": {…}} or the path of a
-	// file holding one (--mcp-config). StrictMCPConfig uses only these
-	// (--strict-mcp-config). See docs/mcp.md.
-	MCPConfig       []string
-	StrictMCPConfig bool
 	// Logger receives what cadre cannot report through a result: failed
 	// best-effort writes, a failed compaction, and at Debug how runs start
 	// and end. Nil discards it.
@@ -327,9 +321,6 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r.baseTools = slices.DeleteFunc(r.baseTools, func(t tool.Tool) bool { return !offered(t, opts.ToolNames) })
-	if len(opts.MCPConfig) > 0 || opts.StrictMCPConfig {
-		r.warnings = append(r.warnings, "MCP is not supported yet: the MCP server configuration (--mcp-config) is ignored")
-	}
 	var problems []command.Problem
 	r.commands, problems = command.Load(cwd, cfg.Home)
 	for _, p := range problems {

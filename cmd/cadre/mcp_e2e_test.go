@@ -372,3 +372,30 @@ func TestSlowMCPServerDoesNotHoldTheFirstCall(t *testing.T) {
 	}
 	reaped(t, pid)
 }
+
+func TestMCPConfigFlagAndStrict(t *testing.T) {
+	helper := mcpHelper(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "added", args: []string{"--mcp-config", "flag-servers.json"}, want: "[map[name:project status:connected] map[name:flagged status:connected]]"},
+		{name: "strict", args: []string{"--mcp-config", `{"mcpServers": {"inline": {"command": "` + helper + `"}}}`, "--strict-mcp-config"}, want: "[map[name:inline status:connected]]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "hi"}))
+			e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+			e.write(".mcp.json", `{"mcpServers": {"project": {"command": "`+helper+`"}}}`)
+			e.write("flag-servers.json", `{"mcpServers": {"flagged": {"command": "`+helper+`"}}}`)
+			e.approve("")
+			p := e.run("", append([]string{"-p", "hi", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5"}, tc.args...)...)
+			if p.code != 0 {
+				t.Fatalf("exit %d: %s", p.code, p.stderr)
+			}
+			if got := fmt.Sprint(lines(t, p.stdout)[0]["mcp_servers"]); got != tc.want {
+				t.Errorf("init mcp_servers %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
