@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/runner"
@@ -131,17 +133,31 @@ type HookSpecificOutput struct {
 	AdditionalContext string `json:"additionalContext,omitempty"`
 }
 
-// hookEngine is the runtime's hooks: the settings' command hooks (unless
-// disableAllHooks), then Options.Hooks.
+// hookEngine is the runtime's hooks: the settings' command hooks, layer by
+// layer (none with disableAllHooks; the project's only with
+// enableProjectHooks), then Options.Hooks.
 func (r *Runtime) hookEngine(env []string) (*hook.Engine, error) {
 	var configs []hook.Config
-	if s := r.cfg.Settings; !s.DisableAllHooks && len(s.Hooks) > 0 {
-		c, warnings, err := s.Hooks.Config("settings: hooks", "")
+	s := r.cfg.Settings
+	var skipped []string
+	for _, l := range r.cfg.Hooks {
+		if s.DisableAllHooks {
+			break
+		}
+		if l.Scope == config.ScopeProject && !s.EnableProjectHooks {
+			skipped = append(skipped, l.Path)
+			continue
+		}
+		c, warnings, err := l.Hooks.Config(l.Path+": hooks", "")
 		if err != nil {
 			return nil, err
 		}
 		r.warnings = append(r.warnings, warnings...)
 		configs = append(configs, c)
+	}
+	if len(skipped) > 0 {
+		r.warnings = append(r.warnings, fmt.Sprintf("the project's hooks in %s did not run: they are commands the repository chose; "+
+			"allow them with \"enableProjectHooks\": true in .cadre/settings.local.json or your user settings", strings.Join(skipped, ", ")))
 	}
 	if len(r.opts.Hooks) > 0 {
 		c, err := hookConfig(r.opts.Hooks)

@@ -207,7 +207,10 @@ func TestPromptHooks(t *testing.T) {
 
 	f = newFixture(t)
 	called := false
-	f.fn = func(context.Context, *llm.Request) (*llm.Response, error) { called = true; return llm.Reply(llm.Text("ok")), nil }
+	f.fn = func(context.Context, *llm.Request) (*llm.Response, error) {
+		called = true
+		return llm.Reply(llm.Text("ok")), nil
+	}
 	rt = f.open(t, cadre.Options{Hooks: map[cadre.HookEvent][]cadre.HookMatcher{cadre.HookUserPromptSubmit: {{Hooks: []cadre.HookFunc{
 		func(context.Context, cadre.HookInput) (cadre.HookOutput, error) {
 			return cadre.HookOutput{Decision: "block", Reason: "no secrets in prompts"}, nil

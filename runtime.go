@@ -369,6 +369,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Preamble:          r.context,
 		Logger:            r.log,
 		Hooks:             r.hooks,
+		ProjectHooks:      s.EnableProjectHooks,
+		DisableAllHooks:   s.DisableAllHooks,
 	})
 	if err != nil {
 		r.owner.Close()

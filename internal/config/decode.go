@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/excerpt"
-	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/suggest"
 )
@@ -33,7 +32,6 @@ type decoder struct {
 var (
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
 	taskRulesType   = reflect.TypeFor[permission.TaskRules]()
-	hooksType       = reflect.TypeFor[hook.Settings]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
 
@@ -302,19 +300,6 @@ func merge(dst, src reflect.Value, v map[string]any) {
 			// Order is meaning (the last matching rule wins), and a rule
 			// repeated later must still come later: concatenate as is.
 			df.Set(reflect.AppendSlice(df, sf))
-		case df.Type() == hooksType:
-			// Every layer's hooks run, as in Claude Code: a project's hooks
-			// add to the user's.
-			if df.IsNil() {
-				df.Set(reflect.MakeMap(df.Type()))
-			}
-			for it := sf.MapRange(); it.Next(); {
-				prev := df.MapIndex(it.Key())
-				if !prev.IsValid() {
-					prev = reflect.Zero(it.Value().Type())
-				}
-				df.SetMapIndex(it.Key(), reflect.AppendSlice(prev, it.Value()))
-			}
 		case df.Kind() == reflect.Struct:
 			if obj, ok := val.(map[string]any); ok {
 				merge(df, sf, obj)

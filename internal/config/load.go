@@ -95,6 +95,9 @@ type Loaded struct {
 	Home string
 	// MCP holds each layer's mcpServers, in layer order.
 	MCP []MCPLayer
+	// Hooks holds each layer's hooks, in layer order: cadre's settings
+	// files, then Claude Code's (see claudeHooks).
+	Hooks []HookLayer
 }
 
 // Load reads and merges the settings layers.
@@ -160,6 +163,10 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		}
 		if l.Scope == ScopeProject {
 			out.Warnings = append(out.Warnings, dropProjectApproval(l.Path, &layer, generic)...)
+			out.Warnings = append(out.Warnings, dropHookApproval(l.Path, &layer, generic)...)
+		}
+		if len(layer.Hooks) > 0 {
+			out.Hooks = append(out.Hooks, HookLayer{Scope: l.Scope, Path: l.Path, Hooks: layer.Hooks})
 		}
 		if len(layer.MCPServers) > 0 {
 			out.MCP = append(out.MCP, MCPLayer{Scope: l.Scope, Path: l.Path, Servers: layer.MCPServers})
@@ -169,6 +176,8 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		}
 	}
 
+	out.Warnings = append(out.Warnings, claudeHooks(out, &merged, opts.UserHome, cwd, opts.Sources)...)
+
 	if o := opts.Overrides.Settings; strings.TrimSpace(o) != "" {
 		// --settings: a file, or the JSON text itself, read as one more
 		// layer above the files, below the other flags.
@@ -177,6 +186,9 @@ func Load(opts LoadOptions) (*Loaded, error) {
 			return nil, err
 		}
 		out.Warnings = append(out.Warnings, warnings...)
+		if len(layer.Hooks) > 0 {
+			out.Hooks = append(out.Hooks, HookLayer{Scope: ScopeFlags, Path: "--settings", Hooks: layer.Hooks})
+		}
 		merge(reflect.ValueOf(&merged).Elem(), reflect.ValueOf(layer), generic)
 	}
 	flagWarnings, err := applyOverrides(&merged, opts.Overrides)

@@ -32,11 +32,17 @@ type Settings struct {
 	// Agents are agent definitions keyed by name; the agent package checks
 	// them, so they are kept raw here. Layers merge them by name.
 	Agents json.RawMessage `json:"agents"`
-	// Hooks run commands on the runtime's events, in Claude Code's format;
-	// every layer's hooks run (they are concatenated, not replaced).
+	// Hooks run commands on the runtime's events, in Claude Code's format.
+	// Every layer's hooks run, so they are kept by layer in Loaded.Hooks;
+	// merged here, a later layer's event replaces an earlier one's.
 	Hooks hook.Settings `json:"hooks"`
 	// DisableAllHooks turns every settings hook off.
 	DisableAllHooks bool `json:"disableAllHooks"`
+	// EnableProjectHooks lets the project's hooks run: those of its shared
+	// settings (.cadre/settings.json, .claude/settings.json) and of its
+	// agent files. They are commands a cloned repository would run, so a
+	// project's shared settings cannot set this (Load drops it there).
+	EnableProjectHooks bool `json:"enableProjectHooks"`
 	// MCPServers are MCP server definitions keyed by name, in Claude
 	// Code's shape; the mcp package checks them. Which layer defined a
 	// server matters (a project's are approved like .mcp.json's), so

@@ -15,9 +15,8 @@ import (
 // transcript, with the child's agent id and type, as Claude Code's do.
 func (s *Service) hooks(ctx context.Context, r *run, agentID string) *runner.Hooks {
 	e := s.cfg.Hooks
-	if own, err := DefinitionHooks(r.def); err != nil {
-		s.log.WarnContext(ctx, "the agent's hooks do not run", "agent", r.def.Name, "err", err)
-	} else if len(own) > 0 {
+	if own := s.ownHooks(ctx, r.def); len(own) > 0 {
+		var err error
 		if e, err = e.With(own); err != nil {
 			s.log.WarnContext(ctx, "the agent's hooks do not run", "agent", r.def.Name, "err", err)
 			e = s.cfg.Hooks
@@ -34,6 +33,34 @@ func (s *Service) hooks(ctx context.Context, r *run, agentID string) *runner.Hoo
 		},
 		AgentTranscriptPath: r.sess.Info.TranscriptPath,
 	}
+}
+
+// ownHooks are the hooks of def's own file that may run: none with
+// disableAllHooks, and a project's only with enableProjectHooks.
+func (s *Service) ownHooks(ctx context.Context, def agent.Definition) hook.Config {
+	if def.Hooks == nil || s.cfg.DisableAllHooks {
+		return nil
+	}
+	if !s.cfg.ProjectHooks && !personal(def) {
+		s.log.WarnContext(ctx, "the agent file's hooks did not run: they are the project's; allow them with \"enableProjectHooks\": true in .cadre/settings.local.json or your user settings", "agent", def.Name, "path", def.Path)
+		return nil
+	}
+	own, err := DefinitionHooks(def)
+	if err != nil {
+		s.log.WarnContext(ctx, "the agent's hooks do not run", "agent", def.Name, "err", err)
+		return nil
+	}
+	return own
+}
+
+// personal reports whether a definition is the user's own (their agent
+// files, built-ins, code), whose hooks run without the project's approval.
+func personal(def agent.Definition) bool {
+	switch def.Source {
+	case agent.SourceUser, agent.SourceBuiltin, agent.SourceSDK:
+		return true
+	}
+	return false
 }
 
 // DefinitionHooks is the engine configuration of a definition's hooks

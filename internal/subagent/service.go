@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
-	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
@@ -98,8 +98,12 @@ type Config struct {
 	// discards them.
 	Logger *slog.Logger
 	// Hooks are the runtime's hooks (nil: none); a definition's own hooks
-	// are added for its runs.
-	Hooks *hook.Engine
+	// are added for its runs — a project's definitions' only when
+	// ProjectHooks is set (they are commands the repository chose).
+	// DisableAllHooks (the settings' disableAllHooks) turns agent files'
+	// hooks off too.
+	Hooks                         *hook.Engine
+	ProjectHooks, DisableAllHooks bool
 }
 
 // MCP is the runtime's MCP client, as spawning needs it.
@@ -339,7 +343,7 @@ func (s *Service) spent(c Caller) func(llm.Usage) {
 func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, sessionID string, fork *tool.Turn, hooks *runner.Hooks) loop.Config {
 	a := runner.Agent{
 		Hooks: hooks,
-		Name: def.Name, Model: ch.caller.Model, ModelID: ch.caller.Ref.Model, System: s.systemPrompt(def, ch),
+		Name:  def.Name, Model: ch.caller.Model, ModelID: ch.caller.Ref.Model, System: s.systemPrompt(def, ch),
 		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,

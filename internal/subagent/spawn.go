@@ -300,7 +300,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
 			Model: model, Ref: ref, Mode: mode, Cwd: cwd, Workspace: root, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
 			RootTranscriptPath: c.RootTranscriptPath,
-			Fork: req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
+			Fork:               req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
 		},
 		cwd: cwd, base: ws.PromptBase, policy: pol,
 	}, warnings, nil
