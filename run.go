@@ -177,6 +177,9 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 		return nil, err
 	}
 	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool { return offered(t, r.opts.ToolNames) }))
+	// A skill's allowed-tools hold for the turn that invoked it, as in
+	// Claude Code: a new prompt starts without them.
+	r.grants.Clear(sr.sess.Info.ID)
 	sr.system = r.systemPrompt()
 	return sr, nil
 }

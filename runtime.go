@@ -27,6 +27,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/skill"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -181,6 +182,8 @@ type Runtime struct {
 
 	baseTools []tool.Tool // the built-in tools and Options.Tools
 	commands  *command.Set
+	// grants are the allow rules sessions gained by invoking skills.
+	grants *permission.Grants
 	// context is the context files' block every conversation opens with.
 	context   []llm.Block
 	warnings  []string // problems found while loading agents and commands
@@ -331,6 +334,14 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 			r.warnings = append(r.warnings, fmt.Sprintf("command %s: %s", c.Path, w))
 		}
 	}
+	// The Skill tool lists the skills it can load, so it exists once they
+	// are loaded, and only when there are some; it obeys --tools as the
+	// built-ins do.
+	r.grants = &permission.Grants{}
+	r.policy.Grants = r.grants
+	if st := skill.Tool(r.commands, r.grants); st != nil && offered(st, opts.ToolNames) && !hasTool(r.baseTools, skill.Name) {
+		r.baseTools = append(r.baseTools, st)
+	}
 	files, ctxProblems := contextfiles.Load(contextfiles.Options{Cwd: cwd, Home: home, StateDir: cfg.Home})
 	for _, p := range ctxProblems {
 		r.warnings = append(r.warnings, "context file "+p)
@@ -367,6 +378,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
 		Preamble:          r.context,
+		Commands:          r.commands,
 		Logger:            r.log,
 		Hooks:             r.hooks,
 		ProjectHooks:      s.EnableProjectHooks,
@@ -675,4 +687,13 @@ func (r *Runtime) agentNames() []string {
 		}
 	}
 	return names
+}
+
+func hasTool(tools []tool.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Info().Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -144,5 +146,125 @@ func TestContextFilesReachTheModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+const greetSkill = `---
+description: Greets people warmly
+allowed-tools: Bash(echo:*)
+---
+GREET-SKILL: say hello to $ARGUMENTS in French.
+`
+
+// The Skill tool brings the skill's body into the conversation, and its
+// allowed-tools let a call through that the headless default mode would
+// refuse.
+func TestSkillToolBringsTheSkillIn(t *testing.T) {
+	srv := testkit.NewAnthropic(t, testkit.Queue(
+		testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_skill", Name: "Skill", Input: map[string]any{"skill": "greet", "args": "Bob"}}}},
+		testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_echo", Name: "Bash", Input: map[string]any{"command": "echo bonjour"}}}},
+		testkit.Reply{Text: "done"},
+	))
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	e.write(".claude/skills/greet/SKILL.md", greetSkill)
+	p := e.run("", "-p", "greet Bob", "--model", "claude-sonnet-4-5")
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	var skillTool string
+	for _, tl := range reqs[0].JSON()["tools"].([]any) {
+		if m := tl.(map[string]any); m["name"] == "Skill" {
+			skillTool, _ = m["description"].(string)
+		}
+	}
+	if !strings.Contains(skillTool, "- greet: Greets people warmly") {
+		t.Errorf("the Skill tool's description does not list the skill: %q", skillTool)
+	}
+	if body := string(reqs[1].Body); !strings.Contains(body, "GREET-SKILL: say hello to Bob in French.") {
+		t.Errorf("the skill's body did not reach the model: %s", body)
+	}
+	if body := string(reqs[2].Body); !strings.Contains(body, "bonjour") || strings.Contains(body, "requires approval") {
+		t.Errorf("the skill's allowed-tools did not let echo run: %s", body)
+	}
+}
+
+const memoFile = `---
+name: memo
+description: Remembers things across runs.
+memory: project
+skills: greet
+initialPrompt: INITIAL-PROMPT-FIRST
+color: cyan
+---
+MEMO-PROMPT: you remember things.
+`
+
+// An agent's skills are preloaded and its initialPrompt goes first; its
+// memory is kept across runs and it may write it without asking.
+func TestAgentMemorySkillsAndInitialPrompt(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/skills/greet/SKILL.md", greetSkill)
+	e.write(".claude/agents/memo.md", memoFile)
+	index := filepath.Join(e.dir, ".claude", "agent-memory", "memo", "MEMORY.md")
+	child := func(req testkit.Request) bool { return strings.Contains(string(req.Body), "MEMO-PROMPT") }
+	handler := func(req testkit.Request) testkit.Reply {
+		body := string(req.Body)
+		switch {
+		case child(req) && !strings.Contains(body, "tool_result"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_w", Name: "Write", Input: map[string]any{
+				"file_path": index, "content": "- REMEMBERED-FACT: the user likes tabs\n",
+			}}}}
+		case child(req):
+			return testkit.Reply{Text: "remembered"}
+		case strings.Contains(body, "tool_result"):
+			return testkit.Reply{Text: "done"}
+		}
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_m", Name: "Agent", Input: map[string]any{
+			"description": "remember", "prompt": "TASK-PROMPT", "subagent_type": "memo",
+		}}}}
+	}
+	srv := testkit.NewAnthropic(t, handler)
+	e.set("ANTHROPIC_BASE_URL=" + srv.URL)
+	for run := 1; run <= 2; run++ {
+		p := e.run("", "-p", "remember", "--model", "claude-sonnet-4-5")
+		if p.code != 0 {
+			t.Fatalf("run %d: exit %d: %s", run, p.code, p.stderr)
+		}
+	}
+	data, err := os.ReadFile(index)
+	if err != nil || !strings.Contains(string(data), "REMEMBERED-FACT") {
+		t.Fatalf("the agent's write to its memory did not land: %q, %v", data, err)
+	}
+	var firsts []testkit.Request
+	for _, r := range srv.Requests() {
+		if child(r) && !strings.Contains(string(r.Body), "tool_result") {
+			firsts = append(firsts, r)
+		}
+	}
+	if len(firsts) != 2 {
+		t.Fatalf("%d first child requests, want one per run", len(firsts))
+	}
+	for i, r := range firsts {
+		sys := fmt.Sprint(r.JSON()["system"])
+		if !strings.Contains(sys, filepath.Dir(index)) {
+			t.Errorf("run %d: the child's system prompt does not name its memory directory", i+1)
+		}
+		if remembered := strings.Contains(sys, "REMEMBERED-FACT"); remembered != (i == 1) {
+			t.Errorf("run %d: memory in the system prompt = %v, want %v", i+1, remembered, i == 1)
+		}
+		blocks := firstUserBlocks(t, r)
+		var rest []string
+		for _, b := range blocks {
+			if !strings.HasPrefix(b, "<system-reminder>") {
+				rest = append(rest, b)
+			}
+		}
+		if len(rest) != 3 || rest[0] != "INITIAL-PROMPT-FIRST" || rest[1] != "TASK-PROMPT" || !strings.Contains(rest[2], "GREET-SKILL: say hello to") {
+			t.Errorf("run %d: the child's first message is %q, want initialPrompt, the task, then the greet skill", i+1, rest)
+		}
 	}
 }

@@ -77,6 +77,13 @@ const mcpConfig = ".mcp.json"
 //
 // Both the path as given and where its symbolic links lead are judged.
 func (p *Policy) protected(path string) (string, bool) {
+	for _, w := range p.Writable {
+		// Both as written and with links resolved: a link planted in the
+		// directory must not lift the protection of what it points to.
+		if w != "" && within(filepath.Clean(w), path) && within(resolvePath(w), resolvePath(path)) {
+			return "", false
+		}
+	}
 	if why, ok := p.protectedAs(path, func(s string) string { return s }); ok {
 		return why, true
 	}

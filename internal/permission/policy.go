@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/tool"
@@ -66,6 +67,14 @@ type Policy struct {
 	// Task holds the settings' permissions.task rules, which decide which
 	// agents this session may spawn (PermitSpawn).
 	Task TaskRules
+	// Grants, when set, add the allow rules a session gained while running
+	// (a skill's allowed-tools) to Rules.Allow for that session's calls.
+	Grants *Grants
+	// Writable are directories (absolute) whose files this policy's
+	// sessions may change although a protected name is on their path: an
+	// agent's own memory directory under .claude. Allow rules, the mode
+	// and deny rules still decide; only the protection is lifted.
+	Writable []string
 }
 
 // Denied is a refused call. Its text is written for the model, which gets
@@ -139,6 +148,12 @@ func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.
 			return &Denied{Tool: name, Rule: rule, Reason: "the tool is not available in this session"}
 		}
 		return &Denied{Tool: name, Reason: fmt.Sprintf("there is no tool named %s in this session", name)}
+	}
+	if granted := p.Grants.Rules(env.SessionID); len(granted) > 0 {
+		q := *p
+		q.Grants = nil
+		q.Rules.Allow = append(slices.Clone(p.Rules.Allow), granted...)
+		return q.Permit(ctx, name, t, env, input)
 	}
 	c := call{name: name, access: t.Info().Access, cwd: env.Cwd}
 	target, err := p.target(t, c, env, input)

@@ -97,7 +97,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		spec.RecordHistory = true
 	}
 	conv := runner.Start(spec, r.history)
-	input := []llm.Message{llm.UserText(r.req.Prompt)}
+	input := []llm.Message{r.first}
 	if r.req.Fork != nil {
 		dir := ""
 		if r.tree != nil {

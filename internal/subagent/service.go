@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
@@ -87,6 +88,9 @@ type Config struct {
 	// MaxToolInputBytes bounds a tool call's input in every child's loop
 	// (limits.maxToolInputBytes); 0 means the loop's default.
 	MaxToolInputBytes int64
+	// Commands are the loaded commands and skills: an agent's skills
+	// field preloads from them. Nil: none.
+	Commands *command.Set
 	// Preamble is the context every child's conversation opens with (the
 	// project's CLAUDE.md and AGENTS.md): children get the main agent's,
 	// as Claude Code gives them, forks included, whose shared prefix it is
@@ -381,6 +385,10 @@ func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 		base = ch.base
 	}
 	now := s.cfg.Now()
+	if ch.memory != "" {
+		// Never cached: the agent changes its memory as it runs.
+		return runner.SystemPrompt(base+"\n\n"+s.memoryPrompt(def, ch), ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
+	}
 	key := promptKey{name: def.Name, base: base, cwd: ch.cwd, date: now.Format("2006-01-02")}
 	if p, ok := s.prompts.Load(key); ok {
 		return p.(string)

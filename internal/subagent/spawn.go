@@ -209,6 +209,8 @@ type child struct {
 	cwd    string
 	base   string // prompt base from the workspace, if any
 	policy permission.Policy
+	// memory is the agent's memory directory (memory: scope), or "".
+	memory string
 }
 
 func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*child, []string, error) {
@@ -291,6 +293,12 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 		}
 		pol.Rules.Allow = append(pol.Rules.Allow, r)
 	}
+	var memDir string
+	if req.Fork == nil {
+		if memDir, err = s.grantMemory(def, &pol); err != nil {
+			return nil, nil, err
+		}
+	}
 	taskRules, err := permission.ParseTaskRules(taskPairs(def.TaskRules))
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: permission.task: %w", def.Name, err)
@@ -302,7 +310,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 			RootTranscriptPath: c.RootTranscriptPath,
 			Fork:               req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
 		},
-		cwd: cwd, base: ws.PromptBase, policy: pol,
+		cwd: cwd, base: ws.PromptBase, policy: pol, memory: memDir,
 	}, warnings, nil
 }
 
@@ -440,6 +448,8 @@ type run struct {
 	history      []llm.Message
 	tools        *tool.Set
 	warnings     []string
+	// first is the child's first user message (see firstMessage).
+	first llm.Message
 	// mcpTools are the tools of the definition's own MCP servers, which
 	// releaseMCP stops when the run ends.
 	mcpTools []tool.Tool
@@ -484,7 +494,13 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	if err != nil {
 		return nil, err
 	}
-	r := &run{c: c, req: req, def: def, child: ch, warnings: warnings}
+	r := &run{c: c, req: req, def: def, child: ch, warnings: warnings, first: llm.UserText(req.Prompt)}
+	if req.SessionID == "" && req.Fork == nil {
+		// A continued agent had its initialPrompt and skills when it began.
+		var more []string
+		r.first, more = s.firstMessage(def, req.Prompt)
+		r.warnings = append(r.warnings, more...)
+	}
 	ok := false
 	defer func() {
 		if !ok {
