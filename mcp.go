@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -153,7 +154,7 @@ func (f mcpForAgents) ForAgent(ctx context.Context, def agent.Definition) ([]too
 				warnings = append(warnings, fmt.Sprintf("agent %s names MCP server %q, which is not configured", def.Name, e))
 			}
 		case map[string]any:
-			for _, name := range sortedKeys(e) {
+			for _, name := range slices.Sorted(maps.Keys(e)) {
 				raw, err := json.Marshal(e[name])
 				if err != nil {
 					return nil, nil, warnings, fmt.Errorf("mcpServers.%s: %w", name, err)
@@ -220,15 +221,6 @@ func (f mcpForAgents) ForAgent(ctx context.Context, def agent.Definition) ([]too
 		}
 	}
 	return tools, stop, warnings, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // mcpInit lists the runtime's servers for the init event.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,8 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/cadre-dev/cadre/internal/mcp/mcptest"
 	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/internal/testkit/npm"
 )
@@ -51,29 +50,6 @@ func mcpServer(pidFile, command string, args ...string) string {
 		quoted = append(quoted, fmt.Sprintf("%q", a))
 	}
 	return fmt.Sprintf(`{"command": "sh", "args": ["-c", %s]}`, strings.Join(quoted, ", "))
-}
-
-// reaped fails unless the process whose pid is in pidFile is gone —
-// reaped, not a zombie and not an orphan still running.
-func reaped(t *testing.T, pidFile string) {
-	t.Helper()
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("the MCP server never started: %v", err)
-	}
-	proc := "/proc/" + strings.TrimSpace(string(b))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		if _, err := os.Stat(proc); os.IsNotExist(err) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("MCP server process %s outlived cadre", proc)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // approve makes the user's local settings approve the project's servers.
@@ -131,7 +107,7 @@ func TestMCPEchoFromProjectFile(t *testing.T) {
 	if got := fmt.Sprint(init["mcp_servers"]); got != "[map[name:everything status:connected]]" {
 		t.Errorf("init mcp_servers %s", got)
 	}
-	reaped(t, pid)
+	mcptest.Reaped(t, pid)
 }
 
 // childAgent is a Claude Code agent file whose pool is one MCP tool.
@@ -238,7 +214,7 @@ func TestMCPServerThatCrashesMidRunIsReportedAndNothingHangs(t *testing.T) {
 	if res := ls[len(ls)-1]; res["subtype"] != "success" || res["result"] != "carried on" {
 		t.Errorf("result %v", res)
 	}
-	reaped(t, pid)
+	mcptest.Reaped(t, pid)
 }
 
 func TestHostileMCPJSONDoesNotStartAProcess(t *testing.T) {
@@ -313,7 +289,7 @@ func TestAgentMCPServersRequiredAndInline(t *testing.T) {
 			t.Error("the owner's own server reached the main agent's pool")
 		}
 	}
-	reaped(t, pid)
+	mcptest.Reaped(t, pid)
 }
 
 func TestMCPPromptAsSlashCommand(t *testing.T) {
@@ -370,7 +346,7 @@ func TestSlowMCPServerDoesNotHoldTheFirstCall(t *testing.T) {
 	if got := fmt.Sprint(lines(t, p.stdout)[0]["mcp_servers"]); !strings.Contains(got, "name:silent status:pending") {
 		t.Errorf("init mcp_servers %s", got)
 	}
-	reaped(t, pid)
+	mcptest.Reaped(t, pid)
 }
 
 func TestMCPConfigFlagAndStrict(t *testing.T) {

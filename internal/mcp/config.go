@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -106,7 +107,7 @@ func ParseServers(data []byte, source string) ([]Server, error) {
 // ParseMap reads a map of server name to definition (the settings'
 // mcpServers), sorted by name.
 func ParseMap(m map[string]json.RawMessage, source string) ([]Server, error) {
-	names := sortedNames(m)
+	names := slices.Sorted(maps.Keys(m))
 	var out []Server
 	var errs []error
 	for _, n := range names {

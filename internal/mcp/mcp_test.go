@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/mcp"
 	"github.com/cadre-dev/cadre/internal/mcp/mcptest"
+	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -209,28 +210,7 @@ func TestServerThatDiesMidRunIsReportedAndItsToolsFail(t *testing.T) {
 		}
 	}
 	// The dead server is reaped while the run goes on, not at Close.
-	checkReaped(t, deadline, pidFile)
-}
-
-// checkReaped waits until the process whose pid is in pidFile is gone:
-// reaped, not merely dead — a zombie keeps its /proc entry.
-func checkReaped(t *testing.T, ctx context.Context, pidFile string) {
-	t.Helper()
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc := "/proc/" + strings.TrimSpace(string(b))
-	for {
-		if _, err := os.Stat(proc); os.IsNotExist(err) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the server process %s was not reaped", proc)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	mcptest.Reaped(t, pidFile)
 }
 
 func TestServerThatFailsToStartIsReported(t *testing.T) {
@@ -271,10 +251,8 @@ func TestWaitIsBoundedByItsContext(t *testing.T) {
 		t.Error("a pending server offers tools")
 	}
 	m.Close() // must not hang on the silent server
-	deadline, cancel2 := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel2()
 	if _, err := os.Stat(pidFile); err == nil {
-		checkReaped(t, deadline, pidFile)
+		mcptest.Reaped(t, pidFile)
 	}
 }
 
@@ -330,7 +308,7 @@ func TestStdioServerIsReapedOnClose(t *testing.T) {
 		t.Fatalf("status %+v", m.Status())
 	}
 	m.Close()
-	checkReaped(t, ctx, pidFile)
+	mcptest.Reaped(t, pidFile)
 }
 
 func TestExpand(t *testing.T) {
@@ -467,5 +445,43 @@ func TestMCPConfigFlag(t *testing.T) {
 	}
 	if _, err := mcp.ReadFlag("missing.json", dir); err == nil || !strings.Contains(err.Error(), "--mcp-config") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// MCP tools count as commands for permission modes, whatever their
+// readOnlyHint says (echo has it): asked unless allowed, refused in plan.
+func TestModesTreatMCPToolsLikeCommands(t *testing.T) {
+	m, _ := newManager(t, stdio("srv"))
+	echo := toolByName(t, m, "mcp__srv__echo")
+	rule := func(s string) permission.Rule {
+		r, err := permission.ParseRule(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		mode  permission.Mode
+		allow []permission.Rule
+		deny  []permission.Rule
+		ok    bool
+	}{
+		{name: "default asks, nobody answers", mode: permission.ModeDefault},
+		{name: "acceptEdits asks too", mode: permission.ModeAcceptEdits},
+		{name: "the server allowed", mode: permission.ModeDefault, allow: []permission.Rule{rule("mcp__srv")}, ok: true},
+		{name: "the tool allowed", mode: permission.ModeAcceptEdits, allow: []permission.Rule{rule("mcp__srv__echo")}, ok: true},
+		{name: "plan refuses even allowed", mode: permission.ModePlan, allow: []permission.Rule{rule("mcp__srv")}},
+		{name: "bypass runs it", mode: permission.ModeBypass, ok: true},
+		{name: "deny holds in bypass", mode: permission.ModeBypass, deny: []permission.Rule{rule("mcp__srv__*")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := permission.Policy{Mode: tc.mode, Rules: permission.Rules{Allow: tc.allow, Deny: tc.deny}, Workspace: dir, Project: dir}
+			err := p.Permit(context.Background(), "mcp__srv__echo", echo, tool.Env{Cwd: dir}, json.RawMessage(`{"message":"x"}`))
+			if (err == nil) != tc.ok {
+				t.Errorf("Permit = %v, want allowed %v", err, tc.ok)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,7 @@ func Resolve(src Sources) (Plan, error) {
 	var cands []cand
 	if !src.Strict && src.Settings != nil {
 		for _, l := range src.Settings.MCP {
-			for _, name := range sortedNames(l.Servers) {
+			for _, name := range slices.Sorted(maps.Keys(l.Servers)) {
 				c, err := ParseConfig(name, l.Servers[name])
 				cands = append(cands, cand{srv: Server{Name: name, Config: c, Source: "settings " + l.Path}, project: l.Scope == config.ScopeProject, err: err})
 			}
@@ -67,7 +68,7 @@ func Resolve(src Sources) (Plan, error) {
 			if err := json.Unmarshal(data, &doc); err != nil {
 				cands = append(cands, cand{srv: Server{Name: ProjectFile, Source: path}, err: fmt.Errorf("%s: %w", path, err), project: true})
 			}
-			for _, name := range sortedNames(doc.MCPServers) {
+			for _, name := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 				c, err := ParseConfig(name, doc.MCPServers[name])
 				if err != nil {
 					err = fmt.Errorf("%s: %w", path, err)
@@ -123,13 +124,4 @@ func Resolve(src Sources) (Plan, error) {
 		}
 	}
 	return plan, nil
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -5,7 +5,11 @@ package mcptest
 
 import (
 	"context"
+	"os"
+	"strings"
 	"sync/atomic"
+	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,4 +66,29 @@ func New(opts Options) *mcp.Server {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hello to " + req.Params.Arguments["name"] + "."}}}}, nil
 		})
 	return s
+}
+
+// Reaped fails t unless the process whose pid is in pidFile is gone
+// within a deadline: reaped, not a zombie (which keeps its /proc entry)
+// and not an orphan still running. Tests start servers through
+// `sh -c 'echo $$ > pidFile; exec server'` to learn the pid.
+func Reaped(t testing.TB, pidFile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the MCP server never started: %v", err)
+	}
+	proc := "/proc/" + strings.TrimSpace(string(b))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if _, err := os.Stat(proc); os.IsNotExist(err) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("MCP server process %s was not reaped", proc)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
