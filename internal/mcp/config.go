@@ -16,6 +16,11 @@ const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "http"
 	TransportSSE   = "sse"
+	// TransportSDK is a server the Agent SDK runs in its own process and
+	// reaches over the control protocol ({"type": "sdk", "name": …} in
+	// the --mcp-config it passes). cadre recognises it, to report it, but
+	// cannot reach it.
+	TransportSDK = "sdk"
 )
 
 // Config is one server's definition, in Claude Code's shape.
@@ -28,6 +33,9 @@ type Config struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Name is what an Agent SDK server ("type": "sdk") is called in the
+	// SDK's process.
+	Name string `json:"name,omitempty"`
 }
 
 // Server is a named Config and where it was defined.
@@ -68,6 +76,8 @@ func (c *Config) check(name string) error {
 	case TransportHTTP, "streamable-http", "streamableHttp":
 		c.Type = TransportHTTP
 	case TransportSSE:
+	case TransportSDK:
+		return nil
 	default:
 		return fmt.Errorf("MCP server %q: type %q is unknown: want stdio, http or sse", name, c.Type)
 	}

@@ -426,6 +426,11 @@ func TestHostileProjectServersDoNotStartUnapproved(t *testing.T) {
 	if len(plan.Start) != 1 || plan.Start[0].Name != "evil" || len(plan.Held) != 1 || plan.Held[0].State != mcp.StateDisabled {
 		t.Errorf("approved plan %+v", plan)
 	}
+	// The Agent SDK's in-process servers are reported, not fatal.
+	plan, err = mcp.Resolve(mcp.Sources{Cwd: dir, Strict: true, Flags: []string{`{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}`}})
+	if err != nil || len(plan.Start) != 0 || len(plan.Held) != 1 || plan.Held[0].State != mcp.StateFailed || !strings.Contains(plan.Held[0].Err, "Agent SDK") {
+		t.Errorf("sdk plan %+v, %v", plan, err)
+	}
 	// --strict-mcp-config: the flag's servers only.
 	plan, err = mcp.Resolve(mcp.Sources{Cwd: dir, Settings: load(), Strict: true, Flags: []string{`{"mcpServers": {"mine": {"command": "x"}}}`}})
 	if err != nil || len(plan.Start) != 1 || plan.Start[0].Name != "mine" || len(plan.Held) != 0 {

@@ -102,6 +102,8 @@ func Resolve(src Sources) (Plan, error) {
 		switch {
 		case c.err != nil:
 			st.State, st.Err = StateFailed, c.err.Error()
+		case c.srv.Config.Type == TransportSDK:
+			st.State, st.Err = StateFailed, "an Agent SDK server (type sdk) runs in the SDK's process and is reached over the control protocol, which cadre's MCP client does not support yet"
 		case c.project && slices.Contains(s.DisabledMcpjsonServers, name):
 			st.State, st.Err = StateDisabled, "listed in disabledMcpjsonServers"
 		case c.project && !s.EnableAllProjectMcpServers && !slices.Contains(s.EnabledMcpjsonServers, name):
