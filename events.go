@@ -1,6 +1,7 @@
 package cadre
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/event"
@@ -179,6 +180,10 @@ type ResultInfo struct {
 	PermissionDenials []PermissionDenial
 	// ModelUsage breaks usage and cost down by model name.
 	ModelUsage map[string]ModelUsage
+	// StructuredOutput is the answer in the JSON schema of
+	// Options.JSONSchema, when the model gave it; Result then holds its
+	// JSON text.
+	StructuredOutput json.RawMessage
 }
 
 // PermissionDenial is a tool call the permission layer refused.
@@ -229,6 +234,7 @@ func resultOf(r *event.Result) *ResultInfo {
 	out := &ResultInfo{
 		IsError: r.IsError, Result: r.Result, NumTurns: r.NumTurns, Duration: r.Duration, APIDuration: r.APIDuration,
 		TotalCostUSD: r.TotalCostUSD, Usage: r.Usage, StopReason: r.StopReason, Errors: r.Errors,
+		StructuredOutput: r.StructuredOutput,
 	}
 	for _, d := range r.PermissionDenials {
 		out.PermissionDenials = append(out.PermissionDenials, PermissionDenial{ToolName: d.ToolName, ToolUseID: d.ToolUseID, ToolInput: d.ToolInput})

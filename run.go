@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -87,6 +88,8 @@ type sessionRun struct {
 	start   time.Time
 	caller  subagent.Caller
 	totals  *runner.Totals
+	// structured is the StructuredOutput tool of Options.JSONSchema.
+	structured *structured.Tool
 	// command is a `context: fork` slash command to run instead of a turn.
 	command *command.Command
 	args    string
@@ -172,7 +175,14 @@ func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error)
 		RootTranscriptPath: sr.sess.Info.TranscriptPath,
 	}
 	// The first model call waits for the MCP servers, boundedly (mcpReady).
-	all, err := tool.NewSet(slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))...)
+	tools := slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))
+	if len(r.opts.JSONSchema) > 0 {
+		if sr.structured, err = structured.New(r.opts.JSONSchema); err != nil {
+			return nil, fmt.Errorf("--json-schema: %w", err)
+		}
+		tools = append(tools, sr.structured)
+	}
+	all, err := tool.NewSet(tools...)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +243,8 @@ func (sr *sessionRun) run(ctx context.Context) {
 			SystemContext: sr.context,
 			Preamble:      r.context,
 			Inbox:         func() []llm.Message { return inbox(r.queue.Take("")) },
+			Thinking:      r.opts.Thinking,
+			OnEnd:         sr.remind,
 		}),
 		Tag:     runner.Tag{RootSessionID: sr.sess.Info.ID},
 		Partial: r.opts.IncludePartialMessages,
@@ -340,6 +352,15 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation)
 	sr.finish(res, sr.totals, false)
 }
 
+// remind is the loop's OnEnd: with --json-schema, a model that ends
+// without giving its structured output is told once to give it.
+func (sr *sessionRun) remind() *llm.Message {
+	if sr.structured == nil {
+		return nil
+	}
+	return sr.structured.Remind()
+}
+
 // context is the per-turn context: the agents the main agent may delegate
 // to and its background tasks. It changes as tasks come and go, so the
 // loop sends it after the cached prompt, never in it.
@@ -366,6 +387,12 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals, followUp
 	}
 	for _, d := range res.Denials {
 		out.PermissionDenials = append(out.PermissionDenials, event.Denial{ToolName: d.Tool, ToolUseID: d.ToolUseID, ToolInput: d.Input})
+	}
+	if sr.structured != nil && !out.IsError {
+		if so := sr.structured.Output(); so != nil {
+			// Claude Code's result is then the output's JSON text.
+			out.StructuredOutput, out.Result = so, string(so)
+		}
 	}
 	switch {
 	case res.Err != nil:

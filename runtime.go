@@ -29,6 +29,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/skill"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
+	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -86,6 +87,14 @@ type Options struct {
 	// IncludePartialMessages adds EventStreamEvent events: the main
 	// agent's replies as they stream (--include-partial-messages).
 	IncludePartialMessages bool
+	// JSONSchema asks for the main agent's answer as JSON following this
+	// schema (Claude Code's --json-schema): the agent gets a
+	// StructuredOutput tool taking it, and the result's StructuredOutput
+	// holds what it gave.
+	JSONSchema json.RawMessage
+	// Thinking turns on the main agent's extended thinking with this
+	// budget (llm.ParseEffort reads the usual words); nil leaves it off.
+	Thinking *llm.Thinking
 	// SystemPrompt replaces cadre's default system prompt;
 	// AppendSystemPrompt is added after it.
 	SystemPrompt, AppendSystemPrompt string
@@ -260,6 +269,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	if cfg.Settings.Model == "" {
 		cfg.Settings.Model = config.DefaultModel
+	}
+	if len(opts.JSONSchema) > 0 {
+		// Checked now: a bad schema is a start failure, not a run's.
+		if _, err := structured.New(opts.JSONSchema); err != nil {
+			return nil, fmt.Errorf("--json-schema: %w", err)
+		}
 	}
 	s := cfg.Settings
 	mode := permission.ModeDefault

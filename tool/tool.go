@@ -79,6 +79,10 @@ type Result struct {
 	// Meta is structured detail for front ends (stream-json's
 	// tool_use_result); the model never sees it.
 	Meta any
+	// Stop ends the agent's turn once this batch of calls has its results,
+	// with no further model call: a tool that delivers the final answer
+	// (StructuredOutput) sets it.
+	Stop bool
 }
 
 // Text returns a successful result holding s.

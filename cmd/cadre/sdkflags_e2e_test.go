@@ -365,3 +365,101 @@ func TestIncludePartialMessages(t *testing.T) {
 		}
 	})
 }
+
+// TestJSONSchemaStructuredOutput: --json-schema gives the main agent
+// Claude Code's StructuredOutput tool with the schema as its input schema;
+// the model's call ends the turn and the result carries the output in
+// structured_output, its JSON text in result. A model that answers in text
+// is told once to call the tool.
+func TestJSONSchemaStructuredOutput(t *testing.T) {
+	const schema = `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`
+	call := testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "StructuredOutput", Input: map[string]any{"answer": "42"}}}}
+	for _, tc := range []struct {
+		name     string
+		script   testkit.Handler
+		requests int
+	}{
+		{"called at once", func(testkit.Request) testkit.Reply { return call }, 1},
+		{"reminded once", func(r testkit.Request) testkit.Reply {
+			if strings.Contains(string(r.Body), "You MUST call the StructuredOutput tool") {
+				return call
+			}
+			return testkit.Reply{Text: "The answer is 42."}
+		}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, srv := anthropicEnv(t, tc.script)
+			p := ok(t, e.run("", "-p", "what is the answer?", "--output-format=stream-json", "--verbose", "--json-schema="+schema))
+			res := finalResult(t, p.stdout)
+			if so, _ := json.Marshal(res["structured_output"]); string(so) != `{"answer":"42"}` || res["result"] != `{"answer":"42"}` || res["subtype"] != "success" {
+				t.Errorf("result %v", res)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != tc.requests {
+				t.Errorf("%d model requests, want %d", len(reqs), tc.requests)
+			}
+			var body struct {
+				Tools []struct {
+					Name        string          `json:"name"`
+					InputSchema json.RawMessage `json:"input_schema"`
+				} `json:"tools"`
+			}
+			json.Unmarshal(reqs[0].Body, &body)
+			found := false
+			for _, tl := range body.Tools {
+				if tl.Name == "StructuredOutput" {
+					found = true
+					if !strings.Contains(string(tl.InputSchema), `"answer"`) {
+						t.Errorf("StructuredOutput schema %s", tl.InputSchema)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("the model was not offered StructuredOutput")
+			}
+		})
+	}
+	t.Run("without the flag, no such tool and no structured_output", func(t *testing.T) {
+		e, srv := anthropicEnv(t, answerOnly)
+		p := ok(t, e.run("", "-p", "hi", "--output-format=stream-json", "--verbose"))
+		if so, found := finalResult(t, p.stdout)["structured_output"]; found {
+			t.Errorf("structured_output %v without --json-schema", so)
+		}
+		if body := string(srv.Requests()[0].Body); strings.Contains(body, `"name":"StructuredOutput"`) {
+			t.Errorf("StructuredOutput offered without --json-schema")
+		}
+	})
+	t.Run("a schema that is not an object's is a start failure", func(t *testing.T) {
+		e, _ := anthropicEnv(t, answerOnly)
+		failsWith(t, e.run("", "-p", "hi", "--output-format=json", `--json-schema={"type":"string"}`), "--json-schema", "object")
+	})
+}
+
+// TestThinkingFlags: --max-thinking-tokens, --thinking and --effort turn
+// on the main agent's extended thinking with the budget they name.
+func TestThinkingFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		budget any // nil: no thinking
+	}{
+		{nil, nil},
+		{[]string{"--max-thinking-tokens=2048"}, 2048.0},
+		{[]string{"--thinking=adaptive"}, 10000.0},
+		{[]string{"--thinking=disabled", "--effort=high"}, nil},
+		{[]string{"--effort=high"}, 31999.0},
+		{[]string{"--effort=low"}, 4000.0},
+	} {
+		e, srv := anthropicEnv(t, answerOnly)
+		ok(t, e.run("", append([]string{"-p", "hi", "--output-format=stream-json", "--verbose"}, tc.args...)...))
+		th, _ := srv.Requests()[0].JSON()["thinking"].(map[string]any)
+		var got any
+		if th != nil {
+			got = th["budget_tokens"]
+		}
+		if got != tc.budget {
+			t.Errorf("%v: thinking budget %v, want %v", tc.args, got, tc.budget)
+		}
+	}
+	e, _ := anthropicEnv(t, answerOnly)
+	failsWith(t, e.run("", "-p", "hi", "--effort=extreme"), "--effort")
+}

@@ -178,6 +178,14 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	if err != nil {
 		return fail(err)
 	}
+	thinking, err := f.sdk.thinkingBudget()
+	if err != nil {
+		return fail(err)
+	}
+	schema, err := jsonSchema(f.sdk.jsonSchema)
+	if err != nil {
+		return fail(err)
+	}
 	log := newLogger(stderr, f.debug)
 	if f.sdk.debugFile != "" {
 		// --debug-file (the Agent SDK passes it): debug detail goes to the
@@ -201,6 +209,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: agents,
 		MCPConfig: f.sdk.mcpConfig, StrictMCPConfig: f.sdk.strictMCPConfig,
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
+		Thinking: thinking, JSONSchema: schema,
 		Logger:                 log,
 	})
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/spf13/pflag"
 )
 
@@ -138,6 +140,49 @@ func settingSources(fl *pflag.FlagSet, v string) []string {
 		return nil
 	}
 	return append([]string{}, list(v)...)
+}
+
+// thinkingBudget reads --max-thinking-tokens, --thinking and --effort,
+// in that order of precedence, as llm.ParseEffort reads effort words.
+// --thinking=adaptive (the SDK's default for thinking on) lets cadre pick:
+// the medium budget.
+func (f *sdkFlags) thinkingBudget() (*llm.Thinking, error) {
+	switch {
+	case f.maxThinkingTokens > 0:
+		t, err := llm.ParseEffort(strconv.Itoa(f.maxThinkingTokens))
+		if err != nil {
+			return nil, fmt.Errorf("--max-thinking-tokens: %w", err)
+		}
+		return t, nil
+	case f.maxThinkingTokens < 0:
+		return nil, fmt.Errorf("--max-thinking-tokens must be positive, got %d", f.maxThinkingTokens)
+	case f.thinking != "":
+		v := f.thinking
+		if v == "adaptive" {
+			v = "medium"
+		}
+		t, err := llm.ParseEffort(v)
+		if err != nil {
+			return nil, fmt.Errorf("--thinking: want adaptive, enabled or disabled: %w", err)
+		}
+		return t, nil
+	}
+	t, err := llm.ParseEffort(f.effort)
+	if err != nil {
+		return nil, fmt.Errorf("--effort: %w", err)
+	}
+	return t, nil
+}
+
+// jsonSchema reads --json-schema: the schema's JSON text.
+func jsonSchema(v string) (json.RawMessage, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	if !json.Valid([]byte(v)) {
+		return nil, fmt.Errorf("--json-schema: not valid JSON: %q", v)
+	}
+	return json.RawMessage(v), nil
 }
 
 // agentsJSON checks --agents is a JSON object before the runtime reads it.

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -104,6 +105,9 @@ type Result struct {
 	PermissionDenials []Denial
 	// ModelUsage breaks usage and cost down by model name.
 	ModelUsage map[string]ModelUsage
+	// StructuredOutput is the answer given in the requested JSON schema
+	// (Options.JSONSchema), when it was given.
+	StructuredOutput json.RawMessage
 }
 
 // Denial records a tool call the permission layer refused.

@@ -139,6 +139,11 @@ type Config struct {
 	// progress. An error stops the run: a transcript that cannot be written
 	// must not be silently skipped.
 	OnStep func(ctx context.Context, s Step) error
+	// OnEnd, if set, is called when the model ends its turn without tool
+	// calls; a message it returns joins the conversation as a user message
+	// and the loop goes on (within MaxTurns): the reminder to give the
+	// structured output.
+	OnEnd func() *llm.Message
 	// OnStream, if set, sees the model's streaming events (text deltas,
 	// retries) for live display. It must not block.
 	OnStream func(ev llm.Event)
@@ -245,6 +250,14 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		}
 		uses := resp.Message.ToolUses()
 		if len(uses) == 0 {
+			if m := onEnd(cfg); m != nil && (cfg.MaxTurns == 0 || out.Turns < cfg.MaxTurns) {
+				// Told to go on (structured output not given yet).
+				if err := step(ctx, cfg, Step{Message: *m}); err != nil {
+					return fail(err)
+				}
+				out.Messages = append(out.Messages, *m)
+				continue
+			}
 			out.Subtype = SubtypeSuccess
 			return out, nil
 		}
@@ -271,6 +284,13 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 			return out, nil
 		}
 	}
+}
+
+func onEnd(cfg Config) *llm.Message {
+	if cfg.OnEnd == nil {
+		return nil
+	}
+	return cfg.OnEnd()
 }
 
 func step(ctx context.Context, cfg Config, s Step) error {
@@ -534,6 +554,7 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 		res.block = withContext(res.block, after.Context)
 		res.stop = after.Stop
 	}
+	res.stop = res.stop || r.Stop
 	return res
 }
 

@@ -344,6 +344,8 @@ type resultJSON struct {
 	PermissionDenials []cadre.PermissionDenial  `json:"permission_denials"`
 	// Errors is on error results only, where the SDK requires it.
 	Errors []string `json:"errors,omitempty"`
+	// StructuredOutput is the answer in the --json-schema schema.
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 	UUID   string   `json:"uuid"`
 }
 
@@ -385,6 +387,7 @@ func resultLine(e cadre.Event) resultJSON {
 	} else {
 		answer := r.Result
 		out.Result = &answer
+		out.StructuredOutput = r.StructuredOutput
 	}
 	return out
 }

@@ -53,6 +53,10 @@ type Agent struct {
 	// Hooks are the session's hooks: the loop asks PreToolUse and
 	// PostToolUse around tool calls, compaction asks PreCompact.
 	Hooks *Hooks
+	// Thinking is the agent's extended thinking (nil: off); OnEnd is the
+	// loop's (see loop.Config).
+	Thinking *llm.Thinking
+	OnEnd    func() *llm.Message
 }
 
 // LoopConfig is the loop's configuration for agent a.
@@ -61,7 +65,7 @@ func LoopConfig(a Agent) loop.Config {
 		Model: a.Model, System: a.System, Tools: a.Tools, Permit: a.Permit, Env: a.Env, Agent: a.Name,
 		MaxTurns: a.MaxTurns, MaxToolInputBytes: a.MaxToolInputBytes,
 		SystemContext: a.SystemContext, Inbox: a.Inbox, Logger: a.Logger, Preamble: a.Preamble,
-		Hooks: toolHooks(a.Hooks),
+		Hooks: toolHooks(a.Hooks), Thinking: a.Thinking, OnEnd: a.OnEnd,
 	}
 	if a.Compaction != nil {
 		var specs []llm.ToolSpec
