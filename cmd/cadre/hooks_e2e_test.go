@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,6 +110,34 @@ func normalize(e *env, b []byte) []byte {
 	return []byte(s)
 }
 
+var claudeSample = map[string]string{"subagent_start.json": "SubagentStart.json", "subagent_stop.json": "SubagentStop.json"}
+
+// jsonKeys lists the keys of a JSON object in order.
+func jsonKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+	}
+	return keys
+}
+
+func withoutKeys(keys []string, drop ...string) []string {
+	return slices.DeleteFunc(keys, func(k string) bool { return slices.Contains(drop, k) })
+}
+
 // TestSubagentStopHookInput: a SubagentStop hook gets Claude Code's JSON
 // on standard input; an agent file's own Stop hook runs (as SubagentStop)
 // for that agent's session only.
@@ -131,6 +161,16 @@ func TestSubagentStopHookInput(t *testing.T) {
 			t.Fatalf("the hook did not run: %v", err)
 		}
 		golden.Check(t, filepath.Join("testdata", "hooks", name), append(normalize(e, b), '\n'))
+		// The same fields, in the same order, as Claude Code 2.1.330 wrote
+		// for the same event (internal/hook/testdata/claude-code), but
+		// those cadre does not send (docs/hooks.md).
+		cc, err := os.ReadFile(filepath.Join("..", "..", "internal", "hook", "testdata", "claude-code", claudeSample[name]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := jsonKeys(t, b), withoutKeys(jsonKeys(t, cc), "prompt_id", "effort", "background_tasks", "session_crons"); !slices.Equal(got, want) {
+			t.Errorf("%s: keys %v, Claude Code's %v", name, got, want)
+		}
 	}
 	own, err := os.ReadFile(filepath.Join(e.dir, "own_stop.jsonl"))
 	if err != nil {

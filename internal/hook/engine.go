@@ -233,6 +233,11 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 	for _, err := range res.Errors {
 		e.log.WarnContext(ctx, "hook failed", "event", in.HookEventName, "err", err)
 	}
+	// systemMessage is for the user: the runtime's log is where a
+	// headless run shows its warnings.
+	for _, m := range res.Messages {
+		e.log.WarnContext(ctx, "hook message", "event", in.HookEventName, "message", m)
+	}
 	return res
 }
 

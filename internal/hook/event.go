@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Event names a hook event, as Claude Code spells it.
@@ -89,24 +90,28 @@ type Input struct {
 	NotificationType string `json:"notification_type,omitempty"`
 }
 
-// fields lists, per event, the JSON keys its input carries besides the
-// common ones, in the order Claude Code writes them.
+// fields lists, per event, the JSON keys its input carries after
+// hook_event_name, in the order Claude Code writes them.
 var fields = map[Event][]string{
 	PreToolUse:       {"tool_name", "tool_input", "tool_use_id"},
 	PostToolUse:      {"tool_name", "tool_input", "tool_response", "tool_use_id"},
 	UserPromptSubmit: {"prompt"},
 	Stop:             {"stop_hook_active", "last_assistant_message"},
-	SubagentStart:    {"agent_id", "agent_type"},
-	SubagentStop:     {"stop_hook_active", "agent_id", "agent_transcript_path", "agent_type", "last_assistant_message"},
+	SubagentStart:    {},
+	SubagentStop:     {"stop_hook_active", "agent_transcript_path", "last_assistant_message"},
 	PreCompact:       {"trigger", "custom_instructions"},
 	SessionStart:     {"source", "model"},
 	SessionEnd:       {"reason"},
 	Notification:     {"message", "title", "notification_type"},
 }
 
+// noMode lists the events whose input has no permission_mode: they are
+// not about what the agent may do (recorded from Claude Code 2.1.330).
+var noMode = map[Event]bool{SessionStart: true, SessionEnd: true, SubagentStart: true}
+
 // MarshalJSON writes the input as Claude Code does: the common fields
 // (session_id, transcript_path, cwd, permission_mode, and agent_id and
-// agent_type inside a subagent), hook_event_name, then the event's own
+// agent_type for a subagent), hook_event_name, then the event's own
 // fields — stop_hook_active and custom_instructions even when false or
 // null, and nothing of other events.
 func (in Input) MarshalJSON() ([]byte, error) {
@@ -119,39 +124,23 @@ func (in Input) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(all, &m); err != nil {
 		return nil, err
 	}
-	own := fields[in.HookEventName]
-	keys := []string{"session_id", "transcript_path", "cwd", "permission_mode"}
-	if !contains(own, "agent_id") {
-		keys = append(keys, "agent_id", "agent_type")
+	keys := []string{"session_id", "transcript_path", "cwd"}
+	if !noMode[in.HookEventName] {
+		keys = append(keys, "permission_mode")
 	}
-	keys = append(keys, "hook_event_name")
-	keys = append(keys, own...)
+	keys = append(keys, "agent_id", "agent_type", "hook_event_name")
+	keys = append(keys, fields[in.HookEventName]...)
 	var b bytes.Buffer
 	b.WriteByte('{')
-	n := 0
-	for _, k := range keys {
-		v, ok := m[k]
-		if !ok {
-			continue
-		}
-		if n > 0 {
+	for i, k := range slices.DeleteFunc(keys, func(k string) bool { _, ok := m[k]; return !ok }) {
+		if i > 0 {
 			b.WriteByte(',')
 		}
-		n++
 		fmt.Fprintf(&b, "%q:", k)
-		b.Write(v)
+		b.Write(m[k])
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Output is a hook's answer: the JSON object a command hook may print on
