@@ -3,20 +3,23 @@ package permission
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"path/filepath"
 
 	"github.com/cadre-dev/cadre/tool"
 )
 
 // PermitVerdict decides a call that a PreToolUse hook judged first.
 // verdict "allow" approves what would be asked — deny rules, plan mode and
-// everything else that refuses still refuse; "ask" asks even where an
-// allow rule or the mode would approve — again after what refuses. Any
-// other verdict is Permit.
+// everything else that refuses still refuse, and a change of a protected
+// path (.git, .cadre, the config dirs) is still put to the user, since a
+// hook is not the user; "ask" asks even where an allow rule or the mode
+// would approve — again after what refuses. Any other verdict is Permit.
 func (p *Policy) PermitVerdict(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage, verdict, reason string) error {
 	switch verdict {
 	case "allow":
 		q := *p
-		q.Asker = approve{}
+		q.Asker = approve{p}
 		return q.Permit(ctx, name, t, env, input)
 	case "ask":
 		q := *p
@@ -42,10 +45,21 @@ func (p *Policy) PermitVerdict(ctx context.Context, name string, t tool.Tool, en
 	return p.Permit(ctx, name, t, env, input)
 }
 
-// approve answers every ask with yes: a hook approved the call.
-type approve struct{}
+// approve answers the asks of a call a hook approved: yes, but for a
+// change of a protected file, which goes to the policy's own Asker.
+type approve struct{ p *Policy }
 
-func (approve) Ask(context.Context, Question) (bool, error) { return true, nil }
+func (a approve) Ask(ctx context.Context, q Question) (bool, error) {
+	if filepath.IsAbs(q.Target) {
+		if _, ok := a.p.protected(q.Target); ok {
+			if a.p.Asker == nil {
+				return false, errors.New("a PreToolUse hook's approval does not cover a protected path, and nobody can approve it in this non-interactive session")
+			}
+			return a.p.Asker.Ask(ctx, q)
+		}
+	}
+	return true, nil
+}
 
 // recordAsks passes asks on and remembers that there was one.
 type recordAsks struct {

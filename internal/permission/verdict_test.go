@@ -24,6 +24,8 @@ func TestPermitVerdict(t *testing.T) {
 		{name: "allow skips an ask with nobody to ask", tool: "Bash", arg: "make", verdict: "allow", want: "allow", nobody: true},
 		{name: "allow loses to a deny rule", deny: "Bash(rm:*)", tool: "Bash", arg: "rm -rf /", verdict: "allow", want: "deny"},
 		{name: "allow loses to a deny rule on a file", deny: "Edit(./secret)", tool: "Write", arg: "/ws/secret", verdict: "allow", want: "deny"},
+		{name: "allow does not cover a protected path", tool: "Write", arg: "/ws/.git/hooks/pre-commit", verdict: "allow", want: "deny", nobody: true},
+		{name: "allow puts a protected path to the user", tool: "Write", arg: "/ws/.git/hooks/pre-commit", verdict: "allow", want: "ask", wantAsked: 1},
 		{name: "allow loses to plan mode", mode: ModePlan, tool: "Bash", arg: "make", verdict: "allow", want: "deny"},
 		{name: "ask asks what an allow rule allows", allow: "Bash(make:*)", tool: "Bash", arg: "make", verdict: "ask", want: "ask", wantAsked: 1},
 		{name: "ask asks a read inside", tool: "Read", arg: "/ws/a.go", verdict: "ask", want: "ask", wantAsked: 1},
