@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
+	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/suggest"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -195,7 +197,7 @@ func (p *parser) field(key string, k, v *yaml.Node, d *Definition) {
 		d.RequiredMCPServers = p.list(v, key)
 	case "hooks":
 		if v.Kind == yaml.MappingNode {
-			d.Hooks = toAny(v)
+			d.Hooks = p.hooks(v, key)
 		} else if !isNull(v) {
 			p.errorf(v, key, "want a mapping of hook events to matchers, got %s", frontmatter.Describe(v))
 		}
@@ -479,4 +481,28 @@ func appendNew(list []string, add ...string) []string {
 		}
 	}
 	return list
+}
+
+// hooks reads an agent's hooks, in Claude Code's settings shape. What
+// cannot run is said here, once per file: a hook type other than command
+// or an event cadre does not fire is a warning, a matcher that is not a
+// valid expression or a hook with no command an error.
+func (p *parser) hooks(v *yaml.Node, key string) any {
+	h := toAny(v)
+	raw, err := json.Marshal(h)
+	if err == nil {
+		var set hook.Settings
+		if set, err = hook.ParseSettings(raw); err == nil {
+			var warnings []string
+			_, warnings, err = set.Config("hooks", "")
+			for _, w := range warnings {
+				p.warnf(v, key, "%s", strings.TrimPrefix(w, "hooks."))
+			}
+		}
+	}
+	if err != nil {
+		p.errorf(v, key, "%v", err)
+		return nil
+	}
+	return h
 }

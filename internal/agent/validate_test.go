@@ -52,6 +52,10 @@ func TestValidationErrors(t *testing.T) {
 			[]string{"5: headers: want a mapping of header names to values, got a list"}},
 		{"hooks not a map", head + "hooks: [a]\n---\n",
 			[]string{"4: hooks: want a mapping of hook events to matchers, got a list"}},
+		{"hooks bad matcher", head + "hooks:\n  PreToolUse:\n    - matcher: \"([\"\n      hooks: [{type: command, command: x}]\n---\n",
+			[]string{"5: hooks: hooks.PreToolUse[0].matcher: matcher \"([\" is not a valid regular expression"}},
+		{"hooks no command", head + "hooks:\n  Stop:\n    - hooks: [{type: command}]\n---\n",
+			[]string{"5: hooks: hooks.Stop[0].hooks[0].command: empty"}},
 		{"mcpServers entry", head + "mcpServers:\n  - 3\n---\n",
 			[]string{"5: mcpServers[0]: want a server name or a mapping of name to server config, got the number 3"}},
 		{"duplicate field", head + "model: sonnet\nmodel: opus\n---\n",
@@ -264,5 +268,19 @@ func TestFieldAliases(t *testing.T) {
 			}
 			checkWarnings(t, d.Warnings, tt.warnings)
 		})
+	}
+}
+
+// TestHooksThatCannotRunWarn: an agent file's hooks that cadre cannot run
+// are said once, with the file and line; the others are kept.
+func TestHooksThatCannotRunWarn(t *testing.T) {
+	d := mustLoad(t, ".claude/agents/x.md",
+		"---\nname: x\ndescription: d\nhooks:\n  PostToolUseFailure:\n    - hooks: [{type: command, command: a}]\n  Stop:\n    - hooks: [{type: prompt, prompt: check}, {type: command, command: b, timeout: 5}]\n---\nbody\n")
+	if len(d.Warnings) != 2 || !strings.Contains(strings.Join(d.Warnings, "\n"), `x.md:5: hooks: PostToolUseFailure: cadre does not fire this event`) ||
+		!strings.Contains(strings.Join(d.Warnings, "\n"), `Stop[0].hooks[0]: hooks of type "prompt" do not run in cadre`) {
+		t.Errorf("warnings %q", d.Warnings)
+	}
+	if d.Hooks == nil {
+		t.Error("the hooks that can run were dropped")
 	}
 }

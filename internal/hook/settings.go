@@ -3,7 +3,9 @@ package hook
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -44,7 +46,8 @@ func ParseSettings(raw json.RawMessage) (Settings, error) {
 func (s Settings) Config(where string, shell string) (Config, []string, error) {
 	c := Config{}
 	var warnings []string
-	for name, ms := range s {
+	for _, name := range slices.Sorted(maps.Keys(s)) {
+		ms := s[name]
 		ev := Event(name)
 		if !Known(ev) {
 			warnings = append(warnings, fmt.Sprintf("%s.%s: cadre does not fire this event (it fires %s); its hooks never run", where, name, eventList()))
