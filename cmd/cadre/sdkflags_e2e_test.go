@@ -186,6 +186,19 @@ func TestSDKFlags(t *testing.T) {
 			},
 		},
 		{
+			name: "flags that cannot act yet warn once and go on",
+			setup: func(*env) []string {
+				return []string{"--session-id=01a2009c-0000-7000-8000-000000000001", "--fallback-model=claude-haiku-4-5", "--max-budget-usd=1.5", "--agent=x"}
+			},
+			check: func(t *testing.T, _ *env, p proc, _ *testkit.AnthropicServer) {
+				for _, f := range []string{"--session-id", "--fallback-model", "--max-budget-usd", "--agent"} {
+					if n := strings.Count(p.stderr, f+" is not supported yet"); n != 1 {
+						t.Errorf("stderr warns about %s %d times: %q", f, n, p.stderr)
+					}
+				}
+			},
+		},
+		{
 			name:  "--debug-file gets the debug log",
 			setup: func(e *env) []string { return []string{"--debug-file=" + filepath.Join(e.dir, "debug.log")} },
 			check: func(t *testing.T, e *env, p proc, _ *testkit.AnthropicServer) {
@@ -462,4 +475,52 @@ func TestThinkingFlags(t *testing.T) {
 	}
 	e, _ := anthropicEnv(t, answerOnly)
 	failsWith(t, e.run("", "-p", "hi", "--effort=extreme"), "--effort")
+}
+
+// TestForegroundSubagentTaskLines: a foreground subagent run is announced
+// with task_started (is_backgrounded false) and ends with a
+// task_notification, as Claude Code announces every run, both before the
+// Agent call's result; quiet output shows them too.
+func TestForegroundSubagentTaskLines(t *testing.T) {
+	script := func(r testkit.Request) testkit.Reply {
+		body := string(r.Body)
+		switch {
+		case strings.Contains(body, "CHILD-TASK") && !strings.Contains(body, "SPAWN-IT"):
+			return testkit.Reply{Text: "child done"}
+		case !strings.Contains(body, "tool_result"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_fg", Name: "Agent", Input: map[string]any{
+				"description": "sub job", "prompt": "CHILD-TASK: do it", "subagent_type": "general-purpose"}}}}
+		}
+		return testkit.Reply{Text: "DONE"}
+	}
+	for _, verbose := range []bool{true, false} {
+		e, _ := anthropicEnv(t, script)
+		args := []string{"-p", "SPAWN-IT now", "--output-format=stream-json"}
+		if verbose {
+			args = append(args, "--verbose")
+		}
+		p := ok(t, e.run("", args...))
+		var order []string
+		for _, l := range lines(t, p.stdout) {
+			switch {
+			case l["subtype"] == "task_started":
+				has(t, l, "task_id", "tool_use_id", "description", "subagent_type", "is_backgrounded", "prompt", "uuid", "session_id")
+				if l["is_backgrounded"] != false || l["tool_use_id"] != "toolu_fg" || l["description"] != "sub job" {
+					t.Errorf("task_started %v", l)
+				}
+				order = append(order, "started")
+			case l["subtype"] == "task_notification":
+				has(t, l, "task_id", "tool_use_id", "status", "summary", "output_file", "usage", "uuid", "session_id")
+				if l["status"] != "completed" || l["tool_use_id"] != "toolu_fg" {
+					t.Errorf("task_notification %v", l)
+				}
+				order = append(order, "notification")
+			case l["type"] == "user" && l["parent_tool_use_id"] == nil && strings.Contains(fmt.Sprint(l["message"]), "child done"):
+				order = append(order, "result")
+			}
+		}
+		if got := strings.Join(order, ","); got != "started,notification,result" {
+			t.Errorf("verbose=%v: order %s", verbose, got)
+		}
+	}
 }

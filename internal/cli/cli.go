@@ -209,8 +209,8 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: agents,
 		MCPConfig: f.sdk.mcpConfig, StrictMCPConfig: f.sdk.strictMCPConfig,
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
-		Thinking: thinking, JSONSchema: schema,
-		Logger:                 log,
+		Thinking:               thinking, JSONSchema: schema,
+		Logger: log,
 	})
 	if err != nil {
 		return fail(err)

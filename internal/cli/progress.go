@@ -130,7 +130,9 @@ func (p *progress) Event(e cadre.Event) {
 	}
 	var lines []string // plain lines, or permanent lines above the live block
 	changed := false
-	if e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeTaskNotification && e.Task != nil {
+	// A foreground run's end is its tool result; its task_notification
+	// says nothing more.
+	if e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeTaskNotification && e.Task != nil && p.background[e.Task.ToolUseID] {
 		if id := e.Task.ToolUseID; id != "" {
 			if r := p.runs[id]; r != nil {
 				reason := e.Task.Summary

@@ -104,6 +104,19 @@ func (f *sdkFlags) register(fl *pflag.FlagSet) {
 	}
 }
 
+// notYet are flags cadre parses but cannot act on yet: each warns once,
+// saying what happens instead. Remove a line when its flag acts.
+var notYet = []struct{ name, instead string }{
+	{"session-id", "the session gets a new id"},
+	{"no-session-persistence", "the session is saved"},
+	{"fork-session", "the resumed session itself continues"},
+	{"fallback-model", "an overloaded model is retried, never replaced"},
+	{"agent", "the main agent runs as itself"},
+	{"max-budget-usd", "the run is not stopped by its cost"},
+	{"replay-user-messages", "user messages are not echoed"},
+	{"permission-prompt-tool", "a call that needs approval is denied, as without it"},
+}
+
 // warnIgnored says once, for each accepted flag that has no effect, that
 // it is ignored and why.
 func warnIgnored(fl *pflag.FlagSet, log *slog.Logger) {
@@ -116,6 +129,11 @@ func warnIgnored(fl *pflag.FlagSet, log *slog.Logger) {
 			msg += " (" + x.why + ")"
 		}
 		log.Warn(msg)
+	}
+	for _, x := range notYet {
+		if fl.Changed(x.name) {
+			log.Warn("--" + x.name + " is not supported yet; ignored: " + x.instead)
+		}
 	}
 }
 

@@ -1,8 +1,11 @@
 package subagent
 
 import (
+	"fmt"
+
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -12,9 +15,29 @@ import (
 
 // taskStarted announces a run that starts in, or moves to, the background.
 func (s *Service) taskStarted(t *liveTask) {
+	s.started(t, true)
+}
+
+// started announces a run: a foreground one too, as Claude Code announces
+// every subagent run (is_backgrounded false); a foreground run moved to
+// the background is announced again, backgrounded.
+func (s *Service) started(t *liveTask, background bool) {
 	s.publishTask(t.rootSessionID, event.SubtypeTaskStarted, event.Task{
 		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
-		Backgrounded: true, SpawnDepth: t.depth, TaskType: string(task.KindLocalAgent), Prompt: t.prompt,
+		Backgrounded: background, SpawnDepth: t.depth, TaskType: string(task.KindLocalAgent), Prompt: t.prompt,
+	})
+}
+
+// foregroundEnded reports the end of a run that stayed in the foreground,
+// as Claude Code does for every subagent run: a task_notification with no
+// output file (a foreground run keeps its log in memory) and its figures.
+// Its result went to its caller as the Agent call's result, not through
+// the queue.
+func (s *Service) foregroundEnded(t *liveTask, status task.Status, toolUses int, res *runner.Result) {
+	s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
+		TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status),
+		Summary: fmt.Sprintf("Agent %q %s", t.description, endVerb[status]),
+		Usage:   event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 	})
 }
 

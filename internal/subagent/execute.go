@@ -309,6 +309,9 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 			s.notice(ctx, t, n)
 		}
 	}
+	if !background {
+		s.foregroundEnded(t, status, toolUses, res)
+	}
 	// Forget the run before announcing its end, so whoever wakes on done
 	// can continue the agent at once.
 	s.untrack(t.id)
@@ -324,13 +327,16 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	}
 }
 
+// endVerb says how a run ended, in its notification's summary.
+var endVerb = map[task.Status]string{
+	task.StatusCompleted: "completed", task.StatusFailed: "failed", task.StatusKilled: "was stopped", task.StatusTimeout: "timed out",
+}
+
 // notification is a background run's notification: the queue entry for
 // the agent that started it, and the task_notification line published once
 // it is queued. A child that answered ANNOUNCE_SKIP posts nothing.
 func (s *Service) notification(t *liveTask, status task.Status, text, errText string, toolUses int, res *runner.Result) *pendingNotice {
-	verb := map[task.Status]string{
-		task.StatusCompleted: "completed", task.StatusFailed: "failed", task.StatusKilled: "was stopped", task.StatusTimeout: "timed out",
-	}[status]
+	verb := endVerb[status]
 	result := text
 	if errText != "" {
 		if result != "" {

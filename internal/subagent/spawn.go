@@ -645,6 +645,9 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	t.cancel = cancel
 	s.track(t)
 	s.adopt(r, t)
+	if !background {
+		s.started(t, false)
+	}
 	r.c.Group.wg.Go(func() { s.execute(runCtx, t, r) })
 	return t, nil
 }
