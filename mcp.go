@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -49,7 +50,9 @@ type mcpState struct {
 	plan    mcp.Plan
 	manager *mcp.Manager
 	wait    time.Duration
-	start   sync.Once
+	// callTimeout bounds one tool call (MCP_TOOL_TIMEOUT; 0: none).
+	callTimeout time.Duration
+	start       sync.Once
 	// deadline is when the first run stops waiting: start + wait.
 	deadline time.Time
 	late     sync.Once
@@ -63,20 +66,41 @@ func (r *Runtime) openMCP() error {
 	for _, h := range plan.Held {
 		r.warnings = append(r.warnings, fmt.Sprintf("MCP server %s (%s) is not started: %s: %s", h.Name, h.Source, h.State, h.Err))
 	}
-	wait := defaultMCPWait
-	if v := r.getenv("MCP_TIMEOUT"); v != "" {
-		ms, err := strconv.Atoi(v)
-		if err != nil || ms <= 0 {
-			return fmt.Errorf("MCP_TIMEOUT=%q: want a positive number of milliseconds", v)
-		}
-		wait = time.Duration(ms) * time.Millisecond
+	wait, err := millis(r.getenv, "MCP_TIMEOUT", defaultMCPWait)
+	if err != nil {
+		return err
 	}
-	r.mcp = &mcpState{plan: plan, wait: wait, manager: r.newMCPManager()}
+	r.mcp = &mcpState{plan: plan, wait: wait}
+	if r.mcp.callTimeout, err = millis(r.getenv, "MCP_TOOL_TIMEOUT", 0); err != nil {
+		return err
+	}
+	r.mcp.manager = r.newMCPManager()
 	return nil
 }
 
+// newMCPManager makes a manager whose stdio servers get the settings' env
+// on top of cadre's environment, as the tools cadre runs do.
 func (r *Runtime) newMCPManager() *mcp.Manager {
-	return mcp.NewManager(mcp.Options{Cwd: r.cwd, Getenv: r.getenv, Logger: r.log, HTTPClient: r.opts.HTTPClient, Version: Version})
+	environ := os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(r.cfg.Settings.Env)) {
+		environ = append(environ, k+"="+r.cfg.Settings.Env[k])
+	}
+	return mcp.NewManager(mcp.Options{Cwd: r.cwd, Getenv: r.getenv, Environ: environ, Logger: r.log,
+		HTTPClient: r.opts.HTTPClient, Version: Version, CallTimeout: r.mcp.callTimeout})
+}
+
+// millis reads an environment variable holding milliseconds; unset is
+// def, anything but a positive whole number an error naming it.
+func millis(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	ms, err := strconv.Atoi(v)
+	if err != nil || ms <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive number of milliseconds", name, v)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // mcpReady starts the runtime's servers if they are not started yet and

@@ -316,7 +316,7 @@ func TestMCPList(t *testing.T) {
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
-	for _, want := range []string{"t  ", "connected", "4", "broken", "failed", "no such file", "held", "disabled"} {
+	for _, want := range []string{"t  ", "connected", "5", "broken", "failed", "no such file", "held", "disabled"} {
 		if !strings.Contains(p.stdout, want) {
 			t.Errorf("mcp list lacks %q:\n%s", want, p.stdout)
 		}

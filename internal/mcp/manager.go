@@ -58,6 +58,9 @@ type Options struct {
 	Terminate time.Duration
 	// Version is cadre's, sent as the client's.
 	Version string
+	// CallTimeout bounds one tool call (MCP_TOOL_TIMEOUT); 0: no bound
+	// but the run's own.
+	CallTimeout time.Duration
 }
 
 // Manager owns the connections to a set of servers. It is safe for

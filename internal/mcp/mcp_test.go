@@ -122,7 +122,7 @@ func text(r tool.Result) string {
 func TestStdioToolsResultsResourcesAndPrompts(t *testing.T) {
 	m, _ := newManager(t, stdio("my server.x"))
 	st := m.Status()
-	if len(st) != 1 || st[0].State != mcp.StateConnected || st[0].Tools != 4 || !st[0].Resources || !st[0].Prompts {
+	if len(st) != 1 || st[0].State != mcp.StateConnected || st[0].Tools != 5 || !st[0].Resources || !st[0].Prompts {
 		t.Fatalf("status %+v", st)
 	}
 	echo := toolByName(t, m, "mcp__my_server_x__echo")
@@ -488,5 +488,22 @@ func TestModesTreatMCPToolsLikeCommands(t *testing.T) {
 				t.Errorf("Permit = %v, want allowed %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	m := mcp.NewManager(mcp.Options{Cwd: t.TempDir(), CallTimeout: 100 * time.Millisecond})
+	defer m.Close()
+	m.Start(stdio("slow"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m.Wait(ctx)
+	res := call(t, toolByName(t, m, "mcp__slow__hang"), `{}`)
+	if !res.IsError || !strings.Contains(text(res), "MCP_TOOL_TIMEOUT") {
+		t.Errorf("result %+v", res)
+	}
+	// The server lives on: only the call was abandoned.
+	if res := call(t, toolByName(t, m, "mcp__slow__echo"), `{"message":"still here"}`); text(res) != "Echo: still here" {
+		t.Errorf("after the timeout: %+v", res)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -26,7 +27,7 @@ func (m *Manager) Tools() []tool.Tool {
 		c.mu.Lock()
 		if c.state == StateConnected {
 			for _, t := range c.tools {
-				out = append(out, newRemoteTool(c, t))
+				out = append(out, newRemoteTool(c, t, m.opts.CallTimeout))
 			}
 			resources = resources || c.resources
 		}
@@ -47,21 +48,22 @@ func (m *Manager) Tools() []tool.Tool {
 // the server, which the MCP specification says not to trust for
 // decisions, so they never widen what runs unasked.
 type remoteTool struct {
-	c      *conn
-	remote string
-	info   tool.Info
+	c       *conn
+	remote  string
+	info    tool.Info
+	timeout time.Duration
 
 	once   sync.Once
 	schema *jsonschema.Resolved // nil when the server's schema does not resolve here
 }
 
-func newRemoteTool(c *conn, t *mcp.Tool) *remoteTool {
+func newRemoteTool(c *conn, t *mcp.Tool, timeout time.Duration) *remoteTool {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || t.InputSchema == nil || string(schema) == "null" {
 		schema = []byte(`{"type":"object"}`)
 	}
 	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
-	return &remoteTool{c: c, remote: t.Name, info: tool.Info{
+	return &remoteTool{c: c, remote: t.Name, timeout: timeout, info: tool.Info{
 		Name: ToolName(c.srv.Name, t.Name), Description: t.Description, InputSchema: schema,
 		Access: tool.AccessOther, ConcurrencySafe: readOnly,
 	}}
@@ -95,7 +97,15 @@ func (t *remoteTool) Call(ctx context.Context, _ tool.Env, input json.RawMessage
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
+	if t.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.timeout, fmt.Errorf("no answer within MCP_TOOL_TIMEOUT (%v)", t.timeout))
+		defer cancel()
+	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.remote, Arguments: input})
+	if err != nil && context.Cause(ctx) != nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
 	if err != nil {
 		if _, lerr := t.c.live(); lerr != nil {
 			err = lerr // the server died during the call: say so

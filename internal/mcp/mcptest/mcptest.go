@@ -28,6 +28,7 @@ type EchoInput struct {
 
 // New returns a server with the tools echo ("Echo: …"), fail (an
 // isError result), image (a PNG), structured (structured content only),
+// hang (answers only when the call is cancelled),
 // a text resource test://hello and a prompt greet(name).
 func New(opts Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "cadre-test", Version: "1"}, nil)
@@ -56,6 +57,12 @@ func New(opts Options) *mcp.Server {
 		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			count()
 			return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"answer": 42}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Never answers."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			count()
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
 		})
 	s.AddResource(&mcp.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
