@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/builtin"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -31,6 +32,10 @@ type Event struct {
 	// TaskDescription (the Agent call's description) identify a
 	// subagent's messages.
 	AgentID, AgentType, TaskDescription string
+	// AgentColor is the subagent's color from its agent file (red, blue,
+	// green, yellow, purple, orange, pink, cyan), for displays; "" for
+	// none.
+	AgentColor string
 
 	// Message is set on assistant and user events, and on a compaction
 	// boundary (the summary that replaced the older turns).
@@ -41,6 +46,10 @@ type Event struct {
 	// results (tool.Result.Meta): one value for one call, a map by
 	// tool_use id for several.
 	ToolUseResult any
+	// Todos is the agent's to-do list as a TodoWrite call in this user
+	// event left it (nil when the event has none): the agent is the
+	// event's (ParentToolUseID, AgentID).
+	Todos []Todo
 
 	Init    *InitInfo    // SubtypeInit
 	Task    *TaskEvent   // SubtypeTaskStarted, SubtypeTaskProgress, SubtypeTaskNotification
@@ -204,7 +213,8 @@ func eventOf(e event.Event) Event {
 	out := Event{
 		Type: EventType(e.Type), Subtype: e.Subtype, SessionID: e.SessionID, UUID: e.UUID, Time: e.Time,
 		ParentToolUseID: e.ParentToolUseID, AgentID: e.AgentID, AgentType: e.AgentType, TaskDescription: e.TaskDescription,
-		Message: e.Message, ToolUseResult: e.ToolUseResult, Partial: e.Partial,
+		AgentColor: e.AgentColor, Message: e.Message, ToolUseResult: e.ToolUseResult, Partial: e.Partial,
+		Todos: todosOf(e.ToolUseResult),
 	}
 	if a := e.Assistant; a != nil {
 		out.Assistant = &AssistantInfo{MessageID: a.MessageID, Model: a.Model, StopReason: a.StopReason, Usage: a.Usage}
@@ -277,4 +287,37 @@ func number(v any) int64 {
 		return int64(n)
 	}
 	return 0
+}
+
+// Todo is one item of an agent's to-do list (the TodoWrite tool).
+type Todo struct {
+	Content string
+	// Status is "pending", "in_progress" or "completed".
+	Status string
+	// ActiveForm is Content as it is being done, shown while in progress.
+	ActiveForm string
+}
+
+// todosOf finds the list a TodoWrite call left in a tool result's detail:
+// the one call's, or the last of several in one message.
+func todosOf(meta any) []Todo {
+	var found *builtin.TodoMeta
+	switch m := meta.(type) {
+	case builtin.TodoMeta:
+		found = &m
+	case map[string]any:
+		for _, v := range m {
+			if t, ok := v.(builtin.TodoMeta); ok {
+				found = &t
+			}
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	out := make([]Todo, len(found.NewTodos))
+	for i, t := range found.NewTodos {
+		out[i] = Todo{Content: t.Content, Status: t.Status, ActiveForm: t.ActiveForm}
+	}
+	return out
 }

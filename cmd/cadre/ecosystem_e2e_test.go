@@ -268,3 +268,41 @@ func TestAgentMemorySkillsAndInitialPrompt(t *testing.T) {
 		}
 	}
 }
+
+func TestTodoWriteIsShownAndStreamed(t *testing.T) {
+	todo := testkit.ToolCall{ID: "toolu_todo", Name: "TodoWrite", Input: map[string]any{"todos": []map[string]any{
+		{"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+		{"content": "Write tests", "status": "in_progress", "activeForm": "Writing tests"},
+	}}}
+	for _, format := range []string{"text", "stream-json"} {
+		t.Run(format, func(t *testing.T) {
+			srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{ToolCalls: []testkit.ToolCall{todo}}, testkit.Reply{Text: "done"}))
+			e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+			args := []string{"-p", "plan it", "--model", "claude-sonnet-4-5", "--output-format", format}
+			if format == "stream-json" {
+				args = append(args, "--verbose")
+			}
+			p := e.run("", args...)
+			if p.code != 0 {
+				t.Fatalf("exit %d: %s", p.code, p.stderr)
+			}
+			if format == "text" {
+				if !strings.Contains(p.stderr, "[main] todos 1/2: ✓ Read the code; ▸ Writing tests") {
+					t.Errorf("stderr does not show the list: %q", p.stderr)
+				}
+				return
+			}
+			var found bool
+			for _, l := range lines(t, p.stdout) {
+				if r, ok := l["tool_use_result"].(map[string]any); ok && l["type"] == "user" {
+					news, _ := r["newTodos"].([]any)
+					olds, ok := r["oldTodos"].([]any)
+					found = len(news) == 2 && ok && len(olds) == 0
+				}
+			}
+			if !found {
+				t.Errorf("no user line carries tool_use_result {oldTodos: [], newTodos: [2 items]}:\n%s", p.stdout)
+			}
+		})
+	}
+}

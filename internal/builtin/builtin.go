@@ -98,9 +98,10 @@ func schema(name string) json.RawMessage {
 	return b
 }
 
-// Tools returns Read, Write, Edit, Glob, Grep, LS and Bash, in that order.
+// Tools returns Read, Write, Edit, Glob, Grep, LS, Bash and TodoWrite, in
+// that order.
 func Tools(opts Options) []tool.Tool {
-	return []tool.Tool{Read(opts), Write(opts), Edit(opts), Glob(opts), Grep(opts), LS(opts), Bash(opts)}
+	return []tool.Tool{Read(opts), Write(opts), Edit(opts), Glob(opts), Grep(opts), LS(opts), Bash(opts), TodoWrite(opts)}
 }
 
 // describe renders a tool's embedded description; the templates are ours,

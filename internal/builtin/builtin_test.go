@@ -103,6 +103,7 @@ func TestToolsOrderAndTraits(t *testing.T) {
 		{"Grep", tool.AccessRead, true},
 		{"LS", tool.AccessRead, true},
 		{"Bash", tool.AccessExec, false},
+		{"TodoWrite", tool.AccessRead, false},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
@@ -129,8 +130,9 @@ func TestSchemasMatchClaudeCode(t *testing.T) {
 		"Glob":  {[]string{"path", "pattern"}, []string{"pattern"}},
 		"Grep": {[]string{"-A", "-B", "-C", "-i", "-n", "glob", "head_limit", "multiline", "output_mode", "path", "pattern", "type"},
 			[]string{"pattern"}},
-		"LS":   {[]string{"ignore", "path"}, []string{"path"}},
-		"Bash": {[]string{"command", "description", "timeout"}, []string{"command"}},
+		"LS":        {[]string{"ignore", "path"}, []string{"path"}},
+		"Bash":      {[]string{"command", "description", "timeout"}, []string{"command"}},
+		"TodoWrite": {[]string{"todos"}, []string{"todos"}},
 	}
 	for _, tl := range Tools(Options{}) {
 		info := tl.Info()

@@ -32,13 +32,14 @@ func inferred[In any](t *testing.T) []byte {
 // an input type, run the test with -update.
 func TestSchemasAreTheInputTypes(t *testing.T) {
 	for name, got := range map[string][]byte{
-		"Read":  inferred[ReadInput](t),
-		"Write": inferred[WriteInput](t),
-		"Edit":  inferred[EditInput](t),
-		"Glob":  inferred[GlobInput](t),
-		"Grep":  grepSchema(),
-		"LS":    inferred[LSInput](t),
-		"Bash":  inferred[BashInput](t),
+		"Read":      inferred[ReadInput](t),
+		"Write":     inferred[WriteInput](t),
+		"Edit":      inferred[EditInput](t),
+		"Glob":      inferred[GlobInput](t),
+		"Grep":      grepSchema(),
+		"LS":        inferred[LSInput](t),
+		"Bash":      inferred[BashInput](t),
+		"TodoWrite": todoWriteSchema(),
 	} {
 		golden.Check(t, filepath.Join("schemas", strings.ToLower(name)+".json"), got)
 	}
@@ -77,4 +78,20 @@ func BenchmarkToolsOffered(b *testing.B) {
 			t.Info()
 		}
 	}
+}
+
+// todoWriteSchema is the schema inferred from TodoWriteInput, with status
+// as the enum it is.
+func todoWriteSchema() json.RawMessage {
+	s, err := jsonschema.For[TodoWriteInput](nil)
+	if err != nil {
+		panic(fmt.Sprintf("builtin: infer TodoWrite schema: %v", err))
+	}
+	s.Properties["todos"].Types, s.Properties["todos"].Type = nil, "array"
+	s.Properties["todos"].Items.Properties["status"].Enum = []any{TodoPending, TodoInProgress, TodoCompleted}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("builtin: encode TodoWrite schema: %v", err))
+	}
+	return raw
 }

@@ -74,6 +74,7 @@ type run struct {
 	parent    *run
 	depth     int
 	agentType string
+	color     string // the agent file's color, shown on a terminal
 	desc      string
 	start     time.Time
 	tokens    int64
@@ -174,6 +175,17 @@ func (p *progress) Event(e cadre.Event) {
 			changed = true
 		}
 	}
+	if e.Type == cadre.EventUser && e.Todos != nil {
+		tag := "main"
+		if e.ParentToolUseID != "" {
+			tag = clean(e.AgentType)
+			if r := p.runs[e.ParentToolUseID]; r != nil {
+				tag = chain(r)
+			}
+		}
+		lines = append(lines, todoLine(tag, e.Todos))
+		changed = true
+	}
 	if p.tty {
 		if changed {
 			p.redraw(lines)
@@ -181,6 +193,44 @@ func (p *progress) Event(e cadre.Event) {
 		return
 	}
 	p.write(lines)
+}
+
+// todoLine shows an agent's to-do list after a TodoWrite call: how far it
+// is, then each step (✓ done, ▸ in progress, shown as being done, ○ to do).
+func todoLine(tag string, todos []cadre.Todo) string {
+	done := 0
+	parts := make([]string, 0, len(todos))
+	for _, t := range todos {
+		switch t.Status {
+		case "completed":
+			done++
+			parts = append(parts, "✓ "+clean(t.Content))
+		case "in_progress":
+			text := clean(t.ActiveForm)
+			if text == "" {
+				text = clean(t.Content)
+			}
+			parts = append(parts, "▸ "+text)
+		default:
+			parts = append(parts, "○ "+clean(t.Content))
+		}
+	}
+	return fmt.Sprintf("[%s] todos %d/%d: %s", tag, done, len(todos), strings.Join(parts, "; "))
+}
+
+// ansiColors are the colors an agent file may name, as Claude Code's.
+var ansiColors = map[string]string{
+	"red": "31", "green": "32", "yellow": "33", "blue": "34", "purple": "35", "cyan": "36",
+	"orange": "38;5;208", "pink": "38;5;205",
+}
+
+// colored is the agent's name in its color, on a terminal.
+func (p *progress) colored(r *run) string {
+	code, ok := ansiColors[strings.ToLower(r.color)]
+	if !p.tty || !ok {
+		return r.agentType
+	}
+	return "\x1b[" + code + "m" + r.agentType + "\x1b[0m"
 }
 
 // Tick advances the spinner and redraws elapsed times (TTY only).
@@ -215,7 +265,7 @@ func (p *progress) closeLocked() {
 
 // begin starts tracking the run whose first event is e.
 func (p *progress) begin(e cadre.Event, at time.Time) *run {
-	r := &run{key: e.ParentToolUseID, agentType: clean(e.AgentType), desc: clean(e.TaskDescription), start: at}
+	r := &run{key: e.ParentToolUseID, agentType: clean(e.AgentType), color: e.AgentColor, desc: clean(e.TaskDescription), start: at}
 	if r.agentType == "" {
 		r.agentType = "agent"
 	}
@@ -296,7 +346,7 @@ func (p *progress) finish(r *run, failed bool, reason string, at time.Time) stri
 	if failed {
 		mark = "✗"
 	}
-	return indent(r.depth) + join(mark+" "+r.agentType, r.desc, outcome)
+	return indent(r.depth) + join(mark+" "+p.colored(r), r.desc, outcome)
 }
 
 // redraw replaces the live block with lines (permanent, printed above it)
@@ -343,7 +393,7 @@ func (p *progress) liveLines() []string {
 
 func (p *progress) liveLine(r *run) string {
 	frame := string(spinner[p.frame%len(spinner)])
-	return indent(r.depth) + join(frame+" "+r.agentType, r.desc,
+	return indent(r.depth) + join(frame+" "+p.colored(r), r.desc,
 		fmtDuration(p.now().Sub(r.start)), fmtTokens(r.tokens), r.tool)
 }
 

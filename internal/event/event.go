@@ -42,6 +42,8 @@ type Event struct {
 	ParentToolUseID string
 	// AgentID, AgentType and TaskDescription identify a subagent's messages.
 	AgentID, AgentType, TaskDescription string
+	// AgentColor is the subagent's color from its agent file, or "".
+	AgentColor string
 
 	// Message is set on assistant and user events.
 	Message *llm.Message

@@ -28,6 +28,8 @@ type Tag struct {
 	AgentID         string
 	AgentType       string
 	TaskDescription string
+	// AgentColor is the agent file's color, for displays.
+	AgentColor string
 }
 
 // Totals adds up usage and cost by model over a whole run tree. It is safe
@@ -279,7 +281,7 @@ func (r *recorder) record(s loop.Step, publish bool) error {
 	t := r.spec.Tag
 	ev := event.Event{
 		UUID: id, Message: &s.Message, SessionID: t.RootSessionID, Time: r.spec.Now(),
-		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription,
+		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription, AgentColor: t.AgentColor,
 	}
 	switch {
 	case s.Compaction:
@@ -331,7 +333,7 @@ func (r *recorder) publishPartial(payload map[string]any) {
 	t := r.spec.Tag
 	r.spec.Bus.Publish(event.Event{
 		Type: event.TypeStreamEvent, UUID: ids.New(), SessionID: t.RootSessionID, Time: r.spec.Now(),
-		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription,
+		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription, AgentColor: t.AgentColor,
 		Partial: payload,
 	})
 }

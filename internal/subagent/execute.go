@@ -73,7 +73,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID, r.req.Fork, hooks),
 		Tag: runner.Tag{
 			RootSessionID: r.c.RootSessionID, ParentToolUseID: r.req.ToolUseID,
-			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description,
+			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description, AgentColor: r.def.Color,
 		},
 		Cost:          func(u llm.Usage) float64 { return s.cfg.Pricing.Cost(r.child.caller.Ref, u) },
 		Totals:        r.c.Totals,
