@@ -542,6 +542,24 @@ func (r *Runtime) Task(ctx context.Context, id string) (Task, error) {
 	return taskOf(t), nil
 }
 
+// TaskOutput is the log of task id: its output file as text. The file of
+// a run started in the background is its transcript (a second name of
+// it), whose log is rendered; a finished run's ends with its status and
+// result.
+func (r *Runtime) TaskOutput(ctx context.Context, id string) (string, error) {
+	if err := task.ValidateID(id); err != nil {
+		return "", err
+	}
+	if err := r.settled(ctx); err != nil {
+		return "", err
+	}
+	t, err := r.db.GetTask(ctx, id)
+	if err != nil {
+		return "", wrapNotFound(err)
+	}
+	return subagent.Output(t)
+}
+
 // model resolves a model name once per runtime.
 func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
 	r.modelMu.Lock()

@@ -89,11 +89,31 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 		t.Fatal(err)
 	}
 	slices.Sort(files)
+	for i, f := range files {
+		files[i] = filepath.Join(home, f)
+	}
 	return end[0] - start[0], end[1] - start[1], files
 }
 
+// distinct keeps one name of each file in paths.
+func distinct(t *testing.T, paths []string) []os.FileInfo {
+	t.Helper()
+	var out []os.FileInfo
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(out, func(o os.FileInfo) bool { return os.SameFile(o, fi) }) {
+			out = append(out, fi)
+		}
+	}
+	return out
+}
+
 // TestChildStoreWrites: a child's records cost the store at most two
-// transactions, one when it starts and one when it ends. A background
+// transactions, one when it starts and one when it ends, and it leaves one
+// file. A background
 // child's session and task records are written together (S-L5 start,
 // S-L6 end); before, they were five writes: the session row, the task
 // record, running, the session's end, the task's end.
@@ -109,7 +129,15 @@ func TestChildStoreWrites(t *testing.T) {
 			if commits > 2 || writes > 2 {
 				t.Errorf("a %s child made %d writes in %d commits, want at most 2 of each", tc.name, writes, commits)
 			}
-			t.Logf("%d writes, %d commits; files %v", writes, commits, files)
+			// The main session's transcript and one file of the
+			// child's: its transcript, which for a background child
+			// is also its output file (a second name of it).
+			if n := len(distinct(t, files)); n != 2 {
+				t.Errorf("a %s child left %d files, want 1 beside the main transcript: %v", tc.name, n-1, files)
+			}
+			if bg := slices.ContainsFunc(files, func(f string) bool { return filepath.Base(filepath.Dir(f)) == "tasks" }); bg != (tc.name == "background") {
+				t.Errorf("names of a %s child's files: %v", tc.name, files)
+			}
 		})
 	}
 }

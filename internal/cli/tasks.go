@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -90,15 +89,11 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
-				t, err := rt.Task(cmd.Context(), args[0])
+				out, err := rt.TaskOutput(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
-				b, err := os.ReadFile(t.OutputFile)
-				if err != nil {
-					return fmt.Errorf("task %s: %w", t.ID, err)
-				}
-				_, err = stdout.Write(b)
+				_, err = io.WriteString(stdout, out)
 				return err
 			})
 		},

@@ -1044,6 +1044,11 @@ func TestTaskListAndOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The output file is the run's transcript: TaskOutput shows its log.
+	rendered, isTranscript := transcriptLog(file)
+	if !isTranscript {
+		t.Fatalf("the output file of a run started in the background is not its transcript:\n%s", file)
+	}
 	for _, block := range []bool{false, true} {
 		in := TaskOutputInput{TaskID: progress, Block: new(block)}
 		if block {
@@ -1055,7 +1060,7 @@ func TestTaskListAndOutput(t *testing.T) {
 		if res.IsError || m["status"] != "running" || m["retrieval_status"] != "timeout" || !strings.Contains(text, "<status>running</status>") {
 			t.Errorf("TaskOutput block=%v on a running task = %v: %s", block, m, text)
 		}
-		for _, want := range []string{"partial findings", "→ Read", "← Read ran on a.go", strings.TrimSpace(string(file))} {
+		for _, want := range []string{"partial findings", "→ Read", "← Read ran on a.go", strings.TrimSpace(rendered)} {
 			if !strings.Contains(text, want) {
 				t.Errorf("TaskOutput block=%v lacks %q:\n%s", block, want, text)
 			}

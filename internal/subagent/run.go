@@ -153,29 +153,15 @@ func (t *liveTask) observe(s loop.Step) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder
+	logMessage(&b, s.Message, s.Response != nil)
 	if s.Response != nil {
 		t.tokens += s.Response.Usage.Total()
 		if text := strings.TrimSpace(s.Message.Text()); text != "" {
 			t.text = text
-			b.WriteString(text + "\n")
 		}
 		for _, u := range s.Message.ToolUses() {
 			t.toolUses++
 			t.lastTool = u.Name
-			fmt.Fprintf(&b, "→ %s %s\n", u.Name, clip(string(u.Input), 300))
-		}
-	} else {
-		for _, c := range s.Message.Content {
-			switch c.Type {
-			case llm.BlockToolResult:
-				mark := "←"
-				if c.IsError {
-					mark = "← error:"
-				}
-				fmt.Fprintf(&b, "%s %s\n", mark, clip(c.ResultText(), 300))
-			case llm.BlockText:
-				fmt.Fprintf(&b, "[message] %s\n", c.Text)
-			}
 		}
 	}
 	switch {
@@ -193,8 +179,9 @@ func (t *liveTask) observe(s loop.Step) {
 	}
 }
 
-// maxEarlyOutput caps the log a foreground run keeps in memory; beyond it
-// the oldest half goes.
+// maxEarlyOutput caps the log a run keeps in memory (a foreground run's, or
+// a background run's whose transcript is its output file); beyond it the
+// oldest half goes.
 const maxEarlyOutput = 1 << 20
 
 // startOutput opens the output file and writes the log kept so far; the

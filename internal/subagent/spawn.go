@@ -368,15 +368,15 @@ func (s *Service) scripted(name string) bool {
 
 // create makes the child session: parent id, session key and title (S-L1).
 // A background child's record waits for its task's, to be written with it
-// (prepare; joint.go).
-func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string, prepare bool) (*session.Session, error) {
+// (joint.go).
+func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string, background bool) (*session.Session, error) {
 	id := ids.New()
 	info := session.Info{
 		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: cwd,
 		Key:   "agent:" + def.Name + ":subagent:" + id,
 		Title: "(@" + def.Name + " subagent)",
 	}
-	if prepare {
+	if background && s.joint != nil {
 		return s.cfg.Sessions.Prepare(ctx, info)
 	}
 	return s.cfg.Sessions.Create(ctx, info)
@@ -528,7 +528,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
 			return nil, err
 		}
-	} else if r.sess, err = s.create(ctx, c, def, ch.cwd, s.joint != nil && startsInBackground(req, def)); err != nil {
+	} else if r.sess, err = s.create(ctx, c, def, ch.cwd, startsInBackground(req, def)); err != nil {
 		return nil, err
 	}
 	if iso := cmp.Or(req.Isolation, def.Isolation); iso == "worktree" {
@@ -612,7 +612,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	t := &liveTask{
 		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
 		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
-		name: r.req.Name, outputFile: filepath.Join(s.cfg.OutputDir, id+outputSuffix), depth: r.child.caller.Depth,
+		name: r.req.Name, outputFile: s.outputPath(id), depth: r.child.caller.Depth,
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
 		group: r.c.Group, cleanup: r.req.Cleanup,
 	}
@@ -621,9 +621,13 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// session.
 	defer s.unreserve(r.reservations)
 	if background {
-		if err := t.startOutput(); err != nil {
-			s.endSession(ctx, r.sess, session.StatusFailed)
-			return nil, err
+		// Its output file is its transcript under a second name: one
+		// file (output.go).
+		if !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
+			if err := t.startOutput(); err != nil {
+				s.endSession(ctx, r.sess, session.StatusFailed)
+				return nil, err
+			}
 		}
 		// A free lane slot is taken now, so that the first write
 		// records the run as running (joint.go).
@@ -635,7 +639,9 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 			if t.laneHeld {
 				s.lane.release()
 			}
-			t.out.Close()
+			if t.out != nil {
+				t.out.Close()
+			}
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}

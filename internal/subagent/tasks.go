@@ -146,10 +146,16 @@ func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Du
 	}
 }
 
+// tail is the last n bytes of the output file at path: of its log, or,
+// when the file is the run's transcript (output.go), of the log rendered
+// from it.
 func tail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
+	}
+	if log, ok := transcriptLog(b); ok {
+		b = []byte(log)
 	}
 	if len(b) > n {
 		b = append([]byte("…"), b[len(b)-n:]...)
@@ -248,6 +254,11 @@ func (s *Service) OwnOutput(ctx context.Context, sessionID, path string) bool {
 
 // outputSuffix ends a task's output file name: <OutputDir>/<id>.output.
 const outputSuffix = ".output"
+
+// outputPath is the output file of the run with this id.
+func (s *Service) outputPath(id string) string {
+	return filepath.Join(s.cfg.OutputDir, id+outputSuffix)
+}
 
 // treeRuns are the runs of the caller's tree in progress in this process,
 // foreground ones included (they have no task record yet).

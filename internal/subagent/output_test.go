@@ -1,0 +1,61 @@
+package subagent
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// TestOutput: the output file of a run started in the background is its
+// transcript, shown as the log a log file would hold, ended by the run's
+// status and result; a log file is shown as it is.
+func TestOutput(t *testing.T) {
+	dir := t.TempDir()
+	transcript := filepath.Join(dir, "t1.output")
+	w, err := session.OpenWriter(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []session.Entry{
+		{Type: session.EntryUser, SessionID: "t1", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("count the files")}}},
+		{Type: session.EntryAssistant, SessionID: "t1", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.Text("looking"), llm.ToolUse("toolu_1", "Glob", json.RawMessage(`{"pattern":"*"}`))}}},
+		{Type: session.EntryUser, SessionID: "t1", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+			{Type: llm.BlockToolResult, ToolUseID: "toolu_1", Content: []llm.Block{llm.Text("a.go\nb.go")}}}}},
+		{Type: session.EntryAssistant, SessionID: "t1", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("2 files")}}},
+	} {
+		if err := w.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	logFile := filepath.Join(dir, "t2.output")
+	if err := os.WriteFile(logFile, []byte("working\n→ Read {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		rec  task.Task
+		want string
+	}{
+		{"transcript, running", task.Task{ID: "t1", OutputFile: transcript, Status: task.StatusRunning},
+			"[message] count the files\nlooking\n→ Glob {\"pattern\":\"*\"}\n← a.go b.go\n2 files\n"},
+		{"transcript, ended", task.Task{ID: "t1", OutputFile: transcript, Status: task.StatusCompleted, Result: "2 files"},
+			"[message] count the files\nlooking\n→ Glob {\"pattern\":\"*\"}\n← a.go b.go\n2 files\n\n[completed]\n2 files\n"},
+		{"log file", task.Task{ID: "t2", OutputFile: logFile, Status: task.StatusCompleted}, "working\n→ Read {}\n"},
+	} {
+		got, err := Output(tc.rec)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: Output = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := Output(task.Task{ID: "t3", OutputFile: filepath.Join(dir, "none")}); err == nil {
+		t.Error("Output of a missing file: no error")
+	}
+}
