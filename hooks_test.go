@@ -3,11 +3,14 @@ package cadre_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
@@ -240,5 +243,110 @@ func TestPostToolUseContextReachesTheModel(t *testing.T) {
 	}
 	if !strings.Contains(response, "hello") {
 		t.Errorf("tool_response %s", response)
+	}
+}
+
+// TestPreCompactCanBlock: a PreCompact hook sees the automatic trigger;
+// when it blocks, no summary is asked for and the run goes on whole.
+func TestPreCompactCanBlock(t *testing.T) {
+	for _, block := range []bool{false, true} {
+		f := newFixture(t)
+		writeSettings(t, f.dir, `{"compaction": {"window": 1000, "threshold": 0.5, "keepRecent": 1}}`)
+		var summaries int
+		f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+			if strings.HasSuffix(req.Agent, ":compact") {
+				summaries++
+				return llm.Reply(llm.Text("summary")), nil
+			}
+			resp, err := f.model(ctx, req)
+			if resp != nil {
+				resp.Usage.InputTokens = 900 // past half the window: compact
+			}
+			return resp, err
+		}
+		var triggers []string
+		rt := f.open(t, cadre.Options{Hooks: map[cadre.HookEvent][]cadre.HookMatcher{cadre.HookPreCompact: {{Matcher: "auto", Hooks: []cadre.HookFunc{
+			func(_ context.Context, in cadre.HookInput) (cadre.HookOutput, error) {
+				triggers = append(triggers, in.Trigger)
+				if block {
+					return cadre.HookOutput{Decision: "block", Reason: "keep everything"}, nil
+				}
+				return cadre.HookOutput{}, nil
+			}}}}}})
+		evs := collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})
+		if res := evs[len(evs)-1].Result; res.IsError {
+			t.Fatalf("block=%v: the run failed: %v", block, res.Errors)
+		}
+		if len(triggers) != 1 || triggers[0] != "auto" {
+			t.Errorf("block=%v: PreCompact saw %v", block, triggers)
+		}
+		if want := map[bool]int{false: 1, true: 0}[block]; summaries != want {
+			t.Errorf("block=%v: %d summaries, want %d", block, summaries, want)
+		}
+	}
+}
+
+// TestLifecycleHooks: SessionStart and SessionEnd bracket a run; a
+// permission question is preceded by a Notification; continue:false after
+// a call ends the run there.
+func TestLifecycleHooks(t *testing.T) {
+	f := newFixture(t)
+	f.fn = bashOnce("echo hello")
+	var mu sync.Mutex
+	var seen []string
+	record := func(_ context.Context, in cadre.HookInput) (cadre.HookOutput, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, string(in.Event)+":"+in.Source+in.Reason+in.NotificationType)
+		if in.Event == cadre.HookPostToolUse {
+			stop := false
+			return cadre.HookOutput{Continue: &stop, StopReason: "enough for today"}, nil
+		}
+		return cadre.HookOutput{}, nil
+	}
+	hooks := map[cadre.HookEvent][]cadre.HookMatcher{}
+	for _, ev := range []cadre.HookEvent{cadre.HookSessionStart, cadre.HookSessionEnd, cadre.HookNotification, cadre.HookPostToolUse, cadre.HookStop} {
+		hooks[ev] = []cadre.HookMatcher{{Hooks: []cadre.HookFunc{record}}}
+	}
+	calls := 0
+	rt := f.open(t, cadre.Options{Hooks: hooks, Permission: func(context.Context, cadre.PermissionRequest) (bool, error) {
+		mu.Lock()
+		seen = append(seen, "asked")
+		mu.Unlock()
+		return true, nil
+	}})
+	evs := collect(t, rt, cadre.Request{Prompt: "go"})
+	for _, e := range evs {
+		if e.Type == cadre.EventAssistant {
+			calls++
+		}
+	}
+	want := "[SessionStart:startup Notification:permission_prompt asked PostToolUse: SessionEnd:other]"
+	if got := fmt.Sprint(seen); got != want {
+		t.Errorf("hooks ran %s, want %s", got, want)
+	}
+	if calls != 1 {
+		t.Errorf("%d model replies; continue:false after the call should have ended the run after 1", calls)
+	}
+}
+
+// TestGoHookTimeout: a Go hook that does not answer has its ctx ended at
+// the matcher's timeout, and the call goes on as if it had failed.
+func TestGoHookTimeout(t *testing.T) {
+	f := newFixture(t)
+	writeSettings(t, f.dir, `{"permissions":{"allow":["Bash"]}}`)
+	f.fn = bashOnce("echo hello")
+	var hookErr error
+	rt := f.open(t, cadre.Options{Hooks: map[cadre.HookEvent][]cadre.HookMatcher{cadre.HookPreToolUse: {{Timeout: 50 * time.Millisecond, Hooks: []cadre.HookFunc{
+		func(ctx context.Context, _ cadre.HookInput) (cadre.HookOutput, error) {
+			<-ctx.Done()
+			hookErr = ctx.Err()
+			return cadre.HookOutput{Decision: "block", Reason: "too late"}, ctx.Err()
+		}}}}}})
+	if got := lastResult(t, collect(t, rt, cadre.Request{Prompt: "go"})); got != "RESULT: hello" {
+		t.Errorf("result %q", got)
+	}
+	if !errors.Is(hookErr, context.DeadlineExceeded) {
+		t.Errorf("the hook's ctx ended with %v, want its deadline", hookErr)
 	}
 }
