@@ -524,3 +524,41 @@ func TestForegroundSubagentTaskLines(t *testing.T) {
 		}
 	}
 }
+
+// TestPermissionModesDontAskAndAuto: the Agent SDK's dontAsk and auto
+// modes are accepted; dontAsk denies an edit default would ask about,
+// auto lets it run (acceptEdits that never asks); both deny a command.
+func TestPermissionModesDontAskAndAuto(t *testing.T) {
+	script := func(r testkit.Request) testkit.Reply {
+		if !strings.Contains(string(r.Body), "tool_result") {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				{Name: "Write", Input: map[string]any{"file_path": "out.txt", "content": "x"}},
+				{Name: "Bash", Input: map[string]any{"command": "echo hi"}},
+			}}
+		}
+		return testkit.Reply{Text: "DONE"}
+	}
+	for _, tc := range []struct {
+		mode      string
+		wantWrite bool
+	}{{"dontAsk", false}, {"auto", true}} {
+		e, _ := anthropicEnv(t, script)
+		p := ok(t, e.run("", "-p", "go", "--output-format=stream-json", "--verbose", "--permission-mode="+tc.mode))
+		if m := initLine(t, p.stdout)["permissionMode"]; m != tc.mode {
+			t.Errorf("init permissionMode %v, want %s", m, tc.mode)
+		}
+		_, err := os.Stat(filepath.Join(e.dir, "out.txt"))
+		if (err == nil) != tc.wantWrite {
+			t.Errorf("%s: the Write ran: %v, want %v", tc.mode, err == nil, tc.wantWrite)
+		}
+		denied := 0
+		for _, r := range toolResults(t, p.stdout) {
+			if r["is_error"] == true && strings.Contains(fmt.Sprint(r["content"]), tc.mode) {
+				denied++
+			}
+		}
+		if want := map[bool]int{true: 1, false: 2}[tc.wantWrite]; denied != want {
+			t.Errorf("%s: %d calls denied naming the mode, want %d:\n%s", tc.mode, denied, want, p.stdout)
+		}
+	}
+}

@@ -98,7 +98,7 @@ the runtime opened and how each run started and ended.`,
 	fl.StringVar(&f.cwd, "cwd", "", "working directory (default: the current one)")
 	fl.StringVar(&f.systemPrompt, "system-prompt", "", "replace the default system prompt")
 	fl.StringVar(&f.appendSystemPrompt, "append-system-prompt", "", "append to the system prompt")
-	fl.StringVar(&f.permissionMode, "permission-mode", "", "plan, default, acceptEdits or bypassPermissions")
+	fl.StringVar(&f.permissionMode, "permission-mode", "", "plan, dontAsk, default, acceptEdits, auto or bypassPermissions (docs/settings.md)")
 	fl.StringArrayVar(&f.allowed, "allowedTools", nil, `allow rules, e.g. "Bash(git diff:*) Edit"`)
 	fl.StringArrayVar(&f.allowed2, "allowed-tools", nil, "same as --allowedTools")
 	fl.StringArrayVar(&f.denied, "disallowedTools", nil, `deny rules; a bare tool name removes the tool`)

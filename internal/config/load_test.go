@@ -316,8 +316,8 @@ func TestInvalid(t *testing.T) {
 		{"permissions type", `{"permissions": "all"}`, `: permissions: want an object, got string`},
 		{"allow type", `{"permissions": {"allow": "Read"}}`, `: permissions.allow: want an array, got string`},
 		{"allow element", `{"permissions": {"allow": ["Read", 3]}}`, `: permissions.allow[1]: want a string, got number`},
-		{"mode", `{"permissions": {"defaultMode": "yolo"}}`, `: permissions.defaultMode: unknown permission mode "yolo": want one of plan, default, acceptEdits, bypassPermissions`},
-		{"mode empty", `{"permissions": {"defaultMode": ""}}`, `: permissions.defaultMode: empty permission mode: want one of plan, default, acceptEdits, bypassPermissions`},
+		{"mode", `{"permissions": {"defaultMode": "yolo"}}`, `: permissions.defaultMode: unknown permission mode "yolo": want one of plan, dontAsk, default, acceptEdits, auto, bypassPermissions`},
+		{"mode empty", `{"permissions": {"defaultMode": ""}}`, `: permissions.defaultMode: empty permission mode: want one of plan, dontAsk, default, acceptEdits, auto, bypassPermissions`},
 		{"rule", `{"permissions": {"allow": ["Read", "Edit", "Bash(git diff"]}}`, `: permissions.allow[2]: permission rule "Bash(git diff": unbalanced parentheses: want Tool(specifier)`},
 		{"deny rule", `{"permissions": {"deny": [""]}}`, `: permissions.deny[0]: empty permission rule`},
 		{"ask rule", `{"permissions": {"ask": ["Read, Edit"]}}`, `: permissions.ask[0]: permission rule "Read, Edit": bad tool name "Read, Edit": a tool name holds only letters, digits, _ - . and * (one rule per entry)`},
@@ -378,7 +378,7 @@ func TestInvalidFlags(t *testing.T) {
 		want string
 	}{
 		{Overrides{MaxTurns: intp(-3)}, "flags: --max-turns: want 0 (no limit) or more, got -3"},
-		{Overrides{PermissionMode: "auto"}, `flags: --permission-mode: unknown permission mode "auto": want one of plan, default, acceptEdits, bypassPermissions`},
+		{Overrides{PermissionMode: "autopilot"}, `flags: --permission-mode: unknown permission mode "autopilot": want one of plan, dontAsk, default, acceptEdits, auto, bypassPermissions`},
 		{Overrides{AllowedTools: []string{"Read", "Bash(git diff:*"}}, `flags: --allowedTools: permission rule list "Bash(git diff:*": unbalanced parentheses: a ( is never closed`},
 		{Overrides{DisallowedTools: []string{"Ba$h"}}, `flags: --disallowedTools: permission rule "Ba$h": bad tool name "Ba$h": a tool name holds only letters, digits, _ - . and * (one rule per entry)`},
 	} {

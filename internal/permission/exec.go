@@ -47,10 +47,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		}
 	}
 
-	mode := p.Mode
-	if mode == "" {
-		mode = ModeDefault
-	}
+	mode := p.Mode.base()
 	switch mode {
 	case ModePlan:
 		return deny("", fmt.Sprintf("plan mode is read-only: %s cannot run until the user approves a plan and leaves plan mode; investigate with read-only tools and present your plan instead", c.name))

@@ -9,7 +9,7 @@ import (
 )
 
 // Mode is a session's permission mode, least to most permissive: plan,
-// default, acceptEdits, bypassPermissions.
+// dontAsk, default, acceptEdits, auto, bypassPermissions.
 type Mode string
 
 const (
@@ -21,10 +21,50 @@ const (
 	ModeAcceptEdits Mode = "acceptEdits"
 	// ModeBypass allows everything no deny rule forbids.
 	ModeBypass Mode = "bypassPermissions"
+	// ModeDontAsk is default that never asks: what default would ask about
+	// is denied, so only what it allows and the allow rules run (Claude
+	// Code's dontAsk).
+	ModeDontAsk Mode = "dontAsk"
+	// ModeAuto is acceptEdits that never asks: edits inside the workspace
+	// run, and what acceptEdits would ask about is denied. Claude Code's
+	// auto mode lets a safety classifier approve such calls; cadre has
+	// none, so it takes the side that needs nobody's judgement.
+	ModeAuto Mode = "auto"
 )
 
 // Modes lists the valid modes, least permissive first.
-func Modes() []Mode { return []Mode{ModePlan, ModeDefault, ModeAcceptEdits, ModeBypass} }
+func Modes() []Mode {
+	return []Mode{ModePlan, ModeDontAsk, ModeDefault, ModeAcceptEdits, ModeAuto, ModeBypass}
+}
+
+// base is the mode whose rules m follows: dontAsk and auto decide as
+// default and acceptEdits do, and differ only in never asking (asks).
+func (m Mode) base() Mode {
+	switch m {
+	case "":
+		return ModeDefault
+	case ModeDontAsk:
+		return ModeDefault
+	case ModeAuto:
+		return ModeAcceptEdits
+	}
+	return m
+}
+
+// asks reports whether a call that needs approval is put to the Asker in
+// mode m; in dontAsk and auto it is denied instead.
+func (m Mode) asks() bool { return m != ModeDontAsk && m != ModeAuto }
+
+// quiet is the mode that decides as m does without asking.
+func (m Mode) quiet() Mode {
+	switch m {
+	case ModeDefault:
+		return ModeDontAsk
+	case ModeAcceptEdits:
+		return ModeAuto
+	}
+	return m
+}
 
 // ParseMode returns the mode named s. Case is ignored, so "acceptedits"
 // is acceptEdits; the returned Mode is always spelled canonically.
@@ -35,7 +75,7 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	names := make([]string, 0, 4)
+	names := make([]string, 0, len(Modes()))
 	for _, m := range Modes() {
 		names = append(names, string(m))
 	}
@@ -73,7 +113,12 @@ func ChildMode(parent Mode, def string) (Mode, error) {
 	case parent == ModePlan:
 		return ModePlan, nil
 	case child == ModeBypass && parent != ModeBypass:
-		return ModeAcceptEdits, nil
+		child = ModeAcceptEdits
+	}
+	if !parent.asks() {
+		// Nobody is asked under a parent that never asks, its helpers'
+		// calls included.
+		child = child.quiet()
 	}
 	return child, nil
 }

@@ -138,8 +138,8 @@ func (p *Policy) protectedAs(path string, norm func(string) string) (string, boo
 func (p *Policy) askProtected(ctx context.Context, c call, env tool.Env, input json.RawMessage, why string) error {
 	reason := fmt.Sprintf("%s changes %s, which %s; such a change always needs the user's approval, whatever the permission mode or allow rules",
 		c.name, c.target, why)
-	if p.Asker == nil {
-		return &Denied{Tool: c.name, Target: c.target, Reason: fmt.Sprintf("this call requires approval (%s) and nobody can approve it in this non-interactive session; "+
+	if p.Asker == nil || !p.Mode.asks() {
+		return &Denied{Tool: c.name, Target: c.target, Reason: fmt.Sprintf("this call requires approval (%s) and nobody can approve it in this session; "+
 			"do not retry it, but tell the user: only their approval in an interactive session, or bypassPermissions mode, can allow it", reason)}
 	}
 	return p.ask(ctx, c, env, input, reason)

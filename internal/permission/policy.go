@@ -187,10 +187,7 @@ func (p *Policy) decide(ctx context.Context, c call, env tool.Env, input json.Ra
 		// here too would ask twice. Plan mode may spawn: children run in plan.
 		return nil
 	}
-	mode := p.Mode
-	if mode == "" {
-		mode = ModeDefault
-	}
+	mode := p.Mode.base()
 	switch mode {
 	case ModeBypass:
 		return nil
@@ -246,6 +243,12 @@ func (p *Policy) decide(ctx context.Context, c call, env tool.Env, input json.Ra
 // ask puts the call to the Asker; reason says why it needs approval.
 func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMessage, reason string) error {
 	d := &Denied{Tool: c.name, Target: c.target}
+	if !p.Mode.asks() {
+		d.Reason = fmt.Sprintf("this call requires approval (%s) and the permission mode %s denies such calls instead of asking; "+
+			"do not retry it, but find another way or tell the user; the user can allow it with --allowedTools or permissions.allow",
+			reason, p.Mode)
+		return d
+	}
 	if p.Asker == nil {
 		d.Reason = fmt.Sprintf("this call requires approval (%s) and nobody can approve it in this non-interactive session; "+
 			"do not retry it, but find another way or tell the user; the user can allow it with --allowedTools or permissions.allow",

@@ -160,6 +160,10 @@ func TestModes(t *testing.T) {
 		{"", []string{"allow", "allow", "ask", "ask", "ask", "ask", "ask", "allow", "ask"}},
 		{ModeAcceptEdits, []string{"allow", "allow", "ask", "allow", "ask", "ask", "ask", "allow", "allow"}},
 		{ModeBypass, []string{"allow", "allow", "allow", "allow", "allow", "allow", "allow", "allow", "allow"}},
+		// dontAsk and auto: default and acceptEdits that deny what they
+		// would ask about.
+		{ModeDontAsk, []string{"allow", "allow", "deny", "deny", "deny", "deny", "deny", "allow", "deny"}},
+		{ModeAuto, []string{"allow", "allow", "deny", "allow", "deny", "deny", "deny", "allow", "allow"}},
 		{"bogus", []string{"deny", "deny", "deny", "deny", "deny", "deny", "deny", "deny", "deny"}},
 	} {
 		p := Policy{Mode: tc.mode, Workspace: "/ws", AdditionalDirs: []string{"/extra/lib"}}
@@ -169,6 +173,41 @@ func TestModes(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("mode %q (-want +got):\n%s", tc.mode, diff)
+		}
+	}
+}
+
+// TestQuietModes: in dontAsk and auto an allow rule still allows, a deny
+// rule still denies, the denial names the mode, and a subagent of such a
+// parent never asks either.
+func TestQuietModes(t *testing.T) {
+	for _, m := range []Mode{ModeDontAsk, ModeAuto} {
+		p := Policy{Mode: m, Workspace: "/ws", Rules: mustRules(t, "Bash(git status),Bash(git push:*)", "", "Bash(git push:*)")}
+		for _, c := range []struct{ tool, arg, want string }{
+			{"Bash", "git status", "allow"}, {"Bash", "rm -rf /", "deny"}, {"Bash", "git push origin", "deny"}, {"Edit", "/ws/a.go", map[Mode]string{ModeDontAsk: "deny", ModeAuto: "allow"}[m]},
+		} {
+			if got := decide(t, p, c.tool, c.arg); got != c.want {
+				t.Errorf("%s: %s %q = %s, want %s", m, c.tool, c.arg, got, c.want)
+			}
+		}
+		err := p.Permit(context.Background(), "Bash", tools["Bash"], env, input("Bash", "make"))
+		if err == nil || !strings.Contains(err.Error(), string(m)) {
+			t.Errorf("%s: denial %v does not name the mode", m, err)
+		}
+		if _, err := ParseMode(strings.ToLower(string(m))); err != nil {
+			t.Errorf("ParseMode(%q): %v", m, err)
+		}
+	}
+	for _, c := range []struct {
+		parent Mode
+		def    string
+		want   Mode
+	}{
+		{ModeDontAsk, "", ModeAuto}, {ModeDontAsk, "default", ModeDontAsk}, {ModeAuto, "", ModeAuto},
+		{ModeAuto, "bypassPermissions", ModeAuto}, {ModeDefault, "dontAsk", ModeDontAsk}, {ModeDontAsk, "plan", ModePlan},
+	} {
+		if got, err := ChildMode(c.parent, c.def); err != nil || got != c.want {
+			t.Errorf("ChildMode(%s, %q) = %s, %v; want %s", c.parent, c.def, got, err, c.want)
 		}
 	}
 }

@@ -18,8 +18,8 @@ func TestParseMode(t *testing.T) {
 		{in: "acceptEdits", want: ModeAcceptEdits},
 		{in: "bypassPermissions", want: ModeBypass},
 		{in: " AcceptEdits ", want: ModeAcceptEdits},
-		{in: "", wantErr: "empty permission mode: want one of plan, default, acceptEdits, bypassPermissions"},
-		{in: "yolo", wantErr: `unknown permission mode "yolo": want one of plan, default, acceptEdits, bypassPermissions`},
+		{in: "", wantErr: "empty permission mode: want one of plan, dontAsk, default, acceptEdits, auto, bypassPermissions"},
+		{in: "yolo", wantErr: `unknown permission mode "yolo": want one of plan, dontAsk, default, acceptEdits, auto, bypassPermissions`},
 	} {
 		got, err := ParseMode(tc.in)
 		if tc.wantErr != "" {

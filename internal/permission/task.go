@@ -371,7 +371,7 @@ func (p *Policy) PermitSpawn(ctx context.Context, agent string, extra TaskRules)
 	}
 	reason := fmt.Sprintf("the rule %s (%s) asks before spawning %q", rule, d.source, agent)
 	den := &Denied{Tool: tool, Target: agent}
-	if p.Asker == nil {
+	if p.Asker == nil || !mode.asks() {
 		den.Reason = fmt.Sprintf("spawning the agent %q requires approval (%s) and nobody can approve it in this non-interactive session; "+
 			"do not retry it, and tell the user, who can change that rule",
 			agent, reason)

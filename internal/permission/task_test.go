@@ -425,7 +425,7 @@ func TestChildMode(t *testing.T) {
 		{ModePlan, "", ModePlan, ""},
 		{ModePlan, "acceptEdits", ModePlan, ""},
 		{ModePlan, "bypassPermissions", ModePlan, ""},
-		{ModeDefault, "yolo", "", `agent permissionMode: unknown permission mode "yolo": want one of plan, default, acceptEdits, bypassPermissions`},
+		{ModeDefault, "yolo", "", `agent permissionMode: unknown permission mode "yolo": want one of plan, dontAsk, default, acceptEdits, auto, bypassPermissions`},
 		{"yolo", "", "", `parent permission mode "yolo" is unknown`},
 	} {
 		got, err := ChildMode(tc.parent, tc.def)
