@@ -68,6 +68,7 @@ type runFlags struct {
 	cont               bool
 	debug              bool
 	sdk                sdkFlags
+	inputFormat        string
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -103,6 +104,7 @@ the runtime opened and how each run started and ended.`,
 	fl.StringArrayVar(&f.allowed2, "allowed-tools", nil, "same as --allowedTools")
 	fl.StringArrayVar(&f.denied, "disallowedTools", nil, `deny rules; a bare tool name removes the tool`)
 	fl.StringArrayVar(&f.denied2, "disallowed-tools", nil, "same as --disallowedTools")
+	fl.StringVar(&f.inputFormat, "input-format", "text", "text, or stream-json: JSONL user messages and control requests on standard input (the Agent SDK's protocol)")
 	fl.StringVarP(&f.resume, "resume", "r", "", "continue the session with this id")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session in this directory")
 	f.sdk.register(fl)
@@ -150,13 +152,17 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	// drives cadre reads why.
 	fail := func(err error) error { return startFailure(stdout, stderr, format, f, err) }
 	prompt := strings.Join(args, " ")
-	if !f.print {
+	streamIn, err := streamInput(f, format, prompt)
+	if err != nil {
+		return err
+	}
+	if !f.print && !streamIn {
 		if prompt == "" {
 			return errors.New("the interactive interface is not built yet; run headless with -p \"prompt\" (see cadre --help)")
 		}
 		return errors.New("the interactive interface is not built yet; add -p to run this prompt headless")
 	}
-	if prompt == "" && !isTerminal(stdin) {
+	if prompt == "" && !streamIn && !isTerminal(stdin) {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
 			return fmt.Errorf("read prompt from standard input: %w", err)
@@ -201,7 +207,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	if f.sdk.includePartial && format != output.StreamJSON {
 		log.Warn("--include-partial-messages needs --output-format stream-json; ignored")
 	}
-	rt, err := cadre.New(ctx, cadre.Options{
+	opts := cadre.Options{
 		Cwd: f.cwd, Model: f.model, MaxTurns: f.maxTurns, PermissionMode: cadre.PermissionMode(f.permissionMode),
 		AllowedTools: allowed, DisallowedTools: denied,
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystemPrompt,
@@ -211,7 +217,11 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,
 		Logger: log,
-	})
+	}
+	if streamIn {
+		return runStreamInput(ctx, f, opts, stdin, stdout, log, fail)
+	}
+	rt, err := cadre.New(ctx, opts)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+	"github.com/cadre-dev/cadre/internal/testkit/npm"
+)
+
+// The Agent SDK end-to-end test: a program written against the real
+// @anthropic-ai/claude-agent-sdk drives the cadre binary (as its
+// pathToClaudeCodeExecutable) against the fake Anthropic server. The
+// program is testdata/agentsdk/driver.mjs; each scenario prints what the
+// program received.
+//
+// CADRE_SDK_EXECUTABLE=claude runs the same scenarios against Claude Code
+// 2.1.330 from testdata/npm instead (offline, against the same fake
+// server), to check that the test asserts what Claude Code does.
+// CADRE_SDK_RECORD=DIR keeps each run's raw stdin and stdout there.
+
+// sdkReport is what driver.mjs prints.
+type sdkReport struct {
+	Scenario string           `json:"scenario"`
+	Messages []map[string]any `json:"messages"`
+	Calls    []map[string]any `json:"calls"`
+	Errors   []string         `json:"errors"`
+}
+
+// results returns the program's result messages, in order.
+func (r sdkReport) results() []map[string]any {
+	var out []map[string]any
+	for _, m := range r.Messages {
+		if m["type"] == "result" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// calls returns the callback records of one kind.
+func (r sdkReport) callsOf(kind string) []map[string]any {
+	var out []map[string]any
+	for _, c := range r.Calls {
+		if c["kind"] == kind {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sdkScript is the model behind every scenario. A conversation is known by
+// its first user message (the prompt, for the main agent and for each
+// subagent); its state by the last message.
+func sdkScript(req testkit.Request) testkit.Reply {
+	var body struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(req.Body, &body)
+	if len(body.Messages) == 0 {
+		return testkit.Reply{Text: "OK"}
+	}
+	first := string(body.Messages[0].Content)
+	last := string(body.Messages[len(body.Messages)-1].Content)
+	results := strings.Contains(last, "tool_result")
+	agent := func(id, desc, prompt string, bg bool) testkit.ToolCall {
+		in := map[string]any{"description": desc, "prompt": prompt, "subagent_type": "general-purpose"}
+		if bg {
+			in["run_in_background"] = true
+		}
+		return testkit.ToolCall{ID: id, Name: "Agent", Input: in}
+	}
+	switch {
+	// Subagents, known by the prompts the main agent gave them.
+	case strings.Contains(first, "CHILD-SYNC"):
+		return testkit.Reply{Text: "RESULT-SYNC"}
+	case strings.Contains(first, "CHILD-PAR-1"):
+		return testkit.Reply{Text: "RESULT-PAR-1"}
+	case strings.Contains(first, "CHILD-PAR-2"):
+		return testkit.Reply{Text: "RESULT-PAR-2"}
+	case strings.Contains(first, "CHILD-BG"):
+		return testkit.Reply{Text: "RESULT-BG"}
+
+	case strings.Contains(first, "SAY-HELLO"):
+		return testkit.Reply{Text: "HELLO-BACK"}
+
+	case strings.Contains(first, "SPAWN-SYNC"):
+		// The whole conversation says how far the work is: Claude Code
+		// 2.1.330 runs every Agent call in the background and reports
+		// results in notifications, cadre returns them as tool results.
+		all := string(req.Body)
+		switch {
+		case strings.Contains(all, "RESULT-PAR-1") && strings.Contains(all, "RESULT-PAR-2"):
+			return testkit.Reply{Text: "ALL-DONE"}
+		case strings.Contains(all, "RESULT-SYNC") && !strings.Contains(all, "toolu_par1"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				agent("toolu_par1", "parallel child 1", "CHILD-PAR-1: answer in one line", false),
+				agent("toolu_par2", "parallel child 2", "CHILD-PAR-2: answer in one line", false),
+			}}
+		case !strings.Contains(all, "toolu_sync"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{agent("toolu_sync", "sync child", "CHILD-SYNC: answer in one line", false)}}
+		}
+		return testkit.Reply{Text: "WAITING"}
+
+	case strings.Contains(first, "SPAWN-BG"):
+		switch {
+		case strings.Contains(last, "task-notification") && strings.Contains(last, "RESULT-BG"):
+			return testkit.Reply{Text: "NOTIFIED-RESULT-BG"}
+		case strings.Contains(last, "task-notification"):
+			return testkit.Reply{Text: "NOTIFIED-WITHOUT-RESULT"}
+		case !results:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{agent("toolu_bg", "background child", "CHILD-BG: answer in one line", true)}}
+		}
+		return testkit.Reply{Text: "LAUNCHED"}
+
+	case strings.Contains(first, "RUN-BASH"):
+		switch {
+		case !results:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_bash", Name: "Bash", Input: map[string]any{
+				"command": "touch ran.txt && echo BASH-RAN", "description": "Create ran.txt",
+			}}}}
+		case strings.Contains(last, "BASH-RAN"):
+			return testkit.Reply{Text: "BASH-DONE"}
+		}
+		return testkit.Reply{Text: "BASH-FAILED"}
+
+	case strings.Contains(last, "STREAM-TWO"):
+		return testkit.Reply{Text: "REPLY-TWO"}
+	case strings.Contains(last, "STREAM-ONE"):
+		return testkit.Reply{Text: "REPLY-ONE"}
+	}
+	return testkit.Reply{Text: "OK"}
+}
+
+// sdkExecutable is the binary the program drives: cadre, or Claude Code
+// when CADRE_SDK_EXECUTABLE=claude.
+func sdkExecutable(t *testing.T) (exe string, claude bool) {
+	switch v := os.Getenv("CADRE_SDK_EXECUTABLE"); v {
+	case "":
+		return bin, false
+	case "claude":
+		return npm.Bin(t, "claude", "@anthropic-ai/claude-code"), true
+	default:
+		return v, false
+	}
+}
+
+// runSDK runs one scenario of driver.mjs against the fake server.
+func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer, *env) {
+	t.Helper()
+	modules := npm.Modules(t, "@anthropic-ai/claude-agent-sdk")
+	exe, claude := sdkExecutable(t)
+	srv := testkit.NewAnthropic(t, sdkScript)
+	e := newEnv(t)
+	// ES modules resolve packages from the script's folder upwards only.
+	progDir := t.TempDir()
+	if err := os.Symlink(modules, filepath.Join(progDir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", "agentsdk", "driver.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver := filepath.Join(progDir, "driver.mjs")
+	if err := os.WriteFile(driver, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := "claude-sonnet-4-5"
+	// No --model: the program uses default options, so the model comes
+	// from user settings (cadre) or the environment (Claude Code).
+	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(`{"model":"`+model+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if claude {
+		e.set("ANTHROPIC_MODEL="+model, "ANTHROPIC_API_KEY=dummy",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1")
+	} else {
+		e.set("ANTHROPIC_API_KEY=dummy")
+	}
+	if dir := os.Getenv("CADRE_SDK_RECORD"); dir != "" {
+		exe = recordingWrapper(t, exe, filepath.Join(dir, scenario))
+	}
+	e.set("ANTHROPIC_BASE_URL="+srv.URL, "CADRE_SDK_EXECUTABLE="+exe)
+	cmd := exec.Command("node", driver, scenario)
+	cmd.Dir = e.dir
+	cmd.Env = e.vars
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("driver %s did not finish in 90s; stderr:\n%s", scenario, errb.String())
+	}
+	var rep sdkReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("driver %s: output is not its report (%v)\nstdout:\n%s\nstderr:\n%s", scenario, err, out.String(), errb.String())
+	}
+	if len(rep.Errors) > 0 {
+		t.Fatalf("driver %s failed: %s\nstderr:\n%s", scenario, strings.Join(rep.Errors, "\n"), errb.String())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("driver %s stderr:\n%s", scenario, errb.String())
+			for _, m := range rep.Messages {
+				b, _ := json.Marshal(m)
+				t.Logf("message: %s", b)
+			}
+		}
+	})
+	return rep, srv, e
+}
+
+// recordingWrapper is a shell script that runs exe with its stdin and stdout
+// copied to dir, for reading what a peer really says.
+func recordingWrapper(t *testing.T, exe, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := filepath.Join(t.TempDir(), "wrapped")
+	script := fmt.Sprintf("#!/bin/sh\necho \"$@\" > %[1]q/argv\ntee %[1]q/stdin.jsonl | %[2]q \"$@\" | tee %[1]q/stdout.jsonl\n", dir, exe)
+	if err := os.WriteFile(w, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func resultText(m map[string]any) string {
+	s, _ := m["result"].(string)
+	return s
+}
+
+func TestAgentSDK(t *testing.T) {
+	t.Run("default", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "default")
+		rs := rep.results()
+		if len(rs) != 1 || resultText(rs[0]) != "HELLO-BACK" || rs[0]["is_error"] != false {
+			t.Fatalf("results = %v, want one success HELLO-BACK", rs)
+		}
+		if rep.Messages[0]["type"] != "system" || rep.Messages[0]["subtype"] != "init" {
+			t.Errorf("first message = %v, want system/init", rep.Messages[0])
+		}
+	})
+	t.Run("subagents", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "subagents")
+		var texts []string
+		for _, r := range rep.results() {
+			texts = append(texts, resultText(r))
+		}
+		if !containsStr(texts, "ALL-DONE") {
+			t.Fatalf("results %q, want ALL-DONE among them", texts)
+		}
+		// Each child's messages are tagged with its own Agent call's id.
+		for id, want := range map[string]string{"toolu_sync": "RESULT-SYNC", "toolu_par1": "RESULT-PAR-1", "toolu_par2": "RESULT-PAR-2"} {
+			if !taggedWith(rep, id, want) {
+				t.Errorf("no message tagged parent_tool_use_id=%s carries %s", id, want)
+			}
+		}
+	})
+	t.Run("background", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "background")
+		var texts []string
+		for _, r := range rep.results() {
+			texts = append(texts, resultText(r))
+		}
+		if !containsStr(texts, "NOTIFIED-RESULT-BG") {
+			t.Fatalf("results %q: the notification turn's result did not reach the program", texts)
+		}
+	})
+	t.Run("permission", func(t *testing.T) {
+		rep, _, e := runSDK(t, "permission")
+		rs := rep.results()
+		if len(rs) != 1 || resultText(rs[0]) != "BASH-DONE" {
+			t.Fatalf("results = %v, want BASH-DONE", rs)
+		}
+		asks := rep.callsOf("canUseTool")
+		if len(asks) != 1 || asks[0]["toolName"] != "Bash" || asks[0]["toolUseID"] != "toolu_bash" {
+			t.Errorf("canUseTool calls = %v, want one for Bash toolu_bash", asks)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, "ran.txt")); err != nil {
+			t.Errorf("the allowed command did not run: %v", err)
+		}
+	})
+}
+
+// taggedWith reports whether a message tagged with the Agent call id
+// carries want in its content.
+func taggedWith(rep sdkReport, id, want string) bool {
+	for _, m := range rep.Messages {
+		if m["parent_tool_use_id"] != id {
+			continue
+		}
+		b, _ := json.Marshal(m["message"])
+		if strings.Contains(string(b), want) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsStr(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+)
+
+// piped is a cadre process speaking stream-json on its pipes, driven line by
+// line as a program drives it.
+type piped struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan map[string]any
+	errb  *bytes.Buffer
+	done  chan struct{}
+}
+
+func (e *env) startPiped(args ...string) *piped {
+	e.t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = e.dir, e.vars
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	l := &piped{t: e.t, cmd: cmd, in: in, lines: make(chan map[string]any, 256), errb: &bytes.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = l.errb
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		defer close(l.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				m = map[string]any{"unparsable": sc.Text()}
+			}
+			l.lines <- m
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(l.done) }()
+	e.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-l.done
+	})
+	return l
+}
+
+func (l *piped) send(v string) {
+	l.t.Helper()
+	if _, err := io.WriteString(l.in, v+"\n"); err != nil {
+		l.t.Fatalf("write stdin: %v", err)
+	}
+}
+
+func (l *piped) user(text string) {
+	l.t.Helper()
+	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}, "parent_tool_use_id": nil, "session_id": ""})
+	l.send(string(b))
+}
+
+// until reads lines until one satisfies match, and returns it.
+func (l *piped) until(what string, match func(map[string]any) bool) map[string]any {
+	l.t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case m, ok := <-l.lines:
+			if !ok {
+				l.t.Fatalf("output ended waiting for %s", what)
+			}
+			if match(m) {
+				return m
+			}
+		case <-deadline:
+			l.t.Fatalf("no %s within 60s", what)
+		}
+	}
+}
+
+func isResult(m map[string]any) bool { return m["type"] == "result" }
+
+func isResponse(id string) func(map[string]any) bool {
+	return func(m map[string]any) bool {
+		r, _ := m["response"].(map[string]any)
+		return m["type"] == "control_response" && r["request_id"] == id
+	}
+}
+
+// end closes stdin and waits for the process to exit.
+func (l *piped) end() (code int, stderr string) {
+	l.t.Helper()
+	l.in.Close()
+	select {
+	case <-l.done:
+	case <-time.After(60 * time.Second):
+		l.t.Fatal("cadre did not exit within 60s of its input's end")
+	}
+	for range l.lines {
+	}
+	return l.cmd.ProcessState.ExitCode(), l.errb.String()
+}
+
+func streamArgs(extra ...string) []string {
+	return append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5"}, extra...)
+}
+
+func TestStreamInputTurnsInOrder(t *testing.T) {
+	srv := testkit.NewAnthropic(t, sdkScript)
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	// Without -p too: stream-json input is a headless run either way.
+	l := e.startPiped(streamArgs()[1:]...)
+	l.user("STREAM-ONE")
+	l.user("STREAM-TWO") // sent while the first turn may still run: it waits its turn
+	var got []string
+	var sid any
+	for range 2 {
+		r := l.until("a result", isResult)
+		got = append(got, fmt.Sprint(r["result"]))
+		if sid != nil && r["session_id"] != sid {
+			t.Errorf("second turn in session %v, want the first's %v", r["session_id"], sid)
+		}
+		sid = r["session_id"]
+	}
+	if strings.Join(got, ",") != "REPLY-ONE,REPLY-TWO" {
+		t.Errorf("results %q, want REPLY-ONE then REPLY-TWO", got)
+	}
+	if code, stderr := l.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The second turn saw the first: one session.
+	reqs := srv.Requests()
+	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "STREAM-ONE") || !strings.Contains(last, "REPLY-ONE") {
+		t.Errorf("the second turn's request lacks the first exchange: %s", last)
+	}
+}
+
+func TestStreamInputBadLine(t *testing.T) {
+	srv := testkit.NewAnthropic(t, sdkScript)
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	l := e.startPiped(streamArgs()...)
+	l.user("STREAM-ONE")
+	l.send(`{"type":"user","message":`)
+	if r := l.until("a result", isResult); r["result"] != "REPLY-ONE" {
+		t.Errorf("result = %v: the turn given before the bad line must still run", r)
+	}
+	code, stderr := l.end()
+	if code != 1 || !strings.Contains(stderr, "stream-json input line 2 is not JSON") {
+		t.Errorf("exit %d, stderr %q: want 1 and an error naming line 2", code, stderr)
+	}
+}
+
+func TestStreamInputFlagErrors(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-p", "--input-format", "stream-json", "--output-format", "text"}, "needs --output-format stream-json"},
+		{[]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "hello"}, "takes no prompt argument"},
+		{[]string{"-p", "--input-format", "xml", "hi"}, `invalid --input-format "xml"`},
+		{[]string{"-p", "--permission-prompt-tool", "stdio", "hi"}, "--permission-prompt-tool needs --input-format stream-json"},
+	} {
+		p := e.run("", tc.args...)
+		if p.code == 0 || !strings.Contains(p.stderr, tc.want) {
+			t.Errorf("cadre %q: exit %d, stderr %q, want an error containing %q", tc.args, p.code, p.stderr, tc.want)
+		}
+	}
+}
+
+func TestStreamInputControlRequests(t *testing.T) {
+	srv := testkit.NewAnthropic(t, sdkScript)
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	l := e.startPiped(streamArgs()...)
+	l.send(`{"type":"control_request","request_id":"init-1","request":{"subtype":"initialize","systemPrompt":[""]}}`)
+	init := l.until("the initialize response", isResponse("init-1"))
+	body := init["response"].(map[string]any)["response"].(map[string]any)
+	for _, k := range []string{"commands", "agents", "models", "output_style", "account"} {
+		if _, ok := body[k]; !ok {
+			t.Errorf("initialize response lacks %s: %v", k, body)
+		}
+	}
+	l.send(`{"type":"control_request","request_id":"x-1","request":{"subtype":"mcp_status"}}`)
+	r := l.until("the mcp_status response", isResponse("x-1"))["response"].(map[string]any)
+	if r["subtype"] != "error" || r["error"] != "Unsupported control request subtype: mcp_status" {
+		t.Errorf("unknown request answered %v, want an error response", r)
+	}
+	l.user("STREAM-ONE")
+	l.until("a result", isResult)
+	if code, stderr := l.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+// A subagent's call that would ask goes to the program as can_use_tool
+// naming the subagent, and runs only after the program allows it.
+func TestStreamInputSubagentAsksTheProgram(t *testing.T) {
+	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+		var body struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(req.Body, &body)
+		first, last := string(body.Messages[0].Content), string(body.Messages[len(body.Messages)-1].Content)
+		switch {
+		case strings.Contains(first, "CHILD-WRITE") && !strings.Contains(last, "tool_result"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_child_bash", Name: "Bash", Input: map[string]any{"command": "touch child.txt && echo CHILD-RAN", "description": "Create child.txt"}}}}
+		case strings.Contains(first, "CHILD-WRITE"):
+			return testkit.Reply{Text: "child: " + map[bool]string{true: "ran", false: "refused"}[strings.Contains(last, "CHILD-RAN")]}
+		case !strings.Contains(last, "tool_result"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_agent", Name: "Agent", Input: map[string]any{"description": "write", "prompt": "CHILD-WRITE", "subagent_type": "general-purpose"}}}}
+		}
+		return testkit.Reply{Text: "MAIN-DONE"}
+	})
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	l := e.startPiped(streamArgs("--permission-prompt-tool", "stdio", "--permission-mode", "default")...)
+	l.user("go")
+	req := l.until("a can_use_tool request", func(m map[string]any) bool { return m["type"] == "control_request" })
+	inner := req["request"].(map[string]any)
+	if inner["subtype"] != "can_use_tool" || inner["tool_name"] != "Bash" || inner["tool_use_id"] != "toolu_child_bash" {
+		t.Fatalf("request = %v", inner)
+	}
+	l.send(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"behavior":"allow","updatedInput":%s}}}`,
+		req["request_id"], mustJSON(inner["input"])))
+	if r := l.until("a result", isResult); r["result"] != "MAIN-DONE" {
+		t.Errorf("result = %v", r)
+	}
+	if code, stderr := l.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(string(srv.Requests()[2].Body), "CHILD-RAN") {
+		t.Errorf("the allowed command did not run")
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,21 @@
+package cadre
+
+import "github.com/cadre-dev/cadre/internal/command"
+
+// SlashCommand is a slash command or skill a user can run as /Name.
+type SlashCommand struct {
+	Name, Description, ArgumentHint string
+	// Skill is set for a skill (a folder with SKILL.md), not a command file.
+	Skill bool
+}
+
+// Commands lists the slash commands and skills the runtime found, in the
+// order it lists them: front ends offer them (the Agent SDK's
+// supportedCommands, completion in an editor).
+func (r *Runtime) Commands() []SlashCommand {
+	var out []SlashCommand
+	for _, c := range r.commands.All() {
+		out = append(out, SlashCommand{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint, Skill: c.Kind == command.KindSkill})
+	}
+	return out
+}
