@@ -165,9 +165,9 @@ func TestPermissionCallbackAnswersAsks(t *testing.T) {
 	for _, allow := range []bool{true, false} {
 		f := newFixture(t)
 		var asked []cadre.PermissionRequest
-		rt := f.open(t, cadre.Options{Permission: func(_ context.Context, req cadre.PermissionRequest) (bool, error) {
+		rt := f.open(t, cadre.Options{Permission: func(_ context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
 			asked = append(asked, req)
-			return allow, nil
+			return cadre.PermissionDecision{Allow: allow}, nil
 		}})
 		evs := collect(t, rt, cadre.Request{Prompt: "run bash"})
 		if len(asked) != 1 || asked[0].Tool != "Bash" || asked[0].Target != "echo ran" {

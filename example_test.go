@@ -100,9 +100,9 @@ func ExamplePermissionFunc() {
 		return llm.Reply(llm.ToolUse("call-1", "Bash", json.RawMessage(`{"command": "rm -rf build"}`))), nil
 	}
 	rt, done := open(model, cadre.Options{
-		Permission: func(_ context.Context, req cadre.PermissionRequest) (bool, error) {
-			fmt.Printf("may %s run %q? no\n", req.Tool, req.Target)
-			return false, nil
+		Permission: func(_ context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
+			fmt.Printf("may %s (%s) run %q? no\n", req.Tool, req.Agent, req.Target)
+			return cadre.PermissionDecision{Message: "not now: the build folder is in use"}, nil
 		},
 	})
 	defer done()
@@ -117,7 +117,7 @@ func ExamplePermissionFunc() {
 		}
 	}
 	// Output:
-	// may Bash run "rm -rf build"? no
+	// may Bash (main) run "rm -rf build"? no
 	// refused: true
 	// denials: 1
 }

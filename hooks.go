@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,30 +177,32 @@ func (sr *sessionRun) hooks() *runner.Hooks {
 		return nil
 	}
 	return &runner.Hooks{Engine: r.hooks, Base: hook.Input{
-		SessionID: sr.sess.Info.ID, TranscriptPath: sr.sess.Info.TranscriptPath, Cwd: r.cwd, PermissionMode: string(r.policy.Mode),
+		SessionID: sr.sess.Info.ID, TranscriptPath: sr.sess.Info.TranscriptPath, Cwd: r.cwd, PermissionMode: string(sr.mode),
 	}}
 }
 
-// input is the first turn's input: the prompt, after the SessionStart and
-// UserPromptSubmit hooks, with the context they added. The error is a
-// prompt a hook blocked.
-func (sr *sessionRun) input(ctx context.Context, h *runner.Hooks) ([]llm.Message, error) {
+// input is a user message's turn input, after the UserPromptSubmit hooks
+// — and for the conversation's first, the SessionStart hooks — with the
+// context they added. The error is a message a hook blocked.
+func (sr *sessionRun) input(ctx context.Context, h *runner.Hooks, msg llm.Message, first bool) (llm.Message, error) {
 	var extra string
-	if h.Has(hook.SessionStart) {
+	if first && h.Has(hook.SessionStart) {
 		source := "startup"
 		if len(sr.history) > 0 {
 			source = "resume"
 		}
 		extra = h.Fire(ctx, hook.Input{HookEventName: hook.SessionStart, Source: source, Model: sr.model.Name()}).Context
 	}
-	msg, err := runner.SubmitPrompt(ctx, h, sr.prompt)
+	submitted, err := runner.SubmitPrompt(ctx, h, msg.Text())
 	if err != nil {
-		return nil, err
+		return msg, err
 	}
+	// SubmitPrompt's message is the text, then what the hooks added.
+	msg.Content = append(slices.Clone(msg.Content), submitted.Content[1:]...)
 	if extra != "" {
 		msg.Content = append(msg.Content, llm.Text(extra))
 	}
-	return []llm.Message{msg}, nil
+	return msg, nil
 }
 
 // end runs the SessionEnd hooks. The run may have been cancelled: they

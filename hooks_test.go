@@ -110,9 +110,9 @@ func TestPreToolUseDecisions(t *testing.T) {
 			writeSettings(t, f.dir, tc.settings)
 			f.fn = bashOnce("echo hello")
 			asks := 0
-			rt := f.open(t, cadre.Options{Hooks: preToolUse(tc.hook), Permission: func(context.Context, cadre.PermissionRequest) (bool, error) {
+			rt := f.open(t, cadre.Options{Hooks: preToolUse(tc.hook), Permission: func(context.Context, cadre.PermissionRequest) (cadre.PermissionDecision, error) {
 				asks++
-				return true, nil
+				return cadre.PermissionDecision{Allow: true}, nil
 			}})
 			evs := collect(t, rt, cadre.Request{Prompt: "go"})
 			if got := lastResult(t, evs); !strings.Contains(got, tc.want) {

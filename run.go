@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/mcp"
+	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/prompts"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
@@ -32,6 +31,21 @@ type Request struct {
 	// newest main session of the working directory.
 	Resume   string
 	Continue bool
+	// SessionID, Fork, NoPersist, Permission, Model and PermissionMode are
+	// as in OpenRequest.
+	SessionID      string
+	Fork           bool
+	NoPersist      bool
+	Permission     PermissionFunc
+	Model          string
+	PermissionMode PermissionMode
+}
+
+func (req Request) open() OpenRequest {
+	return OpenRequest{
+		Resume: req.Resume, Continue: req.Continue, SessionID: req.SessionID, Fork: req.Fork, NoPersist: req.NoPersist,
+		Permission: req.Permission, Model: req.Model, PermissionMode: req.PermissionMode,
+	}
 }
 
 // Run runs req and yields the session's events as they happen, ending with
@@ -39,159 +53,194 @@ type Request struct {
 // unknown session) are yielded as errors before any event; a run that fails
 // later still ends with a result event whose IsError is set. Stopping the
 // iteration early cancels the run and waits for it to wind down.
+//
+// It is a conversation (Open) of one message, closed at once: after its
+// answer, the run goes on while background subagents run, answering their
+// notifications.
 func (r *Runtime) Run(ctx context.Context, req Request) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		sr, err := r.prepare(ctx, req)
+		prompt := strings.TrimSpace(req.Prompt)
+		if prompt == "" {
+			yield(Event{}, errors.New("no prompt given: pass it as an argument or on standard input"))
+			return
+		}
+		if _, _, err := r.command(prompt); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		c, err := r.open(ctx, req.open(), title(prompt))
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		r.log.Debug("run started", "session", sr.sess.Info.ID, "model", sr.model.Name(), "resumed", len(sr.history) > 0)
-		defer r.log.Debug("run ended", "session", sr.sess.Info.ID)
-		r.groupMu.Lock()
-		r.groups[sr.sess.Info.ID] = sr.caller.Group
-		r.groupMu.Unlock()
-		defer func() {
-			r.groupMu.Lock()
-			delete(r.groups, sr.sess.Info.ID)
-			r.groupMu.Unlock()
-		}()
-		sub := r.bus.Subscribe(func(e event.Event) bool { return e.SessionID == sr.sess.Info.ID })
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer sub.Close()
-			sr.run(ctx)
-		}()
-		for ev := range sub.Events(context.Background()) {
-			if !yield(eventOf(ev), nil) {
-				cancel()
+		if err := c.Send(ctx, Message{Text: req.Prompt}); err != nil {
+			c.Stop()
+			yield(Event{}, err)
+			return
+		}
+		c.closeInput()
+		for ev, err := range c.Events() {
+			if !yield(ev, err) {
+				c.Stop()
 				break
 			}
 		}
-		<-done
+		<-c.done
 	}
 }
 
-// sessionRun is one Run in progress.
+// command finds the slash command prompt names: nil when prompt is not
+// one, an error when no such command exists.
+func (r *Runtime) command(prompt string) (*command.Command, string, error) {
+	name, args, ok := command.Parse(prompt)
+	if !ok {
+		return nil, "", nil
+	}
+	c, found := r.commands.Get(name)
+	if !found {
+		var known []string
+		for _, c := range r.commands.All() {
+			known = append(known, "/"+c.Name)
+		}
+		return nil, "", fmt.Errorf("unknown command /%s (known: %s)", name, orNone(strings.Join(known, ", ")))
+	}
+	return &c, args, nil
+}
+
+// sessionRun is the session of one conversation.
 type sessionRun struct {
 	r       *Runtime
 	sess    *session.Session
 	history []llm.Message
-	prompt  string
-	model   llm.Model
-	ref     provider.Ref
-	tools   *tool.Set
-	system  string
-	start   time.Time
-	caller  subagent.Caller
-	totals  *runner.Totals
+	// recordHistory: the history is a copy (a fork), written into the new
+	// transcript.
+	recordHistory bool
+	model         llm.Model
+	ref           provider.Ref
+	mode          permission.Mode
+	tools         *tool.Set
+	system        string
+	start         time.Time
+	caller        subagent.Caller
+	totals        *runner.Totals
 	// structured is the StructuredOutput tool of Options.JSONSchema.
 	structured *structured.Tool
-	// command is a `context: fork` slash command to run instead of a turn.
-	command *command.Command
-	args    string
 }
 
-func (r *Runtime) prepare(ctx context.Context, req Request) (*sessionRun, error) {
-	prompt := strings.TrimSpace(req.Prompt)
-	if prompt == "" {
-		return nil, errors.New("no prompt given: pass it as an argument or on standard input")
-	}
-	var cmd *command.Command
-	var args string
-	if name, a, ok := command.Parse(prompt); ok {
-		c, found := r.commands.Get(name)
-		switch {
-		case !found && mcp.IsPromptCommand(name):
-			// /mcp__server__prompt args: the server's prompt is the message.
-			text, err := r.mcpReady(ctx).Prompt(ctx, name, a)
-			if err != nil {
-				return nil, err
-			}
-			prompt = text
-		case !found:
-			var known []string
-			for _, c := range r.commands.All() {
-				known = append(known, "/"+c.Name)
-			}
-			return nil, fmt.Errorf("unknown command /%s (known: %s)", name, orNone(strings.Join(known, ", ")))
-		case c.Context == "fork":
-			cmd, args = &c, a
-		default:
-			// A plain command is a prompt template.
-			prompt = c.Expand(a)
-		}
-	}
+func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*sessionRun, error) {
 	var (
 		model llm.Model
 		ref   provider.Ref
 		err   error
 	)
-	if r.opts.LLM != nil {
+	switch {
+	case req.Model != "":
+		if model, ref, err = r.model(strings.TrimSpace(req.Model)); err != nil {
+			return nil, err
+		}
+	case r.opts.LLM != nil:
 		model, ref = r.opts.LLM, provider.Ref{Provider: "sdk", Model: r.opts.LLM.Name()}
-	} else if model, ref, err = r.model(r.cfg.Settings.Model); err != nil {
-		return nil, err
+	default:
+		if model, ref, err = r.model(r.cfg.Settings.Model); err != nil {
+			return nil, err
+		}
 	}
-	sr := &sessionRun{r: r, prompt: prompt, model: model, ref: ref, start: r.now(), command: cmd, args: args}
-	if req.Resume != "" || req.Continue {
+	mode := r.policy.Mode
+	if req.PermissionMode != "" {
+		if mode, err = permission.ParseMode(string(req.PermissionMode)); err != nil {
+			return nil, err
+		}
+	}
+	if req.SessionID != "" {
+		if err := session.ValidateID(req.SessionID); err != nil {
+			return nil, fmt.Errorf("session id: %w", err)
+		}
+	}
+	resuming := req.Resume != "" || req.Continue
+	switch {
+	case req.Resume != "" && req.Continue:
+		return nil, errors.New("--resume and --continue cannot be used together")
+	case req.Fork && !resuming:
+		return nil, errors.New("forking a session needs --resume or --continue: the session to fork")
+	case req.SessionID != "" && resuming && !req.Fork:
+		return nil, errors.New("a session id names a new session: with --resume or --continue it needs --fork-session")
+	}
+	sr := &sessionRun{r: r, model: model, ref: ref, mode: mode, start: r.now()}
+	sessions := r.sessions
+	if req.NoPersist {
+		sessions = session.NewMemoryManager(r.now)
+		sessions.SetOwner(r.owner.ID())
+	}
+	if resuming {
 		// Recovery may be about to mark this session, or its tasks, failed:
 		// it goes first. A new session has nothing it could touch.
 		if err := r.settled(ctx); err != nil {
 			return nil, fmt.Errorf("recover before resuming: %w", err)
 		}
 	}
-	switch {
-	case req.Resume != "" && req.Continue:
-		return nil, errors.New("--resume and --continue cannot be used together")
-	case req.Resume != "":
-		sr.sess, sr.history, err = r.sessions.Open(ctx, req.Resume)
-		if err != nil {
-			return nil, fmt.Errorf("resume %s: %w", req.Resume, err)
-		}
-	case req.Continue:
+	id := req.Resume
+	if req.Continue {
 		latest, err := r.sessions.Latest(ctx, r.cwd)
 		if err != nil {
 			return nil, fmt.Errorf("continue: no earlier session in %s: %w", r.cwd, err)
 		}
-		if sr.sess, sr.history, err = r.sessions.Open(ctx, latest.ID); err != nil {
-			return nil, fmt.Errorf("continue %s: %w", latest.ID, err)
+		id = latest.ID
+	}
+	switch {
+	case resuming && (req.Fork || req.NoPersist):
+		// The session is read, not reopened: it stays as it was.
+		if sr.history, err = r.history(ctx, id); err != nil {
+			return nil, err
+		}
+		newID := req.SessionID
+		if !req.Fork {
+			newID = id // kept in memory under its own id
+		}
+		if sr.sess, err = sessions.Create(ctx, session.Info{ID: newID, ParentID: "", Agent: "main", Cwd: r.cwd, Title: title}); err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+		sr.recordHistory = true
+	case resuming:
+		sr.sess, sr.history, err = r.sessions.Open(ctx, id)
+		if err != nil {
+			if req.Continue {
+				return nil, fmt.Errorf("continue %s: %w", id, err)
+			}
+			return nil, fmt.Errorf("resume %s: %w", id, err)
 		}
 	default:
-		sr.sess, err = r.sessions.Create(ctx, session.Info{Agent: "main", Cwd: r.cwd, Title: title(prompt)})
+		sr.sess, err = sessions.Create(ctx, session.Info{ID: req.SessionID, Agent: "main", Cwd: r.cwd, Title: title})
 		if err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
 	}
 	sr.totals = &runner.Totals{}
-	sr.caller = subagent.Caller{
-		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main",
-		Model: model, Ref: ref, Mode: r.policy.Mode, Cwd: r.cwd, Totals: sr.totals,
-		// The group lives as long as this Run: background runs outlast the
-		// turn that started them, not the session.
-		Group:              subagent.NewGroup(ctx),
-		RootTranscriptPath: sr.sess.Info.TranscriptPath,
-	}
-	// The first model call waits for the MCP servers, boundedly (mcpReady).
-	tools := slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))
-	if len(r.opts.JSONSchema) > 0 {
-		if sr.structured, err = structured.New(r.opts.JSONSchema); err != nil {
-			return nil, fmt.Errorf("--json-schema: %w", err)
-		}
-		tools = append(tools, sr.structured)
-	}
-	all, err := tool.NewSet(tools...)
-	if err != nil {
-		return nil, err
-	}
-	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool { return offered(t, r.opts.ToolNames) }))
-	// A skill's allowed-tools hold for the turn that invoked it, as in
-	// Claude Code: a new prompt starts without them.
-	r.grants.Clear(sr.sess.Info.ID)
 	sr.system = r.systemPrompt()
 	return sr, nil
+}
+
+// history reads a session's conversation without reopening it.
+func (r *Runtime) history(ctx context.Context, id string) ([]llm.Message, error) {
+	if err := session.ValidateID(id); err != nil {
+		return nil, fmt.Errorf("resume session: %w", err)
+	}
+	info, err := r.db.GetSession(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", id, err)
+	}
+	entries, _, err := session.ReadTranscript(info.TranscriptPath)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: read its transcript: %w", id, err)
+	}
+	return session.Messages(entries), nil
+}
+
+// abandon ends a session that never ran (the conversation could not
+// start).
+func (sr *sessionRun) abandon() {
+	if err := sr.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0); err != nil {
+		sr.r.log.Warn("end a session that could not start", "session", sr.sess.Info.ID, "err", err)
+	}
 }
 
 // DefaultSystemPrompt is the main agent's system prompt when
@@ -218,80 +267,15 @@ func (sr *sessionRun) publish(e event.Event) {
 	sr.r.bus.Publish(e)
 }
 
-// run answers the prompt, then — while background runs of the session go
-// on — every notification and message addressed to the main agent, one
-// turn each (S-Q2). Stopping the session stops the whole tree (S-C4).
-func (sr *sessionRun) run(ctx context.Context) {
+// publishInit publishes the system/init event.
+func (sr *sessionRun) publishInit(mode permission.Mode) {
 	r := sr.r
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
-		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(r.policy.Mode),
+		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
 		MCPServers: r.mcpInit(),
 	}})
-	hooks := sr.hooks()
-	conv := runner.Start(runner.Spec{
-		Session: sr.sess,
-		Hooks:   hooks,
-		Loop: runner.LoopConfig(runner.Agent{
-			Hooks: hooks,
-			Name:  "main", Model: sr.model, ModelID: sr.ref.Model, System: sr.system,
-			Tools: sr.tools, Permit: &r.policy, Env: tool.Env{Cwd: r.cwd, SessionID: sr.sess.Info.ID},
-			MaxTurns: r.cfg.Settings.MaxTurns, MaxToolInputBytes: r.cfg.Settings.Limits.MaxToolInputBytes,
-			Compaction:    compaction(r.cfg.Settings.Compaction),
-			Spent:         func(u llm.Usage) { sr.totals.Add(sr.model.Name(), u, r.pricing.Cost(sr.ref, u)) },
-			SystemContext: sr.context,
-			Preamble:      r.context,
-			Inbox:         func() []llm.Message { return inbox(r.queue.Take("")) },
-			Thinking:      r.opts.Thinking,
-			OnEnd:         sr.remind,
-		}),
-		Tag:     runner.Tag{RootSessionID: sr.sess.Info.ID},
-		Partial: r.opts.IncludePartialMessages,
-		Cost:    func(u llm.Usage) float64 { return r.pricing.Cost(sr.ref, u) },
-		Totals:  sr.totals,
-		Bus:     r.bus,
-		Now:     r.now,
-		Logger:  r.log, // the loop's warnings too (a failed compaction)
-	}, sr.history)
-	group := sr.caller.Group
-	if sr.command != nil {
-		sr.runCommand(ctx, conv)
-		group.Stop(context.Canceled)
-		group.Wait()
-		return
-	}
-	defer sr.end(hooks)
-	input, err := sr.input(ctx, hooks)
-	if err != nil {
-		if cerr := conv.Close(session.StatusFailed); cerr != nil {
-			r.log.Warn("save the session of a blocked prompt", "session", sr.sess.Info.ID, "err", cerr)
-		}
-		sr.finish(&runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}, sr.totals, false)
-		return
-	}
-	var results []*runner.Result
-	last := conv.Drain(ctx, input, r.subagents.Pending(sr.caller), func(res *runner.Result) {
-		results = append(results, res)
-		if ctx.Err() != nil {
-			return // interrupted: the result comes last, below
-		}
-		sr.finish(res, sr.totals, len(results) > 1)
-	})
-	group.Stop(context.Canceled)
-	group.Wait()
-	if ctx.Err() != nil {
-		// Stopping the tree makes its runs report their end: the result
-		// goes after all of that, last, and says why the run ended.
-		if err := conv.Close(session.StatusKilled); err != nil {
-			r.log.Warn("save the interrupted session", "session", sr.sess.Info.ID, "err", err)
-		}
-		sr.finish(interrupted(ctx, last), sr.totals, len(results) > 1)
-		return
-	}
-	if err := conv.Close(""); err != nil && last.Err == nil {
-		sr.finish(&runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: fmt.Errorf("saving the session: %w", err)}}, sr.totals, true)
-	}
 }
 
 // interrupted is the result of a run stopped from outside (SIGINT, an SDK
@@ -316,11 +300,10 @@ func interrupted(ctx context.Context, last *runner.Result) *runner.Result {
 // in a forked child that sees this session's conversation and has exactly
 // the command's allowed-tools; its final text is the command's output,
 // recorded in this session as the answer to the command.
-func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation) {
-	cmd := sr.command
+func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation, cmd *command.Command, args, prompt string) *runner.Result {
 	res, err := sr.r.subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
-		Name: cmd.Name, Prompt: cmd.Expand(sr.args), Agent: cmd.Agent, Model: cmd.Model,
-		AllowedTools: cmd.AllowedTools, History: sr.history,
+		Name: cmd.Name, Prompt: cmd.Expand(args), Agent: cmd.Agent, Model: cmd.Model,
+		AllowedTools: cmd.AllowedTools, History: conv.History(),
 	})
 	if err == nil && res == nil {
 		err = errors.New("the command's run ended without a result")
@@ -338,18 +321,15 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation)
 		}
 		answer += ")"
 	}
-	if rerr := conv.Record(llm.UserText(sr.prompt), llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(answer)}}); rerr != nil && res.Err == nil {
+	if rerr := conv.Record(llm.UserText(prompt), llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text(answer)}}); rerr != nil && res.Err == nil {
 		res.Err = rerr
 	}
-	status := session.StatusCompleted
+	res.Status = session.StatusCompleted
 	if res.Err != nil {
-		status = session.StatusFailed
+		res.Status = session.StatusFailed
 		res.Subtype = loop.SubtypeExecution
 	}
-	if err := conv.Close(status); err != nil {
-		sr.r.log.Warn("save the session after a command", "session", sr.sess.Info.ID, "command", cmd.Name, "err", err)
-	}
-	sr.finish(res, sr.totals, false)
+	return res
 }
 
 // remind is the loop's OnEnd: with --json-schema, a model that ends
@@ -378,7 +358,7 @@ func inbox(entries []queue.Entry) []llm.Message {
 
 // finish publishes the result: this session's turns, and the usage and cost
 // of the whole run tree (subagents included).
-func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals, followUp bool) {
+func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 	usage, cost, byModel := totals.Snapshot()
 	out := &event.Result{
 		IsError: res.Subtype != loop.SubtypeSuccess, Result: res.Result, NumTurns: res.Turns,

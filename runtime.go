@@ -136,13 +136,46 @@ type PermissionRequest struct {
 	Tool      string
 	Target    string // the path or command the call touches
 	Input     json.RawMessage
-	SessionID string
+	SessionID string // the asking agent's session
 	ToolUseID string
-	Reason    string
+	Reason    string // why the call needs approval
+	// Agent is "main" or the asking subagent's type; AgentID its session
+	// id ("" for main); ParentToolUseID the Agent call that started it
+	// ("" for main). A request from any depth names its own agent.
+	Agent, AgentID, ParentToolUseID string
+	// Suggestions are the allow rules that PermissionDecision.Remember
+	// would add to approve such calls for the rest of the conversation, in
+	// permission-rule syntax: "Bash(npm test:*)", "Edit(//abs/dir/**)",
+	// "WebFetch". None when no rule could approve the call (an ask rule
+	// asks every time; a change of .git, .cadre or .claude always asks).
+	Suggestions []string
 }
 
-// PermissionFunc approves (true) or refuses a tool call.
-type PermissionFunc func(ctx context.Context, req PermissionRequest) (bool, error)
+// PermissionDecision answers a PermissionRequest.
+type PermissionDecision struct {
+	Allow bool
+	// UpdatedInput, on an allow, is the input the call runs with instead
+	// of the model's. It must pass the tool's schema and is checked again
+	// against the deny rules (a deny rule still wins); the transcript
+	// records it.
+	UpdatedInput json.RawMessage
+	// Message, on a denial, is what the model is told.
+	Message string
+	// Interrupt, on a denial, also ends the asking agent's turn after the
+	// denial is recorded (the SDK's interrupt: true).
+	Interrupt bool
+	// Remember, on an allow, adds allow rules (PermissionRequest's
+	// Suggestions, or others) for the rest of this conversation's tree:
+	// its main agent and every subagent, never another conversation. They
+	// count as allow rules: deny and ask rules, plan mode and protected
+	// paths still hold.
+	Remember []string
+}
+
+// PermissionFunc decides a tool call that needs approval. It is called
+// concurrently: parallel subagents, and parallel calls of one agent, ask
+// at once. It should return when ctx ends.
+type PermissionFunc func(ctx context.Context, req PermissionRequest) (PermissionDecision, error)
 
 // asker puts a PermissionFunc behind the policy's question, after the
 // Notification hooks (a permission prompt is one of Claude Code's).
@@ -151,9 +184,16 @@ type asker struct {
 	r *Runtime
 }
 
-func (a asker) Ask(ctx context.Context, q permission.Question) (bool, error) {
+func (a asker) Ask(ctx context.Context, q permission.Question) (permission.Answer, error) {
 	a.r.notify(ctx, q)
-	return a.f(ctx, PermissionRequest{Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason})
+	d, err := a.f(ctx, PermissionRequest{
+		Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason,
+		Agent: q.Agent, AgentID: q.AgentID, ParentToolUseID: q.ParentToolUseID, Suggestions: q.Suggestions,
+	})
+	if err != nil {
+		return permission.Answer{}, err
+	}
+	return permission.Answer{Allow: d.Allow, UpdatedInput: d.UpdatedInput, Message: d.Message, Interrupt: d.Interrupt, Remember: d.Remember}, nil
 }
 
 // ErrNotFound is wrapped by the errors of Session and Task about a record
@@ -302,9 +342,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	r.policy.ReadableFile = func(ctx context.Context, sessionID, path string) bool {
 		return r.subagents != nil && r.subagents.OwnOutput(ctx, sessionID, path)
 	}
-	if opts.Permission != nil {
-		r.policy.Asker = asker{opts.Permission, r}
-	}
+	// The asker is each conversation's (Options.Permission, or its
+	// OpenRequest's): r.policy has none, so nothing asks through it.
 	r.pricing.Overrides = map[string]provider.Price{}
 	for name, p := range s.Pricing {
 		r.pricing.Overrides[name] = provider.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}

@@ -14,9 +14,9 @@ import (
 
 type countingPermit struct{ n atomic.Int32 }
 
-func (p *countingPermit) Permit(context.Context, string, tool.Tool, tool.Env, json.RawMessage) error {
+func (p *countingPermit) PermitInput(_ context.Context, _ string, _ tool.Tool, _ tool.Env, in json.RawMessage) (json.RawMessage, error) {
 	p.n.Add(1)
-	return nil
+	return in, nil
 }
 
 // An oversized tool input never reaches the tool, the permission layer or

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,10 +19,19 @@ import (
 
 // Permitter decides whether a tool call may run. t is nil when the model
 // called a tool that is not in its pool. A non-nil error is the denial; its
-// text goes to the model.
+// text goes to the model. Otherwise it returns the input to run: input, or
+// what the approver changed it to, which the loop validates again and the
+// transcript shows (Step.Inputs).
+//
+// A denial that implements Interrupts() bool and reports true ends the
+// turn once the tool results are recorded (an approver's "deny and stop").
 type Permitter interface {
-	Permit(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) error
+	PermitInput(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) (json.RawMessage, error)
 }
+
+// ErrInterrupted is wrapped by Outcome.Err when a permission decision
+// ended the turn.
+var ErrInterrupted = errors.New("interrupted by a permission decision")
 
 // ReadFilterer is a Permitter that also decides which files a permitted
 // call may show in a search or listing: the loop puts its answer in the
@@ -70,7 +80,7 @@ type AfterTool struct {
 // HookPermitter is a Permitter that can take a hook's verdict into
 // account: "allow" skips asking, "ask" asks where the rules would allow.
 type HookPermitter interface {
-	PermitVerdict(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage, verdict, reason string) error
+	PermitVerdict(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage, verdict, reason string) (json.RawMessage, error)
 }
 
 // Step is a message the loop produced: the model's reply, or the user
@@ -84,6 +94,10 @@ type Step struct {
 	ToolMeta map[string]any
 	// Denials lists the calls in Message that the permission layer refused.
 	Denials []Denial
+	// Inputs holds, by tool_use id, the input a call ran with when a hook
+	// or its approver changed the model's (the assistant message keeps
+	// what the model asked for).
+	Inputs map[string]json.RawMessage
 
 	// Compaction marks a summary (Message) that replaced the older messages
 	// of the history; Kept are the messages kept verbatim after it, and
@@ -162,6 +176,8 @@ type Config struct {
 	// Logger receives the failures the run survives (a failed
 	// compaction), as warnings; nil discards them.
 	Logger *slog.Logger
+
+	interrupt context.CancelCauseFunc // set by runTools: a denial ends the turn
 }
 
 // Outcome is how a run ended.
@@ -266,18 +282,25 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		// reply byte for byte.
 		turnCfg := cfg
 		turnCfg.Env.Turn = &tool.Turn{Request: req, Reply: resp.Message, Tools: cfg.Tools}
-		results, stop := runTools(ctx, turnCfg, uses)
+		results, stop, interrupted := runTools(ctx, turnCfg, uses)
+		if len(results.Inputs) > 0 {
+			// The model sees from now on what ran, not what it asked for.
+			out.Messages[len(out.Messages)-1] = withInputs(resp.Message, results.Inputs)
+		}
 		out.Messages = append(out.Messages, results.Message)
 		out.Denials = append(out.Denials, results.Denials...)
 		if err := step(ctx, cfg, results); err != nil {
 			return fail(err)
 		}
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		if interrupted != nil {
+			return fail(interrupted)
+		}
 		if stop {
 			out.Subtype, out.HookStopped = SubtypeSuccess, true
 			return out, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return fail(err)
 		}
 		if cfg.MaxTurns > 0 && out.Turns >= cfg.MaxTurns {
 			out.Subtype = SubtypeMaxTurns
@@ -410,13 +433,36 @@ type callResult struct {
 	block  llm.Block
 	meta   any
 	denied bool
-	stop   bool // a hook asked to end the run
+	stop   bool            // a hook asked to end the run
+	input  json.RawMessage // the input it ran with, when a hook or the approver changed it
+}
+
+// withInputs returns m with the inputs of the tool calls named in inputs
+// replaced.
+func withInputs(m llm.Message, inputs map[string]json.RawMessage) llm.Message {
+	m.Content = slices.Clone(m.Content)
+	for i, b := range m.Content {
+		if in, ok := inputs[b.ID]; ok && b.Type == llm.BlockToolUse {
+			m.Content[i].Input = in
+		}
+	}
+	return m
+}
+
+// interrupter is a denial that ends the turn.
+type interrupter interface {
+	error
+	Interrupts() bool
 }
 
 // runTools runs the calls of one assistant message: consecutive
 // concurrency-safe calls as one parallel batch, every other call alone.
-// stop reports that a hook asked to end the run.
-func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop bool) {
+// stop reports that a hook asked to end the run; interrupted, that a
+// denial ended the turn (the calls not yet started did not run).
+func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop bool, interrupted error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cfg.interrupt = cancel
 	results := make([]callResult, len(uses))
 	for i := 0; i < len(uses); {
 		j := i + 1
@@ -446,8 +492,17 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop b
 		if r.denied {
 			s.Denials = append(s.Denials, Denial{ToolUseID: uses[i].ID, Tool: uses[i].Name, Input: uses[i].Input})
 		}
+		if r.input != nil {
+			if s.Inputs == nil {
+				s.Inputs = map[string]json.RawMessage{}
+			}
+			s.Inputs[uses[i].ID] = r.input
+		}
 	}
-	return s, stop
+	if cause := context.Cause(ctx); errors.Is(cause, ErrInterrupted) {
+		interrupted = cause
+	}
+	return s, stop, interrupted
 }
 
 func safe(set *tool.Set, name string) bool {
@@ -475,12 +530,18 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 	env := cfg.Env
 	env.ToolUseID = use.ID
 	t, ok := cfg.Tools.Get(use.Name)
+	denied := func(err error) callResult {
+		r := errResult("%v", err)
+		r.denied = true
+		if i, ok := errors.AsType[interrupter](err); ok && i.Interrupts() && cfg.interrupt != nil {
+			cfg.interrupt(fmt.Errorf("%w: %v", ErrInterrupted, err))
+		}
+		return r
+	}
 	if !ok {
 		if cfg.Permit != nil {
-			if err := cfg.Permit.Permit(ctx, use.Name, nil, env, use.Input); err != nil {
-				r := errResult("%v", err)
-				r.denied = true
-				return r
+			if _, err := cfg.Permit.PermitInput(ctx, use.Name, nil, env, use.Input); err != nil {
+				return denied(err)
 			}
 		}
 		return errResult("Error: no such tool available: %s (available: %v)", use.Name, cfg.Tools.Names())
@@ -514,16 +575,24 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 		}
 	}
 	if cfg.Permit != nil {
-		var err error
+		var (
+			run json.RawMessage
+			err error
+		)
 		if hp, ok := cfg.Permit.(HookPermitter); ok && before.Verdict != "" {
-			err = hp.PermitVerdict(ctx, use.Name, t, env, input, before.Verdict, before.Reason)
+			run, err = hp.PermitVerdict(ctx, use.Name, t, env, input, before.Verdict, before.Reason)
 		} else {
-			err = cfg.Permit.Permit(ctx, use.Name, t, env, input)
+			run, err = cfg.Permit.PermitInput(ctx, use.Name, t, env, input)
 		}
 		if err != nil {
-			r := errResult("%v", err)
-			r.denied = true
-			return r
+			return denied(err)
+		}
+		if !bytes.Equal(run, input) {
+			// The approver's input must be one the tool accepts, too.
+			if err := cfg.Tools.Validate(use.Name, run); err != nil {
+				return errResult("InputValidationError: %s: the input the approval changed the call to is not valid: %v", use.Name, err)
+			}
+			input = run
 		}
 		if rf, ok := cfg.Permit.(ReadFilterer); ok {
 			if f := rf.ReadFilter(use.Name, t, env); f != nil {
@@ -549,6 +618,9 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 		content = []llm.Block{llm.Text("(no output)")}
 	}
 	res = callResult{block: llm.Block{Type: llm.BlockToolResult, ToolUseID: use.ID, Content: content, IsError: r.IsError}, meta: r.Meta}
+	if !bytes.Equal(input, use.Input) {
+		res.input = input
+	}
 	if cfg.Hooks != nil {
 		after := cfg.Hooks.AfterTool(ctx, env, use.Name, input, response(r))
 		res.block = withContext(res.block, after.Context)

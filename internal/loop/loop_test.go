@@ -240,8 +240,8 @@ func TestRun(t *testing.T) {
 
 type permitFunc func(name string, input json.RawMessage) error
 
-func (f permitFunc) Permit(_ context.Context, name string, _ tool.Tool, _ tool.Env, input json.RawMessage) error {
-	return f(name, input)
+func (f permitFunc) PermitInput(_ context.Context, name string, _ tool.Tool, _ tool.Env, input json.RawMessage) (json.RawMessage, error) {
+	return input, f(name, input)
 }
 
 // TestSafeToolsRunTogether proves concurrency-safe calls overlap: each waits
@@ -754,8 +754,8 @@ func TestLongHistoryIsCompactedBeforeTheFirstCall(t *testing.T) {
 // filteringPermit allows every call and hides paths with "secret" in them.
 type filteringPermit struct{}
 
-func (filteringPermit) Permit(context.Context, string, tool.Tool, tool.Env, json.RawMessage) error {
-	return nil
+func (filteringPermit) PermitInput(_ context.Context, _ string, _ tool.Tool, _ tool.Env, in json.RawMessage) (json.RawMessage, error) {
+	return in, nil
 }
 
 func (filteringPermit) ReadFilter(string, tool.Tool, tool.Env) func(string) bool {

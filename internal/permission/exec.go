@@ -113,7 +113,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 	approved := false
 	if len(a.opaque) == 0 {
 		var specs []string
-		for _, r := range p.Rules.Allow {
+		for _, r := range p.allowRules() {
 			switch {
 			case !r.covers(c, listAllow):
 			case r.bare():
@@ -125,6 +125,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		approved = approved || c.target != "" && a.approved(specs)
 	}
 	if !approved {
+		c.rememberable = len(a.opaque) == 0 && !a.subst
 		reason := fmt.Sprintf("%s runs commands, which needs approval in %s mode", c.name, mode)
 		if len(a.opaque) > 0 {
 			reason = fmt.Sprintf("%s runs what cannot be read before it runs (%s), which no allow rule approves", c.name, a.opaque[0])
@@ -247,7 +248,7 @@ type recordingAsker struct {
 	q     Question
 }
 
-func (r *recordingAsker) Ask(_ context.Context, q Question) (bool, error) {
+func (r *recordingAsker) Ask(_ context.Context, q Question) (Answer, error) {
 	r.asked, r.q = true, q
-	return false, nil
+	return Answer{}, nil
 }

@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +28,12 @@ type call struct {
 	// resolved is target with its symbolic links resolved (file tools).
 	resolved string
 	cwd      string // where relative paths start when nothing else is set
+	// rememberable: an "allow for this session" rule could approve such
+	// calls from now on, so the question carries suggestions.
+	rememberable bool
+	// approval receives the input the approver changed the call to, if
+	// it did.
+	approval *json.RawMessage
 }
 
 // list says which rule list a rule comes from; allow rules match compound

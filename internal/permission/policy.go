@@ -1,8 +1,10 @@
 package permission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -21,13 +23,36 @@ type Question struct {
 	SessionID, ToolUseID string
 	// Reason says why approval is needed, for the person asked.
 	Reason string
+	// Agent, AgentID and ParentToolUseID say which agent asks ("main",
+	// "", "" for the main agent): see Identify.
+	Agent, AgentID, ParentToolUseID string
+	// Suggestions are the allow rules that approving "for the rest of the
+	// session" would add (Answer.Remember), in rule syntax; none when no
+	// rule could approve the call (a protected path, an ask rule).
+	Suggestions []string
+}
+
+// Answer is the decision on a Question.
+type Answer struct {
+	Allow bool
+	// UpdatedInput, when set on an allow, is the input the call runs with
+	// instead of the model's. It is checked again against the deny rules
+	// (PermitInput) and the tool's schema (the loop).
+	UpdatedInput json.RawMessage
+	// Message is what the model is told of a refusal; empty, a default.
+	Message string
+	// Interrupt, on a refusal, also ends the asking agent's turn.
+	Interrupt bool
+	// Remember, on an allow, adds these allow rules to Policy.Remembered.
+	Remember []string
 }
 
 // Asker answers permission requests: the TUI's prompt, an SDK callback, a
 // parent agent for a bubbling fork. Ask blocks until it has an answer or
-// ctx ends.
+// ctx ends. The calls of parallel agents (and parallel tool calls) ask at
+// once: an Asker is called concurrently.
 type Asker interface {
-	Ask(ctx context.Context, q Question) (bool, error)
+	Ask(ctx context.Context, q Question) (Answer, error)
 }
 
 // Policy decides the tool calls of one session. Its fields are read, never
@@ -75,6 +100,10 @@ type Policy struct {
 	// agent's own memory directory under .claude. Allow rules, the mode
 	// and deny rules still decide; only the protection is lifted.
 	Writable []string
+	// Remembered, if set, are allow rules the user added while the
+	// conversation runs; they count as allow rules. A conversation's
+	// policies (its main agent's and its children's) share one set.
+	Remembered *Remembered
 }
 
 // Denied is a refused call. Its text is written for the model, which gets
@@ -92,8 +121,14 @@ type Denied struct {
 	// Reason explains a denial no rule made, or adds to one.
 	Reason string
 
+	// Interrupt: the approver also asked to end the agent's turn.
+	Interrupt bool
+
 	err error // what the Asker failed with, for errors.Is
 }
+
+// Interrupts reports whether the denial ends the turn (the loop asks).
+func (d *Denied) Interrupts() bool { return d.Interrupt }
 
 func (d *Denied) Error() string {
 	var b strings.Builder
@@ -138,35 +173,87 @@ func (p *Policy) Pool(s *tool.Set) *tool.Set {
 	})
 }
 
-// Permit decides one call of the tool called name. t is nil when the tool
-// is not in the session's pool (the model called a removed or unknown
-// tool). It returns nil when the call may run, else a *Denied. It blocks
-// while the Asker is asked.
+// Permit decides one call of the tool called name, for a caller that runs
+// the input as given: as PermitInput, but an approval that changes the
+// input is a denial, since such a caller would run the model's input.
 func (p *Policy) Permit(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) error {
+	run, err := p.PermitInput(ctx, name, t, env, input)
+	if err == nil && !bytes.Equal(run, input) {
+		return &Denied{Tool: name, Reason: "the approval changed the call's input, which this caller cannot run"}
+	}
+	return err
+}
+
+// PermitInput decides one call of the tool called name. t is nil when the
+// tool is not in the session's pool (the model called a removed or
+// unknown tool). It returns the input to run — input, or what the
+// approver changed it to — when the call may run, else a *Denied. It
+// blocks while the Asker is asked.
+//
+// A changed input is decided again under the deny rules alone (and what
+// cannot be checked against them is refused): the approver may change what
+// runs, but not past a deny rule.
+func (p *Policy) PermitInput(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) (json.RawMessage, error) {
 	if t == nil {
 		if rule, ok := p.Removed(name); ok {
-			return &Denied{Tool: name, Rule: rule, Reason: "the tool is not available in this session"}
+			return nil, &Denied{Tool: name, Rule: rule, Reason: "the tool is not available in this session"}
 		}
-		return &Denied{Tool: name, Reason: fmt.Sprintf("there is no tool named %s in this session", name)}
+		return nil, &Denied{Tool: name, Reason: fmt.Sprintf("there is no tool named %s in this session", name)}
 	}
 	if granted := p.Grants.Rules(env.SessionID); len(granted) > 0 {
 		q := *p
 		q.Grants = nil
 		q.Rules.Allow = append(slices.Clone(p.Rules.Allow), granted...)
-		return q.Permit(ctx, name, t, env, input)
+		return q.PermitInput(ctx, name, t, env, input)
 	}
-	c := call{name: name, access: t.Info().Access, cwd: env.Cwd}
+	var changed json.RawMessage
+	c := call{name: name, access: t.Info().Access, cwd: env.Cwd, approval: &changed}
 	target, err := p.target(t, c, env, input)
 	if err != nil {
-		return &Denied{Tool: name, Reason: fmt.Sprintf("cannot tell what this call would touch: %v", err)}
+		return nil, &Denied{Tool: name, Reason: fmt.Sprintf("cannot tell what this call would touch: %v", err)}
 	}
 	c.target = target
 	if c.access == tool.AccessExec {
 		// A command is read as the shell will read it: see permitExec.
-		return p.permitExec(ctx, c, env, input)
+		err = p.permitExec(ctx, c, env, input)
+	} else {
+		err = p.decide(ctx, c, env, input)
 	}
-	return p.decide(ctx, c, env, input)
+	if err != nil {
+		return nil, err
+	}
+	return p.changedInput(ctx, name, t, env, input, changed)
 }
+
+// changedInput is the input to run of an approved call: input, or the
+// approver's changed input once the deny rules alone have judged it. The
+// approver answered for the rest; nobody is asked again, and what would
+// need asking (a command the deny rules cannot be checked against) is
+// refused.
+func (p *Policy) changedInput(ctx context.Context, name string, t tool.Tool, env tool.Env, input, changed json.RawMessage) (json.RawMessage, error) {
+	if changed == nil {
+		return input, nil
+	}
+	if t == nil {
+		return nil, &Denied{Tool: name, Reason: "the approval changed the input of a call to a tool this session does not have"}
+	}
+	recheck := *p
+	recheck.Mode, recheck.Asker, recheck.Grants, recheck.Remembered = ModeBypass, refuse{}, nil, nil
+	if err := recheck.Permit(ctx, name, t, env, changed); err != nil {
+		d := &Denied{Tool: name, Reason: "the approval changed the call's input, and the changed input is refused: " + err.Error()}
+		var rd *Denied
+		if errors.As(err, &rd) {
+			d.Target, d.Rule = rd.Target, rd.Rule
+		}
+		return nil, d
+	}
+	return changed, nil
+}
+
+// refuse answers every question with no.
+type refuse struct{}
+
+func (refuse) Ask(context.Context, Question) (Answer, error) { return Answer{}, nil }
 
 // decide is Permit once the call's target is known.
 func (p *Policy) decide(ctx context.Context, c call, env tool.Env, input json.RawMessage) error {
@@ -210,12 +297,13 @@ func (p *Policy) decide(ctx context.Context, c call, env tool.Env, input json.Ra
 			return p.ask(ctx, c, env, input, fmt.Sprintf("the rule %q (permissions.ask) asks before every such call", r.String()))
 		}
 	}
-	for _, r := range p.Rules.Allow {
+	for _, r := range p.allowRules() {
 		if p.matches(r, c, listAllow) {
 			return nil
 		}
 	}
 
+	c.rememberable = true
 	var reason string
 	switch c.access {
 	case tool.AccessRead:
@@ -259,21 +347,38 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 		d.Reason, d.err = fmt.Sprintf("the permission request was abandoned: %v", err), err
 		return d
 	}
-	ok, err := p.Asker.Ask(ctx, Question{
+	q := Question{
 		Tool:      c.name,
 		Target:    c.target,
 		Input:     input,
 		SessionID: env.SessionID,
 		ToolUseID: env.ToolUseID,
 		Reason:    reason,
-	})
+	}
+	if c.rememberable {
+		q.Suggestions = p.suggest(c)
+	}
+	ans, err := p.Asker.Ask(ctx, q)
+	if err == nil && ans.Allow && len(ans.Remember) > 0 {
+		if p.Remembered == nil {
+			err = errors.New("the approval asks to remember rules, but this session keeps none")
+		} else {
+			err = p.Remembered.Add(ans.Remember...)
+		}
+	}
 	switch {
 	case err != nil:
 		d.Reason, d.err = fmt.Sprintf("the permission request failed: %v", err), err
 		return d
-	case !ok:
-		d.Reason = "the user refused this call; do not retry it, ask the user how to proceed if unsure"
+	case !ans.Allow:
+		d.Reason, d.Interrupt = "the user refused this call; do not retry it, ask the user how to proceed if unsure", ans.Interrupt
+		if m := strings.TrimSpace(ans.Message); m != "" {
+			d.Reason = "the user refused this call: " + m
+		}
 		return d
+	}
+	if ans.UpdatedInput != nil && c.approval != nil {
+		*c.approval = ans.UpdatedInput
 	}
 	return nil
 }

@@ -74,9 +74,9 @@ type asker struct {
 	got []Question
 }
 
-func (a *asker) Ask(_ context.Context, q Question) (bool, error) {
+func (a *asker) Ask(_ context.Context, q Question) (Answer, error) {
 	a.got = append(a.got, q)
-	return a.ok, a.err
+	return Answer{Allow: a.ok}, a.err
 }
 
 var env = tool.Env{Cwd: "/ws", SessionID: "s1", ToolUseID: "tu1"}

@@ -381,15 +381,20 @@ func (p *Policy) PermitSpawn(ctx context.Context, agent string, extra TaskRules)
 		den.Reason, den.err = fmt.Sprintf("the permission request was abandoned: %v", err), err
 		return den
 	}
-	ok, err := p.Asker.Ask(ctx, Question{Tool: tool, Target: agent, Reason: reason})
+	ans, err := p.Asker.Ask(ctx, Question{Tool: tool, Target: agent, Reason: reason})
 	switch {
 	case err != nil:
 		den.Reason, den.err = fmt.Sprintf("the permission request failed: %v", err), err
 		return den
-	case !ok:
-		den.Reason = fmt.Sprintf("the user refused to let the agent %q be spawned; do not retry it, ask the user how to proceed if unsure", agent)
+	case !ans.Allow:
+		den.Reason, den.Interrupt = fmt.Sprintf("the user refused to let the agent %q be spawned; do not retry it, ask the user how to proceed if unsure", agent), ans.Interrupt
+		if m := strings.TrimSpace(ans.Message); m != "" {
+			den.Reason = fmt.Sprintf("the user refused to let the agent %q be spawned: %s", agent, m)
+		}
 		return den
 	}
+	// A spawn has no input to change, and the ask rule that asked keeps
+	// asking: UpdatedInput and Remember do not apply.
 	return nil
 }
 

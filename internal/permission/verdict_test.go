@@ -40,7 +40,7 @@ func TestPermitVerdict(t *testing.T) {
 			if !tc.nobody {
 				p.Asker = a
 			}
-			err := p.PermitVerdict(context.Background(), tc.tool, tools[tc.tool], env, input(tc.tool, tc.arg), tc.verdict, "hook says")
+			_, err := p.PermitVerdict(context.Background(), tc.tool, tools[tc.tool], env, input(tc.tool, tc.arg), tc.verdict, "hook says")
 			got := "allow"
 			if err != nil {
 				var d *Denied

@@ -36,7 +36,10 @@ type Entry struct {
 	Target  string
 	Message llm.Message
 	// TaskID links a notification to its task.
-	TaskID   string
+	TaskID string
+	// UUID is the message's own id, when its sender gave one: the
+	// transcript records the message under it.
+	UUID     string
 	Enqueued time.Time
 	seq      uint64
 }
@@ -78,10 +81,54 @@ func (q *Queue) Take(target string) []Entry {
 	return q.take(target)
 }
 
+// TakeTurn removes and returns the input of target's next turn: the first
+// entry by priority when it is a prompt (one turn per user message), else
+// every entry for target that is not a prompt (the notifications and
+// messages that wait, answered together). It never blocks.
+func (q *Queue) TakeTurn(target string) []Entry {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var first *Entry
+	for i := range q.entries {
+		e := &q.entries[i]
+		if e.Target == target && (first == nil || e.Priority < first.Priority || e.Priority == first.Priority && e.seq < first.seq) {
+			first = e
+		}
+	}
+	switch {
+	case first == nil:
+		return nil
+	case first.Mode == ModePrompt:
+		seq := first.seq
+		return q.takeWhere(target, func(e Entry) bool { return e.seq == seq })
+	}
+	return q.takeWhere(target, func(e Entry) bool { return e.Mode != ModePrompt })
+}
+
+// TakeInput removes and returns the entries for target that may join a
+// turn in progress at a loop boundary: everything but prompts, which wait
+// for a turn of their own (TakeTurn).
+func (q *Queue) TakeInput(target string) []Entry {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.takeWhere(target, func(e Entry) bool { return e.Mode != ModePrompt })
+}
+
+// Changed is closed the next time an entry is pushed.
+func (q *Queue) Changed() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.signal()
+}
+
 func (q *Queue) take(target string) []Entry {
+	return q.takeWhere(target, nil)
+}
+
+func (q *Queue) takeWhere(target string, match func(Entry) bool) []Entry {
 	var out, keep []Entry
 	for _, e := range q.entries {
-		if e.Target == target {
+		if e.Target == target && (match == nil || match(e)) {
 			out = append(out, e)
 		} else {
 			keep = append(keep, e)

@@ -152,24 +152,43 @@ func (c *Conversation) Record(msgs ...llm.Message) error {
 // History is the conversation so far.
 func (c *Conversation) History() []llm.Message { return c.history }
 
+// Input is one input message of a turn and how it is recorded.
+type Input struct {
+	Message llm.Message
+	// UUID, if set, is the message's transcript id (a caller's own id for
+	// it); else a new one.
+	UUID string
+	// Quiet: the message is recorded but not published — the user's own
+	// message, which whoever sent it has already seen.
+	Quiet bool
+}
+
 // Turn records the input messages and runs the loop until the model stops
 // calling tools. It always returns a Result; a failure is in Result.Err.
 // The first message of a subagent's first turn is published when
 // Spec.PublishPrompt is set; later inputs (notifications, messages) always
 // are, since nobody else has shown them.
 func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
+	in := make([]Input, len(input))
+	for i, m := range input {
+		in[i] = Input{Message: m, Quiet: !c.spec.PublishPrompt && c.turns == 0 && i == 0}
+	}
+	return c.TurnInput(ctx, in...)
+}
+
+// TurnInput is Turn with each input's recording spelled out.
+func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 	start := c.spec.Now()
 	var out *loop.Outcome
 	err := c.err
-	for i, m := range input {
+	for _, in := range input {
 		if err != nil {
 			break
 		}
-		publish := c.spec.PublishPrompt || c.turns > 0 || i > 0
-		if err = c.rec.record(loop.Step{Message: m}, publish); err != nil {
+		if err = c.rec.recordAs(loop.Step{Message: in.Message}, in.UUID, !in.Quiet); err != nil {
 			break
 		}
-		c.history = append(c.history, m)
+		c.history = append(c.history, in.Message)
 	}
 	if err == nil {
 		cfg := c.spec.Loop
@@ -276,7 +295,14 @@ type recorder struct {
 // record appends a message to the transcript, then publishes it under the
 // same uuid. The transcript comes first: what was shown was also saved.
 func (r *recorder) record(s loop.Step, publish bool) error {
-	id := ids.New()
+	return r.recordAs(s, "", publish)
+}
+
+// recordAs is record under the given uuid ("" for a new one).
+func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
+	if id == "" {
+		id = ids.New()
+	}
 	entry := session.Entry{Type: string(s.Message.Role), UUID: id, Message: &s.Message}
 	t := r.spec.Tag
 	ev := event.Event{
@@ -302,6 +328,15 @@ func (r *recorder) record(s loop.Step, publish bool) error {
 		ev.Assistant = &event.Assistant{MessageID: s.Response.ID, Model: s.Response.Model, StopReason: s.Response.StopReason, Usage: u}
 	default:
 		ev.Type = event.TypeUser
+		if len(s.Inputs) > 0 {
+			// What ran, where the approver changed what the model asked.
+			data, err := json.Marshal(map[string]any{"inputs": s.Inputs})
+			if err != nil {
+				return fmt.Errorf("record the changed tool inputs: %w", err)
+			}
+			entry.Data = data
+			ev.Fields = map[string]any{"inputs": s.Inputs}
+		}
 		switch len(s.ToolMeta) {
 		case 0:
 		case 1:

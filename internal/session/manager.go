@@ -22,6 +22,16 @@ type Manager struct {
 	now   func() time.Time
 	newID func() string
 	owner string
+	// memory: no transcript files (NewMemoryManager).
+	memory bool
+}
+
+// NewMemoryManager returns a Manager whose sessions live in memory only: an
+// in-memory index and no transcript files (--no-session-persistence).
+func NewMemoryManager(now func() time.Time) *Manager {
+	m := NewManager(NewMem(), "", now, nil)
+	m.memory = true
+	return m
 }
 
 // SetOwner names the process (a task.Owner id) that runs the sessions this
@@ -67,6 +77,10 @@ func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
 	}
 	if err := m.idx.CreateSession(ctx, s); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
+	}
+	if m.memory {
+		s.TranscriptPath = ""
+		return m.newSession(s, nil), nil
 	}
 	w, err := OpenWriter(s.TranscriptPath)
 	if err != nil {
@@ -292,6 +306,9 @@ func (s *Session) Append(e Entry) error {
 	if e.Timestamp.IsZero() {
 		e.Timestamp = s.m.now()
 	}
+	if s.w == nil {
+		return nil // a session kept in memory (NewMemoryManager)
+	}
 	return s.w.Append(e)
 }
 
@@ -336,6 +353,9 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 		if err = s.m.idx.UpdateSession(ctx, s.id, update); err != nil {
 			err = fmt.Errorf("finish session: %w", err)
 		}
+	}
+	if s.w == nil {
+		return err
 	}
 	return errors.Join(err, s.w.Close())
 }

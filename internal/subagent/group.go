@@ -101,3 +101,22 @@ func (g *Group) Background() int {
 	}
 	return n
 }
+
+// BackgroundCall moves the foreground run started by the spawn call
+// toolUseID to the background (Ctrl+B on one subagent). found says whether
+// such a run of the group is going on; moved, whether it moved.
+func (g *Group) BackgroundCall(toolUseID string) (moved, found bool) {
+	g.mu.Lock()
+	var fg *liveTask
+	for _, t := range g.live {
+		if t.toolUseID == toolUseID && !t.ended() {
+			fg = t
+			break
+		}
+	}
+	g.mu.Unlock()
+	if fg == nil {
+		return false, false
+	}
+	return !fg.isBackground() && fg.requestBackground(), true
+}

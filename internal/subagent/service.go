@@ -230,8 +230,10 @@ type Caller struct {
 	// RootTranscriptPath is the main session's transcript, which hooks'
 	// inputs name (Claude Code's transcript_path) inside subagents too.
 	RootTranscriptPath string
-	// AgentID is "" for the main agent and the agent id of a subagent: the
-	// target of the notifications and messages meant for it.
+	// AgentID is the target of the notifications and messages meant for
+	// the caller: a subagent's agent id; for the main agent, "" or, in a
+	// conversation, its session id, so that conversations of one runtime
+	// never take each other's notifications.
 	AgentID string
 	// Group owns the runs of the tree.
 	Group *Group
@@ -240,6 +242,54 @@ type Caller struct {
 	// Leaf is set when the caller's definition may not spawn at all,
 	// whatever the depth allows: the built-ins (DESIGN S-D4).
 	Leaf bool
+	// Asker asks on this agent's behalf, naming it (permission.Identify);
+	// nil: the service's Policy.Asker, named after the caller. A child's
+	// asker wraps its parent's, so every agent of a conversation asks
+	// through the conversation's asker.
+	Asker permission.Asker
+	// Remembered are the conversation's session-scoped allow rules, shared by
+	// every policy of its tree.
+	Remembered *permission.Remembered
+	// Live, if set, gives the caller's permission mode and model as they
+	// are when it spawns: a live conversation may change them between
+	// calls. Mode, Model and Ref hold otherwise.
+	Live func() Live
+}
+
+// Live is what of a caller may change while it runs.
+type Live struct {
+	Mode  permission.Mode
+	Model llm.Model
+	Ref   provider.Ref
+}
+
+// current is c with its live settings applied.
+func (c Caller) current() Caller {
+	if c.Live != nil {
+		l := c.Live()
+		c.Mode, c.Model, c.Ref = l.Mode, l.Model, l.Ref
+	}
+	return c
+}
+
+// policy is the service's policy as the caller's spawn decisions use it:
+// asking through the caller's asker, with the conversation's grants.
+func (s *Service) policy(c Caller) permission.Policy {
+	p := s.cfg.Policy
+	p.Asker, p.Remembered = s.asker(c), c.Remembered
+	return p
+}
+
+// asker is the asker that asks on c's behalf.
+func (s *Service) asker(c Caller) permission.Asker {
+	if c.Asker != nil {
+		return c.Asker
+	}
+	id := permission.Identity{Agent: c.Agent}
+	if c.Depth > 0 {
+		id.AgentID = c.AgentID // the main agent's is its queue target, not an agent id
+	}
+	return permission.Identify(s.cfg.Policy.Asker, id)
 }
 
 // Tools returns the spawn tool the caller is offered under the configured

@@ -471,6 +471,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	if strings.TrimSpace(req.Prompt) == "" {
 		return nil, errors.New("prompt is empty: say what the agent should do")
 	}
+	c = c.current()
 	var def agent.Definition
 	var err error
 	switch {
@@ -484,7 +485,8 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cfg.Policy.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
+	pol := s.policy(c)
+	if err := pol.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
 		return nil, err
 	}
 	if c.Depth+1 > s.depth {
@@ -539,6 +541,10 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	ch.caller.SessionID = r.sess.Info.ID
 	ch.caller.AgentID = r.sess.Info.ID
+	// The child asks through its parent's asker, naming itself, at any
+	// depth; it shares the conversation's grants.
+	ch.policy.Asker = permission.Identify(s.asker(c), permission.Identity{Agent: def.Name, AgentID: r.sess.Info.ID, ParentToolUseID: req.ToolUseID})
+	ch.caller.Asker, ch.caller.Remembered, ch.policy.Remembered = ch.policy.Asker, c.Remembered, c.Remembered
 	switch {
 	case req.Fork != nil:
 		r.history = forkHistory(req.Fork)

@@ -1,0 +1,539 @@
+package cadre
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// OpenRequest opens a live conversation (Runtime.Open).
+type OpenRequest struct {
+	// Resume continues the session with this id; Continue continues the
+	// newest main session of the working directory.
+	Resume   string
+	Continue bool
+	// SessionID, if set, is the id of the new session (a UUID, checked
+	// like every id from outside). It cannot be combined with Resume or
+	// Continue, unless Fork is set.
+	SessionID string
+	// Fork, with Resume or Continue, starts a new session from a copy of
+	// that session's history, leaving it as it was.
+	Fork bool
+	// NoPersist keeps the main session's transcript in memory only: no
+	// transcript file and no session record (subagents' sessions are
+	// still recorded).
+	NoPersist bool
+	// Permission, if set, replaces Options.Permission for this
+	// conversation's whole tree.
+	Permission PermissionFunc
+	// Model, if set, replaces the settings' model for this conversation.
+	Model string
+	// PermissionMode, if set, replaces the mode for this conversation.
+	PermissionMode PermissionMode
+}
+
+// ContentBlock is a block of a user message: text or an image.
+type ContentBlock = llm.Block
+
+// Message is one user message sent to a conversation: Text, or Blocks
+// (text and image blocks), or both (Text first).
+type Message struct {
+	Text   string
+	Blocks []ContentBlock
+	// UUID, if set, is the message's id in the transcript.
+	UUID string
+}
+
+// llm is the message as the model gets it.
+func (m Message) llm() (llm.Message, error) {
+	out := llm.Message{Role: llm.RoleUser}
+	if strings.TrimSpace(m.Text) != "" {
+		out.Content = append(out.Content, llm.Text(m.Text))
+	}
+	for i, b := range m.Blocks {
+		switch b.Type {
+		case llm.BlockText:
+		case llm.BlockImage:
+			if b.Source == nil {
+				return llm.Message{}, fmt.Errorf("message block %d: an image needs its source", i)
+			}
+		default:
+			return llm.Message{}, fmt.Errorf("message block %d: type %q: a user message holds text and image blocks", i, b.Type)
+		}
+		out.Content = append(out.Content, b)
+	}
+	if len(out.Content) == 0 {
+		return llm.Message{}, errors.New("the message is empty")
+	}
+	return out, nil
+}
+
+// Conversation is a live session of the main agent: it runs one turn per
+// message sent, in order, and between them the turns that answer its
+// background subagents' notifications, until it is closed or stopped. Its
+// methods are safe for concurrent use.
+type Conversation struct {
+	r      *Runtime
+	sr     *sessionRun
+	target string // the main agent's queue target
+	sub    *event.Sub
+	ctx    context.Context
+	stop   context.CancelCauseFunc
+	done   chan struct{}
+	input  chan struct{} // closed when no more messages come (Close)
+
+	closeOnce sync.Once
+	events    sync.Once
+
+	mu         sync.Mutex
+	closed     bool
+	turn       context.CancelCauseFunc // cancels the turn in progress
+	mode       permission.Mode
+	model      llm.Model
+	ref        provider.Ref
+	remembered permission.Remembered
+	asker      permission.Asker // the main agent's, naming it
+
+	started bool // the SessionStart hooks ran (serve's goroutine only)
+}
+
+// errInterrupted is the cause of a turn stopped by Interrupt.
+var errInterrupted = errors.New("interrupted by the user")
+
+// errStopped is the cause of a conversation stopped by Stop.
+var errStopped = errors.New("stopped")
+
+// errClosed is returned by Send after Close.
+var errClosed = errors.New("the conversation is closed")
+
+// Open starts a live conversation: it runs one turn per message sent, in
+// order, queueing messages that arrive while a turn runs (DESIGN §7.4),
+// with its background subagents' notifications answered between them as
+// in a headless run, until Close or Stop. ctx bounds its whole life: when
+// it ends, the conversation stops as with Stop. Setup failures (an unknown
+// model or session) are returned before anything runs.
+func (r *Runtime) Open(ctx context.Context, req OpenRequest) (*Conversation, error) {
+	return r.open(ctx, req, "")
+}
+
+func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Conversation, error) {
+	sr, err := r.prepare(ctx, req, title)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conversation{
+		r: r, sr: sr, target: sr.sess.Info.ID, done: make(chan struct{}), input: make(chan struct{}),
+		mode: sr.mode, model: sr.model, ref: sr.ref,
+	}
+	perm := r.opts.Permission
+	if req.Permission != nil {
+		perm = req.Permission
+	}
+	if perm != nil {
+		c.asker = permission.Identify(asker{perm, r}, permission.Identity{Agent: "main"})
+	}
+	c.ctx, c.stop = context.WithCancelCause(ctx)
+	sr.caller = subagent.Caller{
+		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main", AgentID: c.target,
+		Model: sr.model, Ref: sr.ref, Mode: sr.mode, Cwd: r.cwd, Totals: sr.totals,
+		// The group lives as long as the conversation: background runs
+		// outlast the turn that started them.
+		Group: subagent.NewGroup(c.ctx),
+		Asker: c.asker, Remembered: &c.remembered, RootTranscriptPath: sr.sess.Info.TranscriptPath,
+		Live: func() subagent.Live {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return subagent.Live{Mode: c.mode, Model: c.model, Ref: c.ref}
+		},
+	}
+	all, err := tool.NewSet(append(r.baseTools, r.subagents.Tools(sr.caller)...)...)
+	if err != nil {
+		c.stop(err)
+		sr.abandon()
+		return nil, err
+	}
+	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool { return offered(t, r.opts.ToolNames) }))
+	r.groupMu.Lock()
+	r.groups[c.target] = sr.caller.Group
+	r.groupMu.Unlock()
+	c.sub = r.bus.Subscribe(func(e event.Event) bool { return e.SessionID == c.target })
+	r.log.Debug("run started", "session", c.target, "model", sr.model.Name(), "resumed", len(sr.history) > 0)
+	go c.serve()
+	return c, nil
+}
+
+// SessionID is the main session's id.
+func (c *Conversation) SessionID() string { return c.target }
+
+// Send queues m for a turn of its own: it runs once the turns before it
+// have (messages are answered in the order sent, ahead of waiting
+// notifications). A slash command ("/name args") is run as in a headless
+// run; an unknown one is an error here.
+func (c *Conversation) Send(ctx context.Context, m Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	msg, err := m.llm()
+	if err != nil {
+		return err
+	}
+	if m.UUID != "" {
+		if err := session.ValidateID(m.UUID); err != nil {
+			return fmt.Errorf("message uuid: %w", err)
+		}
+	}
+	if len(msg.Content) == 1 && msg.Content[0].Type == llm.BlockText {
+		if _, _, err := c.r.command(strings.TrimSpace(msg.Content[0].Text)); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errClosed
+	}
+	c.r.queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModePrompt, Target: c.target, Message: msg, UUID: m.UUID})
+	return nil
+}
+
+// Events yields every event of the conversation's tree — the main agent's
+// and its subagents' (tagged with the Agent call that started them), each
+// turn ending with its result event — until the conversation ends. It may
+// be ranged over once; stopping early only stops reading (Stop stops the
+// conversation).
+func (c *Conversation) Events() iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		first := false
+		c.events.Do(func() { first = true })
+		if !first {
+			yield(Event{}, errors.New("the conversation's events are already being read"))
+			return
+		}
+		for ev := range c.sub.Events(context.Background()) {
+			if !yield(eventOf(ev), nil) {
+				return
+			}
+		}
+	}
+}
+
+// Interrupt stops the turn in progress and its foreground subagents; the
+// conversation goes on. That turn's result says it was interrupted;
+// messages sent meanwhile wait for the next turns. With no turn in
+// progress it does nothing.
+func (c *Conversation) Interrupt() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.turn != nil {
+		c.turn(errInterrupted)
+	}
+}
+
+// SetPermissionMode changes the main agent's permission mode from its next
+// tool call on; subagents started from then on derive theirs from it (a
+// child never gets more than its parent's mode allows).
+func (c *Conversation) SetPermissionMode(m PermissionMode) error {
+	mode, err := permission.ParseMode(string(m))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mode = mode
+	return nil
+}
+
+// SetModel changes the main agent's model from its next model call on.
+// The name is resolved now: an unknown one is an error and changes
+// nothing.
+func (c *Conversation) SetModel(name string) error {
+	model, ref, err := c.r.model(strings.TrimSpace(name))
+	if err != nil {
+		return fmt.Errorf("set model: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.model, c.ref = model, ref
+	return nil
+}
+
+// Background moves a running foreground subagent of this conversation to
+// the background — the one started by the Agent call toolUseID, or all of
+// them when toolUseID is "" — as Ctrl+B does (DESIGN §7.1): the waiting
+// Agent call returns "moved to the background" at once, and the child's
+// result arrives later as a notification. It reports whether any run
+// moved; an id that names no running foreground subagent is an error.
+func (c *Conversation) Background(toolUseID string) (bool, error) {
+	g := c.sr.caller.Group
+	if toolUseID == "" {
+		return g.Background() > 0, nil
+	}
+	moved, found := g.BackgroundCall(toolUseID)
+	if !found {
+		return false, fmt.Errorf("no subagent of this conversation is running for the call %q", toolUseID)
+	}
+	return moved, nil
+}
+
+// Close says no more messages come: the conversation answers those
+// queued, then waits, as a headless run does, for its background
+// subagents and answers their notifications, then ends Events. It returns
+// once the conversation has ended.
+func (c *Conversation) Close() error {
+	c.closeInput()
+	<-c.done
+	return nil
+}
+
+// closeInput ends the input without waiting.
+func (c *Conversation) closeInput() {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		close(c.input)
+	})
+}
+
+// Stop stops everything now, as SIGINT does: the turn in progress and
+// every subagent, background ones included. The last event is a result
+// saying the conversation was interrupted. It returns once everything has
+// ended.
+func (c *Conversation) Stop() error {
+	c.closeInput()
+	c.stop(errStopped)
+	<-c.done
+	return nil
+}
+
+// current is the main agent's model as it is now.
+func (c *Conversation) current() (llm.Model, provider.Ref) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.model, c.ref
+}
+
+// policy is the main agent's policy as it is now.
+func (c *Conversation) policy() *permission.Policy {
+	p := c.r.policy
+	c.mu.Lock()
+	p.Mode = c.mode
+	c.mu.Unlock()
+	p.Asker, p.Remembered = c.asker, &c.remembered
+	return &p
+}
+
+// livePolicy decides the main agent's calls under the conversation's
+// policy as it is at each call.
+type livePolicy struct{ c *Conversation }
+
+func (l livePolicy) PermitInput(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) (json.RawMessage, error) {
+	return l.c.policy().PermitInput(ctx, name, t, env, input)
+}
+
+func (l livePolicy) ReadFilter(name string, t tool.Tool, env tool.Env) func(string) bool {
+	return l.c.policy().ReadFilter(name, t, env)
+}
+
+// liveModel is the main agent's model as it is at each call.
+type liveModel struct{ c *Conversation }
+
+func (m liveModel) Name() string {
+	model, _ := m.c.current()
+	return model.Name()
+}
+
+func (m liveModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	model, _ := m.c.current()
+	return model.Stream(ctx, req)
+}
+
+// serve runs the conversation: a turn for each message and for the
+// notifications between them, until the input is closed and nothing is
+// left to answer, or the conversation is stopped. Stopping stops the whole
+// tree (S-C4).
+func (c *Conversation) serve() {
+	sr, r := c.sr, c.r
+	defer close(c.done)
+	defer c.sub.Close()
+	defer r.log.Debug("run ended", "session", c.target)
+	defer func() {
+		r.groupMu.Lock()
+		delete(r.groups, c.target)
+		r.groupMu.Unlock()
+	}()
+	sr.publishInit(c.mode)
+	hooks := sr.hooks()
+	defer sr.end(hooks)
+	conv := runner.Start(runner.Spec{
+		Session: sr.sess,
+		Hooks:   hooks,
+		Loop: runner.LoopConfig(runner.Agent{
+			Hooks: hooks,
+			Name:  "main", Model: liveModel{c}, ModelID: sr.ref.Model, System: sr.system,
+			Tools: sr.tools, Permit: livePolicy{c}, Env: tool.Env{Cwd: r.cwd, SessionID: c.target},
+			MaxTurns: r.cfg.Settings.MaxTurns, MaxToolInputBytes: r.cfg.Settings.Limits.MaxToolInputBytes,
+			Compaction: compaction(r.cfg.Settings.Compaction),
+			Spent: func(u llm.Usage) {
+				model, ref := c.current()
+				sr.totals.Add(model.Name(), u, r.pricing.Cost(ref, u))
+			},
+			SystemContext: sr.context,
+			Inbox:         func() []llm.Message { return inbox(r.queue.TakeInput(c.target)) },
+		}),
+		Tag: runner.Tag{RootSessionID: c.target},
+		Cost: func(u llm.Usage) float64 {
+			_, ref := c.current()
+			return r.pricing.Cost(ref, u)
+		},
+		Totals:        sr.totals,
+		Bus:           r.bus,
+		Now:           r.now,
+		Logger:        r.log, // the loop's warnings too (a failed compaction)
+		RecordHistory: sr.recordHistory,
+	}, sr.history)
+	group := sr.caller.Group
+	var (
+		last   *runner.Result
+		status session.Status
+		failed bool
+	)
+	for {
+		entries := c.next(failed)
+		if len(entries) == 0 {
+			break
+		}
+		tctx, cancel := context.WithCancelCause(c.ctx)
+		c.mu.Lock()
+		c.turn = cancel
+		c.mu.Unlock()
+		res := c.runTurn(tctx, conv, hooks, entries)
+		c.mu.Lock()
+		c.turn = nil
+		c.mu.Unlock()
+		cause := context.Cause(tctx)
+		cancel(nil)
+		last, status = res, res.Status
+		if c.ctx.Err() != nil {
+			break // stopped: the result comes last, below
+		}
+		interrupted := errors.Is(cause, errInterrupted) || errors.Is(res.Err, loop.ErrInterrupted)
+		if errors.Is(cause, errInterrupted) {
+			res = interruptedTurn(cause, res)
+		}
+		failed = res.Err != nil && !interrupted
+		sr.finish(res, sr.totals)
+	}
+	group.Stop(context.Canceled)
+	group.Wait()
+	if c.ctx.Err() != nil {
+		// Stopping the tree makes its runs report their end: the result
+		// goes after all of that, last, and says why the run ended.
+		if err := conv.Close(session.StatusKilled); err != nil {
+			r.log.Warn("save the interrupted session", "session", c.target, "err", err)
+		}
+		sr.finish(interrupted(c.ctx, last), sr.totals)
+		return
+	}
+	if err := conv.Close(status); err != nil && (last == nil || last.Err == nil) {
+		sr.finish(&runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: fmt.Errorf("saving the session: %w", err)}}, sr.totals)
+	}
+}
+
+// next waits for the input of the next turn: the next message sent, or
+// the notifications and messages waiting for the main agent. It returns
+// nothing once the input is closed and nothing is left to answer — no
+// message queued, and no background run of the main agent going on
+// (none is waited for after a failed turn, as in a headless run) — or
+// when the conversation is stopped.
+func (c *Conversation) next(failed bool) []queue.Entry {
+	q, group := c.r.queue, c.sr.caller.Group
+	for c.ctx.Err() == nil {
+		// Taken before looking, so that a change in between wakes the wait.
+		pushed, ended := q.Changed(), group.Changed()
+		c.mu.Lock()
+		closed := c.closed
+		c.mu.Unlock()
+		if es := q.TakeTurn(c.target); len(es) > 0 {
+			if closed && failed && es[0].Mode != queue.ModePrompt {
+				return nil
+			}
+			return es
+		}
+		if closed && (failed || group.Running(c.target) == 0) {
+			return nil
+		}
+		input := c.input
+		if closed {
+			input = nil
+		}
+		select {
+		case <-pushed:
+		case <-ended:
+		case <-input:
+		case <-c.ctx.Done():
+		}
+	}
+	return nil
+}
+
+// runTurn runs one turn on entries: a message, or notifications.
+func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, hooks *runner.Hooks, entries []queue.Entry) *runner.Result {
+	if len(entries) == 1 && entries[0].Mode == queue.ModePrompt {
+		e := entries[0]
+		if len(e.Message.Content) == 1 && e.Message.Content[0].Type == llm.BlockText {
+			text := strings.TrimSpace(e.Message.Content[0].Text)
+			cmd, args, err := c.r.command(text)
+			switch {
+			case err != nil:
+				// Checked by Send; the command files do not change since.
+				return &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}, Status: session.StatusFailed}
+			case cmd != nil && cmd.Context == "fork":
+				return c.sr.runCommand(ctx, conv, cmd, args, text)
+			case cmd != nil:
+				// A plain command is a prompt template.
+				e.Message = llm.UserText(cmd.Expand(args))
+			}
+		}
+		// A skill's allowed-tools hold for the turn that invoked it, as in
+		// Claude Code: a new message starts without them.
+		c.r.grants.Clear(c.target)
+		msg, err := c.sr.input(ctx, hooks, e.Message, !c.started)
+		c.started = true
+		if err != nil {
+			// A hook blocked the message: it is not recorded.
+			return &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}, Status: session.StatusFailed}
+		}
+		return conv.TurnInput(ctx, runner.Input{Message: msg, UUID: e.UUID, Quiet: true})
+	}
+	in := make([]runner.Input, len(entries))
+	for i, e := range entries {
+		in[i] = runner.Input{Message: e.Message, UUID: e.UUID}
+	}
+	return conv.TurnInput(ctx, in...)
+}
+
+// interruptedTurn is the result of a turn Interrupt stopped: its own
+// figures, and why it ended.
+func interruptedTurn(cause error, res *runner.Result) *runner.Result {
+	out := *res.Outcome
+	out.Subtype, out.Err = loop.SubtypeExecution, fmt.Errorf("the turn was interrupted (%v)", cause)
+	r := *res
+	r.Outcome, r.Status = &out, session.StatusKilled
+	return &r
+}
