@@ -444,3 +444,95 @@ func TestConversationBackgroundMovesAStalledChild(t *testing.T) {
 		t.Fatalf("results %+v", rs)
 	}
 }
+
+// asks records permission requests and answers them with decide.
+type asks struct {
+	mu     sync.Mutex
+	got    []cadre.PermissionRequest
+	decide func(cadre.PermissionRequest) cadre.PermissionDecision
+}
+
+func (a *asks) fn(_ context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.got = append(a.got, req)
+	return a.decide(req), nil
+}
+
+func (a *asks) requests() []cadre.PermissionRequest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]cadre.PermissionRequest(nil), a.got...)
+}
+
+// Attack: "allow for this session" in one conversation must not approve a
+// call in another conversation of the same runtime.
+func TestARememberedRuleStaysInItsConversation(t *testing.T) {
+	f := newFixture(t) // "bash" runs `echo ran`
+	a := &asks{decide: func(req cadre.PermissionRequest) cadre.PermissionDecision {
+		return cadre.PermissionDecision{Allow: true, Remember: req.Suggestions}
+	}}
+	rt := f.open(t, cadre.Options{Permission: a.fn})
+	cv := openConvo(t, rt, cadre.OpenRequest{})
+	cv.send("bash")
+	cv.send("bash again")
+	rs := cv.close()
+	if got := a.requests(); len(got) != 1 || len(got[0].Suggestions) != 1 || got[0].Suggestions[0] != "Bash(echo ran:*)" {
+		t.Fatalf("asked %+v, want once, suggesting Bash(echo ran:*)", got)
+	}
+	if len(rs) != 2 || rs[1].IsError || len(rs[1].PermissionDenials) != 0 {
+		t.Fatalf("results %+v", rs)
+	}
+	other := openConvo(t, rt, cadre.OpenRequest{})
+	other.send("bash")
+	other.close()
+	if got := a.requests(); len(got) != 2 {
+		t.Errorf("the second conversation was not asked: %d requests", len(got))
+	}
+}
+
+// A subagent's request names it and the Agent call that started it, and
+// its answer is honoured: a denial's message reaches the child's model, a
+// changed input is what runs.
+func TestASubagentsRequestNamesIt(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var childSaw []string
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if req.Agent == "runner" {
+			if len(last.Content) > 0 && last.Content[0].Type == llm.BlockToolResult {
+				mu.Lock()
+				childSaw = append(childSaw, last.Content[0].ResultText())
+				mu.Unlock()
+				return llm.Reply(llm.Text("child done")), nil
+			}
+			return llm.Reply(llm.ToolUse("c1", "Bash", json.RawMessage(`{"command":"echo from-child"}`))), nil
+		}
+		if len(last.Content) > 0 && last.Content[0].Type == llm.BlockToolResult {
+			return llm.Reply(llm.Text("main done")), nil
+		}
+		return llm.Reply(llm.ToolUse("call-run", "Agent", json.RawMessage(`{"subagent_type":"runner","description":"Run it","prompt":"Run the command."}`))), nil
+	}
+	a := &asks{decide: func(req cadre.PermissionRequest) cadre.PermissionDecision {
+		return cadre.PermissionDecision{Allow: true, UpdatedInput: json.RawMessage(`{"command":"echo changed"}`)}
+	}}
+	rt := f.open(t, cadre.Options{Agents: []cadre.Agent{{Name: "runner", Description: "Runs commands.", Prompt: "Run.", Tools: []string{"Bash"}, PermissionMode: cadre.PermissionDefault}}})
+	cv := openConvo(t, rt, cadre.OpenRequest{Permission: a.fn}) // the conversation's own asker
+	cv.send("go")
+	if rs := cv.close(); len(rs) != 1 || rs[0].Result != "main done" {
+		t.Fatalf("results %+v", rs)
+	}
+	got := a.requests()
+	if len(got) != 1 {
+		t.Fatalf("requests %+v", got)
+	}
+	if r := got[0]; r.Agent != "runner" || r.AgentID == "" || r.ParentToolUseID != "call-run" || r.Target != "echo from-child" {
+		t.Errorf("request %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(childSaw) != 1 || strings.TrimSpace(childSaw[0]) != "changed" {
+		t.Errorf("the child's command printed %q, want the changed command's output", childSaw)
+	}
+}

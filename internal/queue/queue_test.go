@@ -127,3 +127,47 @@ func TestWithdrawRemovesOnlyThatTasksNotifications(t *testing.T) {
 		t.Errorf("left %s", got)
 	}
 }
+
+// A live conversation takes one prompt per turn, ahead of notifications,
+// which are answered together; a turn in progress takes notifications at
+// its loop boundaries but never a prompt.
+func TestTakeTurnAndTakeInput(t *testing.T) {
+	var q Queue
+	push := func(p Priority, mode Mode, target, text string) {
+		q.Push(Entry{Priority: p, Mode: mode, Target: target, Message: llm.UserText(text)})
+	}
+	push(Later, ModeNotification, "s1", "note 1")
+	push(Next, ModePrompt, "s1", "user 1")
+	push(Next, ModePrompt, "s2", "other conversation")
+	push(Next, ModePrompt, "s1", "user 2")
+	push(Later, ModeNotification, "s1", "note 2")
+
+	if got := fmt.Sprint(texts(q.TakeInput("s1"))); got != "[note 1 note 2]" {
+		t.Errorf("TakeInput took %s", got)
+	}
+	push(Later, ModeNotification, "s1", "note 3")
+	for _, want := range []string{"[user 1]", "[user 2]", "[note 3]", "[]"} {
+		if got := fmt.Sprint(texts(q.TakeTurn("s1"))); got != want {
+			t.Errorf("TakeTurn took %s, want %s", got, want)
+		}
+	}
+	if q.Len("s2") != 1 {
+		t.Error("another target's prompt was taken")
+	}
+}
+
+func TestChangedIsClosedByThePushAfterIt(t *testing.T) {
+	var q Queue
+	ch := q.Changed()
+	select {
+	case <-ch:
+		t.Fatal("closed before any push")
+	default:
+	}
+	q.Push(Entry{Target: "s1", Message: llm.UserText("x")})
+	select {
+	case <-ch:
+	default:
+		t.Fatal("still open after a push")
+	}
+}
