@@ -339,11 +339,16 @@ func (c *Conversation) policy() *permission.Policy {
 }
 
 // livePolicy decides the main agent's calls under the conversation's
-// policy as it is at each call.
+// policy as it is at each call. It is all the loop looks for in a
+// Permitter: a loop.HookPermitter and a loop.ReadFilterer.
 type livePolicy struct{ c *Conversation }
 
 func (l livePolicy) PermitInput(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage) (json.RawMessage, error) {
 	return l.c.policy().PermitInput(ctx, name, t, env, input)
+}
+
+func (l livePolicy) PermitVerdict(ctx context.Context, name string, t tool.Tool, env tool.Env, input json.RawMessage, verdict, reason string) (json.RawMessage, error) {
+	return l.c.policy().PermitVerdict(ctx, name, t, env, input, verdict, reason)
 }
 
 func (l livePolicy) ReadFilter(name string, t tool.Tool, env tool.Env) func(string) bool {
@@ -537,3 +542,8 @@ func interruptedTurn(cause error, res *runner.Result) *runner.Result {
 	r.Outcome, r.Status = &out, session.StatusKilled
 	return &r
 }
+
+var (
+	_ loop.HookPermitter = livePolicy{}
+	_ loop.ReadFilterer  = livePolicy{}
+)
