@@ -211,6 +211,32 @@ func (c *Conversation) Send(ctx context.Context, m Message) error {
 	return nil
 }
 
+// RunAgent queues a direct run of the named subagent with prompt (the
+// TUI's "@name text"): in its turn, the agent runs as a foreground child of
+// the main agent, started without a main-model round trip; its events are
+// emitted as any child's, tagged with a call id of the form "direct_…";
+// the turn's result is its answer, and the exchange joins the conversation
+// as the user's "@name prompt" and that answer, which the main agent sees
+// from its next turn on. An unknown agent is an error here.
+func (c *Conversation) RunAgent(ctx context.Context, agent, prompt string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return errors.New("run an agent: the prompt is empty")
+	}
+	if _, ok := c.r.agents.Get(agent); !ok {
+		return fmt.Errorf("run an agent: no agent named %q", agent)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errClosed
+	}
+	c.r.queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeAgent, Target: c.target, Agent: agent, Message: llm.UserText(prompt)})
+	return nil
+}
+
 // Events yields every event of the conversation's tree — the main agent's
 // and its subagents' (tagged with the Agent call that started them), each
 // turn ending with its result event — until the conversation ends. It may
@@ -497,8 +523,12 @@ func (c *Conversation) next(failed bool) []queue.Entry {
 	return nil
 }
 
-// runTurn runs one turn on entries: a message, or notifications.
+// runTurn runs one turn on entries: a message, a direct agent run, or
+// notifications.
 func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, hooks *runner.Hooks, entries []queue.Entry) *runner.Result {
+	if len(entries) == 1 && entries[0].Mode == queue.ModeAgent {
+		return c.sr.runAgent(ctx, conv, entries[0].Agent, entries[0].Message.Text())
+	}
 	if len(entries) == 1 && entries[0].Mode == queue.ModePrompt {
 		e := entries[0]
 		if len(e.Message.Content) == 1 && e.Message.Content[0].Type == llm.BlockText {

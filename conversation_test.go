@@ -536,3 +536,54 @@ func TestASubagentsRequestNamesIt(t *testing.T) {
 		t.Errorf("the child's command printed %q, want the changed command's output", childSaw)
 	}
 }
+
+// "@poet text": the agent runs with no main-model call, its events are
+// tagged, its answer is the turn's result, and the main agent sees the
+// exchange next turn.
+func TestConversationRunAgentDirectly(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var mainSaw []string
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if req.Agent == "poet" {
+			return llm.Reply(llm.Text("An old silent pond")), nil
+		}
+		var texts []string
+		for _, m := range req.Messages {
+			texts = append(texts, m.Text())
+		}
+		mu.Lock()
+		mainSaw = append(mainSaw, strings.Join(texts, "|"))
+		mu.Unlock()
+		return llm.Reply(llm.Text("main answered")), nil
+	}
+	rt := f.open(t, cadre.Options{Agents: []cadre.Agent{{Name: "poet", Description: "Writes haiku.", Prompt: "You write haiku.", Tools: []string{}}}})
+	cv := openConvo(t, rt, cadre.OpenRequest{})
+	if err := cv.c.RunAgent(context.Background(), "nobody", "hi"); err == nil {
+		t.Error("RunAgent of an unknown agent succeeded")
+	}
+	if err := cv.c.RunAgent(context.Background(), "poet", "A haiku about a frog."); err != nil {
+		t.Fatal(err)
+	}
+	cv.send("what did the poet say?")
+	rs := cv.close()
+	if len(rs) != 2 || rs[0].IsError || rs[0].Result != "An old silent pond" || rs[1].Result != "main answered" {
+		t.Fatalf("results %+v", rs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(mainSaw) != 1 || mainSaw[0] != "@poet A haiku about a frog.|An old silent pond|what did the poet say?" {
+		t.Errorf("the main agent's requests saw %q", mainSaw)
+	}
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	tagged := false
+	for _, ev := range cv.evs {
+		if ev.Type == cadre.EventAssistant && ev.AgentType == "poet" && strings.HasPrefix(ev.ParentToolUseID, "direct_") {
+			tagged = true
+		}
+	}
+	if !tagged {
+		t.Error("no poet event tagged with its direct call")
+	}
+}

@@ -311,11 +311,31 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation,
 	if err != nil {
 		res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
 	}
-	// The main session keeps the exchange, so a resumed session knows the
-	// command ran and what it said.
+	return sr.exchange(conv, res, prompt, fmt.Sprintf("(/%s produced no output", cmd.Name))
+}
+
+// runAgent runs an agent directly (Conversation.RunAgent): a foreground
+// child of the main agent, started without a model's call; its answer is
+// recorded in this session as the answer to the user's "@name prompt".
+func (sr *sessionRun) runAgent(ctx context.Context, conv *runner.Conversation, name, prompt string) *runner.Result {
+	res, err := sr.r.subagents.RunAgent(ctx, sr.caller, name, prompt, "direct_"+ids.New())
+	if err == nil && res == nil {
+		err = errors.New("the agent's run ended without a result")
+	}
+	if err != nil {
+		res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
+	}
+	return sr.exchange(conv, res, "@"+name+" "+prompt, fmt.Sprintf("(@%s produced no output", name))
+}
+
+// exchange records what the user asked outside the main agent's turns (a
+// fork command, a direct agent run) and the answer, so that the main agent
+// sees it next turn and a resumed session knows it happened; res becomes
+// that turn's result. empty opens the answer's text when there is none.
+func (sr *sessionRun) exchange(conv *runner.Conversation, res *runner.Result, prompt, empty string) *runner.Result {
 	answer := res.Result
 	if answer == "" {
-		answer = fmt.Sprintf("(/%s produced no output", cmd.Name)
+		answer = empty
 		if res.Err != nil {
 			answer += ": " + res.Err.Error()
 		}

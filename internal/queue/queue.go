@@ -25,7 +25,13 @@ const (
 	ModePrompt       Mode = "prompt"
 	ModeNotification Mode = "task-notification"
 	ModeMessage      Mode = "message" // SendMessage to a running agent
+	// ModeAgent runs an agent directly (the TUI's "@name text"): like a
+	// prompt, it has a turn of its own.
+	ModeAgent Mode = "agent"
 )
+
+// own reports whether an entry of mode m has a turn of its own.
+func (m Mode) own() bool { return m == ModePrompt || m == ModeAgent }
 
 // Entry is one queued input.
 type Entry struct {
@@ -39,7 +45,9 @@ type Entry struct {
 	TaskID string
 	// UUID is the message's own id, when its sender gave one: the
 	// transcript records the message under it.
-	UUID     string
+	UUID string
+	// Agent is the agent a ModeAgent entry runs; Message is its prompt.
+	Agent    string
 	Enqueued time.Time
 	seq      uint64
 }
@@ -82,9 +90,10 @@ func (q *Queue) Take(target string) []Entry {
 }
 
 // TakeTurn removes and returns the input of target's next turn: the first
-// entry by priority when it is a prompt (one turn per user message), else
-// every entry for target that is not a prompt (the notifications and
-// messages that wait, answered together). It never blocks.
+// entry by priority when it is a prompt or an agent run (one turn per user
+// message), else every entry for target that is neither (the
+// notifications and messages that wait, answered together). It never
+// blocks.
 func (q *Queue) TakeTurn(target string) []Entry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -98,20 +107,20 @@ func (q *Queue) TakeTurn(target string) []Entry {
 	switch {
 	case first == nil:
 		return nil
-	case first.Mode == ModePrompt:
+	case first.Mode.own():
 		seq := first.seq
 		return q.takeWhere(target, func(e Entry) bool { return e.seq == seq })
 	}
-	return q.takeWhere(target, func(e Entry) bool { return e.Mode != ModePrompt })
+	return q.takeWhere(target, func(e Entry) bool { return !e.Mode.own() })
 }
 
 // TakeInput removes and returns the entries for target that may join a
-// turn in progress at a loop boundary: everything but prompts, which wait
-// for a turn of their own (TakeTurn).
+// turn in progress at a loop boundary: everything but prompts and agent
+// runs, which wait for a turn of their own (TakeTurn).
 func (q *Queue) TakeInput(target string) []Entry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.takeWhere(target, func(e Entry) bool { return e.Mode != ModePrompt })
+	return q.takeWhere(target, func(e Entry) bool { return !e.Mode.own() })
 }
 
 // Changed is closed the next time an entry is pushed.

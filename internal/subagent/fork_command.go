@@ -37,3 +37,17 @@ func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*run
 	}
 	return out.res, nil
 }
+
+// RunAgent runs the named agent directly with prompt — the TUI's "@name
+// text" — in the foreground, as a child of c: what the Agent tool would
+// do, without a model's call. toolUseID stands for that call: the child's
+// events are tagged with it.
+func (s *Service) RunAgent(ctx context.Context, c Caller, name, prompt, toolUseID string) (*runner.Result, error) {
+	out, err := s.spawn(ctx, c, spawnRequest{
+		ToolUseID: toolUseID, Description: "@" + name, Prompt: prompt, SubagentType: name, Foreground: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.res, nil
+}
