@@ -425,6 +425,7 @@ func (c *Conversation) serve() {
 				sr.totals.Add(model.Name(), u, r.pricing.Cost(ref, u))
 			},
 			SystemContext: sr.context,
+			Preamble:      r.context,
 			Inbox:         func() []llm.Message { return inbox(r.queue.TakeInput(c.target)) },
 		}),
 		Tag: runner.Tag{RootSessionID: c.target},
