@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/permission"
@@ -161,7 +163,8 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 			return subagent.Live{Mode: c.mode, Model: c.model, Ref: c.ref}
 		},
 	}
-	all, err := tool.NewSet(append(r.baseTools, r.subagents.Tools(sr.caller)...)...)
+	// The first model call waits for the MCP servers, boundedly (mcpReady).
+	all, err := tool.NewSet(slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))...)
 	if err != nil {
 		c.stop(err)
 		sr.abandon()
@@ -428,7 +431,8 @@ func (c *Conversation) serve() {
 			Preamble:      r.context,
 			Inbox:         func() []llm.Message { return inbox(r.queue.TakeInput(c.target)) },
 		}),
-		Tag: runner.Tag{RootSessionID: c.target},
+		Tag:     runner.Tag{RootSessionID: c.target},
+		Partial: r.opts.IncludePartialMessages,
 		Cost: func(u llm.Usage) float64 {
 			_, ref := c.current()
 			return r.pricing.Cost(ref, u)
@@ -535,6 +539,14 @@ func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, h
 		if len(e.Message.Content) == 1 && e.Message.Content[0].Type == llm.BlockText {
 			text := strings.TrimSpace(e.Message.Content[0].Text)
 			cmd, args, err := c.r.command(text)
+			if name, _, ok := command.Parse(text); ok && err == nil && cmd == nil {
+				// /mcp__server__prompt args: the server's prompt is the message.
+				prompt, perr := c.r.mcpReady(ctx).Prompt(ctx, name, args)
+				if perr != nil {
+					return &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: perr}, Status: session.StatusFailed}
+				}
+				e.Message = llm.UserText(prompt)
+			}
 			switch {
 			case err != nil:
 				// Checked by Send; the command files do not change since.

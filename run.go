@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mcp"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/prompts"
 	"github.com/cadre-dev/cadre/internal/provider"
@@ -97,6 +98,9 @@ func (r *Runtime) command(prompt string) (*command.Command, string, error) {
 		return nil, "", nil
 	}
 	c, found := r.commands.Get(name)
+	if !found && mcp.IsPromptCommand(name) {
+		return nil, args, nil // an MCP server's prompt: expanded when its turn comes (mcpPrompt)
+	}
 	if !found {
 		var known []string
 		for _, c := range r.commands.All() {
