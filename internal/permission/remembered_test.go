@@ -183,7 +183,7 @@ func TestSuggestions(t *testing.T) {
 		{tool: "Edit", arg: "/ws/src/a.go", want: []string{"Edit(//ws/src/**)"}},
 		{tool: "Read", arg: "/etc/hosts", want: []string{"Read(//etc/**)"}},
 		{tool: "WebFetch", arg: "https://example.com", want: []string{"WebFetch"}},
-		{tool: "Edit", arg: "/ws/.git/config", want: nil}, // protected: no rule can approve
+		{tool: "Edit", arg: "/ws/.git/config", want: nil},                   // protected: no rule can approve
 		{tool: "Bash", arg: "git push", ask: "Bash(git push:*)", want: nil}, // an ask rule asks every time
 	} {
 		a := &answering{}
