@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -164,7 +165,17 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		},
 	}
 	// The first model call waits for the MCP servers, boundedly (mcpReady).
-	all, err := tool.NewSet(slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))...)
+	tools := slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))
+	if len(r.opts.JSONSchema) > 0 {
+		// Checked by New: the schema compiles.
+		if sr.structured, err = structured.New(r.opts.JSONSchema); err != nil {
+			c.stop(err)
+			sr.abandon()
+			return nil, fmt.Errorf("--json-schema: %w", err)
+		}
+		tools = append(tools, sr.structured)
+	}
+	all, err := tool.NewSet(tools...)
 	if err != nil {
 		c.stop(err)
 		sr.abandon()
@@ -429,6 +440,8 @@ func (c *Conversation) serve() {
 			},
 			SystemContext: sr.context,
 			Preamble:      r.context,
+			Thinking:      r.opts.Thinking,
+			OnEnd:         sr.remind,
 			Inbox:         func() []llm.Message { return inbox(r.queue.TakeInput(c.target)) },
 		}),
 		Tag:     runner.Tag{RootSessionID: c.target},
