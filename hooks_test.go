@@ -309,11 +309,11 @@ func TestLifecycleHooks(t *testing.T) {
 		hooks[ev] = []cadre.HookMatcher{{Hooks: []cadre.HookFunc{record}}}
 	}
 	calls := 0
-	rt := f.open(t, cadre.Options{Hooks: hooks, Permission: func(context.Context, cadre.PermissionRequest) (bool, error) {
+	rt := f.open(t, cadre.Options{Hooks: hooks, Permission: func(context.Context, cadre.PermissionRequest) (cadre.PermissionDecision, error) {
 		mu.Lock()
 		seen = append(seen, "asked")
 		mu.Unlock()
-		return true, nil
+		return cadre.PermissionDecision{Allow: true}, nil
 	}})
 	evs := collect(t, rt, cadre.Request{Prompt: "go"})
 	for _, e := range evs {
