@@ -166,15 +166,18 @@ func apiKeySource(opts cadre.Options) string {
 
 // permissionFunc asks the program.
 func permissionFunc(peer Peer) cadre.PermissionFunc {
-	return func(ctx context.Context, req cadre.PermissionRequest) (bool, error) {
+	return func(ctx context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
 		ans, err := peer.Ask(ctx, Ask{
 			Tool: req.Tool, Input: req.Input, ToolUseID: req.ToolUseID, Reason: req.Reason,
 			BlockedPath: blockedPath(req), Description: description(req.Input),
+			Suggestions: req.Suggestions, Agent: req.Agent, AgentID: req.AgentID, ParentToolUseID: req.ParentToolUseID,
 		})
 		if err != nil {
-			return false, err
+			return cadre.PermissionDecision{}, err
 		}
-		return ans.Allow, nil
+		return cadre.PermissionDecision{
+			Allow: ans.Allow, UpdatedInput: ans.UpdatedInput, Message: ans.Message, Interrupt: ans.Interrupt, Remember: ans.Remember,
+		}, nil
 	}
 }
 
