@@ -289,7 +289,10 @@ func TestAgentSDK(t *testing.T) {
 		if len(rs) != 1 || resultText(rs[0]) != "BASH-DONE" {
 			t.Fatalf("results = %v, want BASH-DONE", rs)
 		}
-		asks := rep.callsOf("canUseTool")
+		hooks, asks := rep.callsOf("PreToolUse"), rep.callsOf("canUseTool")
+		if len(hooks) != 1 || hooks[0]["tool_name"] != "Bash" || hooks[0]["hook_event_name"] != "PreToolUse" || hooks[0]["toolUseID"] != "toolu_bash" {
+			t.Errorf("PreToolUse hook calls = %v, want one for Bash toolu_bash", hooks)
+		}
 		if len(asks) != 1 || asks[0]["toolName"] != "Bash" || asks[0]["toolUseID"] != "toolu_bash" {
 			t.Errorf("canUseTool calls = %v, want one for Bash toolu_bash", asks)
 		}

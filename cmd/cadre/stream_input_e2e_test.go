@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +255,38 @@ func TestStreamInputSubagentAsksTheProgram(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// The program's PreToolUse hook (registered in initialize) is called with
+// hook_callback, and its deny blocks the call: the command never runs and
+// the model reads the reason.
+func TestStreamInputHookCallbackBlocks(t *testing.T) {
+	srv := testkit.NewAnthropic(t, sdkScript)
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	l := e.startPiped(streamArgs("--permission-mode", "bypassPermissions")...)
+	l.send(`{"type":"control_request","request_id":"init-1","request":{"subtype":"initialize","hooks":{"PreToolUse":[{"matcher":"Bash","hookCallbackIds":["hook_0"]}]}}}`)
+	if r := l.until("the initialize response", isResponse("init-1"))["response"].(map[string]any); r["subtype"] != "success" {
+		t.Fatalf("initialize: %v", r)
+	}
+	l.user("RUN-BASH")
+	req := l.until("a hook_callback request", func(m map[string]any) bool { return m["type"] == "control_request" })
+	inner := req["request"].(map[string]any)
+	input, _ := inner["input"].(map[string]any)
+	if inner["subtype"] != "hook_callback" || inner["callback_id"] != "hook_0" || inner["tool_use_id"] != "toolu_bash" ||
+		input["hook_event_name"] != "PreToolUse" || input["tool_name"] != "Bash" {
+		t.Fatalf("request = %v", inner)
+	}
+	l.send(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"HOOK-SAYS-NO"}}}}`, req["request_id"]))
+	if r := l.until("a result", isResult); r["result"] != "BASH-FAILED" {
+		t.Errorf("result = %v, want the model to see the call refused", r["result"])
+	}
+	if code, stderr := l.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if last := string(srv.Requests()[1].Body); !strings.Contains(last, "HOOK-SAYS-NO") {
+		t.Errorf("the model was not told the hook's reason: %s", last)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "ran.txt")); err == nil {
+		t.Error("the blocked command ran")
+	}
 }
