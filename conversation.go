@@ -165,7 +165,10 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		},
 	}
 	// The first model call waits for the MCP servers, boundedly (mcpReady).
-	tools := slices.Concat(r.baseTools, r.mcpReady(ctx).Tools(), r.subagents.Tools(sr.caller))
+	mcps := r.mcpReady(ctx)
+	mcpTools := mcps.Tools()
+	sr.mcpServers = mcps.ConnectedNames()
+	tools := slices.Concat(r.baseTools, mcpTools, r.subagents.Tools(sr.caller))
 	if len(r.opts.JSONSchema) > 0 {
 		// Checked by New: the schema compiles.
 		if sr.structured, err = structured.New(r.opts.JSONSchema); err != nil {
@@ -181,7 +184,9 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		sr.abandon()
 		return nil, err
 	}
-	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool { return offered(t, r.opts.ToolNames) }))
+	// --tools picks from the built-in set, as Claude Code's does: MCP
+	// tools are offered whatever it lists (rules still apply).
+	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool { return offered(t, r.opts.ToolNames) || slices.Contains(mcpTools, t) }))
 	r.groupMu.Lock()
 	r.groups[c.target] = sr.caller.Group
 	r.groupMu.Unlock()

@@ -123,10 +123,12 @@ type sessionRun struct {
 	ref           provider.Ref
 	mode          permission.Mode
 	tools         *tool.Set
-	system        string
-	start         time.Time
-	caller        subagent.Caller
-	totals        *runner.Totals
+	// mcpServers are the MCP servers whose tools are in tools.
+	mcpServers []string
+	system     string
+	start      time.Time
+	caller     subagent.Caller
+	totals     *runner.Totals
 	// structured is the StructuredOutput tool of Options.JSONSchema.
 	structured *structured.Tool
 }
@@ -369,7 +371,11 @@ func (sr *sessionRun) remind() *llm.Message {
 // to and its background tasks. It changes as tasks come and go, so the
 // loop sends it after the cached prompt, never in it.
 func (sr *sessionRun) context(ctx context.Context) string {
-	return sr.r.subagents.SystemContext(ctx, sr.caller)
+	text := sr.r.subagents.SystemContext(ctx, sr.caller)
+	if stopped := sr.r.mcp.manager.StoppedNotice(sr.mcpServers); stopped != "" {
+		text = strings.TrimSpace(text + "\n\n" + stopped)
+	}
+	return text
 }
 
 func inbox(entries []queue.Entry) []llm.Message {

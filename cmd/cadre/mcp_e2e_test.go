@@ -207,6 +207,13 @@ func TestMCPServerThatCrashesMidRunIsReportedAndNothingHangs(t *testing.T) {
 		!strings.HasPrefix(rs[1], "true") || !strings.HasPrefix(rs[2], "true") || !strings.Contains(rs[2], "not connected") {
 		t.Errorf("tool results %q", rs)
 	}
+	// From the crash on, every request tells the model the tools are gone.
+	reqs := srv.Requests()
+	for i, r := range reqs {
+		if got := strings.Contains(string(r.Body), "The MCP server crashy has stopped"); got != (i >= 2) {
+			t.Errorf("request %d carries the stopped notice: %v", i, got)
+		}
+	}
 	if !strings.Contains(p.stderr, "MCP server stopped") || !strings.Contains(p.stderr, "crashy") {
 		t.Errorf("the crash was not reported on stderr: %s", p.stderr)
 	}
@@ -373,5 +380,22 @@ func TestMCPConfigFlagAndStrict(t *testing.T) {
 				t.Errorf("init mcp_servers %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// --tools picks built-in tools only, as Claude Code's does: MCP tools stay.
+func TestToolsFlagKeepsMCPTools(t *testing.T) {
+	helper := mcpHelper(t)
+	srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "hi"}))
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	e.write(".mcp.json", `{"mcpServers": {"t": {"command": "`+helper+`"}}}`)
+	e.approve("")
+	p := e.run("", "-p", "hi", "--model", "claude-sonnet-4-5", "--tools", "Read")
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	got := offered(srv.Requests()[0])
+	if !slices.Contains(got, "Read") || !slices.Contains(got, "mcp__t__echo") || slices.Contains(got, "Bash") {
+		t.Errorf("tools offered %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"cmp"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +99,7 @@ func NewManager(opts Options) *Manager {
 type conn struct {
 	srv   Server
 	ready chan struct{} // closed once connected or failed
+	done  chan struct{} // closed once the connection has ended, its state set
 
 	mu        sync.Mutex
 	state     State
@@ -120,7 +123,7 @@ func (m *Manager) Start(servers ...Server) {
 		if slices.ContainsFunc(m.conns, func(c *conn) bool { return c.srv.Name == s.Name }) {
 			continue
 		}
-		c := &conn{srv: s, ready: make(chan struct{}), state: StatePending}
+		c := &conn{srv: s, ready: make(chan struct{}), done: make(chan struct{}), state: StatePending}
 		m.conns = append(m.conns, c)
 		m.wg.Go(func() { m.run(c) })
 	}
@@ -135,6 +138,7 @@ func (m *Manager) Hold(st ...Status) {
 
 // run connects c, then watches it until it ends.
 func (m *Manager) run(c *conn) {
+	defer close(c.done)
 	cs, err := m.connect(c.srv)
 	if err == nil {
 		err = c.load(m.ctx, cs)
@@ -370,3 +374,39 @@ func (m *Manager) Close() {
 	wg.Wait()
 	m.wg.Wait()
 }
+
+// ConnectedNames lists the servers connected now, in start order: a run notes
+// them with its pool, to tell its agent later which of them stopped.
+func (m *Manager) ConnectedNames() []string {
+	var out []string
+	for _, c := range m.snapshot() {
+		if _, err := c.live(); err == nil {
+			out = append(out, c.srv.Name)
+		}
+	}
+	return out
+}
+
+// StoppedNotice is the per-turn note for an agent whose pool holds the
+// tools of the named servers: one line for each of them that has stopped
+// since, "" when none has. A running agent's tool list stays as it was
+// (its requests keep their cached prefix); this note is how its model
+// learns those tools are gone.
+func (m *Manager) StoppedNotice(names []string) string {
+	var lines []string
+	for _, name := range names {
+		c := m.find(name)
+		if c == nil {
+			continue
+		}
+		st := c.status()
+		if st.State != StateFailed {
+			continue
+		}
+		lines = append(lines, strings.NewReplacer("{server}", name, "{reason}", st.Err, "{prefix}", Normalize(name)).Replace(strings.TrimSpace(stoppedMD)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+//go:embed stopped.md
+var stoppedMD string

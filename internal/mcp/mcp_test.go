@@ -181,7 +181,7 @@ func TestServerThatDiesMidRunIsReportedAndItsToolsFail(t *testing.T) {
 	// The second call kills the server in the middle of the call: the
 	// call in flight gets an error result, not a hang.
 	res := call(t, echo, `{"message":"two"}`)
-	if !res.IsError || !strings.Contains(text(res), "crashy") {
+	if !res.IsError || !strings.Contains(text(res), "crashy") || !strings.Contains(text(res), "stopped") {
 		t.Errorf("call during the crash: %+v", res)
 	}
 	deadline, cancel := context.WithTimeout(context.Background(), 30*time.Second)

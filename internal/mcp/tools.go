@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -107,6 +109,18 @@ func (t *remoteTool) Call(ctx context.Context, _ tool.Env, input json.RawMessage
 		err = context.Cause(ctx)
 	}
 	if err != nil {
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) && ctx.Err() == nil {
+			// Not the server's answer but the connection failing: when the
+			// server died, its connection ends at once; wait for that, so
+			// that the error says so and the session's state is settled
+			// before the model hears of it.
+			select {
+			case <-t.c.done:
+			case <-ctx.Done():
+			case <-time.After(deathGrace):
+			}
+		}
 		if _, lerr := t.c.live(); lerr != nil {
 			err = lerr // the server died during the call: say so
 		}
@@ -114,6 +128,10 @@ func (t *remoteTool) Call(ctx context.Context, _ tool.Env, input json.RawMessage
 	}
 	return result(res), nil
 }
+
+// deathGrace bounds how long a call that failed on its connection waits
+// to learn whether the server died.
+const deathGrace = 2 * time.Second
 
 // result maps an MCP tool result to the model's tool result: text stays
 // text, images stay images, other content is described in text;
