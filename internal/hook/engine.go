@@ -238,6 +238,10 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 	for _, m := range res.Messages {
 		e.log.WarnContext(ctx, "hook message", "event", in.HookEventName, "message", m)
 	}
+	if res.Stop {
+		// stopReason is for the user too; the caller ends the agent.
+		e.log.WarnContext(ctx, "a hook stopped the agent (continue: false)", "event", in.HookEventName, "reason", res.StopReason)
+	}
 	return res
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -330,5 +331,25 @@ func TestSettingsConfig(t *testing.T) {
 	}
 	if _, err := New(Options{}, Config{"Nope": {{}}}); err == nil {
 		t.Error("an unknown event must be an error")
+	}
+}
+
+// TestUserFacingTextIsLogged: systemMessage, a stop's reason and a
+// failure are for the user, whom a headless run tells through its log.
+func TestUserFacingTextIsLogged(t *testing.T) {
+	var buf strings.Builder
+	f := false
+	e, err := New(Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))}, Config{PostToolUse: {{Handlers: []Handler{
+		fn(Output{Continue: &f, StopReason: "quota reached", SystemMessage: "formatted 3 files"}, nil),
+		fn(Output{}, errors.New("linter missing")),
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Run(t.Context(), Input{HookEventName: PostToolUse, ToolName: "Edit"})
+	for _, want := range []string{"quota reached", "formatted 3 files", "linter missing"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
