@@ -124,7 +124,8 @@ func (a *agent) open(ctx context.Context, cwd string, id acpsdk.SessionId, serve
 	}
 	<-a.ready
 	s := newSession(a.ctx, a.client, a.log, cwd)
-	conv, err := a.backend.Open(ctx, OpenRequest{Cwd: cwd, Resume: string(id), Ask: s.ask})
+	// The conversation lives as long as the connection, not the request.
+	conv, err := a.backend.Open(a.ctx, OpenRequest{Cwd: cwd, Resume: string(id), Ask: s.ask})
 	if err != nil {
 		return nil, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}

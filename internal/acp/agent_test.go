@@ -359,7 +359,8 @@ func TestUnpromptedTurnStreams(t *testing.T) {
 	_, conv := h.newSession()
 	conv.events <- assistant("", llm.Text("The background review is done."))
 	conv.events <- result(cadre.ResultDuringExecution, cadre.ResultInfo{IsError: true, Errors: []string{"boom"}})
-	// A prompt after it is answered by its own turn, not by that result.
+	h.client.await(t, "the failure message", func(ups []acpsdk.SessionUpdate) bool { return len(ups) == 2 })
+	// A prompt after it is answered by its own turn.
 	id := acpsdk.SessionId(conv.id)
 	done := h.prompt(id, acpsdk.TextBlock("thanks"))
 	received(t, conv.sent, "the message")
@@ -375,6 +376,29 @@ func TestUnpromptedTurnStreams(t *testing.T) {
 	}
 	if got, want := strings.Join(texts, "|"), "The background review is done.|cadre: boom"; got != want {
 		t.Errorf("messages = %q, want %q", got, want)
+	}
+}
+
+// A prompt sent while a turn nobody prompted runs (a background run's
+// notification turn) is answered by its own turn's result, which comes
+// after that turn's.
+func TestPromptDuringAnUnpromptedTurn(t *testing.T) {
+	h := start(t, &fakeBackend{})
+	id, conv := h.newSession()
+	conv.events <- assistant("", llm.Text("Working on the notification."))
+	h.client.await(t, "the notification turn's message", func(ups []acpsdk.SessionUpdate) bool { return len(ups) == 1 })
+	done := h.prompt(id, acpsdk.TextBlock("hello"))
+	received(t, conv.sent, "the message")
+	conv.events <- result(cadre.ResultSuccess, cadre.ResultInfo{Result: "notification handled"})
+	conv.events <- assistant("", llm.Text("Hello!"))
+	select {
+	case o := <-done:
+		t.Fatalf("the prompt was answered by the notification turn's result: %+v", o)
+	default:
+	}
+	conv.events <- result(cadre.ResultMaxTurns, cadre.ResultInfo{IsError: true})
+	if o := h.outcome(done); o.err != nil || o.resp.StopReason != acpsdk.StopReasonMaxTurnRequests {
+		t.Fatalf("prompt = %+v, %v; want its own turn's max_turn_requests", o.resp, o.err)
 	}
 }
 

@@ -12,7 +12,8 @@ import (
 // cadre Runtime per working directory; tests use a fake.
 type Backend interface {
 	// Open starts a conversation in req.Cwd: a new session, or with
-	// req.Resume the session with that id, continued.
+	// req.Resume the session with that id, continued. ctx bounds the
+	// conversation's life, not only the opening.
 	Open(ctx context.Context, req OpenRequest) (Conversation, error)
 	// History is a main session's transcript as events (assistant and user
 	// messages, in order), for session/load to replay.

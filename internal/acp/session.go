@@ -46,6 +46,12 @@ type session struct {
 	tr        *translator
 	waiting   chan turnEnd
 	cancelled bool
+	// busy is set while a main turn runs (its events were seen, its result
+	// not yet), and skip is how many results a waiting prompt lets pass:
+	// a prompt sent during a turn nobody prompted (a background run's
+	// notification) runs after it, and is answered by its own result.
+	busy bool
+	skip int
 
 	// done is closed when the conversation's events have ended.
 	done chan struct{}
@@ -72,24 +78,42 @@ func (s *session) pump() {
 		}
 		s.mu.Lock()
 		s.send(s.tr.event(ev, false)...)
-		if ev.Type == cadre.EventResult && ev.ParentToolUseID == "" && ev.Result != nil {
-			end := turnEnd{subtype: ev.Subtype, result: ev.Result}
-			if s.waiting != nil {
-				s.waiting <- end
-				s.waiting = nil
-			} else if msg := failure(end); msg != "" {
-				// A turn nobody prompted (a background run's notification)
-				// failed: the user reads why in the conversation.
-				s.send(acpsdk.UpdateAgentMessageText(msg))
-			}
+		main := ev.ParentToolUseID == ""
+		if main && (ev.Type == cadre.EventAssistant || ev.Type == cadre.EventUser) {
+			s.busy = true
+		}
+		if main && ev.Type == cadre.EventResult && ev.Result != nil {
+			s.busy = false
+			s.ended(turnEnd{subtype: ev.Subtype, result: ev.Result})
 		}
 		s.mu.Unlock()
+	}
+}
+
+// ended hands a main turn's end to the prompt that waits for it; the
+// caller holds mu.
+func (s *session) ended(end turnEnd) {
+	if s.waiting != nil && s.skip == 0 {
+		s.waiting <- end
+		s.waiting = nil
+		return
+	}
+	if s.skip > 0 {
+		s.skip--
+	}
+	if msg := failure(end); msg != "" {
+		// A turn nobody prompted (a background run's notification) failed:
+		// the user reads why in the conversation.
+		s.send(acpsdk.UpdateAgentMessageText(msg))
 	}
 }
 
 // send delivers updates in order; the caller holds mu. A client that went
 // away ends the connection, which stops the session: the error is logged.
 func (s *session) send(updates ...acpsdk.SessionUpdate) {
+	if s.ctx.Err() != nil {
+		return // the connection is closing: nobody reads any more
+	}
 	for _, u := range updates {
 		if err := s.client.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
 			s.log.Warn("acp: send session/update", "session", s.id, "err", err)
@@ -114,7 +138,10 @@ func (s *session) run(ctx context.Context, m Message) (acpsdk.PromptResponse, er
 	defer s.prompt.Unlock()
 	ch := make(chan turnEnd, 1)
 	s.mu.Lock()
-	s.waiting, s.cancelled = ch, false
+	s.waiting, s.cancelled, s.skip = ch, false, 0
+	if s.busy {
+		s.skip = 1
+	}
 	s.mu.Unlock()
 	if err := s.conv.Send(context.WithoutCancel(ctx), m); err != nil {
 		s.mu.Lock()
