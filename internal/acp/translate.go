@@ -202,6 +202,11 @@ func (t *translator) result(b llm.Block, meta any) []acpsdk.SessionUpdate {
 	if b.IsError {
 		status = acpsdk.ToolCallStatusFailed
 	}
+	if agentTools[c.name] && c.text != "" && status == acpsdk.ToolCallStatusCompleted {
+		// The subagent's own last words: the tool result wraps them for
+		// the model, the editor shows them as they were.
+		text = c.text
+	}
 	var content []acpsdk.ToolCallContent
 	if status == acpsdk.ToolCallStatusFailed || kinds[c.name] != acpsdk.ToolKindEdit {
 		// A successful edit keeps its diff; everything else shows its result.

@@ -98,7 +98,7 @@ func TestTranslate(t *testing.T) {
 			}()),
 			ev(user("toolu_agent", nil, llm.ToolResult("toolu_c2", "One test file: store_test.go", false))),
 			ev(assistant("toolu_agent", llm.Text("The store has one test file."))),
-			ev(user("", nil, llm.ToolResult("toolu_agent", "The store has one test file.", false))),
+			ev(user("", nil, llm.ToolResult("toolu_agent", "(the subagent's output, wrapped for the model) The store has one test file.", false))),
 			ev(taskEvent(cadre.SubtypeTaskNotification, cadre.TaskEvent{ToolUseID: "toolu_agent", Status: cadre.TaskCompleted, Summary: "ignored: foreground"})),
 		}},
 		{"background_subagent", []step{

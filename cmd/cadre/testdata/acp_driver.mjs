@@ -1,0 +1,83 @@
+// Drives `cadre acp` with the official ACP TypeScript library, as an editor
+// would, and prints what it saw as one JSON report on stdout; the Go test
+// (acp_e2e_test.go) makes the assertions.
+//
+// usage: node acp_driver.mjs <node_modules> <cadre binary> <cwd>
+//
+// The session: initialize; session/new; a first prompt (the fake model
+// starts a subagent whose Bash call asks permission: the driver allows it);
+// a second prompt whose Bash call the driver allows, then cancels once that
+// call is seen running; then session/load of the same session in a second
+// connection, which replays its history.
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
+import path from "node:path";
+
+const [modules, cadre, cwd] = process.argv.slice(2);
+const acp = await import(pathToFileURL(path.join(modules, "@agentclientprotocol/sdk/dist/v1/stable/acp.js")).href);
+const { client, ndJsonStream, methods } = acp;
+
+// connect starts `cadre acp` and runs op on a connection to it.
+async function connect(report, op) {
+  const child = spawn(cadre, ["acp"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  let cancelOn = null; // the tool call whose running state triggers session/cancel
+  const app = client({ name: "cadre-e2e" })
+    .onNotification(methods.client.session.update, async ({ params, agent }) => {
+      report.updates.push(params.update);
+      const u = params.update;
+      if (cancelOn && u.sessionUpdate === "tool_call_update" && u.toolCallId === cancelOn && u.status === "in_progress") {
+        cancelOn = null;
+        report.cancelSent = true;
+        await agent.notify(methods.agent.session.cancel, { sessionId: params.sessionId });
+      }
+    })
+    .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+      report.permissionRequests.push(params);
+      if ((params.toolCall.title ?? "").includes("sleep")) {
+        cancelOn = params.toolCall.toolCallId;
+      }
+      return { outcome: { outcome: "selected", optionId: "allow" } };
+    });
+  try {
+    await app.connectWith(stream, op);
+  } finally {
+    child.stdin.end();
+    report.exit = await exited;
+    report.stderr = stderr;
+  }
+}
+
+const report = { updates: [], permissionRequests: [] };
+const steps = {};
+await connect(report, async (agent) => {
+  steps.initialize = await agent.request(methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientInfo: { name: "cadre-e2e", version: "1" },
+  });
+  const session = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+  steps.sessionId = session.sessionId;
+  steps.first = await agent.request(methods.agent.session.prompt, {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: "Review the notes with the reviewer." }],
+  });
+  steps.firstUpdates = report.updates.length;
+  steps.second = await agent.request(methods.agent.session.prompt, {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: "Now run the long job." }],
+  });
+});
+steps.cancelSent = report.cancelSent ?? false;
+
+const loaded = { updates: [], permissionRequests: [] };
+await connect(loaded, async (agent) => {
+  await agent.request(methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION });
+  steps.load = await agent.request(methods.agent.session.load, { sessionId: steps.sessionId, cwd, mcpServers: [] });
+});
+
+process.stdout.write(JSON.stringify({ steps, report, loaded }) + "\n");
