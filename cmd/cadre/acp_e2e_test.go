@@ -118,7 +118,10 @@ type acpReport struct {
 			} `json:"agentCapabilities"`
 			AgentInfo struct{ Name string } `json:"agentInfo"`
 		} `json:"initialize"`
-		SessionID    string                      `json:"sessionId"`
+		SessionID string `json:"sessionId"`
+		Modes     struct {
+			CurrentModeID string `json:"currentModeId"`
+		} `json:"modes"`
 		First        struct{ StopReason string } `json:"first"`
 		FirstUpdates int                         `json:"firstUpdates"`
 		Second       struct{ StopReason string } `json:"second"`
@@ -158,6 +161,9 @@ func TestACPSubagentPermissionAndCancel(t *testing.T) {
 	caps := r.Steps.Initialize.AgentCapabilities
 	if !caps.LoadSession || !caps.PromptCapabilities.EmbeddedContext || r.Steps.Initialize.AgentInfo.Name != "cadre" {
 		t.Errorf("initialize = %+v", r.Steps.Initialize)
+	}
+	if r.Steps.Modes.CurrentModeID != "default" {
+		t.Errorf("session/new modes = %+v, want the current mode default", r.Steps.Modes)
 	}
 
 	// The first prompt: the subagent's run is the Agent call, its Bash call

@@ -95,7 +95,11 @@ func (a *agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
-	return acpsdk.NewSessionResponse{SessionId: s.id}, nil
+	mode, err := s.started(ctx)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return acpsdk.NewSessionResponse{SessionId: s.id, Modes: modes(mode)}, nil
 }
 
 // LoadSession replays the session's history as updates, then continues it.
@@ -107,10 +111,15 @@ func (a *agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("load session %s: %v", req.SessionId, err)})
 	}
-	if _, err := a.open(ctx, req.Cwd, req.SessionId, req.McpServers, history); err != nil {
+	s, err := a.open(ctx, req.Cwd, req.SessionId, req.McpServers, history)
+	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
-	return acpsdk.LoadSessionResponse{}, nil
+	mode, err := s.started(ctx)
+	if err != nil {
+		return acpsdk.LoadSessionResponse{}, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return acpsdk.LoadSessionResponse{Modes: modes(mode)}, nil
 }
 
 // open starts a session's conversation (resuming id when it is set),
@@ -238,8 +247,17 @@ func (a *agent) SetSessionConfigOption(context.Context, acpsdk.SetSessionConfigO
 	return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetConfigOption)
 }
 
-func (a *agent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
-	return acpsdk.SetSessionModeResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionSetMode)
+// SetSessionMode changes the session's permission mode from its next tool
+// call on.
+func (a *agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
+	s, err := a.session(req.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionModeResponse{}, err
+	}
+	if err := s.conv.SetPermissionMode(string(req.ModeId)); err != nil {
+		return acpsdk.SetSessionModeResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	return acpsdk.SetSessionModeResponse{}, nil
 }
 
 // gated is a reader whose reads wait until open is closed.

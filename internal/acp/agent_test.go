@@ -24,7 +24,9 @@ const wait = 10 * time.Second
 
 // fakeBackend opens fakeConvs and hands each to the test.
 type fakeBackend struct {
-	images  bool
+	images   bool
+	mode     cadre.PermissionMode
+	commands []string
 	history map[string][]cadre.Event
 	opened  chan *fakeConv
 }
@@ -32,10 +34,15 @@ type fakeBackend struct {
 func (b *fakeBackend) Images() bool { return b.images }
 
 func (b *fakeBackend) Open(ctx context.Context, req OpenRequest) (Conversation, error) {
-	c := &fakeConv{id: "sess-new", req: req, sent: make(chan Message, 4), events: make(chan cadre.Event, 64), interrupted: make(chan struct{}, 4), stopped: make(chan struct{})}
+	c := &fakeConv{id: "sess-new", req: req, sent: make(chan Message, 4), events: make(chan cadre.Event, 64), interrupted: make(chan struct{}, 4), modes: make(chan string, 4), stopped: make(chan struct{})}
 	if req.Resume != "" {
 		c.id = req.Resume
 	}
+	mode := b.mode
+	if mode == "" {
+		mode = "default"
+	}
+	c.events <- cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{PermissionMode: mode, SlashCommands: b.commands}}
 	b.opened <- c
 	return c, nil
 }
@@ -56,6 +63,7 @@ type fakeConv struct {
 	sent        chan Message
 	events      chan cadre.Event
 	interrupted chan struct{}
+	modes       chan string
 	stopOnce    sync.Once
 	stopped     chan struct{}
 }
@@ -80,6 +88,13 @@ func (c *fakeConv) Events() iter.Seq2[cadre.Event, error] {
 	}
 }
 func (c *fakeConv) Interrupt() { c.interrupted <- struct{}{} }
+func (c *fakeConv) SetPermissionMode(mode string) error {
+	if mode == "sideways" {
+		return errors.New("unknown permission mode sideways")
+	}
+	c.modes <- mode
+	return nil
+}
 func (c *fakeConv) Stop() error {
 	c.stopOnce.Do(func() { close(c.stopped) })
 	return nil
@@ -549,6 +564,44 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// A session offers cadre's permission modes, starts in the
+// conversation's, and changes it when the editor picks another; its slash
+// commands are offered too.
+func TestSessionModesAndCommands(t *testing.T) {
+	h := start(t, &fakeBackend{mode: "acceptEdits", commands: []string{"review", "ship"}})
+	resp, err := h.conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: "/work/project", McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := h.opened()
+	var ids []string
+	for _, m := range resp.Modes.AvailableModes {
+		ids = append(ids, string(m.Id))
+	}
+	if resp.Modes == nil || resp.Modes.CurrentModeId != "acceptEdits" || strings.Join(ids, ",") != "default,acceptEdits,plan,bypassPermissions" {
+		t.Errorf("modes = %+v (%v)", resp.Modes, ids)
+	}
+	if _, err := h.conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := received(t, conv.modes, "the mode change"); got != "plan" {
+		t.Errorf("mode set to %q, want plan", got)
+	}
+	if _, err := h.conn.SetSessionMode(h.ctx, acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: "sideways"}); err == nil {
+		t.Error("an unknown mode was accepted")
+	}
+	ups := h.client.await(t, "the commands", func(ups []acpsdk.SessionUpdate) bool { return len(ups) > 0 })
+	var names []string
+	if c := ups[0].AvailableCommandsUpdate; c != nil {
+		for _, cmd := range c.AvailableCommands {
+			names = append(names, cmd.Name)
+		}
+	}
+	if strings.Join(names, ",") != "review,ship" {
+		t.Errorf("first update = %+v, want the commands review and ship", ups[0])
+	}
+}
+
 func TestMessageFromPromptBlocks(t *testing.T) {
 	blocks := []acpsdk.ContentBlock{
 		acpsdk.TextBlock("Explain this:"),
@@ -563,5 +616,15 @@ func TestMessageFromPromptBlocks(t *testing.T) {
 	want := "Explain this:\n\n<context ref=\"file:///p/a.go\">\npackage a\n</context>\n\nReferenced: spec <https://example.com/spec>"
 	if m.Text != want || len(m.Images) != 1 || m.Images[0] != (Image{MediaType: "image/png", Data: "iVBOR"}) {
 		t.Errorf("message = %+v", m)
+	}
+}
+
+// A mode cadre has beyond the four offered (one a newer cadre adds) is
+// listed when a session starts in it.
+func TestModesListTheCurrentOne(t *testing.T) {
+	m := modes("dontAsk")
+	last := m.AvailableModes[len(m.AvailableModes)-1]
+	if m.CurrentModeId != "dontAsk" || last.Id != "dontAsk" || len(m.AvailableModes) != len(permissionModes)+1 {
+		t.Errorf("modes(dontAsk) = %+v", m)
 	}
 }

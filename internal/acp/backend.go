@@ -37,11 +37,14 @@ type Conversation interface {
 	SessionID() string
 	// Send queues a user message: it runs as the next turn.
 	Send(ctx context.Context, m Message) error
-	// Events yields every event of the conversation's tree until it ends;
-	// each main turn ends with a result event.
+	// Events yields every event of the conversation's tree until it ends:
+	// first the init (how it starts), then each main turn's, ending with a
+	// result event.
 	Events() iter.Seq2[cadre.Event, error]
 	// Interrupt stops the running turn and its foreground subagents.
 	Interrupt()
+	// SetPermissionMode changes the mode from the next tool call on.
+	SetPermissionMode(mode string) error
 	// Stop ends the conversation now.
 	Stop() error
 }

@@ -126,6 +126,10 @@ func (w conversation) Events() iter.Seq2[cadre.Event, error] { return w.c.Events
 func (w conversation) Interrupt()                            { w.c.Interrupt() }
 func (w conversation) Stop() error                           { return w.c.Stop() }
 
+func (w conversation) SetPermissionMode(mode string) error {
+	return w.c.SetPermissionMode(cadre.PermissionMode(mode))
+}
+
 func (w conversation) Send(ctx context.Context, m Message) error {
 	msg := cadre.Message{Text: m.Text}
 	for _, im := range m.Images {

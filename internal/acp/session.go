@@ -53,8 +53,13 @@ type session struct {
 	busy bool
 	skip int
 
-	// done is closed when the conversation's events have ended.
-	done chan struct{}
+	// done is closed when the conversation's events have ended; ready
+	// when its first event, the init, has been seen (or it ended), with
+	// init set: what the session starts with.
+	done      chan struct{}
+	ready     chan struct{}
+	readyOnce sync.Once
+	init      *cadre.InitInfo
 }
 
 // turnEnd is how a main turn ended.
@@ -64,19 +69,25 @@ type turnEnd struct {
 }
 
 func newSession(ctx context.Context, c client, log *slog.Logger, cwd string) *session {
-	return &session{client: c, log: log, ctx: ctx, tr: newTranslator(cwd), done: make(chan struct{})}
+	return &session{client: c, log: log, ctx: ctx, tr: newTranslator(cwd), done: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // pump sends the conversation's events as updates until it ends, and hands
 // each main turn's result to the prompt that waits for it.
 func (s *session) pump() {
 	defer close(s.done)
+	defer s.readyOnce.Do(func() { close(s.ready) })
 	for ev, err := range s.conv.Events() {
 		if err != nil {
 			s.log.Warn("acp: conversation event", "session", s.id, "err", err)
 			continue
 		}
 		s.mu.Lock()
+		if ev.Type == cadre.EventSystem && ev.Subtype == cadre.SubtypeInit && ev.Init != nil && s.init == nil {
+			s.init = ev.Init
+			s.send(commands(ev.Init)...)
+			s.readyOnce.Do(func() { close(s.ready) })
+		}
 		s.send(s.tr.event(ev, false)...)
 		main := ev.ParentToolUseID == ""
 		if main && (ev.Type == cadre.EventAssistant || ev.Type == cadre.EventUser) {
@@ -162,6 +173,22 @@ func (s *session) run(ctx context.Context, m Message) (acpsdk.PromptResponse, er
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
 	return stopReason(end)
+}
+
+// started waits until the conversation has said how it starts, and
+// returns its permission mode.
+func (s *session) started(ctx context.Context) (string, error) {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.init == nil {
+		return "", fmt.Errorf("session %s ended before it started", s.id)
+	}
+	return string(s.init.PermissionMode), nil
 }
 
 // cancel interrupts the running turn, if a prompt waits for one.

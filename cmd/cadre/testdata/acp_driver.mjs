@@ -62,6 +62,7 @@ await connect(report, async (agent) => {
   });
   const session = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
   steps.sessionId = session.sessionId;
+  steps.modes = session.modes;
   steps.first = await agent.request(methods.agent.session.prompt, {
     sessionId: session.sessionId,
     prompt: [{ type: "text", text: "Review the notes with the reviewer." }],
