@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,9 +29,10 @@ model: inherit
 ACP-REVIEWER: you review the notes and record that you did.
 `
 
-// acpModel plays both agents: the main agent starts acp-reviewer for the
-// first prompt and runs a long Bash command for the second; the reviewer
-// records its review with a Bash call, which asks permission.
+// acpModel plays every agent: the main agent starts acp-reviewer for the
+// first prompt, a background general-purpose subagent for the second and
+// answers its notification, and runs a long Bash command for the third;
+// the reviewer records its review with a Bash call, which asks permission.
 func acpModel(req testkit.Request) testkit.Reply {
 	c := bgDecode(req)
 	if c.err != nil || len(c.msgs) == 0 {
@@ -47,6 +49,9 @@ func acpModel(req testkit.Request) testkit.Reply {
 			text += b.Text
 		}
 	}
+	if c.child() && !strings.Contains(c.system, "ACP-REVIEWER") {
+		return testkit.Reply{Text: "Background check done."}
+	}
 	if strings.Contains(c.system, "ACP-REVIEWER") {
 		if _, ok := results["toolu_acp_child_bash"]; ok {
 			return testkit.Reply{Text: "Reviewed: the notes hold the secret word."}
@@ -58,6 +63,12 @@ func acpModel(req testkit.Request) testkit.Reply {
 	switch {
 	case results["toolu_acp_agent"] != "":
 		return testkit.Reply{Text: "The reviewer is done."}
+	case results["toolu_acp_bg"] != "":
+		return testkit.Reply{Text: "Started the background check."}
+	case strings.Contains(text, "<task-notification>"):
+		return testkit.Reply{Text: "The background check finished."}
+	case strings.Contains(text, "background check"):
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{bgAgentCall("toolu_acp_bg", "Background check", "Check the notes in the background")}}
 	case strings.Contains(text, "long job"):
 		return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_acp_sleep", Name: "Bash", Input: map[string]any{"command": "sleep 600"}}}}
 	case strings.Contains(text, "Review the notes"):
@@ -85,6 +96,15 @@ type acpUpdate struct {
 }
 
 func (u acpUpdate) text() string { return string(u.Content) }
+
+// dumpUpdates shows updates in failure messages.
+func dumpUpdates(ups []acpUpdate) string {
+	var b strings.Builder
+	for _, u := range ups {
+		fmt.Fprintf(&b, "\n  %s %s %q %s %s", u.SessionUpdate, u.ToolCallID, u.Title, u.Status, u.Content)
+	}
+	return b.String()
+}
 
 type acpPermission struct {
 	ToolCall struct {
@@ -124,6 +144,8 @@ type acpReport struct {
 		} `json:"modes"`
 		First        struct{ StopReason string } `json:"first"`
 		FirstUpdates int                         `json:"firstUpdates"`
+		Background   struct{ StopReason string } `json:"background"`
+		Notified     bool                        `json:"notified"`
 		Second       struct{ StopReason string } `json:"second"`
 		CancelSent   bool                        `json:"cancelSent"`
 	} `json:"steps"`
@@ -203,11 +225,11 @@ func TestACPSubagentPermissionAndCancel(t *testing.T) {
 	}
 	for _, c := range checks {
 		if !c.ok {
-			t.Errorf("the first prompt's updates lack %s", c.what)
+			t.Errorf("the first prompt's updates lack %s:%s", c.what, dumpUpdates(first))
 		}
 	}
 	if len(r.Report.PermissionRequests) == 0 {
-		t.Fatalf("no permission was asked; updates: %+v", first)
+		t.Fatalf("no permission was asked; updates: %s", dumpUpdates(first))
 	}
 	p := r.Report.PermissionRequests[0]
 	var options []string
@@ -222,13 +244,24 @@ func TestACPSubagentPermissionAndCancel(t *testing.T) {
 		t.Errorf("the allowed Bash call did not run: %q, %v", b, err)
 	}
 
-	// The second prompt: its Bash call was allowed, seen running, then
+	// The background subagent: its Agent call stays running after the
+	// prompt, and the notification turn streams outside any prompt.
+	if r.Steps.Background.StopReason != "end_turn" || !r.Steps.Notified {
+		t.Errorf("background prompt stopped with %q; notification turn streamed: %v", r.Steps.Background.StopReason, r.Steps.Notified)
+	}
+	if !find(r.Report.Updates, "tool_call_update", "toolu_acp_bg", func(u acpUpdate) bool {
+		return u.Status == "completed" && strings.Contains(u.text(), "Background check done.")
+	}) {
+		t.Errorf("the background Agent call did not complete with its result; updates: %s", dumpUpdates(r.Report.Updates))
+	}
+
+	// The cancelled prompt: its Bash call was allowed, seen running, then
 	// cancelled: the prompt ends "cancelled" and the call failed.
 	if !r.Steps.CancelSent || r.Steps.Second.StopReason != "cancelled" {
 		t.Errorf("second prompt: cancel sent %v, stopped with %q, want cancelled", r.Steps.CancelSent, r.Steps.Second.StopReason)
 	}
 	if !find(r.Report.Updates, "tool_call_update", "toolu_acp_sleep", func(u acpUpdate) bool { return u.Status == "failed" }) {
-		t.Errorf("the cancelled Bash call did not fail; updates: %+v", r.Report.Updates[r.Steps.FirstUpdates:])
+		t.Errorf("the cancelled Bash call did not fail; updates: %s", dumpUpdates(r.Report.Updates[r.Steps.FirstUpdates:]))
 	}
 
 	// session/load in a new process replays the history.
@@ -236,6 +269,6 @@ func TestACPSubagentPermissionAndCancel(t *testing.T) {
 	if !find(loaded, "user_message_chunk", "", func(u acpUpdate) bool { return strings.Contains(u.text(), "Review the notes") }) ||
 		!find(loaded, "tool_call", "toolu_acp_agent", nil) ||
 		!find(loaded, "agent_message_chunk", "", func(u acpUpdate) bool { return strings.Contains(u.text(), "The reviewer is done.") }) {
-		t.Errorf("session/load replayed %+v", loaded)
+		t.Errorf("session/load replayed %s", dumpUpdates(loaded))
 	}
 }

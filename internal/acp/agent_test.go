@@ -27,8 +27,8 @@ type fakeBackend struct {
 	images   bool
 	mode     cadre.PermissionMode
 	commands []string
-	history map[string][]cadre.Event
-	opened  chan *fakeConv
+	history  map[string][]cadre.Event
+	opened   chan *fakeConv
 }
 
 func (b *fakeBackend) Images() bool { return b.images }

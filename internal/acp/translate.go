@@ -253,8 +253,12 @@ func (t *translator) task(subtype string, te *cadre.TaskEvent) []acpsdk.SessionU
 		if te.Status != cadre.TaskCompleted {
 			status = acpsdk.ToolCallStatusFailed
 		}
-		summary := first(te.Summary, string(te.Status))
-		return t.finish(c, status, []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(sized(summary, resultLimit)))})
+		// The subagent's own last words say more than the summary.
+		text := first(te.Summary, string(te.Status))
+		if status == acpsdk.ToolCallStatusCompleted && c.text != "" {
+			text = c.text
+		}
+		return t.finish(c, status, []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(sized(text, resultLimit)))})
 	}
 	return nil
 }

@@ -110,6 +110,13 @@ func TestTranslate(t *testing.T) {
 			ev(taskEvent(cadre.SubtypeTaskNotification, cadre.TaskEvent{ToolUseID: "toolu_agent", Status: cadre.TaskFailed, Summary: "the model API failed"})),
 			ev(user("", nil, llm.Text("<task-notification>…</task-notification>"))),
 		}},
+		{"background_subagent_completed", []step{
+			ev(assistant("", agentCall)),
+			ev(taskEvent(cadre.SubtypeTaskStarted, cadre.TaskEvent{ToolUseID: "toolu_agent", TaskID: "t1", Background: true})),
+			ev(user("", nil, llm.ToolResult("toolu_agent", "Async agent launched successfully.", false))),
+			ev(assistant("toolu_agent", llm.Text("All good: the store is tested."))),
+			ev(taskEvent(cadre.SubtypeTaskNotification, cadre.TaskEvent{ToolUseID: "toolu_agent", Status: cadre.TaskCompleted, Summary: `Agent "Review the store" completed`})),
+		}},
 		{"plan", []step{
 			ev(assistant("", use("toolu_todo", "TodoWrite", `{"todos":[{"content":"Read the code","status":"completed","activeForm":"Reading"},{"content":"Write tests","status":"in_progress"},{"content":"Ship","status":"pending"}]}`))),
 			ev(user("", nil, llm.ToolResult("toolu_todo", "Todos updated", false))),

@@ -6,9 +6,10 @@
 //
 // The session: initialize; session/new; a first prompt (the fake model
 // starts a subagent whose Bash call asks permission: the driver allows it);
-// a second prompt whose Bash call the driver allows, then cancels once that
-// call is seen running; then session/load of the same session in a second
-// connection, which replays its history.
+// a second that starts a background subagent, after which the driver waits
+// for the notification turn's updates; a third whose Bash call the driver
+// allows, then cancels once that call is seen running; then session/load
+// of the same session in a second connection, which replays its history.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -28,7 +29,7 @@ async function connect(report, op) {
   let cancelOn = null; // the tool call whose running state triggers session/cancel
   const app = client({ name: "cadre-e2e" })
     .onNotification(methods.client.session.update, async ({ params, agent }) => {
-      report.updates.push(params.update);
+      report.push(params.update);
       const u = params.update;
       if (cancelOn && u.sessionUpdate === "tool_call_update" && u.toolCallId === cancelOn && u.status === "in_progress") {
         cancelOn = null;
@@ -52,7 +53,25 @@ async function connect(report, op) {
   }
 }
 
-const report = { updates: [], permissionRequests: [] };
+// newReport records a connection; waitFor resolves true once an update
+// satisfies ok, false after ms.
+function newReport() {
+  const r = { updates: [], permissionRequests: [], waiters: [] };
+  r.push = (u) => {
+    r.updates.push(u);
+    r.waiters = r.waiters.filter((w) => !(w.ok(u) && (w.resolve(true), true)));
+  };
+  r.waitFor = (ok, ms) =>
+    new Promise((resolve) => {
+      if (r.updates.some(ok)) return resolve(true);
+      const w = { ok, resolve };
+      r.waiters.push(w);
+      setTimeout(() => resolve(false), ms).unref();
+    });
+  return r;
+}
+
+const report = newReport();
 const steps = {};
 await connect(report, async (agent) => {
   steps.initialize = await agent.request(methods.agent.initialize, {
@@ -68,6 +87,15 @@ await connect(report, async (agent) => {
     prompt: [{ type: "text", text: "Review the notes with the reviewer." }],
   });
   steps.firstUpdates = report.updates.length;
+  steps.background = await agent.request(methods.agent.session.prompt, {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: "Start the background check." }],
+  });
+  // The notification turn comes after the prompt's answer, on its own.
+  steps.notified = await report.waitFor(
+    (u) => u.sessionUpdate === "agent_message_chunk" && u.content?.text?.includes("The background check finished."),
+    30000,
+  );
   steps.second = await agent.request(methods.agent.session.prompt, {
     sessionId: session.sessionId,
     prompt: [{ type: "text", text: "Now run the long job." }],
@@ -75,10 +103,13 @@ await connect(report, async (agent) => {
 });
 steps.cancelSent = report.cancelSent ?? false;
 
-const loaded = { updates: [], permissionRequests: [] };
+const loaded = newReport();
 await connect(loaded, async (agent) => {
   await agent.request(methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION });
   steps.load = await agent.request(methods.agent.session.load, { sessionId: steps.sessionId, cwd, mcpServers: [] });
 });
 
+for (const r of [report, loaded]) {
+  delete r.waiters;
+}
 process.stdout.write(JSON.stringify({ steps, report, loaded }) + "\n");
