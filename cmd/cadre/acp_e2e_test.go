@@ -63,10 +63,11 @@ func acpModel(req testkit.Request) testkit.Reply {
 	switch {
 	case results["toolu_acp_agent"] != "":
 		return testkit.Reply{Text: "The reviewer is done."}
+	case strings.Contains(text, "<task-notification>"):
+		// Also when a fast child's notification comes with its launch.
+		return testkit.Reply{Text: "The background check finished."}
 	case results["toolu_acp_bg"] != "":
 		return testkit.Reply{Text: "Started the background check."}
-	case strings.Contains(text, "<task-notification>"):
-		return testkit.Reply{Text: "The background check finished."}
 	case strings.Contains(text, "background check"):
 		return testkit.Reply{ToolCalls: []testkit.ToolCall{bgAgentCall("toolu_acp_bg", "Background check", "Check the notes in the background")}}
 	case strings.Contains(text, "long job"):
