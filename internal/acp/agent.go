@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/cadre-dev/cadre"
@@ -20,8 +19,8 @@ type Config struct {
 	// In, responses and notifications written to Out.
 	In  io.Reader
 	Out io.Writer
-	// Logger hears what the client is not told (a failed write, the MCP
-	// servers it asked for). Nil discards it.
+	// Logger hears what the client is not told (a failed write). Nil
+	// discards it.
 	Logger *slog.Logger
 }
 
@@ -79,6 +78,8 @@ func (a *agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 			// Text and resource links are the baseline; embedded resources
 			// are quoted into the message; images when the model takes them.
 			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: a.backend.Images()},
+			// MCP servers over stdio (always), streamable HTTP and SSE.
+			McpCapabilities: acpsdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AuthMethods: []acpsdk.AuthMethod{},
 	}, nil
@@ -91,7 +92,14 @@ func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsd
 }
 
 func (a *agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
-	s, err := a.open(ctx, req.Cwd, "", req.McpServers, nil)
+	if err := checkCwd(req.Cwd); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	mcp, err := mcpConfig(req.McpServers)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	s, err := a.open(req.Cwd, "", mcp, nil)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
@@ -107,11 +115,15 @@ func (a *agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 	if err := checkCwd(req.Cwd); err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
-	history, err := a.backend.History(ctx, req.Cwd, string(req.SessionId))
+	mcp, err := mcpConfig(req.McpServers)
+	if err != nil {
+		return acpsdk.LoadSessionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	history, err := a.backend.History(ctx, req.Cwd, mcp, string(req.SessionId))
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("load session %s: %v", req.SessionId, err)})
 	}
-	s, err := a.open(ctx, req.Cwd, req.SessionId, req.McpServers, history)
+	s, err := a.open(req.Cwd, req.SessionId, mcp, history)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -122,19 +134,14 @@ func (a *agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 	return acpsdk.LoadSessionResponse{Modes: modes(mode)}, nil
 }
 
-// open starts a session's conversation (resuming id when it is set),
-// replays history, and starts streaming its events.
-func (a *agent) open(ctx context.Context, cwd string, id acpsdk.SessionId, servers []acpsdk.McpServer, history []cadre.Event) (*session, error) {
-	if err := checkCwd(cwd); err != nil {
-		return nil, err
-	}
-	if len(servers) > 0 {
-		a.log.Warn("acp: the client's MCP servers are not connected: cadre has no MCP client yet", "servers", serverNames(servers))
-	}
+// open starts a session's conversation (resuming id when it is set) with
+// the editor's MCP servers, replays history, and starts streaming its
+// events.
+func (a *agent) open(cwd string, id acpsdk.SessionId, mcp string, history []cadre.Event) (*session, error) {
 	<-a.ready
 	s := newSession(a.ctx, a.client, a.log, cwd)
 	// The conversation lives as long as the connection, not the request.
-	conv, err := a.backend.Open(a.ctx, OpenRequest{Cwd: cwd, Resume: string(id), Ask: s.ask})
+	conv, err := a.backend.Open(a.ctx, OpenRequest{Cwd: cwd, Resume: string(id), Ask: s.ask, MCPConfig: mcp})
 	if err != nil {
 		return nil, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
@@ -165,23 +172,6 @@ func checkCwd(cwd string) error {
 		return acpsdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %q is not an absolute path", cwd)})
 	}
 	return nil
-}
-
-func serverNames(servers []acpsdk.McpServer) string {
-	var names []string
-	for _, s := range servers {
-		switch {
-		case s.Stdio != nil:
-			names = append(names, s.Stdio.Name)
-		case s.Http != nil:
-			names = append(names, s.Http.Name)
-		case s.Sse != nil:
-			names = append(names, s.Sse.Name)
-		default:
-			names = append(names, "?")
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 func (a *agent) session(id acpsdk.SessionId) (*session, error) {

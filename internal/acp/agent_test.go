@@ -47,7 +47,7 @@ func (b *fakeBackend) Open(ctx context.Context, req OpenRequest) (Conversation, 
 	return c, nil
 }
 
-func (b *fakeBackend) History(ctx context.Context, cwd, id string) ([]cadre.Event, error) {
+func (b *fakeBackend) History(ctx context.Context, cwd, mcpConfig, id string) ([]cadre.Event, error) {
 	h, ok := b.history[id]
 	if !ok {
 		return nil, errors.New("no such session")
@@ -288,7 +288,7 @@ func TestInitialize(t *testing.T) {
 		}
 		caps := resp.AgentCapabilities
 		if resp.ProtocolVersion != acpsdk.ProtocolVersionNumber || !caps.LoadSession || !caps.PromptCapabilities.EmbeddedContext ||
-			caps.PromptCapabilities.Audio || caps.PromptCapabilities.Image != images || caps.McpCapabilities.Http || caps.McpCapabilities.Sse {
+			caps.PromptCapabilities.Audio || caps.PromptCapabilities.Image != images || !caps.McpCapabilities.Http || !caps.McpCapabilities.Sse || caps.McpCapabilities.Acp {
 			t.Errorf("initialize with images=%v answered %+v", images, resp)
 		}
 		if resp.AgentInfo == nil || resp.AgentInfo.Name != "cadre" || resp.AgentInfo.Version != cadre.Version {
@@ -541,6 +541,22 @@ func TestLoadSessionReplaysHistory(t *testing.T) {
 	}
 	if _, err := h.conn.LoadSession(h.ctx, acpsdk.LoadSessionRequest{SessionId: "nope", Cwd: "/work/project", McpServers: []acpsdk.McpServer{}}); err == nil {
 		t.Error("loading an unknown session succeeded")
+	}
+}
+
+// The editor's MCP servers reach the conversation as an --mcp-config
+// document; a list cadre cannot take is refused.
+func TestSessionMCPServers(t *testing.T) {
+	h := start(t, &fakeBackend{})
+	servers := []acpsdk.McpServer{{Stdio: &acpsdk.McpServerStdio{Name: "files", Command: "mcp-files", Args: []string{}, Env: []acpsdk.EnvVariable{}}}}
+	if _, err := h.conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: "/work/project", McpServers: servers}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.opened().req.MCPConfig, `{"mcpServers":{"files":{"type":"stdio","command":"mcp-files"}}}`; got != want {
+		t.Errorf("MCPConfig = %s, want %s", got, want)
+	}
+	if _, err := h.conn.NewSession(h.ctx, acpsdk.NewSessionRequest{Cwd: "/work/project", McpServers: append(servers, servers...)}); err == nil {
+		t.Error("a server given twice was accepted")
 	}
 }
 

@@ -16,8 +16,9 @@ type Backend interface {
 	// conversation's life, not only the opening.
 	Open(ctx context.Context, req OpenRequest) (Conversation, error)
 	// History is a main session's transcript as events (assistant and user
-	// messages, in order), for session/load to replay.
-	History(ctx context.Context, cwd, sessionID string) ([]cadre.Event, error)
+	// messages, in order), for session/load to replay; cwd and mcpConfig
+	// are those the session is about to be opened with.
+	History(ctx context.Context, cwd, mcpConfig, sessionID string) ([]cadre.Event, error)
 	// Images reports whether a prompt may carry images.
 	Images() bool
 }
@@ -30,6 +31,9 @@ type OpenRequest struct {
 	// Ask is called when a tool call of any agent of the conversation's
 	// tree needs approval; parallel subagents may call it concurrently.
 	Ask func(ctx context.Context, a Ask) (Answer, error)
+	// MCPConfig is the MCP servers the editor gave the session, as an
+	// {"mcpServers": {…}} document ("" for none).
+	MCPConfig string
 }
 
 // Conversation is the part of a live cadre conversation a session uses.

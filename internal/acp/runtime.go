@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 
 	"github.com/cadre-dev/cadre"
@@ -12,8 +13,10 @@ import (
 )
 
 // Runtimes is the Backend of `cadre acp`: a cadre Runtime per working
-// directory an editor opens a session in, each opened on first use with
-// the same options, all closed by Close.
+// directory an editor opens a session in (and per set of MCP servers the
+// editor gives its sessions there: a runtime starts its servers once, for
+// all its sessions), each opened on first use with the same options, all
+// closed by Close.
 type Runtimes struct {
 	opts cadre.Options // Cwd is set per runtime
 
@@ -27,19 +30,24 @@ func NewRuntimes(opts cadre.Options) *Runtimes {
 	return &Runtimes{opts: opts, runtimes: map[string]*cadre.Runtime{}}
 }
 
-// runtime returns the Runtime of cwd, opening it the first time; its
-// warnings (a broken agent file) go to the logger then.
-func (r *Runtimes) runtime(ctx context.Context, cwd string) (*cadre.Runtime, error) {
+// runtime returns the Runtime of cwd with the MCP servers of mcpConfig
+// added, opening it the first time; its warnings (a broken agent file) go
+// to the logger then.
+func (r *Runtimes) runtime(ctx context.Context, cwd, mcpConfig string) (*cadre.Runtime, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, errors.New("cadre is shutting down")
 	}
-	if rt := r.runtimes[cwd]; rt != nil {
+	key := cwd + "\x00" + mcpConfig
+	if rt := r.runtimes[key]; rt != nil {
 		return rt, nil
 	}
 	opts := r.opts
 	opts.Cwd = cwd
+	if mcpConfig != "" {
+		opts.MCPConfig = append(slices.Clone(opts.MCPConfig), mcpConfig)
+	}
 	rt, err := cadre.New(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open cadre in %s: %w", cwd, err)
@@ -49,7 +57,7 @@ func (r *Runtimes) runtime(ctx context.Context, cwd string) (*cadre.Runtime, err
 			opts.Logger.Warn(w, "cwd", cwd)
 		}
 	}
-	r.runtimes[cwd] = rt
+	r.runtimes[key] = rt
 	return rt, nil
 }
 
@@ -69,7 +77,7 @@ func (r *Runtimes) Close() error {
 func (r *Runtimes) Images() bool { return true }
 
 func (r *Runtimes) Open(ctx context.Context, req OpenRequest) (Conversation, error) {
-	rt, err := r.runtime(ctx, req.Cwd)
+	rt, err := r.runtime(ctx, req.Cwd, req.MCPConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +99,8 @@ func (r *Runtimes) Open(ctx context.Context, req OpenRequest) (Conversation, err
 }
 
 // History is a main session's transcript, its messages as events.
-func (r *Runtimes) History(ctx context.Context, cwd, sessionID string) ([]cadre.Event, error) {
-	rt, err := r.runtime(ctx, cwd)
+func (r *Runtimes) History(ctx context.Context, cwd, mcpConfig, sessionID string) ([]cadre.Event, error) {
+	rt, err := r.runtime(ctx, cwd, mcpConfig)
 	if err != nil {
 		return nil, err
 	}

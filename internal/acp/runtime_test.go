@@ -18,7 +18,7 @@ func TestHistoryRefusesBadSessionIDs(t *testing.T) {
 	defer rts.Close()
 	cwd := t.TempDir()
 	for _, id := range []string{"../../../etc/passwd", "0199a0b4-0000-7000-8000-000000000000", ""} {
-		if _, err := rts.History(context.Background(), cwd, id); err == nil {
+		if _, err := rts.History(context.Background(), cwd, "", id); err == nil {
 			t.Errorf("History(%q) succeeded", id)
 		}
 	}
