@@ -31,7 +31,8 @@ ACP-REVIEWER: you review the notes and record that you did.
 
 // acpModel plays every agent: the main agent starts acp-reviewer for the
 // first prompt, a background general-purpose subagent for the second and
-// answers its notification, and runs a long Bash command for the third;
+// answers its notification, runs a long Bash command for the third, and
+// calls the editor-given MCP server's echo tool after session/load;
 // the reviewer records its review with a Bash call, which asks permission.
 func acpModel(req testkit.Request) testkit.Reply {
 	c := bgDecode(req)
@@ -63,6 +64,10 @@ func acpModel(req testkit.Request) testkit.Reply {
 	switch {
 	case results["toolu_acp_agent"] != "":
 		return testkit.Reply{Text: "The reviewer is done."}
+	case results["toolu_acp_echo"] != "":
+		return testkit.Reply{Text: "Echo seen."}
+	case strings.Contains(text, "Echo through MCP"):
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_acp_echo", Name: "mcp__everything__echo", Input: map[string]any{"message": "hello over ACP"}}}}
 	case strings.Contains(text, "<task-notification>"):
 		// Also when a fast child's notification comes with its launch.
 		return testkit.Reply{Text: "The background check finished."}
@@ -149,13 +154,15 @@ type acpReport struct {
 		Notified     bool                        `json:"notified"`
 		Second       struct{ StopReason string } `json:"second"`
 		CancelSent   bool                        `json:"cancelSent"`
+		Echo         struct{ StopReason string } `json:"echo"`
 	} `json:"steps"`
 	Report acpConnection `json:"report"`
 	Loaded acpConnection `json:"loaded"`
 }
 
-func TestACPSubagentPermissionAndCancel(t *testing.T) {
+func TestACPSubagentPermissionCancelLoadAndMCP(t *testing.T) {
 	modules := npm.Modules(t, "@agentclientprotocol/sdk")
+	everything := npm.Bin(t, "mcp-server-everything", "@modelcontextprotocol/server-everything")
 	e, _ := anthropicEnv(t, acpModel)
 	e.write(".claude/agents/acp-reviewer.md", acpReviewerFile)
 	e.write(".cadre/settings.json", `{"model": "`+sonnet+`"}`)
@@ -165,7 +172,7 @@ func TestACPSubagentPermissionAndCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", driver, modules, bin, e.dir)
+	cmd := exec.CommandContext(ctx, "node", driver, modules, bin, e.dir, everything)
 	cmd.Dir, cmd.Env = e.dir, e.vars
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -271,5 +278,12 @@ func TestACPSubagentPermissionAndCancel(t *testing.T) {
 		!find(loaded, "tool_call", "toolu_acp_agent", nil) ||
 		!find(loaded, "agent_message_chunk", "", func(u acpUpdate) bool { return strings.Contains(u.text(), "The reviewer is done.") }) {
 		t.Errorf("session/load replayed %s", dumpUpdates(loaded))
+	}
+
+	// The MCP server the editor gave the loaded session: its echo tool ran.
+	if r.Steps.Echo.StopReason != "end_turn" || !find(loaded, "tool_call_update", "toolu_acp_echo", func(u acpUpdate) bool {
+		return u.Status == "completed" && strings.Contains(u.text(), "Echo: hello over ACP")
+	}) {
+		t.Errorf("the MCP echo prompt stopped with %q; updates: %s\nstderr: %s", r.Steps.Echo.StopReason, dumpUpdates(loaded), r.Loaded.Stderr)
 	}
 }

@@ -2,20 +2,21 @@
 // would, and prints what it saw as one JSON report on stdout; the Go test
 // (acp_e2e_test.go) makes the assertions.
 //
-// usage: node acp_driver.mjs <node_modules> <cadre binary> <cwd>
+// usage: node acp_driver.mjs <node_modules> <cadre binary> <cwd> <MCP everything server>
 //
 // The session: initialize; session/new; a first prompt (the fake model
 // starts a subagent whose Bash call asks permission: the driver allows it);
 // a second that starts a background subagent, after which the driver waits
 // for the notification turn's updates; a third whose Bash call the driver
 // allows, then cancels once that call is seen running; then session/load
-// of the same session in a second connection, which replays its history.
+// of the same session in a second connection, which replays its history,
+// with an MCP server whose echo tool the next prompt uses.
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 
-const [modules, cadre, cwd] = process.argv.slice(2);
+const [modules, cadre, cwd, everything] = process.argv.slice(2);
 const acp = await import(pathToFileURL(path.join(modules, "@agentclientprotocol/sdk/dist/v1/stable/acp.js")).href);
 const { client, ndJsonStream, methods } = acp;
 
@@ -106,7 +107,15 @@ steps.cancelSent = report.cancelSent ?? false;
 const loaded = newReport();
 await connect(loaded, async (agent) => {
   await agent.request(methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION });
-  steps.load = await agent.request(methods.agent.session.load, { sessionId: steps.sessionId, cwd, mcpServers: [] });
+  steps.load = await agent.request(methods.agent.session.load, {
+    sessionId: steps.sessionId,
+    cwd,
+    mcpServers: [{ name: "everything", command: everything, args: [], env: [] }],
+  });
+  steps.echo = await agent.request(methods.agent.session.prompt, {
+    sessionId: steps.sessionId,
+    prompt: [{ type: "text", text: "Echo through MCP." }],
+  });
 });
 
 for (const r of [report, loaded]) {
