@@ -84,13 +84,18 @@ func (c *checkpointer) close() {
 	<-c.ended
 }
 
-// walBacklog estimates the writes in the WAL that no checkpoint copied back
-// yet, left by earlier processes (Close does not checkpoint): the frames
-// past the backfill mark, read from the wal-index header at the start of
-// the -shm file (https://sqlite.org/walformat.html: mxFrame at byte 16,
-// nBackfill at byte 96, in the machine's byte order), counted as a write
-// per two frames, roughly what a write appends. Any doubt reads as 0: the
-// count only decides when the next checkpoint runs.
+// backlogFrames is how many WAL frames (pages) left by earlier processes
+// make Open ask for a checkpoint: 128 frames are 0.5 MiB, what a few dozen
+// short runs write. Fewer would checkpoint (two fsyncs) more often; more
+// would make every start index a longer WAL.
+const backlogFrames = 128
+
+// walBacklog is the number of frames in the WAL that no checkpoint copied
+// back yet, left by earlier processes (Close does not checkpoint): the
+// frames past the backfill mark, read from the wal-index header at the
+// start of the -shm file (https://sqlite.org/walformat.html: mxFrame at
+// byte 16, nBackfill at byte 96, in the machine's byte order). Any doubt
+// reads as 0: the figure only decides when the next checkpoint runs.
 func (db *DB) walBacklog() int {
 	f, err := os.Open(db.path + "-shm")
 	if err != nil {
@@ -105,5 +110,5 @@ func (db *DB) walBacklog() int {
 	if backfilled >= mx {
 		return 0
 	}
-	return int(mx-backfilled) / 2
+	return int(mx - backfilled)
 }

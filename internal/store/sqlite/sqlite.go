@@ -101,8 +101,13 @@ func Open(ctx context.Context, path string) (*DB, error) {
 			db.ck = newCheckpointer(ckp, nil)
 			db.wr = newWriter(db, db.ck.written)
 			// What earlier processes left in the WAL (they do not
-			// checkpoint on close) counts towards the next checkpoint.
-			db.ck.written(db.walBacklog())
+			// checkpoint on close) is checkpointed soon once it is
+			// long: every process that opens the store first reads
+			// the whole WAL to index it (SQLite's wal-index
+			// recovery), so a long one costs every start.
+			if db.walBacklog() >= backlogFrames {
+				db.ck.written(checkpointEvery)
+			}
 			return db, nil
 		}
 		if !busy(err) || time.Now().After(deadline) {
