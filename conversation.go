@@ -305,11 +305,15 @@ func (c *Conversation) SetPermissionMode(m PermissionMode) error {
 
 // SetModel changes the main agent's model from its next model call on.
 // The name is resolved now: an unknown one is an error and changes
-// nothing.
+// nothing. "" (or "default") goes back to the model the conversation
+// opened with.
 func (c *Conversation) SetModel(name string) error {
-	model, ref, err := c.r.model(strings.TrimSpace(name))
-	if err != nil {
-		return fmt.Errorf("set model: %w", err)
+	model, ref := c.sr.model, c.sr.ref
+	if name = strings.TrimSpace(name); name != "" && name != "default" {
+		var err error
+		if model, ref, err = c.r.model(name); err != nil {
+			return fmt.Errorf("set model: %w", err)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -276,8 +276,13 @@ func TestConversationSetModelTakesEffect(t *testing.T) {
 		t.Fatal(err)
 	}
 	cv.send("two")
+	cv.waitResults(2)
+	if err := cv.c.SetModel(""); err != nil { // back to the model it opened with
+		t.Fatal(err)
+	}
+	cv.send("three")
 	rs := cv.close()
-	if len(rs) != 2 || rs[0].Result != "echo: one" || rs[1].Result != "from the other model" {
+	if len(rs) != 3 || rs[0].Result != "echo: one" || rs[1].Result != "from the other model" || rs[2].Result != "echo: three" {
 		t.Fatalf("results %+v, %+v", rs[0], rs[len(rs)-1])
 	}
 }
