@@ -148,6 +148,9 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 		model, ref = r.opts.LLM, provider.Ref{Provider: "sdk", Model: r.opts.LLM.Name()}
 	default:
 		if model, ref, err = r.model(r.cfg.Settings.Model); err != nil {
+			if r.defaultModel {
+				return nil, fmt.Errorf("no model given, and the default model %s cannot be used (pass --model or set \"model\" in settings): %w", r.cfg.Settings.Model, err)
+			}
 			return nil, err
 		}
 	}

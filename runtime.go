@@ -251,6 +251,10 @@ type Runtime struct {
 	groupMu sync.Mutex
 	groups  map[string]*subagent.Group // run trees in progress, by main session id
 
+	// defaultModel is set when no flag or setting named the main model,
+	// so config.DefaultModel is used: its errors say so.
+	defaultModel bool
+
 	modelMu sync.Mutex
 	models  map[string]resolved // by name: spawning must not rebuild SDK clients
 }
@@ -307,7 +311,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Settings.Model == "" {
+	defaultModel := cfg.Settings.Model == ""
+	if defaultModel {
 		cfg.Settings.Model = config.DefaultModel
 	}
 	if len(opts.JSONSchema) > 0 {
@@ -334,7 +339,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
 			AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home, ConfigDirs: []string{cfg.Home},
 		},
-		models: map[string]resolved{},
+		models: map[string]resolved{}, defaultModel: defaultModel,
 	}
 	// The launch text points the model to its task's output file, under
 	// CADRE_HOME and so outside the workspace. The service, made below

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,10 +182,6 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	if f.maxTurns < 0 {
 		return fail(fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns))
 	}
-	agents, err := agentsJSON(f.sdk.agents)
-	if err != nil {
-		return fail(err)
-	}
 	thinking, err := f.sdk.thinkingBudget()
 	if err != nil {
 		return fail(err)
@@ -213,7 +210,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		AllowedTools: allowed, DisallowedTools: denied,
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystemPrompt,
 		SettingSources: settingSources(fl, f.sdk.settingSources), Settings: f.sdk.settings,
-		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: agents,
+		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: json.RawMessage(f.sdk.agents),
 		MCPConfig: f.sdk.mcpConfig, StrictMCPConfig: f.sdk.strictMCPConfig,
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,

@@ -202,22 +202,3 @@ func jsonSchema(v string) (json.RawMessage, error) {
 	}
 	return json.RawMessage(v), nil
 }
-
-// agentsJSON checks --agents is a JSON object before the runtime reads it.
-func agentsJSON(v string) (json.RawMessage, error) {
-	if strings.TrimSpace(v) == "" {
-		return nil, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
-		return nil, fmt.Errorf("--agents: want a JSON object mapping agent names to definitions: %v", orNull(err))
-	}
-	return json.RawMessage(v), nil
-}
-
-func orNull(err error) any {
-	if err == nil {
-		return "got null"
-	}
-	return err
-}
