@@ -188,10 +188,10 @@ func TestSDKFlags(t *testing.T) {
 		{
 			name: "flags that cannot act yet warn once and go on",
 			setup: func(*env) []string {
-				return []string{"--session-id=01a2009c-0000-7000-8000-000000000001", "--fallback-model=claude-haiku-4-5", "--max-budget-usd=1.5", "--agent=x"}
+				return []string{"--fallback-model=claude-haiku-4-5", "--max-budget-usd=1.5", "--agent=x"}
 			},
 			check: func(t *testing.T, _ *env, p proc, _ *testkit.AnthropicServer) {
-				for _, f := range []string{"--session-id", "--fallback-model", "--max-budget-usd", "--agent"} {
+				for _, f := range []string{"--fallback-model", "--max-budget-usd", "--agent"} {
 					if n := strings.Count(p.stderr, f+" is not supported yet"); n != 1 {
 						t.Errorf("stderr warns about %s %d times: %q", f, n, p.stderr)
 					}
@@ -560,5 +560,33 @@ func TestPermissionModesDontAskAndAuto(t *testing.T) {
 		if want := map[bool]int{true: 1, false: 2}[tc.wantWrite]; denied != want {
 			t.Errorf("%s: %d calls denied naming the mode, want %d:\n%s", tc.mode, denied, want, p.stdout)
 		}
+	}
+}
+
+// TestSessionFlags: --session-id names the new session, --fork-session
+// continues a resumed one in a new session that starts from a copy, and
+// --no-session-persistence leaves no session behind.
+func TestSessionFlags(t *testing.T) {
+	const id = "01a2009c-0000-7000-8000-00000000abcd"
+	const forked = "01a2009c-0000-7000-8000-00000000f0f0"
+	e, srv := anthropicEnv(t, answerOnly)
+	p := ok(t, e.run("", "-p", "remember PAPAYA", "--output-format=stream-json", "--verbose", "--session-id="+id))
+	if sid := finalResult(t, p.stdout)["session_id"]; sid != id {
+		t.Fatalf("session_id %v, want %s", sid, id)
+	}
+	p = ok(t, e.run("", "-p", "what was it?", "--output-format=stream-json", "--verbose", "--resume="+id, "--fork-session", "--session-id="+forked))
+	if sid := finalResult(t, p.stdout)["session_id"]; sid != forked {
+		t.Errorf("forked session_id %v, want %s", sid, forked)
+	}
+	if body := string(srv.Requests()[1].Body); !strings.Contains(body, "remember PAPAYA") {
+		t.Errorf("the fork did not start from the resumed history")
+	}
+	before := len(listSessions(t, e))
+	p = ok(t, e.run("", "-p", "hi", "--output-format=stream-json", "--verbose", "--no-session-persistence"))
+	if after := len(listSessions(t, e)); after != before {
+		t.Errorf("--no-session-persistence: %d sessions, was %d", after, before)
+	}
+	if strings.Contains(p.stderr, "not supported") {
+		t.Errorf("stderr %q", p.stderr)
 	}
 }

@@ -236,7 +236,11 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	}
 	var result *cadre.ResultInfo
 	var writeErr error
-	for ev, err := range rt.Run(ctx, cadre.Request{Prompt: prompt, Resume: f.resume, Continue: f.cont}) {
+	req := cadre.Request{
+		Prompt: prompt, Resume: f.resume, Continue: f.cont,
+		SessionID: f.sdk.sessionID, Fork: f.sdk.forkSession, NoPersist: f.sdk.noPersist,
+	}
+	for ev, err := range rt.Run(ctx, req) {
 		if err != nil {
 			if result == nil && format != output.Text {
 				// Nothing was written yet: the result line says why.
@@ -282,6 +286,9 @@ func startFailure(stdout, stderr io.Writer, format output.Format, f runFlags, er
 		return exitError{code: 1}
 	}
 	sid := f.resume
+	if f.sdk.sessionID != "" {
+		sid = f.sdk.sessionID // the id the new session was to have
+	}
 	if sid == "" || session.ValidateID(sid) != nil {
 		sid = ids.New()
 	}

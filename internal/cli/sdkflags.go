@@ -107,9 +107,6 @@ func (f *sdkFlags) register(fl *pflag.FlagSet) {
 // notYet are flags cadre parses but cannot act on yet: each warns once,
 // saying what happens instead. Remove a line when its flag acts.
 var notYet = []struct{ name, instead string }{
-	{"session-id", "the session gets a new id"},
-	{"no-session-persistence", "the session is saved"},
-	{"fork-session", "the resumed session itself continues"},
 	{"fallback-model", "an overloaded model is retried, never replaced"},
 	{"agent", "the main agent runs as itself"},
 	{"max-budget-usd", "the run is not stopped by its cost"},
