@@ -592,3 +592,49 @@ func TestConversationRunAgentDirectly(t *testing.T) {
 		t.Error("no poet event tagged with its direct call")
 	}
 }
+
+// Attack: a rule remembered from the user's approval is an allow rule for
+// the tree, not a widening of a child's mode: a plan-mode child still
+// cannot run what the main agent was allowed to.
+func TestARememberedRuleDoesNotWidenAChildsMode(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	var childResult string
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		toolResult := len(last.Content) > 0 && last.Content[0].Type == llm.BlockToolResult
+		if req.Agent == "planner" {
+			if toolResult {
+				mu.Lock()
+				childResult = last.Content[0].ResultText()
+				mu.Unlock()
+				return llm.Reply(llm.Text("planned")), nil
+			}
+			return llm.Reply(llm.ToolUse("c1", "Bash", json.RawMessage(`{"command":"echo ran"}`))), nil
+		}
+		switch {
+		case toolResult && last.Content[0].ToolUseID == "m1":
+			return llm.Reply(llm.ToolUse("call-plan", "Agent", json.RawMessage(`{"subagent_type":"planner","description":"Plan","prompt":"Plan it."}`))), nil
+		case toolResult:
+			return llm.Reply(llm.Text("main done")), nil
+		}
+		return llm.Reply(llm.ToolUse("m1", "Bash", json.RawMessage(`{"command":"echo ran"}`))), nil
+	}
+	a := &asks{decide: func(req cadre.PermissionRequest) cadre.PermissionDecision {
+		return cadre.PermissionDecision{Allow: true, Remember: []string{"Bash"}}
+	}}
+	rt := f.open(t, cadre.Options{Permission: a.fn, Agents: []cadre.Agent{{Name: "planner", Description: "Plans.", Prompt: "Plan.", Tools: []string{"Bash"}, PermissionMode: cadre.PermissionPlan}}})
+	cv := openConvo(t, rt, cadre.OpenRequest{})
+	cv.send("go")
+	if rs := cv.close(); len(rs) != 1 || rs[0].Result != "main done" {
+		t.Fatalf("results %+v", rs)
+	}
+	if got := a.requests(); len(got) != 1 || got[0].Agent != "main" {
+		t.Fatalf("requests %+v: want the main agent's one", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(childResult, "plan mode") {
+		t.Errorf("the plan-mode child's Bash call got %q, want a plan-mode denial", childResult)
+	}
+}
