@@ -300,6 +300,22 @@ func TestAgentSDK(t *testing.T) {
 			t.Errorf("the allowed command did not run: %v", err)
 		}
 	})
+	t.Run("stream", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "stream")
+		var texts []string
+		for _, r := range rep.results() {
+			texts = append(texts, resultText(r))
+		}
+		if strings.Join(texts, ",") != "REPLY-ONE,REPLY-TWO" {
+			t.Fatalf("results %q, want REPLY-ONE then REPLY-TWO", texts)
+		}
+		if c := rep.callsOf("supportedCommands"); len(c) != 1 || c[0]["ok"] != true {
+			t.Errorf("supportedCommands() = %v", c)
+		}
+		if c := rep.callsOf("setPermissionMode"); len(c) != 1 {
+			t.Errorf("setPermissionMode() = %v", c)
+		}
+	})
 }
 
 // taggedWith reports whether a message tagged with the Agent call id

@@ -239,6 +239,9 @@ func TestStreamInputSubagentAsksTheProgram(t *testing.T) {
 	if inner["subtype"] != "can_use_tool" || inner["tool_name"] != "Bash" || inner["tool_use_id"] != "toolu_child_bash" {
 		t.Fatalf("request = %v", inner)
 	}
+	if inner["parent_tool_use_id"] != "toolu_agent" || inner["agent_id"] == nil || inner["agent_id"] == "" || inner["agent_type"] != "general-purpose" {
+		t.Errorf("the child's request must name it (agent_id, agent_type) and its Agent call (parent_tool_use_id): %v", inner)
+	}
 	l.send(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"behavior":"allow","updatedInput":%s}}}`,
 		req["request_id"], mustJSON(inner["input"])))
 	if r := l.until("a result", isResult); r["result"] != "MAIN-DONE" {
@@ -288,5 +291,50 @@ func TestStreamInputHookCallbackBlocks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "ran.txt")); err == nil {
 		t.Error("the blocked command ran")
+	}
+}
+
+// interrupt stops the turn in progress and the session goes on; set_model
+// changes the model of the next turn.
+func TestStreamInputInterruptAndSetModel(t *testing.T) {
+	hung := make(chan struct{}, 1)
+	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+		body := string(req.Body)
+		if strings.Contains(body, "HANG-NOW") && !strings.Contains(body, "AFTER-INTERRUPT") {
+			hung <- struct{}{}
+			return testkit.Reply{Stall: testkit.StallNoResponse}
+		}
+		return testkit.Reply{Text: "ANSWERED"}
+	})
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	l := e.startPiped(streamArgs()...)
+	l.user("HANG-NOW")
+	// The request has reached the provider, which says nothing.
+	select {
+	case <-hung:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the turn's request never reached the provider")
+	}
+	l.send(`{"type":"control_request","request_id":"int-1","request":{"subtype":"interrupt"}}`)
+	if r := l.until("the interrupt response", isResponse("int-1"))["response"].(map[string]any); r["subtype"] != "success" {
+		t.Errorf("interrupt answered %v", r)
+	}
+	if r := l.until("the interrupted turn's result", isResult); r["is_error"] != true {
+		t.Errorf("interrupted turn's result = %v, want an error result", r)
+	}
+	l.send(`{"type":"control_request","request_id":"model-1","request":{"subtype":"set_model","model":"claude-haiku-4-5"}}`)
+	if r := l.until("the set_model response", isResponse("model-1"))["response"].(map[string]any); r["subtype"] != "success" {
+		t.Errorf("set_model answered %v", r)
+	}
+	l.user("AFTER-INTERRUPT")
+	if r := l.until("the next turn's result", isResult); r["result"] != "ANSWERED" {
+		t.Errorf("next turn's result = %v", r)
+	}
+	if code, stderr := l.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := srv.Requests()
+	if m := reqs[len(reqs)-1].JSON()["model"]; m != "claude-haiku-4-5" {
+		t.Errorf("the turn after set_model used %v", m)
 	}
 }

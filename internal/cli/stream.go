@@ -39,6 +39,7 @@ func streamInput(f runFlags, format output.Format, prompt string) (bool, error) 
 func runStreamInput(ctx context.Context, f runFlags, opts cadre.Options, stdin io.Reader, stdout io.Writer, log *slog.Logger, fail func(error) error) error {
 	err := control.Run(ctx, control.RunConfig{
 		Options: opts, Resume: f.resume, Continue: f.cont,
+		SessionID: f.sdk.sessionID, Fork: f.sdk.forkSession, NoPersist: f.sdk.noPersist,
 		PermissionPromptTool: f.sdk.permissionPromptTool, Verbose: f.verbose,
 		In: stdin, Out: stdout, Warn: func(msg string) { log.Warn(msg) },
 	})

@@ -2,142 +2,56 @@ package control
 
 import (
 	"context"
-	"errors"
-	"iter"
-	"sync"
+	"encoding/json"
+	"fmt"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
 )
 
-// open starts the live session. Until the runtime has a conversation API
-// of its own, each message is one Runtime.Run that resumes the session.
+// open starts the live session: the runtime's Conversation, which runs one
+// turn per message in order, queues what arrives during a turn and
+// interleaves background notifications.
 func open(ctx context.Context, rt *cadre.Runtime, rc RunConfig) (Conversation, error) {
-	c := &runConversation{rt: rt, resume: rc.Resume, cont: rc.Continue, events: make(chan cadre.Event), wake: make(chan struct{}, 1)}
-	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	go c.loop()
-	return c, nil
-}
-
-type runConversation struct {
-	rt     *cadre.Runtime
-	ctx    context.Context
-	cancel context.CancelFunc
-	events chan cadre.Event
-	wake   chan struct{}
-
-	mu        sync.Mutex
-	queue     []Input
-	closed    bool
-	sessionID string
-	resume    string
-	cont      bool
-	turn      context.CancelFunc
-}
-
-func (c *runConversation) SessionID() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sessionID
-}
-
-func (c *runConversation) Send(_ context.Context, in Input) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return errors.New("the conversation is closed")
+	c, err := rt.Open(ctx, cadre.OpenRequest{
+		Resume: rc.Resume, Continue: rc.Continue,
+		SessionID: rc.SessionID, Fork: rc.Fork, NoPersist: rc.NoPersist,
+	})
+	if err != nil {
+		return nil, err
 	}
-	c.queue = append(c.queue, in)
-	c.poke()
-	return nil
+	return conversation{c}, nil
 }
 
-func (c *runConversation) poke() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
+// conversation puts the runtime's Conversation behind the protocol's
+// interface.
+type conversation struct{ *cadre.Conversation }
+
+func (c conversation) Send(ctx context.Context, in Input) error {
+	m, err := message(in)
+	if err != nil {
+		return err
 	}
+	return c.Conversation.Send(ctx, m)
 }
 
-func (c *runConversation) loop() {
-	defer close(c.events)
-	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 {
-			closed := c.closed
-			c.mu.Unlock()
-			if closed {
-				return
-			}
-			select {
-			case <-c.wake:
-				continue
-			case <-c.ctx.Done():
-				return
-			}
+// message is a program's user message in the runtime's terms: text as
+// text, a list of blocks as blocks (text and images).
+func message(in Input) (cadre.Message, error) {
+	if in.Blocks == nil {
+		return cadre.Message{Text: in.Text, UUID: in.UUID}, nil
+	}
+	m := cadre.Message{UUID: in.UUID}
+	for i, raw := range in.Blocks {
+		var b llm.Block
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return cadre.Message{}, fmt.Errorf("user message content block %d: %w", i, err)
 		}
-		in := c.queue[0]
-		c.queue = c.queue[1:]
-		req := cadre.Request{Prompt: in.Text, Resume: c.sessionID}
-		if c.sessionID == "" {
-			req.Resume, req.Continue = c.resume, c.cont
-		}
-		turnCtx, cancel := context.WithCancel(c.ctx)
-		c.turn = cancel
-		c.mu.Unlock()
-		for ev, err := range c.rt.Run(turnCtx, req) {
-			if err != nil {
-				ev = cadre.Event{Type: cadre.EventResult, Subtype: cadre.ResultDuringExecution, SessionID: c.SessionID(),
-					Result: &cadre.ResultInfo{IsError: true, Errors: []string{err.Error()}}}
-			}
-			if ev.SessionID != "" {
-				c.mu.Lock()
-				c.sessionID = ev.SessionID
-				c.mu.Unlock()
-			}
-			select {
-			case c.events <- ev:
-			case <-c.ctx.Done():
-			}
-		}
-		cancel()
+		m.Blocks = append(m.Blocks, b)
 	}
+	return m, nil
 }
 
-func (c *runConversation) Events() iter.Seq2[cadre.Event, error] {
-	return func(yield func(cadre.Event, error) bool) {
-		for ev := range c.events {
-			if !yield(ev, nil) {
-				return
-			}
-		}
-	}
-}
-
-func (c *runConversation) Interrupt() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.turn != nil {
-		c.turn()
-	}
-}
-
-func (c *runConversation) SetPermissionMode(string) error {
-	return errors.New("changing the permission mode of a running session is not supported yet")
-}
-
-func (c *runConversation) SetModel(string) error {
-	return errors.New("changing the model of a running session is not supported yet")
-}
-
-func (c *runConversation) Close() error {
-	c.mu.Lock()
-	c.closed = true
-	c.poke()
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *runConversation) Stop() error {
-	c.cancel()
-	return nil
+func (c conversation) SetPermissionMode(mode string) error {
+	return c.Conversation.SetPermissionMode(cadre.PermissionMode(mode))
 }

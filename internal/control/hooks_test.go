@@ -17,7 +17,9 @@ type fakePeer struct {
 	calls   []string
 }
 
-func (p *fakePeer) Ask(context.Context, Ask) (Answer, error) { return Answer{}, errors.New("not asked") }
+func (p *fakePeer) Ask(context.Context, Ask) (Answer, error) {
+	return Answer{}, errors.New("not asked")
+}
 func (p *fakePeer) Hook(_ context.Context, id string, input json.RawMessage, toolUseID string) (json.RawMessage, error) {
 	p.calls = append(p.calls, id+" "+toolUseID+" "+string(input))
 	a, ok := p.answers[id]

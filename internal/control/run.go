@@ -26,6 +26,11 @@ type RunConfig struct {
 	// Resume and Continue pick the session, as for -p.
 	Resume   string
 	Continue bool
+	// SessionID names a new session; Fork continues a resumed one in a
+	// copy; NoPersist keeps it in memory only.
+	SessionID string
+	Fork      bool
+	NoPersist bool
 	// PermissionPromptTool "stdio" asks the program (can_use_tool) when a
 	// call would ask; "" denies such calls, as a headless run does.
 	PermissionPromptTool string
