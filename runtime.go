@@ -372,7 +372,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
-	if r.baseTools, err = withTools(builtin.Tools(builtin.Options{Env: env}), opts.Tools); err != nil {
+	if r.baseTools, err = withTools(builtin.Tools(builtin.Options{
+		Env: env,
+		// Off by default: a model's fetch must not reach the user's machine
+		// or network (docs/settings.md); tests and local setups turn it on.
+		WebFetchAllowPrivate: getenv("CADRE_WEBFETCH_ALLOW_PRIVATE") == "1",
+	}), opts.Tools); err != nil {
 		r.owner.Close()
 		r.db.Close()
 		return nil, err

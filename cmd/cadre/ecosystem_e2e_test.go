@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -302,6 +304,39 @@ func TestTodoWriteIsShownAndStreamed(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("no user line carries tool_use_result {oldTodos: [], newTodos: [2 items]}:\n%s", p.stdout)
+			}
+		})
+	}
+}
+
+// WebFetch against a local server: a domain rule allows it; without one a
+// headless run cannot approve it.
+func TestWebFetchFollowsDomainRules(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body><h1>Release notes</h1><p>Version <b>2.4</b> is out.</p></body></html>")
+	}))
+	defer site.Close()
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		wants string
+	}{
+		{"allowed", []string{"--allowedTools", "WebFetch(domain:127.0.0.1)"}, "# Release notes"},
+		{"other domain", []string{"--allowedTools", "WebFetch(domain:example.com)"}, "requires approval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := testkit.NewAnthropic(t, testkit.Queue(
+				testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_web", Name: "WebFetch", Input: map[string]any{"url": site.URL + "/notes", "prompt": "which version?"}}}},
+				testkit.Reply{Text: "done"},
+			))
+			e := newEnv(t).set("ANTHROPIC_BASE_URL="+srv.URL, "CADRE_WEBFETCH_ALLOW_PRIVATE=1")
+			p := e.run("", append([]string{"-p", "read the notes", "--model", "claude-sonnet-4-5"}, tc.args...)...)
+			if p.code != 0 {
+				t.Fatalf("exit %d: %s", p.code, p.stderr)
+			}
+			if body := string(srv.Requests()[1].Body); !strings.Contains(body, tc.wants) {
+				t.Errorf("the tool result lacks %q: %s", tc.wants, body)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,19 @@ type Options struct {
 	Shell string
 	// HomeDir replaces "~" in paths (default os.UserHomeDir).
 	HomeDir string
+	// WebFetchMaxBytes caps the bytes WebFetch reads of a page (default 5
+	// MiB); WebFetchMaxChars what one call returns of its text, the rest
+	// left for calls with an offset (default 50000); WebFetchTimeout
+	// bounds a fetch (default 30s).
+	WebFetchMaxBytes, WebFetchMaxChars int
+	WebFetchTimeout                    time.Duration
+	// WebFetchAllowPrivate lets WebFetch reach loopback and private
+	// network addresses, which it refuses by default (a model's fetch
+	// must not reach services on the user's machine or network).
+	WebFetchAllowPrivate bool
+	// WebFetchClient, if set, makes WebFetch's requests (tests); its
+	// redirect policy is replaced by WebFetch's own.
+	WebFetchClient *http.Client
 	// Env is added to the environment Bash commands inherit ("KEY=value";
 	// later entries win), as the settings' "env" asks.
 	Env []string
@@ -67,6 +81,11 @@ func (o Options) withDefaults() Options {
 	def(&o.GrepOutputLimit, 30000)
 	def(&o.LSMaxEntries, 1000)
 	def(&o.BashOutputLimit, 30000)
+	def(&o.WebFetchMaxBytes, 5<<20)
+	def(&o.WebFetchMaxChars, 50000)
+	if o.WebFetchTimeout <= 0 {
+		o.WebFetchTimeout = 30 * time.Second
+	}
 	if o.BashDefaultTimeout <= 0 {
 		o.BashDefaultTimeout = 2 * time.Minute
 	}
@@ -98,10 +117,10 @@ func schema(name string) json.RawMessage {
 	return b
 }
 
-// Tools returns Read, Write, Edit, Glob, Grep, LS, Bash and TodoWrite, in
-// that order.
+// Tools returns Read, Write, Edit, Glob, Grep, LS, Bash, TodoWrite and
+// WebFetch, in that order.
 func Tools(opts Options) []tool.Tool {
-	return []tool.Tool{Read(opts), Write(opts), Edit(opts), Glob(opts), Grep(opts), LS(opts), Bash(opts), TodoWrite(opts)}
+	return []tool.Tool{Read(opts), Write(opts), Edit(opts), Glob(opts), Grep(opts), LS(opts), Bash(opts), TodoWrite(opts), WebFetch(opts)}
 }
 
 // describe renders a tool's embedded description; the templates are ours,

@@ -104,6 +104,7 @@ func TestToolsOrderAndTraits(t *testing.T) {
 		{"LS", tool.AccessRead, true},
 		{"Bash", tool.AccessExec, false},
 		{"TodoWrite", tool.AccessRead, false},
+		{"WebFetch", tool.AccessOther, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
@@ -133,6 +134,7 @@ func TestSchemasMatchClaudeCode(t *testing.T) {
 		"LS":        {[]string{"ignore", "path"}, []string{"path"}},
 		"Bash":      {[]string{"command", "description", "timeout"}, []string{"command"}},
 		"TodoWrite": {[]string{"todos"}, []string{"todos"}},
+		"WebFetch":  {[]string{"offset", "prompt", "url"}, []string{"url", "prompt"}},
 	}
 	for _, tl := range Tools(Options{}) {
 		info := tl.Info()

@@ -40,6 +40,7 @@ func TestSchemasAreTheInputTypes(t *testing.T) {
 		"LS":        inferred[LSInput](t),
 		"Bash":      inferred[BashInput](t),
 		"TodoWrite": todoWriteSchema(),
+		"WebFetch":  inferred[WebFetchInput](t),
 	} {
 		golden.Check(t, filepath.Join("schemas", strings.ToLower(name)+".json"), got)
 	}
