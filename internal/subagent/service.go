@@ -173,8 +173,8 @@ func New(cfg Config) (*Service, error) {
 	s.joint = jointOf(s.cfg)
 	s.orphans = NewGroup(context.Background())
 	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	s.protos.agent = tool.New[AgentInput](tool.Info{Name: "Agent"}, nil)
-	s.protos.task = tool.New[TaskInput](tool.Info{Name: "task"}, nil)
+	s.protos.agent = tool.New[AgentInput](tool.Info{Name: "Agent", InputSchema: schema("agent")}, nil)
+	s.protos.task = tool.New[TaskInput](tool.Info{Name: "task", InputSchema: schema("task")}, nil)
 	if s.cfg.ProgressEvery == 0 {
 		s.cfg.ProgressEvery = 30 * time.Second
 	}

@@ -1,0 +1,23 @@
+package subagent
+
+import (
+	"embed"
+	"encoding/json"
+)
+
+// schemas are the spawn tools' input schemas, encoded once when the code
+// changes (TestSchemasAreTheInputTypes writes them with -update) rather
+// than inferred by reflection in every process that offers the tools: the
+// Agent tool's was ~2% of a one-turn run's CPU.
+//
+//go:embed schemas/*.json
+var schemas embed.FS
+
+// schema returns the embedded input schema in schemas/<name>.json.
+func schema(name string) json.RawMessage {
+	b, err := schemas.ReadFile("schemas/" + name + ".json")
+	if err != nil {
+		panic("subagent: no embedded schema " + name) // caught by the tests
+	}
+	return b
+}
