@@ -98,6 +98,20 @@ func (p *parser) warnAt(line int, key, format string, args ...any) {
 	p.warnings = append(p.warnings, &Problem{Path: p.path, Line: line, Message: p.where(key) + fmt.Sprintf(format, args...)})
 }
 
+// Colors are the values of an agent's color field, Claude Code's.
+func Colors() []string {
+	return []string{"red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan"}
+}
+
+// hexColor reports "#RRGGBB", OpenCode's color form.
+func hexColor(s string) bool {
+	if len(s) != 7 || s[0] != '#' {
+		return false
+	}
+	_, err := strconv.ParseUint(s[1:], 16, 32)
+	return err == nil
+}
+
 // fieldNames lists the fields a format knows, for unknown-field warnings.
 func fieldNames(f Format) []string {
 	names := []string{
@@ -207,6 +221,10 @@ func (p *parser) field(key string, k, v *yaml.Node, d *Definition) {
 		d.InitialPrompt = p.text(v, key)
 	case "color":
 		d.Color = strings.TrimSpace(p.text(v, key))
+		if d.Color != "" && !slices.Contains(Colors(), strings.ToLower(d.Color)) && !hexColor(d.Color) {
+			p.warnf(v, key, "%s is not a color cadre shows (want one of %s, or #RRGGBB as OpenCode writes it); the agent is shown without one", excerpt.Quote(d.Color), strings.Join(Colors(), ", "))
+			d.Color = ""
+		}
 	case "hidden":
 		d.Hidden = p.boolean(v, key)
 	case "mode":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -227,6 +228,12 @@ var ansiColors = map[string]string{
 // colored is the agent's name in its color, on a terminal.
 func (p *progress) colored(r *run) string {
 	code, ok := ansiColors[strings.ToLower(r.color)]
+	if c := r.color; !ok && len(c) == 7 && c[0] == '#' {
+		// OpenCode's #RRGGBB, as a 24-bit color.
+		if v, err := strconv.ParseUint(c[1:], 16, 32); err == nil {
+			code, ok = fmt.Sprintf("38;2;%d;%d;%d", v>>16, v>>8&0xff, v&0xff), true
+		}
+	}
 	if !p.tty || !ok {
 		return r.agentType
 	}

@@ -146,7 +146,10 @@ type Config struct {
 	Agent     string
 	MaxTokens int64
 	Thinking  *llm.Thinking
-	Env       tool.Env
+	// Temperature, if set, is sent with every call (an agent file's
+	// temperature).
+	Temperature *float64
+	Env         tool.Env
 
 	// OnStep is called with every message as it is produced, in order,
 	// before the loop goes on; it records the transcript and publishes
@@ -366,6 +369,8 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 		MaxTokens: cfg.MaxTokens,
 		Thinking:  cfg.Thinking,
 		Agent:     cfg.Agent,
+		// The agent's own; nil leaves the model's default.
+		Temperature: cfg.Temperature,
 	}
 	sent := req
 	if len(cfg.Preamble) > 0 {

@@ -415,6 +415,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		// Checked when the definition loaded (a bad value was dropped
 		// with a warning), so the error cannot happen here.
 		cfg.Thinking, _ = llm.ParseEffort(def.Effort)
+		cfg.Temperature = def.Temperature
 	}
 	return cfg
 }
