@@ -10,8 +10,9 @@
 //
 //  1. $CADRE_HOME/commands/**/*.md (user commands);
 //  2. $CADRE_HOME/skills/<name>/SKILL.md (user skills);
-//  3. .claude/commands/**/*.md, then .claude/skills/<name>/SKILL.md, in
-//     the project directory;
+//  3. OpenCode's .opencode/skill/<name>/SKILL.md and
+//     .opencode/skills/<name>/SKILL.md, then .claude/commands/**/*.md,
+//     then .claude/skills/<name>/SKILL.md, in the project directory;
 //  4. .cadre/commands/**/*.md, then .cadre/skills/<name>/SKILL.md.
 //
 // A missing directory is fine. Dot files and dot directories are skipped.

@@ -28,6 +28,11 @@ func Load(cwd, userDir string) (*Set, []Problem) {
 		l.skills(filepath.Join(userDir, "skills"), SourceUser)
 	}
 	if cwd != "" {
+		// OpenCode's skill folders first: a .claude or .cadre skill of the
+		// same name wins.
+		for _, dir := range []string{"skill", "skills"} {
+			l.skills(filepath.Join(cwd, ".opencode", dir), SourceProject)
+		}
 		for _, dir := range []string{".claude", ".cadre"} {
 			l.commands(filepath.Join(cwd, dir, "commands"), SourceProject)
 			l.skills(filepath.Join(cwd, dir, "skills"), SourceProject)

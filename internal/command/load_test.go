@@ -274,3 +274,30 @@ func TestLoadUnusableFiles(t *testing.T) {
 		t.Errorf("fine = %+v, %v; want loaded with disable-model-invocation from the string \"true\"", c, ok)
 	}
 }
+
+func TestOpenCodeSkillFolders(t *testing.T) {
+	dir := t.TempDir()
+	for rel, body := range map[string]string{
+		".opencode/skill/lint/SKILL.md":   "---\ndescription: Lint from OpenCode\n---\nlint\n",
+		".opencode/skills/style/SKILL.md": "---\ndescription: Style from OpenCode\n---\nstyle\n",
+		".claude/skills/style/SKILL.md":   "---\ndescription: Style from Claude\n---\nstyle\n",
+	} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, problems := Load(dir, "")
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	if c, ok := set.Get("lint"); !ok || c.Kind != KindSkill {
+		t.Error("the .opencode/skill skill was not loaded")
+	}
+	if c, _ := set.Get("style"); c.Description != "Style from Claude" {
+		t.Errorf("style is %q: .claude must win over .opencode", c.Description)
+	}
+}
