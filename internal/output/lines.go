@@ -346,7 +346,7 @@ type resultJSON struct {
 	Errors []string `json:"errors,omitempty"`
 	// StructuredOutput is the answer in the --json-schema schema.
 	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
-	UUID   string   `json:"uuid"`
+	UUID             string          `json:"uuid"`
 }
 
 func resultLine(e cadre.Event) resultJSON {
