@@ -45,6 +45,15 @@ func (r sdkReport) results() []map[string]any {
 	return out
 }
 
+// resultTexts returns the result text of each result message, in order.
+func (r sdkReport) resultTexts() []string {
+	var out []string
+	for _, m := range r.results() {
+		out = append(out, resultText(m))
+	}
+	return out
+}
+
 // calls returns the callback records of one kind.
 func (r sdkReport) callsOf(kind string) []map[string]any {
 	var out []map[string]any
@@ -259,10 +268,7 @@ func TestAgentSDK(t *testing.T) {
 	})
 	t.Run("subagents", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "subagents")
-		var texts []string
-		for _, r := range rep.results() {
-			texts = append(texts, resultText(r))
-		}
+		texts := rep.resultTexts()
 		if !containsStr(texts, "ALL-DONE") {
 			t.Fatalf("results %q, want ALL-DONE among them", texts)
 		}
@@ -275,10 +281,7 @@ func TestAgentSDK(t *testing.T) {
 	})
 	t.Run("background", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "background")
-		var texts []string
-		for _, r := range rep.results() {
-			texts = append(texts, resultText(r))
-		}
+		texts := rep.resultTexts()
 		if !containsStr(texts, "NOTIFIED-RESULT-BG") {
 			t.Fatalf("results %q: the notification turn's result did not reach the program", texts)
 		}
@@ -302,10 +305,7 @@ func TestAgentSDK(t *testing.T) {
 	})
 	t.Run("stream", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "stream")
-		var texts []string
-		for _, r := range rep.results() {
-			texts = append(texts, resultText(r))
-		}
+		texts := rep.resultTexts()
 		if strings.Join(texts, ",") != "REPLY-ONE,REPLY-TWO" {
 			t.Fatalf("results %q, want REPLY-ONE then REPLY-TWO", texts)
 		}
