@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Transport kinds, as Claude Code's "type" names them.
@@ -150,7 +151,7 @@ func ReadFlag(value, cwd string) ([]Server, error) {
 }
 
 // varRef is ${NAME} or ${NAME:-default}.
-var varRef = regexp.MustCompile(`\$\{([^}:]+)(?::-([^}]*))?\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^}:]+)(?::-([^}]*))?\}`) })
 
 // Expand replaces ${VAR} and ${VAR:-default} in command, args, env, url
 // and headers, as Claude Code does. A variable that is unset (or empty)
@@ -159,8 +160,8 @@ var varRef = regexp.MustCompile(`\$\{([^}:]+)(?::-([^}]*))?\}`)
 func (c Config) Expand(getenv func(string) string) (Config, error) {
 	var missing []string
 	expand := func(s string) string {
-		return varRef.ReplaceAllStringFunc(s, func(ref string) string {
-			m := varRef.FindStringSubmatch(ref)
+		return varRef().ReplaceAllStringFunc(s, func(ref string) string {
+			m := varRef().FindStringSubmatch(ref)
 			if v := getenv(m[1]); v != "" {
 				return v
 			}
@@ -197,12 +198,12 @@ func expandMap(m map[string]string, expand func(string) string) map[string]strin
 	return out
 }
 
-var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9_-]`) })
 
 // Normalize makes a server or tool name safe in a model-facing tool name,
 // as Claude Code does: every character but letters, digits, _ and -
 // becomes _.
-func Normalize(name string) string { return unsafeName.ReplaceAllString(name, "_") }
+func Normalize(name string) string { return unsafeName().ReplaceAllString(name, "_") }
 
 // ToolName is the name the model sees for a server's tool.
 func ToolName(server, tool string) string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"text/template"
 )
@@ -63,7 +64,9 @@ func Rules(dir string) []string {
 //go:embed memory.md
 var promptText string
 
-var prompt = template.Must(template.New("memory").Parse(promptText))
+var prompt = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("memory").Parse(promptText))
+})
 
 // Prompt is the system prompt section of the memory at dir: the
 // instructions and MEMORY.md's first MaxLines lines. A MEMORY.md that
@@ -89,7 +92,7 @@ func Prompt(dir, root string) (string, error) {
 		return "", err
 	}
 	var b bytes.Buffer
-	if err := prompt.Execute(&b, map[string]string{"Dir": dir, "Index": index}); err != nil {
+	if err := prompt().Execute(&b, map[string]string{"Dir": dir, "Index": index}); err != nil {
 		return "", fmt.Errorf("render the memory prompt: %w", err)
 	}
 	return strings.TrimSpace(b.String()), nil
