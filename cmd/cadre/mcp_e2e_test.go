@@ -335,7 +335,7 @@ func TestMCPList(t *testing.T) {
 func TestSlowMCPServerDoesNotHoldTheFirstCall(t *testing.T) {
 	helper := mcpHelper(t)
 	srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "hi"}))
-	e := newEnv(t).set("ANTHROPIC_BASE_URL="+srv.URL, "MCP_TIMEOUT=300")
+	e := newEnv(t).set("ANTHROPIC_BASE_URL="+srv.URL, "MCP_TIMEOUT=3000")
 	pid := filepath.Join(t.TempDir(), "pid")
 	e.write(".mcp.json", `{"mcpServers": {"t": {"command": "`+helper+`"}, "silent": `+mcpServer(pid, "sleep", "600")+`}}`)
 	e.approve("")
