@@ -110,7 +110,6 @@ var notYet = []struct{ name, instead string }{
 	{"fallback-model", "an overloaded model is retried, never replaced"},
 	{"agent", "the main agent runs as itself"},
 	{"max-budget-usd", "the run is not stopped by its cost"},
-	{"replay-user-messages", "user messages are not echoed"},
 	{"permission-prompt-tool", "a call that needs approval is denied, as without it"},
 }
 

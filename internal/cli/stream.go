@@ -41,7 +41,8 @@ func runStreamInput(ctx context.Context, f runFlags, opts cadre.Options, stdin i
 		Options: opts, Resume: f.resume, Continue: f.cont,
 		SessionID: f.sdk.sessionID, Fork: f.sdk.forkSession, NoPersist: f.sdk.noPersist,
 		PermissionPromptTool: f.sdk.permissionPromptTool, Verbose: f.verbose,
-		In: stdin, Out: stdout, Warn: func(msg string) { log.Warn(msg) },
+		ReplayUserMessages: f.sdk.replayUserMessages,
+		In:                 stdin, Out: stdout, Warn: func(msg string) { log.Warn(msg) },
 	})
 	// A session that could not start is reported as -p reports it: the
 	// program reads why in a result line.

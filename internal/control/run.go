@@ -35,8 +35,10 @@ type RunConfig struct {
 	// call would ask; "" denies such calls, as a headless run does.
 	PermissionPromptTool string
 	Verbose              bool
-	In                   io.Reader
-	Out                  io.Writer
+	// ReplayUserMessages echoes each user line read (--replay-user-messages).
+	ReplayUserMessages bool
+	In                 io.Reader
+	Out                io.Writer
 	// Warn reports problems that do not stop the run.
 	Warn func(string)
 }
@@ -77,7 +79,7 @@ func Run(ctx context.Context, rc RunConfig) error {
 		}
 		return conv, initInfo(rt, opts), nil
 	}
-	return Serve(ctx, Config{In: rc.In, Out: rc.Out, Verbose: rc.Verbose, Start: start, Warn: warn})
+	return Serve(ctx, Config{In: rc.In, Out: rc.Out, Verbose: rc.Verbose, ReplayUserMessages: rc.ReplayUserMessages, Start: start, Warn: warn})
 }
 
 // options adds what the program asked for in initialize to the flags'.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/ids"
@@ -55,6 +56,9 @@ type Config struct {
 	Out io.Writer
 	// Verbose writes subagents' messages too (the SDK always asks).
 	Verbose bool
+	// ReplayUserMessages echoes each user line read as a user line with
+	// isReplay set, before its turn's output (--replay-user-messages).
+	ReplayUserMessages bool
 	// Start opens the session: when the initialize request comes, or at
 	// the first user message when the program sends none. peer reaches
 	// the program.
@@ -212,6 +216,9 @@ func (s *server) handle(ctx context.Context, l line) error {
 		if err := s.start(ctx, Init{}); err != nil {
 			return err
 		}
+		if s.cfg.ReplayUserMessages {
+			s.replay(env, in)
+		}
 		if err := s.conv.Send(ctx, in); err != nil {
 			return fmt.Errorf("stream-json input line %d: %w", l.n, err)
 		}
@@ -230,6 +237,26 @@ func (s *server) handle(ctx context.Context, l line) error {
 		s.warn(fmt.Sprintf("stream-json input line %d: ignoring a line of type %q", l.n, env.Type))
 	}
 	return nil
+}
+
+// replay echoes a user line as Claude Code does with
+// --replay-user-messages: the message as the program sent it, under its
+// uuid (a new one when it gave none), marked isReplay.
+func (s *server) replay(env envelope, in Input) {
+	uuid := in.UUID
+	if uuid == "" {
+		uuid = ids.New()
+	}
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(env.Message, &m) // parseUser read it already
+	s.writeLine(userReplay{
+		Type:      "user",
+		Message:   replayMessage{Role: "user", Content: m.Content},
+		SessionID: s.conv.SessionID(), UUID: uuid,
+		Timestamp: time.Now().UTC().Format(time.RFC3339Nano), IsReplay: true,
+	})
 }
 
 // start opens the session once.

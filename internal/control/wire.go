@@ -46,6 +46,23 @@ type controlRequest struct {
 	Request   any    `json:"request"`
 }
 
+// userReplay is the echo of a user line (--replay-user-messages), in
+// Claude Code's shape: parent_tool_use_id is always null.
+type userReplay struct {
+	Type            string        `json:"type"` // user
+	Message         replayMessage `json:"message"`
+	SessionID       string        `json:"session_id"`
+	ParentToolUseID *string       `json:"parent_tool_use_id"`
+	UUID            string        `json:"uuid"`
+	Timestamp       string        `json:"timestamp"`
+	IsReplay        bool          `json:"isReplay"`
+}
+
+type replayMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
 // Input is one user message from the program.
 type Input struct {
 	// Text is the message when its content is a string, or the
