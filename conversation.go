@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -109,6 +110,9 @@ type Conversation struct {
 	mode       permission.Mode
 	model      llm.Model
 	ref        provider.Ref
+	fallback   resolved // Options.FallbackModel; model nil when none
+	onFallback bool     // this turn's calls go to fallback
+	turnCost   float64  // of the main agent's replies this turn, not in the totals yet
 	remembered permission.Remembered
 	asker      permission.Asker // the main agent's, naming it
 
@@ -117,6 +121,9 @@ type Conversation struct {
 
 // errInterrupted is the cause of a turn stopped by Interrupt.
 var errInterrupted = errors.New("interrupted by the user")
+
+// errBudget is the cause of a turn stopped by Options.MaxBudgetUSD.
+var errBudget = errors.New("the run reached its budget")
 
 // errStopped is the cause of a conversation stopped by Stop.
 var errStopped = errors.New("stopped")
@@ -139,9 +146,16 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	if err != nil {
 		return nil, err
 	}
+	var fallback resolved
+	if name := strings.TrimSpace(r.opts.FallbackModel); name != "" {
+		if fallback.model, fallback.ref, err = r.model(name); err != nil {
+			sr.abandon()
+			return nil, fmt.Errorf("fallback model: %w", err)
+		}
+	}
 	c := &Conversation{
 		r: r, sr: sr, target: sr.sess.Info.ID, done: make(chan struct{}), input: make(chan struct{}),
-		mode: sr.mode, model: sr.model, ref: sr.ref,
+		mode: sr.mode, model: sr.model, ref: sr.ref, fallback: fallback,
 	}
 	perm := r.opts.Permission
 	if req.Permission != nil {
@@ -151,6 +165,10 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		c.asker = permission.Identify(asker{perm, r}, permission.Identity{Agent: "main"})
 	}
 	c.ctx, c.stop = context.WithCancelCause(ctx)
+	if r.opts.MaxBudgetUSD > 0 {
+		// Subagents add to the totals too: the budget stops the whole turn.
+		sr.totals.Watch(func(float64) { c.checkBudget(0) })
+	}
 	sr.caller = subagent.Caller{
 		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main", AgentID: c.target,
 		Model: sr.model, Ref: sr.ref, Mode: sr.mode, Cwd: r.cwd, Totals: sr.totals,
@@ -374,7 +392,45 @@ func (c *Conversation) Stop() error {
 func (c *Conversation) current() (llm.Model, provider.Ref) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.onFallback {
+		return c.fallback.model, c.fallback.ref
+	}
 	return c.model, c.ref
+}
+
+// checkBudget stops the turn when the run tree's cost, with the main
+// agent's replies of this turn (added to the totals when the turn ends)
+// and spent more, reaches Options.MaxBudgetUSD.
+func (c *Conversation) checkBudget(spent float64) {
+	budget := c.r.opts.MaxBudgetUSD
+	if budget <= 0 {
+		return
+	}
+	total := c.sr.totals.Cost()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.turnCost += spent
+	if total+c.turnCost >= budget && c.turn != nil {
+		c.turn(errBudget)
+	}
+}
+
+// switchToFallback moves the rest of the turn's calls to the fallback
+// model after err, if err is an overload or an outage and there is a
+// fallback not in use yet; it reports whether it did.
+func (c *Conversation) switchToFallback(err error) bool {
+	var e *llm.Error
+	if !errors.As(err, &e) || (e.Kind != llm.ErrOverloaded && e.Status != http.StatusServiceUnavailable) {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fallback.model == nil || c.onFallback {
+		return false
+	}
+	c.onFallback = true
+	c.r.log.Warn("the model is unavailable: switching to the fallback model for this turn", "model", c.model.Name(), "fallback", c.fallback.model.Name(), "err", err)
+	return true
 }
 
 // policy is the main agent's policy as it is now.
@@ -413,8 +469,45 @@ func (m liveModel) Name() string {
 }
 
 func (m liveModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	model, _ := m.c.current()
-	return model.Stream(ctx, req)
+	return func(yield func(llm.Event, error) bool) {
+		for ev, err := range m.stream(ctx, req) {
+			if err == nil && ev.Type == llm.EventDone && ev.Response != nil {
+				_, ref := m.c.current()
+				m.c.checkBudget(m.c.r.pricing.Cost(ref, ev.Response.Usage))
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// stream streams req on the current model, or on the fallback model when
+// the current one is unavailable.
+func (m liveModel) stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		model, _ := m.c.current()
+		for ev, err := range model.Stream(ctx, req) {
+			if err != nil && m.c.switchToFallback(err) {
+				// What streamed before is void, as after a retry; the
+				// request names no model id of its own (the model knows
+				// its id), so the same request goes to the fallback.
+				fb, _ := m.c.current()
+				if !yield(llm.Event{Type: llm.EventRetry, Delta: "switched to the fallback model " + fb.Name()}, nil) {
+					return
+				}
+				for ev, err := range fb.Stream(ctx, req) {
+					if !yield(ev, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // serve runs the conversation: a turn for each message and for the
@@ -478,8 +571,9 @@ func (c *Conversation) serve() {
 		}
 		tctx, cancel := context.WithCancelCause(c.ctx)
 		c.mu.Lock()
-		c.turn = cancel
+		c.turn, c.onFallback, c.turnCost = cancel, false, 0
 		c.mu.Unlock()
+		c.checkBudget(0) // spent already: no call is made
 		res := c.runTurn(tctx, conv, hooks, entries)
 		c.mu.Lock()
 		c.turn = nil
@@ -493,6 +587,9 @@ func (c *Conversation) serve() {
 		interrupted := errors.Is(cause, errInterrupted) || errors.Is(res.Err, loop.ErrInterrupted)
 		if errors.Is(cause, errInterrupted) {
 			res = interruptedTurn(cause, res)
+		}
+		if errors.Is(cause, errBudget) {
+			res = overBudget(r.opts.MaxBudgetUSD, res)
 		}
 		failed = res.Err != nil && !interrupted
 		sr.finish(res, sr.totals)
@@ -605,6 +702,15 @@ func interruptedTurn(cause error, res *runner.Result) *runner.Result {
 	out.Subtype, out.Err = loop.SubtypeExecution, fmt.Errorf("the turn was interrupted (%v)", cause)
 	r := *res
 	r.Outcome, r.Status = &out, session.StatusKilled
+	return &r
+}
+
+// overBudget is the result of a turn stopped by the budget.
+func overBudget(budget float64, res *runner.Result) *runner.Result {
+	out := *res.Outcome
+	out.Subtype, out.Err = loop.SubtypeMaxBudget, fmt.Errorf("reached the maximum budget ($%g)", budget)
+	r := *res
+	r.Outcome, r.Status = &out, session.StatusFailed
 	return &r
 }
 

@@ -93,6 +93,7 @@ const (
 const (
 	ResultSuccess         = "success"
 	ResultMaxTurns        = "error_max_turns"
+	ResultMaxBudgetUSD    = "error_max_budget_usd"
 	ResultDuringExecution = "error_during_execution"
 )
 

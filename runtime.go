@@ -60,6 +60,16 @@ type Options struct {
 	// MaxTurns bounds model calls per run; 0 keeps the settings' value
 	// (whose 0 means no limit).
 	MaxTurns int
+	// FallbackModel names the model the main agent's calls switch to, for
+	// the rest of the turn, when its model stays overloaded or unavailable
+	// (529, 503, overloaded_error) after the provider's retries (Claude
+	// Code's --fallback-model). It must differ from the main model.
+	FallbackModel string
+	// MaxBudgetUSD stops a conversation's turn, and every later one, once
+	// the estimated cost of its whole run tree (subagents included)
+	// reaches it: the result's subtype is then ResultMaxBudgetUSD. 0 means
+	// no budget.
+	MaxBudgetUSD float64
 	// SettingSources are the settings files read, among "user", "project"
 	// and "local" (Claude Code's --setting-sources); nil reads all.
 	SettingSources []string
@@ -310,6 +320,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Sources: opts.SettingSources, Overrides: ov})
 	if err != nil {
 		return nil, err
+	}
+	if opts.MaxBudgetUSD < 0 {
+		return nil, fmt.Errorf("max budget must be positive, got %g USD", opts.MaxBudgetUSD)
+	}
+	if fb := strings.TrimSpace(opts.FallbackModel); fb != "" && fb == cfg.Settings.Model {
+		return nil, fmt.Errorf("fallback model %q is the main model: name a different model", fb)
 	}
 	defaultModel := cfg.Settings.Model == ""
 	if defaultModel {

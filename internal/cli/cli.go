@@ -212,6 +212,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		SettingSources: settingSources(fl, f.sdk.settingSources), Settings: f.sdk.settings,
 		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: json.RawMessage(f.sdk.agents),
 		MCPConfig: f.sdk.mcpConfig, StrictMCPConfig: f.sdk.strictMCPConfig,
+		FallbackModel: f.sdk.fallbackModel, MaxBudgetUSD: f.sdk.maxBudgetUSD,
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,
 		Logger: log,

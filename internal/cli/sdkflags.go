@@ -78,7 +78,7 @@ func (f *sdkFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.mcpConfig, "mcp-config", nil, "more MCP servers: a file or JSON text of {\"mcpServers\": …} (docs/mcp.md)")
 	fl.BoolVar(&f.strictMCPConfig, "strict-mcp-config", false, "use only the MCP servers of --mcp-config")
 	fl.StringArrayVar(&f.addDir, "add-dir", nil, "another directory the agents may work in, as the working directory")
-	fl.StringVar(&f.fallbackModel, "fallback-model", "", "model to use when the main model is overloaded")
+	fl.StringVar(&f.fallbackModel, "fallback-model", "", "model the turn switches to when the main model is overloaded or unavailable")
 	fl.IntVar(&f.maxThinkingTokens, "max-thinking-tokens", 0, "extended thinking with this token budget")
 	fl.StringVar(&f.thinking, "thinking", "", "extended thinking: adaptive or disabled")
 	fl.StringVar(&f.effort, "effort", "", "reasoning effort: low, medium, high, xhigh or max")
@@ -107,9 +107,7 @@ func (f *sdkFlags) register(fl *pflag.FlagSet) {
 // notYet are flags cadre parses but cannot act on yet: each warns once,
 // saying what happens instead. Remove a line when its flag acts.
 var notYet = []struct{ name, instead string }{
-	{"fallback-model", "an overloaded model is retried, never replaced"},
 	{"agent", "the main agent runs as itself"},
-	{"max-budget-usd", "the run is not stopped by its cost"},
 	{"permission-prompt-tool", "a call that needs approval is denied, as without it"},
 }
 

@@ -217,6 +217,9 @@ const (
 	SubtypeSuccess   = "success"
 	SubtypeMaxTurns  = "error_max_turns"
 	SubtypeExecution = "error_during_execution"
+	// SubtypeMaxBudget is set by the runtime, not the loop: a run stopped
+	// because its cost reached its budget.
+	SubtypeMaxBudget = "error_max_budget_usd"
 )
 
 // Run runs the loop on history, which must end with the user message to

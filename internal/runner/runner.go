@@ -37,12 +37,28 @@ type Tag struct {
 type Totals struct {
 	mu      sync.Mutex
 	byModel map[string]event.ModelUsage
+	cost    float64
+	watch   func(cost float64)
+}
+
+// Watch makes every Add call f, outside the lock, with the total cost
+// so far: how a budget is enforced over a whole tree.
+func (t *Totals) Watch(f func(cost float64)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.watch = f
+}
+
+// Cost is the total cost so far.
+func (t *Totals) Cost() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cost
 }
 
 // Add records one run's usage and cost.
 func (t *Totals) Add(model string, u llm.Usage, cost float64) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.byModel == nil {
 		t.byModel = map[string]event.ModelUsage{}
 	}
@@ -50,6 +66,12 @@ func (t *Totals) Add(model string, u llm.Usage, cost float64) {
 	m.Usage = m.Usage.Add(u)
 	m.CostUSD += cost
 	t.byModel[model] = m
+	t.cost += cost
+	watch, total := t.watch, t.cost
+	t.mu.Unlock()
+	if watch != nil {
+		watch(total)
+	}
 }
 
 // Snapshot returns the sums so far.
