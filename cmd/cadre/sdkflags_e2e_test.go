@@ -188,10 +188,10 @@ func TestSDKFlags(t *testing.T) {
 		{
 			name: "flags that cannot act yet warn once and go on",
 			setup: func(*env) []string {
-				return []string{"--fallback-model=claude-haiku-4-5", "--max-budget-usd=1.5", "--agent=x"}
+				return []string{"--agent=x"}
 			},
 			check: func(t *testing.T, _ *env, p proc, _ *testkit.AnthropicServer) {
-				for _, f := range []string{"--fallback-model", "--max-budget-usd", "--agent"} {
+				for _, f := range []string{"--agent"} {
 					if n := strings.Count(p.stderr, f+" is not supported yet"); n != 1 {
 						t.Errorf("stderr warns about %s %d times: %q", f, n, p.stderr)
 					}
