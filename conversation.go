@@ -698,19 +698,21 @@ func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, h
 // interruptedTurn is the result of a turn Interrupt stopped: its own
 // figures, and why it ended.
 func interruptedTurn(cause error, res *runner.Result) *runner.Result {
-	out := *res.Outcome
-	out.Subtype, out.Err = loop.SubtypeExecution, fmt.Errorf("the turn was interrupted (%v)", cause)
-	r := *res
-	r.Outcome, r.Status = &out, session.StatusKilled
-	return &r
+	return endedTurn(res, loop.SubtypeExecution, fmt.Errorf("the turn was interrupted (%v)", cause), session.StatusKilled)
 }
 
 // overBudget is the result of a turn stopped by the budget.
 func overBudget(budget float64, res *runner.Result) *runner.Result {
+	return endedTurn(res, loop.SubtypeMaxBudget, fmt.Errorf("reached the maximum budget ($%g)", budget), session.StatusFailed)
+}
+
+// endedTurn is res, with the subtype, error and status of why the
+// runtime ended it.
+func endedTurn(res *runner.Result, subtype string, err error, status session.Status) *runner.Result {
 	out := *res.Outcome
-	out.Subtype, out.Err = loop.SubtypeMaxBudget, fmt.Errorf("reached the maximum budget ($%g)", budget)
+	out.Subtype, out.Err = subtype, err
 	r := *res
-	r.Outcome, r.Status = &out, session.StatusFailed
+	r.Outcome, r.Status = &out, status
 	return &r
 }
 
