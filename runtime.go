@@ -53,6 +53,11 @@ type Options struct {
 	LLM llm.Model
 	// PermissionMode is the main agent's permission mode.
 	PermissionMode PermissionMode
+	// Agent names the agent definition the main agent runs as (Claude
+	// Code's --agent): its prompt, tools, model and permission mode, the
+	// last two unless Model/LLM and PermissionMode are set. An unknown
+	// name makes New fail, listing the known agents.
+	Agent string
 	// AllowedTools and DisallowedTools add permission rules in Claude Code
 	// syntax ("Bash(git diff:*)", "Edit"); a disallowed bare tool name
 	// removes the tool from the model's pool.
@@ -264,6 +269,8 @@ type Runtime struct {
 	// defaultModel is set when no flag or setting named the main model,
 	// so config.DefaultModel is used: its errors say so.
 	defaultModel bool
+	// mainAgent is the definition the main agent runs as (Options.Agent).
+	mainAgent *agent.Definition
 
 	modelMu sync.Mutex
 	models  map[string]resolved // by name: spawning must not rebuild SDK clients
@@ -433,6 +440,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Declared: declared, Factories: factories,
 	})
 	if err := sdkProblems(r.agents); err != nil {
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
+	if err := r.asMainAgent(); err != nil {
 		r.owner.Close()
 		r.db.Close()
 		return nil, err

@@ -186,19 +186,6 @@ func TestSDKFlags(t *testing.T) {
 			},
 		},
 		{
-			name: "flags that cannot act yet warn once and go on",
-			setup: func(*env) []string {
-				return []string{"--agent=x"}
-			},
-			check: func(t *testing.T, _ *env, p proc, _ *testkit.AnthropicServer) {
-				for _, f := range []string{"--agent"} {
-					if n := strings.Count(p.stderr, f+" is not supported yet"); n != 1 {
-						t.Errorf("stderr warns about %s %d times: %q", f, n, p.stderr)
-					}
-				}
-			},
-		},
-		{
 			name:  "--debug-file gets the debug log",
 			setup: func(e *env) []string { return []string{"--debug-file=" + filepath.Join(e.dir, "debug.log")} },
 			check: func(t *testing.T, e *env, p proc, _ *testkit.AnthropicServer) {

@@ -107,7 +107,6 @@ func (f *sdkFlags) register(fl *pflag.FlagSet) {
 // notYet are flags cadre parses but cannot act on yet: each warns once,
 // saying what happens instead. Remove a line when its flag acts.
 var notYet = []struct{ name, instead string }{
-	{"agent", "the main agent runs as itself"},
 	{"permission-prompt-tool", "a call that needs approval is denied, as without it"},
 }
 
