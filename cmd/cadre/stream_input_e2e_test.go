@@ -247,8 +247,12 @@ func TestStreamInputSubagentAsksTheProgram(t *testing.T) {
 	if r := l.until("a result", isResult); r["result"] != "MAIN-DONE" {
 		t.Errorf("result = %v", r)
 	}
-	if code, stderr := l.end(); code != 0 {
+	code, stderr := l.end()
+	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "permission-prompt-tool") {
+		t.Errorf("--permission-prompt-tool stdio acts, yet stderr warns about it: %s", stderr)
 	}
 	if !strings.Contains(string(srv.Requests()[2].Body), "CHILD-RAN") {
 		t.Errorf("the allowed command did not run")

@@ -104,12 +104,6 @@ func (f *sdkFlags) register(fl *pflag.FlagSet) {
 	}
 }
 
-// notYet are flags cadre parses but cannot act on yet: each warns once,
-// saying what happens instead. Remove a line when its flag acts.
-var notYet = []struct{ name, instead string }{
-	{"permission-prompt-tool", "a call that needs approval is denied, as without it"},
-}
-
 // warnIgnored says once, for each accepted flag that has no effect, that
 // it is ignored and why.
 func warnIgnored(fl *pflag.FlagSet, log *slog.Logger) {
@@ -122,11 +116,6 @@ func warnIgnored(fl *pflag.FlagSet, log *slog.Logger) {
 			msg += " (" + x.why + ")"
 		}
 		log.Warn(msg)
-	}
-	for _, x := range notYet {
-		if fl.Changed(x.name) {
-			log.Warn("--" + x.name + " is not supported yet; ignored: " + x.instead)
-		}
 	}
 }
 
