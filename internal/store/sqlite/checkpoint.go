@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
-	"os"
 	"sync"
 )
 
@@ -91,24 +89,18 @@ func (c *checkpointer) close() {
 const backlogFrames = 128
 
 // walBacklog is the number of frames in the WAL that no checkpoint copied
-// back yet, left by earlier processes (Close does not checkpoint): the
-// frames past the backfill mark, read from the wal-index header at the
-// start of the -shm file (https://sqlite.org/walformat.html: mxFrame at
-// byte 16, nBackfill at byte 96, in the machine's byte order). Any doubt
-// reads as 0: the figure only decides when the next checkpoint runs.
-func (db *DB) walBacklog() int {
-	f, err := os.Open(db.path + "-shm")
-	if err != nil {
+// back yet, left by earlier processes (Close does not checkpoint), as a
+// NOOP checkpoint reports it: the WAL's frames less those backfilled. It
+// asks SQLite rather than reading the -shm file's header itself: opening
+// and closing a descriptor of the -shm file would drop every POSIX lock
+// this process holds on it, SQLite's included, and let another process
+// truncate the wal-index under this one's mapping
+// (TestOpenKeepsTheSharedMemoryLock). Any error reads as 0: the figure
+// only decides when the next checkpoint runs.
+func (db *DB) walBacklog(ctx context.Context) int {
+	var busy, frames, backfilled int
+	if err := db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(NOOP)`).Scan(&busy, &frames, &backfilled); err != nil || backfilled >= frames {
 		return 0
 	}
-	defer f.Close()
-	var hdr [100]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return 0
-	}
-	mx, backfilled := binary.NativeEndian.Uint32(hdr[16:]), binary.NativeEndian.Uint32(hdr[96:])
-	if backfilled >= mx {
-		return 0
-	}
-	return int(mx - backfilled)
+	return frames - backfilled
 }

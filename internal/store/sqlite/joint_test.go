@@ -92,7 +92,7 @@ func TestCloseLeavesTheWAL(t *testing.T) {
 		t.Fatalf("the WAL after Close: %v, %v", fi, err)
 	}
 	db = open(t, path)
-	if got := db.walBacklog(); got < n {
+	if got := db.walBacklog(t.Context()); got < n {
 		t.Errorf("walBacklog after %d writes and Close = %d frames, want them still in the WAL", n, got)
 	}
 	list, err := db.ListSessions(t.Context(), session.Filter{})
@@ -103,7 +103,7 @@ func TestCloseLeavesTheWAL(t *testing.T) {
 	if _, err := db.ckp.ExecContext(t.Context(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 		t.Fatal(err)
 	}
-	if got := db.walBacklog(); got != 0 {
+	if got := db.walBacklog(t.Context()); got != 0 {
 		t.Errorf("walBacklog after a checkpoint = %d, want 0", got)
 	}
 }

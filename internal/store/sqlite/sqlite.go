@@ -96,7 +96,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// retried for a bounded time.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		err := db.init(ctx)
+		backlog, err := db.init(ctx)
 		if err == nil {
 			db.ck = newCheckpointer(ckp, nil)
 			db.wr = newWriter(db, db.ck.written)
@@ -105,7 +105,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 			// long: every process that opens the store first reads
 			// the whole WAL to index it (SQLite's wal-index
 			// recovery), so a long one costs every start.
-			if db.walBacklog() >= backlogFrames {
+			if backlog >= backlogFrames {
 				db.ck.written(checkpointEvery)
 			}
 			return db, nil
@@ -146,24 +146,29 @@ func dsn(path string, extra map[string]string) string {
 	return u.String()
 }
 
-func (db *DB) init(ctx context.Context) error {
+// init turns WAL on, migrates the schema and keeps the WAL across runs; it
+// returns the WAL backlog (walBacklog).
+func (db *DB) init(ctx context.Context) (backlog int, err error) {
 	// The writer connects first: it turns WAL on (a persistent property of
 	// the file) before any reader opens.
 	var mode string
 	if err := db.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
+		return 0, err
 	}
 	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("journal mode is %q, not WAL (is the file on a network filesystem?)", mode)
+		return 0, fmt.Errorf("journal mode is %q, not WAL (is the file on a network filesystem?)", mode)
 	}
 	ms, err := loadMigrations(migrationFiles)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := db.migrate(ctx, ms); err != nil {
-		return err
+		return 0, err
 	}
-	return db.persistWAL(ctx)
+	if err := db.persistWAL(ctx); err != nil {
+		return 0, err
+	}
+	return db.walBacklog(ctx), nil
 }
 
 // persistWAL keeps the WAL file when the writer's connection closes, should
