@@ -626,14 +626,9 @@ func (c *Conversation) next(failed bool) []queue.Entry {
 		c.mu.Lock()
 		closed := c.closed
 		c.mu.Unlock()
-		if es := q.TakeTurn(c.target); len(es) > 0 {
-			if closed && failed && es[0].Mode != queue.ModePrompt {
-				return nil
-			}
+		es, over := nextTurn(closed, failed, func() int { return group.Running(c.target) }, func() []queue.Entry { return q.TakeTurn(c.target) })
+		if len(es) > 0 || over {
 			return es
-		}
-		if closed && (failed || group.Running(c.target) == 0) {
-			return nil
 		}
 		input := c.input
 		if closed {
@@ -647,6 +642,25 @@ func (c *Conversation) next(failed bool) []queue.Entry {
 		}
 	}
 	return nil
+}
+
+// nextTurn looks once for the input of the next turn: the entries
+// waiting (take), or over when there is none and none can come — the input
+// is closed and no background run of the main agent is going on (running),
+// or a failed turn is not followed. running is counted before take looks:
+// a run pushes its notification before it stops counting, so one that
+// ends in between is either counted (and waited for) or already queued; the
+// other order could miss the last notification and end without answering
+// it.
+func nextTurn(closed, failed bool, running func() int, take func() []queue.Entry) (es []queue.Entry, over bool) {
+	n := running()
+	if es := take(); len(es) > 0 {
+		if closed && failed && es[0].Mode != queue.ModePrompt {
+			return nil, true
+		}
+		return es, false
+	}
+	return nil, closed && (failed || n == 0)
 }
 
 // runTurn runs one turn on entries: a message, a direct agent run, or

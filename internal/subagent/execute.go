@@ -212,13 +212,16 @@ type pending struct {
 
 func (p pending) Next(ctx context.Context) []llm.Message {
 	for ctx.Err() == nil {
+		// Taken before counting, so that a run ending in between wakes
+		// the wait below; counted before taking, because a run pushes
+		// its notification before it stops counting: one that ends in
+		// between is counted or already queued, never neither.
+		changed := p.group.Changed()
+		running := p.group.Running(p.agentID)
 		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
 			return messages(es)
 		}
-		// Taken before counting, so that a run ending in between wakes
-		// the wait below.
-		changed := p.group.Changed()
-		if p.group.Running(p.agentID) == 0 {
+		if running == 0 {
 			return nil
 		}
 		if es, _ := p.s.cfg.Queue.Wait(ctx, p.agentID, changed); len(es) > 0 {
