@@ -14,9 +14,12 @@ type Group struct {
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	live    map[string]*liveTask // runs of this tree not yet finished
-	changed chan struct{}        // closed and replaced when a run ends
+	mu   sync.Mutex
+	live map[string]*liveTask // runs of this tree not yet finished
+	// all are the runs the group ever started, in launch order: the
+	// listing front ends number (Runs), which a run's end must not shift.
+	all     []*liveTask
+	changed chan struct{} // closed and replaced when a run ends
 }
 
 // NewGroup returns a group whose runs end when ctx does.
@@ -35,6 +38,7 @@ func (g *Group) add(t *liveTask) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.live[t.id] = t
+	g.all = append(g.all, t)
 }
 
 func (g *Group) remove(id string) {

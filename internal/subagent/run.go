@@ -77,7 +77,8 @@ type liveTask struct {
 	bgRequested chan struct{} // closed when someone asks a foreground waiter to let go
 	final       *runner.Result
 	status      task.Status
-	text        string // newest assistant text: the partial result
+	endedAt     time.Time // when final was set
+	text        string    // newest assistant text: the partial result
 	tokens      int64
 	toolUses    int
 	lastTool    string
