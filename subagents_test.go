@@ -1,0 +1,195 @@
+package cadre_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// twoWorkers is a conversation whose first message starts two background
+// "worker" runs that hold their model call until their context ends;
+// started receives each one's prompt as it calls.
+func twoWorkers(t *testing.T) (*convo, chan string) {
+	f := newFixture(t)
+	started := make(chan string, 4)
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if req.Agent == "worker" {
+			started <- req.Messages[0].Text()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		if len(last.Content) > 0 && last.Content[0].Type == llm.BlockToolResult {
+			return llm.Reply(llm.Text("launched")), nil
+		}
+		if strings.Contains(last.Text(), "<task-notification>") {
+			return llm.Reply(llm.Text("noted")), nil
+		}
+		return llm.Reply(
+			llm.ToolUse("call-a", "Agent", json.RawMessage(`{"subagent_type":"worker","description":"Alpha job","prompt":"alpha","run_in_background":true,"name":"alpha"}`)),
+			llm.ToolUse("call-b", "Agent", json.RawMessage(`{"subagent_type":"worker","description":"Beta job","prompt":"beta","run_in_background":true}`)),
+		), nil
+	}
+	rt := f.open(t, cadre.Options{Agents: []cadre.Agent{{Name: "worker", Description: "Works.", Prompt: "Work.", Tools: []string{}}}})
+	cv := openConvo(t, rt, cadre.OpenRequest{})
+	cv.send("go")
+	cv.waitResults(1)
+	for range 2 {
+		wait(t, started, "a worker's model call")
+	}
+	return cv, started
+}
+
+func TestSubagentsListsAndFindsRunsByOpenClawTargets(t *testing.T) {
+	cv, _ := twoWorkers(t)
+	ctx := context.Background()
+	runs, err := cv.c.Subagents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("runs %+v", runs)
+	}
+	// The two calls of one message launch in order.
+	a, b := runs[0], runs[1]
+	if a.Index != 1 || a.Description != "Alpha job" || a.Name != "alpha" || b.Index != 2 || b.Description != "Beta job" {
+		t.Fatalf("runs %+v", runs)
+	}
+	for _, r := range runs {
+		if !r.Running() || !r.Background || r.Depth != 1 || r.Agent != "worker" || r.Key != "agent:worker:subagent:"+r.ID || r.ParentSessionID != cv.c.SessionID() {
+			t.Errorf("run %+v", r)
+		}
+	}
+	for _, tc := range []struct {
+		target, want, err string
+	}{
+		{"1", a.ID, ""},
+		{"#2", b.ID, ""},
+		{"last", b.ID, ""},
+		{a.ID, a.ID, ""},
+		{a.Key, a.ID, ""},
+		{"ALPHA", a.ID, ""},
+		{b.ID[:len(b.ID)-4], b.ID, ""},
+		{"#3", "", "no subagent #3: this conversation has 2"},
+		{"0", "", "no subagent #0"},
+		{"", "", "name a subagent"},
+		{"nobody", "", `no subagent "nobody"`},
+		{"../etc", "", `no subagent "../etc"`},
+	} {
+		got, err := cv.c.FindSubagent(ctx, tc.target)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("FindSubagent(%q) = %v, want error %q", tc.target, err, tc.err)
+		case tc.err == "" && (err != nil || got.ID != tc.want):
+			t.Errorf("FindSubagent(%q) = %s, %v; want %s", tc.target, got.ID, err, tc.want)
+		}
+	}
+
+	info, err := cv.c.SubagentInfo(ctx, "#1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SessionID != a.ID || info.TranscriptPath == "" || info.Prompt != "alpha" || info.Cleanup != "keep" || info.ArchiveAfterMinutes != 60 || info.Created.IsZero() || info.Status != cadre.TaskRunning {
+		t.Errorf("info %+v", info)
+	}
+
+	reply, err := cv.c.SendSubagent(ctx, "#2", "also do gamma")
+	if err != nil || !strings.Contains(reply, "queued") {
+		t.Errorf("SendSubagent = %q, %v", reply, err)
+	}
+	if _, err := cv.c.SendSubagent(ctx, "#2", " "); err == nil {
+		t.Error("an empty message was sent")
+	}
+
+	stopped, err := cv.c.StopSubagent(ctx, "#1")
+	if err != nil || !slices.Equal(stopped, []string{a.ID}) {
+		t.Fatalf("StopSubagent(#1) = %v, %v", stopped, err)
+	}
+	runs, _ = cv.c.Subagents(ctx)
+	if runs[0].Index != 1 || runs[0].Status != cadre.TaskKilled || runs[0].Ended.IsZero() || !runs[1].Running() {
+		t.Errorf("after stopping #1: %+v", runs)
+	}
+	if _, err := cv.c.StopSubagent(ctx, "#1"); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("stopping #1 again = %v, want 'not running'", err)
+	}
+	stopped, err = cv.c.StopSubagent(ctx, "all")
+	if err != nil || !slices.Equal(stopped, []string{b.ID}) {
+		t.Fatalf("StopSubagent(all) = %v, %v", stopped, err)
+	}
+}
+
+// /stop ends the turn in progress and every subagent; the conversation
+// takes the next message.
+func TestAbortStopsTheTurnAndEverySubagent(t *testing.T) {
+	cv, _ := twoWorkers(t)
+	ctx := context.Background()
+	stopped, err := cv.c.Abort(ctx)
+	if err != nil || len(stopped) != 2 {
+		t.Fatalf("Abort = %v, %v", stopped, err)
+	}
+	runs, _ := cv.c.Subagents(ctx)
+	for _, r := range runs {
+		if r.Status != cadre.TaskKilled {
+			t.Errorf("run #%d after /stop: %s", r.Index, r.Status)
+		}
+	}
+}
+
+func TestSubagentLogReadsTheTranscript(t *testing.T) {
+	f := newFixture(t)
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		result := len(last.Content) > 0 && last.Content[0].Type == llm.BlockToolResult
+		switch {
+		case req.Agent == "reader" && result:
+			return llm.Reply(llm.Text("read: " + last.Content[0].ResultText())), nil
+		case req.Agent == "reader":
+			return llm.Reply(llm.ToolUse("r1", "Read", json.RawMessage(`{"file_path":"notes.txt"}`))), nil
+		case result:
+			return llm.Reply(llm.Text("main done")), nil
+		}
+		return llm.Reply(llm.ToolUse("call-r", "Agent", json.RawMessage(`{"subagent_type":"reader","description":"Read notes","prompt":"Read notes.txt."}`))), nil
+	}
+	rt := f.open(t, cadre.Options{Agents: []cadre.Agent{{Name: "reader", Description: "Reads.", Prompt: "Read.", Tools: []string{"Read"}}}})
+	cv := openConvo(t, rt, cadre.OpenRequest{})
+	cv.send("go")
+	cv.waitResults(1)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		limit int
+		tools bool
+		want  []string
+	}{
+		{0, false, []string{"user: Read notes.txt.", "assistant: read: "}},
+		{1, false, []string{"assistant: read: "}},
+		{0, true, []string{"user: Read notes.txt.", `assistant: → Read {"file_path":"notes.txt"}`, "user: ← ", "assistant: read: "}},
+	} {
+		run, log, err := cv.c.SubagentLog(ctx, "1", tc.limit, tc.tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != cadre.TaskCompleted || run.Description != "Read notes" || run.Background {
+			t.Errorf("run %+v", run)
+		}
+		if len(log) != len(tc.want) {
+			t.Errorf("log(%d, %v) = %+v, want %q", tc.limit, tc.tools, log, tc.want)
+			continue
+		}
+		for i, m := range log {
+			if got := m.Role + ": " + m.Text; !strings.HasPrefix(got, tc.want[i]) {
+				t.Errorf("log(%d, %v)[%d] = %q, want prefix %q", tc.limit, tc.tools, i, got, tc.want[i])
+			}
+		}
+		if last := log[len(log)-1]; !strings.Contains(last.Text, "PAPAYA") {
+			t.Errorf("last message %q lacks the file's text", last.Text)
+		}
+	}
+	if _, _, err := cv.c.SubagentLog(ctx, "1", -1, false); err == nil {
+		t.Error("a negative limit was accepted")
+	}
+}
