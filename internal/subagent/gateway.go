@@ -64,7 +64,7 @@ func (s *Service) gatewayTools(c Caller) []tool.Tool {
 	for _, d := range s.listed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description)})
 	}
-	spawn := tool.New(tool.Info{Name: "sessions_spawn", Description: profilePrompt("gateway_sessions_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
+	spawn := protoTool(s, tool.Info{Name: "sessions_spawn", Description: profilePrompt("gateway_sessions_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, env tool.Env, in SessionsSpawnInput) (tool.Result, error) {
 			return s.sessionsSpawn(ctx, c, env, in), nil
 		})
@@ -74,7 +74,7 @@ func (s *Service) gatewayTools(c Caller) []tool.Tool {
 		}
 		return in.AgentID
 	}
-	list := tool.New(tool.Info{Name: "agents_list", Description: profilePrompt("gateway_agents_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	list := protoTool(s, tool.Info{Name: "agents_list", Description: profilePrompt("gateway_agents_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(context.Context, tool.Env, AgentsListInput) (tool.Result, error) {
 			type entry struct {
 				ID          string `json:"id"`

@@ -195,22 +195,22 @@ func (s *Service) harnessTools(c Caller) []tool.Tool {
 	for _, d := range s.listed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description)})
 	}
-	spawn := tool.New(tool.Info{Name: "agent_spawn", Description: profilePrompt("harness_agent_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
+	spawn := protoTool(s, tool.Info{Name: "agent_spawn", Description: profilePrompt("harness_agent_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.spawn)
 	spawn.TargetOf = func(_ tool.Env, in AgentSpawnInput) string { return in.AgentID }
-	send := tool.New(tool.Info{Name: "agent_send", Description: profilePrompt("harness_agent_send.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	send := protoTool(s, tool.Info{Name: "agent_send", Description: profilePrompt("harness_agent_send.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.send)
-	list := tool.New(tool.Info{Name: "agent_list", Description: profilePrompt("harness_agent_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	list := protoTool(s, tool.Info{Name: "agent_list", Description: profilePrompt("harness_agent_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(context.Context, tool.Env, AgentListInput) (tool.Result, error) { return h.agentList(), nil })
-	output := tool.New(tool.Info{Name: "task_output", Description: profilePrompt("harness_task_output.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	output := protoTool(s, tool.Info{Name: "task_output", Description: profilePrompt("harness_task_output.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.taskOutput)
-	cancel := tool.New(tool.Info{Name: "task_cancel", Description: profilePrompt("harness_task_cancel.md", nil), Access: tool.AccessAgent},
+	cancel := protoTool(s, tool.Info{Name: "task_cancel", Description: profilePrompt("harness_task_cancel.md", nil), Access: tool.AccessAgent},
 		h.taskCancel)
-	tasks := tool.New(tool.Info{Name: "task_list", Description: profilePrompt("harness_task_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	tasks := protoTool(s, tool.Info{Name: "task_list", Description: profilePrompt("harness_task_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in TaskListInput) (tool.Result, error) {
 			return h.taskList(ctx, in.StatusFilter)
 		})
-	wait := tool.New(tool.Info{Name: "wait_async_results", Description: profilePrompt("harness_wait_async_results.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	wait := protoTool(s, tool.Info{Name: "wait_async_results", Description: profilePrompt("harness_wait_async_results.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.waitAsync)
 	return []tool.Tool{spawn, send, list, output, cancel, tasks, wait}
 }

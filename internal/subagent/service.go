@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -142,6 +143,9 @@ type Service struct {
 		agent *tool.Typed[AgentInput]
 		task  *tool.Typed[TaskInput]
 	}
+	// toolProtos hold the other per-caller tools' schemas by tool name
+	// (protoTool).
+	toolProtos sync.Map
 
 	mu      sync.Mutex
 	running map[string]*liveTask // runs in progress in this process, by id
@@ -447,4 +451,18 @@ func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	p := runner.SystemPrompt(base, ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
 	s.prompts.Store(key, p)
 	return p
+}
+
+// protoTool is tool.New(meta, run) for a tool that every caller gets a
+// variant of (its own run, sometimes its own description): the input
+// schema is inferred, encoded and resolved once per service, by the first
+// variant of that name, and shared by the rest — without it each child
+// paid for reflection and encoding of every task tool's schema.
+func protoTool[In any](s *Service, meta tool.Info, run func(context.Context, tool.Env, In) (tool.Result, error)) *tool.Typed[In] {
+	key := struct {
+		name string
+		in   reflect.Type
+	}{meta.Name, reflect.TypeFor[In]()}
+	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name}, nil))
+	return p.(*tool.Typed[In]).With(meta, run)
 }
