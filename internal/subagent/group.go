@@ -70,6 +70,20 @@ func (g *Group) Running(parentAgentID string) int {
 	return n
 }
 
+// BackgroundRunning counts the unfinished background runs of the whole
+// group, whoever started them.
+func (g *Group) BackgroundRunning() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, t := range g.live {
+		if t.isBackground() && !t.ended() {
+			n++
+		}
+	}
+	return n
+}
+
 // Active counts the unfinished runs (foreground or not) started from the
 // session with this id, for subagents.maxChildrenPerAgent.
 func (g *Group) Active(parentSessionID string) int {
