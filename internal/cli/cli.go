@@ -158,13 +158,16 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	if err != nil {
 		return err
 	}
-	if !f.print && !streamIn {
+	// Without -p, a terminal gets the TUI (the prompt, if any, is its
+	// first message); anything else is a program that forgot -p.
+	interactive := !f.print && !streamIn
+	if interactive && !(isTerminal(stdin) && isTerminalWriter(stdout)) {
 		if prompt == "" {
-			return errors.New("the interactive interface is not built yet; run headless with -p \"prompt\" (see cadre --help)")
+			return errors.New("the interactive interface needs a terminal; run headless with -p \"prompt\" (see cadre --help)")
 		}
-		return errors.New("the interactive interface is not built yet; add -p to run this prompt headless")
+		return errors.New("the interactive interface needs a terminal; add -p to run this prompt headless")
 	}
-	if prompt == "" && !streamIn && !isTerminal(stdin) {
+	if prompt == "" && !streamIn && !interactive && !isTerminal(stdin) {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
 			return fmt.Errorf("read prompt from standard input: %w", err)
@@ -190,7 +193,16 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	if err != nil {
 		return fail(err)
 	}
-	log := newLogger(stderr, f.debug)
+	// The TUI owns the screen: what the runtime logs meanwhile is held and
+	// written to stderr once it has quit.
+	logTo := stderr
+	var held *heldLog
+	if interactive {
+		held = &heldLog{}
+		logTo = held
+		defer held.flush(stderr)
+	}
+	log := newLogger(logTo, f.debug)
 	if f.sdk.debugFile != "" {
 		// --debug-file (the Agent SDK passes it): debug detail goes to the
 		// file, with a time on each record; warnings still reach stderr.
@@ -216,6 +228,9 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,
 		Logger: log,
+	}
+	if interactive {
+		return runTUI(ctx, f, opts, prompt, stdin, stdout)
 	}
 	if streamIn {
 		return runStreamInput(ctx, f, opts, stdin, stdout, log, fail)

@@ -1,0 +1,26 @@
+// Package tui is cadre's interactive terminal interface (DESIGN §16): a
+// Bubble Tea v2 program over a live cadre.Conversation. It is one more
+// consumer of the conversation's events and one more producer of its
+// queue entries; what any front end needs (the subagent runs of a tree,
+// the approval queue, the session's figures, the permission-mode cycle,
+// the agents "@" may name) comes from the runtime, never from here.
+//
+// The screen is a transcript viewport above a fixed input: the main
+// agent's answer streams into the transcript, rendered as Markdown; tool
+// calls show as one line each with their results folded; each subagent
+// run shows as one live line under the Agent call that started it,
+// collapsed to a summary when it ends; a status line shows the model, the
+// permission mode, the tree's tokens and cost and the background runs.
+//
+// Extension points:
+//
+//   - commands.go: every input line starting with "/" goes to
+//     Model.command, which returns the tea.Cmd to run (nil for none). It
+//     prints into the transcript with Model.Info and Model.Error, talks to
+//     the conversation through Model.Conversation, and opens full-screen
+//     views with PushScreen.
+//   - screen.go: a Screen is a full-screen view pushed over the
+//     conversation (the session tree). While on top it gets every key and
+//     the whole window, and every conversation event too (the transcript
+//     below keeps following them); it ends itself with PopScreen.
+package tui

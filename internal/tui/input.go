@@ -1,0 +1,206 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/cadre-dev/cadre"
+)
+
+// key takes a key press on the conversation screen.
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	if s != "ctrl+c" {
+		m.quitArmed = false
+	}
+	if len(m.approvals) > 0 {
+		return m.approvalKey(k)
+	}
+	switch s {
+	case "ctrl+c":
+		if m.quitArmed {
+			return tea.Quit
+		}
+		m.quitArmed = true
+		m.input.Reset()
+		m.refresh()
+		return nil
+	case "esc":
+		if m.completion != nil {
+			m.completion = nil
+			m.refresh()
+			return nil
+		}
+		if m.busy {
+			m.conv.Interrupt()
+			m.Info("Interrupted.")
+		}
+		return nil
+	case "shift+tab":
+		next := cadre.NextPermissionMode(m.mode, m.startMode)
+		if err := m.conv.SetPermissionMode(next); err != nil {
+			m.Error(err.Error())
+			return nil
+		}
+		m.mode = next
+		m.refresh()
+		return nil
+	case "ctrl+b":
+		m.background()
+		return nil
+	case "pgup":
+		m.view.PageUp()
+		return nil
+	case "pgdown":
+		m.view.PageDown()
+		return nil
+	case "enter":
+		if m.completion != nil {
+			m.complete()
+			return nil
+		}
+		return m.submit()
+	case "tab":
+		if m.completion != nil {
+			m.complete()
+		}
+		return nil
+	case "up":
+		if m.input.Line() == 0 && m.browse(-1) {
+			return nil
+		}
+	case "down":
+		if m.input.Line() == m.input.LineCount()-1 && m.browse(+1) {
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	m.suggest()
+	m.refresh()
+	return cmd
+}
+
+// submit sends what was typed: a command, an "@name" run, or a message.
+func (m *Model) submit() tea.Cmd {
+	text := m.input.Value()
+	line := trimmed(text)
+	if line == "" {
+		return nil
+	}
+	m.input.Reset()
+	m.completion = nil
+	if len(m.history) == 0 || m.history[len(m.history)-1] != text {
+		m.history = append(m.history, text)
+	}
+	m.historyAt, m.draft = len(m.history), ""
+	defer m.refresh()
+	if strings.HasPrefix(line, "/") {
+		return m.command(line)
+	}
+	if name, prompt, ok := mention(line); ok {
+		if !slices.Contains(m.cfg.Agents, name) {
+			m.Error(fmt.Sprintf("no agent named %q to run with @ (these exist: %s)", name, orNone(m.cfg.Agents)))
+			return nil
+		}
+		if prompt == "" {
+			m.Error(fmt.Sprintf("@%s needs a prompt: @%s what to do", name, name))
+			return nil
+		}
+		m.runAgent(name, prompt, line)
+		return nil
+	}
+	m.send(text)
+	return nil
+}
+
+// mention splits "@name text" into the agent's name and the prompt.
+func mention(line string) (name, prompt string, ok bool) {
+	if !strings.HasPrefix(line, "@") {
+		return "", "", false
+	}
+	name, prompt, _ = strings.Cut(line[1:], " ")
+	if name == "" {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(prompt), true
+}
+
+// browse moves through the history: dir -1 older, +1 newer. It reports
+// whether it moved.
+func (m *Model) browse(dir int) bool {
+	if len(m.history) == 0 {
+		return false
+	}
+	if m.historyAt > len(m.history) || m.historyAt < 0 {
+		m.historyAt = len(m.history)
+	}
+	at := m.historyAt + dir
+	if at < 0 || at > len(m.history) {
+		return false
+	}
+	if m.historyAt == len(m.history) {
+		m.draft = m.input.Value()
+	}
+	m.historyAt = at
+	if at == len(m.history) {
+		m.input.SetValue(m.draft)
+	} else {
+		m.input.SetValue(m.history[at])
+	}
+	m.refresh()
+	return true
+}
+
+// suggest offers the agents whose names complete an "@" the input starts
+// with, until a space ends the name.
+func (m *Model) suggest() {
+	m.completion = nil
+	v := m.input.Value()
+	if !strings.HasPrefix(v, "@") || strings.ContainsAny(v, " \n") {
+		return
+	}
+	prefix := strings.ToLower(v[1:])
+	for _, a := range m.cfg.Agents {
+		if strings.HasPrefix(strings.ToLower(a), prefix) {
+			m.completion = append(m.completion, a)
+		}
+	}
+}
+
+// complete puts the first completion in the input.
+func (m *Model) complete() {
+	if len(m.completion) > 0 {
+		m.input.SetValue("@" + m.completion[0] + " ")
+	}
+	m.completion = nil
+	m.refresh()
+}
+
+// background moves the running foreground subagents to the background
+// (Ctrl+B).
+func (m *Model) background() {
+	if !m.runs.Foreground() {
+		m.Info("No foreground subagent is running: Ctrl+B moves running subagents to the background.")
+		return
+	}
+	moved, err := m.conv.Background("")
+	switch {
+	case err != nil:
+		m.Error(err.Error())
+	case moved:
+		m.Info("Moved the running subagents to the background: their results come as notifications.")
+	default:
+		m.Info("The subagents were finishing: nothing moved to the background.")
+	}
+}
+
+// orNone lists names, or says there are none.
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

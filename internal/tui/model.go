@@ -1,0 +1,311 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/cadre-dev/cadre"
+)
+
+// Conversation is what the TUI needs of a live conversation;
+// *cadre.Conversation is one, tests use a fake.
+type Conversation interface {
+	Send(ctx context.Context, m cadre.Message) error
+	RunAgent(ctx context.Context, agent, prompt string) error
+	Interrupt()
+	SetPermissionMode(m cadre.PermissionMode) error
+	Background(toolUseID string) (bool, error)
+	Stats() cadre.ConversationStats
+}
+
+// Config is what a Model starts with.
+type Config struct {
+	// Conversation is the live conversation the model drives.
+	Conversation Conversation
+	// Approvals is the queue of permission requests the model answers
+	// (the conversation's PermissionFunc is its Ask); nil when nobody
+	// asks.
+	Approvals *cadre.Approvals
+	// Model and Mode are shown until the conversation's init event says
+	// them; Mode also anchors the Shift+Tab cycle.
+	Model string
+	Mode  cadre.PermissionMode
+	// Agents are the names "@" completes (cadre.Runtime.MentionableAgents).
+	Agents []string
+	// Now is the clock for elapsed times; default time.Now.
+	Now func() time.Time
+}
+
+// Model is the TUI's Bubble Tea model.
+type Model struct {
+	cfg  Config
+	ctx  context.Context
+	conv Conversation
+
+	width, height int
+	input         textarea.Model
+	view          viewport.Model
+	screens       []Screen
+
+	// Conversation state.
+	items  []*item
+	calls  map[string]*item // tool items by tool-use id
+	stream *item            // the main agent's reply still streaming
+	runs   *cadre.Activity
+	queued []string // messages sent while a turn runs, oldest first
+	busy   bool     // a turn of the main agent is going on
+	model  string
+	mode   cadre.PermissionMode
+	// startMode is the mode the conversation opened in: Shift+Tab's
+	// cycle keeps it.
+	startMode cadre.PermissionMode
+	stats     cadre.ConversationStats
+	commands  []string // the project's slash commands (init event)
+
+	// Input state.
+	history    []string
+	historyAt  int    // index into history while browsing; len(history) when not
+	draft      string // the unsent text kept while browsing history
+	completion []string
+
+	// Approval state: the requests waiting, the first shown.
+	approvals []cadre.Approval
+	reasoning bool // typing a reason for a denial
+	reason    textarea.Model
+
+	quitArmed bool // Ctrl+C pressed once
+	ticking   bool // a tick is scheduled
+	frame     int
+	ended     bool // the conversation ended
+}
+
+// maxInputLines bounds the input's height; longer text scrolls inside it.
+const maxInputLines = 8
+
+// New returns a model over cfg.Conversation. ctx bounds the calls it
+// makes to the conversation.
+func New(ctx context.Context, cfg Config) *Model {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = cadre.PermissionDefault
+	}
+	in := textarea.New()
+	in.Prompt = "› "
+	in.Placeholder = "Message cadre · Enter sends · Ctrl+J new line · /help"
+	in.ShowLineNumbers = false
+	in.DynamicHeight = true
+	in.MinHeight = 1
+	in.MaxHeight = maxInputLines
+	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"))
+	// Up and Down browse the history on the first and last line (input.go).
+	in.Focus()
+	reason := textarea.New()
+	reason.Prompt = "reason › "
+	reason.Placeholder = "optional: tell the model why (Enter denies)"
+	reason.ShowLineNumbers = false
+	reason.SetHeight(1)
+	m := &Model{
+		cfg: cfg, ctx: ctx, conv: cfg.Conversation,
+		input: in, reason: reason, view: viewport.New(),
+		calls: map[string]*item{}, runs: cadre.NewActivity(),
+		model: cfg.Model, mode: cfg.Mode, startMode: cfg.Mode,
+	}
+	m.resize(80, 24)
+	return m
+}
+
+// Conversation is the conversation the model drives (for commands).
+func (m *Model) Conversation() Conversation { return m.conv }
+
+// Init starts the input's cursor; nothing ticks until something runs.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// EventMsg carries one event of the conversation into the program.
+type EventMsg struct{ Event cadre.Event }
+
+// EndedMsg says the conversation's events ended: the conversation is over.
+type EndedMsg struct{ Err error }
+
+// ApprovalsMsg carries the permission requests waiting now.
+type ApprovalsMsg struct{ Pending []cadre.Approval }
+
+// tickMsg advances spinners and elapsed times while something runs.
+type tickMsg struct{}
+
+// tickEvery is the spinner's and elapsed times' pace while something runs.
+const tickEvery = 150 * time.Millisecond
+
+// Update takes a message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+	case pushScreenMsg:
+		m.screens = append(m.screens, msg.s)
+		return m, nil
+	case popScreenMsg:
+		if n := len(m.screens); n > 0 {
+			m.screens = m.screens[:n-1]
+		}
+		m.refresh()
+		return m, nil
+	case EventMsg:
+		m.event(msg.Event)
+	case EndedMsg:
+		m.ended = true
+		return m, tea.Quit
+	case ApprovalsMsg:
+		m.setApprovals(msg.Pending)
+	case tickMsg:
+		m.ticking = false
+		m.frame++
+		m.stats = m.conv.Stats()
+		m.refresh()
+	}
+	if n := len(m.screens); n > 0 {
+		// The screen on top gets everything; keys only it.
+		s, cmd := m.screens[n-1].Update(msg)
+		m.screens[n-1] = s
+		cmds = append(cmds, cmd)
+		if _, isKey := msg.(tea.KeyPressMsg); isKey {
+			return m, tea.Batch(append(cmds, m.tick())...)
+		}
+		if _, isPaste := msg.(tea.PasteMsg); isPaste {
+			return m, tea.Batch(cmds...)
+		}
+	} else {
+		switch msg := msg.(type) {
+		case tea.KeyPressMsg:
+			cmds = append(cmds, m.key(msg))
+		case tea.PasteMsg:
+			var cmd tea.Cmd
+			if m.reasoning {
+				m.reason, cmd = m.reason.Update(msg)
+			} else {
+				m.input, cmd = m.input.Update(msg)
+			}
+			cmds = append(cmds, cmd)
+		}
+	}
+	cmds = append(cmds, m.tick())
+	return m, tea.Batch(cmds...)
+}
+
+// running reports whether anything moves on screen: a turn, a subagent.
+func (m *Model) running() bool {
+	return m.busy || m.runs.Running() > 0
+}
+
+// tick schedules the next tick if something runs and none is scheduled:
+// an idle screen does no work at all.
+func (m *Model) tick() tea.Cmd {
+	if m.ticking || !m.running() {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(tickEvery, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// resize lays the screen out for a window of w×h.
+func (m *Model) resize(w, h int) {
+	if w < 20 {
+		w = 20
+	}
+	if h < 8 {
+		h = 8
+	}
+	m.width, m.height = w, h
+	m.input.SetWidth(w)
+	m.reason.SetWidth(w)
+	for _, it := range m.items {
+		it.cache = ""
+	}
+	m.refresh()
+}
+
+// refresh re-renders the transcript into the viewport, following the
+// bottom if the view was there.
+func (m *Model) refresh() {
+	follow := m.view.AtBottom() || m.view.TotalLineCount() == 0
+	m.view.SetWidth(m.width)
+	m.view.SetHeight(max(1, m.height-m.chromeHeight()))
+	m.view.SetContent(m.transcript())
+	if follow {
+		m.view.GotoBottom()
+	}
+}
+
+// Info adds a line of information to the transcript (commands' output).
+func (m *Model) Info(text string) {
+	m.add(&item{kind: kindInfo, text: text})
+}
+
+// Error adds an error line to the transcript.
+func (m *Model) Error(text string) {
+	m.add(&item{kind: kindError, text: text})
+}
+
+func (m *Model) add(it *item) {
+	m.items = append(m.items, it)
+	m.refresh()
+}
+
+// Width and Height are the window's size (for commands laying out text).
+func (m *Model) Width() int  { return m.width }
+func (m *Model) Height() int { return m.height }
+
+// send queues text as a message of the conversation; while a turn runs it
+// shows as queued until its own turn starts.
+func (m *Model) send(text string) {
+	if err := m.conv.Send(m.ctx, cadre.Message{Text: text}); err != nil {
+		m.Error(err.Error())
+		return
+	}
+	if m.busy {
+		m.queued = append(m.queued, text)
+		m.refresh()
+		return
+	}
+	m.busy = true
+	m.add(&item{kind: kindUser, text: text})
+}
+
+// runAgent runs "@name prompt".
+func (m *Model) runAgent(name, prompt, line string) {
+	if err := m.conv.RunAgent(m.ctx, name, prompt); err != nil {
+		m.Error(err.Error())
+		return
+	}
+	if m.busy {
+		m.queued = append(m.queued, line)
+		m.refresh()
+		return
+	}
+	m.busy = true
+	m.add(&item{kind: kindUser, text: line})
+}
+
+// turnEnded moves on to the next queued message, whose turn starts now
+// (a conversation answers messages in the order sent, before waiting
+// notifications).
+func (m *Model) turnEnded() {
+	m.busy = false
+	m.stream = nil
+	if len(m.queued) > 0 {
+		next := m.queued[0]
+		m.queued = m.queued[1:]
+		m.busy = true
+		m.items = append(m.items, &item{kind: kindUser, text: next})
+	}
+}
+
+// trimmed is s without surrounding blank space.
+func trimmed(s string) string { return strings.TrimSpace(s) }

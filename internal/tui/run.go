@@ -1,0 +1,76 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/cadre-dev/cadre"
+)
+
+// Options are what Run needs beyond the model's Config.
+type Options struct {
+	// Events are the conversation's events (cadre.Conversation.Events).
+	Events iter.Seq2[cadre.Event, error]
+	// Stop ends the conversation when the TUI quits; Events must end
+	// after it.
+	Stop func() error
+	// Input and Output are the terminal; nil means the process's.
+	Input  io.Reader
+	Output io.Writer
+	// Program options added last (tests: tea.WithWindowSize…).
+	Program []tea.ProgramOption
+}
+
+// Run runs the TUI until the user quits or the conversation ends; it
+// stops the conversation and returns once everything it started has
+// ended.
+func Run(ctx context.Context, cfg Config, opts Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := New(ctx, cfg)
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if opts.Input != nil {
+		popts = append(popts, tea.WithInput(opts.Input))
+	}
+	if opts.Output != nil {
+		popts = append(popts, tea.WithOutput(opts.Output))
+	}
+	p := tea.NewProgram(m, append(popts, opts.Program...)...)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var err error
+		for ev, e := range opts.Events {
+			if e != nil {
+				err = e
+				break
+			}
+			p.Send(EventMsg{ev})
+		}
+		p.Send(EndedMsg{err})
+	})
+	if cfg.Approvals != nil {
+		wg.Go(func() {
+			for {
+				changed := cfg.Approvals.Changed()
+				p.Send(ApprovalsMsg{cfg.Approvals.Pending()})
+				select {
+				case <-changed:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	_, err := p.Run()
+	cancel()
+	stopErr := opts.Stop()
+	wg.Wait()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil // ended by ctx (a signal): not a failure of the TUI
+	}
+	return errors.Join(err, stopErr)
+}

@@ -1,0 +1,401 @@
+package tui
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// kind is what a transcript item shows.
+type kind int
+
+const (
+	kindUser kind = iota
+	kindAssistant
+	kindTool
+	kindInfo
+	kindError
+)
+
+// item is one entry of the transcript.
+type item struct {
+	kind kind
+	text string // the user's, the assistant's (Markdown), info or error text
+
+	// A tool call (kindTool): its id, name, input and, once it returned,
+	// its result.
+	id       string
+	tool     string
+	input    json.RawMessage
+	result   string
+	isError  bool
+	returned bool
+
+	// cache is the rendering of an item that no longer changes ("" when
+	// none yet); live items (streaming text, a call still running, an
+	// Agent call) are rendered every time.
+	cache string
+}
+
+var (
+	styleUser    = lipgloss.NewStyle().Bold(true)
+	styleDim     = lipgloss.NewStyle().Faint(true)
+	styleError   = lipgloss.NewStyle().Foreground(lipgloss.Red)
+	styleTool    = lipgloss.NewStyle().Foreground(lipgloss.Cyan)
+	styleOK      = lipgloss.NewStyle().Foreground(lipgloss.Green)
+	styleWarn    = lipgloss.NewStyle().Foreground(lipgloss.Yellow)
+	styleQueued  = lipgloss.NewStyle().Faint(true).Italic(true)
+	styleHeading = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Magenta)
+)
+
+// spinner frames, one per tick while something runs.
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// event takes one event of the conversation.
+func (m *Model) event(e cadre.Event) {
+	m.runs.Observe(e)
+	switch {
+	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeInit && e.Init != nil:
+		if e.Init.Model != "" {
+			m.model = e.Init.Model
+		}
+		if e.Init.PermissionMode != "" {
+			m.mode, m.startMode = e.Init.PermissionMode, e.Init.PermissionMode
+		}
+		m.commands = e.Init.SlashCommands
+	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeCompactBoundary:
+		m.items = append(m.items, &item{kind: kindInfo, text: "The conversation was compacted: older turns are now a summary."})
+	case e.ParentToolUseID != "":
+		// A subagent's message: its run's line (Activity) shows it.
+	case e.Type == cadre.EventStreamEvent:
+		m.partial(e.Partial)
+	case e.Type == cadre.EventAssistant && e.Message != nil:
+		m.busy = true
+		m.assistant(e.Message)
+	case e.Type == cadre.EventUser && e.Message != nil:
+		m.results(e.Message)
+	case e.Type == cadre.EventResult && e.Result != nil:
+		if e.Result.IsError {
+			reason := "the turn failed"
+			if len(e.Result.Errors) > 0 {
+				reason = e.Result.Errors[0]
+			}
+			m.items = append(m.items, &item{kind: kindError, text: reason})
+		}
+		m.stats = m.conv.Stats()
+		m.turnEnded()
+	}
+	m.refresh()
+}
+
+// partial takes a piece of the main agent's reply as it streams.
+func (m *Model) partial(p map[string]any) {
+	m.busy = true
+	switch p["type"] {
+	case "message_start":
+		m.stream = nil
+	case "content_block_delta":
+		d, _ := p["delta"].(map[string]any)
+		if d["type"] != "text_delta" {
+			return
+		}
+		text, _ := d["text"].(string)
+		if m.stream == nil {
+			m.stream = &item{kind: kindAssistant}
+			m.items = append(m.items, m.stream)
+		}
+		m.stream.text += text
+	}
+}
+
+// assistant takes a whole reply of the main agent: its text replaces what
+// streamed, and its tool calls follow.
+func (m *Model) assistant(msg *llm.Message) {
+	var text strings.Builder
+	for _, b := range msg.Content {
+		if b.Type == llm.BlockText {
+			text.WriteString(b.Text)
+		}
+	}
+	if s := m.stream; s != nil {
+		s.text = text.String()
+		m.stream = nil
+	} else if strings.TrimSpace(text.String()) != "" {
+		m.items = append(m.items, &item{kind: kindAssistant, text: text.String()})
+	}
+	for _, b := range msg.ToolUses() {
+		it := &item{kind: kindTool, id: b.ID, tool: b.Name, input: b.Input}
+		m.calls[b.ID] = it
+		m.items = append(m.items, it)
+	}
+}
+
+// results takes the main agent's tool results.
+func (m *Model) results(msg *llm.Message) {
+	for _, b := range msg.Content {
+		if b.Type != llm.BlockToolResult {
+			continue
+		}
+		if it := m.calls[b.ToolUseID]; it != nil {
+			it.result, it.isError, it.returned, it.cache = b.ResultText(), b.IsError, true, ""
+		}
+	}
+}
+
+// transcript renders every item for the viewport.
+func (m *Model) transcript() string {
+	var b strings.Builder
+	for i, it := range m.items {
+		if i > 0 {
+			b.WriteString("\n")
+			// A blank line before each message sets turns apart; tool
+			// lines and notes stay with the reply they belong to.
+			if it.kind == kindUser || (it.kind == kindAssistant && m.items[i-1].kind != kindAssistant) {
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString(m.render(it))
+	}
+	return b.String()
+}
+
+// render renders one item, from its cache when it no longer changes.
+func (m *Model) render(it *item) string {
+	if it.cache != "" {
+		return it.cache
+	}
+	w := m.width
+	var out string
+	switch it.kind {
+	case kindUser:
+		out = styleUser.Render(ansi.Wrap("› "+it.text, w, ""))
+	case kindAssistant:
+		out = renderMarkdown(it.text, w)
+		if it == m.stream {
+			return out
+		}
+	case kindInfo:
+		out = styleDim.Render(ansi.Wrap(it.text, w, ""))
+	case kindError:
+		out = styleError.Render(ansi.Wrap("✗ "+it.text, w, ""))
+	case kindTool:
+		if isSpawn(it.tool) {
+			return m.renderSpawn(it)
+		}
+		out = m.renderTool(it)
+		if !it.returned {
+			return out
+		}
+	}
+	it.cache = out
+	return out
+}
+
+// renderTool is a call on one line, then its result folded to one line.
+func (m *Model) renderTool(it *item) string {
+	mark := styleTool.Render("⏺")
+	if !it.returned {
+		mark = styleTool.Render(spinner[m.frame%len(spinner)])
+	}
+	line := mark + " " + ansi.Truncate(styleTool.Render(it.tool)+styleDim.Render(hint(it.input)), m.width-2, "…")
+	if !it.returned {
+		return line
+	}
+	return line + "\n" + folded(it.result, it.isError, m.width)
+}
+
+// folded is a result on one line: its first line and how many follow.
+func folded(result string, isError bool, width int) string {
+	result = strings.TrimSpace(result)
+	lines := strings.Split(result, "\n")
+	first := strings.TrimSpace(lines[0])
+	if first == "" {
+		first = "(no output)"
+	}
+	more := ""
+	if len(lines) > 1 {
+		more = fmt.Sprintf(" (+%d lines)", len(lines)-1)
+	}
+	style := styleDim
+	if isError {
+		style = styleError
+	}
+	return style.Render(ansi.Truncate("  ⎿ "+first, width-len(more), "…") + more)
+}
+
+// hintKeys are the input fields worth showing after a tool's name, best
+// first.
+var hintKeys = []string{"file_path", "notebook_path", "command", "pattern", "url", "query", "path", "description", "prompt"}
+
+// hint is a call's input in short: its most telling field.
+func hint(input json.RawMessage) string {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	for _, k := range hintKeys {
+		if s, ok := in[k].(string); ok && strings.TrimSpace(s) != "" {
+			return "(" + oneLine(s) + ")"
+		}
+	}
+	return ""
+}
+
+// oneLine is s on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// isSpawn reports whether a tool starts subagents, whose runs show under
+// its line.
+func isSpawn(name string) bool {
+	switch name {
+	case "Agent", "Task", "task", "sessions_spawn":
+		return true
+	}
+	return false
+}
+
+// maxRunLines caps the run lines shown under one call: more runs are
+// summed up on one line, so twenty in parallel stay readable.
+const maxRunLines = 8
+
+// renderSpawn is an Agent call with its run under it: live while it runs
+// (its children under it, indented), one summary line once it ended.
+func (m *Model) renderSpawn(it *item) string {
+	r, ok := m.runs.Run(it.id)
+	if !ok {
+		// Not started yet (or refused before it ran).
+		line := styleTool.Render("⏺ ") + ansi.Truncate(styleTool.Render(it.tool)+styleDim.Render(hint(it.input)), m.width-2, "…")
+		if it.returned {
+			line += "\n" + folded(it.result, it.isError, m.width)
+		}
+		return line
+	}
+	var b strings.Builder
+	m.runLines(&b, r, 0, new(int))
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// runLines writes r's line, then its children's, depth-first; shown counts
+// the run lines written under the call, and past maxRunLines the rest are
+// summed up.
+func (m *Model) runLines(b *strings.Builder, r cadre.SubagentRun, indent int, shown *int) {
+	b.WriteString(m.runLine(r, indent))
+	b.WriteString("\n")
+	*shown++
+	kids := m.runs.Children(r.ToolUseID)
+	for i, k := range kids {
+		if *shown >= maxRunLines {
+			rest := kids[i:]
+			running := 0
+			for _, k := range rest {
+				if !k.Done() {
+					running++
+				}
+			}
+			fmt.Fprintf(b, "%s%s\n", strings.Repeat("  ", indent+1), styleDim.Render(fmt.Sprintf("… %d more subagents (%d running, %d done)", len(rest), running, len(rest)-running)))
+			return
+		}
+		m.runLines(b, k, indent+1, shown)
+	}
+}
+
+// runLine is one run on one line: type, description, current tool or
+// outcome, elapsed time, tokens.
+func (m *Model) runLine(r cadre.SubagentRun, indent int) string {
+	now := m.cfg.Now()
+	name := r.AgentType
+	if name == "" {
+		name = "agent"
+	}
+	var mark, state string
+	switch {
+	case !r.Done():
+		mark = styleTool.Render(spinner[m.frame%len(spinner)])
+		state = "thinking"
+		if r.Tool != "" {
+			state = r.Tool + hint(r.Input)
+		}
+		if r.Background {
+			state = "background · " + state
+		}
+	case r.Status == cadre.TaskCompleted:
+		mark = styleOK.Render("✓")
+		state = "done"
+	default:
+		mark = styleError.Render("✗")
+		state = string(r.Status)
+	}
+	figures := fmt.Sprintf(" · %s · %s tokens", elapsed(r.Elapsed(now)), count(r.Tokens))
+	if r.Done() {
+		figures = fmt.Sprintf(" · %d tool uses%s", r.ToolUses, figures)
+	}
+	head := strings.Repeat("  ", indent) + mark + " " + styleTool.Render(name)
+	if d := oneLine(r.Description); d != "" {
+		head += " " + d
+	}
+	return ansi.Truncate(head+styleDim.Render(" — "+state+figures), m.width, "…")
+}
+
+// elapsed is a duration as people read it: 4s, 1m05s.
+func elapsed(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// count is a token count in short: 950, 12.3k, 1.2M.
+func count(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
+
+// decodeFields are an input object's fields as name and text, in the
+// order hintKeys ranks them, then by name.
+func decodeFields(input json.RawMessage) [][2]string {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(input, &in) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(in))
+	for k := range in {
+		names = append(names, k)
+	}
+	rank := func(k string) int {
+		if i := slices.Index(hintKeys, k); i >= 0 {
+			return i
+		}
+		return len(hintKeys)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	out := make([][2]string, 0, len(names))
+	for _, k := range names {
+		var s string
+		if json.Unmarshal(in[k], &s) != nil {
+			s = string(in[k])
+		}
+		out = append(out, [2]string{k, s})
+	}
+	return out
+}

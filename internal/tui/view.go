@@ -1,0 +1,77 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// View draws the screen: the transcript viewport above the fixed bottom
+// (queued messages, the input or an approval prompt, the status line).
+func (m *Model) View() tea.View {
+	var content string
+	if n := len(m.screens); n > 0 {
+		content = m.screens[n-1].View(m.width, m.height)
+	} else {
+		content = m.view.View() + "\n" + m.bottom()
+	}
+	v := tea.NewView(content)
+	v.AltScreen = true
+	return v
+}
+
+// Screen is the text of the screen as View draws it, without styles: what
+// golden tests compare.
+func (m *Model) Screen() string {
+	return ansi.Strip(m.View().Content)
+}
+
+// bottom is everything under the transcript.
+func (m *Model) bottom() string {
+	var parts []string
+	parts = append(parts, styleDim.Render(strings.Repeat("─", m.width)))
+	for _, q := range m.queued {
+		parts = append(parts, styleQueued.Render(ansi.Truncate("⏳ queued: "+oneLine(q), m.width, "…")))
+	}
+	if len(m.approvals) > 0 {
+		parts = append(parts, m.approvalView())
+	} else {
+		parts = append(parts, m.input.View())
+		if len(m.completion) > 0 {
+			parts = append(parts, styleDim.Render(ansi.Truncate("@ "+strings.Join(m.completion, "  ")+"   (Tab or Enter completes)", m.width, "…")))
+		}
+	}
+	parts = append(parts, m.status())
+	return strings.Join(parts, "\n")
+}
+
+// chromeHeight is how many lines bottom takes: the viewport gets the rest.
+func (m *Model) chromeHeight() int {
+	return lipgloss.Height(m.bottom()) + 0
+}
+
+// status is the status line: model, permission mode, the tree's tokens
+// and cost, background runs, and what Ctrl+C or Esc would do.
+func (m *Model) status() string {
+	s := m.stats
+	parts := []string{m.model, string(m.mode), fmt.Sprintf("%s tokens", count(s.Usage.Total())), fmt.Sprintf("$%.4f", s.CostUSD)}
+	if s.BackgroundTasks > 0 {
+		parts = append(parts, fmt.Sprintf("%d background", s.BackgroundTasks))
+	}
+	if m.running() {
+		state := spinner[m.frame%len(spinner)] + " working"
+		if n := m.runs.Running(); n > 0 {
+			state += fmt.Sprintf(" · %d subagents", n)
+		}
+		parts = append(parts, state+" (esc stops)")
+	}
+	line := strings.Join(parts, " · ")
+	if m.quitArmed {
+		line = styleWarn.Render("Press Ctrl+C again to quit") + styleDim.Render(" · "+line)
+		return ansi.Truncate(line, m.width, "…")
+	}
+	return styleDim.Render(ansi.Truncate(line, m.width, "…"))
+}
