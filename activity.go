@@ -12,15 +12,15 @@ import (
 // the same one. It is not safe for concurrent use: one reader of the
 // events owns it.
 type Activity struct {
-	runs  map[string]*SubagentRun // by the tool-use id of the call that started it
-	order []*SubagentRun          // start order
+	runs  map[string]*ActivityRun // by the tool-use id of the call that started it
+	order []*ActivityRun          // start order
 	// owner maps each tool call seen to the run that made it ("" for the
 	// main agent), so a grandchild finds its parent.
 	owner map[string]string
 }
 
-// SubagentRun is one subagent run of a conversation as its events show it.
-type SubagentRun struct {
+// ActivityRun is one subagent run of a conversation as its events show it.
+type ActivityRun struct {
 	// ToolUseID is the call that started the run (its events'
 	// ParentToolUseID); ParentToolUseID is the call that started the run
 	// that made that call, "" when the main agent made it.
@@ -48,10 +48,10 @@ type SubagentRun struct {
 }
 
 // Done reports whether the run has ended.
-func (r SubagentRun) Done() bool { return !r.Ended.IsZero() }
+func (r ActivityRun) Done() bool { return !r.Ended.IsZero() }
 
 // Elapsed is how long the run has run, up to now or to its end.
-func (r SubagentRun) Elapsed(now time.Time) time.Duration {
+func (r ActivityRun) Elapsed(now time.Time) time.Duration {
 	end := r.Ended
 	if end.IsZero() {
 		end = now
@@ -64,7 +64,7 @@ func (r SubagentRun) Elapsed(now time.Time) time.Duration {
 
 // NewActivity returns an empty Activity.
 func NewActivity() *Activity {
-	return &Activity{runs: map[string]*SubagentRun{}, owner: map[string]string{}}
+	return &Activity{runs: map[string]*ActivityRun{}, owner: map[string]string{}}
 }
 
 // Observe takes the next event of the conversation.
@@ -152,11 +152,11 @@ func (a *Activity) task(e Event) {
 }
 
 // run finds or starts the run of the call id.
-func (a *Activity) run(id string, at time.Time) *SubagentRun {
+func (a *Activity) run(id string, at time.Time) *ActivityRun {
 	if r := a.runs[id]; r != nil {
 		return r
 	}
-	r := &SubagentRun{ToolUseID: id, ParentToolUseID: a.owner[id], Depth: 1, Started: at}
+	r := &ActivityRun{ToolUseID: id, ParentToolUseID: a.owner[id], Depth: 1, Started: at}
 	if p := a.runs[r.ParentToolUseID]; p != nil {
 		r.Depth = p.Depth + 1
 	}
@@ -166,8 +166,8 @@ func (a *Activity) run(id string, at time.Time) *SubagentRun {
 }
 
 // Runs are every run seen, in start order.
-func (a *Activity) Runs() []SubagentRun {
-	out := make([]SubagentRun, len(a.order))
+func (a *Activity) Runs() []ActivityRun {
+	out := make([]ActivityRun, len(a.order))
 	for i, r := range a.order {
 		out[i] = *r
 	}
@@ -175,18 +175,18 @@ func (a *Activity) Runs() []SubagentRun {
 }
 
 // Run is the run the call toolUseID started, if any.
-func (a *Activity) Run(toolUseID string) (SubagentRun, bool) {
+func (a *Activity) Run(toolUseID string) (ActivityRun, bool) {
 	r, ok := a.runs[toolUseID]
 	if !ok {
-		return SubagentRun{}, false
+		return ActivityRun{}, false
 	}
 	return *r, true
 }
 
 // Children are the runs started by calls of the run toolUseID ("" for the
 // main agent's), in start order.
-func (a *Activity) Children(toolUseID string) []SubagentRun {
-	var out []SubagentRun
+func (a *Activity) Children(toolUseID string) []ActivityRun {
+	var out []ActivityRun
 	for _, r := range a.order {
 		if r.ParentToolUseID == toolUseID {
 			out = append(out, *r)
@@ -197,11 +197,11 @@ func (a *Activity) Children(toolUseID string) []SubagentRun {
 
 // Running counts the runs not ended.
 func (a *Activity) Running() int {
-	return len(slices.DeleteFunc(a.Runs(), SubagentRun.Done))
+	return len(slices.DeleteFunc(a.Runs(), ActivityRun.Done))
 }
 
 // Foreground reports whether a run not ended is in the foreground: what
 // Ctrl+B would move.
 func (a *Activity) Foreground() bool {
-	return slices.ContainsFunc(a.order, func(r *SubagentRun) bool { return !r.Done() && !r.Background })
+	return slices.ContainsFunc(a.order, func(r *ActivityRun) bool { return !r.Done() && !r.Background })
 }

@@ -288,7 +288,7 @@ func (m *Model) renderSpawn(it *item) string {
 // runLines writes r's line, then its children's, depth-first; shown counts
 // the run lines written under the call, and past maxRunLines the rest are
 // summed up.
-func (m *Model) runLines(b *strings.Builder, r cadre.SubagentRun, indent int, shown *int) {
+func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, shown *int) {
 	b.WriteString(m.runLine(r, indent))
 	b.WriteString("\n")
 	*shown++
@@ -311,7 +311,7 @@ func (m *Model) runLines(b *strings.Builder, r cadre.SubagentRun, indent int, sh
 
 // runLine is one run on one line: type, description, current tool or
 // outcome, elapsed time, tokens.
-func (m *Model) runLine(r cadre.SubagentRun, indent int) string {
+func (m *Model) runLine(r cadre.ActivityRun, indent int) string {
 	now := m.cfg.Now()
 	name := r.AgentType
 	if name == "" {
