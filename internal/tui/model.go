@@ -105,12 +105,16 @@ func New(ctx context.Context, cfg Config) *Model {
 	in.MaxHeight = maxInputLines
 	in.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"))
 	// Up and Down browse the history on the first and last line (input.go).
+	// A blinking cursor would wake the program twice a second: an idle
+	// screen must cost nothing.
+	in.SetStyles(static(in.Styles()))
 	in.Focus()
 	reason := textarea.New()
 	reason.Prompt = "reason › "
 	reason.Placeholder = "optional: tell the model why (Enter denies)"
 	reason.ShowLineNumbers = false
 	reason.SetHeight(1)
+	reason.SetStyles(static(reason.Styles()))
 	m := &Model{
 		cfg: cfg, ctx: ctx, conv: cfg.Conversation,
 		input: in, reason: reason, view: viewport.New(),
@@ -309,3 +313,9 @@ func (m *Model) turnEnded() {
 
 // trimmed is s without surrounding blank space.
 func trimmed(s string) string { return strings.TrimSpace(s) }
+
+// static is s with a cursor that does not blink.
+func static(s textarea.Styles) textarea.Styles {
+	s.Cursor.Blink = false
+	return s
+}

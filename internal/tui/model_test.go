@@ -200,3 +200,25 @@ func TestQueuedWhileBusy(t *testing.T) {
 		t.Fatalf("the second message is not in the transcript once its turn started:\n%s", h.m.Screen())
 	}
 }
+
+// TestTicksOnlyWhileRunning: an idle screen schedules nothing (no spinner,
+// no blinking cursor), so it costs no CPU; a turn ticks until it ends.
+func TestTicksOnlyWhileRunning(t *testing.T) {
+	h := newHarness(t)
+	h.typeText("hi")
+	if h.m.ticking {
+		t.Fatal("typing while idle scheduled a tick")
+	}
+	if h.m.input.Styles().Cursor.Blink {
+		t.Fatal("the input's cursor blinks: it would wake the program while idle")
+	}
+	h.press(tea.KeyEnter, 0)
+	if !h.m.ticking {
+		t.Fatal("a running turn schedules no tick: its spinner would not move")
+	}
+	h.event(result())
+	h.update(tickMsg{})
+	if h.m.ticking {
+		t.Fatal("a tick after the turn ended scheduled another")
+	}
+}
