@@ -40,9 +40,13 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 				}
 				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tUPDATED\tSTATUS\tTURNS\tAGENT\tTITLE")
-				for _, row := range tree(infos) {
-					s := row.info
-					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\n", row.indent, s.ID, s.Updated.Local().Format(time.DateTime), s.Status, s.NumTurns, s.Agent, s.Title)
+				for _, row := range cadre.SessionRows(infos) {
+					s := row.Session
+					indent := ""
+					if row.Depth > 0 {
+						indent = strings.Repeat("  ", row.Depth-1) + "└ "
+					}
+					fmt.Fprintf(tw, "%s%s\t%s\t%s\t%d\t%s\t%s\n", indent, s.ID, s.Updated.Local().Format(time.DateTime), s.Status, s.NumTurns, s.Agent, s.Title)
 				}
 				return tw.Flush()
 			})
@@ -85,46 +89,6 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many")
 	list.AddCommand(show)
 	return list
-}
-
-type treeRow struct {
-	indent string
-	info   cadre.Session
-}
-
-// tree orders sessions as a tree: each session (newest first) followed by
-// its subagents' sessions, indented; a child whose parent is not listed
-// stands on its own.
-func tree(infos []cadre.Session) []treeRow {
-	listed := map[string]bool{}
-	children := map[string][]cadre.Session{}
-	for _, s := range infos {
-		listed[s.ID] = true
-	}
-	var roots []cadre.Session
-	for _, s := range infos {
-		if s.ParentID != "" && listed[s.ParentID] {
-			children[s.ParentID] = append(children[s.ParentID], s)
-		} else {
-			roots = append(roots, s)
-		}
-	}
-	var rows []treeRow
-	var walk func(s cadre.Session, depth int)
-	walk = func(s cadre.Session, depth int) {
-		indent := ""
-		if depth > 0 {
-			indent = strings.Repeat("  ", depth-1) + "└ "
-		}
-		rows = append(rows, treeRow{indent, s})
-		for _, c := range children[s.ID] {
-			walk(c, depth+1)
-		}
-	}
-	for _, s := range roots {
-		walk(s, 0)
-	}
-	return rows
 }
 
 func render(m llm.Message) string {
