@@ -252,6 +252,8 @@ type Runtime struct {
 	context   []llm.Block
 	warnings  []string // problems found while loading agents and commands
 	agents    *agent.Registry
+	agentLoad agent.LoadOptions // how agents was loaded: CreateAgent loads again
+	agentMu   sync.Mutex        // one CreateAgent at a time
 	subagents *subagent.Service
 	hooks     *hook.Engine // nil when no hook is set
 	mcp       *mcpState
@@ -434,11 +436,16 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.warnings = append(r.warnings, "context file "+p)
 	}
 	r.context = contextfiles.Blocks(files)
-	r.agents = agent.Load(agent.LoadOptions{
+	// A factory is called once: a reload (CreateAgent) reuses its answer.
+	for i, f := range factories {
+		factories[i] = sync.OnceValues(f)
+	}
+	r.agentLoad = agent.LoadOptions{
 		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
 		Settings: s.Agents, SettingsFile: "settings (agents)",
 		Declared: declared, Factories: factories,
-	})
+	}
+	r.agents = agent.Load(r.agentLoad)
 	if err := sdkProblems(r.agents); err != nil {
 		r.owner.Close()
 		r.db.Close()

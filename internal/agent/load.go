@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -55,9 +56,10 @@ func projectDirs() []projectDir {
 	}
 }
 
-// Registry holds the definitions Load found. It is read-only after Load
-// and safe for concurrent use.
+// Registry holds the definitions Load found. It is safe for concurrent
+// use; only Replace changes it, all at once.
 type Registry struct {
+	mu       sync.RWMutex
 	entries  []Entry
 	active   map[string]int // folded name → index into entries
 	problems []Problem
@@ -269,8 +271,22 @@ func origin(d Definition) string {
 	return d.Path
 }
 
+// Replace puts from's definitions in place of r's, at once: the way a
+// definition created while cadre runs (the TUI's /agents create) takes
+// effect, for every holder of r. from is not used afterwards.
+func (r *Registry) Replace(from *Registry) {
+	from.mu.RLock()
+	entries, active, problems := from.entries, from.active, from.problems
+	from.mu.RUnlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries, r.active, r.problems = entries, active, problems
+}
+
 // Get returns the active definition named name (case ignored).
 func (r *Registry) Get(name string) (Definition, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	i, ok := r.active[foldName(name)]
 	if !ok {
 		return Definition{}, false
@@ -280,6 +296,8 @@ func (r *Registry) Get(name string) (Definition, bool) {
 
 // All returns the active definitions sorted by name, built-ins included.
 func (r *Registry) All() []Definition {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	out := make([]Definition, 0, len(r.active))
 	for _, i := range r.active {
 		out = append(out, r.entries[i].Definition.clone())
@@ -291,6 +309,8 @@ func (r *Registry) All() []Definition {
 // Entries returns every definition seen, in load order, with whether it
 // is active, what shadows it, or why it is invalid.
 func (r *Registry) Entries() []Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	out := make([]Entry, len(r.entries))
 	for i, e := range r.entries {
 		e.Definition = e.Definition.clone()
@@ -301,7 +321,11 @@ func (r *Registry) Entries() []Entry {
 
 // Problems returns everything that kept a definition (or a source) from
 // loading, in load order.
-func (r *Registry) Problems() []Problem { return slices.Clone(r.problems) }
+func (r *Registry) Problems() []Problem {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.problems)
+}
 
 // clone copies d's slices and maps so that callers cannot change the
 // registry's copy. MCPServers and Hooks are copied one level deep.

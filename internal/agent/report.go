@@ -17,6 +17,8 @@ func (r *Registry) Report() []string {
 		problems []string
 		warnings []string
 	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	byFile := map[string]*findings{}
 	at := func(path string) *findings {
 		f := byFile[path]
