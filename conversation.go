@@ -669,6 +669,9 @@ func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, h
 	if len(entries) == 1 && entries[0].Mode == queue.ModeAgent {
 		return c.sr.runAgent(ctx, conv, entries[0].Agent, entries[0].Message.Text())
 	}
+	if len(entries) == 1 && entries[0].Mode == queue.ModeCompact {
+		return compactTurn(ctx, conv)
+	}
 	if len(entries) == 1 && entries[0].Mode == queue.ModePrompt {
 		e := entries[0]
 		if len(e.Message.Content) == 1 && e.Message.Content[0].Type == llm.BlockText {

@@ -168,7 +168,7 @@ type TaskUsage struct {
 
 // CompactInfo describes a compaction.
 type CompactInfo struct {
-	// Trigger is "auto".
+	// Trigger is "auto", or "manual" for Conversation.Compact.
 	Trigger string
 	// PreTokens is the size of the context that triggered it.
 	PreTokens int64

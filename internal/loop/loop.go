@@ -105,6 +105,9 @@ type Step struct {
 	Compaction bool
 	Kept       []llm.Message
 	PreTokens  int64
+	// Manual marks a compaction the user asked for (/compact), not one
+	// the context's size triggered.
+	Manual bool
 }
 
 // Denial is a refused tool call.
@@ -673,7 +676,11 @@ func response(r tool.Result) json.RawMessage {
 
 // estimate guesses the tokens msgs take, at about four characters a token:
 // enough to tell whether a conversation nears its window.
-func estimate(msgs []llm.Message) llm.Usage {
+func estimate(msgs []llm.Message) llm.Usage { return Estimate(msgs) }
+
+// Estimate guesses the context msgs take before any response measured it
+// (about four characters a token).
+func Estimate(msgs []llm.Message) llm.Usage {
 	n := 0
 	for _, m := range msgs {
 		for _, b := range m.Content {

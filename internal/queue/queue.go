@@ -28,10 +28,13 @@ const (
 	// ModeAgent runs an agent directly (the TUI's "@name text"): like a
 	// prompt, it has a turn of its own.
 	ModeAgent Mode = "agent"
+	// ModeCompact compacts the agent's conversation now (the TUI's
+	// /compact), in a turn of its own between the others.
+	ModeCompact Mode = "compact"
 )
 
 // own reports whether an entry of mode m has a turn of its own.
-func (m Mode) own() bool { return m == ModePrompt || m == ModeAgent }
+func (m Mode) own() bool { return m == ModePrompt || m == ModeAgent || m == ModeCompact }
 
 // Entry is one queued input.
 type Entry struct {

@@ -333,7 +333,11 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 	}
 	switch {
 	case s.Compaction:
-		data, err := json.Marshal(session.CompactBoundary{Trigger: "auto", PreTokens: s.PreTokens, Kept: s.Kept})
+		trigger := "auto"
+		if s.Manual {
+			trigger = "manual"
+		}
+		data, err := json.Marshal(session.CompactBoundary{Trigger: trigger, PreTokens: s.PreTokens, Kept: s.Kept})
 		if err != nil {
 			return fmt.Errorf("record the compact boundary: %w", err)
 		}
@@ -341,7 +345,7 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 		// Claude Code's shape; the summary itself rides along for Go
 		// consumers (stream-json leaves it out, as Claude Code does).
 		ev.Type, ev.Subtype = event.TypeSystem, session.SubtypeCompactBoundary
-		ev.Fields = map[string]any{"compact_metadata": map[string]any{"trigger": "auto", "pre_tokens": s.PreTokens}}
+		ev.Fields = map[string]any{"compact_metadata": map[string]any{"trigger": trigger, "pre_tokens": s.PreTokens}}
 	case s.Response != nil:
 		entry.MessageID, entry.Model, entry.StopReason = s.Response.ID, s.Response.Model, string(s.Response.StopReason)
 		u := s.Response.Usage
