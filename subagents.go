@@ -190,9 +190,12 @@ func findRun(runs []SubagentRun, target string) (SubagentRun, error) {
 		return SubagentRun{}, errors.New("this conversation has started no subagent yet")
 	}
 	if target == "last" {
+		// The newest is the last launched, as the numbers count: two
+		// runs launched together can stamp their start times in the
+		// other order.
 		newest := runs[0]
 		for _, r := range runs[1:] {
-			if !r.Started.Before(newest.Started) {
+			if r.Index > newest.Index {
 				newest = r
 			}
 		}

@@ -3,6 +3,7 @@ package cadre_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -55,9 +56,17 @@ func TestSubagentsListsAndFindsRunsByOpenClawTargets(t *testing.T) {
 	if len(runs) != 2 {
 		t.Fatalf("runs %+v", runs)
 	}
-	// The two calls of one message launch in order.
-	a, b := runs[0], runs[1]
-	if a.Index != 1 || a.Description != "Alpha job" || a.Name != "alpha" || b.Index != 2 || b.Description != "Beta job" {
+	// The two calls of one message run in parallel: either may launch
+	// first. Runs are numbered in launch order.
+	first, second := runs[0], runs[1]
+	if first.Index != 1 || second.Index != 2 {
+		t.Fatalf("runs %+v, want #1 and #2", runs)
+	}
+	a, b := first, second
+	if a.Name != "alpha" {
+		a, b = b, a
+	}
+	if a.Description != "Alpha job" || a.Name != "alpha" || b.Description != "Beta job" {
 		t.Fatalf("runs %+v", runs)
 	}
 	for _, r := range runs {
@@ -68,9 +77,9 @@ func TestSubagentsListsAndFindsRunsByOpenClawTargets(t *testing.T) {
 	for _, tc := range []struct {
 		target, want, err string
 	}{
-		{"1", a.ID, ""},
-		{"#2", b.ID, ""},
-		{"last", b.ID, ""},
+		{"1", first.ID, ""},
+		{"#2", second.ID, ""},
+		{"last", second.ID, ""},
 		{a.ID, a.ID, ""},
 		{a.Key, a.ID, ""},
 		{"ALPHA", a.ID, ""},
@@ -90,7 +99,7 @@ func TestSubagentsListsAndFindsRunsByOpenClawTargets(t *testing.T) {
 		}
 	}
 
-	info, err := cv.c.SubagentInfo(ctx, "#1")
+	info, err := cv.c.SubagentInfo(ctx, fmt.Sprint("#", a.Index))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,16 +107,16 @@ func TestSubagentsListsAndFindsRunsByOpenClawTargets(t *testing.T) {
 		t.Errorf("info %+v", info)
 	}
 
-	reply, err := cv.c.SendSubagent(ctx, "#2", "also do gamma")
+	reply, err := cv.c.SendSubagent(ctx, fmt.Sprint("#", b.Index), "also do gamma")
 	if err != nil || !strings.Contains(reply, "queued") {
 		t.Errorf("SendSubagent = %q, %v", reply, err)
 	}
-	if _, err := cv.c.SendSubagent(ctx, "#2", " "); err == nil {
+	if _, err := cv.c.SendSubagent(ctx, fmt.Sprint("#", b.Index), " "); err == nil {
 		t.Error("an empty message was sent")
 	}
 
 	stopped, err := cv.c.StopSubagent(ctx, "#1")
-	if err != nil || !slices.Equal(stopped, []string{a.ID}) {
+	if err != nil || !slices.Equal(stopped, []string{first.ID}) {
 		t.Fatalf("StopSubagent(#1) = %v, %v", stopped, err)
 	}
 	runs, _ = cv.c.Subagents(ctx)
@@ -118,7 +127,7 @@ func TestSubagentsListsAndFindsRunsByOpenClawTargets(t *testing.T) {
 		t.Errorf("stopping #1 again = %v, want 'not running'", err)
 	}
 	stopped, err = cv.c.StopSubagent(ctx, "all")
-	if err != nil || !slices.Equal(stopped, []string{b.ID}) {
+	if err != nil || !slices.Equal(stopped, []string{second.ID}) {
 		t.Fatalf("StopSubagent(all) = %v, %v", stopped, err)
 	}
 }
