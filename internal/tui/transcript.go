@@ -73,6 +73,13 @@ func (m *Model) event(e cadre.Event) {
 		m.commands = e.Init.SlashCommands
 	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeCompactBoundary:
 		m.items = append(m.items, &item{kind: kindInfo, text: "The conversation was compacted: older turns are now a summary."})
+	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeTaskStarted && e.Task != nil && e.Task.SpawnDepth <= 1 &&
+		e.Task.Kind != cadre.TaskLocalBash && m.calls[e.Task.ToolUseID] == nil:
+		// A run the main agent did not start with a call of its own (an
+		// "@name" run): its line goes where it starts.
+		it := &item{kind: kindTool, id: e.Task.ToolUseID, tool: "Agent"}
+		m.calls[it.id] = it
+		m.items = append(m.items, it)
 	case e.ParentToolUseID != "":
 		// A subagent's message: its run's line (Activity) shows it.
 	case e.Type == cadre.EventStreamEvent:
@@ -90,10 +97,29 @@ func (m *Model) event(e cadre.Event) {
 			}
 			m.items = append(m.items, &item{kind: kindError, text: reason})
 		}
+		if !e.Result.IsError && strings.TrimSpace(e.Result.Result) != "" && !m.answered() {
+			// An "@name" turn's answer is its agent's: no reply of the
+			// main agent showed it.
+			m.items = append(m.items, &item{kind: kindAssistant, text: e.Result.Result})
+		}
 		m.stats = m.conv.Stats()
 		m.turnEnded()
 	}
 	m.refresh()
+}
+
+// answered reports whether the main agent's text shows after the last
+// user message.
+func (m *Model) answered() bool {
+	for i := len(m.items) - 1; i >= 0; i-- {
+		switch m.items[i].kind {
+		case kindAssistant:
+			return true
+		case kindUser:
+			return false
+		}
+	}
+	return false
 }
 
 // partial takes a piece of the main agent's reply as it streams.
@@ -153,7 +179,8 @@ func (m *Model) results(msg *llm.Message) {
 // transcript renders every item for the viewport.
 func (m *Model) transcript() string {
 	var b strings.Builder
-	for i, it := range m.items {
+	for i := 0; i < len(m.items); i++ {
+		it := m.items[i]
 		if i > 0 {
 			b.WriteString("\n")
 			// A blank line before each message sets turns apart; tool
@@ -161,6 +188,17 @@ func (m *Model) transcript() string {
 			if it.kind == kindUser || (it.kind == kindAssistant && m.items[i-1].kind != kindAssistant) {
 				b.WriteString("\n")
 			}
+		}
+		if it.kind == kindTool && isSpawn(it.tool) {
+			// Agent calls in a row (one reply starting several) share
+			// one cap on the run lines shown.
+			j := i
+			for j+1 < len(m.items) && m.items[j+1].kind == kindTool && isSpawn(m.items[j+1].tool) {
+				j++
+			}
+			b.WriteString(m.renderSpawns(m.items[i : j+1]))
+			i = j
+			continue
 		}
 		b.WriteString(m.render(it))
 	}
@@ -187,9 +225,6 @@ func (m *Model) render(it *item) string {
 	case kindError:
 		out = styleError.Render(ansi.Wrap("✗ "+it.text, w, ""))
 	case kindTool:
-		if isSpawn(it.tool) {
-			return m.renderSpawn(it)
-		}
 		out = m.renderTool(it)
 		if !it.returned {
 			return out
@@ -268,21 +303,46 @@ func isSpawn(name string) bool {
 // summed up on one line, so twenty in parallel stay readable.
 const maxRunLines = 8
 
-// renderSpawn is an Agent call with its run under it: live while it runs
-// (its children under it, indented), one summary line once it ended.
-func (m *Model) renderSpawn(it *item) string {
-	r, ok := m.runs.Run(it.id)
-	if !ok {
-		// Not started yet (or refused before it ran).
-		line := styleTool.Render("⏺ ") + ansi.Truncate(styleTool.Render(it.tool)+styleDim.Render(hint(it.input)), m.width-2, "…")
-		if it.returned {
-			line += "\n" + folded(it.result, it.isError, m.width)
-		}
-		return line
-	}
+// renderSpawns are Agent calls, each with its run under it: live while
+// it runs (its children under it, indented), one summary line once it
+// ended. Past maxRunLines run lines, the rest are summed up on one line.
+func (m *Model) renderSpawns(items []*item) string {
 	var b strings.Builder
-	m.runLines(&b, r, 0, new(int))
+	shown := 0
+	for i, it := range items {
+		r, ok := m.runs.Run(it.id)
+		if shown >= maxRunLines && ok {
+			var rest []cadre.ActivityRun
+			for _, it := range items[i:] {
+				if r, ok := m.runs.Run(it.id); ok {
+					rest = append(rest, r)
+				}
+			}
+			b.WriteString(summary(rest, 0) + "\n")
+			break
+		}
+		if !ok {
+			// Not started yet (or refused before it ran).
+			b.WriteString(styleTool.Render("⏺ ") + ansi.Truncate(styleTool.Render(it.tool)+styleDim.Render(hint(it.input)), m.width-2, "…") + "\n")
+			if it.returned {
+				b.WriteString(folded(it.result, it.isError, m.width) + "\n")
+			}
+			continue
+		}
+		m.runLines(&b, r, 0, &shown)
+	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// summary is one line for runs not shown one by one.
+func summary(rest []cadre.ActivityRun, indent int) string {
+	running := 0
+	for _, k := range rest {
+		if !k.Done() {
+			running++
+		}
+	}
+	return strings.Repeat("  ", indent) + styleDim.Render(fmt.Sprintf("… %d more subagents (%d running, %d done)", len(rest), running, len(rest)-running))
 }
 
 // runLines writes r's line, then its children's, depth-first; shown counts
@@ -295,14 +355,7 @@ func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, sh
 	kids := m.runs.Children(r.ToolUseID)
 	for i, k := range kids {
 		if *shown >= maxRunLines {
-			rest := kids[i:]
-			running := 0
-			for _, k := range rest {
-				if !k.Done() {
-					running++
-				}
-			}
-			fmt.Fprintf(b, "%s%s\n", strings.Repeat("  ", indent+1), styleDim.Render(fmt.Sprintf("… %d more subagents (%d running, %d done)", len(rest), running, len(rest)-running)))
+			b.WriteString(summary(kids[i:], indent+1) + "\n")
 			return
 		}
 		m.runLines(b, k, indent+1, shown)
