@@ -3,6 +3,8 @@ package cadre
 import (
 	"slices"
 	"time"
+
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // Activity follows a conversation's events and keeps what its subagent
@@ -98,7 +100,11 @@ func (a *Activity) Observe(e Event) {
 	if r.Color == "" {
 		r.Color = e.AgentColor
 	}
-	if e.Type != EventAssistant {
+	if e.Type == EventUser {
+		// The run's calls returned: it waits on the model again.
+		if slices.ContainsFunc(e.Message.Content, func(b llm.Block) bool { return b.Type == llm.BlockToolResult }) {
+			r.Tool, r.Input = "", nil
+		}
 		return
 	}
 	if e.Assistant != nil {

@@ -56,6 +56,15 @@ func TestActivityFollowsRuns(t *testing.T) {
 	if a.Running() != 3 || !a.Foreground() {
 		t.Errorf("running %d, foreground %v: want 3 running, c1 and g1 in the foreground", a.Running(), a.Foreground())
 	}
+	a.Observe(cadre.Event{Type: cadre.EventUser, ParentToolUseID: "c2", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "x"}}}})
+	a.Observe(calls("c2", 1, llm.ToolUse("x", "Glob", json.RawMessage(`{}`))))
+	if c2, _ := a.Run("c2"); c2.Tool != "Glob" {
+		t.Errorf("c2 = %+v: want on its Glob call", c2)
+	}
+	a.Observe(cadre.Event{Type: cadre.EventUser, ParentToolUseID: "c2", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "x"}}}})
+	if c2, _ := a.Run("c2"); c2.Tool != "" {
+		t.Errorf("c2 = %+v: its call returned, it waits on the model", c2)
+	}
 	a.Observe(ended("g1", cadre.TaskCompleted, 2*time.Second))
 	a.Observe(ended("c1", cadre.TaskFailed, 3*time.Second))
 	a.Observe(calls("c1", 999)) // late: a finished run stays finished

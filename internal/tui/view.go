@@ -66,7 +66,10 @@ func (m *Model) status() string {
 		if n := m.runs.Running(); n > 0 {
 			state += fmt.Sprintf(" · %d subagents", n)
 		}
-		parts = append(parts, state+" (esc stops)")
+		if m.busy {
+			state += " (esc stops)"
+		}
+		parts = append(parts, state)
 	}
 	line := strings.Join(parts, " · ")
 	if m.quitArmed {
