@@ -138,7 +138,10 @@ func (q *Queue) take(target string) []Entry {
 }
 
 func (q *Queue) takeWhere(target string, match func(Entry) bool) []Entry {
-	var out, keep []Entry
+	// Filtered in place: a take that finds nothing, the common case
+	// while many agents wait, allocates nothing.
+	var out []Entry
+	keep := q.entries[:0]
 	for _, e := range q.entries {
 		if e.Target == target && (match == nil || match(e)) {
 			out = append(out, e)
@@ -146,6 +149,7 @@ func (q *Queue) takeWhere(target string, match func(Entry) bool) []Entry {
 			keep = append(keep, e)
 		}
 	}
+	clear(q.entries[len(keep):]) // the taken entries' messages are the taker's now
 	q.entries = keep
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Priority != out[j].Priority {
@@ -193,6 +197,7 @@ func (q *Queue) Withdraw(taskID string) bool {
 		}
 		keep = append(keep, e)
 	}
+	clear(q.entries[len(keep):])
 	q.entries = keep
 	return removed
 }
