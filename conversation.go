@@ -547,6 +547,7 @@ func (c *Conversation) serve() {
 			Thinking:      r.opts.Thinking,
 			OnEnd:         sr.remind,
 			Inbox:         func() []llm.Message { return inbox(r.queue.TakeInput(c.target)) },
+			Tracer:        r.tracer,
 		}),
 		Tag:     runner.Tag{RootSessionID: c.target},
 		Partial: r.opts.IncludePartialMessages,
@@ -576,7 +577,7 @@ func (c *Conversation) serve() {
 		c.turn, c.onFallback, c.turnCost = cancel, false, 0
 		c.mu.Unlock()
 		c.checkBudget(0) // spent already: no call is made
-		res := c.runTurn(tctx, conv, hooks, entries)
+		res := c.tracedTurn(tctx, conv, hooks, entries)
 		c.mu.Lock()
 		c.turn = nil
 		c.mu.Unlock()

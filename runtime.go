@@ -32,9 +32,11 @@ import (
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Version is cadre's version.
@@ -144,6 +146,12 @@ type Options struct {
 	HTTPClient *http.Client
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// TracerProvider, if set, receives OpenTelemetry spans: one for each
+	// agent run (the main agent's turn, each subagent's run, the child of
+	// the Agent call that started it), each model call and each tool call
+	// (docs/tracing.md). Nil makes none. The cadre command sets one up from
+	// the OTEL_* environment variables.
+	TracerProvider trace.TracerProvider
 }
 
 // PermissionRequest is a tool call that needs approval.
@@ -243,6 +251,7 @@ type Runtime struct {
 	getenv   func(string) string
 	now      func() time.Time
 	log      *slog.Logger
+	tracer   telemetry.Tracer
 
 	baseTools []tool.Tool // the built-in tools and Options.Tools
 	commands  *command.Set
@@ -360,6 +369,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	home, _ := os.UserHomeDir()
 	r := &Runtime{
 		opts: opts, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now, log: logger(opts.Logger),
+		tracer: telemetry.New(opts.TracerProvider, Version),
 		policy: permission.Policy{
 			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
 			AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home, ConfigDirs: []string{cfg.Home},
@@ -482,6 +492,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Hooks:             r.hooks,
 		ProjectHooks:      s.EnableProjectHooks,
 		DisableAllHooks:   s.DisableAllHooks,
+		Tracer:            r.tracer,
 	})
 	if err != nil {
 		r.owner.Close()

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -182,6 +183,10 @@ type Config struct {
 	// Logger receives the failures the run survives (a failed
 	// compaction), as warnings; nil discards them.
 	Logger *slog.Logger
+	// Tracer makes a span of every model call (chat) and tool call
+	// (execute_tool), children of the span in the run's context; the zero
+	// Tracer makes none.
+	Tracer telemetry.Tracer
 
 	interrupt context.CancelCauseFunc // set by runTools: a denial ends the turn
 }
@@ -391,11 +396,22 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 			sent = &r
 		}
 	}
+	ctx, span := cfg.Tracer.StartChat(ctx, telemetry.Chat{
+		Model: cfg.Model.Name(), Agent: cfg.Agent, SessionID: cfg.Env.SessionID,
+		MaxTokens: sent.MaxTokens, Temperature: sent.Temperature,
+	})
 	start := time.Now()
+	resp, err := stream(ctx, cfg, sent)
+	span.EndChat(resp, err)
+	return req, resp, time.Since(start), err
+}
+
+// stream sends req and returns the model's complete reply.
+func stream(ctx context.Context, cfg Config, req *llm.Request) (*llm.Response, error) {
 	var resp *llm.Response
-	for ev, err := range cfg.Model.Stream(ctx, sent) {
+	for ev, err := range cfg.Model.Stream(ctx, req) {
 		if err != nil {
-			return req, nil, time.Since(start), err
+			return nil, err
 		}
 		if ev.Type == llm.EventDone {
 			resp = ev.Response
@@ -405,9 +421,9 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 		}
 	}
 	if resp == nil {
-		return req, nil, time.Since(start), &llm.Error{Kind: llm.ErrStreamCut, Message: "model stream ended without a complete message"}
+		return nil, &llm.Error{Kind: llm.ErrStreamCut, Message: "model stream ended without a complete message"}
 	}
-	return req, resp, time.Since(start), nil
+	return resp, nil
 }
 
 // remind returns msgs with text as a <system-reminder> block at the end of
@@ -521,7 +537,24 @@ func safe(set *tool.Set, name string) bool {
 	return ok && t.Info().ConcurrencySafe
 }
 
-func runOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
+// runOne runs one call inside its execute_tool span: the hooks, the
+// permission layer and the tool (a spawned subagent's run among its work)
+// see the span in ctx.
+func runOne(ctx context.Context, cfg Config, use llm.Block) callResult {
+	ctx, span := cfg.Tracer.StartTool(ctx, telemetry.Tool{Name: use.Name, CallID: use.ID, Agent: cfg.Agent, SessionID: cfg.Env.SessionID})
+	res := callOne(ctx, cfg, use)
+	switch {
+	case res.denied:
+		span.EndTool(telemetry.ToolDenied)
+	case res.block.IsError:
+		span.EndTool(telemetry.ToolFailed)
+	default:
+		span.EndTool("")
+	}
+	return res
+}
+
+func callOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 	errResult := func(format string, args ...any) callResult {
 		return callResult{block: llm.ToolResult(use.ID, fmt.Sprintf(format, args...), true)}
 	}

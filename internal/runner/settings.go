@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -57,6 +58,10 @@ type Agent struct {
 	// loop's (see loop.Config).
 	Thinking *llm.Thinking
 	OnEnd    func() *llm.Message
+	// Tracer makes the spans of the agent's model and tool calls (the
+	// zero Tracer: none). The run's own span is its owner's: the main
+	// conversation's turn, the subagent service's run.
+	Tracer telemetry.Tracer
 }
 
 // LoopConfig is the loop's configuration for agent a.
@@ -65,7 +70,7 @@ func LoopConfig(a Agent) loop.Config {
 		Model: a.Model, System: a.System, Tools: a.Tools, Permit: a.Permit, Env: a.Env, Agent: a.Name,
 		MaxTurns: a.MaxTurns, MaxToolInputBytes: a.MaxToolInputBytes,
 		SystemContext: a.SystemContext, Inbox: a.Inbox, Logger: a.Logger, Preamble: a.Preamble,
-		Hooks: toolHooks(a.Hooks), Thinking: a.Thinking, OnEnd: a.OnEnd,
+		Hooks: toolHooks(a.Hooks), Thinking: a.Thinking, OnEnd: a.OnEnd, Tracer: a.Tracer,
 	}
 	if a.Compaction != nil {
 		var specs []llm.ToolSpec

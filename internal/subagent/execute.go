@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -26,6 +27,17 @@ import (
 func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	// The definition's own MCP servers live as long as this run.
 	defer r.releaseMCP()
+	// The run's span covers it all, a wait for a background place
+	// included; ctx carries the spawning call's span (launch).
+	var res *runner.Result
+	ctx, span := s.cfg.Tracer.StartRun(ctx, telemetry.Run{Agent: r.def.Name, SessionID: r.sess.Info.ID, Model: modelName(r.child.caller.Model)})
+	defer func() {
+		if res == nil {
+			span.EndRun(llm.Usage{}, nil)
+			return
+		}
+		span.EndRun(res.Usage, res.Err)
+	}()
 	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
 	if r.req.RunTimeout > 0 {
 		timeout = r.req.RunTimeout
@@ -44,7 +56,6 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 			s.lane.leave(slot)
 		}
 	}()
-	var res *runner.Result
 	if t.isBackground() {
 		if !t.laneHeld { // else launch took the slot and recorded the start
 			if err := s.lane.acquire(ctx); err != nil {
@@ -382,4 +393,12 @@ func (s *Service) live(id string) *liveTask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.running[id]
+}
+
+// modelName is m's name, "" for none.
+func modelName(m llm.Model) string {
+	if m == nil {
+		return ""
+	}
+	return m.Name()
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -109,6 +110,10 @@ type Config struct {
 	// hooks off too.
 	Hooks                         *hook.Engine
 	ProjectHooks, DisableAllHooks bool
+	// Tracer makes a span of each child's run, the child of the span of
+	// the tool call that spawned it, and of its model and tool calls (the
+	// zero Tracer: none).
+	Tracer telemetry.Tracer
 }
 
 // MCP is the runtime's MCP client, as spawning needs it.
@@ -405,7 +410,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,
-		Preamble: s.cfg.Preamble,
+		Preamble: s.cfg.Preamble, Tracer: s.cfg.Tracer,
 	}
 	if fork != nil {
 		// Exactly the parent's rendered prompt and settings: the shared

@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -652,8 +653,10 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 			return nil, err
 		}
 	}
-	// The run lives as long as its group, not as long as this call.
-	runCtx, cancel := context.WithCancelCause(r.c.Group.ctx)
+	// The run lives as long as its group, not as long as this call; in
+	// the trace it stays the child of this call, which a background run
+	// outlives (telemetry.Within).
+	runCtx, cancel := context.WithCancelCause(telemetry.Within(r.c.Group.ctx, ctx))
 	t.cancel = cancel
 	s.track(t)
 	s.adopt(r, t)
