@@ -58,11 +58,13 @@ type Session struct {
 // wrapper runs the program as the pane's child and records its exit status
 // in a file: tmux 3.3 loses a pane's exit status when the terminal's end
 // reaches it before the process's (#{pane_dead_status} stays empty). The
-// shell catches the signals a terminal sends so that it outlives the
-// program and records how it ended; the program, started afresh, gets the
-// default handlers.
+// shell catches the signals of the terminal's keys (Ctrl+C, Ctrl+\) so
+// that it outlives the program and records how it ended; the program,
+// started afresh, gets the default handlers. A hang-up (the server killed)
+// ends the shell, and the kernel passes it on to the program, as when a
+// terminal window closes.
 const wrapper = `status_file=$1; shift
-trap : HUP INT QUIT TERM
+trap : INT QUIT
 "$@"
 status=$?
 printf '%d\n' "$status" >"$status_file.tmp" && mv "$status_file.tmp" "$status_file"
