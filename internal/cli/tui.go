@@ -26,27 +26,66 @@ func runTUI(ctx context.Context, f runFlags, opts cadre.Options, prompt string, 
 		opts.Logger.Warn(w)
 	}
 	approvals := cadre.NewApprovals()
-	conv, err := rt.Open(ctx, cadre.OpenRequest{
+	req := cadre.OpenRequest{
 		Resume: f.resume, Continue: f.cont, SessionID: f.sdk.sessionID, Fork: f.sdk.forkSession, NoPersist: f.sdk.noPersist,
-		Permission: approvals.Ask,
-	})
+	}
+	// /clear and /resume end the program with the next conversation to
+	// open; the loop opens it and runs the TUI again.
+	for {
+		req.Permission = approvals.Ask
+		next, err := runConversation(ctx, rt, req, approvals, prompt, opts, stdin, stdout)
+		if err != nil || next == nil {
+			return err
+		}
+		req, prompt = *next, ""
+	}
+}
+
+// runConversation opens the conversation req asks for and runs the TUI
+// over it until it quits; it returns the conversation to open next, if
+// the user asked for one.
+func runConversation(ctx context.Context, rt *cadre.Runtime, req cadre.OpenRequest, approvals *cadre.Approvals, prompt string, opts cadre.Options, stdin io.Reader, stdout io.Writer) (*cadre.OpenRequest, error) {
+	conv, err := rt.Open(ctx, req)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var history []cadre.TranscriptEntry
+	if req.Resume != "" || req.Continue {
+		id := req.Resume
+		if id == "" || !req.Fork {
+			id = conv.SessionID()
+		}
+		if _, entries, err := rt.Session(ctx, id); err == nil {
+			history = entries
+		} else {
+			opts.Logger.Warn("show the resumed session's transcript", "session", id, "err", err)
+		}
 	}
 	if prompt != "" {
 		if err := conv.Send(ctx, cadre.Message{Text: prompt}); err != nil {
 			conv.Stop()
-			return err
+			return nil, err
 		}
 	}
+	var (
+		mu   sync.Mutex
+		next *cadre.OpenRequest
+	)
 	err = tui.Run(ctx, tui.Config{
-		Conversation: conv, Approvals: approvals,
+		Conversation: conv, Approvals: approvals, History: history,
 		Model: opts.Model, Mode: opts.PermissionMode, Agents: rt.MentionableAgents(),
+		Reopen: func(r cadre.OpenRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			next = &r
+		},
 	}, tui.Options{Events: conv.Events(), Stop: conv.Stop, Input: stdin, Output: stdout})
-	if !f.sdk.noPersist {
+	mu.Lock()
+	defer mu.Unlock()
+	if next == nil && !req.NoPersist {
 		fmt.Fprintf(stdout, "Resume this session with: cadre -r %s\n", conv.SessionID())
 	}
-	return err
+	return next, err
 }
 
 // heldLog keeps log lines written while the TUI owns the screen.

@@ -24,7 +24,8 @@ func renderMarkdown(text string, w int) string {
 	var out []string
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	inCode := false
-	for _, line := range lines {
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
 		trim := strings.TrimSpace(line)
 		if strings.HasPrefix(trim, "```") {
 			inCode = !inCode
@@ -46,6 +47,12 @@ func renderMarkdown(text string, w int) string {
 			out = append(out, indent(styleQuote.Render(ansi.Wrap(inline(trim[2:]), w-2, "")), "│ "))
 		default:
 			if bullet, rest, ok := listItem(line); ok {
+				// Indented lines that follow, not items themselves,
+				// continue the item: wrapped with it.
+				for i+1 < len(lines) && continues(lines[i+1]) {
+					i++
+					rest += " " + strings.TrimSpace(lines[i])
+				}
 				pad := strings.Repeat(" ", ansi.StringWidth(bullet))
 				body := ansi.Wrap(inline(rest), w-len(pad), "")
 				out = append(out, bullet+indent(body, pad)[len(pad):])
@@ -55,6 +62,17 @@ func renderMarkdown(text string, w int) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// continues reports whether line continues the list item above it:
+// indented text that is not an item, a fence or a quote.
+func continues(line string) bool {
+	trim := strings.TrimLeft(line, " \t")
+	if trim == "" || len(trim) == len(line) || strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, ">") {
+		return false
+	}
+	_, _, item := listItem(line)
+	return !item
 }
 
 // listItem splits a list line into its bullet (with its indentation, as

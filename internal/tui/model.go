@@ -39,6 +39,13 @@ type Config struct {
 	Agents []string
 	// Now is the clock for elapsed times; default time.Now.
 	Now func() time.Time
+	// History is the transcript of the session resumed (-c, -r), shown
+	// before anything new.
+	History []cadre.TranscriptEntry
+	// Reopen, if set, asks for another conversation in the same TUI
+	// (/clear, /resume): the caller of Run opens it once the program
+	// has quit, and runs the TUI again over it.
+	Reopen func(cadre.OpenRequest)
 }
 
 // Model is the TUI's Bubble Tea model.
@@ -121,6 +128,7 @@ func New(ctx context.Context, cfg Config) *Model {
 		calls: map[string]*item{}, runs: cadre.NewActivity(),
 		model: cfg.Model, mode: cfg.Mode, startMode: cfg.Mode,
 	}
+	m.replay(cfg.History)
 	m.resize(80, 24)
 	return m
 }

@@ -222,3 +222,25 @@ func TestTicksOnlyWhileRunning(t *testing.T) {
 		t.Fatal("a tick after the turn ended scheduled another")
 	}
 }
+
+// A resumed session's transcript shows first: messages, tool calls folded
+// with their results, notifications as a note.
+func TestResumedHistory(t *testing.T) {
+	m := New(t.Context(), Config{Conversation: &fakeConv{}, Now: func() time.Time { return t0 }, History: []cadre.TranscriptEntry{
+		{Type: "user", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("read notes")}}},
+		{Type: "assistant", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Reading."), toolUse("t1", "Read", map[string]any{"file_path": "notes.txt"})}}},
+		{Type: "user", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "t1", Content: []llm.Block{llm.Text("PAPAYA")}}}}},
+		{Type: "user", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("<task-notification>\n<task-id>x</task-id>")}}},
+		{Type: "assistant", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("The word is **PAPAYA**.")}}},
+	}})
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
+	s := m.Screen()
+	for _, want := range []string{"› read notes", "Reading.", "⏺ Read(notes.txt)", "⎿ PAPAYA", "(a background task's notification)", "The word is PAPAYA.", "resumed"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the resumed screen lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "<task-id>") {
+		t.Errorf("a notification's XML is shown:\n%s", s)
+	}
+}

@@ -108,6 +108,40 @@ func (m *Model) event(e cadre.Event) {
 	m.refresh()
 }
 
+// replay shows a resumed session's transcript: its messages as they were,
+// tool calls folded, nothing live.
+func (m *Model) replay(entries []cadre.TranscriptEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	for _, e := range entries {
+		msg := e.Message
+		switch {
+		case e.Type == "summary" || (e.Type == "system" && e.Subtype == cadre.SubtypeCompactBoundary):
+			m.items = append(m.items, &item{kind: kindInfo, text: "(older turns were compacted into a summary)"})
+		case msg == nil:
+		case e.Type == "assistant":
+			m.assistant(msg)
+		case e.Type == "user":
+			m.results(msg)
+			if text := strings.TrimSpace(msg.Text()); text != "" {
+				if strings.HasPrefix(text, "<task-notification>") {
+					m.items = append(m.items, &item{kind: kindInfo, text: "(a background task's notification)"})
+				} else {
+					m.items = append(m.items, &item{kind: kindUser, text: text})
+				}
+			}
+		}
+	}
+	for _, it := range m.items {
+		if it.kind == kindTool && !it.returned {
+			// A call the session ended before it returned.
+			it.returned, it.result = true, "(no result recorded)"
+		}
+	}
+	m.items = append(m.items, &item{kind: kindInfo, text: "— resumed: new messages continue this session —"})
+}
+
 // answered reports whether the main agent's text shows after the last
 // user message.
 func (m *Model) answered() bool {
