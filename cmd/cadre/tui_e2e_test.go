@@ -1,0 +1,267 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+	"github.com/cadre-dev/cadre/internal/testkit/tmux"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// These tests drive the interactive TUI (issue 11's acceptance) through
+// the real binary in a private tmux server sized 140×45, against the fake
+// Anthropic server. They read the screen as a user would; ordering comes
+// from held replies and from waiting on the screen, never from sleeps.
+
+// screenWait bounds every wait on the screen; a test moves on as soon as
+// the screen shows what it waits for.
+const screenWait = 30 * time.Second
+
+// inputHint is on the input line of the conversation screen.
+const inputHint = "Message cadre"
+
+// tui starts cadre with no -p in e's project, in tmux, and waits for the
+// first interactive screen.
+func (e *env) tui(args ...string) *tmux.Session {
+	e.t.Helper()
+	s := tmux.Start(e.t, tmux.Options{Dir: e.dir, Env: e.vars}, append([]string{bin, "--model", sonnet}, args...)...)
+	s.WaitFor(inputHint, screenWait)
+	return s
+}
+
+// ask types a message and sends it.
+func ask(s *tmux.Session, text string) {
+	s.Type(text)
+	s.SendKeys("Enter")
+}
+
+// rowsWith are the screen's rows that hold s.
+func rowsWith(screen, s string) []string {
+	var out []string
+	for _, row := range strings.Split(screen, "\n") {
+		if strings.Contains(row, s) {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// runsOn reports whether the screen shows a subagent line for desc that
+// has not finished (a finished run's line starts with ✓ or ✗).
+func runsOn(screen, desc string) bool {
+	for _, row := range rowsWith(screen, desc) {
+		t := strings.TrimSpace(row)
+		if !strings.HasPrefix(t, "✓") && !strings.HasPrefix(t, "✗") && !strings.HasPrefix(t, "›") {
+			return true
+		}
+	}
+	return false
+}
+
+// fgAgentCall is a foreground Agent call.
+func fgAgentCall(description, prompt, agent string) testkit.ToolCall {
+	return testkit.ToolCall{Name: "Agent", Input: map[string]any{"description": description, "prompt": prompt, "subagent_type": agent}}
+}
+
+func TestTUIConversation(t *testing.T) {
+	e, _ := anthropicEnv(t, func(req testkit.Request) testkit.Reply {
+		r := readThenAnswer(req)
+		r.Usage = llm.Usage{InputTokens: 1000, OutputTokens: 200}
+		return r
+	})
+	s := e.tui()
+	ask(s, secretAsk)
+	screen := s.WaitFor(secretSays, screenWait)
+	// Two requests of 1,200 tokens each.
+	for _, want := range []string{"› " + secretAsk, "Read(notes.txt)", "anthropic:" + sonnet + " · default · 2.4k tokens"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q:\n%s", want, screen)
+		}
+	}
+	// Ctrl+C twice quits, cleanly.
+	s.SendKeys("C-c")
+	s.WaitFor("Press Ctrl+C again to quit", screenWait)
+	s.SendKeys("C-c")
+	if status := s.WaitExit(screenWait); status != 0 {
+		t.Errorf("cadre quit with status %d, want 0", status)
+	}
+}
+
+// Two slow foreground subagents show as two live lines at once, and the
+// main agent's answer comes after both.
+func TestTUITwoSlowSubagentsBothVisible(t *testing.T) {
+	hold := make(chan struct{}) // the fake server drops held requests when the test ends
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && c.has("ALPHA-TASK"):
+			return testkit.Reply{Text: "alpha found", Wait: hold}
+		case c.child() && c.has("BETA-TASK"):
+			return testkit.Reply{Text: "beta found", Wait: hold}
+		case c.child():
+			return testkit.Reply{Text: "TEST: unexpected child request"}
+		case !c.anyToolResult():
+			return testkit.Reply{Text: "Two surveys at once.", ToolCalls: []testkit.ToolCall{
+				fgAgentCall("Survey alpha", "ALPHA-TASK", "general-purpose"),
+				fgAgentCall("Survey beta", "BETA-TASK", "general-purpose"),
+			}}
+		}
+		var got []string
+		for _, r := range c.results("Agent") {
+			got = append(got, r.resultText())
+		}
+		all := strings.Join(got, " | ")
+		if strings.Contains(all, "alpha found") && strings.Contains(all, "beta found") {
+			return testkit.Reply{Text: "Both surveys are done: alpha and beta found."}
+		}
+		return testkit.Reply{Text: "TEST: the Agent results lack an answer: " + all}
+	}))
+	s := e.tui()
+	ask(s, "Survey both")
+	s.WaitUntil("both subagents running at once", screenWait, func(screen string) bool {
+		return runsOn(screen, "Survey alpha") && runsOn(screen, "Survey beta") && strings.Contains(screen, "2 subagents")
+	})
+	close(hold)
+	screen := s.WaitFor("Both surveys are done", screenWait)
+	for _, desc := range []string{"Survey alpha", "Survey beta"} {
+		if runsOn(screen, desc) {
+			t.Errorf("the %s line still runs after the answer:\n%s", desc, screen)
+		}
+		if len(rowsWith(screen, desc)) == 0 {
+			t.Errorf("the %s line is gone, want its summary:\n%s", desc, screen)
+		}
+	}
+}
+
+// A Bash call in the default mode asks; "y" allows it once and it runs.
+func TestTUIApproveBashWithY(t *testing.T) {
+	const command = "printf approved > bash-ran.txt"
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if !c.anyToolResult() {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": command, "description": "Write the marker"}}}}
+		}
+		if r := c.results("Bash"); len(r) == 1 && !r[0].IsError {
+			return testkit.Reply{Text: "The marker is written."}
+		}
+		return testkit.Reply{Text: "TEST: the Bash call failed: " + c.dump()}
+	}))
+	s := e.tui()
+	ask(s, "Write the marker")
+	screen := s.WaitFor("wants to use Bash", screenWait)
+	if !strings.Contains(screen, command) {
+		t.Errorf("the prompt does not show the command:\n%s", screen)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "bash-ran.txt")); err == nil {
+		t.Fatal("the command ran before it was approved")
+	}
+	s.Type("y")
+	s.WaitFor("The marker is written.", screenWait)
+	got, err := os.ReadFile(filepath.Join(e.dir, "bash-ran.txt"))
+	if err != nil || string(got) != "approved" {
+		t.Errorf("bash-ran.txt = %q, %v; want the approved command's output", got, err)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2", n)
+	}
+}
+
+// A subagent's approval prompt reaches the TUI, names the subagent, and
+// its answer lets the child's call run.
+func TestTUIChildApproval(t *testing.T) {
+	const command = "printf cleaned > child-ran.txt"
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": command, "description": "Clean up"}}}}
+		case c.child():
+			if r := c.results("Bash"); len(r) == 1 && !r[0].IsError {
+				return testkit.Reply{Text: "Cleaned."}
+			}
+			return testkit.Reply{Text: "TEST: the child's Bash call failed: " + c.dump()}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{fgAgentCall("Tidy the project", "Clean up the project.", "general-purpose")}}
+		}
+		return testkit.Reply{Text: "The helper cleaned up."}
+	}))
+	s := e.tui()
+	ask(s, "Tidy up")
+	screen := s.WaitFor("wants to use Bash", screenWait)
+	if rows := rowsWith(screen, "wants to use Bash"); len(rows) != 1 || !strings.Contains(rows[0], "general-purpose") {
+		t.Errorf("the prompt does not name the subagent:\n%s", screen)
+	}
+	if !strings.Contains(screen, command) {
+		t.Errorf("the prompt does not show the command:\n%s", screen)
+	}
+	s.Type("y")
+	s.WaitFor("The helper cleaned up.", screenWait)
+	got, err := os.ReadFile(filepath.Join(e.dir, "child-ran.txt"))
+	if err != nil || string(got) != "cleaned" {
+		t.Errorf("child-ran.txt = %q, %v; want the child's approved command's output", got, err)
+	}
+}
+
+// "@reviewer text" runs the project's reviewer directly: the first request
+// is the reviewer's, with its own system prompt, and its answer joins the
+// conversation.
+func TestTUIMentionRunsTheAgent(t *testing.T) {
+	const mark = "REVIEWER-PROMPT-MARK"
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case strings.Contains(c.system, mark):
+			return testkit.Reply{Text: "Reviewer verdict: LGTM with nits."}
+		case c.has("LGTM with nits"):
+			return testkit.Reply{Text: "The reviewer approved it."}
+		}
+		return testkit.Reply{Text: "TEST: the main agent does not see the reviewer's answer: " + c.dump()}
+	}))
+	e.write(".claude/agents/reviewer.md", "---\nname: reviewer\ndescription: Reviews code for defects.\n---\nYou are "+mark+", a careful code reviewer.\n")
+	s := e.tui()
+	ask(s, "@reviewer check notes.txt")
+	s.WaitFor("Reviewer verdict: LGTM with nits.", screenWait)
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests after the @reviewer run, want 1 (no main-model round trip)", len(reqs))
+	}
+	first := bgDecode(reqs[0])
+	if !strings.Contains(first.system, mark) {
+		t.Errorf("the first request is not the reviewer's; system prompt:\n%s", first.system)
+	}
+	if !first.has("check notes.txt") {
+		t.Errorf("the reviewer's request lacks the prompt:\n%s", first.dump())
+	}
+	ask(s, "What did the reviewer say?")
+	s.WaitFor("The reviewer approved it.", screenWait)
+}
+
+// Ctrl+B moves a long foreground subagent to the background: the main
+// agent carries on while the child's reply is still held, and the
+// notification comes when it ends.
+func TestTUICtrlBBackgroundsTheSubagent(t *testing.T) {
+	hold := make(chan struct{}) // the fake server drops held requests when the test ends
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child():
+			return testkit.Reply{Text: "survey result: 42 files", Wait: hold}
+		case len(c.notifications()) > 0:
+			return testkit.Reply{Text: "The survey finished: 42 files."}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{fgAgentCall("Long survey", "Survey everything.", "general-purpose")}}
+		}
+		if r := c.results("Agent"); len(r) == 1 && strings.Contains(r[0].resultText(), "background") {
+			return testkit.Reply{Text: "Carrying on while the survey runs."}
+		}
+		return testkit.Reply{Text: "TEST: unexpected Agent result: " + c.dump()}
+	}))
+	s := e.tui()
+	ask(s, "Survey the project")
+	s.WaitUntil("the subagent running", screenWait, func(screen string) bool { return runsOn(screen, "Long survey") })
+	s.SendKeys("C-b")
+	// The child's reply is still held: only the move lets the main agent
+	// answer.
+	s.WaitFor("Carrying on while the survey runs.", screenWait)
+	close(hold)
+	s.WaitFor("The survey finished: 42 files.", screenWait)
+}
