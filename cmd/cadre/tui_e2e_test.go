@@ -75,7 +75,10 @@ func TestTUIConversation(t *testing.T) {
 	})
 	s := e.tui()
 	ask(s, secretAsk)
-	screen := s.WaitFor(secretSays, screenWait)
+	// The status line's figures are the turn's once it has ended.
+	screen := s.WaitUntil("the answer, and the turn over", screenWait, func(screen string) bool {
+		return strings.Contains(screen, secretSays) && !strings.Contains(screen, "working")
+	})
 	// Two requests of 1,200 tokens each.
 	for _, want := range []string{"› " + secretAsk, "Read(notes.txt)", "anthropic:" + sonnet + " · default · 2.4k tokens"} {
 		if !strings.Contains(screen, want) {
@@ -264,4 +267,112 @@ func TestTUICtrlBBackgroundsTheSubagent(t *testing.T) {
 	s.WaitFor("Carrying on while the survey runs.", screenWait)
 	close(hold)
 	s.WaitFor("The survey finished: 42 files.", screenWait)
+}
+
+// A prompt given without -p is the TUI's first message.
+func TestTUIFirstMessageFromTheCommandLine(t *testing.T) {
+	e, _ := anthropicEnv(t, readThenAnswer)
+	s := tmux.Start(t, tmux.Options{Dir: e.dir, Env: e.vars}, bin, "--model", sonnet, secretAsk)
+	s.WaitFor(secretSays, screenWait)
+	s.WaitFor(inputHint, screenWait)
+}
+
+// "n" then a reason denies the call; the model reads the reason and the
+// command does not run.
+func TestTUIDenyWithAReason(t *testing.T) {
+	const reason = "use the Makefile instead"
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if !c.anyToolResult() {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "printf x > denied.txt"}}}}
+		}
+		if r := c.results("Bash"); len(r) == 1 && r[0].IsError && strings.Contains(r[0].resultText(), reason) {
+			return testkit.Reply{Text: "Understood: the Makefile it is."}
+		}
+		return testkit.Reply{Text: "TEST: the denial did not carry the reason: " + c.dump()}
+	}))
+	s := e.tui()
+	ask(s, "Build it")
+	s.WaitFor("wants to use Bash", screenWait)
+	s.Type("n")
+	s.Type(reason)
+	s.SendKeys("Enter")
+	s.WaitFor("Understood: the Makefile it is.", screenWait)
+	if _, err := os.Stat(filepath.Join(e.dir, "denied.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+}
+
+// "a" allows the call and adds a rule for the session, so a like call
+// later runs without asking.
+func TestTUIAllowForTheSession(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch len(c.results("Bash")) {
+		case 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "touch one.txt"}}}}
+		case 1:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "touch two.txt"}}}}
+		}
+		return testkit.Reply{Text: "Both files are written."}
+	}))
+	s := e.tui()
+	ask(s, "Write both files")
+	screen := s.WaitFor("wants to use Bash", screenWait)
+	if !strings.Contains(screen, "adds Bash(touch:*)") {
+		t.Errorf("the prompt does not say which rule 'a' adds:\n%s", screen)
+	}
+	s.Type("a")
+	// The second call, which no one answers, runs under the new rule.
+	screen = s.WaitFor("Both files are written.", screenWait)
+	if !strings.Contains(screen, "added the rule Bash(touch:*)") {
+		t.Errorf("the transcript does not confirm the rule:\n%s", screen)
+	}
+	for _, f := range []string{"one.txt", "two.txt"} {
+		if _, err := os.Stat(filepath.Join(e.dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// Esc interrupts a turn whose reply never comes; the conversation goes on.
+func TestTUIEscInterrupts(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if c.has("Are you there?") {
+			return testkit.Reply{Text: "Here now."}
+		}
+		return testkit.Reply{Stall: testkit.StallNoResponse}
+	}))
+	s := e.tui()
+	ask(s, "This is never answered")
+	s.WaitFor("(esc stops)", screenWait)
+	s.SendKeys("Escape")
+	s.WaitUntil("the turn interrupted and nothing running", screenWait, func(screen string) bool {
+		return strings.Contains(screen, "Interrupted.") && !strings.Contains(screen, "working")
+	})
+	ask(s, "Are you there?")
+	s.WaitFor("Here now.", screenWait)
+}
+
+// A message typed while a turn runs is queued, shown as queued, and sent
+// when the turn ends.
+func TestTUIQueuedMessage(t *testing.T) {
+	hold := make(chan struct{}) // the fake server drops held requests when the test ends
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if c.has("second question") {
+			return testkit.Reply{Text: "Second answer."}
+		}
+		return testkit.Reply{Text: "First answer.", Wait: hold}
+	}))
+	s := e.tui()
+	ask(s, "first question")
+	s.WaitFor("(esc stops)", screenWait)
+	ask(s, "second question")
+	s.WaitFor("⏳ queued: second question", screenWait)
+	close(hold)
+	screen := s.WaitFor("Second answer.", screenWait)
+	if strings.Contains(screen, "queued:") {
+		t.Errorf("the sent message is still shown as queued:\n%s", screen)
+	}
+	if i, j := strings.Index(screen, "First answer."), strings.Index(screen, "› second question"); i < 0 || j < i {
+		t.Errorf("the queued message was not sent after the first turn:\n%s", screen)
+	}
 }
