@@ -25,7 +25,9 @@ protocol; warnings go to standard error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			debug, _ := cmd.Flags().GetBool("debug")
 			log := newLogger(stderr, debug)
-			rts := acp.NewRuntimes(cadre.Options{Model: model, PermissionMode: cadre.PermissionMode(mode), Logger: log})
+			tp, flush := openTracing(cmd.Context(), log)
+			defer flush() // after the runtimes close
+			rts := acp.NewRuntimes(cadre.Options{Model: model, PermissionMode: cadre.PermissionMode(mode), Logger: log, TracerProvider: tp})
 			defer rts.Close()
 			return acp.Serve(cmd.Context(), acp.Config{Backend: rts, In: stdin, Out: stdout, Logger: log})
 		},

@@ -229,6 +229,11 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		Thinking:               thinking, JSONSchema: schema,
 		Logger: log,
 	}
+	// Deferred before the runtime's Close, so it runs after it: every
+	// span has ended by then.
+	tp, flush := openTracing(ctx, log)
+	defer flush()
+	opts.TracerProvider = tp
 	if interactive {
 		return runTUI(ctx, f, opts, prompt, stdin, stdout)
 	}

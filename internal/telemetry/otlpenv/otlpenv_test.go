@@ -1,0 +1,134 @@
+package otlpenv
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// clearEnv unsets every variable Open reads, for the test's duration.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{
+		"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
+	} {
+		t.Setenv(k, "")
+	}
+}
+
+func TestRequested(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{"OTEL_SERVICE_NAME": "x", "OTEL_EXPORTER_OTLP_HEADERS": "a=b"}, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, true},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true},
+		{map[string]string{"OTEL_TRACES_EXPORTER": " OTLP , console"}, true},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, false},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, false},
+		{map[string]string{"OTEL_SDK_DISABLED": "TRUE", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, false},
+		{map[string]string{"OTEL_SDK_DISABLED": "false", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, true},
+	}
+	for _, tt := range tests {
+		got, why := Requested(func(k string) string { return tt.env[k] })
+		if got != tt.want {
+			t.Errorf("Requested(%v) = %v (%s), want %v", tt.env, got, why, tt.want)
+		}
+		if !got && why == "" {
+			t.Errorf("Requested(%v) gives no reason", tt.env)
+		}
+	}
+}
+
+func TestOpenOffStartsNothing(t *testing.T) {
+	clearEnv(t)
+	tr, err := Open(context.Background(), "cadre", "1", func(string) {})
+	if err != nil || tr.Provider != nil {
+		t.Fatalf("Open with no variables = %+v, %v; want no provider", tr, err)
+	}
+	if err := tr.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	// goleak (TestMain) checks that nothing was started.
+}
+
+func TestOpenBadConfiguration(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"}, "OTEL_EXPORTER_OTLP_PROTOCOL=thrift"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "udp"}, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=udp"},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER=zipkin"},
+	}
+	for _, tt := range tests {
+		clearEnv(t)
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		tr, err := Open(context.Background(), "cadre", "1", func(string) {})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%v) error = %v, want one naming %s", tt.env, err, tt.want)
+		}
+		if tr == nil || tr.Provider != nil {
+			t.Errorf("Open(%v) gave a provider with its error", tt.env)
+		}
+	}
+}
+
+// TestOpenExports: each protocol makes a provider whose spans reach the
+// endpoint, or for gRPC at least shut down within the bound.
+func TestOpenExports(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/traces" {
+			posts.Add(1)
+		}
+	}))
+	defer srv.Close()
+	for _, protocol := range []string{"", "http/protobuf", "http/json", "grpc"} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+			if protocol == "grpc" {
+				t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
+			}
+			var warnings []string
+			tr, err := Open(context.Background(), "cadre", "1", func(s string) { warnings = append(warnings, s) })
+			if err != nil || tr.Provider == nil {
+				t.Fatalf("Open = %+v, %v", tr, err)
+			}
+			want := protocol
+			if want == "" {
+				want = "http/protobuf"
+			}
+			if tr.Protocol != want || tr.Endpoint != srv.URL {
+				t.Errorf("Protocol, Endpoint = %q, %q", tr.Protocol, tr.Endpoint)
+			}
+			before := posts.Load()
+			_, span := tr.Provider.Tracer("t").Start(context.Background(), "s")
+			span.End()
+			err = tr.Shutdown()
+			if protocol == "grpc" {
+				return // an HTTP server is no gRPC collector: only the bound matters
+			}
+			if err != nil {
+				t.Fatalf("Shutdown: %v (warnings %q)", err, warnings)
+			}
+			if posts.Load() == before {
+				t.Errorf("no span reached the endpoint over %s", want)
+			}
+		})
+	}
+}
