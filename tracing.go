@@ -14,6 +14,9 @@ import (
 // tracedTurn is runTurn inside the turn's invoke_agent span, the parent
 // of its model and tool calls' spans (and so of its subagents').
 func (c *Conversation) tracedTurn(ctx context.Context, conv *runner.Conversation, hooks *runner.Hooks, entries []queue.Entry) *runner.Result {
+	if !c.r.tracer.Enabled() {
+		return c.runTurn(ctx, conv, hooks, entries)
+	}
 	model, _ := c.current()
 	ctx, span := c.r.tracer.StartRun(ctx, telemetry.Run{Agent: "main", SessionID: c.target, Model: model.Name()})
 	res := c.runTurn(ctx, conv, hooks, entries)

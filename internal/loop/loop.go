@@ -396,10 +396,13 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 			sent = &r
 		}
 	}
-	ctx, span := cfg.Tracer.StartChat(ctx, telemetry.Chat{
-		Model: cfg.Model.Name(), Agent: cfg.Agent, SessionID: cfg.Env.SessionID,
-		MaxTokens: sent.MaxTokens, Temperature: sent.Temperature,
-	})
+	var span telemetry.Span
+	if cfg.Tracer.Enabled() { // else not even the model's name is asked
+		ctx, span = cfg.Tracer.StartChat(ctx, telemetry.Chat{
+			Model: cfg.Model.Name(), Agent: cfg.Agent, SessionID: cfg.Env.SessionID,
+			MaxTokens: sent.MaxTokens, Temperature: sent.Temperature,
+		})
+	}
 	start := time.Now()
 	resp, err := stream(ctx, cfg, sent)
 	span.EndChat(resp, err)

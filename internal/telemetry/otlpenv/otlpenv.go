@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -117,8 +118,9 @@ func Open(ctx context.Context, service, version string, warn func(string)) (*Tra
 		return &Tracing{}, fmt.Errorf("tracing resource: %w", err)
 	}
 	// Export failures would otherwise go to the standard logger, with a
-	// timestamp and no "cadre:" prefix.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { warn("tracing: " + err.Error()) }))
+	// timestamp and no "cadre:" prefix; a collector that stays down fails
+	// every batch the same way, which is said once.
+	otel.SetErrorHandler(&onceHandler{warn: warn, seen: map[string]bool{}})
 	sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return &Tracing{Provider: sdk, Protocol: protocol, Endpoint: endpoint(), sdk: sdk, exp: exp}, nil
 }
@@ -146,6 +148,32 @@ func (t *Tracing) Shutdown() error {
 		return fmt.Errorf("tracing: %w", err)
 	}
 	return nil
+}
+
+// onceHandler passes each distinct OpenTelemetry error to warn once.
+type onceHandler struct {
+	warn func(string)
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// maxWarnings bounds what a long session says about tracing: errors whose
+// text changes every time (a count, a time) would otherwise never stop.
+const maxWarnings = 20
+
+func (h *onceHandler) Handle(err error) {
+	msg := "tracing: " + err.Error()
+	h.mu.Lock()
+	if h.seen[msg] || len(h.seen) > maxWarnings {
+		h.mu.Unlock()
+		return
+	}
+	h.seen[msg] = true
+	if len(h.seen) > maxWarnings {
+		msg = "tracing: more errors; no more are shown"
+	}
+	h.mu.Unlock()
+	h.warn(msg)
 }
 
 // endpoint is the endpoint the exporter reads, for messages.

@@ -2,6 +2,8 @@ package otlpenv
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -130,5 +132,22 @@ func TestOpenExports(t *testing.T) {
 				t.Errorf("no span reached the endpoint over %s", want)
 			}
 		})
+	}
+}
+
+func TestOnceHandler(t *testing.T) {
+	var got []string
+	h := &onceHandler{warn: func(s string) { got = append(got, s) }, seen: map[string]bool{}}
+	for range 3 {
+		h.Handle(errors.New("connection refused"))
+	}
+	if len(got) != 1 || got[0] != "tracing: connection refused" {
+		t.Fatalf("a repeated error was said %d times: %q", len(got), got)
+	}
+	for i := range 100 {
+		h.Handle(fmt.Errorf("error %d", i))
+	}
+	if len(got) != maxWarnings+1 || got[len(got)-1] != "tracing: more errors; no more are shown" {
+		t.Errorf("100 distinct errors gave %d warnings, the last %q", len(got), got[len(got)-1])
 	}
 }
