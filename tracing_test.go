@@ -294,3 +294,31 @@ func TestTracingOffByDefault(t *testing.T) {
 		t.Fatalf("spans = %q, want only the caller's", got)
 	}
 }
+
+// TestTracingCallerSpanIsParent: a span in the context given to Run is the
+// parent of the turn's span, so an application's trace holds cadre's runs.
+func TestTracingCallerSpanIsParent(t *testing.T) {
+	f := newFixture(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	ctx, outer := tp.Tracer("caller").Start(t.Context(), "caller")
+	rt := f.open(t, cadre.Options{TracerProvider: tp})
+	for _, err := range rt.Run(ctx, cadre.Request{Prompt: "read the notes"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	outer.End()
+	st := newSpanTree(exp.GetSpans())
+	caller := st.byID[outer.SpanContext().SpanID()]
+	if got := names(st.children(caller)); !slices.Equal(got, []string{"invoke_agent main"}) {
+		t.Fatalf("children of the caller's span = %q, want the turn's", got)
+	}
+	if got := names(st.children(st.children(caller)[0])); !slices.Equal(got, []string{"chat model", "execute_tool Read", "chat model"}) {
+		t.Errorf("children of the turn = %q", got)
+	}
+}
