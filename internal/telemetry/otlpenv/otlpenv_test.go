@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"go.uber.org/goleak"
+	"google.golang.org/grpc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -132,6 +136,55 @@ func TestOpenExports(t *testing.T) {
 				t.Errorf("no span reached the endpoint over %s", want)
 			}
 		})
+	}
+}
+
+// traceService is a gRPC OTLP collector that counts the spans it gets.
+type traceService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	spans atomic.Int64
+}
+
+func (s *traceService) Export(_ context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			s.spans.Add(int64(len(ss.GetSpans())))
+		}
+	}
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// TestOpenExportsGRPC: OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends spans to a
+// real gRPC OTLP service.
+func TestOpenExportsGRPC(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	svc := &traceService{}
+	coltracepb.RegisterTraceServiceServer(srv, svc)
+	var wg sync.WaitGroup
+	wg.Go(func() { srv.Serve(l) })
+	defer wg.Wait()
+	defer srv.Stop()
+	clearEnv(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+l.Addr().String())
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
+	tr, err := Open(context.Background(), "cadre", "1", func(string) {})
+	if err != nil || tr.Provider == nil || tr.Protocol != "grpc" {
+		t.Fatalf("Open = %+v, %v", tr, err)
+	}
+	for _, name := range []string{"a", "b"} {
+		_, span := tr.Provider.Tracer("t").Start(context.Background(), name)
+		span.End()
+	}
+	if err := tr.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if n := svc.spans.Load(); n != 2 {
+		t.Errorf("the gRPC collector got %d spans, want 2", n)
 	}
 }
 
