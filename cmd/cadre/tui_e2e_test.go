@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,6 +137,48 @@ func TestTUITwoSlowSubagentsBothVisible(t *testing.T) {
 		if len(rowsWith(screen, desc)) == 0 {
 			t.Errorf("the %s line is gone, want its summary:\n%s", desc, screen)
 		}
+	}
+}
+
+// Twenty subagents in parallel fit the screen: the input and the status
+// line stay on it while they run, and the answer comes after.
+func TestTUITwentySubagentsKeepTheInputOnScreen(t *testing.T) {
+	const n = 20
+	hold := make(chan struct{}) // the fake server drops held requests when the test ends
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child():
+			return testkit.Reply{Text: "found", Wait: hold}
+		case !c.anyToolResult():
+			var calls []testkit.ToolCall
+			for i := 1; i <= n; i++ {
+				calls = append(calls, fgAgentCall(fmt.Sprintf("Survey part %02d", i), fmt.Sprintf("PART-%02d", i), "general-purpose"))
+			}
+			return testkit.Reply{ToolCalls: calls}
+		}
+		if got := len(c.results("Agent")); got != n {
+			return testkit.Reply{Text: fmt.Sprintf("TEST: %d Agent results, want %d", got, n)}
+		}
+		return testkit.Reply{Text: "All twenty parts are surveyed."}
+	}))
+	e.write(".cadre/settings.json", `{"subagents": {"maxForegroundConcurrent": 20}}`)
+	s := e.tui()
+	ask(s, "Survey all parts")
+	screen := s.WaitFor(fmt.Sprintf("%d subagents", n), screenWait)
+	if !strings.Contains(screen, inputHint) {
+		t.Errorf("the input left the screen while %d subagents run:\n%s", n, screen)
+	}
+	if !runsOn(screen, "Survey part 01") {
+		t.Errorf("the first subagent's line is not shown:\n%s", screen)
+	}
+	// The lines that do not fit are summed up on one line.
+	if shown := len(rowsWith(screen, "general-purpose Survey part")); shown < n && len(rowsWith(screen, "more subagents")) != 1 {
+		t.Errorf("%d of %d subagent lines shown and no line sums up the rest:\n%s", shown, n, screen)
+	}
+	close(hold)
+	screen = s.WaitFor("All twenty parts are surveyed.", screenWait)
+	if !strings.Contains(screen, inputHint) {
+		t.Errorf("the input left the screen:\n%s", screen)
 	}
 }
 
