@@ -50,6 +50,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+b":
 		m.background()
 		return nil
+	case "ctrl+t":
+		return m.openTree()
 	case "pgup":
 		m.view.PageUp()
 		return nil
@@ -159,6 +161,15 @@ func (m *Model) browse(dir int) bool {
 func (m *Model) suggest() {
 	m.completion = nil
 	v := m.input.Value()
+	if strings.HasPrefix(v, "/") && !strings.Contains(v, "\n") {
+		// A whole command typed is not completed: Enter runs it.
+		for _, c := range m.commandCompletions(v) {
+			if c != strings.TrimRight(v, " ") {
+				m.completion = append(m.completion, c)
+			}
+		}
+		return
+	}
 	if !strings.HasPrefix(v, "@") || strings.ContainsAny(v, " \n") {
 		return
 	}
@@ -172,7 +183,10 @@ func (m *Model) suggest() {
 
 // complete puts the first completion in the input.
 func (m *Model) complete() {
-	if len(m.completion) > 0 {
+	switch {
+	case len(m.completion) > 0 && strings.HasPrefix(m.completion[0], "/"):
+		m.input.SetValue(m.completion[0] + " ")
+	case len(m.completion) > 0:
 		m.input.SetValue("@" + m.completion[0] + " ")
 	}
 	m.completion = nil

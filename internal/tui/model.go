@@ -46,6 +46,9 @@ type Config struct {
 	// (/clear, /resume): the caller of Run opens it once the program
 	// has quit, and runs the TUI again over it.
 	Reopen func(cadre.OpenRequest)
+	// Runtime serves the slash commands (commands.go); nil leaves out
+	// those that need it.
+	Runtime Runtime
 }
 
 // Model is the TUI's Bubble Tea model.
@@ -176,6 +179,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case ApprovalsMsg:
 		m.setApprovals(msg.Pending)
+	case commandMsg:
+		cmds = append(cmds, m.commandDone(msg))
 	case tickMsg:
 		m.ticking = false
 		m.frame++

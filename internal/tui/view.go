@@ -41,7 +41,11 @@ func (m *Model) bottom() string {
 	} else {
 		parts = append(parts, m.input.View())
 		if len(m.completion) > 0 {
-			parts = append(parts, styleDim.Render(ansi.Truncate("@ "+strings.Join(m.completion, "  ")+"   (Tab or Enter completes)", m.width, "…")))
+			lead := "@ "
+			if strings.HasPrefix(m.completion[0], "/") {
+				lead = ""
+			}
+			parts = append(parts, styleDim.Render(ansi.Truncate(lead+strings.Join(m.completion, "  ")+"   (Tab or Enter completes)", m.width, "…")))
 		}
 	}
 	parts = append(parts, m.status())

@@ -1,0 +1,79 @@
+package tui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// pager is a full-screen read-only text (a task's output, an agent's
+// definition): a title, the text scrolled with the arrows and PgUp/PgDn,
+// Esc or q to go back.
+type pager struct {
+	title string
+	lines []string
+	top   int // first line shown
+	// follow keeps the end in view until the user scrolls up: an output
+	// is read from its end.
+	follow bool
+	height int
+}
+
+func newPager(title, text string) *pager {
+	return &pager{title: title, lines: strings.Split(strings.TrimRight(text, "\n"), "\n"), follow: true}
+}
+
+func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return p, nil
+	}
+	page := max(p.height-3, 1)
+	switch k.String() {
+	case "esc", "q":
+		return p, PopScreen
+	case "up", "k":
+		p.scroll(-1)
+	case "down", "j":
+		p.scroll(1)
+	case "pgup":
+		p.scroll(-page)
+	case "pgdown", "space":
+		p.scroll(page)
+	case "home", "g":
+		p.top, p.follow = 0, false
+	case "end", "G":
+		p.follow = true
+	}
+	return p, nil
+}
+
+func (p *pager) scroll(n int) {
+	if p.follow {
+		p.top = max(len(p.lines)-max(p.height-3, 1), 0)
+	}
+	p.top = min(max(p.top+n, 0), max(len(p.lines)-1, 0))
+	p.follow = false
+}
+
+func (p *pager) View(width, height int) string {
+	p.height = height
+	body := max(height-3, 1)
+	if p.follow {
+		p.top = max(len(p.lines)-body, 0)
+	}
+	var b strings.Builder
+	b.WriteString(styleHeading.Render(ansi.Truncate(p.title, width, "…")) + "\n")
+	b.WriteString(styleDim.Render(strings.Repeat("─", width)) + "\n")
+	shown := 0
+	for i := p.top; i < len(p.lines) && shown < body; i++ {
+		b.WriteString(ansi.Truncate(p.lines[i], width, "…") + "\n")
+		shown++
+	}
+	for ; shown < body; shown++ {
+		b.WriteString("\n")
+	}
+	b.WriteString(styleDim.Render(ansi.Truncate("↑/↓ PgUp/PgDn scroll · g/G start/end · esc back", width, "…")))
+	return b.String()
+}

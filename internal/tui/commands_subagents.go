@@ -1,0 +1,371 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/cadre-dev/cadre"
+)
+
+// /subagents list|stop|log|info|send and /stop, with OpenClaw's meanings
+// (stop cascades to descendants), and Claude Code's /tasks.
+
+func (m *Model) subagentsCommand(args string) tea.Cmd {
+	st, ok := m.steering("/subagents")
+	if !ok {
+		return nil
+	}
+	verb, rest, _ := strings.Cut(args, " ")
+	rest = strings.TrimSpace(rest)
+	switch verb {
+	case "", "list":
+		runs, err := st.Subagents(m.ctx)
+		if err != nil {
+			m.Error(err.Error())
+			return nil
+		}
+		m.Info(m.subagentTable(runs))
+		return nil
+	case "stop":
+		if rest == "" {
+			m.Error("/subagents stop needs a target: #N, an id, or all")
+			return nil
+		}
+		return m.async(func(ctx context.Context) (string, error) {
+			ids, err := st.StopSubagent(ctx, rest)
+			if err != nil {
+				return "", err
+			}
+			if len(ids) == 0 {
+				return "No subagent was running.", nil
+			}
+			return fmt.Sprintf("Stopped %d subagent%s (descendants included): %s", len(ids), plural(len(ids)), strings.Join(shortIDs(ids), ", ")), nil
+		})
+	case "log":
+		target, limit, tools, err := logArgs(rest)
+		if err != nil {
+			m.Error(err.Error())
+			return nil
+		}
+		return m.async(func(ctx context.Context) (string, error) {
+			run, log, err := st.SubagentLog(ctx, target, limit, tools)
+			if err != nil {
+				return "", err
+			}
+			return subagentLog(run, log), nil
+		})
+	case "info":
+		if rest == "" {
+			m.Error("/subagents info needs a target: #N or an id")
+			return nil
+		}
+		return m.async(func(ctx context.Context) (string, error) {
+			d, err := st.SubagentInfo(ctx, rest)
+			if err != nil {
+				return "", err
+			}
+			return subagentInfo(d, time.Now()), nil
+		})
+	case "send":
+		target, text, _ := strings.Cut(rest, " ")
+		if target == "" || strings.TrimSpace(text) == "" {
+			m.Error("/subagents send needs a target and a message: /subagents send #N what to do")
+			return nil
+		}
+		return m.async(func(ctx context.Context) (string, error) {
+			return st.SendSubagent(ctx, target, strings.TrimSpace(text))
+		})
+	}
+	m.Error(fmt.Sprintf("unknown /subagents action %q: want list, stop, log, info or send", verb))
+	return nil
+}
+
+// logArgs reads "<target> [limit] [tools]".
+func logArgs(s string) (target string, limit int, tools bool, err error) {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return "", 0, false, errors.New("/subagents log needs a target: #N or an id")
+	}
+	target = f[0]
+	for _, w := range f[1:] {
+		switch {
+		case w == "tools":
+			tools = true
+		case limit == 0:
+			n, err := strconv.Atoi(w)
+			if err != nil || n <= 0 {
+				return "", 0, false, fmt.Errorf("/subagents log: %q is not a message count (a positive number) or \"tools\"", w)
+			}
+			limit = n
+		default:
+			return "", 0, false, fmt.Errorf("/subagents log: unexpected %q: /subagents log <#|id> [limit] [tools]", w)
+		}
+	}
+	return target, limit, tools, nil
+}
+
+// subagentTable is /subagents list: running first, as OpenClaw counts
+// them, each with its stable number.
+func (m *Model) subagentTable(runs []cadre.SubagentRun) string {
+	if len(runs) == 0 {
+		return "No subagents in this conversation yet."
+	}
+	active := 0
+	for _, r := range runs {
+		if r.Running() {
+			active++
+		}
+	}
+	rows := [][]string{{"#", "STATUS", "AGENT", "ELAPSED", "TOKENS", "DESCRIPTION"}}
+	now := m.cfg.Now()
+	for _, r := range runs {
+		status := string(r.Status)
+		if r.Running() && r.CurrentTool != "" {
+			status += " · " + r.CurrentTool
+		}
+		if r.Background && r.Running() {
+			status += " · bg"
+		}
+		end := r.Ended
+		if end.IsZero() {
+			end = now
+		}
+		agent := strings.Repeat("  ", max(r.Depth-1, 0)) + r.Agent
+		if r.Name != "" {
+			agent += " (" + r.Name + ")"
+		}
+		rows = append(rows, []string{fmt.Sprintf("#%d", r.Index), status, agent, elapsed(end.Sub(r.Started)), count(r.Tokens), oneLine(r.Description)})
+	}
+	return fmt.Sprintf("Subagents: %d running · %d done\n", active, len(runs)-active) + table(rows, m.width)
+}
+
+// subagentLog renders /subagents log.
+func subagentLog(run cadre.SubagentRun, log []cadre.LogMessage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Log of #%d %s %s (%s)", run.Index, run.Agent, oneLine(run.Description), run.Status)
+	if len(log) == 0 {
+		b.WriteString("\n  (no messages yet)")
+	}
+	for _, l := range log {
+		who := "user"
+		if l.Role == "assistant" {
+			who = run.Agent
+		}
+		fmt.Fprintf(&b, "\n%s: %s", who, strings.ReplaceAll(l.Text, "\n", "\n  "))
+	}
+	return b.String()
+}
+
+// subagentInfo renders /subagents info: OpenClaw's fields.
+func subagentInfo(d cadre.SubagentDetails, now time.Time) string {
+	at := func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.Local().Format(time.DateTime) + " (" + elapsed(now.Sub(t)) + " ago)"
+	}
+	runtime := "—"
+	if !d.Started.IsZero() {
+		end := d.Ended
+		if end.IsZero() {
+			end = now
+		}
+		runtime = elapsed(end.Sub(d.Started))
+	}
+	outcome := string(d.Status)
+	if d.Error != "" {
+		outcome += ": " + oneLine(d.Error)
+	}
+	cleanup := d.Cleanup
+	if cleanup == "keep" {
+		cleanup += fmt.Sprintf(" (archived %d min after it ends)", d.ArchiveAfterMinutes)
+	}
+	rows := [][]string{
+		{"Subagent", fmt.Sprintf("#%d %s", d.Index, d.Agent)},
+		{"Status", outcome},
+		{"Description", oneLine(d.Description)},
+		{"Task", oneLine(d.Prompt)},
+		{"Session", d.Key},
+		{"Session id", d.SessionID},
+		{"Transcript", d.TranscriptPath},
+		{"Runtime", runtime},
+		{"Created", at(d.Created)},
+		{"Started", at(d.Started)},
+		{"Ended", at(d.Ended)},
+		{"Tokens", count(d.Tokens)},
+		{"Cost", fmt.Sprintf("$%.4f", d.CostUSD)},
+		{"Cleanup", cleanup},
+	}
+	if d.Background {
+		rows = append(rows, []string{"Output", d.OutputFile})
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%-12s %s", r[0], r[1])
+	}
+	return b.String()
+}
+
+// stopCommand is OpenClaw's /stop.
+func (m *Model) stopCommand(string) tea.Cmd {
+	st, ok := m.steering("/stop")
+	if !ok {
+		return nil
+	}
+	return m.async(func(ctx context.Context) (string, error) {
+		ids, err := st.Abort(ctx)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Stopped the turn and %d subagent%s.", len(ids), plural(len(ids))), nil
+	})
+}
+
+// tasksCommand is /tasks: the background tasks of this conversation.
+func (m *Model) tasksCommand(args string) tea.Cmd {
+	rt, ok := m.runtime("/tasks")
+	if !ok {
+		return nil
+	}
+	st, ok := m.steering("/tasks")
+	if !ok {
+		return nil
+	}
+	verb, target, _ := strings.Cut(args, " ")
+	target = strings.TrimSpace(target)
+	root := st.SessionID()
+	switch verb {
+	case "":
+		tasks, err := rt.Tasks(m.ctx, root, 0)
+		if err != nil {
+			m.Error(err.Error())
+			return nil
+		}
+		m.Info(m.taskTable(tasks))
+		return nil
+	case "output", "stop":
+		if target == "" {
+			m.Error(fmt.Sprintf("/tasks %s needs a task: #N or its id", verb))
+			return nil
+		}
+		tasks, err := rt.Tasks(m.ctx, root, 0)
+		if err != nil {
+			m.Error(err.Error())
+			return nil
+		}
+		t, err := findTask(tasks, target)
+		if err != nil {
+			m.Error(err.Error())
+			return nil
+		}
+		if verb == "stop" {
+			return m.async(func(ctx context.Context) (string, error) { return rt.StopTask(ctx, t.ID) })
+		}
+		ctx := m.ctx
+		return func() tea.Msg {
+			out, err := rt.TaskOutput(ctx, t.ID)
+			if err != nil {
+				return commandMsg{err: err}
+			}
+			title := fmt.Sprintf("Task %s · %s · %s — %s", short(t.ID), t.Agent, t.Status, oneLine(t.Description))
+			return commandMsg{then: PushScreen(newPager(title, out))}
+		}
+	}
+	m.Error(fmt.Sprintf("unknown /tasks action %q: want output or stop (or nothing, to list them)", verb))
+	return nil
+}
+
+// taskTable lists tasks oldest first, numbered as findTask reads "#N".
+func (m *Model) taskTable(tasks []cadre.Task) string {
+	if len(tasks) == 0 {
+		return "No background tasks in this conversation."
+	}
+	rows := [][]string{{"#", "ID", "STATUS", "AGENT", "ELAPSED", "COST", "DESCRIPTION · PROGRESS"}}
+	now := m.cfg.Now()
+	for i, t := range oldestFirst(tasks) {
+		start := t.Started
+		if start.IsZero() {
+			start = t.Created
+		}
+		end := t.Finished
+		if end.IsZero() {
+			end = now
+		}
+		what := oneLine(t.Description)
+		if t.Progress != "" && !t.Status.Terminal() {
+			what += " · " + oneLine(t.Progress)
+		}
+		rows = append(rows, []string{fmt.Sprintf("#%d", i+1), short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), fmt.Sprintf("$%.4f", t.CostUSD), what})
+	}
+	return table(rows, m.width) + "\n" + styleDim.Render("/tasks output #N opens one's output · /tasks stop #N stops one")
+}
+
+// oldestFirst reverses the store's newest-first listing: a task's number
+// then stays the same as more start.
+func oldestFirst(tasks []cadre.Task) []cadre.Task {
+	out := make([]cadre.Task, len(tasks))
+	for i, t := range tasks {
+		out[len(tasks)-1-i] = t
+	}
+	return out
+}
+
+// findTask reads "#N" (taskTable's number), an id, or a unique start or
+// end of one (the table shows ids' ends).
+func findTask(tasks []cadre.Task, target string) (cadre.Task, error) {
+	list := oldestFirst(tasks)
+	if n, err := strconv.Atoi(strings.TrimPrefix(target, "#")); err == nil {
+		if n < 1 || n > len(list) {
+			return cadre.Task{}, fmt.Errorf("no task #%d: this conversation has %d", n, len(list))
+		}
+		return list[n-1], nil
+	}
+	var found []cadre.Task
+	for _, t := range list {
+		if t.ID == target {
+			return t, nil
+		}
+		if strings.HasPrefix(t.ID, target) || strings.HasSuffix(t.ID, target) {
+			found = append(found, t)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return cadre.Task{}, fmt.Errorf("no task %q in this conversation (/tasks lists them)", target)
+	}
+	return cadre.Task{}, fmt.Errorf("%q matches %d task ids: give more of it, or its #", target, len(found))
+}
+
+// short is an id's last 8 characters: enough to tell runs apart on
+// screen (ids made in the same millisecond share their first ones).
+func short(id string) string {
+	if len(id) > 8 {
+		return id[len(id)-8:]
+	}
+	return id
+}
+
+func shortIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = short(id)
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,433 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// The session tree (issue 11 item 6, DESIGN S-I4): one session's
+// transcript — live while it runs — with its parent, siblings and
+// children one key away, and a message to send it. Finished sessions open
+// too. Runtime.SessionTree and Runtime.WatchSession do the work.
+
+// treeScreen shows one session of a tree.
+type treeScreen struct {
+	m  *Model
+	rt Runtime
+
+	id    string
+	tree  cadre.SessionTree
+	err   string // why the tree or the transcript could not be read
+	items []treeItem
+	sel   int // the selected child
+	back  int // lines scrolled up from the end (0 follows the end)
+
+	// The watch of the session's transcript: a goroutine reading
+	// Runtime.WatchSession into events, ended by cancel; gen tells the
+	// messages of an earlier watch from the current one's.
+	gen    int
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	events chan treeEventMsg
+
+	sending bool
+	input   textinput.Model
+	note    string // the outcome of the last message sent
+}
+
+// treeItem is one transcript entry, rendered once per width.
+type treeItem struct {
+	ev    cadre.Event
+	width int
+	text  string
+}
+
+// Messages of the tree screen: a loaded tree, and a transcript event.
+type (
+	treeLoadedMsg struct {
+		gen  int
+		tree cadre.SessionTree
+		err  error
+	}
+	treeEventMsg struct {
+		gen  int
+		ev   cadre.Event
+		err  error
+		done bool // the watch ended
+	}
+	treeSentMsg struct {
+		gen   int
+		reply string
+		err   error
+	}
+)
+
+func newTreeScreen(m *Model, rt Runtime, id string) *treeScreen {
+	in := textinput.New()
+	in.Prompt = "message › "
+	in.Placeholder = "what the agent should read next (Enter sends, Esc cancels)"
+	s := in.Styles()
+	s.Cursor.Blink = false // an idle screen must not wake the program
+	in.SetStyles(s)
+	t := &treeScreen{m: m, rt: rt, input: in}
+	t.id = id
+	return t
+}
+
+// open starts showing session id: its tree, and its transcript followed
+// live. The watch of the session shown before ends first.
+func (t *treeScreen) open(id string) tea.Cmd {
+	t.close()
+	t.gen++
+	t.id, t.items, t.err, t.sel, t.back, t.note, t.sending = id, nil, "", 0, 0, "", false
+	t.tree = cadre.SessionTree{}
+	ctx, cancel := context.WithCancel(t.m.ctx)
+	t.cancel = cancel
+	events := make(chan treeEventMsg)
+	t.events = events
+	gen, rt := t.gen, t.rt
+	t.wg.Go(func() {
+		defer close(events)
+		for ev, err := range rt.WatchSession(ctx, id) {
+			select {
+			case events <- treeEventMsg{gen: gen, ev: ev, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	return tea.Batch(t.load(), t.next())
+}
+
+// close ends the watch and waits for its goroutine.
+func (t *treeScreen) close() {
+	if t.cancel != nil {
+		t.cancel()
+		t.wg.Wait()
+		t.cancel = nil
+	}
+}
+
+// load reads the session's place in its tree.
+func (t *treeScreen) load() tea.Cmd {
+	gen, id, rt, ctx := t.gen, t.id, t.rt, t.m.ctx
+	return func() tea.Msg {
+		tree, err := rt.SessionTree(ctx, id)
+		return treeLoadedMsg{gen: gen, tree: tree, err: err}
+	}
+}
+
+// next waits for the watch's next event.
+func (t *treeScreen) next() tea.Cmd {
+	gen, events := t.gen, t.events
+	return func() tea.Msg {
+		msg, ok := <-events
+		if !ok {
+			return treeEventMsg{gen: gen, done: true}
+		}
+		return msg
+	}
+}
+
+func (t *treeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	switch msg := msg.(type) {
+	case treeInitMsg:
+		if msg.s == t {
+			return t, t.open(t.id)
+		}
+	case treeLoadedMsg:
+		if msg.gen != t.gen {
+			return t, nil
+		}
+		if msg.err != nil {
+			t.err = msg.err.Error()
+			return t, nil
+		}
+		t.tree = msg.tree
+		t.sel = min(t.sel, max(len(t.tree.Children)-1, 0))
+	case treeEventMsg:
+		if msg.gen != t.gen || msg.done {
+			return t, nil
+		}
+		if msg.err != nil {
+			t.err = msg.err.Error()
+			return t, nil
+		}
+		t.items = append(t.items, treeItem{ev: msg.ev})
+		// A new message may come with a new child or a changed status.
+		return t, tea.Batch(t.next(), t.load())
+	case treeSentMsg:
+		if msg.gen != t.gen {
+			return t, nil
+		}
+		if msg.err != nil {
+			t.note = "✗ " + msg.err.Error()
+		} else {
+			t.note = msg.reply
+		}
+	case tea.PasteMsg:
+		if t.sending {
+			var cmd tea.Cmd
+			t.input, cmd = t.input.Update(msg)
+			return t, cmd
+		}
+	case tea.KeyPressMsg:
+		if t.sending {
+			return t, t.sendKey(msg)
+		}
+		return t, t.key(msg)
+	}
+	return t, nil
+}
+
+// key takes a key while browsing.
+func (t *treeScreen) key(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc", "q":
+		t.close()
+		return PopScreen
+	case "up", "k":
+		t.sel = max(t.sel-1, 0)
+	case "down", "j":
+		t.sel = min(t.sel+1, max(len(t.tree.Children)-1, 0))
+	case "enter", "c":
+		if len(t.tree.Children) > 0 {
+			return t.open(t.tree.Children[t.sel].ID)
+		}
+	case "p", "backspace":
+		if t.tree.Parent != nil {
+			return t.open(t.tree.Parent.ID)
+		}
+	case "left", "h", "[":
+		if n := len(t.tree.Siblings); n > 1 {
+			return t.open(t.tree.Siblings[(t.tree.Position+n-1)%n].ID)
+		}
+	case "right", "l", "]":
+		if n := len(t.tree.Siblings); n > 1 {
+			return t.open(t.tree.Siblings[(t.tree.Position+1)%n].ID)
+		}
+	case "pgup":
+		t.back += max(t.m.height/2, 1)
+	case "pgdown":
+		t.back = max(t.back-max(t.m.height/2, 1), 0)
+	case "end", "G":
+		t.back = 0
+	case "s":
+		if t.tree.Session.ParentID == "" {
+			t.note = "✗ this is the main session: type in the conversation to message it"
+			return nil
+		}
+		t.sending, t.note = true, ""
+		t.input.Reset()
+		t.input.Focus()
+	}
+	return nil
+}
+
+// sendKey takes a key while a message is typed.
+func (t *treeScreen) sendKey(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "esc":
+		t.sending = false
+		t.input.Blur()
+		return nil
+	case "enter":
+		text := strings.TrimSpace(t.input.Value())
+		t.sending = false
+		t.input.Blur()
+		if text == "" {
+			return nil
+		}
+		st, ok := t.m.conv.(Steering)
+		if !ok {
+			t.note = "✗ this conversation cannot message its subagents"
+			return nil
+		}
+		gen, id, ctx := t.gen, t.id, t.m.ctx
+		t.note = "sending…"
+		return func() tea.Msg {
+			reply, err := st.SendSubagent(ctx, id, text)
+			return treeSentMsg{gen: gen, reply: reply, err: err}
+		}
+	}
+	var cmd tea.Cmd
+	t.input, cmd = t.input.Update(k)
+	return cmd
+}
+
+func (t *treeScreen) View(width, height int) string {
+	top := t.header(width)
+	bottom := t.footer(width)
+	body := max(height-len(top)-len(bottom), 1)
+	lines := t.transcript(width)
+	end := max(len(lines)-t.back, 0)
+	start := max(end-body, 0)
+	shown := lines[start:end]
+	var out []string
+	out = append(out, top...)
+	for i := len(shown); i < body; i++ {
+		out = append(out, "")
+	}
+	out = append(out, shown...)
+	out = append(out, bottom...)
+	return strings.Join(out, "\n")
+}
+
+// header names the session and where it stands in its tree.
+func (t *treeScreen) header(width int) []string {
+	s := t.tree.Session
+	title := "Session tree · " + short(t.id)
+	if s.ID != "" {
+		what := "main session"
+		if s.ParentID != "" {
+			what = s.Agent
+			if s.Description != "" {
+				what += " · " + oneLine(s.Description)
+			}
+		}
+		title = fmt.Sprintf("Session tree · %s · %s · %s turns · %s", what, s.Status, fmt.Sprint(s.NumTurns), short(s.ID))
+	}
+	place := "no parent (a main session)"
+	if p := t.tree.Parent; p != nil {
+		place = "parent: " + nodeName(*p)
+	}
+	if n := len(t.tree.Siblings); n > 1 {
+		place += fmt.Sprintf(" · sibling %d of %d", t.tree.Position+1, n)
+	}
+	lines := []string{
+		styleHeading.Render(ansi.Truncate(title, width, "…")),
+		styleDim.Render(ansi.Truncate(place, width, "…")),
+	}
+	if t.err != "" {
+		lines = append(lines, styleError.Render(ansi.Truncate("✗ "+t.err, width, "…")))
+	}
+	return append(lines, styleDim.Render(strings.Repeat("─", width)))
+}
+
+// footer lists the children and the keys, or the message being typed.
+func (t *treeScreen) footer(width int) []string {
+	lines := []string{styleDim.Render(strings.Repeat("─", width))}
+	kids := t.tree.Children
+	if len(kids) == 0 {
+		lines = append(lines, styleDim.Render("no children"))
+	} else {
+		lines = append(lines, styleDim.Render(fmt.Sprintf("children (%d):", len(kids))))
+		// At most 6 lines of children, the selected one among them.
+		from := max(0, min(t.sel-2, len(kids)-6))
+		for i := from; i < len(kids) && i < from+6; i++ {
+			line := "  "
+			if i == t.sel {
+				line = "› "
+			}
+			line += statusMark(kids[i].Status) + " " + nodeName(kids[i]) + " — " + string(kids[i].Status)
+			line = ansi.Truncate(line, width, "…")
+			if i == t.sel {
+				line = styleUser.Render(line)
+			}
+			lines = append(lines, line)
+		}
+	}
+	if t.note != "" {
+		lines = append(lines, ansi.Truncate(t.note, width, "…"))
+	}
+	if t.sending {
+		t.input.SetWidth(max(width-12, 10))
+		return append(lines, t.input.View())
+	}
+	keys := "↑/↓ child · enter open · p parent · ←/→ sibling · s send a message · PgUp/PgDn scroll · esc back"
+	return append(lines, styleDim.Render(ansi.Truncate(keys, width, "…")))
+}
+
+// nodeName is how a session is named on the tree screen.
+func nodeName(n cadre.SessionNode) string {
+	if n.ParentID == "" {
+		return "main " + short(n.ID)
+	}
+	name := n.Agent
+	if n.Description != "" {
+		name += " " + oneLine(n.Description)
+	}
+	return name + " " + short(n.ID)
+}
+
+// statusMark is a session status at a glance.
+func statusMark(s cadre.SessionStatus) string {
+	switch s {
+	case cadre.SessionRunning:
+		return styleTool.Render("●")
+	case cadre.SessionCompleted, cadre.SessionIdle:
+		return styleOK.Render("✓")
+	}
+	return styleError.Render("✗")
+}
+
+// transcript renders the session's messages so far as lines.
+func (t *treeScreen) transcript(width int) []string {
+	var out []string
+	for i := range t.items {
+		it := &t.items[i]
+		if it.width != width {
+			it.text, it.width = renderTreeEvent(it.ev, width), width
+		}
+		if it.text != "" {
+			out = append(out, strings.Split(it.text, "\n")...)
+		}
+	}
+	if len(out) == 0 && t.err == "" {
+		out = append(out, styleDim.Render("(no messages yet)"))
+	}
+	return out
+}
+
+// renderTreeEvent renders one transcript message as the conversation
+// screen shows the main agent's: the user's text, the answer as
+// Markdown, tool calls on one line with their results folded.
+func renderTreeEvent(ev cadre.Event, width int) string {
+	if ev.Type == cadre.EventSystem && ev.Subtype == cadre.SubtypeCompactBoundary {
+		return styleDim.Render("(older turns were compacted into a summary)")
+	}
+	if ev.Message == nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range ev.Message.Content {
+		switch b.Type {
+		case llm.BlockText:
+			text := strings.TrimSpace(b.Text)
+			if text == "" {
+				continue
+			}
+			if ev.Type == cadre.EventUser {
+				parts = append(parts, styleUser.Render(ansi.Wrap("› "+text, width, "")))
+			} else {
+				parts = append(parts, strings.TrimRight(renderMarkdown(text, width), "\n"))
+			}
+		case llm.BlockToolUse:
+			parts = append(parts, styleTool.Render("⏺ ")+ansi.Truncate(styleTool.Render(b.Name)+styleDim.Render(hint(b.Input)), width-2, "…"))
+		case llm.BlockToolResult:
+			parts = append(parts, folded(b.ResultText(), b.IsError, width))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// treeInitMsg asks a pushed tree screen to start its watch: a Screen has
+// no Init of its own, so the command that pushes it sends this after.
+type treeInitMsg struct{ s *treeScreen }
+
+// pushTree pushes a tree screen at session id and starts it.
+func pushTree(m *Model, rt Runtime, id string) tea.Cmd {
+	s := newTreeScreen(m, rt, id)
+	return tea.Sequence(PushScreen(s), func() tea.Msg { return treeInitMsg{s} })
+}
