@@ -46,6 +46,12 @@ type Steering interface {
 	SetModel(name string) error
 }
 
+// The runtime's own types are what the commands run on.
+var (
+	_ Runtime  = (*cadre.Runtime)(nil)
+	_ Steering = (*cadre.Conversation)(nil)
+)
+
 // builtin is one of the TUI's own commands.
 type builtin struct {
 	name, args, help string

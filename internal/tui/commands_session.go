@@ -74,13 +74,25 @@ func (m *Model) resumeCommand(string) tea.Cmd {
 		return nil
 	}
 	ctx := m.ctx
+	current := ""
+	if st, ok := m.conv.(Steering); ok {
+		current = st.SessionID()
+	}
 	return func() tea.Msg {
-		sessions, err := rt.Sessions(ctx, rt.Cwd(), 100)
+		all, err := rt.Sessions(ctx, rt.Cwd(), 100)
 		if err != nil {
 			return commandMsg{err: err}
 		}
+		// The session open now is not one to resume; its subagents'
+		// sessions are in the tree (Ctrl+T).
+		var sessions []cadre.Session
+		for _, s := range all {
+			if s.ID != current && s.ParentID != current {
+				sessions = append(sessions, s)
+			}
+		}
 		if len(sessions) == 0 {
-			return commandMsg{info: "No sessions in this directory yet."}
+			return commandMsg{info: "No earlier sessions in this directory."}
 		}
 		return commandMsg{then: PushScreen(newResumeScreen(m, rt, cadre.SessionRows(sessions)))}
 	}
