@@ -12,6 +12,14 @@
 // collapsed to a summary when it ends; a status line shows the model, the
 // permission mode, the tree's tokens and cost and the background runs.
 //
+// Keys (input.go): Enter sends; Shift+Enter, Alt+Enter or Ctrl+J add a
+// line; Up/Down on the first/last line browse the history; Esc interrupts
+// the turn (or denies the approval shown); Ctrl+C twice quits; Shift+Tab
+// cycles the permission mode (cadre.NextPermissionMode); Ctrl+B moves the
+// running foreground subagents to the background; Ctrl+O unfolds tool
+// results; PgUp/PgDn scroll; "@" completes agent names (Tab or Enter). An
+// approval prompt takes y/1, a/2, n/3 (then a reason) and Esc.
+//
 // Extension points:
 //
 //   - commands.go: every input line starting with "/" goes to

@@ -52,6 +52,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "ctrl+t":
 		return m.openTree()
+	case "ctrl+o":
+		m.expanded = !m.expanded
+		for _, it := range m.items {
+			it.cache = ""
+		}
+		m.refresh()
+		return nil
 	case "pgup":
 		m.view.PageUp()
 		return nil

@@ -88,10 +88,12 @@ type Model struct {
 	reasoning bool // typing a reason for a denial
 	reason    textarea.Model
 
+	expanded  bool // tool results unfolded (Ctrl+O)
 	quitArmed bool // Ctrl+C pressed once
 	ticking   bool // a tick is scheduled
 	frame     int
-	ended     bool // the conversation ended
+	ended     bool  // the conversation ended
+	endErr    error // why its events ended, if they failed
 }
 
 // maxInputLines bounds the input's height; longer text scrolls inside it.
@@ -175,7 +177,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case EventMsg:
 		m.event(msg.Event)
 	case EndedMsg:
-		m.ended = true
+		m.ended, m.endErr = true, msg.Err
 		return m, tea.Quit
 	case ApprovalsMsg:
 		m.setApprovals(msg.Pending)

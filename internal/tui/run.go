@@ -66,6 +66,9 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		})
 	}
 	_, err := p.Run()
+	if err == nil {
+		err = m.endErr
+	}
 	cancel()
 	stopErr := opts.Stop()
 	wg.Wait()

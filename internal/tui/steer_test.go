@@ -297,3 +297,21 @@ func TestDirectRunShown(t *testing.T) {
 		t.Fatalf("the direct run's summary or answer is missing:\n%s", s)
 	}
 }
+
+// Ctrl+O unfolds the tool results, and folds them again.
+func TestExpandResults(t *testing.T) {
+	h := newHarness(t)
+	h.event(assistant("", 1, toolUse("t1", "Bash", map[string]any{"command": "ls"})))
+	h.event(toolResult("t1", "a.go\nb.go\nc.go", false))
+	if s := h.m.Screen(); !strings.Contains(s, "⎿ a.go (+2 lines") || strings.Contains(s, "c.go") {
+		t.Fatalf("the result is not folded:\n%s", s)
+	}
+	h.press('o', tea.ModCtrl)
+	if s := h.m.Screen(); strings.Contains(s, "(+2 lines") || !strings.Contains(s, "    c.go") {
+		t.Fatalf("ctrl+o did not unfold the result:\n%s", s)
+	}
+	h.press('o', tea.ModCtrl)
+	if s := h.m.Screen(); strings.Contains(s, "c.go") {
+		t.Fatalf("a second ctrl+o did not fold it again:\n%s", s)
+	}
+}

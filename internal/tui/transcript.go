@@ -278,26 +278,57 @@ func (m *Model) renderTool(it *item) string {
 	if !it.returned {
 		return line
 	}
-	return line + "\n" + folded(it.result, it.isError, m.width)
+	return line + "\n" + resultLines(it.result, it.isError, m.width, m.expanded)
 }
+
+// maxExpanded bounds the lines of one result shown unfolded (Ctrl+O).
+const maxExpanded = 20
 
 // folded is a result on one line: its first line and how many follow.
 func folded(result string, isError bool, width int) string {
+	return fold(result, isError, width, false, "")
+}
+
+// resultLines is a result in the conversation's transcript: folded, saying
+// Ctrl+O unfolds it, or unfolded to its first maxExpanded lines.
+func resultLines(result string, isError bool, width int, expanded bool) string {
+	return fold(result, isError, width, expanded, ", ctrl+o shows")
+}
+
+// fold is a result on one line, or its first maxExpanded lines; more
+// follows the count of lines folded.
+func fold(result string, isError bool, width int, expanded bool, more string) string {
 	result = strings.TrimSpace(result)
 	lines := strings.Split(result, "\n")
-	first := strings.TrimSpace(lines[0])
-	if first == "" {
-		first = "(no output)"
-	}
-	more := ""
-	if len(lines) > 1 {
-		more = fmt.Sprintf(" (+%d lines)", len(lines)-1)
-	}
 	style := styleDim
 	if isError {
 		style = styleError
 	}
-	return style.Render(ansi.Truncate("  ⎿ "+first, width-len(more), "…") + more)
+	if expanded && len(lines) > 1 {
+		n := min(len(lines), maxExpanded)
+		out := make([]string, 0, n+1)
+		for i, l := range lines[:n] {
+			lead := "    "
+			if i == 0 {
+				lead = "  ⎿ "
+			}
+			out = append(out, style.Render(ansi.Truncate(lead+strings.TrimRight(l, " \t\r"), width, "…")))
+		}
+		if len(lines) > n {
+			out = append(out, style.Render(fmt.Sprintf("    … %d more lines", len(lines)-n)))
+		}
+		return strings.Join(out, "\n")
+	}
+	first := strings.TrimSpace(lines[0])
+	if first == "" {
+		first = "(no output)"
+	}
+	if len(lines) > 1 {
+		more = fmt.Sprintf(" (+%d lines%s)", len(lines)-1, more)
+	} else {
+		more = ""
+	}
+	return style.Render(ansi.Truncate("  ⎿ "+first, width-ansi.StringWidth(more), "…") + more)
 }
 
 // hintKeys are the input fields worth showing after a tool's name, best
@@ -359,7 +390,7 @@ func (m *Model) renderSpawns(items []*item) string {
 			// Not started yet (or refused before it ran).
 			b.WriteString(styleTool.Render("⏺ ") + ansi.Truncate(styleTool.Render(it.tool)+styleDim.Render(hint(it.input)), m.width-2, "…") + "\n")
 			if it.returned {
-				b.WriteString(folded(it.result, it.isError, m.width) + "\n")
+				b.WriteString(resultLines(it.result, it.isError, m.width, m.expanded) + "\n")
 			}
 			continue
 		}
