@@ -2,6 +2,7 @@ package cadre
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -14,9 +15,9 @@ import (
 // a turn of its own, after the turns queued before it, the older messages
 // are replaced by a summary, written by the same compaction the loop runs
 // when the context nears the model's window, whatever the context's size
-// now. The turn's result says how many messages the summary replaced, or
-// that there was nothing to compact; a compact_boundary event (trigger
-// "manual") carries the summary.
+// now. The turn's result says how many messages the summary replaced; it
+// is an error when there was nothing older to compact, or compaction is
+// off. A compact_boundary event (trigger "manual") carries the summary.
 func (c *Conversation) Compact(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -39,7 +40,10 @@ func compactTurn(ctx context.Context, conv *runner.Conversation) *runner.Result 
 		out.Subtype, out.Err = loop.SubtypeExecution, fmt.Errorf("compact the conversation: %w", err)
 		return &runner.Result{Outcome: out, Status: session.StatusFailed}
 	case n == 0:
-		out.Result = "Nothing to compact yet: the conversation is no longer than the recent turns compaction keeps."
+		// An error, as Claude Code's /compact says it: the user asked for
+		// something that did not happen.
+		out.Subtype, out.Err = loop.SubtypeExecution, errors.New("not enough messages to compact yet: the conversation is no longer than the recent turns compaction keeps")
+		return &runner.Result{Outcome: out, Status: session.StatusCompleted}
 	default:
 		out.Result = fmt.Sprintf("Compacted the conversation: a summary replaced %d older messages.", n)
 	}

@@ -20,7 +20,7 @@ func TestConversationCompactSummarisesNow(t *testing.T) {
 		summarised     bool
 	}{
 		{"compacts", `{"compaction":{"keepRecent":2}}`, 3, "a summary replaced 3 older messages", true},
-		{"nothing older", `{"compaction":{"keepRecent":6}}`, 1, "Nothing to compact yet", false},
+		{"nothing older", `{"compaction":{"keepRecent":6}}`, 1, "not enough messages to compact yet", false},
 		{"turned off", `{"compaction":{"disabled":true}}`, 1, "turned off", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,7 +36,15 @@ func TestConversationCompactSummarisesNow(t *testing.T) {
 				mu.Unlock()
 				return llm.Reply(llm.Text("ok")), nil
 			}
-			rt := f.open(t, cadre.Options{Settings: tc.settings})
+			var triggers []string
+			rt := f.open(t, cadre.Options{Settings: tc.settings, Hooks: map[cadre.HookEvent][]cadre.HookMatcher{
+				cadre.HookPreCompact: {{Matcher: "manual", Hooks: []cadre.HookFunc{func(_ context.Context, in cadre.HookInput) (cadre.HookOutput, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					triggers = append(triggers, in.Trigger)
+					return cadre.HookOutput{}, nil
+				}}}},
+			}})
 			cv := openConvo(t, rt, cadre.OpenRequest{})
 			for i := range tc.sends {
 				cv.send("message " + string(rune('A'+i)))
@@ -53,6 +61,10 @@ func TestConversationCompactSummarisesNow(t *testing.T) {
 			cv.waitResults(tc.sends + 2)
 			mu.Lock()
 			first := afterSummary[len(afterSummary)-1]
+			// A PreCompact hook matching "manual" ran before the summary.
+			if hooked := len(triggers) == 1 && triggers[0] == "manual"; hooked != tc.summarised {
+				t.Errorf("PreCompact hooks saw %q, want one manual trigger: %v", triggers, tc.summarised)
+			}
 			mu.Unlock()
 			if got := strings.Contains(first, "SUMMARY-TEXT"); got != tc.summarised {
 				t.Errorf("the next turn's first message %q: summary %v, want %v", first, got, tc.summarised)

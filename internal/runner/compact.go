@@ -29,7 +29,7 @@ func (c *Conversation) Compact(ctx context.Context) (int, error) {
 	pre := loop.Estimate(c.history)
 	// The loop's hook compacts when the last context passed its threshold:
 	// a context larger than any window makes it compact now.
-	msgs, summary, err := cfg.Compact(ctx, c.history, llm.Usage{InputTokens: math.MaxInt32})
+	msgs, summary, err := cfg.Compact(context.WithValue(ctx, manualKey{}, true), c.history, llm.Usage{InputTokens: math.MaxInt32})
 	if err != nil || summary == nil {
 		return 0, err
 	}

@@ -149,13 +149,21 @@ func (c *Conversation) stopFeedback(ctx context.Context, out *loop.Outcome, bloc
 	return &m
 }
 
-// preCompact runs the PreCompact hooks before an automatic compaction; a
-// blocking hook stops it, and the run goes on with the full history.
+// manualKey marks the context of a compaction the user asked for
+// (Conversation.Compact), which the PreCompact hooks see as "manual".
+type manualKey struct{}
+
+// preCompact runs the PreCompact hooks before a compaction; a blocking
+// hook stops it, and the run goes on with the full history.
 func preCompact(ctx context.Context, h *Hooks) error {
 	if !h.Has(hook.PreCompact) {
 		return nil
 	}
-	r := h.Fire(ctx, hook.Input{HookEventName: hook.PreCompact, Trigger: "auto"})
+	trigger := "auto"
+	if ctx.Value(manualKey{}) != nil {
+		trigger = "manual"
+	}
+	r := h.Fire(ctx, hook.Input{HookEventName: hook.PreCompact, Trigger: trigger})
 	if r.Blocked {
 		return fmt.Errorf("a PreCompact hook blocked the compaction: %s", orDefault(r.Reason, "(no reason given)"))
 	}
