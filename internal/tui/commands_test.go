@@ -217,13 +217,7 @@ func newCmdHarness(t *testing.T, rt *fakeRuntime, runs ...cadre.SubagentRun) *cm
 	})
 	h.update(tea.WindowSizeMsg{Width: 100, Height: 24})
 	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "claude-sonnet-4-5", PermissionMode: cadre.PermissionDefault, SlashCommands: []string{"review"}}})
-	t.Cleanup(func() {
-		for _, s := range h.m.screens {
-			if ts, ok := s.(*treeScreen); ok {
-				ts.close()
-			}
-		}
-	})
+	t.Cleanup(h.m.closeScreens)
 	return h
 }
 

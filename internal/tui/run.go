@@ -70,6 +70,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		err = m.endErr
 	}
 	cancel()
+	m.closeScreens()
 	stopErr := opts.Stop()
 	wg.Wait()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {

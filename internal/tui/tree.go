@@ -431,3 +431,13 @@ func pushTree(m *Model, rt Runtime, id string) tea.Cmd {
 	s := newTreeScreen(m, rt, id)
 	return tea.Sequence(PushScreen(s), func() tea.Msg { return treeInitMsg{s} })
 }
+
+// closeScreens ends what the screens still open started (a tree's watch)
+// and waits for it: Run calls it once the program has ended.
+func (m *Model) closeScreens() {
+	for _, s := range m.screens {
+		if t, ok := s.(*treeScreen); ok {
+			t.close()
+		}
+	}
+}
