@@ -419,3 +419,53 @@ func TestTUIQueuedMessage(t *testing.T) {
 		t.Errorf("the queued message was not sent after the first turn:\n%s", screen)
 	}
 }
+
+// The session tree opens a running subagent's own session, live, and
+// moves to its sibling and its parent with the keys it shows; Esc comes
+// back to the conversation.
+func TestTUISessionTree(t *testing.T) {
+	hold := make(chan struct{}) // the fake server drops held requests when the test ends
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && c.has("ALPHA-TASK"):
+			return testkit.Reply{Text: "alpha found", Wait: hold}
+		case c.child():
+			return testkit.Reply{Text: "beta found", Wait: hold}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				fgAgentCall("Survey alpha", "ALPHA-TASK", "general-purpose"),
+				fgAgentCall("Survey beta", "BETA-TASK", "general-purpose"),
+			}}
+		}
+		return testkit.Reply{Text: "Both surveys are done."}
+	}))
+	s := e.tui()
+	ask(s, "Survey both")
+	s.WaitUntil("both subagents running", screenWait, func(screen string) bool {
+		return runsOn(screen, "Survey alpha") && runsOn(screen, "Survey beta")
+	})
+	s.SendKeys("C-t")
+	// Ctrl+T opens the newest running subagent; which of the two that is
+	// depends on which call started first.
+	screen := s.WaitFor("Session tree · general-purpose · Survey ", screenWait)
+	first, other := "ALPHA-TASK", "BETA-TASK"
+	if strings.Contains(screen, "Session tree · general-purpose · Survey beta") {
+		first, other = other, first
+	}
+	for _, want := range []string{"› " + first, "running", "sibling", "p parent", "esc back"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the child's session screen lacks %q:\n%s", want, screen)
+		}
+	}
+	s.SendKeys("]")
+	s.WaitFor("› "+other, screenWait)
+	s.SendKeys("p")
+	screen = s.WaitFor("children (2)", screenWait)
+	if !strings.Contains(screen, "Survey alpha") || !strings.Contains(screen, "Survey beta") {
+		t.Errorf("the main session's screen does not list both children:\n%s", screen)
+	}
+	s.SendKeys("Escape")
+	s.WaitFor(inputHint, screenWait)
+	close(hold)
+	s.WaitFor("Both surveys are done.", screenWait)
+}
