@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,13 @@ func TestTUIConversation(t *testing.T) {
 			t.Errorf("screen lacks %q:\n%s", want, screen)
 		}
 	}
+	// Ctrl+O unfolds the Read result (its second line, numbered) and
+	// folds it again.
+	unfolded := regexp.MustCompile(`(?m)^\s+2\s+The secret word is PAPAYA\.$`)
+	s.SendKeys("C-o")
+	s.WaitUntil("the tool result unfolded", screenWait, unfolded.MatchString)
+	s.SendKeys("C-o")
+	s.WaitUntil("the tool result folded again", screenWait, func(screen string) bool { return !unfolded.MatchString(screen) })
 	// Ctrl+C twice quits, cleanly.
 	s.SendKeys("C-c")
 	s.WaitFor("Press Ctrl+C again to quit", screenWait)
