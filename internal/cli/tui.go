@@ -79,7 +79,7 @@ func runConversation(ctx context.Context, rt *cadre.Runtime, req cadre.OpenReque
 			defer mu.Unlock()
 			next = &r
 		},
-	}, tui.Options{Events: conv.Events(), Stop: conv.Stop, Input: stdin, Output: stdout})
+	}, tui.Options{Events: conv.Events(), Stop: conv.Stop, Close: conv.Close, Input: stdin, Output: stdout})
 	mu.Lock()
 	defer mu.Unlock()
 	if next == nil && !req.NoPersist {

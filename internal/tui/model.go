@@ -223,6 +223,12 @@ func (m *Model) running() bool {
 	return m.busy || m.runs.Running() > 0
 }
 
+// idle reports whether nothing is going on or waiting: no turn, no
+// subagent, no message queued, no background run.
+func (m *Model) idle() bool {
+	return !m.running() && len(m.queued) == 0 && m.conv.Stats().BackgroundTasks == 0
+}
+
 // tick schedules the next tick if something runs and none is scheduled:
 // an idle screen does no work at all.
 func (m *Model) tick() tea.Cmd {

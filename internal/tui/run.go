@@ -15,9 +15,11 @@ import (
 type Options struct {
 	// Events are the conversation's events (cadre.Conversation.Events).
 	Events iter.Seq2[cadre.Event, error]
-	// Stop ends the conversation when the TUI quits; Events must end
-	// after it.
-	Stop func() error
+	// Stop ends the conversation when the TUI quits while something runs
+	// (a turn, a subagent): everything stops. Close, if set, ends it when
+	// the TUI quits with nothing running, as a finished session rather
+	// than a killed one. Events must end after either.
+	Stop, Close func() error
 	// Input and Output are the terminal; nil means the process's.
 	Input  io.Reader
 	Output io.Writer
@@ -71,7 +73,11 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	cancel()
 	m.closeScreens()
-	stopErr := opts.Stop()
+	end := opts.Stop
+	if opts.Close != nil && m.idle() {
+		end = opts.Close
+	}
+	stopErr := end()
 	wg.Wait()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		err = nil // ended by ctx (a signal): not a failure of the TUI

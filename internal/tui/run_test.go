@@ -19,7 +19,7 @@ import (
 func TestRunHeadless(t *testing.T) {
 	conv := &fakeConv{sentCh: make(chan string, 1)}
 	events := make(chan cadre.Event)
-	stopped := make(chan struct{})
+	stopped := make(chan string, 1)
 	var stopOnce sync.Once
 	seq := iter.Seq2[cadre.Event, error](func(yield func(cadre.Event, error) bool) {
 		for e := range events {
@@ -37,7 +37,11 @@ func TestRunHeadless(t *testing.T) {
 		done <- Run(ctx, Config{Conversation: conv, Approvals: cadre.NewApprovals(), Model: "m"}, Options{
 			Events: seq,
 			Stop: func() error {
-				stopOnce.Do(func() { close(events); close(stopped) })
+				stopOnce.Do(func() { close(events); stopped <- "stop" })
+				return nil
+			},
+			Close: func() error {
+				stopOnce.Do(func() { close(events); stopped <- "close" })
 				return nil
 			},
 			Input: inR, Output: &out,
@@ -70,5 +74,55 @@ func TestRunHeadless(t *testing.T) {
 		t.Fatal("Run did not return after Ctrl+C twice")
 	}
 	inW.Close()
-	<-stopped
+	// The turn had not ended: quitting stops everything.
+	if how := <-stopped; how != "stop" {
+		t.Errorf("quitting during a turn ended the conversation with %s, want stop", how)
+	}
+}
+
+// Quitting with nothing running closes the conversation (a finished
+// session), not stops it (a killed one).
+func TestRunQuitIdleCloses(t *testing.T) {
+	events := make(chan cadre.Event)
+	ended := make(chan string, 1)
+	var once sync.Once
+	end := func(how string) func() error {
+		return func() error {
+			once.Do(func() { close(events); ended <- how })
+			return nil
+		}
+	}
+	inR, inW := io.Pipe()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Conversation: &fakeConv{}, Model: "m"}, Options{
+			Events: func(yield func(cadre.Event, error) bool) {
+				for e := range events {
+					if !yield(e, nil) {
+						return
+					}
+				}
+			},
+			Stop: end("stop"), Close: end("close"),
+			Input: inR, Output: io.Discard,
+			Program: []tea.ProgramOption{tea.WithWindowSize(80, 20)},
+		})
+	}()
+	if _, err := io.WriteString(inW, "\x03\x03"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Run did not return after Ctrl+C twice")
+	}
+	inW.Close()
+	if how := <-ended; how != "close" {
+		t.Errorf("quitting idle ended the conversation with %s, want close", how)
+	}
 }

@@ -223,11 +223,11 @@ func (m *Model) transcript() string {
 				b.WriteString("\n")
 			}
 		}
-		if it.kind == kindTool && isSpawn(it.tool) {
+		if m.spawned(it) {
 			// Agent calls in a row (one reply starting several) share
 			// one cap on the run lines shown.
 			j := i
-			for j+1 < len(m.items) && m.items[j+1].kind == kindTool && isSpawn(m.items[j+1].tool) {
+			for j+1 < len(m.items) && m.spawned(m.items[j+1]) {
 				j++
 			}
 			b.WriteString(m.renderSpawns(m.items[i : j+1]))
@@ -354,15 +354,20 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// isSpawn reports whether a tool starts subagents, whose runs show under
-// its line.
-func isSpawn(name string) bool {
-	switch name {
-	case "Agent", "Task", "task", "sessions_spawn":
-		return true
+// spawned reports whether it is a call that started a subagent run: its
+// line is the run's (whatever the tool's name in the agent's profile).
+func (m *Model) spawned(it *item) bool {
+	if it.kind != kindTool {
+		return false
 	}
-	return false
+	_, ok := m.runs.Run(it.id)
+	return ok || spawnTools[it.tool]
 }
+
+// spawnTools are the tools that start subagents, in every profile: a call
+// of one is grouped with its siblings before its run has started (runs
+// may wait for a concurrency slot).
+var spawnTools = map[string]bool{"Agent": true, "Task": true, "task": true, "sessions_spawn": true}
 
 // maxRunLines caps the run lines shown under one call: more runs are
 // summed up on one line, so twenty in parallel stay readable.
@@ -375,23 +380,15 @@ func (m *Model) renderSpawns(items []*item) string {
 	var b strings.Builder
 	shown := 0
 	for i, it := range items {
-		r, ok := m.runs.Run(it.id)
-		if shown >= maxRunLines && ok {
-			var rest []cadre.ActivityRun
-			for _, it := range items[i:] {
-				if r, ok := m.runs.Run(it.id); ok {
-					rest = append(rest, r)
-				}
-			}
-			b.WriteString(summary(rest, 0) + "\n")
+		if shown >= maxRunLines {
+			b.WriteString(m.summary(items[i:], 0) + "\n")
 			break
 		}
+		r, ok := m.runs.Run(it.id)
 		if !ok {
-			// Not started yet (or refused before it ran).
-			b.WriteString(styleTool.Render("⏺ ") + ansi.Truncate(styleTool.Render(it.tool)+styleDim.Render(hint(it.input)), m.width-2, "…") + "\n")
-			if it.returned {
-				b.WriteString(resultLines(it.result, it.isError, m.width, m.expanded) + "\n")
-			}
+			// Not started yet, or refused before it ran.
+			b.WriteString(m.renderTool(it) + "\n")
+			shown++
 			continue
 		}
 		m.runLines(&b, r, 0, &shown)
@@ -399,15 +396,26 @@ func (m *Model) renderSpawns(items []*item) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// summary is one line for runs not shown one by one.
-func summary(rest []cadre.ActivityRun, indent int) string {
-	running := 0
-	for _, k := range rest {
-		if !k.Done() {
+// summary is one line for the calls not shown one by one.
+func (m *Model) summary(items []*item, indent int) string {
+	var running, waiting, done int
+	for _, it := range items {
+		r, ok := m.runs.Run(it.id)
+		switch {
+		case ok && r.Done(), !ok && it.returned:
+			done++
+		case ok:
 			running++
+		default:
+			waiting++
 		}
 	}
-	return strings.Repeat("  ", indent) + styleDim.Render(fmt.Sprintf("… %d more subagents (%d running, %d done)", len(rest), running, len(rest)-running))
+	text := fmt.Sprintf("… %d more subagents (%d running", len(items), running)
+	if waiting > 0 {
+		text += fmt.Sprintf(", %d starting", waiting)
+	}
+	text += fmt.Sprintf(", %d done)", done)
+	return strings.Repeat("  ", indent) + styleDim.Render(text)
 }
 
 // runLines writes r's line, then its children's, depth-first; shown counts
@@ -420,7 +428,11 @@ func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, sh
 	kids := m.runs.Children(r.ToolUseID)
 	for i, k := range kids {
 		if *shown >= maxRunLines {
-			b.WriteString(summary(kids[i:], indent+1) + "\n")
+			rest := make([]*item, 0, len(kids)-i)
+			for _, k := range kids[i:] {
+				rest = append(rest, &item{id: k.ToolUseID})
+			}
+			b.WriteString(m.summary(rest, indent+1) + "\n")
 			return
 		}
 		m.runLines(b, k, indent+1, shown)
