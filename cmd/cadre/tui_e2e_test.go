@@ -477,3 +477,124 @@ func TestTUISessionTree(t *testing.T) {
 	close(hold)
 	s.WaitFor("Both surveys are done.", screenWait)
 }
+
+// Two children asking at once get one prompt each, in turn: the first
+// says another waits, and both calls run once allowed.
+func TestTUIParallelChildPromptsQueue(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && !c.anyToolResult():
+			file := "left.txt"
+			if c.has("RIGHT-TASK") {
+				file = "right.txt"
+			}
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "touch " + file}}}}
+		case c.child():
+			return testkit.Reply{Text: "touched"}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				fgAgentCall("Touch left", "LEFT-TASK", "general-purpose"),
+				fgAgentCall("Touch right", "RIGHT-TASK", "general-purpose"),
+			}}
+		}
+		return testkit.Reply{Text: "Both sides are touched."}
+	}))
+	s := e.tui()
+	ask(s, "Touch both sides")
+	screen := s.WaitFor("(1 more waiting)", screenWait)
+	first := "touch left.txt"
+	if !strings.Contains(screen, "command: "+first) {
+		first = "touch right.txt"
+	}
+	s.Type("y")
+	// The prompt shown now is the other child's, and nothing else waits.
+	s.WaitUntil("the second prompt", screenWait, func(screen string) bool {
+		return strings.Contains(screen, "wants to use Bash") && !strings.Contains(screen, "command: "+first) && !strings.Contains(screen, "more waiting")
+	})
+	s.Type("y")
+	s.WaitFor("Both sides are touched.", screenWait)
+	for _, f := range []string{"left.txt", "right.txt"} {
+		if _, err := os.Stat(filepath.Join(e.dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// A child's prompt denied with Esc does not hang the child: it reads the
+// denial and finishes, and so does the main agent.
+func TestTUIChildDeniedCarriesOn(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "touch denied.txt"}}}}
+		case c.child():
+			if r := c.results("Bash"); len(r) == 1 && r[0].IsError && strings.Contains(r[0].resultText(), "denied") {
+				return testkit.Reply{Text: "I was not allowed to touch it."}
+			}
+			return testkit.Reply{Text: "TEST: the child did not read a denial: " + c.dump()}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{fgAgentCall("Touch the file", "Touch denied.txt.", "general-purpose")}}
+		}
+		if r := c.results("Agent"); len(r) == 1 && strings.Contains(r[0].resultText(), "not allowed") {
+			return testkit.Reply{Text: "The helper was refused, as you wished."}
+		}
+		return testkit.Reply{Text: "TEST: the Agent result lacks the child's answer: " + c.dump()}
+	}))
+	s := e.tui()
+	ask(s, "Touch the file")
+	s.WaitFor("wants to use Bash", screenWait)
+	s.SendKeys("Escape")
+	s.WaitFor("The helper was refused, as you wished.", screenWait)
+	if _, err := os.Stat(filepath.Join(e.dir, "denied.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+}
+
+// --permission-mode shows on the status line, and Shift+Tab changes the
+// mode the next calls run under, not just the line: in plan mode a Bash
+// call is refused without a prompt.
+func TestTUIPermissionModeCycle(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if !c.anyToolResult() {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "touch planned.txt"}}}}
+		}
+		if r := c.results("Bash"); len(r) == 1 && r[0].IsError && strings.Contains(r[0].resultText(), "plan") {
+			return testkit.Reply{Text: "Plan mode refused the command."}
+		}
+		return testkit.Reply{Text: "TEST: the Bash call was not refused by plan mode: " + c.dump()}
+	}))
+	s := e.tui("--permission-mode", "acceptEdits")
+	s.WaitFor(sonnet+" · acceptEdits ·", screenWait)
+	s.SendKeys("BTab")
+	s.WaitFor(sonnet+" · plan ·", screenWait)
+	ask(s, "Touch the file")
+	screen := s.WaitFor("Plan mode refused the command.", screenWait)
+	if strings.Contains(screen, "wants to use Bash") {
+		t.Errorf("plan mode asked instead of refusing:\n%s", screen)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "planned.txt")); err == nil {
+		t.Error("the command ran in plan mode")
+	}
+}
+
+// -c reopens the directory's latest session in the TUI with its
+// transcript, and the next message continues it.
+func TestTUIContinue(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if c.has("And again?") {
+			if c.has("PAPAYA") {
+				return testkit.Reply{Text: "Still PAPAYA."}
+			}
+			return testkit.Reply{Text: "TEST: the earlier turns are not in the request: " + c.dump()}
+		}
+		return readThenAnswer(c.req)
+	}))
+	ok(t, e.run("", "-p", secretAsk, "--model", sonnet))
+	s := e.tui("-c")
+	screen := s.WaitFor(secretSays, screenWait)
+	if !strings.Contains(screen, "› "+secretAsk) {
+		t.Errorf("the resumed transcript lacks the earlier message:\n%s", screen)
+	}
+	ask(s, "And again?")
+	s.WaitFor("Still PAPAYA.", screenWait)
+}
