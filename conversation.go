@@ -675,6 +675,7 @@ func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, h
 	}
 	if len(entries) == 1 && entries[0].Mode == queue.ModePrompt {
 		e := entries[0]
+		typed := e.Message.Text()
 		if len(e.Message.Content) == 1 && e.Message.Content[0].Type == llm.BlockText {
 			text := strings.TrimSpace(e.Message.Content[0].Text)
 			cmd, args, err := c.r.command(text)
@@ -696,6 +697,11 @@ func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, h
 				// A plain command is a prompt template.
 				e.Message = llm.UserText(cmd.Expand(args))
 			}
+		}
+		if !c.started {
+			// A conversation opened without a prompt (the TUI's) is named
+			// by its first message, as a run is by its prompt.
+			c.sr.sess.SetTitle(title(strings.TrimSpace(typed)))
 		}
 		// A skill's allowed-tools hold for the turn that invoked it, as in
 		// Claude Code: a new message starts without them.

@@ -254,6 +254,16 @@ type Session struct {
 	// writing it (Hold).
 	hold bool
 	held func(*Info) error
+	// title is for a record that has none (SetTitle).
+	title string
+}
+
+// SetTitle gives the session title, when its record has none, at Finish:
+// a conversation opened without a prompt is named by its first message.
+func (s *Session) SetTitle(title string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.title = title
 }
 
 // Recorded tells a Prepared session that its record was written.
@@ -328,7 +338,11 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 	s.finished = true
 
 	stamp := s.m.stamp()
+	title := s.title
 	update := func(in *Info) error {
+		if in.Title == "" {
+			in.Title = title
+		}
 		in.Status = status
 		in.Usage = in.Usage.Add(usage)
 		in.CostUSD += cost
