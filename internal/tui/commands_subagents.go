@@ -64,12 +64,13 @@ func (m *Model) subagentsCommand(args string) tea.Cmd {
 			m.Error("/subagents info needs a target: #N or an id")
 			return nil
 		}
+		now := m.cfg.Now()
 		return m.async(func(ctx context.Context) (string, error) {
 			d, err := st.SubagentInfo(ctx, rest)
 			if err != nil {
 				return "", err
 			}
-			return subagentInfo(d, time.Now()), nil
+			return subagentInfo(d, now), nil
 		})
 	case "send":
 		target, text, _ := strings.Cut(rest, " ")
