@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -89,4 +91,43 @@ func TestTUIClearAndResume(t *testing.T) {
 	}
 	s.SendKeys("Enter")
 	s.WaitFor("Answered: remember PELICAN.", screenWait)
+}
+
+// /agents create writes the agent from the short form, and it is in
+// effect at once: @tester runs it with its own prompt.
+func TestTUIAgentsCreateThenRun(t *testing.T) {
+	const mark = "TESTER-PROMPT-MARK"
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if strings.Contains(c.system, mark) {
+			return testkit.Reply{Text: "Tester: three tests written."}
+		}
+		return testkit.Reply{Text: "TEST: not the tester's request: " + c.dump()}
+	}))
+	s := e.tui()
+	ask(s, "/agents create tester")
+	s.WaitFor("New agent", screenWait)
+	s.SendKeys("Tab")
+	s.Type("Writes tests")
+	s.SendKeys("Tab", "Tab", "Tab")
+	s.Type("You are " + mark + ".")
+	s.SendKeys("Enter")
+	s.WaitFor("Created agent tester in .cadre/agents/tester.md", screenWait)
+	got, err := os.ReadFile(filepath.Join(e.dir, ".cadre", "agents", "tester.md"))
+	if err != nil || !strings.Contains(string(got), "description: Writes tests") || !strings.Contains(string(got), mark) {
+		t.Fatalf("tester.md = %q, %v", got, err)
+	}
+	ask(s, "@tester write the tests")
+	s.WaitFor("Tester: three tests written.", screenWait)
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want the tester's one", n)
+	}
+	// A second create of the same name is refused on the form.
+	ask(s, "/agents create tester")
+	s.WaitFor("New agent", screenWait)
+	s.SendKeys("Tab")
+	s.Type("Again")
+	s.SendKeys("C-s")
+	s.WaitFor("exists already", screenWait)
+	s.SendKeys("Escape")
+	s.WaitFor("cancelled, nothing written", screenWait)
 }
