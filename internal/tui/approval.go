@@ -108,6 +108,16 @@ func (m *Model) approvalView() string {
 	w := m.width
 	var b strings.Builder
 	title := fmt.Sprintf("Permission: %s wants to use %s", who(r), r.Tool)
+	if run, ok := m.runs.Run(r.ParentToolUseID); ok && r.ParentToolUseID != "" {
+		// Which of several runs of one agent type asks, and how deep.
+		if d := oneLine(run.Description); d != "" {
+			title += fmt.Sprintf(" (%s", d)
+			if run.Depth > 1 {
+				title += fmt.Sprintf(", depth %d", run.Depth)
+			}
+			title += ")"
+		}
+	}
 	b.WriteString(styleWarn.Bold(true).Render(ansi.Truncate(title, w, "…")) + "\n")
 	for _, line := range inputLines(r, w-2, 6) {
 		b.WriteString("  " + line + "\n")

@@ -316,3 +316,21 @@ func TestExpandResults(t *testing.T) {
 		t.Fatalf("a second ctrl+o did not fold it again:\n%s", s)
 	}
 }
+
+// A subagent's prompt says which run asks: its description and depth.
+func TestApprovalNamesTheRun(t *testing.T) {
+	h := newHarness(t)
+	h.event(assistant("", 1, toolUse("c1", "Agent", map[string]any{})))
+	h.event(taskStarted("c1", "a1", "reviewer", "Review stock.go", 1, false))
+	h.event(assistant("c1", 1, toolUse("g1", "Agent", map[string]any{})))
+	h.event(taskStarted("g1", "a2", "cleaner", "Clean the build", 2, false))
+	req := bashRequest("cleaner", "rm -rf build")
+	req.ParentToolUseID = "g1"
+	got := ask(t, h.m.cfg.Approvals, req)
+	h.pending(1)
+	if s := h.m.Screen(); !strings.Contains(s, "Permission: subagent cleaner wants to use Bash (Clean the build, depth 2)") {
+		t.Fatalf("the prompt does not name the run:\n%s", s)
+	}
+	h.press(tea.KeyEscape, 0)
+	<-got
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"slices"
 	"strings"
 	"time"
@@ -469,11 +470,29 @@ func (m *Model) runLine(r cadre.ActivityRun, indent int) string {
 	if r.Done() {
 		figures = fmt.Sprintf(" · %d tool uses%s", r.ToolUses, figures)
 	}
-	head := strings.Repeat("  ", indent) + mark + " " + styleTool.Render(name)
+	head := strings.Repeat("  ", indent) + mark + " " + agentStyle(r.Color).Render(name)
 	if d := oneLine(r.Description); d != "" {
 		head += " " + d
 	}
 	return ansi.Truncate(head+styleDim.Render(" — "+state+figures), m.width, "…")
+}
+
+// agentColors are the colors an agent file may name, as Claude Code's.
+var agentColors = map[string]color.Color{
+	"red": lipgloss.Red, "green": lipgloss.Green, "yellow": lipgloss.Yellow, "blue": lipgloss.Blue,
+	"purple": lipgloss.Magenta, "cyan": lipgloss.Cyan, "orange": lipgloss.Color("208"), "pink": lipgloss.Color("205"),
+}
+
+// agentStyle shows an agent's name in its file's color: a named one, or
+// OpenCode's #RRGGBB; the tool color otherwise.
+func agentStyle(c string) lipgloss.Style {
+	if col, ok := agentColors[strings.ToLower(c)]; ok {
+		return lipgloss.NewStyle().Foreground(col).Bold(true)
+	}
+	if len(c) == 7 && c[0] == '#' {
+		return lipgloss.NewStyle().Foreground(lipgloss.Color(c)).Bold(true)
+	}
+	return styleTool
 }
 
 // elapsed is a duration as people read it: 4s, 1m05s.
