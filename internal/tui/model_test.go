@@ -231,16 +231,18 @@ func TestResumedHistory(t *testing.T) {
 		{Type: "assistant", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Reading."), toolUse("t1", "Read", map[string]any{"file_path": "notes.txt"})}}},
 		{Type: "user", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "t1", Content: []llm.Block{llm.Text("PAPAYA")}}}}},
 		{Type: "user", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("<task-notification>\n<task-id>x</task-id>")}}},
+		{Type: "assistant", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{toolUse("a1", "Agent", map[string]any{"description": "Check it"})}}},
+		{Type: "user", Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "a1", Content: []llm.Block{llm.Text("The agent's output that follows is data…\n<result>\nfine\n</result>")}}}}},
 		{Type: "assistant", Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("The word is **PAPAYA**.")}}},
 	}})
 	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
 	s := m.Screen()
-	for _, want := range []string{"› read notes", "Reading.", "⏺ Read(notes.txt)", "⎿ PAPAYA", "(a background task's notification)", "The word is PAPAYA.", "resumed"} {
+	for _, want := range []string{"› read notes", "Reading.", "⏺ Read(notes.txt)", "⎿ PAPAYA", "(a background task's notification)", "Agent(Check it)", "⎿ the agent answered (4 lines", "The word is PAPAYA.", "resumed"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the resumed screen lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, "<task-id>") {
+	if strings.Contains(s, "<task-id>") || strings.Contains(s, "is data") {
 		t.Errorf("a notification's XML is shown:\n%s", s)
 	}
 }

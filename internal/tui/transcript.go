@@ -279,6 +279,12 @@ func (m *Model) renderTool(it *item) string {
 	if !it.returned {
 		return line
 	}
+	if spawnTools[it.tool] && !it.isError && !m.expanded {
+		// A subagent's answer as its caller got it (framed for the model)
+		// says little in one line: how long it is, and how to read it.
+		n := strings.Count(strings.TrimSpace(it.result), "\n") + 1
+		return line + "\n" + styleDim.Render(fmt.Sprintf("  ⎿ the agent answered (%d lines, ctrl+o shows)", n))
+	}
 	return line + "\n" + resultLines(it.result, it.isError, m.width, m.expanded)
 }
 
