@@ -18,7 +18,9 @@ type Group struct {
 	live map[string]*liveTask // runs of this tree not yet finished
 	// all are the runs the group ever started, in launch order: the
 	// listing front ends number (Runs), which a run's end must not shift.
-	all     []*liveTask
+	// A run that ended is kept as its snapshot, not as the run: its
+	// result holds the child's whole conversation.
+	all     []groupRun
 	changed chan struct{} // closed and replaced when a run ends
 }
 
@@ -38,13 +40,18 @@ func (g *Group) add(t *liveTask) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.live[t.id] = t
-	g.all = append(g.all, t)
+	g.all = append(g.all, groupRun{live: t})
 }
 
 func (g *Group) remove(id string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.live, id)
+	for i, r := range g.all {
+		if r.live != nil && r.live.id == id {
+			g.all[i] = groupRun{ended: r.live.run()}
+		}
+	}
 	close(g.changed)
 	g.changed = make(chan struct{})
 }

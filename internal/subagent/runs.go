@@ -68,18 +68,28 @@ func (t *liveTask) run() Run {
 	return r
 }
 
+// groupRun is a run of a group: the run while it goes on, its snapshot
+// once it has ended.
+type groupRun struct {
+	live  *liveTask
+	ended Run
+}
+
 // Runs lists every run the group started, at any depth, in launch order,
 // which a later launch or an end never changes: front ends number runs
 // by it. An agent continued under its id keeps its first place and shows
 // its newest run.
 func (g *Group) Runs() []Run {
 	g.mu.Lock()
-	all := append([]*liveTask(nil), g.all...)
+	all := append([]groupRun(nil), g.all...)
 	g.mu.Unlock()
 	var out []Run
 	at := map[string]int{}
-	for _, t := range all {
-		r := t.run()
+	for _, gr := range all {
+		r := gr.ended
+		if gr.live != nil {
+			r = gr.live.run()
+		}
 		if i, ok := at[r.ID]; ok {
 			out[i] = r
 			continue
