@@ -598,3 +598,38 @@ func TestTUIContinue(t *testing.T) {
 	ask(s, "And again?")
 	s.WaitFor("Still PAPAYA.", screenWait)
 }
+
+// A TUI that cannot start says why on the terminal, in one "cadre: …"
+// line naming what is wrong, and exits 1.
+func TestTUIStartFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings string
+		args     []string
+		want     []string
+	}{
+		{name: "unknown provider", args: []string{"--model", "nosuch:model"}, want: []string{"cadre: ", `unknown provider "nosuch"`}},
+		{name: "bad settings", settings: "{bad json", args: []string{"--model", sonnet}, want: []string{"cadre: ", ".cadre/settings.json:1:2: invalid JSON"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, srv := anthropicEnv(t, readThenAnswer)
+			if tc.settings != "" {
+				e.write(".cadre/settings.json", tc.settings)
+			}
+			s := tmux.Start(t, tmux.Options{Dir: e.dir, Env: e.vars}, append([]string{bin}, tc.args...)...)
+			if status := s.WaitExit(screenWait); status != 1 {
+				t.Errorf("exit status %d, want 1", status)
+			}
+			// The message may wrap at the terminal's width.
+			screen := strings.ReplaceAll(s.Capture(), "\n", "")
+			for _, w := range tc.want {
+				if !strings.Contains(screen, w) {
+					t.Errorf("the screen lacks %q:\n%s", w, s.Capture())
+				}
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%d model requests from a TUI that did not start", n)
+			}
+		})
+	}
+}
