@@ -633,3 +633,36 @@ func TestTUIStartFailures(t *testing.T) {
 		})
 	}
 }
+
+// A child whose run times out while its prompt is open takes the prompt
+// away with it: the screen goes back to the input, the command never runs,
+// and the main agent gets the child's end and answers.
+func TestTUITimedOutChildWithdrawsItsPrompt(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{"command": "touch late.txt"}}}}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{fgAgentCall("Touch late", "Touch late.txt.", "general-purpose")}}
+		}
+		if r := c.results("Agent"); len(r) == 1 && r[0].IsError {
+			return testkit.Reply{Text: "The helper ran out of time."}
+		}
+		return testkit.Reply{Text: "TEST: the Agent result is not an error: " + c.dump()}
+	}))
+	// The run's own limit ends the child while nobody answers.
+	e.write(".cadre/settings.json", `{"subagents": {"runTimeoutSeconds": 1}}`)
+	s := e.tui()
+	ask(s, "Touch it late")
+	s.WaitFor("wants to use Bash", screenWait)
+	screen := s.WaitFor("The helper ran out of time.", screenWait)
+	if strings.Contains(screen, "wants to use Bash") || !strings.Contains(screen, inputHint) {
+		t.Errorf("the withdrawn prompt is still shown:\n%s", screen)
+	}
+	if rows := rowsWith(screen, "Touch late —"); len(rows) != 1 || !strings.Contains(rows[0], "✗") || !strings.Contains(rows[0], "timeout") {
+		t.Errorf("the child's line does not say it timed out: %q", rows)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "late.txt")); err == nil {
+		t.Error("the unanswered command ran")
+	}
+}
