@@ -53,7 +53,8 @@ func rowsWith(screen, s string) []string {
 }
 
 // runsOn reports whether the screen shows a subagent line for desc that
-// has not finished (a finished run's line starts with ✓ or ✗).
+// has not finished: a finished run's line starts with ✓ or ✗, and a row
+// starting with › is a message that merely mentions desc.
 func runsOn(screen, desc string) bool {
 	for _, row := range rowsWith(screen, desc) {
 		t := strings.TrimSpace(row)
@@ -69,6 +70,8 @@ func fgAgentCall(description, prompt, agent string) testkit.ToolCall {
 	return testkit.ToolCall{Name: "Agent", Input: map[string]any{"description": description, "prompt": prompt, "subagent_type": agent}}
 }
 
+// A conversation: a question, the tool call it takes, the answer, the
+// status line's figures, Ctrl+O, and Ctrl+C twice to quit.
 func TestTUIConversation(t *testing.T) {
 	e, _ := anthropicEnv(t, func(req testkit.Request) testkit.Reply {
 		r := readThenAnswer(req)
