@@ -300,6 +300,18 @@ func (c *Conversation) SubagentInfo(ctx context.Context, target string) (Subagen
 			d.Cleanup = cmp.Or(r.Cleanup, d.Cleanup)
 		}
 	}
+	if d.Prompt == "" {
+		// A foreground run of an earlier process left no record of its
+		// task but its transcript, which opens with it.
+		if _, entries, err := c.r.Session(ctx, run.ID); err == nil {
+			for _, e := range entries {
+				if e.Type == "user" && e.Message != nil {
+					d.Prompt = e.Message.Text()
+					break
+				}
+			}
+		}
+	}
 	return d, nil
 }
 

@@ -202,3 +202,77 @@ func TestSubagentLogReadsTheTranscript(t *testing.T) {
 		t.Error("a negative limit was accepted")
 	}
 }
+
+// A resumed conversation lists the runs of its earlier life first, from
+// the store: a foreground run by its session, a background one by its
+// task record; the runs of the new life follow.
+func TestSubagentsOfAResumedConversation(t *testing.T) {
+	f := newFixture(t)
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case req.Agent == "helper":
+			return llm.Reply(llm.Text("helped")), nil
+		case strings.Contains(last.Text(), "<task-notification>"):
+			return llm.Reply(llm.Text("noted")), nil
+		case len(last.Content) > 0 && last.Content[0].Type == llm.BlockToolResult:
+			return llm.Reply(llm.Text("done")), nil
+		case strings.Contains(last.Text(), "again"):
+			return llm.Reply(llm.ToolUse("call-3", "Agent", json.RawMessage(`{"subagent_type":"helper","description":"Third help","prompt":"three"}`))), nil
+		}
+		return llm.Reply(
+			llm.ToolUse("call-1", "Agent", json.RawMessage(`{"subagent_type":"helper","description":"First help","prompt":"one"}`)),
+			llm.ToolUse("call-2", "Agent", json.RawMessage(`{"subagent_type":"helper","description":"Second help","prompt":"two","run_in_background":true}`)),
+		), nil
+	}
+	rt := f.open(t, cadre.Options{Agents: []cadre.Agent{{Name: "helper", Description: "Helps.", Prompt: "Help.", Tools: []string{}}}})
+	first := openConvo(t, rt, cadre.OpenRequest{})
+	first.send("go")
+	first.close()
+	ctx := context.Background()
+	before, err := first.c.Subagents(ctx)
+	if err != nil || len(before) != 2 {
+		t.Fatalf("first life: %+v, %v", before, err)
+	}
+
+	again := openConvo(t, rt, cadre.OpenRequest{Resume: first.c.SessionID()})
+	again.send("again")
+	again.waitResults(1)
+	runs, err := again.c.Subagents(ctx)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("resumed: %+v, %v", runs, err)
+	}
+	for i, r := range runs {
+		if r.Index != i+1 || r.Status != cadre.TaskCompleted || r.Depth != 1 {
+			t.Errorf("run %d: %+v", i, r)
+		}
+	}
+	byID := map[string]cadre.SubagentRun{}
+	for _, r := range runs[:2] {
+		byID[r.ID] = r
+	}
+	for _, b := range before {
+		got := byID[b.ID]
+		want := b.Description
+		if !b.Background {
+			want = "(@helper subagent)" // a foreground run's session title
+		}
+		if got.Description != want || got.Background != b.Background {
+			t.Errorf("stored run %s: %+v, want description %q", b.ID, got, want)
+		}
+	}
+	if runs[2].Description != "Third help" || byID[runs[2].ID].ID != "" {
+		t.Errorf("the new life's run is not last: %+v", runs)
+	}
+	// The earlier foreground run's task is read from its transcript.
+	for _, b := range before {
+		info, err := again.c.SubagentInfo(ctx, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"First help": "one", "Second help": "two"}[b.Description]
+		if info.Prompt != want {
+			t.Errorf("info of %q: prompt %q, want %q", b.Description, info.Prompt, want)
+		}
+	}
+}
