@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,13 +19,40 @@ type pager struct {
 	// is read from its end.
 	follow bool
 	height int
+	// reload, if set, reads the text again ("r": a running task's output
+	// grows); ctx bounds it.
+	reload func(ctx context.Context) (string, error)
+	ctx    context.Context
+	err    string
+}
+
+// pagerTextMsg is a reloaded text.
+type pagerTextMsg struct {
+	p    *pager
+	text string
+	err  error
 }
 
 func newPager(title, text string) *pager {
-	return &pager{title: title, lines: strings.Split(strings.TrimRight(text, "\n"), "\n"), follow: true}
+	p := &pager{title: title, follow: true}
+	p.set(text)
+	return p
+}
+
+func (p *pager) set(text string) {
+	p.lines = strings.Split(strings.TrimRight(text, "\n"), "\n")
 }
 
 func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
+	if t, ok := msg.(pagerTextMsg); ok && t.p == p {
+		p.err = ""
+		if t.err != nil {
+			p.err = t.err.Error()
+		} else {
+			p.set(t.text)
+		}
+		return p, nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return p, nil
@@ -45,6 +73,14 @@ func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		p.top, p.follow = 0, false
 	case "end", "G":
 		p.follow = true
+	case "r":
+		if p.reload != nil {
+			reload, ctx := p.reload, p.ctx
+			return p, func() tea.Msg {
+				text, err := reload(ctx)
+				return pagerTextMsg{p: p, text: text, err: err}
+			}
+		}
 	}
 	return p, nil
 }
@@ -74,6 +110,13 @@ func (p *pager) View(width, height int) string {
 	for ; shown < body; shown++ {
 		b.WriteString("\n")
 	}
-	b.WriteString(styleDim.Render(ansi.Truncate("↑/↓ PgUp/PgDn scroll · g/G start/end · esc back", width, "…")))
+	keys := "↑/↓ PgUp/PgDn scroll · g/G start/end · esc back"
+	if p.reload != nil {
+		keys = "↑/↓ PgUp/PgDn scroll · g/G start/end · r reload · esc back"
+	}
+	if p.err != "" {
+		keys = "✗ " + p.err + " · " + keys
+	}
+	b.WriteString(styleDim.Render(ansi.Truncate(keys, width, "…")))
 	return b.String()
 }

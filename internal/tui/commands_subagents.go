@@ -277,7 +277,10 @@ func (m *Model) tasksCommand(args string) tea.Cmd {
 				return commandMsg{err: err}
 			}
 			title := fmt.Sprintf("Task %s · %s · %s — %s", short(t.ID), t.Agent, t.Status, oneLine(t.Description))
-			return commandMsg{then: PushScreen(newPager(title, out))}
+			p := newPager(title, out)
+			// A running task's output grows: r reads it again.
+			p.reload, p.ctx = func(ctx context.Context) (string, error) { return rt.TaskOutput(ctx, t.ID) }, ctx
+			return commandMsg{then: PushScreen(p)}
 		}
 	}
 	m.Error(fmt.Sprintf("unknown /tasks action %q: want output or stop (or nothing, to list them)", verb))

@@ -124,6 +124,7 @@ type fakeRuntime struct {
 	created   []cadre.NewAgent
 	createErr error
 	stopped   []string
+	reads     int // TaskOutput calls
 }
 
 func (f *fakeRuntime) Agents() []cadre.AgentEntry { return f.agents }
@@ -150,7 +151,10 @@ func (f *fakeRuntime) CreateAgent(_ context.Context, a cadre.NewAgent) (cadre.Ag
 func (f *fakeRuntime) Tasks(context.Context, string, int) ([]cadre.Task, error) { return f.tasks, nil }
 
 func (f *fakeRuntime) TaskOutput(_ context.Context, id string) (string, error) {
-	return "[Grep] t.Parallel\nline 2 of " + id + "\n\n[completed]\nFound it.", nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	return fmt.Sprintf("[Grep] t.Parallel\nline 2 of %s\n\n[completed]\nFound it (read %d).", id, f.reads), nil
 }
 
 func (f *fakeRuntime) StopTask(_ context.Context, id string) (string, error) {
@@ -391,10 +395,14 @@ func TestTasksCommand(t *testing.T) {
 		t.Fatalf("/tasks output pushed %d screens", len(h.m.screens))
 	}
 	screen := h.m.Screen()
-	for _, want := range []string{"Task 000000b2 · reviewer · completed — Review the diff", "line 2 of 0197bbbb-0000-7000-8000-0000000000b2", "Found it.", "esc back"} {
+	for _, want := range []string{"Task 000000b2 · reviewer · completed — Review the diff", "line 2 of 0197bbbb-0000-7000-8000-0000000000b2", "Found it (read 1).", "r reload · esc back"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the output screen lacks %q:\n%s", want, screen)
 		}
+	}
+	h.do(h.press('r', 0))
+	if screen := h.m.Screen(); !strings.Contains(screen, "Found it (read 2).") {
+		t.Errorf("r did not read the output again:\n%s", screen)
 	}
 	h.do(h.press(tea.KeyEscape, 0))
 	if len(h.m.screens) != 0 {
