@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -13,6 +14,20 @@ import (
 // shown; a request that left the queue (answered, or its caller gave up)
 // takes its reason input with it.
 func (m *Model) setApprovals(p []cadre.Approval) {
+	// A list read before an answer arrives after it: what was answered
+	// here is not shown again.
+	fresh := p[:0:0]
+	for _, a := range p {
+		if !m.decided[a.ID] {
+			fresh = append(fresh, a)
+		}
+	}
+	for id := range m.decided {
+		if !slices.ContainsFunc(p, func(a cadre.Approval) bool { return a.ID == id }) {
+			delete(m.decided, id) // gone from the queue: no stale list can name it
+		}
+	}
+	p = fresh
 	if len(p) == 0 || len(m.approvals) == 0 || p[0].ID != m.approvals[0].ID {
 		m.reasoning = false
 		m.reason.Reset()
@@ -48,10 +63,11 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.answer(a, cadre.PermissionDecision{Allow: true})
 	case "a", "2":
 		d := cadre.PermissionDecision{Allow: true, Remember: a.Request.Suggestions}
-		m.answer(a, d)
-		if len(d.Remember) > 0 {
+		switch {
+		case !m.answer(a, d):
+		case len(d.Remember) > 0:
 			m.Info("Allowed for this session: added the rule " + strings.Join(d.Remember, ", "))
-		} else {
+		default:
 			m.Info("No rule can allow such calls for the session: allowed this once.")
 		}
 	case "n", "3":
@@ -77,10 +93,17 @@ func denial(reason string) string {
 }
 
 // answer answers a and shows the next request, if any.
-func (m *Model) answer(a cadre.Approval, d cadre.PermissionDecision) {
-	m.cfg.Approvals.Answer(a.ID, d)
-	verdict := styleOK.Render("allowed")
-	if !d.Allow {
+func (m *Model) answer(a cadre.Approval, d cadre.PermissionDecision) bool {
+	m.decided[a.ID] = true
+	took := m.cfg.Approvals.Answer(a.ID, d)
+	var verdict string
+	switch {
+	case !took:
+		// Its caller gave up (the turn was interrupted, the run stopped).
+		verdict = styleDim.Render("withdrawn before the answer")
+	case d.Allow:
+		verdict = styleOK.Render("allowed")
+	default:
 		verdict = styleError.Render("denied")
 		if r := strings.TrimPrefix(d.Message, "The user denied this tool call"); strings.HasPrefix(r, ": ") {
 			verdict += styleDim.Render(" — " + r[2:])
@@ -91,6 +114,7 @@ func (m *Model) answer(a cadre.Approval, d cadre.PermissionDecision) {
 	m.reasoning = false
 	m.reason.Reset()
 	m.refresh()
+	return took
 }
 
 // who names the agent asking.

@@ -14,15 +14,16 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
 	if s != "ctrl+c" {
 		m.quitArmed = false
+	} else if m.quitArmed {
+		// Twice quits, whatever is on screen (prompts still waiting are
+		// denied as the conversation stops).
+		return tea.Quit
 	}
 	if len(m.approvals) > 0 {
 		return m.approvalKey(k)
 	}
 	switch s {
 	case "ctrl+c":
-		if m.quitArmed {
-			return tea.Quit
-		}
 		m.quitArmed = true
 		m.input.Reset()
 		m.refresh()

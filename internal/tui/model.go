@@ -85,7 +85,8 @@ type Model struct {
 
 	// Approval state: the requests waiting, the first shown.
 	approvals []cadre.Approval
-	reasoning bool // typing a reason for a denial
+	decided   map[uint64]bool // answered here, maybe still in a list sent before
+	reasoning bool            // typing a reason for a denial
 	reason    textarea.Model
 
 	expanded  bool // tool results unfolded (Ctrl+O)
@@ -130,7 +131,7 @@ func New(ctx context.Context, cfg Config) *Model {
 	m := &Model{
 		cfg: cfg, ctx: ctx, conv: cfg.Conversation,
 		input: in, reason: reason, view: viewport.New(),
-		calls: map[string]*item{}, runs: cadre.NewActivity(),
+		calls: map[string]*item{}, runs: cadre.NewActivity(), decided: map[uint64]bool{},
 		model: cfg.Model, mode: cfg.Mode, startMode: cfg.Mode,
 	}
 	m.replay(cfg.History)

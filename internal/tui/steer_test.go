@@ -334,3 +334,26 @@ func TestApprovalNamesTheRun(t *testing.T) {
 	h.press(tea.KeyEscape, 0)
 	<-got
 }
+
+// Ctrl+C twice quits even with prompts queued: the first denies the one
+// shown, the second quits.
+func TestCtrlCTwiceQuitsOverPrompts(t *testing.T) {
+	h := newHarness(t)
+	a := h.m.cfg.Approvals
+	first := ask(t, a, bashRequest("main", "ls"))
+	h.pending(1)
+	second := ask(t, a, bashRequest("main", "pwd"))
+	h.pending(2)
+	if cmd := h.press('c', tea.ModCtrl); cmd != nil && isQuit(cmd) {
+		t.Fatal("the first ctrl+c quit")
+	}
+	if d := <-first; d.Allow {
+		t.Fatalf("the first ctrl+c allowed the prompt shown: %+v", d)
+	}
+	h.pending(1)
+	if cmd := h.press('c', tea.ModCtrl); cmd == nil || !isQuit(cmd) {
+		t.Fatal("the second ctrl+c did not quit while a prompt waited")
+	}
+	a.Answer(a.Pending()[0].ID, cadre.PermissionDecision{}) // the conversation's stop would
+	<-second
+}
