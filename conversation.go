@@ -136,7 +136,8 @@ var errClosed = errors.New("the conversation is closed")
 // with its background subagents' notifications answered between them as
 // in a headless run, until Close or Stop. ctx bounds its whole life: when
 // it ends, the conversation stops as with Stop. Setup failures (an unknown
-// model or session) are returned before anything runs.
+// model or session) are returned before anything runs; resuming a session
+// that does not exist is an error wrapping ErrNotFound.
 func (r *Runtime) Open(ctx context.Context, req OpenRequest) (*Conversation, error) {
 	return r.open(ctx, req, "")
 }
@@ -144,7 +145,7 @@ func (r *Runtime) Open(ctx context.Context, req OpenRequest) (*Conversation, err
 func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Conversation, error) {
 	sr, err := r.prepare(ctx, req, title)
 	if err != nil {
-		return nil, err
+		return nil, wrapNotFound(err)
 	}
 	var fallback resolved
 	if name := strings.TrimSpace(r.opts.FallbackModel); name != "" {

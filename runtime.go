@@ -599,12 +599,14 @@ func (r *Runtime) Background(sessionID string) int {
 }
 
 // StopTask stops a background task, in this process or, through its
-// record, in the process that runs it.
+// record, in the process that runs it; its error wraps ErrNotFound when
+// there is no such task.
 func (r *Runtime) StopTask(ctx context.Context, id string) (string, error) {
 	if err := r.settled(ctx); err != nil {
 		return "", err
 	}
-	return r.subagents.Stop(ctx, id)
+	msg, err := r.subagents.Stop(ctx, id)
+	return msg, wrapNotFound(err)
 }
 
 // Tasks lists task records, newest first: the tasks of the run tree of

@@ -36,7 +36,7 @@ func (s *Service) find(ctx context.Context, id string) (*liveTask, task.Task, er
 		return nil, task.Task{}, err
 	}
 	if err != nil && lt == nil {
-		return nil, task.Task{}, fmt.Errorf("no task %q: task ids are the agentId of a background agent (TaskList lists them)", id)
+		return nil, task.Task{}, noTask{id}
 	}
 	if err != nil {
 		// A foreground run has no record; describe it from memory.
@@ -44,6 +44,16 @@ func (s *Service) find(ctx context.Context, id string) (*liveTask, task.Task, er
 	}
 	return lt, rec, nil
 }
+
+// noTask is the error for an id that names no task: a task.ErrNotFound,
+// so that a front end can answer "not found" rather than "failed".
+type noTask struct{ id string }
+
+func (e noTask) Error() string {
+	return fmt.Sprintf("no task %q: task ids are the agentId of a background agent (TaskList lists them)", e.id)
+}
+
+func (e noTask) Unwrap() error { return task.ErrNotFound }
 
 func retrieval(s task.Status) string {
 	if s.Terminal() {

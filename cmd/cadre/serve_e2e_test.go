@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/testkit"
+)
+
+// served is a `cadre serve` process and the URL it listens on.
+type served struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan struct{}
+
+	mu           sync.Mutex
+	stdout, errb bytes.Buffer
+}
+
+// serve starts `cadre serve --addr 127.0.0.1:0 args…` and waits for the
+// line that says where it listens.
+func (e *env) serve(args ...string) *served {
+	e.t.Helper()
+	s := &served{cmd: exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...), done: make(chan struct{})}
+	s.cmd.Dir, s.cmd.Env = e.dir, e.vars
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	s.cmd.Stderr = &lockedWriter{mu: &s.mu, w: &s.errb}
+	if err := s.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	go func() {
+		defer close(s.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.stdout.WriteString(line + "\n")
+			s.mu.Unlock()
+			if rest, ok := strings.CutPrefix(line, "cadre serve: listening on "); ok {
+				urls <- strings.Fields(rest)[0]
+			}
+		}
+		s.cmd.Wait()
+	}()
+	e.t.Cleanup(func() {
+		s.cmd.Process.Kill()
+		<-s.done
+	})
+	select {
+	case s.url = <-urls:
+	case <-s.done:
+		e.t.Fatalf("cadre serve exited before listening: %s", s.stderr())
+	case <-time.After(60 * time.Second):
+		e.t.Fatalf("cadre serve did not say where it listens in 60s: %s", s.stderr())
+	}
+	s.url = strings.TrimSuffix(s.url, "/")
+	return s
+}
+
+func (s *served) stderr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.errb.String()
+}
+
+func (s *served) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stdout.String()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// post sends a JSON body and decodes the JSON answer.
+func (s *served) post(t *testing.T, path string, body any, out any) int {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(s.url+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("POST %s: %d: %v", path, resp.StatusCode, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestServeRefusesANonLoopbackAddressWithoutAToken(t *testing.T) {
+	e := newEnv(t)
+	for _, addr := range []string{"0.0.0.0:0", ":0"} {
+		p := e.run("", "serve", "--addr", addr)
+		failsWith(t, p, addr, "--token or CADRE_SERVE_TOKEN")
+	}
+	failsWith(t, e.run("", "serve", "--addr", "nonsense"), "want host:port")
+}
+
+// SIGTERM in the middle of a run: the server stops it as /stop does and
+// exits 0; the session is on disk as killed, with the prompt in its
+// transcript; the event stream that was open ends with the run's result.
+func TestServeSIGTERMStopsAndRecordsTheRun(t *testing.T) {
+	h, arrived := counting(func(int, testkit.Request) testkit.Reply {
+		return testkit.Reply{Stall: testkit.StallNoResponse}
+	})
+	e, _ := anthropicEnv(t, h)
+	s := e.serve("--model", sonnet)
+	if !strings.Contains(s.output(), "this machine only, no token") {
+		t.Errorf("the start-up line does not say how it is reached: %q", s.output())
+	}
+	var run struct{ ID string }
+	if st := s.post(t, "/api/runs", map[string]any{"prompt": "take your time"}, &run); st != http.StatusCreated || run.ID == "" {
+		t.Fatalf("start a run: %d %+v", st, run)
+	}
+	resp, err := http.Get(s.url + "/api/runs/" + run.ID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	waitRequest(t, arrived, 1)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	stream, _ := io.ReadAll(resp.Body) // ends when the run has
+	select {
+	case <-s.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("cadre serve did not exit within 60s of SIGTERM: %s", s.stderr())
+	}
+	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0; stderr: %s", code, s.stderr())
+	}
+	if !strings.Contains(s.output(), "cadre serve: stopped") {
+		t.Errorf("stdout %q does not say it stopped", s.output())
+	}
+	if !strings.Contains(string(stream), "event: result") || !strings.Contains(string(stream), "event: end") {
+		t.Errorf("the open stream did not get the result and its end:\n%s", stream)
+	}
+	infos := listSessions(t, e)
+	if len(infos) != 1 || infos[0].ID != run.ID || infos[0].Status != session.StatusKilled {
+		t.Fatalf("sessions after SIGTERM: %+v, want the run's, killed", infos)
+	}
+	shown := showSession(t, e, run.ID)
+	if len(shown.Transcript) == 0 || shown.Transcript[0].Message == nil || shown.Transcript[0].Message.Text() != "take your time" {
+		t.Errorf("transcript after SIGTERM: %+v", shown.Transcript)
+	}
+}

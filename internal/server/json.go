@@ -1,0 +1,227 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// maxBody bounds a request body: a prompt with a few images fits.
+const maxBody = 32 << 20
+
+// errBadRequest marks an error that is the client's: 400.
+var errBadRequest = errors.New("bad request")
+
+type badRequest struct{ err error }
+
+func (e badRequest) Error() string   { return e.err.Error() }
+func (e badRequest) Unwrap() []error { return []error{e.err, errBadRequest} }
+
+func bad(format string, args ...any) error { return badRequest{fmt.Errorf(format, args...)} }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, errorBody{Error: err.Error()})
+}
+
+// fail writes err with the status its kind calls for.
+func fail(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errBadRequest):
+		writeError(w, http.StatusBadRequest, err)
+	case errors.Is(err, cadre.ErrNotFound):
+		writeError(w, http.StatusNotFound, err)
+	case errors.Is(err, errConflict):
+		writeError(w, http.StatusConflict, err)
+	case errors.Is(err, errUnavailable):
+		writeError(w, http.StatusServiceUnavailable, err)
+	default:
+		writeError(w, http.StatusInternalServerError, err)
+	}
+}
+
+// decode reads a JSON body into v, refusing unknown fields, so that a
+// misspelt field is an error rather than silently ignored.
+func decode(r *http.Request, v any) error {
+	body := http.MaxBytesReader(nil, r.Body, maxBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return bad("the request body is empty: want a JSON object")
+		}
+		return bad("the request body: %v", err)
+	}
+	if dec.More() {
+		return bad("the request body holds more than one JSON value")
+	}
+	return nil
+}
+
+func errorJSON(err error) []byte { return mustJSON(errorBody{Error: err.Error()}) }
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errorJSON(err)
+	}
+	return b
+}
+
+type runJSON struct {
+	ID        string      `json:"id"`
+	SessionID string      `json:"session_id"`
+	Started   time.Time   `json:"started"`
+	Ended     *time.Time  `json:"ended,omitempty"`
+	Running   bool        `json:"running"`
+	Events    int         `json:"events"`
+	Pending   int         `json:"pending_approvals"`
+	Result    *resultJSON `json:"result,omitempty"`
+}
+
+type resultJSON struct {
+	IsError  bool     `json:"is_error"`
+	Result   string   `json:"result"`
+	Errors   []string `json:"errors,omitempty"`
+	CostUSD  float64  `json:"total_cost_usd"`
+	NumTurns int      `json:"num_turns"`
+}
+
+type approvalJSON struct {
+	ID              uint64          `json:"id"`
+	RunID           string          `json:"run_id"`
+	Tool            string          `json:"tool"`
+	Target          string          `json:"target,omitempty"`
+	Input           json.RawMessage `json:"input,omitempty"`
+	Reason          string          `json:"reason,omitempty"`
+	SessionID       string          `json:"session_id"`
+	ToolUseID       string          `json:"tool_use_id"`
+	Agent           string          `json:"agent"`
+	AgentID         string          `json:"agent_id,omitempty"`
+	ParentToolUseID string          `json:"parent_tool_use_id,omitempty"`
+	Suggestions     []string        `json:"suggestions"`
+}
+
+func approvalsOf(runID string, as []cadre.Approval) []approvalJSON {
+	out := make([]approvalJSON, 0, len(as))
+	for _, a := range as {
+		q := a.Request
+		out = append(out, approvalJSON{
+			ID: a.ID, RunID: runID, Tool: q.Tool, Target: q.Target, Input: q.Input, Reason: q.Reason,
+			SessionID: q.SessionID, ToolUseID: q.ToolUseID, Agent: q.Agent, AgentID: q.AgentID,
+			ParentToolUseID: q.ParentToolUseID, Suggestions: append([]string{}, q.Suggestions...),
+		})
+	}
+	return out
+}
+
+type sessionJSON struct {
+	ID             string    `json:"id"`
+	ParentID       string    `json:"parent_id,omitempty"`
+	Agent          string    `json:"agent"`
+	Key            string    `json:"key,omitempty"`
+	Title          string    `json:"title"`
+	Cwd            string    `json:"cwd"`
+	Status         string    `json:"status"`
+	Created        time.Time `json:"created"`
+	Updated        time.Time `json:"updated"`
+	Usage          llm.Usage `json:"usage"`
+	Tokens         int64     `json:"tokens"`
+	CostUSD        float64   `json:"cost_usd"`
+	NumTurns       int       `json:"num_turns"`
+	TranscriptPath string    `json:"transcript_path"`
+	Live           bool      `json:"live"` // a run of this server is its conversation
+	Description    string    `json:"description,omitempty"`
+}
+
+func sessionOf(s cadre.Session) sessionJSON {
+	return sessionJSON{
+		ID: s.ID, ParentID: s.ParentID, Agent: s.Agent, Key: s.Key, Title: s.Title, Cwd: s.Cwd, Status: string(s.Status),
+		Created: s.Created, Updated: s.Updated, Usage: s.Usage, Tokens: s.Usage.Total(), CostUSD: s.CostUSD, NumTurns: s.NumTurns,
+		TranscriptPath: s.TranscriptPath,
+	}
+}
+
+type subagentJSON struct {
+	Index           int        `json:"index"`
+	ID              string     `json:"id"`
+	Key             string     `json:"key"`
+	ParentSessionID string     `json:"parent_session_id"`
+	ToolUseID       string     `json:"tool_use_id,omitempty"`
+	Agent           string     `json:"agent"`
+	Name            string     `json:"name,omitempty"`
+	Description     string     `json:"description"`
+	Depth           int        `json:"depth"`
+	Background      bool       `json:"background"`
+	Status          string     `json:"status"`
+	Running         bool       `json:"running"`
+	Started         time.Time  `json:"started"`
+	Ended           *time.Time `json:"ended,omitempty"`
+	Tokens          int64      `json:"tokens"`
+	ToolUses        int        `json:"tool_uses"`
+	CurrentTool     string     `json:"current_tool,omitempty"`
+	Result          string     `json:"result,omitempty"`
+	Error           string     `json:"error,omitempty"`
+}
+
+func subagentOf(s cadre.SubagentRun) subagentJSON {
+	out := subagentJSON{
+		Index: s.Index, ID: s.ID, Key: s.Key, ParentSessionID: s.ParentSessionID, ToolUseID: s.ToolUseID, Agent: s.Agent,
+		Name: s.Name, Description: s.Description, Depth: s.Depth, Background: s.Background, Status: string(s.Status),
+		Running: s.Running(), Started: s.Started, Tokens: s.Tokens, ToolUses: s.ToolUses, CurrentTool: s.CurrentTool,
+		Result: s.Result, Error: s.Error,
+	}
+	if !s.Ended.IsZero() {
+		t := s.Ended
+		out.Ended = &t
+	}
+	return out
+}
+
+type activityJSON struct {
+	ToolUseID       string     `json:"tool_use_id"`
+	ParentToolUseID string     `json:"parent_tool_use_id,omitempty"`
+	Depth           int        `json:"depth"`
+	AgentID         string     `json:"agent_id,omitempty"`
+	AgentType       string     `json:"agent_type,omitempty"`
+	Description     string     `json:"description,omitempty"`
+	Color           string     `json:"color,omitempty"`
+	Background      bool       `json:"background"`
+	Started         time.Time  `json:"started"`
+	Ended           *time.Time `json:"ended,omitempty"`
+	Status          string     `json:"status,omitempty"`
+	Summary         string     `json:"summary,omitempty"`
+	Tokens          int64      `json:"tokens"`
+	ToolUses        int        `json:"tool_uses"`
+	Tool            string     `json:"tool,omitempty"`
+}
+
+func activityOf(a cadre.ActivityRun) activityJSON {
+	out := activityJSON{
+		ToolUseID: a.ToolUseID, ParentToolUseID: a.ParentToolUseID, Depth: a.Depth, AgentID: a.AgentID, AgentType: a.AgentType,
+		Description: a.Description, Color: a.Color, Background: a.Background, Started: a.Started, Status: string(a.Status),
+		Summary: a.Summary, Tokens: a.Tokens, ToolUses: a.ToolUses, Tool: a.Tool,
+	}
+	if a.Done() {
+		t := a.Ended
+		out.Ended = &t
+	}
+	return out
+}
