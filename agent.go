@@ -3,6 +3,7 @@ package cadre
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -52,9 +53,12 @@ type Agent struct {
 	// leaves it empty, or sets AgentFormatHarness to get the harness
 	// defaults (isolated workspace, 10 turns when MaxTurns is 0).
 	Format AgentFormat
-	// URL declares a remote agent; cadre lists such agents but cannot run
-	// them yet.
-	URL string
+	// URL declares a remote agent (an absolute http or https URL, its A2A
+	// agent card at URL/.well-known/agent-card.json): the subagent runs on
+	// that server, reached over A2A (docs/a2a.md). Headers are sent with
+	// each request to that origin (auth).
+	URL     string
+	Headers map[string]string
 }
 
 // PermissionMode says what a session may do without asking.
@@ -173,7 +177,7 @@ func (a Agent) definition() agent.Definition {
 		Model: a.Model, PermissionMode: string(a.PermissionMode), Background: a.Background,
 		Isolation: string(a.Isolation), MaxTurns: a.MaxTurns, Hidden: a.Hidden, Mode: string(a.Mode),
 		Allow: slices.Clone(a.Allow), Ask: slices.Clone(a.Ask), Deny: slices.Clone(a.Deny),
-		Format: agent.Format(a.Format), URL: a.URL,
+		Format: agent.Format(a.Format), URL: a.URL, Headers: maps.Clone(a.Headers),
 	}
 	if a.Workspace != nil {
 		d.Workspace = &agent.Workspace{Mode: string(a.Workspace.Mode), Path: a.Workspace.Path}
@@ -192,7 +196,7 @@ func agentOf(d agent.Definition) Agent {
 		Model: d.Model, PermissionMode: PermissionMode(d.PermissionMode), Background: d.Background,
 		Isolation: Isolation(d.Isolation), MaxTurns: d.MaxTurns, Hidden: d.Hidden, Mode: AgentMode(d.Mode),
 		Allow: slices.Clone(d.Allow), Ask: slices.Clone(d.Ask), Deny: slices.Clone(d.Deny),
-		Format: AgentFormat(d.Format), URL: d.URL,
+		Format: AgentFormat(d.Format), URL: d.URL, Headers: maps.Clone(d.Headers),
 	}
 	if d.Workspace != nil {
 		a.Workspace = &AgentWorkspace{Mode: WorkspaceMode(d.Workspace.Mode), Path: d.Workspace.Path}

@@ -24,7 +24,7 @@ func TestEveryFieldActsOrWarns(t *testing.T) {
 		"thinking":           {"thinking: 8000", acts + ": llm.Request.Thinking (subagent.loopConfig)"},
 		"permissionMode":     {"permissionMode: plan", acts + ": permission.ChildMode"},
 		"background":         {"background: true", acts + ": subagent spawn"},
-		"isolation":          {"isolation: worktree", acts + ": subagent.isolate; remote is refused at spawn"},
+		"isolation":          {"isolation: worktree", acts + ": subagent.isolate; remote: internal/remote via subagent.prepare"},
 		"maxTurns":           {"maxTurns: 5", acts + ": runner.Agent.MaxTurns"},
 		"maxIters":           {"maxIters: 5", acts + ": runner.Agent.MaxTurns"},
 		"memory":             {"memory: project", acts + ": internal/memory via subagent.grantMemory"},
@@ -38,7 +38,7 @@ func TestEveryFieldActsOrWarns(t *testing.T) {
 		"mode":               {"mode: subagent", acts + ": listings"},
 		"temperature":        {"temperature: 0.2", acts + ": llm.Request.Temperature (subagent.loopConfig)"},
 		"workspace":          {"workspace: {mode: shared}", acts + ": Definition.Resolve"},
-		"url":                {"url: https://agents.example.com/a", acts + ": refused at spawn (remote agents)"},
+		"url":                {"url: https://agents.example.com/a", acts + ": internal/remote (an A2A client as the child's model)"},
 		"headers":            {"url: https://agents.example.com/a\nheaders: {X-A: b}", acts + ": with url"},
 		"permission":         {"permission: {edit: deny}", acts + ": the child's rules"},
 	}

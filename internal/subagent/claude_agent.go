@@ -41,7 +41,7 @@ func (in AgentInput) refusals() error {
 	case in.Isolation == "worktree" && in.Cwd != "":
 		return errors.New("cwd and isolation: \"worktree\" cannot be combined: a worktree agent works in its own checkout")
 	case in.Isolation == "remote":
-		return errors.New("isolation \"remote\" is not supported yet. Call again without isolation")
+		return errors.New("isolation \"remote\" is chosen by an agent's definition (its url), not by the call: name a remote agent in subagent_type and leave isolation out")
 	case in.Isolation != "" && in.Isolation != "worktree":
 		return fmt.Errorf("unknown isolation %q: want worktree or remote", in.Isolation)
 	}

@@ -24,7 +24,7 @@ func (s *Service) taskStarted(t *liveTask) {
 func (s *Service) started(t *liveTask, background bool) {
 	s.publishTask(t.rootSessionID, event.SubtypeTaskStarted, event.Task{
 		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
-		Backgrounded: background, SpawnDepth: t.depth, TaskType: string(task.KindLocalAgent), Prompt: t.prompt,
+		Backgrounded: background, SpawnDepth: t.depth, TaskType: string(t.taskKind()), Prompt: t.prompt,
 	})
 }
 

@@ -21,7 +21,7 @@ func routingAgents() map[string]string {
 		"stealth":  agentFile("stealth", "Works unseen", "hidden: true\n", "Hide."),
 		"secret":   agentFile("secret", "Must not be spawned", "", "Secret."),
 		"boss":     agentFile("boss", "A primary agent", "mode: primary\n", "Boss."),
-		"remote":   agentFile("remote", "Runs elsewhere", "url: https://agents.example.com/remote\n", ""),
+		"remote":   agentFile("remote", "Runs elsewhere", "isolation: remote\n", "Says it is remote but names no url."),
 	}
 }
 
@@ -49,8 +49,8 @@ func TestRouting(t *testing.T) {
 			want: []string{`agent "boss" is a primary agent, not a subagent`, "available agents: ", "explorer"},
 		},
 		{
-			name: "a remote agent is refused as not supported yet", typ: "remote",
-			want: []string{`agent "remote" runs remotely (https://agents.example.com/remote)`, "not supported yet"},
+			name: "isolation: remote without a url is refused", typ: "remote",
+			want: []string{`agent "remote" has isolation: remote but no url`},
 		},
 		{name: "traversal with ..", typ: "../explorer", want: []string{"invalid subagent_type", "path traversal"}},
 		{name: "traversal with /", typ: "a/b", want: []string{"invalid subagent_type", "path traversal"}},
@@ -211,7 +211,7 @@ func TestAgentInputRefusals(t *testing.T) {
 		{"empty prompt", AgentInput{Description: "x", Prompt: "  "}, "prompt is empty"},
 		{"worktree", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree"}, `needs a git repository`},
 		{"worktree and cwd", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree", Cwd: "/tmp"}, "cannot be combined"},
-		{"remote", AgentInput{Description: "x", Prompt: "p", Isolation: "remote"}, `isolation "remote" is not supported yet`},
+		{"remote", AgentInput{Description: "x", Prompt: "p", Isolation: "remote"}, `isolation "remote" is chosen by an agent's definition`},
 		{"unknown isolation", AgentInput{Description: "x", Prompt: "p", Isolation: "jail"}, `unknown isolation "jail"`},
 		{"cwd not a directory", AgentInput{Description: "x", Prompt: "p", Cwd: "missing"}, `cwd "missing" is not a directory`},
 	}

@@ -52,6 +52,7 @@ type liveTask struct {
 	rootSessionID   string
 	toolUseID       string
 	agentType       string
+	kind            task.Kind // local_agent, or remote_agent for a definition with url
 	description     string
 	prompt          string
 	name            string
@@ -291,12 +292,20 @@ func (t *liveTask) over() bool {
 	}
 }
 
+// taskKind is the run's task kind: local_agent unless it was set.
+func (t *liveTask) taskKind() task.Kind {
+	if t.kind == "" {
+		return task.KindLocalAgent
+	}
+	return t.kind
+}
+
 // asTask describes the run as a task record, for a run that has none (it
 // ran in the foreground).
 func (t *liveTask) asTask() task.Task {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	rec := task.Task{ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Status: t.status, OutputFile: t.outputFile, Result: t.text}
+	rec := task.Task{ID: t.id, Kind: t.taskKind(), Agent: t.agentType, Name: t.name, Description: t.description, Status: t.status, OutputFile: t.outputFile, Result: t.text}
 	if t.final != nil {
 		if r := strings.TrimSpace(t.final.Result); r != "" {
 			rec.Result = r

@@ -332,11 +332,13 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 }
 
 // listed are the agents the caller's spawn tool describes: subagents (not
-// primary ones), not hidden, and not denied outright.
+// primary ones), not hidden, not remote without a url (route refuses it),
+// and not denied outright. A remote agent with its url is listed: the
+// model calls it like any other.
 func (s *Service) listed(c Caller) []agent.Definition {
 	var out []agent.Definition
 	for _, d := range s.cfg.Agents.All() {
-		if d.Mode == "primary" || d.Hidden || d.URL != "" || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
+		if d.Mode == "primary" || d.Hidden || (d.Isolation == agent.IsolationRemote && d.URL == "") || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
 			continue
 		}
 		out = append(out, d)

@@ -16,6 +16,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -148,8 +149,8 @@ func (s *Service) route(c Caller, name string) (agent.Definition, error) {
 	if def.Mode == "primary" {
 		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(c), ", "))
 	}
-	if def.URL != "" || def.Isolation == "remote" {
-		return agent.Definition{}, fmt.Errorf("agent %q runs remotely (%s), and remote agents are not supported yet", def.Name, def.URL)
+	if def.Isolation == agent.IsolationRemote && def.URL == "" {
+		return agent.Definition{}, fmt.Errorf("agent %q has isolation: remote but no url: a remote agent is reached at the http(s) url of its definition", def.Name)
 	}
 	return def, nil
 }
@@ -254,6 +255,15 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 		}
 	}
 	model, ref, warnings := s.model(c, req.Model, def.Model)
+	if def.URL != "" {
+		// A remote agent's one "model" is the server at its url (S-W2):
+		// each turn sends the message there and its answer is the reply.
+		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers})
+		if err != nil {
+			return nil, nil, err
+		}
+		model, ref, warnings = ra, provider.Ref{Provider: "a2a", Model: def.Name}, nil
+	}
 	mode, err := permission.ChildMode(c.Mode, def.PermissionMode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
@@ -621,7 +631,10 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
 		name: r.req.Name, outputFile: s.outputPath(id), depth: r.child.caller.Depth,
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
-		group: r.c.Group, cleanup: r.req.Cleanup,
+		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent,
+	}
+	if r.def.URL != "" {
+		t.kind = task.KindRemoteAgent
 	}
 	// The reservations end once the run is tracked (or failed to start):
 	// from then on the run itself, and its record, hold the name and the
@@ -672,7 +685,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 // recorded in the same write.
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
 	rec := task.Task{
-		ID: t.id, Kind: task.KindLocalAgent, Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
+		ID: t.id, Kind: t.taskKind(), Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
 		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
 		Status: status, OutputFile: t.outputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
 	}

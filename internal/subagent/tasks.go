@@ -40,7 +40,7 @@ func (s *Service) find(ctx context.Context, id string) (*liveTask, task.Task, er
 	}
 	if err != nil {
 		// A foreground run has no record; describe it from memory.
-		rec = task.Task{ID: id, Kind: task.KindLocalAgent, Agent: lt.agentType, Description: lt.description, Status: task.StatusRunning, OutputFile: lt.outputFile}
+		rec = task.Task{ID: id, Kind: lt.taskKind(), Agent: lt.agentType, Description: lt.description, Status: task.StatusRunning, OutputFile: lt.outputFile}
 	}
 	return lt, rec, nil
 }

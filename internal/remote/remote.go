@@ -1,0 +1,401 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Config names a remote agent.
+type Config struct {
+	// Name is the agent definition's name, for messages.
+	Name string
+	// URL is the agent's base URL: its card is at
+	// URL/.well-known/agent-card.json (a URL naming the card itself is
+	// taken too).
+	URL string
+	// Headers are sent with every request to the agent's origin (auth).
+	Headers map[string]string
+	// HTTPClient makes the requests; default http.DefaultClient's
+	// transport.
+	HTTPClient *http.Client
+	// OnTask, if set, is told each remote task id as soon as it is known
+	// (for logs and records: A2A task ids are the server's).
+	OnTask func(id string)
+	// CancelTimeout bounds, when a run stops, the wait for the remote
+	// task's id and then the cancel request; default 10s.
+	CancelTimeout time.Duration
+}
+
+// Agent is a remote agent as an llm.Model. One Agent serves one subagent
+// run: it keeps the A2A context id across the run's turns, so a message
+// sent to the running (or resumed) agent continues the remote
+// conversation.
+type Agent struct {
+	cfg    Config
+	origin string
+	http   *http.Client
+
+	mu        sync.Mutex
+	client    *a2aclient.Client
+	contextID string
+	waiting   a2a.TaskID // a task left input-required: the next message answers it
+}
+
+// New checks cfg and returns the agent; nothing is requested yet.
+func New(cfg Config) (*Agent, error) {
+	origin, err := Origin(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("remote agent %q: url: %w", cfg.Name, err)
+	}
+	base := cfg.HTTPClient
+	if base == nil {
+		base = http.DefaultClient
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	hc := *base
+	hc.Transport = headers{origin: origin, headers: cfg.Headers, next: rt}
+	if cfg.CancelTimeout <= 0 {
+		cfg.CancelTimeout = 10 * time.Second
+	}
+	return &Agent{cfg: cfg, origin: origin, http: &hc}, nil
+}
+
+// Origin is scheme://host[:port] of an absolute http or https URL; any
+// other URL is an error.
+func Origin(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("%q: scheme %q: only http and https are allowed", raw, u.Scheme)
+	}
+	if u.Host == "" || u.User != nil {
+		return "", fmt.Errorf("%q: want http(s)://host[:port]/path, without user info", raw)
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), nil
+}
+
+// headers adds the definition's headers to requests for the agent's
+// origin, and only those: a card or a redirect naming another host never
+// gets them.
+type headers struct {
+	origin  string
+	headers map[string]string
+	next    http.RoundTripper
+}
+
+func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 && req.URL.Scheme+"://"+strings.ToLower(req.URL.Host) == h.origin {
+		req = req.Clone(req.Context())
+		for k, v := range h.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	return h.next.RoundTrip(req)
+}
+
+// Name is "a2a:<agent name>".
+func (a *Agent) Name() string { return "a2a:" + a.cfg.Name }
+
+// Stream sends the last user message of req to the remote agent and yields
+// its answer as the reply. Failures are *llm.Error of kind ErrOther, never
+// retried: a retry would send the task twice.
+func (a *Agent) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		text, err := a.send(ctx, req)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		if !yield(llm.Event{Type: llm.EventTextDelta, Delta: text}, nil) {
+			return
+		}
+		resp := llm.Reply(llm.Text(text))
+		resp.Message.Role, resp.StopReason, resp.Model = llm.RoleAssistant, llm.StopEndTurn, a.Name()
+		yield(llm.Event{Type: llm.EventDone, Response: resp}, nil)
+	}
+}
+
+func (a *Agent) fail(format string, args ...any) error {
+	return &llm.Error{Kind: llm.ErrOther, Provider: "a2a", Message: fmt.Sprintf("remote agent %q at %s: ", a.cfg.Name, a.cfg.URL) + fmt.Sprintf(format, args...)}
+}
+
+// connect resolves the agent card once and makes the client.
+func (a *Agent) connect(ctx context.Context) (*a2aclient.Client, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.client != nil {
+		return a.client, nil
+	}
+	base, path := a.cfg.URL, ""
+	if i := strings.Index(base, "/.well-known/"); i >= 0 {
+		base, path = base[:i], base[i:]
+	}
+	var opts []agentcard.ResolveOption
+	if path != "" {
+		opts = append(opts, agentcard.WithPath(path))
+	}
+	card, err := agentcard.NewResolver(a.http).Resolve(ctx, base, opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, a.fail("no agent card before the run stopped (%v)", context.Cause(ctx))
+		}
+		return nil, a.fail("cannot read its agent card (is the server up and the url right?): %v", err)
+	}
+	// The card says where to send the work; the headers go with it. A card
+	// naming another host could collect them: refuse it.
+	var ifaces []*a2a.AgentInterface
+	for _, i := range card.SupportedInterfaces {
+		if i == nil {
+			continue
+		}
+		o, err := Origin(i.URL)
+		if err != nil || o != a.origin {
+			return nil, a.fail("its agent card names an interface at %q, not on %s: refused, the agent must serve from the origin of its url", i.URL, a.origin)
+		}
+		ifaces = append(ifaces, i)
+	}
+	if len(ifaces) == 0 {
+		return nil, a.fail("its agent card names no interface")
+	}
+	client, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithJSONRPCTransport(a.http), a2aclient.WithRESTTransport(a.http),
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON}}))
+	if err != nil {
+		return nil, a.fail("no usable interface (cadre speaks JSON-RPC and HTTP+JSON): %v", err)
+	}
+	a.client = client
+	return client, nil
+}
+
+// Close releases the client.
+func (a *Agent) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.client != nil {
+		return a.client.Destroy()
+	}
+	return nil
+}
+
+func lastUserText(req *llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := req.Messages[i]; m.Role == llm.RoleUser {
+			return strings.TrimSpace(m.Text())
+		}
+	}
+	return ""
+}
+
+// send runs one exchange: the message out, the events in, until the task
+// ends or waits for input.
+func (a *Agent) send(ctx context.Context, req *llm.Request) (string, error) {
+	text := lastUserText(req)
+	if text == "" {
+		return "", a.fail("nothing to send: the turn has no text")
+	}
+	client, err := a.connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	a.mu.Lock()
+	msg.ContextID, msg.TaskID = a.contextID, a.waiting
+	a.waiting = ""
+	a.mu.Unlock()
+
+	// The stream outlives ctx by a little: when the run stops, the remote
+	// task is canceled first (once its id is known), so the server hears
+	// of it, and only then is the stream dropped.
+	sctx, drop := context.WithCancel(context.WithoutCancel(ctx))
+	defer drop()
+	var (
+		ex       exchange
+		idMu     sync.Mutex
+		id       a2a.TaskID
+		known    = make(chan struct{})
+		finished = make(chan struct{})
+		watched  = make(chan struct{})
+	)
+	go func() {
+		defer close(watched)
+		defer drop()
+		select {
+		case <-finished:
+			return
+		case <-ctx.Done():
+		}
+		deadline := time.NewTimer(a.cfg.CancelTimeout)
+		defer deadline.Stop()
+		select {
+		case <-known:
+			idMu.Lock()
+			task := id
+			idMu.Unlock()
+			cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
+			client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: task})
+			stop()
+		case <-finished:
+		case <-deadline.C:
+		}
+	}()
+	var streamErr error
+	for ev, err := range client.SendStreamingMessage(sctx, &a2a.SendMessageRequest{Message: msg}) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		before := ex.task
+		ex.add(ev)
+		if ex.task != before && ex.task != "" {
+			if before == "" {
+				idMu.Lock()
+				id = ex.task
+				idMu.Unlock()
+				close(known)
+			}
+			if a.cfg.OnTask != nil {
+				a.cfg.OnTask(string(ex.task))
+			}
+		}
+		if ex.final() {
+			break
+		}
+	}
+	close(finished)
+	<-watched
+	a.mu.Lock()
+	if ex.contextID != "" {
+		a.contextID = ex.contextID
+	}
+	a.mu.Unlock()
+	if ctx.Err() != nil {
+		// Both the cause (TaskStop, a timeout) and ctx's error, which
+		// tells the run it was stopped rather than failed.
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			return "", fmt.Errorf("remote agent %q: task %s canceled: %w (%w)", a.cfg.Name, orNone(string(ex.task)), cause, ctx.Err())
+		}
+		return "", fmt.Errorf("remote agent %q: task %s canceled: %w", a.cfg.Name, orNone(string(ex.task)), ctx.Err())
+	}
+	if streamErr != nil {
+		if ex.task == "" {
+			return "", a.fail("the request failed: %v", streamErr)
+		}
+		return "", a.fail("task %s: the stream broke: %v", ex.task, streamErr)
+	}
+	switch ex.state {
+	case a2a.TaskStateCompleted, "":
+		if ex.answer() == "" && ex.state == "" {
+			return "", a.fail("the stream ended without a result")
+		}
+		return ex.answer(), nil
+	case a2a.TaskStateInputRequired:
+		a.mu.Lock()
+		a.waiting = ex.task
+		a.mu.Unlock()
+		return fmt.Sprintf("[The remote agent needs input to go on with task %s; the next message to this agent answers it.]\n%s", ex.task, ex.answer()), nil
+	case a2a.TaskStateFailed:
+		return "", a.fail("task %s failed: %s", ex.task, orNone(ex.status))
+	case a2a.TaskStateCanceled:
+		return "", a.fail("task %s was canceled on the server: %s", ex.task, orNone(ex.status))
+	case a2a.TaskStateRejected:
+		return "", a.fail("task %s was rejected: %s", ex.task, orNone(ex.status))
+	case a2a.TaskStateAuthRequired:
+		return "", a.fail("task %s needs authentication: set the agent's headers (an agent declared in your settings can carry them): %s", ex.task, orNone(ex.status))
+	}
+	return "", a.fail("task %s ended the stream in state %s: %s", ex.task, ex.state, orNone(ex.status))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no message)"
+	}
+	return s
+}
+
+// exchange gathers one message's events.
+type exchange struct {
+	task      a2a.TaskID
+	contextID string
+	state     a2a.TaskState
+	status    string   // the last status message's text
+	artifacts []string // artifact text, in order
+	message   string   // a direct Message answer
+	direct    bool
+}
+
+func partsText(parts a2a.ContentParts) string {
+	var b []string
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if t := p.Text(); t != "" {
+			b = append(b, t)
+		}
+	}
+	return strings.Join(b, "\n")
+}
+
+func (e *exchange) add(ev a2a.Event) {
+	switch v := ev.(type) {
+	case *a2a.Message:
+		e.direct, e.message, e.contextID = true, partsText(v.Parts), v.ContextID
+	case *a2a.Task:
+		e.task, e.contextID, e.state = v.ID, v.ContextID, v.Status.State
+		if v.Status.Message != nil {
+			e.status = partsText(v.Status.Message.Parts)
+		}
+		e.artifacts = e.artifacts[:0]
+		for _, art := range v.Artifacts {
+			e.artifacts = append(e.artifacts, partsText(art.Parts))
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		e.task, e.contextID, e.state = v.TaskID, v.ContextID, v.Status.State
+		if v.Status.Message != nil {
+			e.status = partsText(v.Status.Message.Parts)
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		e.task, e.contextID = v.TaskID, v.ContextID
+		t := partsText(v.Artifact.Parts)
+		if v.Append && len(e.artifacts) > 0 {
+			e.artifacts[len(e.artifacts)-1] += t
+		} else {
+			e.artifacts = append(e.artifacts, t)
+		}
+	}
+}
+
+func (e *exchange) final() bool {
+	return e.direct || e.state.Terminal() || e.state == a2a.TaskStateInputRequired || e.state == a2a.TaskStateAuthRequired
+}
+
+// answer is the artifacts' text, else the last status message's (an agent
+// that answers in its completed status), else a direct message's.
+func (e *exchange) answer() string {
+	if e.direct {
+		return e.message
+	}
+	if t := strings.TrimSpace(strings.Join(e.artifacts, "\n")); t != "" {
+		return t
+	}
+	return e.status
+}
+
+var _ llm.Model = (*Agent)(nil)
