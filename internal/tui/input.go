@@ -62,9 +62,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "pgup":
 		m.view.PageUp()
+		m.refresh()
 		return nil
 	case "pgdown":
 		m.view.PageDown()
+		m.refresh()
 		return nil
 	case "enter":
 		if m.completion != nil {

@@ -89,7 +89,13 @@ type Model struct {
 	reasoning bool            // typing a reason for a denial
 	reason    textarea.Model
 
-	expanded  bool // tool results unfolded (Ctrl+O)
+	expanded bool // tool results unfolded (Ctrl+O)
+	// rows are the transcript rows of the run lines, by call, as last
+	// rendered (rowBase is the row a group of them starts at); panel is
+	// the background panel drawn.
+	rows      map[string]int
+	rowBase   int
+	panel     []string
 	quitArmed bool // Ctrl+C pressed once
 	ticking   bool // a tick is scheduled
 	frame     int
@@ -262,10 +268,16 @@ func (m *Model) resize(w, h int) {
 func (m *Model) refresh() {
 	follow := m.view.AtBottom() || m.view.TotalLineCount() == 0
 	m.view.SetWidth(m.width)
-	m.view.SetHeight(max(1, m.height-m.chromeHeight()))
 	m.view.SetContent(m.transcript())
-	if follow {
-		m.view.GotoBottom()
+	// The background panel shows the runs whose lines are out of view,
+	// and its height is taken from the view: twice settles it, and the
+	// panel drawn is the one the height was computed with.
+	for range 2 {
+		m.panel = m.backgroundPanel()
+		m.view.SetHeight(max(1, m.height-m.chromeHeight()))
+		if follow {
+			m.view.GotoBottom()
+		}
 	}
 }
 

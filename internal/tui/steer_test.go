@@ -357,3 +357,31 @@ func TestCtrlCTwiceQuitsOverPrompts(t *testing.T) {
 	a.Answer(a.Pending()[0].ID, cadre.PermissionDecision{}) // the conversation's stop would
 	<-second
 }
+
+// Background runs whose lines have scrolled out of view stay in a panel
+// above the input while they run; the panel goes when they end.
+func TestBackgroundPanel(t *testing.T) {
+	h := newHarness(t)
+	for i := range 5 {
+		call := fmt.Sprintf("b%d", i)
+		h.event(assistant("", 1, toolUse(call, "Agent", map[string]any{"run_in_background": true})))
+		h.event(taskStarted(call, "a"+call, "watcher", fmt.Sprintf("watch %d", i), 1, true))
+	}
+	if _, bottom, _ := strings.Cut(h.m.Screen(), "────────"); strings.Contains(bottom, "watcher") {
+		t.Fatalf("the panel repeats runs whose lines are in view:\n%s", h.m.Screen())
+	}
+	for i := range 40 {
+		h.m.Info(fmt.Sprintf("filler line %d", i))
+	}
+	s := h.m.Screen()
+	_, bottom, _ := strings.Cut(s, "────────")
+	if !strings.Contains(bottom, "watcher watch 0 — background") || !strings.Contains(bottom, "… 2 more running in the background") {
+		t.Fatalf("no background panel under the transcript:\n%s", s)
+	}
+	for i := range 5 {
+		h.event(taskEnded(fmt.Sprintf("b%d", i), cadre.TaskCompleted, 1, 1))
+	}
+	if _, bottom, _ = strings.Cut(h.m.Screen(), "────────"); strings.Contains(bottom, "watcher") {
+		t.Fatalf("the panel stayed after the runs ended:\n%s", h.m.Screen())
+	}
+}

@@ -214,6 +214,7 @@ func (m *Model) results(msg *llm.Message) {
 // transcript renders every item for the viewport.
 func (m *Model) transcript() string {
 	var b strings.Builder
+	m.rows = map[string]int{}
 	for i := 0; i < len(m.items); i++ {
 		it := m.items[i]
 		if i > 0 {
@@ -231,6 +232,8 @@ func (m *Model) transcript() string {
 			for j+1 < len(m.items) && m.spawned(m.items[j+1]) {
 				j++
 			}
+			// Where each run's line is, for the background panel.
+			m.rowBase = strings.Count(b.String(), "\n")
 			b.WriteString(m.renderSpawns(m.items[i : j+1]))
 			i = j
 			continue
@@ -429,6 +432,7 @@ func (m *Model) summary(items []*item, indent int) string {
 // the run lines written under the call, and past maxRunLines the rest are
 // summed up.
 func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, shown *int) {
+	m.rows[r.ToolUseID] = m.rowBase + strings.Count(b.String(), "\n")
 	b.WriteString(m.runLine(r, indent))
 	b.WriteString("\n")
 	*shown++

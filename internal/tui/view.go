@@ -33,6 +33,7 @@ func (m *Model) Screen() string {
 func (m *Model) bottom() string {
 	var parts []string
 	parts = append(parts, styleDim.Render(strings.Repeat("─", m.width)))
+	parts = append(parts, m.panel...)
 	for _, q := range m.queued {
 		parts = append(parts, styleQueued.Render(ansi.Truncate("⏳ queued: "+oneLine(q), m.width, "…")))
 	}
@@ -81,4 +82,31 @@ func (m *Model) status() string {
 		return ansi.Truncate(line, m.width, "…")
 	}
 	return styleDim.Render(ansi.Truncate(line, m.width, "…"))
+}
+
+// maxPanelLines caps the background panel's run lines.
+const maxPanelLines = 3
+
+// backgroundPanel are the background runs still going whose lines are out
+// of view, above the input: their Agent calls' lines scroll away with the
+// conversation, they do not.
+func (m *Model) backgroundPanel() []string {
+	var lines []string
+	n := 0
+	top, bottom := m.view.YOffset(), m.view.YOffset()+m.view.Height()
+	for _, r := range m.runs.Runs() {
+		if !r.Background || r.Done() {
+			continue
+		}
+		if row, ok := m.rows[r.ToolUseID]; ok && row >= top && row < bottom {
+			continue
+		}
+		if n++; n <= maxPanelLines {
+			lines = append(lines, m.runLine(r, 0))
+		}
+	}
+	if n > maxPanelLines {
+		lines = append(lines, styleDim.Render(fmt.Sprintf("… %d more running in the background (/tasks lists them)", n-maxPanelLines)))
+	}
+	return lines
 }
