@@ -377,7 +377,7 @@ func (m *Model) spawned(it *item) bool {
 // spawnTools are the tools that start subagents, in every profile: a call
 // of one is grouped with its siblings before its run has started (runs
 // may wait for a concurrency slot).
-var spawnTools = map[string]bool{"Agent": true, "Task": true, "task": true, "sessions_spawn": true}
+var spawnTools = map[string]bool{"Agent": true, "Task": true, "task": true, "agent_spawn": true, "sessions_spawn": true}
 
 // maxRunLines caps the run lines shown under one call: more runs are
 // summed up on one line, so twenty in parallel stay readable.
