@@ -17,14 +17,19 @@ import (
 	"github.com/cadre-dev/cadre"
 )
 
-// Paths the handler serves, relative to the server's root.
+// Paths the handler serves, relative to the server's root: the layout of
+// `cadre serve`, which mounts Endpoints under Prefix and CardHandler at
+// CardPath.
 const (
 	// CardPath is the well-known agent card.
 	CardPath = a2asrv.WellKnownAgentCardPath
+	// Prefix is where Endpoints is mounted, stripped before it sees the
+	// request.
+	Prefix = "/a2a"
 	// JSONRPCPath takes the JSON-RPC binding's POSTs.
-	JSONRPCPath = "/a2a"
+	JSONRPCPath = Prefix + "/"
 	// RESTPath prefixes the HTTP+JSON binding (/a2a/rest/message:send, …).
-	RESTPath = "/a2a/rest"
+	RESTPath = Prefix + "/rest"
 )
 
 // Config configures a Server.
@@ -46,8 +51,9 @@ type Config struct {
 // Server is the A2A endpoint of a runtime. Its conversations live until
 // their task ends or Close; it is safe for concurrent use.
 type Server struct {
-	cfg     Config
-	handler http.Handler
+	cfg       Config
+	handler   http.Handler
+	endpoints http.Handler
 
 	ctx  context.Context // the life of every conversation
 	stop context.CancelFunc
@@ -80,17 +86,26 @@ func New(cfg Config) (*Server, error) {
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	rh := a2asrv.NewHandler(&executor{s: s},
 		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}))
+	endpoints := http.NewServeMux()
+	endpoints.Handle("POST /{$}", a2asrv.NewJSONRPCHandler(rh))
+	endpoints.Handle("/rest/", http.StripPrefix("/rest", a2asrv.NewRESTHandler(rh)))
+	s.endpoints = endpoints
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+CardPath, s.serveCard)
-	mux.Handle("POST "+JSONRPCPath, a2asrv.NewJSONRPCHandler(rh))
-	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(rh)))
+	mux.Handle(Prefix+"/", http.StripPrefix(Prefix, endpoints))
 	s.handler = mux
 	return s, nil
 }
 
-// ServeHTTP serves the agent card at CardPath, the JSON-RPC binding at
-// JSONRPCPath and the HTTP+JSON binding under RESTPath.
+// ServeHTTP serves the agent card at CardPath, and Endpoints under Prefix.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Endpoints serves the bindings with Prefix stripped: JSON-RPC POSTs at
+// "/", HTTP+JSON under "/rest/".
+func (s *Server) Endpoints() http.Handler { return s.endpoints }
+
+// CardHandler serves the agent card (GET).
+func (s *Server) CardHandler() http.Handler { return http.HandlerFunc(s.serveCard) }
 
 // Close stops every conversation still going (their tasks end canceled as
 // far as the runtime goes) and waits for them.

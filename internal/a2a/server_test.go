@@ -447,7 +447,7 @@ func TestCardFollowsBaseURL(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &card); err != nil {
 		t.Fatal(err)
 	}
-	if got := card.SupportedInterfaces[0].URL; got != "https://agents.example/a2a" {
+	if got := card.SupportedInterfaces[0].URL; got != "https://agents.example/a2a/" {
 		t.Errorf("interface URL %q", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/a2a"
 	"github.com/cadre-dev/cadre/internal/server"
 	"github.com/spf13/cobra"
 )
@@ -110,10 +111,14 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	for _, w := range rt.Warnings() {
 		log.Warn(w)
 	}
-	// The A2A endpoints (Config.A2A, Config.AgentCard) mount here once
-	// internal/a2a provides them.
+	agents, err := a2a.New(a2a.Config{Runtime: rt, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode)})
+	if err != nil {
+		return err
+	}
+	defer agents.Close()
 	srv, err := server.New(server.Config{
 		Runtime: rt, Token: f.token, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode), Logger: log,
+		A2A: agents.Endpoints(), AgentCard: agents.CardHandler(),
 	})
 	if err != nil {
 		return err
@@ -148,6 +153,8 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	errRuns := srv.Shutdown(sctx)
+	// The A2A tasks' conversations too: that ends their SSE streams.
+	agents.Close()
 	errHTTP := hs.Shutdown(sctx)
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		errHTTP = errors.Join(errHTTP, err)
