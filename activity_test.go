@@ -118,6 +118,11 @@ func TestApprovalsServeAConversation(t *testing.T) {
 	if r := p[0].Request; r.Agent != "runner" || r.ParentToolUseID != "call-run" || r.Tool != "Bash" || len(r.Suggestions) == 0 {
 		t.Fatalf("request %+v: want the runner's Bash call, with a rule to remember", r)
 	}
+	// Mid-turn, the figures already count the main agent's reply and the
+	// child's (15 tokens each), though neither turn has ended.
+	if s := cv.c.Stats(); s.Usage.Total() != 30 {
+		t.Errorf("mid-turn stats %+v: want the two replies so far, 30 tokens", s)
+	}
 	approvals.Answer(p[0].ID, cadre.PermissionDecision{Allow: true})
 	if rs := cv.close(); len(rs) != 1 || rs[0].Result != "main done" {
 		t.Fatalf("results %+v", rs)

@@ -7,8 +7,8 @@ import "github.com/cadre-dev/cadre/llm"
 // line shows.
 type ConversationStats struct {
 	// Usage and CostUSD add up the main agent and every subagent, at any
-	// depth. A run adds its share when its turn ends, so a subagent still
-	// running is not in them yet.
+	// depth, turns still running included, reply by reply (the result
+	// events' totals count a turn once it has ended).
 	Usage   llm.Usage
 	CostUSD float64
 	// BackgroundTasks counts the background runs of the tree not yet
@@ -18,6 +18,6 @@ type ConversationStats struct {
 
 // Stats returns the conversation's figures as they are now.
 func (c *Conversation) Stats() ConversationStats {
-	usage, cost, _ := c.sr.totals.Snapshot()
+	usage, cost := c.sr.totals.Live()
 	return ConversationStats{Usage: usage, CostUSD: cost, BackgroundTasks: c.sr.caller.Group.BackgroundRunning()}
 }

@@ -39,17 +39,64 @@ type Totals struct {
 	byModel map[string]event.ModelUsage
 	cost    float64
 	watch   func(cost float64)
+	// running are the figures of turns still going, by turn: only Live
+	// counts them, until the turn's Add (Settle).
+	running map[*turnKey]spent
+}
+
+// turnKey names one running turn in Totals.running. It is not empty:
+// pointers to zero-size values may all be equal.
+type turnKey struct{ _ byte }
+
+// spent is a running turn's usage and cost soFar.
+type spent struct {
+	usage llm.Usage
+	cost  float64
+}
+
+// progress records a running turn's usage and cost soFar.
+func (t *Totals) progress(k *turnKey, u llm.Usage, cost float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.running == nil {
+		t.running = map[*turnKey]spent{}
+	}
+	t.running[k] = spent{u, cost}
+}
+
+// settle forgets a turn's running figures: its Add counts them now.
+func (t *Totals) settle(k *turnKey) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.running, k)
+}
+
+// Live returns the sums soFar with the turns still running, which
+// Snapshot, Cost and budgets leave out until each ends: what a display
+// shows while a tree works.
+func (t *Totals) Live() (usage llm.Usage, cost float64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range t.byModel {
+		usage = usage.Add(m.Usage)
+	}
+	cost = t.cost
+	for _, r := range t.running {
+		usage = usage.Add(r.usage)
+		cost += r.cost
+	}
+	return usage, cost
 }
 
 // Watch makes every Add call f, outside the lock, with the total cost
-// so far: how a budget is enforced over a whole tree.
+// soFar: how a budget is enforced over a whole tree.
 func (t *Totals) Watch(f func(cost float64)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.watch = f
 }
 
-// Cost is the total cost so far.
+// Cost is the total cost soFar.
 func (t *Totals) Cost() float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -74,7 +121,7 @@ func (t *Totals) Add(model string, u llm.Usage, cost float64) {
 	}
 }
 
-// Snapshot returns the sums so far.
+// Snapshot returns the sums soFar.
 func (t *Totals) Snapshot() (usage llm.Usage, cost float64, byModel map[string]event.ModelUsage) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -171,7 +218,7 @@ func (c *Conversation) Record(msgs ...llm.Message) error {
 	return nil
 }
 
-// History is the conversation so far.
+// History is the conversation soFar.
 func (c *Conversation) History() []llm.Message { return c.history }
 
 // Input is one input message of a turn and how it is recorded.
@@ -201,6 +248,7 @@ func (c *Conversation) Turn(ctx context.Context, input ...llm.Message) *Result {
 // TurnInput is Turn with each input's recording spelled out.
 func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 	start := c.spec.Now()
+	key := &turnKey{}
 	var out *loop.Outcome
 	err := c.err
 	for _, in := range input {
@@ -217,7 +265,15 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 		if cfg.Logger == nil {
 			cfg.Logger = c.spec.Logger
 		}
-		cfg.OnStep = func(_ context.Context, s loop.Step) error { return c.rec.record(s, true) }
+		var soFar llm.Usage
+		cfg.OnStep = func(_ context.Context, s loop.Step) error {
+			if s.Response != nil && c.spec.Totals != nil {
+				// Displays follow the turn as it goes (Totals.Live).
+				soFar = soFar.Add(s.Response.Usage)
+				c.spec.Totals.progress(key, soFar, c.price(soFar))
+			}
+			return c.rec.record(s, true)
+		}
 		if c.spec.Partial && cfg.Model != nil {
 			p := &partial{model: bareModel(cfg.Model.Name()), emit: c.rec.publishPartial}
 			next := cfg.OnStream
@@ -256,6 +312,9 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 	if c.spec.Cost != nil {
 		res.Cost = c.spec.Cost(out.Usage)
 	}
+	if c.spec.Totals != nil {
+		c.spec.Totals.settle(key)
+	}
 	if c.spec.Totals != nil && c.spec.Loop.Model != nil {
 		c.spec.Totals.Add(c.spec.Loop.Model.Name(), out.Usage, res.Cost)
 	}
@@ -270,6 +329,14 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 	c.cost += res.Cost
 	c.last = res
 	return res
+}
+
+// price prices u as the run's Cost does (0 without one).
+func (c *Conversation) price(u llm.Usage) float64 {
+	if c.spec.Cost == nil {
+		return 0
+	}
+	return c.spec.Cost(u)
 }
 
 // merge adds a continuation's figures to the turn's outcome.
