@@ -370,11 +370,9 @@ func (r *run) answer(msg *a2a.Message) error {
 		r.mu.Unlock()
 		return err
 	}
-	if !r.approvals.Answer(p.ID, d) {
-		// Its caller gave up meanwhile (the subagent stopped): nothing
-		// waits for the answer, and the run goes on without it.
-		return nil
-	}
+	// False when its caller gave up meanwhile (the subagent stopped):
+	// nothing waits for the answer then, and the run goes on without it.
+	r.approvals.Answer(p.ID, d)
 	return nil
 }
 

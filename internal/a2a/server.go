@@ -46,6 +46,10 @@ type Config struct {
 	Model string
 	// PermissionMode, if set, is every conversation's permission mode.
 	PermissionMode cadre.PermissionMode
+	// Bearer says the endpoints want "Authorization: Bearer <token>"
+	// (cadre serve's token): the card declares it, so clients know before
+	// their first call. The check itself is the mounting server's.
+	Bearer bool
 }
 
 // Server is the A2A endpoint of a runtime. Its conversations live until
@@ -139,6 +143,12 @@ func (s *Server) Card(base string) *a2a.AgentCard {
 		DefaultInputModes:  []string{"text/plain", "application/json"},
 		DefaultOutputModes: []string{"text/plain"},
 		Skills:             []a2a.AgentSkill{},
+	}
+	if s.cfg.Bearer {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{
+			Scheme: "Bearer", Description: "cadre serve's token (--token or CADRE_SERVE_TOKEN)",
+		}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"bearer": a2a.SecuritySchemeScopes{}}}
 	}
 	for _, e := range s.cfg.Runtime.Agents() {
 		if !e.Active || e.Err != nil || e.Agent.Hidden {

@@ -421,7 +421,7 @@ func TestAContextIsBusyWhileItsTaskWaits(t *testing.T) {
 	}
 }
 
-func TestCardFollowsBaseURL(t *testing.T) {
+func TestCardFollowsBaseURLAndToken(t *testing.T) {
 	rt, err := cadre.New(context.Background(), cadre.Options{Cwd: t.TempDir(), LLM: &llm.ModelFunc{ID: "t:m", Func: echo},
 		Getenv: func(k string) string {
 			if k == "CADRE_HOME" {
@@ -449,5 +449,21 @@ func TestCardFollowsBaseURL(t *testing.T) {
 	}
 	if got := card.SupportedInterfaces[0].URL; got != "https://agents.example/a2a/" {
 		t.Errorf("interface URL %q", got)
+	}
+	if len(card.SecuritySchemes) != 0 {
+		t.Errorf("security schemes %v without a token", card.SecuritySchemes)
+	}
+	srv2, err := cadrea2a.New(cadrea2a.Config{Runtime: rt, Bearer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv2.Close()
+	rec = httptest.NewRecorder()
+	srv2.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, cadrea2a.CardPath, nil))
+	if err := json.Unmarshal(rec.Body.Bytes(), &card); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := card.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok || s.Scheme != "Bearer" || len(card.SecurityRequirements) != 1 {
+		t.Errorf("with a token: schemes %v, requirements %v; want bearer", card.SecuritySchemes, card.SecurityRequirements)
 	}
 }

@@ -111,7 +111,7 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	for _, w := range rt.Warnings() {
 		log.Warn(w)
 	}
-	agents, err := a2a.New(a2a.Config{Runtime: rt, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode)})
+	agents, err := a2a.New(a2a.Config{Runtime: rt, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode), Bearer: f.token != ""})
 	if err != nil {
 		return err
 	}
