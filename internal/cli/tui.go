@@ -72,7 +72,7 @@ func runConversation(ctx context.Context, rt *cadre.Runtime, req cadre.OpenReque
 		next *cadre.OpenRequest
 	)
 	err = tui.Run(ctx, tui.Config{
-		Conversation: conv, Approvals: approvals, History: history, Runtime: rt,
+		Conversation: conv, Approvals: approvals, History: history, Sent: prompt, Runtime: rt,
 		Model: opts.Model, Mode: opts.PermissionMode, Agents: rt.MentionableAgents(),
 		Reopen: func(r cadre.OpenRequest) {
 			mu.Lock()

@@ -42,6 +42,9 @@ type Config struct {
 	// History is the transcript of the session resumed (-c, -r), shown
 	// before anything new.
 	History []cadre.TranscriptEntry
+	// Sent is a message already sent to the conversation (the command
+	// line's prompt): shown as the first message, its turn running.
+	Sent string
 	// Reopen, if set, asks for another conversation in the same TUI
 	// (/clear, /resume): the caller of Run opens it once the program
 	// has quit, and runs the TUI again over it.
@@ -141,6 +144,10 @@ func New(ctx context.Context, cfg Config) *Model {
 		model: cfg.Model, mode: cfg.Mode, startMode: cfg.Mode,
 	}
 	m.replay(cfg.History)
+	if cfg.Sent != "" {
+		m.busy = true
+		m.items = append(m.items, &item{kind: kindUser, text: cfg.Sent})
+	}
 	m.resize(80, 24)
 	return m
 }

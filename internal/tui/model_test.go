@@ -246,3 +246,13 @@ func TestResumedHistory(t *testing.T) {
 		t.Errorf("a notification's XML is shown:\n%s", s)
 	}
 }
+
+// The command line's prompt, sent before the TUI starts, shows as the
+// first message with its turn running.
+func TestSentPromptShown(t *testing.T) {
+	m := New(t.Context(), Config{Conversation: &fakeConv{}, Now: func() time.Time { return t0 }, Sent: "What is in notes.txt?"})
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 12})
+	if s := m.Screen(); !strings.Contains(s, "› What is in notes.txt?") || !strings.Contains(s, "working") {
+		t.Fatalf("the sent prompt is not shown with its turn running:\n%s", s)
+	}
+}
