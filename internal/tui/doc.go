@@ -9,10 +9,22 @@
 // agent's answer streams into the transcript, rendered as Markdown; tool
 // calls show as one line each with their results folded; each subagent
 // run shows as one live line under the Agent call that started it,
-// collapsed to a summary when it ends; a status line shows the model, the
-// permission mode, the tree's tokens and cost and the background runs.
+// collapsed to a summary when it ends (eight run lines per reply at most,
+// the rest summed up); background runs whose lines have scrolled away stay
+// in a panel above the input; a status line shows the model, the
+// permission mode, the tree's tokens and cost as they grow
+// (cadre.Conversation.Stats) and the background runs. Messages typed while
+// a turn runs show as queued until their turn starts. Permission requests
+// from any agent wait in a cadre.Approvals queue and are asked one at a
+// time in place of the input. Nothing ticks while nothing runs: an idle
+// screen costs no CPU.
 //
-// Keys (input.go): Enter sends; Shift+Enter, Alt+Enter or Ctrl+J add a
+// Run drives the program: it pumps the conversation's events and the
+// approval queue into it, and when it quits stops the conversation (or
+// closes it, when nothing runs). Config.Reopen lets /clear and /resume ask
+// the caller (internal/cli) for another conversation in a new run.
+//
+// Keys (input.go; tuicmd's commands add theirs, such as Ctrl+T): Enter sends; Shift+Enter, Alt+Enter or Ctrl+J add a
 // line; Up/Down on the first/last line browse the history; Esc interrupts
 // the turn (or denies the approval shown); Ctrl+C twice quits; Shift+Tab
 // cycles the permission mode (cadre.NextPermissionMode); Ctrl+B moves the
