@@ -30,11 +30,16 @@ type a2aPeer struct {
 	mu       sync.Mutex
 	auth     []string
 	canceled []a2a.TaskID
+	messages []string
 }
 
 func (p *a2aPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+		p.mu.Lock()
+		p.messages = append(p.messages, ec.Message.Parts[0].Text())
+		p.mu.Unlock()
+		halfway := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("halfway there"))
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, halfway), nil) {
 			return
 		}
 		if p.block {
@@ -126,7 +131,8 @@ func TestRemoteSubagentBackground(t *testing.T) {
 	p := newA2APeer(t, false)
 	f := newFixture(t)
 	f.fn = remoteCaller(true)
-	rt := f.open(t, cadre.Options{Agents: []cadre.Agent{farAgent(p.srv.URL)}})
+	// Summarized announcements ask the child's model: never the remote's.
+	rt := f.open(t, cadre.Options{Agents: []cadre.Agent{farAgent(p.srv.URL)}, Settings: `{"subagents": {"announce": "summarize"}}`})
 	evs := collect(t, rt, cadre.Request{Prompt: "ask the remote in the background"})
 	var notified bool
 	for _, ev := range evs {
@@ -149,6 +155,16 @@ func TestRemoteSubagentBackground(t *testing.T) {
 	}
 	if tasks[0].Kind != cadre.TaskRemoteAgent || tasks[0].Status != cadre.TaskCompleted {
 		t.Errorf("task %+v: want a completed remote_agent", tasks[0])
+	}
+	if tasks[0].Progress != "halfway there" {
+		t.Errorf("progress %q, want the remote agent's status line", tasks[0].Progress)
+	}
+	// Nothing but the task went to the remote agent: no progress summary
+	// or announcement was asked of it.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.messages) != 1 || p.messages[0] != "hello far" {
+		t.Errorf("the remote agent got %q, want only the prompt", p.messages)
 	}
 	out, err := rt.TaskOutput(t.Context(), tasks[0].ID)
 	if err != nil || !strings.Contains(out, "remote answer: hello far") {

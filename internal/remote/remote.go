@@ -48,6 +48,7 @@ type Agent struct {
 	http   *http.Client
 
 	mu        sync.Mutex
+	observe   func(line string)
 	client    *a2aclient.Client
 	contextID string
 	waiting   a2a.TaskID // a task left input-required: the next message answers it
@@ -108,6 +109,28 @@ func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return h.next.RoundTrip(req)
+}
+
+// Observe sets fn to be told the text of each status message the remote
+// agent sends while it works: its progress lines.
+func (a *Agent) Observe(fn func(line string)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.observe = fn
+}
+
+func (a *Agent) progress(ev a2a.Event) {
+	u, ok := ev.(*a2a.TaskStatusUpdateEvent)
+	if !ok || u.Status.State != a2a.TaskStateWorking || u.Status.Message == nil {
+		return
+	}
+	line := strings.TrimSpace(partsText(u.Status.Message.Parts))
+	a.mu.Lock()
+	fn := a.observe
+	a.mu.Unlock()
+	if line != "" && fn != nil {
+		fn(line)
+	}
 }
 
 // Name is "a2a:<agent name>".
@@ -263,6 +286,7 @@ func (a *Agent) send(ctx context.Context, req *llm.Request) (string, error) {
 		}
 		before := ex.task
 		ex.add(ev)
+		a.progress(ev)
 		if ex.task != before && ex.task != "" {
 			if before == "" {
 				idMu.Lock()

@@ -92,7 +92,7 @@ func newPeer(t *testing.T, fn func(ctx context.Context, ec *a2asrv.ExecutorConte
 
 func answer(text string) func(context.Context, *a2asrv.ExecutorContext, func(a2a.Event, error) bool) {
 	return func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
-		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("reading "+ec.Message.Parts[0].Text()))), nil) {
 			return
 		}
 		if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart(text+": "+ec.Message.Parts[0].Text())), nil) {
@@ -118,6 +118,8 @@ func TestAnswerAndContextAndHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
+	var lines []string
+	a.Observe(func(line string) { lines = append(lines, line) })
 	got, err := ask(t, a, t.Context(), "first")
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +129,9 @@ func TestAnswerAndContextAndHeaders(t *testing.T) {
 	}
 	if _, err := ask(t, a, t.Context(), "second"); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Join(lines, ",") != "reading first,reading second" {
+		t.Errorf("progress lines %q, want the remote's working status messages", lines)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -93,7 +94,14 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		Now:           s.cfg.Now,
 		Logger:        s.log,
 	}
-	progress := s.newSummarizer(t, r, spec.Loop)
+	var progress *summarizer
+	if ra, ok := r.child.caller.Model.(*remote.Agent); ok {
+		// A remote agent's own status messages are its progress lines;
+		// nothing is asked of it beyond its task (no summaries).
+		ra.Observe(func(line string) { s.remoteProgress(ctx, t, line) })
+	} else {
+		progress = s.newSummarizer(t, r, spec.Loop)
+	}
 	spec.Observe = func(st loop.Step) {
 		t.observe(st)
 		if st.Response != nil && t.isBackground() {
@@ -151,7 +159,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	}
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
 	status := statusOf(res, context.Cause(ctx))
-	if t.isBackground() && s.cfg.Settings.Announce == "summarize" {
+	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.isBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
 		t.announced, t.skip = s.announce(ctx, conv, t, r, res, status)
 	}
 	sessStatus := session.StatusCompleted
@@ -174,6 +182,24 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	}
 	s.settle(t, r, res)
 	s.finish(ctx, t, res, context.Cause(ctx))
+}
+
+// remoteProgress records a remote agent's status line as its background
+// task's progress and announces it.
+func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) {
+	if !t.isBackground() {
+		return
+	}
+	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
+		if !rec.Status.Terminal() {
+			rec.Progress = clip(line, 200)
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "record a remote task's progress", "task_id", t.id, "err", err)
+	}
+	s.progress(t)
 }
 
 // heartbeat honours a stop requested through the task's record — by `cadre
