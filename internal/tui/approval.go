@@ -109,7 +109,7 @@ func (m *Model) answer(a cadre.Approval, d cadre.PermissionDecision) bool {
 			verdict += styleDim.Render(" — " + r[2:])
 		}
 	}
-	m.items = append(m.items, &item{kind: kindInfo, text: fmt.Sprintf("%s %s: %s", who(a.Request), a.Request.Tool+hint(a.Request.Input), verdict)})
+	m.items = append(m.items, &item{kind: kindInfo, text: fmt.Sprintf("%s %s: %s", who(a.Request), oneLine(a.Request.Tool)+hint(a.Request.Input), verdict)})
 	m.approvals = m.approvals[1:]
 	m.reasoning = false
 	m.reason.Reset()
@@ -122,7 +122,7 @@ func who(r cadre.PermissionRequest) string {
 	if r.Agent == "" || r.Agent == "main" {
 		return "main agent"
 	}
-	return "subagent " + r.Agent
+	return "subagent " + oneLine(r.Agent)
 }
 
 // approvalView is the prompt of the first request waiting.
@@ -131,7 +131,7 @@ func (m *Model) approvalView() string {
 	r := a.Request
 	w := m.width
 	var b strings.Builder
-	title := fmt.Sprintf("Permission: %s wants to use %s", who(r), r.Tool)
+	title := fmt.Sprintf("Permission: %s wants to use %s", who(r), oneLine(r.Tool))
 	if run, ok := m.runs.Run(r.ParentToolUseID); ok && r.ParentToolUseID != "" {
 		// Which of several runs of one agent type asks, and how deep.
 		if d := oneLine(run.Description); d != "" {
@@ -176,10 +176,10 @@ func inputLines(r cadre.PermissionRequest, width, n int) []string {
 			out = append(out, styleDim.Render(fmt.Sprintf("… %d more fields", len(fields)-n)))
 			break
 		}
-		out = append(out, ansi.Truncate(styleTool.Render(f[0]+": ")+oneLine(f[1]), width, "…"))
+		out = append(out, ansi.Truncate(styleTool.Render(oneLine(f[0])+": ")+oneLine(f[1]), width, "…"))
 	}
 	if len(out) == 0 && r.Target != "" {
-		out = append(out, ansi.Truncate(r.Target, width, "…"))
+		out = append(out, ansi.Truncate(oneLine(r.Target), width, "…"))
 	}
 	return out
 }

@@ -24,7 +24,7 @@
 // closes it, when nothing runs). Config.Reopen lets /clear and /resume ask
 // the caller (internal/cli) for another conversation in a new run.
 //
-// Keys (input.go; tuicmd's commands add theirs, such as Ctrl+T): Enter sends; Shift+Enter, Alt+Enter or Ctrl+J add a
+// Keys (input.go; the commands add theirs, such as Ctrl+T): Enter sends; Shift+Enter, Alt+Enter or Ctrl+J add a
 // line; Up/Down on the first/last line browse the history; Esc interrupts
 // the turn (or denies the approval shown); Ctrl+C twice quits; Shift+Tab
 // cycles the permission mode (cadre.NextPermissionMode); Ctrl+B moves the

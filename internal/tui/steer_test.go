@@ -385,3 +385,34 @@ func TestBackgroundPanel(t *testing.T) {
 		t.Fatalf("the panel stayed after the runs ended:\n%s", h.m.Screen())
 	}
 }
+
+// Text from outside never drives the terminal: escape sequences in the
+// model's answer, a tool's result, a subagent's description or a
+// permission request's input are not drawn.
+func TestEscapeSequencesAreNotDrawn(t *testing.T) {
+	h := newHarness(t)
+	const clear, title, c1 = "\x1b[2J", "\x1b]0;pwned\x07", "\u009b31m"
+	h.event(partial("hello " + clear + "world"))
+	h.event(assistant("", 1, llm.Text("hello "+clear+"world"), toolUse("t1", "Bash", map[string]any{"command": "ls" + title})))
+	h.event(toolResult("t1", "out"+c1+"put", false))
+	h.event(assistant("", 1, toolUse("c1", "Agent", map[string]any{})))
+	h.event(taskStarted("c1", "a1", "rev"+clear, "desc"+title, 1, false))
+	req := bashRequest("main", "rm"+clear)
+	req.Reason = "why" + title
+	got := ask(t, h.m.cfg.Approvals, req)
+	h.pending(1)
+	content := h.m.View().Content
+	for _, bad := range []string{clear, title, "\x1b]0;", c1, "\x07"} {
+		if strings.Contains(content, bad) {
+			t.Errorf("the screen carries %q from outside", bad)
+		}
+	}
+	s := h.m.Screen()
+	for _, want := range []string{"hello world", "Bash(ls)", "⎿ out", "rev desc", "command: rm"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("screen lacks %q:\n%s", want, s)
+		}
+	}
+	h.press(tea.KeyEscape, 0)
+	<-got
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"charm.land/lipgloss/v2"
 	"github.com/cadre-dev/cadre"
@@ -66,7 +67,7 @@ func (m *Model) event(e cadre.Event) {
 	switch {
 	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeInit && e.Init != nil:
 		if e.Init.Model != "" {
-			m.model = e.Init.Model
+			m.model = oneLine(e.Init.Model)
 		}
 		if e.Init.PermissionMode != "" {
 			m.mode, m.startMode = e.Init.PermissionMode, e.Init.PermissionMode
@@ -94,7 +95,7 @@ func (m *Model) event(e cadre.Event) {
 		if e.Result.IsError {
 			reason := "the turn failed"
 			if len(e.Result.Errors) > 0 {
-				reason = e.Result.Errors[0]
+				reason = clean(e.Result.Errors[0])
 			}
 			m.items = append(m.items, &item{kind: kindError, text: reason})
 		}
@@ -206,7 +207,7 @@ func (m *Model) results(msg *llm.Message) {
 			continue
 		}
 		if it := m.calls[b.ToolUseID]; it != nil {
-			it.result, it.isError, it.returned, it.cache = b.ResultText(), b.IsError, true, ""
+			it.result, it.isError, it.returned, it.cache = clean(b.ResultText()), b.IsError, true, ""
 		}
 	}
 }
@@ -252,16 +253,16 @@ func (m *Model) render(it *item) string {
 	var out string
 	switch it.kind {
 	case kindUser:
-		out = styleUser.Render(ansi.Wrap("› "+it.text, w, ""))
+		out = styleUser.Render(ansi.Wrap("› "+clean(it.text), w, ""))
 	case kindAssistant:
-		out = renderMarkdown(it.text, w)
+		out = renderMarkdown(clean(it.text), w)
 		if it == m.stream {
 			return out
 		}
 	case kindInfo:
 		out = styleDim.Render(ansi.Wrap(it.text, w, ""))
 	case kindError:
-		out = styleError.Render(ansi.Wrap("✗ "+it.text, w, ""))
+		out = styleError.Render(ansi.Wrap("✗ "+clean(it.text), w, ""))
 	case kindTool:
 		out = m.renderTool(it)
 		if !it.returned {
@@ -278,7 +279,7 @@ func (m *Model) renderTool(it *item) string {
 	if !it.returned {
 		mark = styleTool.Render(spinner[m.frame%len(spinner)])
 	}
-	line := mark + " " + ansi.Truncate(styleTool.Render(it.tool)+styleDim.Render(hint(it.input)), m.width-2, "…")
+	line := mark + " " + ansi.Truncate(styleTool.Render(oneLine(it.tool))+styleDim.Render(hint(it.input)), m.width-2, "…")
 	if !it.returned {
 		return line
 	}
@@ -308,7 +309,7 @@ func resultLines(result string, isError bool, width int, expanded bool) string {
 // fold is a result on one line, or its first maxExpanded lines; more
 // follows the count of lines folded.
 func fold(result string, isError bool, width int, expanded bool, more string) string {
-	result = strings.TrimSpace(result)
+	result = strings.TrimSpace(clean(result))
 	lines := strings.Split(result, "\n")
 	style := styleDim
 	if isError {
@@ -359,9 +360,25 @@ func hint(input json.RawMessage) string {
 	return ""
 }
 
-// oneLine is s on one line.
+// oneLine is s on one line, cleaned.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.Fields(clean(s)), " ")
+}
+
+// clean makes text from outside — the model, tools, files, agent
+// definitions — safe to draw: escape sequences are removed (they would
+// drive the terminal, not show: clear it, retitle it, move the cursor
+// over the input), other control characters but newlines become spaces,
+// and tabs four spaces.
+func clean(s string) string {
+	s = ansi.Strip(s)
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			return r
+		}
+		return ' '
+	}, s)
+	return strings.ReplaceAll(s, "\t", "    ")
 }
 
 // spawned reports whether it is a call that started a subagent run: its
@@ -454,7 +471,7 @@ func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, sh
 // outcome, elapsed time, tokens.
 func (m *Model) runLine(r cadre.ActivityRun, indent int) string {
 	now := m.cfg.Now()
-	name := r.AgentType
+	name := oneLine(r.AgentType)
 	if name == "" {
 		name = "agent"
 	}
@@ -464,7 +481,7 @@ func (m *Model) runLine(r cadre.ActivityRun, indent int) string {
 		mark = styleTool.Render(spinner[m.frame%len(spinner)])
 		state = "thinking"
 		if r.Tool != "" {
-			state = r.Tool + hint(r.Input)
+			state = oneLine(r.Tool) + hint(r.Input)
 		}
 		if r.Background {
 			state = "background · " + state
