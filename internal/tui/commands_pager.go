@@ -40,7 +40,7 @@ func newPager(title, text string) *pager {
 }
 
 func (p *pager) set(text string) {
-	p.lines = strings.Split(strings.TrimRight(text, "\n"), "\n")
+	p.lines = strings.Split(strings.TrimRight(clean(text), "\n"), "\n")
 }
 
 func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {

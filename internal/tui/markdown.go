@@ -25,6 +25,7 @@ var (
 
 // renderMarkdown renders text for a width of w cells.
 func renderMarkdown(text string, w int) string {
+	text = clean(text) // whoever wrote it, it is not the terminal's to obey
 	var out []string
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	inCode := false

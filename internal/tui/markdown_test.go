@@ -35,3 +35,11 @@ func TestRenderMarkdown(t *testing.T) {
 		})
 	}
 }
+
+// Whoever renders Markdown (the transcript, the session tree) gets it
+// without escape sequences.
+func TestRenderMarkdownCleans(t *testing.T) {
+	if got := renderMarkdown("a\x1b[2Jb\x1b]0;t\x07c", 40); strings.Contains(got, "\x1b[2J") || strings.Contains(got, "\x1b]0;") || !strings.Contains(ansi.Strip(got), "abc") {
+		t.Errorf("renderMarkdown kept escape sequences: %q", got)
+	}
+}

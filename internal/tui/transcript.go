@@ -255,7 +255,7 @@ func (m *Model) render(it *item) string {
 	case kindUser:
 		out = styleUser.Render(ansi.Wrap("› "+clean(it.text), w, ""))
 	case kindAssistant:
-		out = renderMarkdown(clean(it.text), w)
+		out = renderMarkdown(it.text, w)
 		if it == m.stream {
 			return out
 		}
