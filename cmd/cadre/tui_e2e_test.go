@@ -327,8 +327,10 @@ func TestTUICtrlBBackgroundsTheSubagent(t *testing.T) {
 func TestTUIFirstMessageFromTheCommandLine(t *testing.T) {
 	e, _ := anthropicEnv(t, readThenAnswer)
 	s := tmux.Start(t, tmux.Options{Dir: e.dir, Env: e.vars}, bin, "--model", sonnet, secretAsk)
-	s.WaitFor(secretSays, screenWait)
-	s.WaitFor(inputHint, screenWait)
+	screen := s.WaitFor(secretSays, screenWait)
+	if !strings.Contains(screen, "› "+secretAsk) {
+		t.Errorf("the first message is not shown as the user's:\n%s", screen)
+	}
 }
 
 // "n" then a reason denies the call; the model reads the reason and the
