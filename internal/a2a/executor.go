@@ -31,6 +31,10 @@ type run struct {
 	approvals *cadre.Approvals
 	done      chan struct{} // closed when the conversation has ended
 	wake      chan struct{} // cap 1: events queued or the conversation ended
+	// overCtx ends when the task does (finish): the conversation's input
+	// closes then, and approvals asked from then on are refused.
+	overCtx  context.Context
+	overStop context.CancelFunc
 
 	mu       sync.Mutex
 	queue    []cadre.Event // read from the conversation, not yet translated
@@ -83,17 +87,23 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 }
 
 // Cancel stops the task's conversation: its turn and every subagent it
-// started, background ones too.
+// started, background ones too. The canceled state is written first: when
+// the task's execution is running, it goes through that execution's queue,
+// which closes as soon as the execution writes a final state of its own
+// (as stopping the conversation would make it do).
 func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		if r := e.s.run(ec.TaskID); r != nil {
+		r := e.s.run(ec.TaskID)
+		if r != nil {
 			r.mu.Lock()
 			r.canceled = true
 			r.mu.Unlock()
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "Canceled: the run and its subagents were stopped.")), nil)
+		if r != nil {
 			r.conv.Stop()
 			r.finish()
 		}
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "Canceled: the run and its subagents were stopped.")), nil)
 	}
 }
 
@@ -121,8 +131,10 @@ func (s *Server) start(ctx context.Context, ec *a2asrv.ExecutorContext, text str
 		if prev == nil {
 			r := &run{s: s, task: ec.TaskID, session: sid, approvals: cadre.NewApprovals(),
 				done: make(chan struct{}), wake: make(chan struct{}, 1), started: map[string]bool{}}
+			r.overCtx, r.overStop = context.WithCancel(context.Background())
+			// The context is taken now; the task is listed once its
+			// conversation is open (open).
 			s.contexts[sid] = r
-			s.runs[ec.TaskID] = r
 			s.mu.Unlock()
 			return r, r.open(ctx, rt, text)
 		}
@@ -145,7 +157,7 @@ func (s *Server) start(ctx context.Context, ec *a2asrv.ExecutorContext, text str
 // starts reading its events and sends text.
 func (r *run) open(ctx context.Context, rt *cadre.Runtime, text string) error {
 	s := r.s
-	req := cadre.OpenRequest{Permission: r.approvals.Ask, Model: s.cfg.Model, PermissionMode: s.cfg.PermissionMode}
+	req := cadre.OpenRequest{Permission: r.ask, Model: s.cfg.Model, PermissionMode: s.cfg.PermissionMode}
 	sess, _, err := rt.Session(ctx, r.session)
 	switch {
 	case err == nil && sess.ParentID != "":
@@ -155,29 +167,67 @@ func (r *run) open(ctx context.Context, rt *cadre.Runtime, text string) error {
 	case errors.Is(err, cadre.ErrNotFound):
 		req.SessionID, err = r.session, nil
 	}
+	var conv *cadre.Conversation
 	if err == nil {
 		// The conversation outlives the request that started it: the
 		// task goes on while its client reconnects or polls.
-		r.conv, err = rt.Open(s.ctx, req)
+		conv, err = rt.Open(s.ctx, req)
+	}
+	if err == nil {
+		s.mu.Lock()
+		if s.closed {
+			err = errors.New("the A2A server is shutting down")
+		} else {
+			r.conv = conv
+			s.runs[r.task] = r
+			// Started under s.mu while not closed, so Close waits for them.
+			s.wg.Go(r.read)
+			s.wg.Go(r.closer)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			conv.Stop()
+		}
 	}
 	if err != nil {
+		r.overStop()
 		r.forget()
 		close(r.done)
 		return fmt.Errorf("open session %s: %w", r.session, err)
 	}
-	s.wg.Go(r.read)
-	if err := r.conv.Send(ctx, cadre.Message{Text: text}); err != nil {
-		r.conv.Stop()
+	if err := conv.Send(ctx, cadre.Message{Text: text}); err != nil {
+		conv.Stop()
 		r.finish()
 		return fmt.Errorf("send the message: %w", err)
 	}
 	return nil
 }
 
+// ask is the conversation's PermissionFunc: the task's approvals, until
+// the task is over; from then on (a background subagent still running
+// after the answer) nobody is there to answer, and the request is refused.
+func (r *run) ask(ctx context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(r.overCtx, cancel)()
+	return r.approvals.Ask(ctx, req)
+}
+
+// closer closes the conversation's input once the task is over: it ends
+// when its background subagents have.
+func (r *run) closer() {
+	select {
+	case <-r.overCtx.Done():
+		r.conv.Close()
+	case <-r.done:
+	}
+}
+
 // read moves the conversation's events to the queue the task's pump
 // reads, until the conversation ends.
 func (r *run) read() {
 	defer close(r.done)
+	defer r.overStop()
 	defer r.forget()
 	for ev, err := range r.conv.Events() {
 		if err != nil {
@@ -219,12 +269,9 @@ func (r *run) forget() {
 // once its background subagents have.
 func (r *run) finish() {
 	r.mu.Lock()
-	already := r.over
 	r.over, r.queue = true, nil
 	r.mu.Unlock()
-	if !already && r.conv != nil {
-		r.s.wg.Go(func() { r.conv.Close() })
-	}
+	r.overStop()
 }
 
 // take returns the events queued and whether the conversation has ended.

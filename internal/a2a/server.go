@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/ids"
 )
 
 // Paths the handler serves, relative to the server's root: the layout of
@@ -197,10 +198,6 @@ func checkBaseURL(s string) error {
 	return nil
 }
 
-// contextNamespace derives session ids from context ids that are not
-// UUIDs, so the same context always names the same session.
-var contextNamespace = uuid.MustParse("6f1d3c2e-5a47-4f8e-9b1a-2c0d7e4a9b13")
-
 // SessionID is the cadre session a context id names: the context id itself
 // when it is a UUID (the ids a2a-go and cadre make), else a UUID derived
 // from it.
@@ -208,5 +205,5 @@ func SessionID(contextID string) string {
 	if id, err := uuid.Parse(contextID); err == nil && len(contextID) == 36 {
 		return id.String()
 	}
-	return uuid.NewSHA1(contextNamespace, []byte(contextID)).String()
+	return ids.Derive("a2a-context", contextID)
 }

@@ -467,3 +467,62 @@ func TestCardFollowsBaseURLAndToken(t *testing.T) {
 		t.Errorf("with a token: schemes %v, requirements %v; want bearer", card.SecuritySchemes, card.SecurityRequirements)
 	}
 }
+
+// TestApprovalsAfterTheTaskAreRefused: a background subagent still running
+// after the task's answer asks for approval; nobody can answer it then, so
+// it is refused at once (not left waiting, which would hold the context
+// forever), and the next message in the context runs.
+func TestApprovalsAfterTheTaskAreRefused(t *testing.T) {
+	var mu sync.Mutex
+	var childSaw string
+	release := make(chan struct{}) // the child asks once the task is over
+	m := &model{fn: func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		last := req.Messages[len(req.Messages)-1]
+		var result *llm.Block
+		for i, b := range last.Content {
+			if b.Type == llm.BlockToolResult {
+				result = &last.Content[i]
+			}
+		}
+		if req.Agent != "main" {
+			if result != nil {
+				mu.Lock()
+				childSaw = result.ResultText()
+				mu.Unlock()
+				return llm.Reply(llm.Text("child done")), nil
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return llm.Reply(llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"echo late"}`))), nil
+		}
+		switch {
+		case result != nil:
+			return llm.Reply(llm.Text("launched it")), nil
+		case strings.Contains(last.Text(), "second"):
+			return llm.Reply(llm.Text("second answer")), nil
+		case strings.Contains(last.Text(), "start"):
+			return llm.Reply(llm.ToolUse("toolu_bg", "Agent", json.RawMessage(`{"description":"late asker","prompt":"ask late","run_in_background":true}`))), nil
+		}
+		return llm.Reply(llm.Text("noted")), nil
+	}}
+	f := newFixture(t, m, a2a.TransportProtocolJSONRPC, cadre.Options{})
+	task := sendAndWait(t, f, userText("start"))
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("state %s", task.Status.State)
+	}
+	close(release)
+	second := userText("second")
+	second.ContextID = task.ContextID
+	task2 := sendAndWait(t, f, second)
+	if got := answerText(task2); got != "second answer" {
+		t.Errorf("second answer %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(childSaw, "cancelled before anyone answered") {
+		t.Errorf("the late approval's result %q: want it refused", childSaw)
+	}
+}

@@ -32,6 +32,14 @@ import (
 //     ever change.
 func New() string { return uuid.Must(uuid.NewV7()).String() }
 
+// Derive returns the id that name stands for in namespace: a name-based
+// UUID (version 5), the same for the same pair every time. It is not a
+// fresh id and not time-ordered; it maps a name chosen outside cadre (an
+// A2A context id that is not a UUID) onto an id cadre can use.
+func Derive(namespace, name string) string {
+	return uuid.NewSHA1(uuid.NewSHA1(uuid.NameSpaceURL, []byte("cadre:"+namespace)), []byte(name)).String()
+}
+
 // MaxLen is the longest id Check accepts.
 const MaxLen = 128
 

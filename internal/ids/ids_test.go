@@ -31,3 +31,16 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestDeriveIsStableAndSeparatesNamespaces(t *testing.T) {
+	a, b := Derive("a2a-context", "chat-1"), Derive("a2a-context", "chat-1")
+	if a != b || len(a) != 36 {
+		t.Errorf("%q, %q: want one 36-character id", a, b)
+	}
+	if Derive("a2a-context", "chat-2") == a || Derive("other", "chat-1") == a {
+		t.Error("different names or namespaces gave the same id")
+	}
+	if err := Check(a, errors.New("bad")); err != nil {
+		t.Error(err)
+	}
+}
