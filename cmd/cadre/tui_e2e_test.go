@@ -671,3 +671,33 @@ func TestTUITimedOutChildWithdrawsItsPrompt(t *testing.T) {
 		t.Error("the unanswered command ran")
 	}
 }
+
+// The status line's tokens and cost follow the running subagents, before
+// the turn ends.
+func TestTUIStatusLineFollowsRunningSubagents(t *testing.T) {
+	hold := make(chan struct{}) // the fake server drops held requests when the test ends
+	used := llm.Usage{InputTokens: 1000, OutputTokens: 200}
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && !c.anyToolResult():
+			return testkit.Reply{Usage: used, ToolCalls: globCall()}
+		case c.child():
+			return testkit.Reply{Text: "found", Wait: hold}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				fgAgentCall("Count alpha", "ALPHA-TASK", "general-purpose"),
+				fgAgentCall("Count beta", "BETA-TASK", "general-purpose"),
+			}}
+		}
+		return testkit.Reply{Text: "Counted."}
+	}))
+	s := e.tui()
+	ask(s, "Count both")
+	// Each child's first reply used 1,200 tokens; both are still running.
+	s.WaitUntil("the children's tokens on the status line while they run", screenWait, func(screen string) bool {
+		rows := rowsWith(screen, "anthropic:"+sonnet)
+		return len(rows) == 1 && strings.Contains(rows[0], "· 2.4k tokens · $") && strings.Contains(rows[0], "2 subagents")
+	})
+	close(hold)
+	s.WaitFor("Counted.", screenWait)
+}
