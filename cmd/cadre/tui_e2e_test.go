@@ -460,7 +460,11 @@ func TestTUISessionTree(t *testing.T) {
 	s.SendKeys("C-t")
 	// Ctrl+T opens the newest running subagent; which of the two that is
 	// depends on which call started first.
-	screen := s.WaitFor("Session tree · general-purpose · Survey ", screenWait)
+	// The header comes first, the transcript as its watch reads it.
+	screen := s.WaitUntil("a child's session with its prompt", screenWait, func(screen string) bool {
+		return strings.Contains(screen, "Session tree · general-purpose · Survey ") &&
+			(strings.Contains(screen, "› ALPHA-TASK") || strings.Contains(screen, "› BETA-TASK"))
+	})
 	first, other := "ALPHA-TASK", "BETA-TASK"
 	if strings.Contains(screen, "Session tree · general-purpose · Survey beta") {
 		first, other = other, first
