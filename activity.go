@@ -19,6 +19,15 @@ type Activity struct {
 	// owner maps each tool call seen to the run that made it ("" for the
 	// main agent), so a grandchild finds its parent.
 	owner map[string]string
+	// main are the main agent's own tool calls.
+	main []ActivityCall
+}
+
+// ActivityCall is one tool call an agent made, when its event came: what
+// a timeline marks on the agent's bar.
+type ActivityCall struct {
+	ID, Name string
+	At       time.Time
 }
 
 // ActivityRun is one subagent run of a conversation as its events show it.
@@ -47,6 +56,8 @@ type ActivityRun struct {
 	// run waits on it; "" while the model answers.
 	Tool  string
 	Input []byte
+	// Calls are every tool call the run made, in order.
+	Calls []ActivityCall
 }
 
 // Done reports whether the run has ended.
@@ -82,6 +93,11 @@ func (a *Activity) Observe(e Event) {
 		a.owner[b.ID] = e.ParentToolUseID
 	}
 	if e.ParentToolUseID == "" {
+		if e.Type == EventAssistant {
+			for _, b := range e.Message.ToolUses() {
+				a.main = append(a.main, ActivityCall{ID: b.ID, Name: b.Name, At: e.Time})
+			}
+		}
 		return
 	}
 	r := a.run(e.ParentToolUseID, e.Time)
@@ -114,6 +130,7 @@ func (a *Activity) Observe(e Event) {
 	for _, b := range e.Message.ToolUses() {
 		r.ToolUses++
 		r.Tool, r.Input = b.Name, b.Input
+		r.Calls = append(r.Calls, ActivityCall{ID: b.ID, Name: b.Name, At: e.Time})
 	}
 }
 
@@ -176,9 +193,13 @@ func (a *Activity) Runs() []ActivityRun {
 	out := make([]ActivityRun, len(a.order))
 	for i, r := range a.order {
 		out[i] = *r
+		out[i].Calls = slices.Clone(r.Calls)
 	}
 	return out
 }
+
+// MainCalls are the main agent's own tool calls, in order.
+func (a *Activity) MainCalls() []ActivityCall { return slices.Clone(a.main) }
 
 // Run is the run the call toolUseID started, if any.
 func (a *Activity) Run(toolUseID string) (ActivityRun, bool) {

@@ -150,3 +150,36 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Each tool call is kept with its time, on the run that made it or as the
+// main agent's own: what a timeline marks.
+func TestActivityKeepsEveryCallWithItsTime(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	call := func(parent string, at time.Duration, blocks ...llm.Block) cadre.Event {
+		return cadre.Event{Type: cadre.EventAssistant, ParentToolUseID: parent, Time: t0.Add(at), Message: &llm.Message{Role: llm.RoleAssistant, Content: blocks}, Assistant: &cadre.AssistantInfo{}}
+	}
+	a := cadre.NewActivity()
+	a.Observe(call("", 0, llm.ToolUse("c1", "Agent", json.RawMessage(`{}`))))
+	a.Observe(call("c1", time.Second, llm.ToolUse("r1", "Read", json.RawMessage(`{}`)), llm.ToolUse("g1", "Grep", json.RawMessage(`{}`))))
+	a.Observe(call("c1", 3*time.Second, llm.ToolUse("b1", "Bash", json.RawMessage(`{}`))))
+	main := a.MainCalls()
+	if len(main) != 1 || main[0] != (cadre.ActivityCall{ID: "c1", Name: "Agent", At: t0}) {
+		t.Errorf("main calls %+v", main)
+	}
+	r, _ := a.Run("c1")
+	want := []cadre.ActivityCall{{"r1", "Read", t0.Add(time.Second)}, {"g1", "Grep", t0.Add(time.Second)}, {"b1", "Bash", t0.Add(3 * time.Second)}}
+	if len(r.Calls) != len(want) {
+		t.Fatalf("calls %+v, want %+v", r.Calls, want)
+	}
+	for i := range want {
+		if r.Calls[i] != want[i] {
+			t.Errorf("call %d = %+v, want %+v", i, r.Calls[i], want[i])
+		}
+	}
+	// A copy: what Runs returned does not change under later calls.
+	runs := a.Runs()
+	a.Observe(call("c1", 4*time.Second, llm.ToolUse("e1", "Edit", json.RawMessage(`{}`))))
+	if len(runs[0].Calls) != 3 {
+		t.Errorf("an earlier copy changed: %+v", runs[0].Calls)
+	}
+}
