@@ -199,12 +199,7 @@ func (s *Server) getRun(w http.ResponseWriter, _ *http.Request, rn *run) {
 }
 
 func (s *Server) getActivity(w http.ResponseWriter, _ *http.Request, rn *run) {
-	runs := rn.activityRuns()
-	out := make([]activityJSON, 0, len(runs))
-	for _, a := range runs {
-		out = append(out, activityOf(a))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, rn.activityBody())
 }
 
 type messageRequest struct {

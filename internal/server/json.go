@@ -211,13 +211,42 @@ type activityJSON struct {
 	Tokens          int64      `json:"tokens"`
 	ToolUses        int        `json:"tool_uses"`
 	Tool            string     `json:"tool,omitempty"`
+	Calls           []callJSON `json:"calls"`
+}
+
+type callJSON struct {
+	ID   string    `json:"id"`
+	Name string    `json:"name"`
+	At   time.Time `json:"at"`
+}
+
+func callsOf(cs []cadre.ActivityCall) []callJSON {
+	out := make([]callJSON, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, callJSON{ID: c.ID, Name: c.Name, At: c.At})
+	}
+	return out
+}
+
+// activityBody is GET /api/runs/{id}/activity: the main agent's span and
+// calls, and its subagent runs at any depth, in start order.
+type activityBody struct {
+	Main mainJSON       `json:"main"`
+	Runs []activityJSON `json:"runs"`
+}
+
+type mainJSON struct {
+	SessionID string     `json:"session_id"`
+	Started   time.Time  `json:"started"`
+	Ended     *time.Time `json:"ended,omitempty"`
+	Calls     []callJSON `json:"calls"`
 }
 
 func activityOf(a cadre.ActivityRun) activityJSON {
 	out := activityJSON{
 		ToolUseID: a.ToolUseID, ParentToolUseID: a.ParentToolUseID, Depth: a.Depth, AgentID: a.AgentID, AgentType: a.AgentType,
 		Description: a.Description, Color: a.Color, Background: a.Background, Started: a.Started, Status: string(a.Status),
-		Summary: a.Summary, Tokens: a.Tokens, ToolUses: a.ToolUses, Tool: a.Tool,
+		Summary: a.Summary, Tokens: a.Tokens, ToolUses: a.ToolUses, Tool: a.Tool, Calls: callsOf(a.Calls),
 	}
 	if a.Done() {
 		t := a.Ended

@@ -122,9 +122,17 @@ func (r *run) info() runJSON {
 	return out
 }
 
-// runs are the runs of the activity log so far.
-func (r *run) activityRuns() []cadre.ActivityRun {
+// activityBody is what the run's activity shows so far.
+func (r *run) activityBody() activityBody {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.activity.Runs()
+	out := activityBody{Main: mainJSON{SessionID: r.id, Started: r.started, Calls: callsOf(r.activity.MainCalls())}, Runs: []activityJSON{}}
+	if !r.ended.IsZero() {
+		t := r.ended
+		out.Main.Ended = &t
+	}
+	for _, a := range r.activity.Runs() {
+		out.Runs = append(out.Runs, activityOf(a))
+	}
+	return out
 }

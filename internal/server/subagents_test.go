@@ -52,8 +52,12 @@ func TestSubagentsAndTasksOverHTTP(t *testing.T) {
 			t.Errorf("subagent %d: %+v", i, sa)
 		}
 	}
-	var acts []activityJSON
-	f.do("GET", "/api/runs/"+r.ID+"/activity", nil, &acts)
+	var act activityBody
+	f.do("GET", "/api/runs/"+r.ID+"/activity", nil, &act)
+	acts := act.Runs
+	if len(act.Main.Calls) != 2 || act.Main.Calls[0].Name != "Agent" || act.Main.SessionID != r.ID {
+		t.Errorf("the main agent's calls %+v, want its two Agent calls", act.Main)
+	}
 	// They start in parallel: either may come first.
 	if len(acts) != 2 || acts[0].ToolUseID+acts[1].ToolUseID != "toolu_atoolu_b" && acts[0].ToolUseID+acts[1].ToolUseID != "toolu_btoolu_a" || acts[0].AgentType != "slow" {
 		t.Errorf("activity %+v", acts)
