@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/testkit/chromium"
+)
+
+// slowPair is a scripted main agent that starts two subagents at once,
+// alpha and beta; each makes one tool call, then thinks for a minute, so
+// the page is looked at while both run.
+const slowPair = `model: scripted-slow
+agents:
+  main:
+    - text: "Two helpers at once."
+      tool_use:
+        - name: Agent
+          input: {description: "Survey the code", subagent_type: alpha, prompt: "Survey the code."}
+        - name: Agent
+          input: {description: "Check the tests", subagent_type: beta, prompt: "Check the tests."}
+    - text: "Both are done."
+  alpha:
+    - text: "Looking around."
+      tool_use:
+        - name: Glob
+          input: {pattern: "*.yaml"}
+    - delay: 60s
+      text: "alpha is done"
+  beta:
+    - text: "Reading the scenario."
+      tool_use:
+        - name: Read
+          input: {file_path: scenario.yaml}
+    - delay: 60s
+      text: "beta is done"
+`
+
+const slowAgents = `{"alpha": {"description": "Surveys code.", "prompt": "You survey code."},
+ "beta": {"description": "Checks tests.", "prompt": "You check tests."}}`
+
+// The web view, rendered by headless chromium while a run's two subagents
+// run: both agents are on the session's page, in the tree under the main
+// agent, each with a running bar on the timeline and its tool call
+// marked. The DOM and a screenshot are kept under testdata/artifacts.
+func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
+	exe, err := chromium.Find()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %v", err)
+		}
+		t.Skipf("SKIPPED — THE WEB VIEW IS NOT TESTED: %v", err)
+	}
+	e := newEnv(t)
+	e.write("scenario.yaml", slowPair)
+	s := e.serve("--model", "script:scenario.yaml", "--agents", slowAgents)
+	var run struct{ ID string }
+	if st := s.post(t, "/api/runs", map[string]any{"prompt": "Survey and check."}, &run); st != http.StatusCreated {
+		t.Fatalf("start a run: %d", st)
+	}
+	waitBothCalled(t, s, run.ID)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	b, err := chromium.Start(ctx, exe, t.TempDir(), 1400, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	page, err := b.Open(ctx, s.url+"/#/session/"+run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait, on the page's own changes, until both subagents' rows are
+	// drawn with a running bar and a tool-call mark.
+	const drawn = `new Promise((resolve) => {
+	  const ok = () => ["alpha", "beta"].every((a) => document.querySelector('tr.agent[data-agent="' + a + '"] .bar.s-running') &&
+	    document.querySelector('tr.agent[data-agent="' + a + '"] .tick'));
+	  if (ok()) return resolve(true);
+	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(true); } })
+	    .observe(document, {childList: true, subtree: true, attributes: true});
+	})`
+	if err := page.Eval(ctx, drawn, nil); err != nil {
+		t.Fatalf("the page never showed both running subagents: %v", err)
+	}
+	dom, err := page.DOM(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := page.Screenshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot, _ := filepath.Abs(filepath.Join(dir, "web-session.png"))
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "web-session.html"), []byte(dom), 0o644)
+	t.Logf("the web view's screenshot: %s (%d bytes); its DOM beside it", shot, len(png))
+
+	// They still run: the page showed them live, not after the fact.
+	var subs []struct {
+		Agent   string
+		Running bool
+	}
+	getJSON(t, s.url+"/api/runs/"+run.ID+"/subagents", &subs)
+	if len(subs) != 2 || !subs[0].Running || !subs[1].Running {
+		t.Errorf("subagents after the capture: %+v, want both still running", subs)
+	}
+	var rows []struct {
+		Agent  string `json:"agent"`
+		Bar    bool   `json:"bar"`
+		Width  float64
+		Ticks  int    `json:"ticks"`
+		Depth  bool   `json:"child"`
+		Status string `json:"status"`
+		Task   string `json:"task"`
+	}
+	if err := page.Eval(ctx, `[...document.querySelectorAll("tr.agent")].map((tr) => ({
+	  agent: tr.dataset.agent, bar: !!tr.querySelector(".bar"), Width: tr.querySelector(".bar").getBoundingClientRect().width,
+	  ticks: tr.querySelectorAll(".tick").length, child: !!tr.querySelector(".tree"),
+	  status: tr.querySelector(".status").textContent, task: tr.querySelector(".title").textContent}))`, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Agent != "main" {
+		t.Fatalf("agent rows %+v, want main, then its two subagents", rows)
+	}
+	seen := map[string]string{}
+	for _, r := range rows[1:] {
+		seen[r.Agent] = r.Task
+		if !r.Bar || r.Width < 1 || r.Ticks != 1 || !r.Depth || r.Status != "running" {
+			t.Errorf("row %+v: want a running child with a visible bar and its one tool call marked", r)
+		}
+	}
+	if !strings.Contains(seen["alpha"], "Survey the code") || !strings.Contains(seen["beta"], "Check the tests") {
+		t.Errorf("rows %v, want alpha and beta with their tasks", seen)
+	}
+	if rows[0].Ticks != 2 {
+		t.Errorf("the main agent's row marks %d calls, want its 2 Agent calls", rows[0].Ticks)
+	}
+	for _, want := range []string{`data-agent="alpha"`, `data-agent="beta"`, "Survey the code", "Check the tests"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the DOM lacks %q", want)
+		}
+	}
+	// A click on an agent shows its transcript.
+	var text string
+	if err := page.Eval(ctx, `new Promise((resolve) => {
+	  document.querySelector('tr.agent[data-agent="beta"] td.name').click();
+	  const t = () => document.querySelector(".transcript").textContent;
+	  const ok = () => t().includes("Check the tests.") && t().includes("scenario.yaml");
+	  if (ok()) return resolve(t());
+	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(t()); } })
+	    .observe(document, {childList: true, subtree: true, characterData: true});
+	})`, &text); err != nil {
+		t.Fatalf("beta's transcript: %v", err)
+	}
+	if !strings.Contains(text, "Check the tests.") {
+		t.Errorf("beta's transcript: %q", text)
+	}
+
+	// Live: alpha stopped through the API turns orange (killed) on the page
+	// without a reload, carried by the event stream.
+	if connected := evalBool(t, ctx, page, `!!document.querySelector("#conn.live")`); !connected {
+		t.Errorf("the page is not connected to the run's event stream")
+	}
+	for i, sa := range subs { // numbered from 1 in start order, as /subagents numbers them
+		if sa.Agent == "alpha" {
+			if st := s.post(t, "/api/runs/"+run.ID+"/subagents/"+strconv.Itoa(i+1)+"/stop", nil, nil); st != http.StatusOK {
+				t.Fatalf("stop alpha (#%d): %d", i+1, st)
+			}
+		}
+	}
+	if err := page.Eval(ctx, `new Promise((resolve) => {
+	  const ok = () => document.querySelector('tr.agent[data-agent="alpha"] .bar.s-killed') && document.querySelector('tr.agent[data-agent="beta"] .bar.s-running');
+	  if (ok()) return resolve(true);
+	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(true); } })
+	    .observe(document, {childList: true, subtree: true, attributes: true});
+	})`, nil); err != nil {
+		t.Fatalf("alpha's stop never reached the page: %v", err)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+}
+
+func evalBool(t *testing.T, ctx context.Context, p *chromium.Page, expr string) bool {
+	t.Helper()
+	var v bool
+	if err := p.Eval(ctx, expr, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// waitBothCalled reads the run's event stream until both subagents have
+// made their tool call.
+func waitBothCalled(t *testing.T, s *served, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/api/runs/"+id+"/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	called := map[string]bool{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type    string `json:"type"`
+			Parent  string `json:"parent_tool_use_id"`
+			Message struct {
+				Content []struct{ Type string } `json:"content"`
+			} `json:"message"`
+		}
+		json.Unmarshal([]byte(data), &ev)
+		if ev.Type == "user" && ev.Parent != "" && len(ev.Message.Content) > 0 && ev.Message.Content[0].Type == "tool_result" {
+			called[ev.Parent] = true
+		}
+		if len(called) == 2 {
+			return
+		}
+	}
+	t.Fatalf("the stream ended before both subagents had called a tool: %v", sc.Err())
+}
+
+func getJSON(t *testing.T, url string, out any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
