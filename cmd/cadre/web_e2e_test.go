@@ -17,8 +17,9 @@ import (
 )
 
 // slowPair is a scripted main agent that starts two subagents at once,
-// alpha and beta; each makes one tool call, then thinks for a minute, so
-// the page is looked at while both run.
+// alpha and beta; each makes one tool call (beta's, a Bash command, needs
+// approval), then thinks for a minute, so the page is looked at while
+// both run.
 const slowPair = `model: scripted-slow
 agents:
   main:
@@ -37,10 +38,10 @@ agents:
     - delay: 60s
       text: "alpha is done"
   beta:
-    - text: "Reading the scenario."
+    - text: "Checking."
       tool_use:
-        - name: Read
-          input: {file_path: scenario.yaml}
+        - name: Bash
+          input: {command: "echo beta-checked"}
     - delay: 60s
       text: "beta is done"
 `
@@ -51,7 +52,9 @@ const slowAgents = `{"alpha": {"description": "Surveys code.", "prompt": "You su
 // The web view, rendered by headless chromium while a run's two subagents
 // run: both agents are on the session's page, in the tree under the main
 // agent, each with a running bar on the timeline and its tool call
-// marked. The DOM and a screenshot are kept under testdata/artifacts.
+// marked; beta's approval is shown and answered on the page; a click shows
+// a transcript; a stop reaches the page over the event stream. The DOM
+// and a screenshot are kept under testdata/artifacts.
 func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 	exe, err := chromium.Find()
 	if err != nil {
@@ -67,9 +70,9 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 	if st := s.post(t, "/api/runs", map[string]any{"prompt": "Survey and check."}, &run); st != http.StatusCreated {
 		t.Fatalf("start a run: %d", st)
 	}
-	waitBothCalled(t, s, run.ID)
+	waitStarted(t, s, run.ID)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	b, err := chromium.Start(ctx, exe, t.TempDir(), 1400, 800)
 	if err != nil {
@@ -81,10 +84,12 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait, on the page's own changes, until both subagents' rows are
-	// drawn with a running bar and a tool-call mark.
+	// drawn with a running bar and a tool-call mark, and beta's question
+	// is shown.
 	const drawn = `new Promise((resolve) => {
 	  const ok = () => ["alpha", "beta"].every((a) => document.querySelector('tr.agent[data-agent="' + a + '"] .bar.s-running') &&
-	    document.querySelector('tr.agent[data-agent="' + a + '"] .tick'));
+	    document.querySelector('tr.agent[data-agent="' + a + '"] .tick')) &&
+	    /beta.*wants Bash/.test((document.querySelector(".ask .head") || {}).textContent || "");
 	  if (ok()) return resolve(true);
 	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(true); } })
 	    .observe(document, {childList: true, subtree: true, attributes: true});
@@ -151,17 +156,22 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 	if rows[0].Ticks != 2 {
 		t.Errorf("the main agent's row marks %d calls, want its 2 Agent calls", rows[0].Ticks)
 	}
-	for _, want := range []string{`data-agent="alpha"`, `data-agent="beta"`, "Survey the code", "Check the tests"} {
+	for _, want := range []string{`data-agent="alpha"`, `data-agent="beta"`, "Survey the code", "Check the tests", "echo beta-checked", "Allow once"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the DOM lacks %q", want)
 		}
 	}
-	// A click on an agent shows its transcript.
+	// Allowed on the page: the question goes, beta's command runs, and a
+	// click on beta shows its transcript with the command's output.
+	if err := page.Eval(ctx, `document.querySelector(".ask button.primary").click()`, nil); err != nil {
+		t.Fatal(err)
+	}
 	var text string
 	if err := page.Eval(ctx, `new Promise((resolve) => {
 	  document.querySelector('tr.agent[data-agent="beta"] td.name').click();
 	  const t = () => document.querySelector(".transcript").textContent;
-	  const ok = () => t().includes("Check the tests.") && t().includes("scenario.yaml");
+	  const ran = () => [...document.querySelectorAll(".transcript .result")].some((r) => r.textContent.includes("beta-checked"));
+	  const ok = () => t().includes("Check the tests.") && ran() && !document.querySelector(".ask");
 	  if (ok()) return resolve(t());
 	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(t()); } })
 	    .observe(document, {childList: true, subtree: true, characterData: true});
@@ -207,9 +217,9 @@ func evalBool(t *testing.T, ctx context.Context, p *chromium.Page, expr string) 
 	return v
 }
 
-// waitBothCalled reads the run's event stream until both subagents have
-// made their tool call.
-func waitBothCalled(t *testing.T, s *served, id string) {
+// waitStarted reads the run's event stream until alpha's tool call has
+// run and beta's waits for approval.
+func waitStarted(t *testing.T, s *served, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -219,13 +229,16 @@ func waitBothCalled(t *testing.T, s *served, id string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	called := map[string]bool{}
+	called, asked := 0, false
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<22)
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
+		}
+		if strings.HasPrefix(data, "[") && strings.Contains(data, `"tool":"Bash"`) {
+			asked = true
 		}
 		var ev struct {
 			Type    string `json:"type"`
@@ -236,13 +249,13 @@ func waitBothCalled(t *testing.T, s *served, id string) {
 		}
 		json.Unmarshal([]byte(data), &ev)
 		if ev.Type == "user" && ev.Parent != "" && len(ev.Message.Content) > 0 && ev.Message.Content[0].Type == "tool_result" {
-			called[ev.Parent] = true
+			called++
 		}
-		if len(called) == 2 {
+		if called == 1 && asked {
 			return
 		}
 	}
-	t.Fatalf("the stream ended before both subagents had called a tool: %v", sc.Err())
+	t.Fatalf("the stream ended before alpha's call ran and beta's was asked: %v", sc.Err())
 }
 
 func getJSON(t *testing.T, url string, out any) {
