@@ -109,9 +109,18 @@ func (s *Server) start(ctx context.Context, req startRequest) (*run, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("the server is shutting down: %w", errUnavailable)
 	}
-	if old := s.runs[req.Resume]; req.Resume != "" && old != nil && !old.done() && !req.Fork {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("session %s is running in this server already: send it a message (POST /api/runs/%s/messages): %w", req.Resume, req.Resume, errConflict)
+	if req.Resume != "" && !req.Fork {
+		if old := s.runs[req.Resume]; (old != nil && !old.done()) || s.opening[req.Resume] {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("session %s is running in this server already: send it a message (POST /api/runs/%s/messages): %w", req.Resume, req.Resume, errConflict)
+		}
+		// Held while it opens, so that two requests cannot both resume it.
+		s.opening[req.Resume] = true
+		defer func() {
+			s.mu.Lock()
+			delete(s.opening, req.Resume)
+			s.mu.Unlock()
+		}()
 	}
 	s.mu.Unlock()
 
@@ -396,15 +405,34 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	q := r.URL.Query()
 	// ?cwd= keeps one directory's sessions; by default all.
-	list, err := s.rt.Sessions(r.Context(), r.URL.Query().Get("cwd"), limit)
+	list, err := s.rt.Sessions(r.Context(), q.Get("cwd"), limit)
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	out := make([]sessionJSON, 0, len(list))
-	for _, ss := range list {
-		out = append(out, s.session(ss))
+	switch q.Get("order") {
+	case "", "newest":
+		for _, ss := range list {
+			out = append(out, s.session(ss))
+		}
+	case "tree":
+		// As `cadre sessions` shows them: each session followed by its
+		// subagents', depth first, with each one's depth and root.
+		root := ""
+		for _, row := range cadre.SessionRows(list) {
+			if row.Depth == 0 {
+				root = row.ID
+			}
+			sj := s.session(row.Session)
+			sj.Depth, sj.RootID = row.Depth, root
+			out = append(out, sj)
+		}
+	default:
+		fail(w, bad("?order=%q: want newest or tree", q.Get("order")))
+		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -202,6 +202,7 @@ func TestBadRequests(t *testing.T) {
 		{"GET", "/api/sessions/0199a0b4-0000-7000-8000-000000000000/tree", nil, 404, "not found"},
 		{"GET", "/api/sessions?limit=0", nil, 400, "limit"},
 		{"GET", "/api/sessions?limit=x", nil, 400, "limit"},
+		{"GET", "/api/sessions?order=oldest", nil, 400, "newest or tree"},
 		{"GET", "/api/tasks?session=a/b", nil, 400, "session"},
 		{"GET", "/api/tasks/0199a0b4-0000-7000-8000-000000000000", nil, 404, "not found"},
 		{"GET", "/api/tasks/0199a0b4-0000-7000-8000-000000000000/output", nil, 404, "not found"},

@@ -149,6 +149,10 @@ type sessionJSON struct {
 	TranscriptPath string    `json:"transcript_path"`
 	Live           bool      `json:"live"` // a run of this server is its conversation
 	Description    string    `json:"description,omitempty"`
+	// Depth and RootID are set with ?order=tree: 0 and the session's own
+	// id for a session whose parent is not listed.
+	Depth  int    `json:"depth"`
+	RootID string `json:"root_id,omitempty"`
 }
 
 func sessionOf(s cadre.Session) sessionJSON {

@@ -51,6 +51,7 @@ type Server struct {
 	mu       sync.Mutex
 	runs     map[string]*run // by session id
 	order    []*run          // start order
+	opening  map[string]bool // sessions being resumed, not yet in runs
 	shutdown bool
 }
 
@@ -69,7 +70,7 @@ func New(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, ctx: ctx, cancel: cancel, runs: map[string]*run{}}
+	s := &Server{cfg: cfg, rt: cfg.Runtime, log: log, ctx: ctx, cancel: cancel, runs: map[string]*run{}, opening: map[string]bool{}}
 	s.handler = s.routes()
 	return s, nil
 }

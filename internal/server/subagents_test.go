@@ -63,6 +63,18 @@ func TestSubagentsAndTasksOverHTTP(t *testing.T) {
 		t.Errorf("activity %+v", acts)
 	}
 
+	// Listed as a tree: the main session, then its subagents' under it.
+	var rows []sessionJSON
+	f.do("GET", "/api/sessions?order=tree", nil, &rows)
+	if len(rows) != 3 || rows[0].ID != r.ID || rows[0].Depth != 0 || rows[0].RootID != r.ID || !rows[0].Live {
+		t.Fatalf("sessions as a tree: %+v", rows)
+	}
+	for _, c := range rows[1:] {
+		if c.Depth != 1 || c.RootID != r.ID || c.ParentID != r.ID || c.Agent != "slow" {
+			t.Errorf("child row %+v", c)
+		}
+	}
+
 	var reply map[string]string
 	if st := f.do("POST", "/api/runs/"+r.ID+"/subagents/%231/messages", map[string]any{"text": "hurry up"}, &reply); st != http.StatusAccepted || reply["reply"] == "" {
 		t.Errorf("message to #1: %d %v", st, reply)

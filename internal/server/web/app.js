@@ -75,18 +75,15 @@ async function sessionsPage() {
     } catch (err) { form.append(h("span", { class: "error" }, err.message)); }
   } }, h("textarea", { placeholder: "Start a run: a prompt for the main agent…", rows: 1 }), h("button", { class: "primary", type: "submit" }, "Run"));
   let sessions;
-  try { sessions = await api("GET", "/api/sessions?limit=500"); } catch (err) { return show(h("p", { class: "error" }, err.message)); }
-  const kids = new Map();
-  for (const s of sessions) if (s.parent_id) (kids.get(s.parent_id) || kids.set(s.parent_id, []).get(s.parent_id)).push(s);
-  const roots = sessions.filter((s) => !s.parent_id || !sessions.some((p) => p.id === s.parent_id));
+  // Newest first, each main session followed by its subagents' (any depth).
+  try { sessions = await api("GET", "/api/sessions?limit=500&order=tree"); } catch (err) { return show(h("p", { class: "error" }, err.message)); }
   const body = h("tbody");
-  for (const s of roots) {
-    body.append(row(s, 0));
-    for (const c of (kids.get(s.id) || []).slice().reverse()) body.append(row(c, 1));
-  }
-  function row(s, depth) {
-    return h("tr", { class: depth ? "child" : "", "data-session": s.id },
-      h("td", { class: "id" }, depth ? h("span", { class: "tree" }, "└ ") : "", h("a", { href: link("#/session/" + (depth ? s.parent_id : s.id) + (depth ? "/" + s.id : "")) }, fmt.short(s.id))),
+  for (const s of sessions) body.append(row(s));
+  function row(s) {
+    const d = s.depth || 0;
+    const hash = "#/session/" + (s.root_id || s.id) + (d ? "/" + s.id : "");
+    return h("tr", { class: d ? "child" : "", "data-session": s.id },
+      h("td", { class: "id" }, d ? h("span", { class: "tree" }, "  ".repeat(d - 1) + "└ ") : "", h("a", { href: link(hash) }, fmt.short(s.id))),
       h("td", {}, s.live ? status("live") : status(s.status)),
       h("td", { class: "mono" }, s.agent),
       h("td", { class: "title" }, s.description || s.title || ""),
