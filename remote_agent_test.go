@@ -256,3 +256,38 @@ func writeAgentFile(t *testing.T, dir, name, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRemoteSubagentTimeoutAndUnreachable: a remote run past
+// runTimeoutSeconds ends timed out with its remote task canceled; a peer
+// that is down is a tool error naming the agent and its url.
+func TestRemoteSubagentTimeoutAndUnreachable(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		p := newA2APeer(t, true)
+		f := newFixture(t)
+		f.fn = remoteCaller(false)
+		rt := f.open(t, cadre.Options{Agents: []cadre.Agent{farAgent(p.srv.URL)}, Settings: `{"subagents": {"runTimeoutSeconds": 1}}`})
+		evs := collect(t, rt, cadre.Request{Prompt: "ask the remote"})
+		res := evs[len(evs)-1].Result.Result
+		if !strings.Contains(res, "main got: ") || !strings.Contains(res, "runTimeoutSeconds (1s) elapsed") {
+			t.Errorf("result %q: want the Agent call's timeout", res)
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.canceled) != 1 {
+			t.Errorf("remote cancels %v, want the timed-out task's", p.canceled)
+		}
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		dead := httptest.NewServer(http.NotFoundHandler())
+		url := dead.URL
+		dead.Close()
+		f := newFixture(t)
+		f.fn = remoteCaller(false)
+		rt := f.open(t, cadre.Options{Agents: []cadre.Agent{farAgent(url)}})
+		evs := collect(t, rt, cadre.Request{Prompt: "ask the remote"})
+		res := evs[len(evs)-1].Result.Result
+		if !strings.Contains(res, `remote agent "far" at `+url) || !strings.Contains(res, "cannot read its agent card") {
+			t.Errorf("result %q: want the unreachable peer named", res)
+		}
+	})
+}
