@@ -215,16 +215,23 @@ func (e *inUseError) Error() string { return e.msg }
 func (e *inUseError) Unwrap() error { return ErrInUse }
 
 // Latest returns the most recently updated main session (no parent) whose
-// working directory is cwd ("" matches any), for --continue. It returns an error wrapping
-// ErrNotFound when there is none.
+// working directory is cwd ("" matches any), for --continue: the newest
+// that has had a turn, as an interactive session opened and left without
+// a message has nothing to continue; the newest of all when none has. It
+// returns an error wrapping ErrNotFound when there is none.
 func (m *Manager) Latest(ctx context.Context, cwd string) (Info, error) {
 	noParent := ""
-	list, err := m.idx.ListSessions(ctx, Filter{ParentID: &noParent, Cwd: cwd, Limit: 1})
+	list, err := m.idx.ListSessions(ctx, Filter{ParentID: &noParent, Cwd: cwd})
 	if err != nil {
 		return Info{}, fmt.Errorf("find the latest session in %s: %w", cwd, err)
 	}
 	if len(list) == 0 {
 		return Info{}, fmt.Errorf("no session to continue in %s: %w", cwd, ErrNotFound)
+	}
+	for _, s := range list {
+		if s.NumTurns > 0 {
+			return s, nil
+		}
 	}
 	return list[0], nil
 }

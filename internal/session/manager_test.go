@@ -275,17 +275,18 @@ func TestManagerOpenMissingTranscript(t *testing.T) {
 
 func TestManagerLatest(t *testing.T) {
 	m, _, _ := newManager(t)
-	create := func(info session.Info) session.Info {
+	createTurns := func(info session.Info, turns int) session.Info {
 		t.Helper()
 		s, err := m.Create(t.Context(), info)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+		if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, turns); err != nil {
 			t.Fatal(err)
 		}
 		return s.Info
 	}
+	create := func(info session.Info) session.Info { return createTurns(info, 1) }
 	if _, err := m.Latest(t.Context(), "/w"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Latest with no sessions: err = %v, want ErrNotFound", err)
 	}
@@ -293,12 +294,18 @@ func TestManagerLatest(t *testing.T) {
 	newest := create(session.Info{Cwd: "/w"})
 	create(session.Info{Cwd: "/w", ParentID: newest.ID}) // a child, newer still
 	create(session.Info{Cwd: "/elsewhere"})
+	createTurns(session.Info{Cwd: "/w"}, 0) // opened and left without a message
 	got, err := m.Latest(t.Context(), "/w")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.ID != newest.ID {
-		t.Errorf("Latest = %s, want %s (not the older %s, nor the child)", got.ID, newest.ID, old.ID)
+		t.Errorf("Latest = %s, want %s (not the older %s, nor the child, nor the newer one without a turn)", got.ID, newest.ID, old.ID)
+	}
+	// With no session that had a turn, the newest of all.
+	only := createTurns(session.Info{Cwd: "/v"}, 0)
+	if got, err := m.Latest(t.Context(), "/v"); err != nil || got.ID != only.ID {
+		t.Errorf("Latest(/v) = %s, %v; want %s", got.ID, err, only.ID)
 	}
 }
 
