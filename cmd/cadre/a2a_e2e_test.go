@@ -110,10 +110,22 @@ func a2aScript(req testkit.Request) testkit.Reply {
 // second message in the same context continues the session, and cancel
 // works.
 func TestA2AJSClientDrivesServe(t *testing.T) {
+	for _, token := range []string{"", "s3cret"} {
+		t.Run("token="+token, func(t *testing.T) { jsClientDrivesServe(t, token) })
+	}
+}
+
+// jsClientDrivesServe runs client.mjs against `cadre serve`, with a token
+// when token is not "" (the JS client then sends it as a bearer token).
+func jsClientDrivesServe(t *testing.T, token string) {
 	script := nodeScript(t, "client.mjs")
 	e, _ := anthropicEnv(t, a2aScript)
-	s := e.serve("--model", sonnet)
-	cmd := exec.Command("node", script, s.url)
+	args := []string{"--model", sonnet}
+	if token != "" {
+		args = append(args, "--token", token)
+	}
+	s := e.serve(args...)
+	cmd := exec.Command("node", script, s.url, token)
 	cmd.Dir, cmd.Env = e.dir, e.vars
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -121,8 +133,8 @@ func TestA2AJSClientDrivesServe(t *testing.T) {
 	var rep struct {
 		Errors []string
 		Card   struct {
-			Name   string
-			Skills []string
+			Name             string
+			Skills, Security []string
 		}
 		First struct {
 			States, Started, Finished []string
@@ -142,6 +154,9 @@ func TestA2AJSClientDrivesServe(t *testing.T) {
 	}
 	if rep.Card.Name != "cadre" || !strings.Contains(strings.Join(rep.Card.Skills, ","), "general-purpose") {
 		t.Errorf("card %+v", rep.Card)
+	}
+	if wantBearer := token != ""; (strings.Join(rep.Card.Security, ",") == "bearer") != wantBearer {
+		t.Errorf("card security schemes %v with token %q", rep.Card.Security, token)
 	}
 	f := rep.First
 	if strings.Join(f.Started, ",") != "part A,part B" && strings.Join(f.Started, ",") != "part B,part A" {

@@ -1,12 +1,15 @@
 // The A2A acceptance client: @a2a-js/sdk's own client against `cadre
 // serve`. It prints one JSON report on stdout; the Go test judges it.
 //
-//   node client.mjs <base url>
-import { ClientFactory } from '@a2a-js/sdk/client';
+//   node client.mjs <base url> [token]
+//
+// With a token, its requests carry "Authorization: Bearer <token>" (the
+// card is read without it, as A2A clients do).
+import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { randomUUID } from 'node:crypto';
 
-const [, , base] = process.argv;
+const [, , base, token] = process.argv;
 const report = { errors: [], first: {}, second: {}, cancel: {} };
 
 function text(parts) {
@@ -50,9 +53,18 @@ async function stream(client, msg, onEvent) {
 }
 
 try {
-  const client = await new ClientFactory().createFromUrl(base);
+  let factory = new ClientFactory();
+  if (token) {
+    const fetchImpl = (url, init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('Authorization', 'Bearer ' + token);
+      return fetch(url, { ...init, headers });
+    };
+    factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] });
+  }
+  const client = await factory.createFromUrl(base);
   const card = await client.getAgentCard();
-  report.card = { name: card.name, skills: card.skills.map((s) => s.id) };
+  report.card = { name: card.name, skills: card.skills.map((s) => s.id), security: Object.keys(card.securitySchemes || {}) };
 
   // A prompt whose model starts two subagents, streamed.
   report.first = await stream(client, message('MAIN split the job'));
