@@ -43,7 +43,7 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.reasoning {
 		switch k.String() {
 		case "enter":
-			m.answer(a, cadre.PermissionDecision{Message: denial(trimmed(m.reason.Value()))})
+			m.answer(a, cadre.PermissionDecision{Message: denial(strings.TrimSpace(m.reason.Value()))})
 			return nil
 		case "esc":
 			m.answer(a, cadre.PermissionDecision{Message: denial("")})

@@ -98,7 +98,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 // submit sends what was typed: a command, an "@name" run, or a message.
 func (m *Model) submit() tea.Cmd {
 	text := m.input.Value()
-	line := trimmed(text)
+	line := strings.TrimSpace(text)
 	if line == "" {
 		return nil
 	}

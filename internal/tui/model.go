@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -102,7 +101,6 @@ type Model struct {
 	quitArmed bool // Ctrl+C pressed once
 	ticking   bool // a tick is scheduled
 	frame     int
-	ended     bool  // the conversation ended
 	endErr    error // why its events ended, if they failed
 }
 
@@ -191,7 +189,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case EventMsg:
 		m.event(msg.Event)
 	case EndedMsg:
-		m.ended, m.endErr = true, msg.Err
+		m.endErr = msg.Err
 		return m, tea.Quit
 	case ApprovalsMsg:
 		m.setApprovals(msg.Pending)
@@ -351,9 +349,6 @@ func (m *Model) turnEnded() {
 		m.items = append(m.items, &item{kind: kindUser, text: next})
 	}
 }
-
-// trimmed is s without surrounding blank space.
-func trimmed(s string) string { return strings.TrimSpace(s) }
 
 // static is s with a cursor that does not blink.
 func static(s textarea.Styles) textarea.Styles {
