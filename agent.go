@@ -31,7 +31,8 @@ type Agent struct {
 	PermissionMode PermissionMode
 	// Background runs every call of the agent in the background.
 	Background bool
-	// Isolation runs the agent in a git worktree of its own.
+	// Isolation runs the agent in a git worktree of its own
+	// (IsolationWorktree), or says it is remote (IsolationRemote, with URL).
 	Isolation Isolation
 	// MaxTurns bounds a run; 0 means the run's own limit.
 	MaxTurns int
@@ -75,8 +76,15 @@ const (
 // Isolation is where a subagent works.
 type Isolation string
 
-// IsolationWorktree gives each run of the agent a git worktree of its own.
-const IsolationWorktree Isolation = "worktree"
+// Isolations.
+const (
+	// IsolationWorktree gives each run of the agent a git worktree of its
+	// own.
+	IsolationWorktree Isolation = "worktree"
+	// IsolationRemote runs the agent on the A2A server of its URL (which
+	// it needs; a URL alone says the same).
+	IsolationRemote Isolation = "remote"
+)
 
 // AgentMode says whether a definition is a subagent, a main agent, or both.
 type AgentMode string
