@@ -65,14 +65,15 @@ type Model struct {
 	screens       []Screen
 
 	// Conversation state.
-	items  []*item
-	calls  map[string]*item // tool items by tool-use id
-	stream *item            // the main agent's reply still streaming
-	runs   *cadre.Activity
-	queued []string // messages sent while a turn runs, oldest first
-	busy   bool     // a turn of the main agent is going on
-	model  string
-	mode   cadre.PermissionMode
+	items    []*item
+	calls    map[string]*item // tool items by tool-use id
+	stream   *item            // the main agent's reply still streaming
+	runs     *cadre.Activity
+	queued   []string // messages sent while a turn runs, oldest first
+	busy     bool     // a turn of the main agent is going on
+	thinking bool     // its reply streams a thinking block now
+	model    string
+	mode     cadre.PermissionMode
 	// startMode is the mode the conversation opened in: Shift+Tab's
 	// cycle keeps it.
 	startMode cadre.PermissionMode
@@ -340,7 +341,7 @@ func (m *Model) runAgent(name, prompt, line string) {
 // (a conversation answers messages in the order sent, before waiting
 // notifications).
 func (m *Model) turnEnded() {
-	m.busy = false
+	m.busy, m.thinking = false, false
 	m.stream = nil
 	if len(m.queued) > 0 {
 		next := m.queued[0]

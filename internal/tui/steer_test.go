@@ -416,3 +416,19 @@ func TestEscapeSequencesAreNotDrawn(t *testing.T) {
 	h.press(tea.KeyEscape, 0)
 	<-got
 }
+
+// While the reply streams a thinking block, the status line says so.
+func TestThinkingShown(t *testing.T) {
+	h := newHarness(t)
+	h.typeText("hard question")
+	h.press(tea.KeyEnter, 0)
+	h.event(cadre.Event{Type: cadre.EventStreamEvent, Partial: map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "thinking"}}})
+	if !strings.Contains(h.m.Screen(), "thinking (esc stops)") {
+		t.Fatalf("no thinking state:\n%s", h.m.Screen())
+	}
+	h.event(cadre.Event{Type: cadre.EventStreamEvent, Partial: map[string]any{"type": "content_block_start", "index": 1, "content_block": map[string]any{"type": "text"}}})
+	h.event(partial("Answer"))
+	if s := h.m.Screen(); strings.Contains(s, "thinking") || !strings.Contains(s, "working") {
+		t.Fatalf("still thinking once the text streams:\n%s", s)
+	}
+}

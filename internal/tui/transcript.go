@@ -163,7 +163,10 @@ func (m *Model) partial(p map[string]any) {
 	m.busy = true
 	switch p["type"] {
 	case "message_start":
-		m.stream = nil
+		m.stream, m.thinking = nil, false
+	case "content_block_start":
+		b, _ := p["content_block"].(map[string]any)
+		m.thinking = b["type"] == "thinking"
 	case "content_block_delta":
 		d, _ := p["delta"].(map[string]any)
 		if d["type"] != "text_delta" {
@@ -181,6 +184,7 @@ func (m *Model) partial(p map[string]any) {
 // assistant takes a whole reply of the main agent: its text replaces what
 // streamed, and its tool calls follow.
 func (m *Model) assistant(msg *llm.Message) {
+	m.thinking = false
 	var text strings.Builder
 	for _, b := range msg.Content {
 		if b.Type == llm.BlockText {

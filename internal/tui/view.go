@@ -68,6 +68,9 @@ func (m *Model) status() string {
 	}
 	if m.running() {
 		state := spinner[m.frame%len(spinner)] + " working"
+		if m.thinking {
+			state = spinner[m.frame%len(spinner)] + " thinking"
+		}
 		if n := m.runs.Running(); n > 0 {
 			state += fmt.Sprintf(" · %d subagents", n)
 		}
