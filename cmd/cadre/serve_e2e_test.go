@@ -169,3 +169,43 @@ func TestServeSIGTERMStopsAndRecordsTheRun(t *testing.T) {
 		t.Errorf("transcript after SIGTERM: %+v", shown.Transcript)
 	}
 }
+
+// The settings and permission flags reach the runs: a run's init event
+// says the mode and lists the tools that --permission-mode and
+// --disallowedTools leave.
+func TestServeFlagsReachTheRuns(t *testing.T) {
+	e := newEnv(t)
+	e.write("scenario.yaml", "model: scripted\nagents:\n  main:\n    - text: done\n")
+	s := e.serve("--model", "script:scenario.yaml", "--permission-mode", "plan", "--disallowedTools", "Bash")
+	var run struct{ ID string }
+	if st := s.post(t, "/api/runs", map[string]any{"prompt": "hi", "close": true}, &run); st != http.StatusCreated {
+		t.Fatalf("start a run: %d", st)
+	}
+	resp, err := http.Get(s.url + "/api/runs/" + run.ID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	stream, _ := io.ReadAll(resp.Body) // the run closes: the stream ends
+	var init struct {
+		PermissionMode string   `json:"permissionMode"`
+		Tools          []string `json:"tools"`
+		Model          string   `json:"model"`
+	}
+	for _, l := range strings.Split(string(stream), "\n") {
+		if d, ok := strings.CutPrefix(l, "data: "); ok && strings.Contains(d, `"subtype":"init"`) {
+			json.Unmarshal([]byte(d), &init)
+		}
+	}
+	if init.PermissionMode != "plan" || !strings.HasPrefix(init.Model, "script:") || len(init.Tools) == 0 {
+		t.Fatalf("init %+v, want plan mode and the scripted model\n%s", init, stream)
+	}
+	for _, tl := range init.Tools {
+		if tl == "Bash" {
+			t.Errorf("tools %v: --disallowedTools Bash left it", init.Tools)
+		}
+	}
+	if !strings.Contains(string(stream), "event: end") {
+		t.Errorf("the stream did not end with the run:\n%s", stream)
+	}
+}
