@@ -156,6 +156,7 @@ func (s *Server) start(ctx context.Context, req startRequest) (*run, error) {
 		conv.Stop()
 		return nil, fmt.Errorf("the server is shutting down: %w", errUnavailable)
 	}
+	s.evictLocked()
 	s.runs[rn.id] = rn
 	s.order = append(s.order, rn)
 	watch, stopWatch := context.WithCancel(s.ctx)
@@ -171,6 +172,30 @@ func (s *Server) start(ctx context.Context, req startRequest) (*run, error) {
 	}
 	s.log.Debug("run started", "session", rn.id, "resume", req.Resume)
 	return rn, nil
+}
+
+// evictLocked drops the oldest ended runs beyond Config.KeepEnded, so a
+// long-lived server does not keep every event log. s.mu is held.
+func (s *Server) evictLocked() {
+	ended := 0
+	for _, r := range s.order {
+		if r.done() {
+			ended++
+		}
+	}
+	kept := s.order[:0]
+	for _, r := range s.order {
+		if ended > s.cfg.KeepEnded && r.done() {
+			ended--
+			if s.runs[r.id] == r {
+				delete(s.runs, r.id)
+			}
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(s.order[len(kept):])
+	s.order = kept
 }
 
 // withRun resolves {id} to a run of this server.

@@ -312,3 +312,32 @@ func TestApprovalsAnsweredOverHTTP(t *testing.T) {
 		t.Errorf("third result: %v", res)
 	}
 }
+
+// Ended runs beyond Config.KeepEnded leave memory, oldest first; their
+// sessions are still read from the store.
+func TestEndedRunsAreEvicted(t *testing.T) {
+	f := newFixture(t, readThenAnswer, Config{KeepEnded: 1})
+	var ids []string
+	for range 3 {
+		r := f.start(map[string]any{"prompt": "What is the secret word?", "close": true})
+		f.stream(r.ID, nil).until(t, "the end", func(e sse) bool { return e.name == "end" })
+		ids = append(ids, r.ID)
+	}
+	// Each start drops the ended runs beyond one: the newest ended stays.
+	live := f.start(map[string]any{})
+	var runs []runJSON
+	f.do("GET", "/api/runs", nil, &runs)
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.ID)
+	}
+	if want := []string{live.ID, ids[2]}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("runs %v, want %v (the running one and the newest ended)", got, want)
+	}
+	if st := f.do("GET", "/api/runs/"+ids[0], nil, nil); st != 404 {
+		t.Errorf("an evicted run: %d, want 404", st)
+	}
+	if st := f.do("GET", "/api/sessions/"+ids[0], nil, nil); st != 200 {
+		t.Errorf("an evicted run's session: %d, want 200", st)
+	}
+}

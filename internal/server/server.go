@@ -29,11 +29,18 @@ type Config struct {
 	// AgentCard, if set, serves /.well-known/agent-card.json, without the
 	// token: A2A clients read it before they know how to authenticate.
 	AgentCard http.Handler
+	// KeepEnded is how many ended runs stay in memory, their event logs
+	// with them (newest kept); 0 means DefaultKeepEnded. An evicted run's
+	// session is still read from the store (/api/sessions/{id}).
+	KeepEnded int
 	// Model and PermissionMode are the defaults of a run that names none.
 	Model          string
 	PermissionMode cadre.PermissionMode
 	Logger         *slog.Logger
 }
+
+// DefaultKeepEnded is Config.KeepEnded's default.
+const DefaultKeepEnded = 100
 
 // Server serves the API, the web view and the A2A endpoints over one
 // runtime. Its runs live until they end, are stopped, or Shutdown.
@@ -64,6 +71,12 @@ func New(cfg Config) (*Server, error) {
 		if err := validMode(cfg.PermissionMode); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.KeepEnded < 0 {
+		return nil, fmt.Errorf("server: Config.KeepEnded is %d, want 0 or more", cfg.KeepEnded)
+	}
+	if cfg.KeepEnded == 0 {
+		cfg.KeepEnded = DefaultKeepEnded
 	}
 	log := cfg.Logger
 	if log == nil {
