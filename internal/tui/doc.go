@@ -16,8 +16,9 @@
 // (cadre.Conversation.Stats) and the background runs. Messages typed while
 // a turn runs show as queued until their turn starts. Permission requests
 // from any agent wait in a cadre.Approvals queue and are asked one at a
-// time in place of the input. Nothing ticks while nothing runs: an idle
-// screen costs no CPU.
+// time in place of the input. The model schedules nothing while nothing
+// runs (its spinner ticks only while something does); what an idle screen
+// costs is Bubble Tea's renderer waking at its frame rate (run.go).
 //
 // Run drives the program: it pumps the conversation's events and the
 // approval queue into it, and when it quits stops the conversation (or

@@ -72,7 +72,7 @@ func (m *Model) status() string {
 			state = spinner[m.frame%len(spinner)] + " thinking"
 		}
 		if n := m.runs.Running(); n > 0 {
-			state += fmt.Sprintf(" · %d subagents", n)
+			state += fmt.Sprintf(" · %d subagent%s", n, plural(n))
 		}
 		if m.busy {
 			state += " (esc stops)"
