@@ -822,6 +822,32 @@ func testRunTimeout(t *testing.T) {
 	}
 }
 
+// TestForegroundRunTimeoutNamesTheLimit: a foreground run past its time
+// limit is a tool error naming the agent and the limit, and keeps what the
+// agent wrote — not the bare "context deadline exceeded" of the child's
+// context, which read like the caller's own turn had been cut.
+func TestForegroundRunTimeoutNamesTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, setup{subagents: config.Subagents{RunTimeoutSeconds: 1}, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}})
+		res, err := h.call(t.Context(), h.mainCaller(), "toolu_1", AgentInput{Description: "slow job", Prompt: "work"})
+		if err != nil {
+			t.Fatalf("the timed-out foreground call returned an error (%v): the caller's turn would read as interrupted", err)
+		}
+		text := res.Content[0].Text
+		for _, want := range []string{"timed out", "subagents.runTimeoutSeconds (1s) elapsed", "session_id: "} {
+			if !res.IsError || !strings.Contains(text, want) {
+				t.Errorf("tool result (error %v) lacks %q:\n%s", res.IsError, want, text)
+			}
+		}
+		if strings.Contains(text, "context deadline exceeded") {
+			t.Errorf("tool result still says the bare context error:\n%s", text)
+		}
+	})
+}
+
 // lastMessage is the text of a request's last message.
 func lastMessage(r recorded) string {
 	msgs := r.req.Messages

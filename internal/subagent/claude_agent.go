@@ -105,6 +105,15 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 // child's final text and the continuation trailer (S-L1).
 func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 	res := o.res
+	if cause, ok := o.task.timedOut(); ok {
+		// The child's own time limit, not the caller's turn: the model
+		// learns which agent ran out of time, and what it had written.
+		partial := ""
+		if text := strings.TrimSpace(res.Result); text != "" {
+			partial = "\nIts output so far:\n" + escapeTags(text)
+		}
+		return tool.Errorf("Agent %q timed out: %v.%s\n(session_id: %s)", o.def.Name, cause, partial, o.sessionID), nil
+	}
 	if errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded) {
 		if w := o.task.worktree(); w != nil && w.Kept {
 			// Interrupted, but its worktree holds work: say where.

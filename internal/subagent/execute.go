@@ -291,7 +291,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		text = t.announced
 	}
 	t.mu.Lock()
-	t.final, t.status, t.endedAt = res, status, s.cfg.Now()
+	t.final, t.status, t.cause, t.endedAt = res, status, cause, s.cfg.Now()
 	background := t.background
 	if t.out != nil {
 		fmt.Fprintf(t.out, "\n[%s]\n%s\n", status, text)

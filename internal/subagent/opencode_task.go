@@ -58,6 +58,9 @@ func (s *Service) taskTool(c Caller) tool.Tool {
 // the task id, then its final text.
 func openCodeResult(o *outcome) (tool.Result, error) {
 	res := o.res
+	if cause, ok := o.task.timedOut(); ok {
+		return openCodeError(o.sessionID, cause), nil
+	}
 	if errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded) {
 		return tool.Result{}, res.Err
 	}

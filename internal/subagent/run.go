@@ -78,6 +78,7 @@ type liveTask struct {
 	bgRequested chan struct{} // closed when someone asks a foreground waiter to let go
 	final       *runner.Result
 	status      task.Status
+	cause       error     // why the run's context ended, if it did (finish)
 	endedAt     time.Time // when final was set
 	text        string    // newest assistant text: the partial result
 	tokens      int64
@@ -279,6 +280,18 @@ func (t *liveTask) end() (res *runner.Result, status task.Status, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.final, t.status, t.final != nil
+}
+
+// timedOut reports why the run ended past its time limit, if it did: the
+// limit that elapsed, which its result's error ("context deadline
+// exceeded") does not name.
+func (t *liveTask) timedOut() (error, bool) {
+	if t == nil {
+		return nil, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cause, t.status == task.StatusTimeout && t.cause != nil
 }
 
 // over reports whether the run is over: its end recorded and announced,
