@@ -27,9 +27,6 @@ type Options struct {
 	Program []tea.ProgramOption
 }
 
-// frameRate is the renderer's frames per second (tea.WithFPS).
-const frameRate = 30
-
 // Run runs the TUI until the user quits or the conversation ends; it
 // stops the conversation and returns once everything it started has
 // ended.
@@ -37,10 +34,11 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m := New(ctx, cfg)
-	// Bubble Tea's renderer wakes at its frame rate whether or not the
-	// screen changed; 60 a second made an idle TUI use ~1% of a core.
-	// At 30 a change is drawn within 33 ms, below what typing feels.
-	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(frameRate)}
+	// Bubble Tea's renderer wakes at its frame rate (60 a second) whether
+	// or not the screen changed: ~1% of a core while idle. 30 a second
+	// cut that by a third but delayed the first screen by two frames
+	// (~17 ms), so the default stays (docs/performance.md).
+	popts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if opts.Input != nil {
 		popts = append(popts, tea.WithInput(opts.Input))
 	}
