@@ -302,6 +302,15 @@ func (a *Agent) send(ctx context.Context, req *llm.Request) (string, error) {
 			break
 		}
 	}
+	if !ex.final() && ex.task != "" && ctx.Err() == nil {
+		// The stream ended early (a dropped connection); the task goes on
+		// on the server: pick it up again.
+		if err := a.follow(sctx, client, &ex); err == nil {
+			streamErr = nil
+		} else if streamErr == nil {
+			streamErr = err
+		}
+	}
 	close(finished)
 	<-watched
 	a.mu.Lock()
@@ -344,6 +353,28 @@ func (a *Agent) send(ctx context.Context, req *llm.Request) (string, error) {
 		return "", a.fail("task %s needs authentication: set the agent's headers (an agent declared in your settings can carry them): %s", ex.task, orNone(ex.status))
 	}
 	return "", a.fail("task %s ended the stream in state %s: %s", ex.task, ex.state, orNone(ex.status))
+}
+
+// follow picks a task up again after its stream ended early:
+// SubscribeToTask, then GetTask when the server will not resubscribe (the
+// task may have ended meanwhile).
+func (a *Agent) follow(ctx context.Context, client *a2aclient.Client, ex *exchange) error {
+	for ev, err := range client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: ex.task}) {
+		if err != nil {
+			break
+		}
+		ex.add(ev)
+		a.progress(ev)
+		if ex.final() {
+			return nil
+		}
+	}
+	task, err := client.GetTask(ctx, &a2a.GetTaskRequest{ID: ex.task})
+	if err != nil {
+		return err
+	}
+	ex.add(task)
+	return nil
 }
 
 func orNone(s string) string {

@@ -1,8 +1,10 @@
 package remote_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -277,5 +279,79 @@ func TestStopCancelsTheRemoteTask(t *testing.T) {
 	defer p.mu.Unlock()
 	if len(p.canceled) != 1 || p.canceled[0] != id {
 		t.Errorf("canceled %v, want %s", p.canceled, id)
+	}
+}
+
+// dropAfter passes writes through until one holds marker, then closes the
+// connection and drops the rest while reporting them written: the client's
+// stream ends early, as when a connection drops, while the server goes on.
+type dropAfter struct {
+	http.ResponseWriter
+	marker  string
+	dropped bool
+}
+
+func (d *dropAfter) Write(p []byte) (int, error) {
+	if d.dropped {
+		return len(p), nil
+	}
+	n, err := d.ResponseWriter.Write(p)
+	if strings.Contains(string(p), d.marker) {
+		// Out with what was written, then the connection goes.
+		rc := http.NewResponseController(d.ResponseWriter)
+		rc.Flush()
+		if conn, _, herr := rc.Hijack(); herr == nil {
+			conn.Close()
+		}
+		d.dropped = true
+	}
+	return n, err
+}
+
+func (d *dropAfter) Flush() {
+	if f, ok := d.ResponseWriter.(http.Flusher); ok && !d.dropped {
+		f.Flush()
+	}
+}
+
+// TestABrokenStreamIsPickedUpAgain: the stream ends while the remote task
+// works; the client follows the task (SubscribeToTask, else GetTask) and
+// gets its answer.
+func TestABrokenStreamIsPickedUpAgain(t *testing.T) {
+	resubscribed := make(chan struct{})
+	var once sync.Once
+	p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		select {
+		case <-resubscribed:
+		case <-ctx.Done():
+			return
+		}
+		answer("after the break")(ctx, ec, yield)
+	})
+	inner := p.srv.Config.Handler
+	p.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		switch {
+		case bytes.Contains(body, []byte(`"SendStreamingMessage"`)):
+			w = &dropAfter{ResponseWriter: w, marker: "TASK_STATE_WORKING"}
+		case bytes.Contains(body, []byte(`"SubscribeToTask"`)), bytes.Contains(body, []byte(`"GetTask"`)):
+			once.Do(func() { close(resubscribed) })
+		}
+		inner.ServeHTTP(w, r)
+	})
+	a, err := remote.New(remote.Config{Name: "flaky", URL: p.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ask(t, a, t.Context(), "go on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "after the break: go on" {
+		t.Errorf("answer %q", got)
 	}
 }
