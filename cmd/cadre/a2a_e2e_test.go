@@ -129,7 +129,7 @@ func jsClientDrivesServe(t *testing.T, token string) {
 	cmd.Dir, cmd.Env = e.dir, e.vars
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	runBounded(t, cmd, &errb)
+	runWithin(t, cmd, &errb, 120*time.Second)
 	var rep struct {
 		Errors []string
 		Card   struct {
@@ -184,22 +184,6 @@ func jsClientDrivesServe(t *testing.T, token string) {
 	}
 	if !withContext {
 		t.Errorf("no session %s (the context id) among %+v", f.ContextID, infos)
-	}
-}
-
-func runBounded(t *testing.T, cmd *exec.Cmd, errb *bytes.Buffer) {
-	t.Helper()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(120 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("%s did not finish in 120s; stderr:\n%s", cmd.Args[1], errb.String())
 	}
 }
 

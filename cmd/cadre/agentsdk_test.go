@@ -204,18 +204,7 @@ func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer,
 	cmd.Env = e.vars
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("driver %s did not finish in 90s; stderr:\n%s", scenario, errb.String())
-	}
+	runWithin(t, cmd, &errb, 90*time.Second)
 	var rep sdkReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("driver %s: output is not its report (%v)\nstdout:\n%s\nstderr:\n%s", scenario, err, out.String(), errb.String())

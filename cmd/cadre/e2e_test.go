@@ -80,19 +80,27 @@ func (e *env) run(stdin string, args ...string) proc {
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	done := make(chan error, 1)
+	runWithin(e.t, cmd, &errb, 60*time.Second)
+	return proc{stdout: out.String(), stderr: errb.String(), code: cmd.ProcessState.ExitCode()}
+}
+
+// runWithin runs cmd to its end, killing it and failing the test with its
+// standard error (errb) if it takes longer than limit: a hung process must
+// fail the test, not the whole test binary's timeout.
+func runWithin(t *testing.T, cmd *exec.Cmd, errb *bytes.Buffer, limit time.Duration) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
+	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
 		<-done
-		e.t.Fatalf("cadre %v did not finish in 60s; stderr:\n%s", args, errb.String())
+		t.Fatalf("%s did not finish in %v; stderr:\n%s", strings.Join(cmd.Args, " "), limit, errb.String())
 	}
-	return proc{stdout: out.String(), stderr: errb.String(), code: cmd.ProcessState.ExitCode()}
 }
 
 // lines parses stream-json output, failing on any line that is not JSON.

@@ -186,20 +186,21 @@ func (s *Session) send(args ...string) {
 // blanks trimmed, no colours or attributes.
 func (s *Session) Capture() string {
 	s.t.Helper()
-	sn, err := s.snapshot(false)
-	if err != nil {
-		s.t.Fatalf("tmux capture-pane: %v", err)
-	}
-	return sn.screen
+	return s.capture(false)
 }
 
 // CaptureStyled returns the screen with its colours and attributes as
 // escape sequences (capture-pane -e).
 func (s *Session) CaptureStyled() string {
 	s.t.Helper()
-	sn, err := s.snapshot(true)
+	return s.capture(true)
+}
+
+func (s *Session) capture(styled bool) string {
+	s.t.Helper()
+	sn, err := s.snapshot(styled)
 	if err != nil {
-		s.t.Fatalf("tmux capture-pane -e: %v", err)
+		s.t.Fatalf("tmux capture-pane (styled %v): %v", styled, err)
 	}
 	return sn.screen
 }
