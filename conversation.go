@@ -342,6 +342,14 @@ func (c *Conversation) SetModel(name string) error {
 	return nil
 }
 
+// Model is the name of the model the main agent's next call uses: the one
+// it opened with, or the one SetModel chose ("default" goes back).
+func (c *Conversation) Model() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ref.Model
+}
+
 // Background moves a running foreground subagent of this conversation to
 // the background — the one started by the Agent call toolUseID, or all of
 // them when toolUseID is "" — as Ctrl+B does (DESIGN §7.1): the waiting

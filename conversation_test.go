@@ -267,8 +267,12 @@ func TestConversationSetModelTakesEffect(t *testing.T) {
 	}
 	rt := f.open(t, cadre.Options{})
 	cv := openConvo(t, rt, cadre.OpenRequest{})
+	opened := cv.c.Model()
 	if err := cv.c.SetModel("no-such-provider:nothing"); err == nil {
 		t.Error("SetModel accepted a model that does not resolve")
+	}
+	if cv.c.Model() != opened || opened == "" {
+		t.Errorf("Model() = %q after a refused SetModel, want the opening model %q", cv.c.Model(), opened)
 	}
 	cv.send("one")
 	cv.waitResults(1)
@@ -277,8 +281,14 @@ func TestConversationSetModelTakesEffect(t *testing.T) {
 	}
 	cv.send("two")
 	cv.waitResults(2)
+	if cv.c.Model() == opened {
+		t.Errorf("Model() = %q after SetModel to another model", cv.c.Model())
+	}
 	if err := cv.c.SetModel(""); err != nil { // back to the model it opened with
 		t.Fatal(err)
+	}
+	if cv.c.Model() != opened {
+		t.Errorf("Model() = %q after going back, want %q", cv.c.Model(), opened)
 	}
 	cv.send("three")
 	rs := cv.close()

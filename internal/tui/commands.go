@@ -44,6 +44,7 @@ type Steering interface {
 	SubagentLog(ctx context.Context, target string, limit int, tools bool) (cadre.SubagentRun, []cadre.LogMessage, error)
 	Compact(ctx context.Context) error
 	SetModel(name string) error
+	Model() string
 }
 
 // The runtime's own types are what the commands run on.

@@ -25,12 +25,14 @@ func (m *Model) modelCommand(args string) tea.Cmd {
 		m.Error(err.Error())
 		return nil
 	}
+	// The status line names the model as the runtime resolved it (an
+	// alias becomes its full name; "default" the opening model's).
+	m.model = st.Model()
 	if args == "default" {
-		m.Info("The main agent goes back to the model it opened with from its next call.")
+		m.Info(fmt.Sprintf("The main agent goes back to %s, the model it opened with, from its next call.", m.model))
 		return nil
 	}
-	m.model = args
-	m.Info(fmt.Sprintf("The main agent uses %s from its next call.", args))
+	m.Info(fmt.Sprintf("The main agent uses %s from its next call.", m.model))
 	return nil
 }
 

@@ -108,6 +108,21 @@ func (s *steerConv) SetModel(name string) error {
 	return nil
 }
 
+// Model resolves as the runtime does: an alias to a full name, "default"
+// to the opening model.
+func (s *steerConv) Model() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch last := s.models[len(s.models)-1]; last {
+	case "default":
+		return "claude-sonnet-4-5"
+	case "opus":
+		return "claude-opus-4-1"
+	default:
+		return last
+	}
+}
+
 // fakeRuntime answers the commands' runtime calls from its fields.
 type fakeRuntime struct {
 	agents   []cadre.AgentEntry
@@ -426,6 +441,13 @@ func TestModelCompactClearAndUnknownCommands(t *testing.T) {
 	h.do(h.enter("/model opus"))
 	if len(h.steer.models) != 1 || h.steer.models[0] != "opus" || !strings.Contains(h.m.status(), "opus") {
 		t.Errorf("/model opus: models %v, status %q", h.steer.models, h.m.status())
+	}
+	if !strings.Contains(h.m.status(), "claude-opus-4-1") {
+		t.Errorf("the status line names %q, want the resolved model", h.m.status())
+	}
+	h.do(h.enter("/model default"))
+	if !strings.Contains(h.m.status(), "claude-sonnet-4-5") || strings.Contains(h.m.status(), "opus") {
+		t.Errorf("/model default: the status line names %q, want the opening model", h.m.status())
 	}
 	h.steer.modelErr = errors.New(`set model: unknown model alias "gpt-9"`)
 	h.do(h.enter("/model gpt-9"))
