@@ -1,5 +1,5 @@
 // Package sessiontest is the conformance suite for session.Index: every
-// implementation (session.Mem, the SQLite store, later PostgreSQL) runs Run
+// implementation (session.Mem, the SQLite store, the PostgreSQL store) runs Run
 // from its own tests, so they all behave alike.
 //
 // The suite covers create and get (every field, usage included), duplicate

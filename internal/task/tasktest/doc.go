@@ -1,5 +1,5 @@
 // Package tasktest is the conformance suite for task.Store: every
-// implementation (task.Mem, the SQLite store, later PostgreSQL) runs Run from
+// implementation (task.Mem, the SQLite store, the PostgreSQL store) runs Run from
 // its own tests, so they all behave alike (S-X3).
 //
 // The suite covers create and get (every field, usage and empty fields

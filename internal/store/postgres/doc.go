@@ -1,0 +1,28 @@
+// Package postgres is cadre's store for several nodes sharing one database:
+// the session index (session.Index) and the task records (task.Store) in
+// PostgreSQL, through pgx and its pool (github.com/jackc/pgx/v5). It
+// behaves as the embedded SQLite store does (the same conformance suites
+// run against both, S-X3); what differs is how it stays right when many
+// processes on many machines write at once.
+//
+// # Many writers
+//
+// Every read-modify-write (UpdateSession, UpdateTask, MarkNotified and the
+// joint writes) runs in one transaction that first reads the row with
+// SELECT ... FOR UPDATE: the row stays locked until the commit, so a
+// concurrent writer of the same row, in this process or on another node,
+// waits and then reads what the first stored. No update is lost, and of all
+// the MarkNotified calls on a task exactly one finds Notified unset. Rows of
+// different records never wait for one another. Plain reads take no locks.
+//
+// # Schema
+//
+// Migrations are the numbered files in migrations/ (0001_....sql), applied
+// in order on Open inside one transaction that first takes a transaction
+// advisory lock (pg_advisory_xact_lock) on a key of cadre's own: when
+// several nodes start at once on a fresh database, one migrates while the
+// others wait, then find the schema current and apply nothing. The versions
+// applied are recorded in cadre_schema_version; a database whose schema is
+// newer than this binary knows is refused rather than misread. To change
+// the schema, add the next numbered file; never edit one that has shipped.
+package postgres

@@ -1,0 +1,38 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestOpenBadURLs: a URL that is not PostgreSQL's, or names no server that
+// answers, is a clear error that never shows the password.
+func TestOpenBadURLs(t *testing.T) {
+	for _, tc := range []struct {
+		name, url, want string
+	}{
+		{"empty", "", "want postgres://"},
+		{"a path", "/var/lib/cadre.db", "want postgres://"},
+		{"another scheme", "mysql://u:hunter2@db/cadre", "want postgres://"},
+		{"no host", "postgres:///cadre", "has no host"},
+		{"not a URL", "postgres://u:hunter2@db:port/cadre", "not a valid URL"},
+		{"bad parameter", "postgres://u:hunter2@127.0.0.1/cadre?sslmode=sometimes", "sslmode"},
+		// Port 1 on the loopback: nothing listens, the refusal is immediate.
+		{"nobody there", "postgres://u:hunter2@127.0.0.1:1/cadre?sslmode=disable&connect_timeout=5", "127.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := Open(t.Context(), tc.url)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("err = %v, want it to say %q", err, tc.want)
+			}
+			if strings.Contains(msg, "hunter2") {
+				t.Errorf("err = %v shows the password", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,80 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DB is an open PostgreSQL store. It is safe for concurrent use, and any
+// number of DBs, in one process or on many machines, may share a database.
+type DB struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database at dsn (a postgres:// or postgresql://
+// URL) and brings its schema up to date. The password, if the URL has one,
+// never appears in its errors.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	shown, err := checkURL(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open PostgreSQL store: %w", err)
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, err)
+	}
+	db := &DB{pool: pool}
+	ms, err := loadMigrations(migrationFiles)
+	if err == nil {
+		err = db.migrate(ctx, ms)
+	}
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, err)
+	}
+	return db, nil
+}
+
+// checkURL checks that dsn is a PostgreSQL URL with a host and returns it
+// with any password replaced by "xxxxx", to name it in errors.
+func checkURL(dsn string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// url.Error repeats the text it could not parse, password
+		// and all: say only what is wrong.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", fmt.Errorf("the store URL is not a valid URL: %w", err)
+	}
+	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return "", fmt.Errorf("the store URL %s: want postgres://user@host:port/database", u.Redacted())
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("the store URL %s has no host", u.Redacted())
+	}
+	return u.Redacted(), nil
+}
+
+// Close closes the pool's connections, waiting for those in use to be
+// returned. Closing twice is harmless.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// inTx runs fn in a transaction, committed if fn returns nil and rolled
+// back otherwise.
+func (db *DB) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db.pool, fn)
+}

@@ -1,0 +1,204 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/cadre-dev/cadre/internal/session"
+)
+
+var _ session.Index = (*DB)(nil)
+
+const sessionColumns = `id, parent_id, agent, session_key, title, cwd, status, created_ms, updated_ms,
+	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+	cost_usd, num_turns, transcript_path, owner`
+
+func scanSession(r pgx.Row) (session.Info, error) {
+	var (
+		s                  session.Info
+		status             string
+		createdMS, updated int64
+	)
+	err := r.Scan(&s.ID, &s.ParentID, &s.Agent, &s.Key, &s.Title, &s.Cwd, &status, &createdMS, &updated,
+		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheCreationInputTokens, &s.Usage.CacheReadInputTokens,
+		&s.CostUSD, &s.NumTurns, &s.TranscriptPath, &s.Owner)
+	s.Status = session.Status(status)
+	s.Created = time.UnixMilli(createdMS).UTC()
+	s.Updated = time.UnixMilli(updated).UTC()
+	return s, err
+}
+
+// sessionValues are s's columns after id, in sessionColumns order.
+func sessionValues(s session.Info) []any {
+	return []any{s.ParentID, s.Agent, s.Key, s.Title, s.Cwd, string(s.Status),
+		s.Created.UnixMilli(), s.Updated.UnixMilli(),
+		s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheCreationInputTokens, s.Usage.CacheReadInputTokens,
+		s.CostUSD, s.NumTurns, s.TranscriptPath, s.Owner}
+}
+
+// CreateSession implements session.Index.
+func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
+	if s.ID == "" {
+		return fmt.Errorf("create session: the id is empty")
+	}
+	if err := insertSession(ctx, db.pool, s); err != nil {
+		return fmt.Errorf("create session %q: %w", s.ID, err)
+	}
+	return nil
+}
+
+// execer is what a write needs: the pool, or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+const insertSessionSQL = `INSERT INTO sessions (` + sessionColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+	ON CONFLICT (id) DO NOTHING`
+
+// insertSession adds s's row; an id already present is an error.
+func insertSession(ctx context.Context, q execer, s session.Info) error {
+	tag, err := q.Exec(ctx, insertSessionSQL, append([]any{s.ID}, sessionValues(s)...)...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return errors.New("a session with this id already exists")
+	}
+	return nil
+}
+
+// UpdateSession implements session.Index: the row is read FOR UPDATE and
+// stays locked until the write commits (doc.go).
+func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Info) error) error {
+	err := db.inTx(ctx, func(tx pgx.Tx) error { return updateSession(ctx, tx, id, fn) })
+	if err != nil {
+		return fmt.Errorf("update session %q: %w", id, err)
+	}
+	return nil
+}
+
+const (
+	selectSessionSQL = `SELECT ` + sessionColumns + ` FROM sessions WHERE id = $1`
+	updateSessionSQL = `UPDATE sessions SET
+		parent_id = $1, agent = $2, session_key = $3, title = $4, cwd = $5, status = $6, created_ms = $7, updated_ms = $8,
+		input_tokens = $9, output_tokens = $10, cache_creation_input_tokens = $11, cache_read_input_tokens = $12,
+		cost_usd = $13, num_turns = $14, transcript_path = $15, owner = $16
+		WHERE id = $17`
+)
+
+// updateSession is UpdateSession inside tx.
+func updateSession(ctx context.Context, tx pgx.Tx, id string, fn func(*session.Info) error) error {
+	s, err := scanSession(tx.QueryRow(ctx, selectSessionSQL+` FOR UPDATE`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.ErrNotFound
+	} else if err != nil {
+		return err
+	}
+	if err := fn(&s); err != nil {
+		return err
+	}
+	if s.ID != id {
+		return fmt.Errorf("the update changed the id to %q", s.ID)
+	}
+	_, err = tx.Exec(ctx, updateSessionSQL, append(sessionValues(s), id)...)
+	return err
+}
+
+// GetSession implements session.Index.
+func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
+	s, err := scanSession(db.pool.QueryRow(ctx, selectSessionSQL, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
+	} else if err != nil {
+		return session.Info{}, fmt.Errorf("get session %q: %w", id, err)
+	}
+	return s, nil
+}
+
+// where gathers a query's conditions and their numbered arguments.
+type where struct {
+	terms []string
+	args  []any
+}
+
+// add appends a condition; each "?" in term becomes the next $N, bound to
+// the next of args.
+func (w *where) add(term string, args ...any) {
+	for _, a := range args {
+		w.args = append(w.args, a)
+		term = strings.Replace(term, "?", fmt.Sprintf("$%d", len(w.args)), 1)
+	}
+	w.terms = append(w.terms, term)
+}
+
+// sql is q with w's conditions, order and limit.
+func (w *where) sql(q, order string, limit int) string {
+	if len(w.terms) > 0 {
+		q += " WHERE " + strings.Join(w.terms, " AND ")
+	}
+	q += " ORDER BY " + order
+	if limit > 0 {
+		w.args = append(w.args, limit)
+		q += fmt.Sprintf(" LIMIT $%d", len(w.args))
+	}
+	return q
+}
+
+// statuses is a filter's statuses as the strings stored.
+func statuses[S ~string](list []S) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// ListSessions implements session.Index.
+func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Info, error) {
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var w where
+	if f.ParentID != nil {
+		w.add("parent_id = ?", *f.ParentID)
+	}
+	if len(f.Statuses) > 0 {
+		w.add("status = ANY(?)", statuses(f.Statuses))
+	}
+	if f.Cwd != "" {
+		w.add("cwd = ?", f.Cwd)
+	}
+	if !f.EndedBefore.IsZero() {
+		// The first and last terms are the partial index's own
+		// (sessions_to_archive), spelt alike so that the planner uses it.
+		w.add(`parent_id <> ''`)
+		w.add(`status IN ('completed', 'failed', 'killed')`)
+		w.add("updated_ms < ?", f.EndedBefore.UnixMilli())
+		w.add(`transcript_path NOT LIKE '%.deleted.%'`)
+	}
+	q := w.sql(`SELECT `+sessionColumns+` FROM sessions`, "updated_ms DESC, id DESC", f.Limit)
+	rows, err := db.pool.Query(ctx, q, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	out := []session.Info{}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
