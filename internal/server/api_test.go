@@ -123,6 +123,12 @@ func TestRunStreamMessageTranscriptStop(t *testing.T) {
 		t.Errorf("result %v", res)
 	}
 
+	// The run's figures are the tree's so far, while the session's
+	// record only changes when a turn ends.
+	var live runJSON
+	if st := f.do("GET", "/api/runs/"+r.ID, nil, &live); st != 200 || live.Tokens <= 0 {
+		t.Errorf("run after its first turn: %d %+v, want its tokens so far", st, live)
+	}
 	if st := f.do("POST", "/api/runs/"+r.ID+"/messages", map[string]any{"text": "second question"}, nil); st != http.StatusAccepted {
 		t.Fatalf("message: %d", st)
 	}

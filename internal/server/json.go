@@ -86,14 +86,19 @@ func mustJSON(v any) []byte {
 }
 
 type runJSON struct {
-	ID        string      `json:"id"`
-	SessionID string      `json:"session_id"`
-	Started   time.Time   `json:"started"`
-	Ended     *time.Time  `json:"ended,omitempty"`
-	Running   bool        `json:"running"`
-	Events    int         `json:"events"`
-	Pending   int         `json:"pending_approvals"`
-	Result    *resultJSON `json:"result,omitempty"`
+	ID        string     `json:"id"`
+	SessionID string     `json:"session_id"`
+	Started   time.Time  `json:"started"`
+	Ended     *time.Time `json:"ended,omitempty"`
+	Running   bool       `json:"running"`
+	Events    int        `json:"events"`
+	Pending   int        `json:"pending_approvals"`
+	// Tokens and CostUSD are the whole tree's so far (the main agent and
+	// every subagent), growing during a turn (Conversation.Stats); the
+	// session record's figures change only when a turn ends.
+	Tokens  int64       `json:"tokens"`
+	CostUSD float64     `json:"cost_usd"`
+	Result  *resultJSON `json:"result,omitempty"`
 }
 
 type resultJSON struct {

@@ -111,7 +111,9 @@ func (r *run) done() bool {
 func (r *run) info() runJSON {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := runJSON{ID: r.id, SessionID: r.id, Started: r.started, Events: len(r.log), Running: r.ended.IsZero(), Pending: len(r.approvals.Pending())}
+	stats := r.conv.Stats()
+	out := runJSON{ID: r.id, SessionID: r.id, Started: r.started, Events: len(r.log), Running: r.ended.IsZero(), Pending: len(r.approvals.Pending()),
+		Tokens: stats.Usage.Total(), CostUSD: stats.CostUSD}
 	if !r.ended.IsZero() {
 		t := r.ended
 		out.Ended = &t

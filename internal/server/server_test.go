@@ -16,6 +16,7 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/testkit"
+	"github.com/cadre-dev/cadre/llm"
 	"go.uber.org/goleak"
 )
 
@@ -213,5 +214,5 @@ func readThenAnswer(req testkit.Request) testkit.Reply {
 	if !strings.Contains(body, "tool_result") {
 		return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Read", Input: map[string]any{"file_path": "notes.txt"}}}}
 	}
-	return testkit.Reply{Text: "It says PAPAYA."}
+	return testkit.Reply{Text: "It says PAPAYA.", Usage: llm.Usage{InputTokens: 120, OutputTokens: 6}}
 }

@@ -156,8 +156,10 @@ function sessionPage(id, selected) {
       h("span", {}, status(s.status), st.run && st.run.running ? h("span", { class: "muted" }, " open") : ""),
       h("span", { class: "title" }, s.title || ""),
       h("span", {}, "session ", h("b", {}, s.id)),
-      h("span", {}, "tokens ", h("b", {}, fmt.tokens(s.tokens))),
-      h("span", {}, "cost ", h("b", {}, fmt.cost(s.cost_usd))),
+      // A run of this server has the whole tree's figures as they grow;
+      // the session record's change only when a turn ends.
+      st.run ? h("span", { title: "the main agent and every subagent, so far" }, "tokens (all agents) ", h("b", {}, fmt.tokens(st.run.tokens))) : h("span", {}, "tokens ", h("b", {}, fmt.tokens(s.tokens))),
+      st.run ? h("span", {}, "cost ", h("b", {}, fmt.cost(st.run.cost_usd))) : h("span", {}, "cost ", h("b", {}, fmt.cost(s.cost_usd))),
       h("span", {}, "turns ", h("b", {}, s.num_turns)),
       h("span", { class: "muted" }, s.cwd));
   }
