@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,7 +32,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, err)
+		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
 	db := &DB{pool: pool}
 	ms, err := loadMigrations(migrationFiles)
@@ -39,10 +41,23 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, err)
+		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
 	return db, nil
 }
+
+// oneLine is an error whose message is put on one line: pgx gives each
+// address it tried a line of its own, and a command-line front end shows
+// only an error's first line, which would then end before saying what
+// went wrong.
+type oneLine struct{ err error }
+
+var lineBreaks = regexp.MustCompile(`\s*\n\s*`)
+
+func (e oneLine) Error() string {
+	return lineBreaks.ReplaceAllString(strings.TrimSpace(e.err.Error()), " ")
+}
+func (e oneLine) Unwrap() error { return e.err }
 
 // checkURL checks that dsn is a PostgreSQL URL with a host and returns it
 // with any password replaced by "xxxxx", to name it in errors.

@@ -10,8 +10,9 @@
 // socket is in a private directory). PostgreSQL refuses to run as root, so
 // as root every command runs as the postgres user through runuser.
 //
-// One server serves all the tests of a binary: TestMain calls Server.Main,
-// which starts it, runs the tests and stops it. A watchdog process holds the
+// One server serves all the tests of a binary: it starts when a test first
+// asks for a database, and TestMain stops it (Server.Main does both that and
+// goleak's check). A watchdog process holds the
 // read end of a pipe whose write end only the test binary holds; when the
 // binary ends in any way (a panic, a -timeout, SIGKILL), the pipe closes and
 // the watchdog stops the server and deletes its directory, so no cluster

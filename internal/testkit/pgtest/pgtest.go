@@ -46,14 +46,15 @@ type Server struct {
 	dbs atomic.Int64 // databases made, for unique names
 }
 
-// Main starts s, runs the tests (checking for leaked goroutines as
-// goleak.VerifyTestMain does), stops s and exits with the tests' code, or
-// 1 if stopping s failed. A package's TestMain is then just
+// Main runs the tests (checking for leaked goroutines as
+// goleak.VerifyTestMain does), stops s and exits with the tests' code, or 1
+// if stopping s failed. The server starts when a test first asks for a
+// database, so a package pays for it only if it uses it. A package's
+// TestMain is then just
 //
 //	var pg pgtest.Server
 //	func TestMain(m *testing.M) { pg.Main(m) }
 func (s *Server) Main(m *testing.M, opts ...goleak.Option) {
-	s.Start()
 	opts = append(opts, goleak.Cleanup(func(code int) {
 		if err := s.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
@@ -66,8 +67,9 @@ func (s *Server) Main(m *testing.M, opts ...goleak.Option) {
 	goleak.VerifyTestMain(m, opts...)
 }
 
-// Start starts the server. It does not fail: what went wrong is reported to
-// each test that asks for a database (URL).
+// Start starts the server, unless it was started already. It does not
+// fail: what went wrong is reported to each test that asks for a database
+// (URL), which calls Start itself.
 func (s *Server) Start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,16 +246,16 @@ func (s *Server) url(name string) string {
 // URL creates a fresh, empty database for t and returns its URL
 // (postgres://...); the database is dropped when t ends, after the
 // cleanups t registers later (so a store opened on it is closed first).
-// Where PostgreSQL is missing it fails t under CI and skips t elsewhere;
-// where the server could not start it fails t.
+// The first call starts the server. Where PostgreSQL is missing it fails t
+// under CI and skips t elsewhere; where the server could not start it
+// fails t.
 func (s *Server) URL(t testing.TB) string {
 	t.Helper()
+	s.Start()
 	s.mu.Lock()
-	started, missing, err := s.started, s.missing, s.err
+	missing, err := s.missing, s.err
 	s.mu.Unlock()
 	switch {
-	case !started:
-		t.Fatal("pgtest: the server was not started (call Server.Main or Start from TestMain)")
 	case missing != "":
 		if os.Getenv("CI") != "" {
 			t.Fatalf("pgtest: %s — CI must install it (.ci/run)", missing)
