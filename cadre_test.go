@@ -10,11 +10,15 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
 	"github.com/cadre-dev/cadre/llm"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// pg is a throwaway PostgreSQL server, started by the first test that asks
+// for a database (store_test.go).
+var pg pgtest.Server
+
+func TestMain(m *testing.M) { pg.Main(m) }
 
 // fixture is a project dir and a state dir, with a model that reads
 // notes.txt, then answers with what the tool returned.

@@ -28,7 +28,6 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/skill"
-	"github.com/cadre-dev/cadre/internal/store/sqlite"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -243,7 +242,7 @@ type Runtime struct {
 	opts     Options
 	cwd      string
 	cfg      *config.Loaded
-	db       *sqlite.DB
+	db       recordStore
 	sessions *session.Manager
 	bus      *event.Bus
 	policy   permission.Policy
@@ -388,9 +387,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	for name, p := range s.Pricing {
 		r.pricing.Overrides[name] = provider.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
-	r.db, err = sqlite.Open(ctx, filepath.Join(cfg.Home, "cadre.db"))
-	if err != nil {
-		return nil, fmt.Errorf("open session store: %w", err)
+	if r.db, err = openStore(ctx, cfg.Home, s.Store.URL, getenv); err != nil {
+		return nil, err
 	}
 	r.sessions = session.NewManager(r.db, filepath.Join(cfg.Home, "sessions"), now, nil)
 	runDir := filepath.Join(cfg.Home, "run")

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cadre-dev/cadre/internal/store/sqlite"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -28,7 +29,7 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 		start, end [2]int64
 	)
 	stats := func() [2]int64 {
-		st := rt.db.Stats()
+		st := rt.db.(*sqlite.DB).Stats()
 		return [2]int64{st.Commits, st.Writes}
 	}
 	model := func(_ context.Context, req *llm.Request) (*llm.Response, error) {

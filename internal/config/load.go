@@ -164,6 +164,7 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		if l.Scope == ScopeProject {
 			out.Warnings = append(out.Warnings, dropProjectApproval(l.Path, &layer, generic)...)
 			out.Warnings = append(out.Warnings, dropHookApproval(l.Path, &layer, generic)...)
+			out.Warnings = append(out.Warnings, dropProjectStore(l.Path, &layer, generic)...)
 		}
 		if len(layer.Hooks) > 0 {
 			out.Hooks = append(out.Hooks, HookLayer{Scope: l.Scope, Path: l.Path, Hooks: layer.Hooks})
@@ -227,6 +228,20 @@ func dropProjectApproval(path string, layer *Settings, generic map[string]any) [
 	}
 	layer.EnableAllProjectMcpServers, layer.EnabledMcpjsonServers = false, nil
 	return out
+}
+
+// dropProjectStore removes store from the project's shared settings: the
+// file comes with the repository, and a repository that could choose the
+// store would have every session's record (titles, prompts, results) sent
+// to a database of its choosing.
+func dropProjectStore(path string, layer *Settings, generic map[string]any) []Warning {
+	if _, ok := generic["store"]; !ok {
+		return nil
+	}
+	delete(generic, "store")
+	layer.Store = Store{}
+	return []Warning{{File: path, Key: "store",
+		Message: "ignored in a project's shared settings: choose the store in .cadre/settings.local.json, your user settings or CADRE_STORE_URL"}}
 }
 
 // cadreHome resolves CADRE_HOME, defaulting to ~/.cadre.

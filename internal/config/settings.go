@@ -55,6 +55,17 @@ type Settings struct {
 	EnableAllProjectMcpServers bool     `json:"enableAllProjectMcpServers"`
 	EnabledMcpjsonServers      []string `json:"enabledMcpjsonServers"`
 	DisabledMcpjsonServers     []string `json:"disabledMcpjsonServers"`
+	// Store chooses where session and task records live.
+	Store Store `json:"store"`
+}
+
+// Store chooses where the session index and task records live.
+type Store struct {
+	// URL is a PostgreSQL URL (postgres://...) for a store several
+	// processes share; empty means the embedded SQLite file under
+	// CADRE_HOME. CADRE_STORE_URL, when set, wins over it. A project's
+	// shared settings cannot set it (Load drops it there).
+	URL string `json:"url"`
 }
 
 // MCPLayer is the mcpServers object of one settings layer.

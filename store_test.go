@@ -1,0 +1,110 @@
+package cadre_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// openWith opens a runtime on f's directories with env as its whole
+// environment besides CADRE_HOME.
+func (f *fixture) openWith(t *testing.T, env map[string]string) (*cadre.Runtime, error) {
+	t.Helper()
+	rt, err := cadre.New(context.Background(), cadre.Options{
+		Cwd: f.dir,
+		LLM: &llm.ModelFunc{ID: "test:model", Func: f.model},
+		Getenv: func(k string) string {
+			if k == "CADRE_HOME" {
+				return f.home
+			}
+			return env[k]
+		},
+	})
+	if err == nil {
+		t.Cleanup(func() { rt.Close() })
+	}
+	return rt, err
+}
+
+func (f *fixture) writeUserSettings(t *testing.T, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(f.home, "settings.json"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreURLSelectsPostgres: with CADRE_STORE_URL (or the user's
+// store.url) the session index is in PostgreSQL: a second runtime lists the
+// first one's session, and no SQLite file is created under CADRE_HOME.
+func TestStoreURLSelectsPostgres(t *testing.T) {
+	for _, how := range []string{"CADRE_STORE_URL", "store.url"} {
+		t.Run(how, func(t *testing.T) {
+			url := pg.URL(t)
+			f := newFixture(t)
+			env := map[string]string{}
+			if how == "CADRE_STORE_URL" {
+				env["CADRE_STORE_URL"] = url
+			} else {
+				f.writeUserSettings(t, `{"store": {"url": "`+url+`"}}`)
+			}
+			rt, err := f.openWith(t, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})
+
+			// Another process on the same CADRE_HOME: with no SQLite
+			// file there, what it lists comes from PostgreSQL.
+			rt2, err := f.openWith(t, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			infos, err := rt2.Sessions(context.Background(), "", 10)
+			if err != nil || len(infos) != 1 || infos[0].ID != evs[0].SessionID || infos[0].Status != "completed" {
+				t.Fatalf("sessions seen through the second runtime: %+v, %v", infos, err)
+			}
+			if m, _ := filepath.Glob(filepath.Join(f.home, "cadre.db*")); len(m) > 0 {
+				t.Errorf("PostgreSQL mode created %v", m)
+			}
+		})
+	}
+}
+
+// TestStoreURLPrecedenceAndErrors: CADRE_STORE_URL wins over the settings;
+// an unusable URL stops the runtime from starting with an error naming
+// where it came from, and without creating the SQLite file.
+func TestStoreURLPrecedenceAndErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, env, settings string
+		want                []string
+	}{
+		{"bad env", "mysql://u:hunter2@db/cadre", `{"store": {"url": "postgres://u@127.0.0.1:1/x"}}`, []string{"CADRE_STORE_URL", "want postgres://"}},
+		{"bad settings", "", `{"store": {"url": "sqlite:///tmp/x.db"}}`, []string{"settings store.url", "want postgres://"}},
+		{"nobody there", "", `{"store": {"url": "postgres://u:hunter2@127.0.0.1:1/cadre?sslmode=disable"}}`, []string{"settings store.url", "127.0.0.1:1", "connection refused"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.writeUserSettings(t, tc.settings)
+			_, err := f.openWith(t, map[string]string{"CADRE_STORE_URL": tc.env})
+			if err == nil {
+				t.Fatal("the runtime started")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want it to say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("err = %v shows the password", err)
+			}
+			if _, serr := os.Stat(filepath.Join(f.home, "cadre.db")); serr == nil {
+				t.Error("a failed PostgreSQL start created cadre.db")
+			}
+		})
+	}
+}
