@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -29,7 +30,11 @@ type migration struct {
 	sql     string
 }
 
-var migrationName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
+// migrationName is compiled on first use, not when every cadre command
+// starts (bench/initcost_test.go).
+var migrationName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
+})
 
 // loadMigrations reads the migrations in fsys's migrations/ folder and checks
 // that they are numbered 1, 2, 3... without gaps or repeats.
@@ -41,7 +46,7 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 	var ms []migration
 	for _, name := range names {
 		base := path.Base(name)
-		m := migrationName.FindStringSubmatch(base)
+		m := migrationName().FindStringSubmatch(base)
 		if m == nil {
 			return nil, fmt.Errorf("migration %s: name must look like 0001_some_name.sql", base)
 		}

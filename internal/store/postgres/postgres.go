@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -52,11 +51,14 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // went wrong.
 type oneLine struct{ err error }
 
-var lineBreaks = regexp.MustCompile(`\s*\n\s*`)
-
 func (e oneLine) Error() string {
-	return lineBreaks.ReplaceAllString(strings.TrimSpace(e.err.Error()), " ")
+	lines := strings.Split(strings.TrimSpace(e.err.Error()), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(lines, " ")
 }
+
 func (e oneLine) Unwrap() error { return e.err }
 
 // checkURL checks that dsn is a PostgreSQL URL with a host and returns it
