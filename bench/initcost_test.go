@@ -17,7 +17,6 @@ import (
 var compiledLater = []string{
 	"internal/frontmatter",
 	"internal/provider/script",
-	"internal/store/sqlite",
 }
 
 // TestNoCompileAtInit keeps regexp and template compilation out of package

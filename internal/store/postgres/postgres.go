@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cadre-dev/cadre/internal/store/migration"
 )
 
 // DB is an open PostgreSQL store. It is safe for concurrent use, and any
@@ -34,7 +36,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
 	db := &DB{pool: pool}
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := migration.Load(migrationFiles)
 	if err == nil {
 		err = db.migrate(ctx, ms)
 	}

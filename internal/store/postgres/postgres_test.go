@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/session/sessiontest"
+	"github.com/cadre-dev/cadre/internal/store/migration"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/task/tasktest"
 	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
@@ -148,7 +149,7 @@ func schemaVersions(t *testing.T, db *DB) []int {
 func allVersions(t *testing.T) []int {
 	var vs []int
 	for _, m := range mustLoad(t, migrationFiles) {
-		vs = append(vs, m.version)
+		vs = append(vs, m.Version)
 	}
 	return vs
 }
@@ -211,7 +212,7 @@ func TestMigrations(t *testing.T) {
 	n := len(want)
 	later := fstest.MapFS{}
 	for _, m := range mustLoad(t, migrationFiles) {
-		later[fmt.Sprintf("migrations/%04d_%s.sql", m.version, m.name)] = &fstest.MapFile{Data: []byte(m.sql)}
+		later[fmt.Sprintf("migrations/%04d_%s.sql", m.Version, m.Name)] = &fstest.MapFile{Data: []byte(m.SQL)}
 	}
 	bad := fstest.MapFS{}
 	for k, v := range later {
@@ -244,9 +245,9 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
-func mustLoad(t *testing.T, fsys fs.FS) []migration {
+func mustLoad(t *testing.T, fsys fs.FS) []migration.Step {
 	t.Helper()
-	ms, err := loadMigrations(fsys)
+	ms, err := migration.Load(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}

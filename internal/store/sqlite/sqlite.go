@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" driver
+
+	"github.com/cadre-dev/cadre/internal/store/migration"
 )
 
 const (
@@ -158,7 +160,7 @@ func (db *DB) init(ctx context.Context) (backlog int, err error) {
 	if !strings.EqualFold(mode, "wal") {
 		return 0, fmt.Errorf("journal mode is %q, not WAL (is the file on a network filesystem?)", mode)
 	}
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := migration.Load(migrationFiles)
 	if err != nil {
 		return 0, err
 	}

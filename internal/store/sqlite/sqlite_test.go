@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/session/sessiontest"
+	"github.com/cadre-dev/cadre/internal/store/migration"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -158,11 +158,11 @@ func TestConcurrentOpenOfFreshFile(t *testing.T) {
 	checkVersions(t, dbs[0], len(mustMigrations(t)))
 }
 
-func mustMigrations(t *testing.T) []migration {
+func mustMigrations(t *testing.T) []migration.Step {
 	t.Helper()
-	ms, err := loadMigrations(migrationFiles)
+	ms, err := migration.Load(migrationFiles)
 	if err != nil {
-		t.Fatalf("loadMigrations: %v", err)
+		t.Fatalf("load migrations: %v", err)
 	}
 	return ms
 }
@@ -215,9 +215,9 @@ func TestMigrationAddedLater(t *testing.T) {
 	if err := db.CreateSession(t.Context(), info("s1")); err != nil {
 		t.Fatal(err)
 	}
-	ms := append(mustMigrations(t), migration{
-		version: len(mustMigrations(t)) + 1, name: "notes",
-		sql: `CREATE TABLE notes (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions (id)) STRICT;
+	ms := append(mustMigrations(t), migration.Step{
+		Version: len(mustMigrations(t)) + 1, Name: "notes",
+		SQL: `CREATE TABLE notes (id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions (id)) STRICT;
 		      CREATE INDEX notes_by_session ON notes (session_id);`,
 	})
 	for range 2 {
@@ -241,9 +241,9 @@ func TestMigrationAddedLater(t *testing.T) {
 
 func TestMigrationFailureRollsBack(t *testing.T) {
 	db := open(t, filepath.Join(t.TempDir(), "cadre.db"))
-	ms := append(mustMigrations(t), migration{
-		version: len(mustMigrations(t)) + 1, name: "broken",
-		sql: `CREATE TABLE half (x INTEGER); THIS IS NOT SQL;`,
+	ms := append(mustMigrations(t), migration.Step{
+		Version: len(mustMigrations(t)) + 1, Name: "broken",
+		SQL: `CREATE TABLE half (x INTEGER); THIS IS NOT SQL;`,
 	})
 	err := db.migrate(t.Context(), ms)
 	if err == nil || !strings.Contains(err.Error(), "_broken") {
@@ -267,50 +267,6 @@ func TestNewerSchemaRefused(t *testing.T) {
 	_, err := Open(t.Context(), path)
 	if err == nil || !strings.Contains(err.Error(), "schema is at version 99") {
 		t.Errorf("Open of a newer schema: err = %v, want a clear refusal", err)
-	}
-}
-
-func TestLoadMigrations(t *testing.T) {
-	file := func(names ...string) fstest.MapFS {
-		fs := fstest.MapFS{}
-		for _, n := range names {
-			fs["migrations/"+n] = &fstest.MapFile{Data: []byte("SELECT 1;")}
-		}
-		return fs
-	}
-	tests := []struct {
-		name    string
-		fs      fstest.MapFS
-		want    []int
-		wantErr string
-	}{
-		{"in order", file("0002_b.sql", "0001_a.sql", "0003_c.sql"), []int{1, 2, 3}, ""},
-		{"none", file(), nil, ""},
-		{"gap", file("0001_a.sql", "0003_c.sql"), nil, "0003_c: expected version 2"},
-		{"repeat", file("0001_a.sql", "0001_b.sql"), nil, "expected version 2"},
-		{"not starting at 1", file("0002_a.sql"), nil, "expected version 1"},
-		{"bad name", file("0001_a.sql", "2_tasks.sql"), nil, "2_tasks.sql: name must look like"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ms, err := loadMigrations(tt.fs)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []int
-			for _, m := range ms {
-				got = append(got, m.version)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("versions (-want +got):\n%s", diff)
-			}
-		})
 	}
 }
 

@@ -172,7 +172,7 @@ func TestTaskMigrationFromSessionsOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cadre.db")
 	db := open(t, path)
 	ms := mustMigrations(t)
-	if len(ms) < 2 || ms[1].name != "tasks" {
+	if len(ms) < 2 || ms[1].Name != "tasks" {
 		t.Fatalf("migration 2 is %v, want tasks", ms[1:])
 	}
 	if err := db.CreateSession(t.Context(), info("s1")); err != nil {
