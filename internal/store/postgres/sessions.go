@@ -5,42 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
 )
 
 var _ session.Index = (*DB)(nil)
-
-const sessionColumns = `id, parent_id, agent, session_key, title, cwd, status, created_ms, updated_ms,
-	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-	cost_usd, num_turns, transcript_path, owner`
-
-func scanSession(r pgx.Row) (session.Info, error) {
-	var (
-		s                  session.Info
-		status             string
-		createdMS, updated int64
-	)
-	err := r.Scan(&s.ID, &s.ParentID, &s.Agent, &s.Key, &s.Title, &s.Cwd, &status, &createdMS, &updated,
-		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheCreationInputTokens, &s.Usage.CacheReadInputTokens,
-		&s.CostUSD, &s.NumTurns, &s.TranscriptPath, &s.Owner)
-	s.Status = session.Status(status)
-	s.Created = time.UnixMilli(createdMS).UTC()
-	s.Updated = time.UnixMilli(updated).UTC()
-	return s, err
-}
-
-// sessionValues are s's columns after id, in sessionColumns order.
-func sessionValues(s session.Info) []any {
-	return []any{s.ParentID, s.Agent, s.Key, s.Title, s.Cwd, string(s.Status),
-		s.Created.UnixMilli(), s.Updated.UnixMilli(),
-		s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheCreationInputTokens, s.Usage.CacheReadInputTokens,
-		s.CostUSD, s.NumTurns, s.TranscriptPath, s.Owner}
-}
 
 // CreateSession implements session.Index.
 func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
@@ -58,13 +31,13 @@ type execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-const insertSessionSQL = `INSERT INTO sessions (` + sessionColumns + `)
+const insertSessionSQL = `INSERT INTO sessions (` + tablerow.SessionColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 	ON CONFLICT (id) DO NOTHING`
 
 // insertSession adds s's row; an id already present is an error.
 func insertSession(ctx context.Context, q execer, s session.Info) error {
-	tag, err := q.Exec(ctx, insertSessionSQL, append([]any{s.ID}, sessionValues(s)...)...)
+	tag, err := q.Exec(ctx, insertSessionSQL, append([]any{s.ID}, tablerow.SessionValues(s)...)...)
 	if err != nil {
 		return err
 	}
@@ -85,7 +58,7 @@ func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Inf
 }
 
 const (
-	selectSessionSQL = `SELECT ` + sessionColumns + ` FROM sessions WHERE id = $1`
+	selectSessionSQL = `SELECT ` + tablerow.SessionColumns + ` FROM sessions WHERE id = $1`
 	updateSessionSQL = `UPDATE sessions SET
 		parent_id = $1, agent = $2, session_key = $3, title = $4, cwd = $5, status = $6, created_ms = $7, updated_ms = $8,
 		input_tokens = $9, output_tokens = $10, cache_creation_input_tokens = $11, cache_read_input_tokens = $12,
@@ -95,7 +68,7 @@ const (
 
 // updateSession is UpdateSession inside tx.
 func updateSession(ctx context.Context, tx pgx.Tx, id string, fn func(*session.Info) error) error {
-	s, err := scanSession(tx.QueryRow(ctx, selectSessionSQL+` FOR UPDATE`, id))
+	s, err := tablerow.ScanSession(tx.QueryRow(ctx, selectSessionSQL+` FOR UPDATE`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.ErrNotFound
 	} else if err != nil {
@@ -107,13 +80,13 @@ func updateSession(ctx context.Context, tx pgx.Tx, id string, fn func(*session.I
 	if s.ID != id {
 		return fmt.Errorf("the update changed the id to %q", s.ID)
 	}
-	_, err = tx.Exec(ctx, updateSessionSQL, append(sessionValues(s), id)...)
+	_, err = tx.Exec(ctx, updateSessionSQL, append(tablerow.SessionValues(s), id)...)
 	return err
 }
 
 // GetSession implements session.Index.
 func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
-	s, err := scanSession(db.pool.QueryRow(ctx, selectSessionSQL, id))
+	s, err := tablerow.ScanSession(db.pool.QueryRow(ctx, selectSessionSQL, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
@@ -183,7 +156,7 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		w.add("updated_ms < ?", f.EndedBefore.UnixMilli())
 		w.add(`transcript_path NOT LIKE '%.deleted.%'`)
 	}
-	q := w.sql(`SELECT `+sessionColumns+` FROM sessions`, "updated_ms DESC, id DESC", f.Limit)
+	q := w.sql(`SELECT `+tablerow.SessionColumns+` FROM sessions`, "updated_ms DESC, id DESC", f.Limit)
 	rows, err := db.pool.Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -191,7 +164,7 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 	defer rows.Close()
 	out := []session.Info{}
 	for rows.Next() {
-		s, err := scanSession(rows)
+		s, err := tablerow.ScanSession(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}

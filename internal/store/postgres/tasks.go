@@ -4,23 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
 var _ task.Store = (*DB)(nil)
 
-const taskColumns = `id, kind, agent, name, description, prompt,
-	parent_session_id, root_session_id, child_session_id, tool_use_id,
-	status, result, error,
-	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-	cost_usd, tool_uses, output_file, notified, cancel_requested, owner,
-	heartbeat_ms, created_ms, started_ms, finished_ms, progress, archived`
-
-// taskUpdate sets every column after id, in taskColumns order.
+// taskUpdate sets every column after id, in tablerow.TaskColumns order.
 const taskUpdate = `UPDATE tasks SET kind = $1, agent = $2, name = $3, description = $4, prompt = $5,
 	parent_session_id = $6, root_session_id = $7, child_session_id = $8, tool_use_id = $9,
 	status = $10, result = $11, error = $12,
@@ -28,60 +21,6 @@ const taskUpdate = `UPDATE tasks SET kind = $1, agent = $2, name = $3, descripti
 	cost_usd = $17, tool_uses = $18, output_file = $19, notified = $20, cancel_requested = $21, owner = $22,
 	heartbeat_ms = $23, created_ms = $24, started_ms = $25, finished_ms = $26, progress = $27, archived = $28
 	WHERE id = $29`
-
-// toMS is how a time is stored: unix milliseconds, NULL (nil) for the zero
-// time.
-func toMS(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	ms := t.UnixMilli()
-	return &ms
-}
-
-func fromMS(ms *int64) time.Time {
-	if ms == nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(*ms).UTC()
-}
-
-func scanTask(r pgx.Row) (task.Task, error) {
-	var (
-		t                                   task.Task
-		kind, status                        string
-		heartbeat, created, started, finish *int64
-	)
-	err := r.Scan(&t.ID, &kind, &t.Agent, &t.Name, &t.Description, &t.Prompt,
-		&t.ParentSessionID, &t.RootSessionID, &t.ChildSessionID, &t.ToolUseID,
-		&status, &t.Result, &t.Error,
-		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheCreationInputTokens, &t.Usage.CacheReadInputTokens,
-		&t.CostUSD, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
-		&heartbeat, &created, &started, &finish, &t.Progress, &t.Archived)
-	t.Kind = task.Kind(kind)
-	t.Status = task.Status(status)
-	t.Heartbeat, t.Created, t.Started, t.Finished = fromMS(heartbeat), fromMS(created), fromMS(started), fromMS(finish)
-	return t, err
-}
-
-// taskValues are t's columns after id, in taskColumns order.
-func taskValues(t task.Task) []any {
-	return []any{string(t.Kind), t.Agent, t.Name, t.Description, t.Prompt,
-		t.ParentSessionID, t.RootSessionID, t.ChildSessionID, t.ToolUseID,
-		string(t.Status), t.Result, t.Error,
-		t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheCreationInputTokens, t.Usage.CacheReadInputTokens,
-		t.CostUSD, t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
-		toMS(t.Heartbeat), toMS(t.Created), toMS(t.Started), toMS(t.Finished), t.Progress, t.Archived}
-}
-
-// normalizeTask is t as a read would return it after storing it.
-func normalizeTask(t task.Task) task.Task {
-	t.Heartbeat = fromMS(toMS(t.Heartbeat))
-	t.Created = fromMS(toMS(t.Created))
-	t.Started = fromMS(toMS(t.Started))
-	t.Finished = fromMS(toMS(t.Finished))
-	return t
-}
 
 // CreateTask implements task.Store.
 func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
@@ -95,15 +34,15 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 }
 
 const (
-	insertTaskSQL = `INSERT INTO tasks (` + taskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+	insertTaskSQL = `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
 	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)
 	ON CONFLICT (id) DO NOTHING`
-	selectTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = $1`
+	selectTaskSQL = `SELECT ` + tablerow.TaskColumns + ` FROM tasks WHERE id = $1`
 )
 
 // insertTask adds t's row; an id already present is an error.
 func insertTask(ctx context.Context, q execer, t task.Task) error {
-	tag, err := q.Exec(ctx, insertTaskSQL, append([]any{t.ID}, taskValues(t)...)...)
+	tag, err := q.Exec(ctx, insertTaskSQL, append([]any{t.ID}, tablerow.TaskValues(t)...)...)
 	if err != nil {
 		return err
 	}
@@ -115,7 +54,7 @@ func insertTask(ctx context.Context, q execer, t task.Task) error {
 
 // GetTask implements task.Store.
 func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
-	t, err := scanTask(db.pool.QueryRow(ctx, selectTaskSQL, id))
+	t, err := tablerow.ScanTask(db.pool.QueryRow(ctx, selectTaskSQL, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return task.Task{}, fmt.Errorf("get task %q: %w", id, task.ErrNotFound)
 	} else if err != nil {
@@ -140,7 +79,7 @@ func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) err
 
 // updateTask is UpdateTask inside tx.
 func updateTask(ctx context.Context, tx pgx.Tx, id string, fn func(*task.Task) error) (task.Task, error) {
-	t, err := scanTask(tx.QueryRow(ctx, selectTaskSQL+` FOR UPDATE`, id))
+	t, err := tablerow.ScanTask(tx.QueryRow(ctx, selectTaskSQL+` FOR UPDATE`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return task.Task{}, task.ErrNotFound
 	} else if err != nil {
@@ -155,10 +94,10 @@ func updateTask(ctx context.Context, tx pgx.Tx, id string, fn func(*task.Task) e
 	if err := t.Validate(); err != nil {
 		return task.Task{}, err
 	}
-	if _, err := tx.Exec(ctx, taskUpdate, append(taskValues(t), id)...); err != nil {
+	if _, err := tx.Exec(ctx, taskUpdate, append(tablerow.TaskValues(t), id)...); err != nil {
 		return task.Task{}, err
 	}
-	return normalizeTask(t), nil
+	return tablerow.NormalizeTask(t), nil
 }
 
 // ListTasks implements task.Store.
@@ -185,7 +124,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	}
 	// A task with no creation time sorts as the oldest, as in the SQLite
 	// store (PostgreSQL would put NULLs first in a descending order).
-	q := w.sql(`SELECT `+taskColumns+` FROM tasks`, "created_ms DESC NULLS LAST, id DESC", f.Limit)
+	q := w.sql(`SELECT `+tablerow.TaskColumns+` FROM tasks`, "created_ms DESC NULLS LAST, id DESC", f.Limit)
 	rows, err := db.pool.Query(ctx, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
@@ -193,7 +132,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	defer rows.Close()
 	out := []task.Task{}
 	for rows.Next() {
-		t, err := scanTask(rows)
+		t, err := tablerow.ScanTask(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list tasks: %w", err)
 		}

@@ -6,42 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
 )
 
 var _ session.Index = (*DB)(nil)
 
-const sessionColumns = `id, parent_id, agent, session_key, title, cwd, status, created_ms, updated_ms,
-	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-	cost_usd, num_turns, transcript_path, owner`
-
 // row is what Scan needs: *sql.Row and *sql.Rows.
-type row interface{ Scan(dest ...any) error }
-
-func scanSession(r row) (session.Info, error) {
-	var (
-		s                  session.Info
-		status             string
-		createdMS, updated int64
-	)
-	err := r.Scan(&s.ID, &s.ParentID, &s.Agent, &s.Key, &s.Title, &s.Cwd, &status, &createdMS, &updated,
-		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheCreationInputTokens, &s.Usage.CacheReadInputTokens,
-		&s.CostUSD, &s.NumTurns, &s.TranscriptPath, &s.Owner)
-	s.Status = session.Status(status)
-	s.Created = time.UnixMilli(createdMS).UTC()
-	s.Updated = time.UnixMilli(updated).UTC()
-	return s, err
-}
-
-// values are s's columns after id, in sessionColumns order.
-func values(s session.Info) []any {
-	return []any{s.ParentID, s.Agent, s.Key, s.Title, s.Cwd, string(s.Status),
-		s.Created.UnixMilli(), s.Updated.UnixMilli(),
-		s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheCreationInputTokens, s.Usage.CacheReadInputTokens,
-		s.CostUSD, s.NumTurns, s.TranscriptPath, s.Owner}
-}
+type row = tablerow.Scanner
 
 // CreateSession implements session.Index.
 func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
@@ -54,12 +27,12 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 	return nil
 }
 
-const insertSessionSQL = `INSERT INTO sessions (` + sessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const insertSessionSQL = `INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO NOTHING`
 
 // insertSession adds s's row; an id already present is an error.
 func insertSession(tx *wtx, s session.Info) error {
-	res, err := tx.exec(insertSessionSQL, append([]any{s.ID}, values(s)...)...)
+	res, err := tx.exec(insertSessionSQL, append([]any{s.ID}, tablerow.SessionValues(s)...)...)
 	if err != nil {
 		return err
 	}
@@ -82,7 +55,7 @@ func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Inf
 }
 
 const (
-	selectSessionSQL = `SELECT ` + sessionColumns + ` FROM sessions WHERE id = ?`
+	selectSessionSQL = `SELECT ` + tablerow.SessionColumns + ` FROM sessions WHERE id = ?`
 	updateSessionSQL = `UPDATE sessions SET
 		parent_id = ?, agent = ?, session_key = ?, title = ?, cwd = ?, status = ?, created_ms = ?, updated_ms = ?,
 		input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
@@ -92,7 +65,7 @@ const (
 
 // updateSession is UpdateSession inside tx.
 func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
-	s, err := scanSession(tx.queryRow(selectSessionSQL, id))
+	s, err := tablerow.ScanSession(tx.queryRow(selectSessionSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return session.ErrNotFound
 	} else if err != nil {
@@ -104,7 +77,7 @@ func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
 	if s.ID != id {
 		return fmt.Errorf("the update changed the id to %q", s.ID)
 	}
-	_, err = tx.exec(updateSessionSQL, append(values(s), id)...)
+	_, err = tx.exec(updateSessionSQL, append(tablerow.SessionValues(s), id)...)
 	return err
 }
 
@@ -120,7 +93,7 @@ func statusIn[S ~string](where []string, args []any, statuses []S) ([]string, []
 
 // GetSession implements session.Index.
 func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
-	s, err := scanSession(db.rs.queryRow(ctx, selectSessionSQL, id))
+	s, err := tablerow.ScanSession(db.rs.queryRow(ctx, selectSessionSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
@@ -153,7 +126,7 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		where = append(where, `parent_id != ''`, `status IN ('completed', 'failed', 'killed')`, "updated_ms < ?", `transcript_path NOT LIKE '%.deleted.%'`)
 		args = append(args, f.EndedBefore.UnixMilli())
 	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	q := `SELECT ` + tablerow.SessionColumns + ` FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -169,7 +142,7 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 	defer rows.Close()
 	out := []session.Info{}
 	for rows.Next() {
-		s, err := scanSession(rows)
+		s, err := tablerow.ScanSession(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list sessions: %w", err)
 		}

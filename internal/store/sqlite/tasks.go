@@ -6,21 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
 var _ task.Store = (*DB)(nil)
 
-const taskColumns = `id, kind, agent, name, description, prompt,
-	parent_session_id, root_session_id, child_session_id, tool_use_id,
-	status, result, error,
-	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-	cost_usd, tool_uses, output_file, notified, cancel_requested, owner,
-	heartbeat_ms, created_ms, started_ms, finished_ms, progress, archived`
-
-// taskUpdate sets every column after id, in taskColumns order.
+// taskUpdate sets every column after id, in tablerow.TaskColumns order.
 const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description = ?, prompt = ?,
 	parent_session_id = ?, root_session_id = ?, child_session_id = ?, tool_use_id = ?,
 	status = ?, result = ?, error = ?,
@@ -32,58 +25,6 @@ const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description 
 // terminalStatuses is the SQL list of task.Status values for which
 // Status.Terminal is true.
 const terminalStatuses = `('completed', 'failed', 'killed', 'timeout')`
-
-// toMS is how a time is stored: unix milliseconds, NULL for the zero time.
-func toMS(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
-}
-
-func fromMS(ms sql.NullInt64) time.Time {
-	if !ms.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms.Int64).UTC()
-}
-
-func scanTask(r row) (task.Task, error) {
-	var (
-		t                                   task.Task
-		kind, status                        string
-		heartbeat, created, started, finish sql.NullInt64
-	)
-	err := r.Scan(&t.ID, &kind, &t.Agent, &t.Name, &t.Description, &t.Prompt,
-		&t.ParentSessionID, &t.RootSessionID, &t.ChildSessionID, &t.ToolUseID,
-		&status, &t.Result, &t.Error,
-		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheCreationInputTokens, &t.Usage.CacheReadInputTokens,
-		&t.CostUSD, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
-		&heartbeat, &created, &started, &finish, &t.Progress, &t.Archived)
-	t.Kind = task.Kind(kind)
-	t.Status = task.Status(status)
-	t.Heartbeat, t.Created, t.Started, t.Finished = fromMS(heartbeat), fromMS(created), fromMS(started), fromMS(finish)
-	return t, err
-}
-
-// taskValues are t's columns after id, in taskColumns order.
-func taskValues(t task.Task) []any {
-	return []any{string(t.Kind), t.Agent, t.Name, t.Description, t.Prompt,
-		t.ParentSessionID, t.RootSessionID, t.ChildSessionID, t.ToolUseID,
-		string(t.Status), t.Result, t.Error,
-		t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheCreationInputTokens, t.Usage.CacheReadInputTokens,
-		t.CostUSD, t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
-		toMS(t.Heartbeat), toMS(t.Created), toMS(t.Started), toMS(t.Finished), t.Progress, t.Archived}
-}
-
-// normalizeTask is t as a read would return it after storing it.
-func normalizeTask(t task.Task) task.Task {
-	t.Heartbeat = fromMS(toMS(t.Heartbeat))
-	t.Created = fromMS(toMS(t.Created))
-	t.Started = fromMS(toMS(t.Started))
-	t.Finished = fromMS(toMS(t.Finished))
-	return t
-}
 
 // CreateTask implements task.Store.
 func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
@@ -97,14 +38,14 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 }
 
 const (
-	insertTaskSQL = `INSERT INTO tasks (` + taskColumns + `) VALUES (?` + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?" + `)
+	insertTaskSQL = `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES (?` + ", ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?" + `)
 	ON CONFLICT (id) DO NOTHING`
-	selectTaskSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE id = ?`
+	selectTaskSQL = `SELECT ` + tablerow.TaskColumns + ` FROM tasks WHERE id = ?`
 )
 
 // insertTask adds t's row; an id already present is an error.
 func insertTask(tx *wtx, t task.Task) error {
-	res, err := tx.exec(insertTaskSQL, append([]any{t.ID}, taskValues(t)...)...)
+	res, err := tx.exec(insertTaskSQL, append([]any{t.ID}, tablerow.TaskValues(t)...)...)
 	if err != nil {
 		return err
 	}
@@ -118,7 +59,7 @@ func insertTask(tx *wtx, t task.Task) error {
 
 // GetTask implements task.Store.
 func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
-	t, err := scanTask(db.rs.queryRow(ctx, selectTaskSQL, id))
+	t, err := tablerow.ScanTask(db.rs.queryRow(ctx, selectTaskSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return task.Task{}, fmt.Errorf("get task %q: %w", id, task.ErrNotFound)
 	} else if err != nil {
@@ -144,7 +85,7 @@ func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) err
 
 // updateTask is UpdateTask inside tx.
 func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error) {
-	t, err := scanTask(tx.queryRow(selectTaskSQL, id))
+	t, err := tablerow.ScanTask(tx.queryRow(selectTaskSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return task.Task{}, task.ErrNotFound
 	} else if err != nil {
@@ -159,10 +100,10 @@ func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error
 	if err := t.Validate(); err != nil {
 		return task.Task{}, err
 	}
-	if _, err := tx.exec(taskUpdate, append(taskValues(t), id)...); err != nil {
+	if _, err := tx.exec(taskUpdate, append(tablerow.TaskValues(t), id)...); err != nil {
 		return task.Task{}, err
 	}
-	return normalizeTask(t), nil
+	return tablerow.NormalizeTask(t), nil
 }
 
 // ListTasks implements task.Store.
@@ -190,7 +131,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	if f.Unarchived {
 		where = append(where, "archived = 0")
 	}
-	q := `SELECT ` + taskColumns + ` FROM tasks`
+	q := `SELECT ` + tablerow.TaskColumns + ` FROM tasks`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -206,7 +147,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	defer rows.Close()
 	out := []task.Task{}
 	for rows.Next() {
-		t, err := scanTask(rows)
+		t, err := tablerow.ScanTask(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list tasks: %w", err)
 		}
