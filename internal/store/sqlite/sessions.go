@@ -140,15 +140,8 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	defer rows.Close()
-	out := []session.Info{}
-	for rows.Next() {
-		s, err := tablerow.ScanSession(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := tablerow.Collect(rows, tablerow.ScanSession)
+	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	return out, nil

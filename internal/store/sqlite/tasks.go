@@ -145,15 +145,8 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	defer rows.Close()
-	out := []task.Task{}
-	for rows.Next() {
-		t, err := tablerow.ScanTask(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tasks: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := tablerow.Collect(rows, tablerow.ScanTask)
+	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	return out, nil

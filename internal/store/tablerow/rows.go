@@ -104,3 +104,27 @@ func NormalizeTask(t task.Task) task.Task {
 	t.Finished = FromMS(ToMS(t.Finished))
 	return t
 }
+
+// Results is a result set: database/sql's *Rows, pgx's Rows.
+type Results interface {
+	Scanner
+	Next() bool
+	Err() error
+}
+
+// Collect scans every row of rs with scan; an empty result is an empty,
+// non-nil slice. The caller closes rs.
+func Collect[T any](rs Results, scan func(Scanner) (T, error)) ([]T, error) {
+	out := []T{}
+	for rs.Next() {
+		v, err := scan(rs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
