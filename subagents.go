@@ -100,7 +100,8 @@ func runOf(r subagent.Run) SubagentRun {
 }
 
 // storedRuns are the child sessions of root's tree that this process did
-// not start (skip), oldest first: the runs of an earlier process.
+// not start (skip, and its own runs still launching), oldest first: the
+// runs of an earlier process.
 func (r *Runtime) storedRuns(ctx context.Context, root string, skip map[string]bool) ([]SubagentRun, error) {
 	if err := r.settled(ctx); err != nil {
 		return nil, err
@@ -113,6 +114,7 @@ func (r *Runtime) storedRuns(ctx context.Context, root string, skip map[string]b
 	for _, t := range recs {
 		tasks[t.ID] = t
 	}
+	own := r.owner.ID()
 	var out []SubagentRun
 	var walk func(parent string, depth int) error
 	walk = func(parent string, depth int) error {
@@ -121,7 +123,12 @@ func (r *Runtime) storedRuns(ctx context.Context, root string, skip map[string]b
 			return err
 		}
 		for _, s := range children {
-			if !skip[s.ID] {
+			// A running session this process owns that its group does
+			// not list yet is a launch in progress (it is recorded just
+			// before the group lists it), not an earlier process's run:
+			// listed here first, it would take another run's number.
+			launching := s.Owner == own && s.Status == session.StatusRunning
+			if !skip[s.ID] && !launching {
 				out = append(out, storedRun(s, tasks[s.ID], depth))
 			}
 			// Depth is bounded by subagents.maxSpawnDepth; a cycle in a
