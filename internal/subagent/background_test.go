@@ -740,9 +740,11 @@ func TestTaskStop(t *testing.T) {
 	}
 }
 
-// TestStopCascade (S-C4): stopping the group stops every run it started,
-// grandchildren included.
-func TestStopCascade(t *testing.T) {
+// leadWithGrandchild is a harness whose main agent has launched "lead" in
+// the background; the lead's first turn starts a background grandchild,
+// and every other model call blocks on the returned gate.
+func leadWithGrandchild(t *testing.T) (*harness, *gate, Caller, string) {
+	t.Helper()
 	g := newGate()
 	// The lead is a user's agent: the built-in general-purpose is a leaf.
 	h := newHarness(t, setup{subagents: config.Subagents{MaxSpawnDepth: 2}, agents: map[string]string{"lead": agentFile("lead", "Delegates", "", "Lead.")}, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
@@ -756,6 +758,13 @@ func TestStopCascade(t *testing.T) {
 	}})
 	c := h.mainCaller()
 	lead := h.launchBG(c, "toolu_1", AgentInput{Description: "lead", Prompt: "lead", SubagentType: "lead"})
+	return h, g, c, lead
+}
+
+// TestStopCascade (S-C4): stopping the group stops every run it started,
+// grandchildren included.
+func TestStopCascade(t *testing.T) {
+	h, g, c, lead := leadWithGrandchild(t)
 	other := h.launchBG(c, "toolu_2", AgentInput{Description: "other", Prompt: "other"})
 	var at []string
 	for range 3 {

@@ -8,7 +8,6 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -18,18 +17,7 @@ import (
 // and leaves its siblings running; the group's listing keeps launch order
 // through all of it.
 func TestStopTreeCascades(t *testing.T) {
-	g := newGate()
-	h := newHarness(t, setup{subagents: config.Subagents{MaxSpawnDepth: 2}, agents: map[string]string{"lead": agentFile("lead", "Delegates", "", "Lead.")}, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-		if firstUserText(req) == "lead" && turn(req) == 0 {
-			return replyBlocks(use("toolu_gc", "Agent", AgentInput{Description: "grandchild", Prompt: "grandchild", RunInBackground: true})), nil
-		}
-		if err := g.wait(ctx, req); err != nil {
-			return nil, err
-		}
-		return reply("done"), nil
-	}})
-	c := h.mainCaller()
-	lead := h.launchBG(c, "toolu_1", AgentInput{Description: "lead", Prompt: "lead", SubagentType: "lead"})
+	h, g, c, lead := leadWithGrandchild(t)
 	for range 2 {
 		recv(t, g.entered, "a blocked run")
 	}
