@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 	"github.com/cadre-dev/cadre/internal/hook"
+	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/suggest"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -442,10 +442,15 @@ func (p *parser) headers(n *yaml.Node, key string) map[string]string {
 	return out
 }
 
+// checkURL applies the rule the remote-agent client applies
+// (remote.Origin) where the definition is loaded: an absolute http or
+// https URL with a host and no user info. A URL the client would refuse
+// fails the file, not its first Agent call.
 func checkURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s is not an absolute http or https URL", excerpt.Quote(s))
+	// The client's error quotes the whole URL; a message quotes an
+	// excerpt of what a file holds (TestMessagesQuoteOnlyAnExcerpt).
+	if _, err := remote.Origin(s); err != nil {
+		return fmt.Errorf("%s is not an absolute http or https URL with a host and no user info", excerpt.Quote(s))
 	}
 	return nil
 }
