@@ -56,6 +56,9 @@ type Session struct {
 }
 
 // wrapper runs the program as the pane's child and records its exit status
+// (tmux may also mark a pane dead before it has drawn the last output of a
+// program that exits within microseconds of writing it; a test that reads
+// such a screen lets the program wait for a key before it exits)
 // in a file: tmux 3.3 loses a pane's exit status when the terminal's end
 // reaches it before the process's (#{pane_dead_status} stays empty). The
 // shell catches the signals of the terminal's keys (Ctrl+C, Ctrl+\) so

@@ -119,7 +119,12 @@ func TestWaitFailures(t *testing.T) {
 		}
 	})
 	t.Run("an exited program fails at once", func(t *testing.T) {
-		s := Start(t, Options{}, "sh", "-c", "echo bye; exit 7")
+		// The program exits only once its line is on screen: tmux can
+		// mark a pane dead before it has drawn the output of a program
+		// that exits at once, which left this test's screen empty.
+		s := Start(t, Options{}, "sh", "-c", "echo bye; read line; exit 7")
+		s.WaitFor("bye", wait)
+		s.SendKeys("Enter")
 		s.WaitExit(wait)
 		start := time.Now()
 		_, err := s.waitUntil(`"never"`, time.Hour, func(screen string) bool { return strings.Contains(screen, "never") })
