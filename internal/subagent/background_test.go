@@ -868,10 +868,18 @@ func lastMessage(r recorded) string {
 
 // TestSendMessage (S-T1): a running agent reads the message at its next
 // loop boundary; a finished one is resumed with it, in the background.
+//
+// With a Mailbox (a shared store's), messages go through it and behave
+// the same.
 func TestSendMessage(t *testing.T) {
+	t.Run("queue", func(t *testing.T) { testSendMessage(t, false) })
+	t.Run("mailbox", func(t *testing.T) { testSendMessage(t, true) })
+}
+
+func testSendMessage(t *testing.T, mailbox bool) {
 	t.Run("running, by name", func(t *testing.T) {
 		g := newGate()
-		h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		h := newHarness(t, setup{mailbox: mailbox, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 			if turn(req) > 0 {
 				return reply("done"), nil
 			}
@@ -928,7 +936,7 @@ func TestSendMessage(t *testing.T) {
 		}
 	}
 	t.Run("finished", func(t *testing.T) {
-		h := newHarness(t, setup{script: turns})
+		h := newHarness(t, setup{mailbox: mailbox, script: turns})
 		c := h.mainCaller()
 		runs := h.ownGroup(&c)
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "first task", Name: "carl"})
@@ -944,7 +952,7 @@ func TestSendMessage(t *testing.T) {
 		// Sent after the run stopped reading messages but before it was
 		// forgotten: the message must not be queued for a run that will
 		// never read it.
-		h := newHarness(t, setup{script: turns})
+		h := newHarness(t, setup{mailbox: mailbox, script: turns})
 		c := h.mainCaller()
 		held, release := h.holdNotification()
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "first task", Name: "carl"})
@@ -959,7 +967,7 @@ func TestSendMessage(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		g := newGate()
-		h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		h := newHarness(t, setup{mailbox: mailbox, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 			return nil, g.wait(ctx, req)
 		}})
 		c := h.mainCaller()

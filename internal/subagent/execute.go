@@ -60,6 +60,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 	if t.isBackground() {
 		if !t.laneHeld { // else launch took the slot and recorded the start
 			if err := s.lane.acquire(ctx); err != nil {
+				s.closeInbox(ctx, t.inbox, false)
 				res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
 				s.endSession(ctx, r.sess, session.StatusKilled)
 				s.settle(t, r, res)
@@ -109,7 +110,9 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		}
 		progress.observe(ctx, st)
 	}
-	spec.Loop.Inbox = func() []llm.Message { return messages(s.cfg.Queue.Take(t.id)) }
+	spec.Loop.Inbox = func() []llm.Message {
+		return messages(append(s.cfg.Queue.Take(t.id), s.takeInbox(ctx, t.inbox)...))
+	}
 	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
 		// can be resumed like any agent.
@@ -145,13 +148,25 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		// lost: take what is left under the lock SendMessage queues under,
 		// and either answer it or close the run to messages, so that
 		// SendMessage resumes the agent instead.
+		answer := res.Err == nil && ctx.Err() == nil
 		s.mu.Lock()
 		var left []queue.Entry
-		if res.Err == nil && ctx.Err() == nil {
+		if answer {
 			left = s.cfg.Queue.Take(t.id)
 		}
-		t.closing = len(left) == 0
+		if t.inbox == nil {
+			t.closing = len(left) == 0
+		}
 		s.mu.Unlock()
+		if t.inbox != nil && len(left) == 0 {
+			// With a Mailbox, messages (this process's too) go there,
+			// and its own lock does what s.mu does above (mailbox.go):
+			// the run is closed to them once its inbox is.
+			left = s.closeInbox(ctx, t.inbox, answer)
+			s.mu.Lock()
+			t.closing = len(left) == 0
+			s.mu.Unlock()
+		}
 		if len(left) == 0 {
 			break
 		}
@@ -206,13 +221,33 @@ func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) 
 // tasks stop` or TaskStop in another process (S-X2) — and keeps the
 // record's heartbeat fresh, until the run ends. Every background run has
 // one, whether it started in the background or moved there.
+//
+// With a TaskWatcher, a change to the record (a stop from anywhere) is
+// heard at once and only read; the tick still refreshes the heartbeat and
+// is the fallback should notifications fail.
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 	tick := time.NewTicker(s.cfg.WatchInterval)
 	defer tick.Stop()
+	var changed <-chan struct{}
+	if s.cfg.Watch != nil {
+		ch, stop := s.cfg.Watch.WatchTask(ctx, t.id)
+		defer stop()
+		changed = ch
+	}
 	for {
 		select {
 		case <-t.done:
 			return
+		case <-changed:
+			rec, err := s.cfg.Tasks.GetTask(ctx, t.id)
+			if err != nil {
+				s.log.WarnContext(ctx, "read a background task's record after it changed", "task_id", t.id, "err", err)
+			}
+			if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
+				t.cancel(errStopped)
+				return
+			}
+			continue
 		case <-tick.C:
 		}
 		rec, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
@@ -258,11 +293,35 @@ func (p pending) Next(ctx context.Context) []llm.Message {
 		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
 			return messages(es)
 		}
+		var in *inbox
+		if p.agentID != "" {
+			if t := p.s.live(p.agentID); t != nil {
+				in = t.inbox
+			}
+		}
+		if es := p.s.takeInbox(ctx, in); len(es) > 0 {
+			return messages(es)
+		}
 		if running == 0 {
 			return nil
 		}
-		if es, _ := p.s.cfg.Queue.Wait(ctx, p.agentID, changed); len(es) > 0 {
+		if in == nil {
+			if es, _ := p.s.cfg.Queue.Wait(ctx, p.agentID, changed); len(es) > 0 {
+				return messages(es)
+			}
+			continue
+		}
+		// Messages come from the mailbox too: wait for either.
+		queued := p.s.cfg.Queue.Changed()
+		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
 			return messages(es)
+		}
+		select {
+		case <-queued:
+		case <-changed:
+		case <-in.arrived:
+			in.noted()
+		case <-ctx.Done():
 		}
 	}
 	return nil

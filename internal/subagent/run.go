@@ -68,6 +68,9 @@ type liveTask struct {
 	// laneHeld says launch took the run's lane slot and recorded it
 	// running in the same write as its start (execute takes neither).
 	laneHeld bool
+	// inbox is the run's side of the Mailbox (nil without one): opened
+	// at launch, closed by execute at the run's end.
+	inbox *inbox
 	// sessionEnd is the child session's end, held back by the session
 	// (session.Session.Hold) for finish to write together with the
 	// task's (joint.go); nil when the session recorded it itself.

@@ -67,6 +67,16 @@ type Config struct {
 	Tasks task.Store
 	// Queue carries notifications and messages into agents' turns.
 	Queue *queue.Queue
+	// Mailbox, if set, carries SendMessage's messages to running agents
+	// instead of Queue, so that they reach an agent running in another
+	// process that shares the store (the PostgreSQL store's); nil: a
+	// message reaches only an agent running in this process.
+	Mailbox Mailbox
+	// Watch, if set, tells a background run at once that its record
+	// changed, so that a stop requested by another process ends it within
+	// moments (the PostgreSQL store's LISTEN/NOTIFY); nil: the run sees
+	// it at its next WatchInterval poll.
+	Watch TaskWatcher
 	// Owner is this process's owner id (task.Owner), written on the
 	// records of the runs it executes.
 	Owner string
@@ -84,8 +94,8 @@ type Config struct {
 	// turns them off.
 	ProgressEvery time.Duration
 	// WatchInterval is how often a running background task checks its
-	// record for a stop request from another process and refreshes its
-	// heartbeat; default 1s.
+	// record for a stop request from another process (the fallback when
+	// Watch is set) and refreshes its heartbeat; default 1s.
 	WatchInterval time.Duration
 	// MaxToolInputBytes bounds a tool call's input in every child's loop
 	// (limits.maxToolInputBytes); 0 means the loop's default.

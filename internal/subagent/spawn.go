@@ -671,6 +671,9 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// outlives (telemetry.Within).
 	runCtx, cancel := context.WithCancelCause(telemetry.Within(r.c.Group.ctx, ctx))
 	t.cancel = cancel
+	// Open before the run is tracked, so that a message sent once it is
+	// found running is accepted, even while it waits for a lane slot.
+	t.inbox = s.openInbox(ctx, id)
 	s.track(t)
 	s.adopt(r, t)
 	if !background {

@@ -82,6 +82,9 @@ func (s *Service) findKnown(ctx context.Context, id string, known *liveTask) (*l
 // is not running: the caller resumes it. A run that has stopped taking
 // messages is waited for first, so that it can be resumed at once.
 func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queued bool, err error) {
+	if s.cfg.Mailbox != nil {
+		return s.sendMailbox(ctx, queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: id, Message: llm.UserText(text)})
+	}
 	// The run takes what is queued before it closes to messages (execute),
 	// so the message is queued under the same lock.
 	s.mu.Lock()
@@ -94,6 +97,27 @@ func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queu
 	if queued || lt == nil {
 		return lt, queued, nil
 	}
+	select {
+	case <-lt.done:
+		return nil, false, nil
+	case <-ctx.Done():
+		return nil, false, context.Cause(ctx)
+	}
+}
+
+// sendMailbox is send through the Mailbox, which reaches the agent in
+// whichever process runs it: this one, or the one its record names.
+func (s *Service) sendMailbox(ctx context.Context, e queue.Entry) (*liveTask, bool, error) {
+	lt := s.live(e.Target)
+	if lt == nil {
+		queued, err := s.sendElsewhere(ctx, e)
+		return nil, queued, err
+	}
+	queued, err := s.cfg.Mailbox.Push(ctx, e)
+	if err != nil || queued {
+		return lt, queued, err
+	}
+	// Its run has closed its inbox: wait for it to end, to resume it.
 	select {
 	case <-lt.done:
 		return nil, false, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
+	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
@@ -66,6 +67,9 @@ type setup struct {
 	now func() time.Time
 	// logger is Config.Logger.
 	logger *slog.Logger
+	// mailbox gives the Service a memory Mailbox (as a shared store's
+	// would be), through which its messages then go.
+	mailbox bool
 }
 
 type harness struct {
@@ -161,9 +165,13 @@ func newHarness(t *testing.T, su setup) *harness {
 		OutputDir:     filepath.Join(dir, ".state", "tasks"),
 		ProgressEvery: cmp.Or(su.progressEvery, -1),
 		Logger:        su.logger,
+		Owner:         "process-a",
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
+	}
+	if su.mailbox {
+		svc.cfg.Mailbox = &queue.Mailbox{}
 	}
 	h.svc = svc
 	h.group = NewGroup(context.Background())
