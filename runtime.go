@@ -17,6 +17,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/builtin"
+	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
@@ -267,6 +268,9 @@ type Runtime struct {
 	mcp       *mcpState
 	queue     *queue.Queue
 	owner     *task.Owner
+	// node is this process's membership of the cluster of processes
+	// sharing a PostgreSQL store (River); nil with the SQLite store.
+	node *cluster.Node
 
 	// reported is closed once the worktree report is in warnings;
 	// settledCh once all of settle's work is done, with settleErr set.
@@ -497,6 +501,13 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.db.Close()
 		return nil, err
 	}
+	if r.node, err = startNode(ctx, r.db, r.owner.ID(), r.log); err != nil {
+		r.subagents.Close()
+		r.mcp.manager.Close()
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
 	r.settle(context.WithoutCancel(ctx), runDir)
 	r.log.Debug("runtime opened", "cwd", cwd, "state_dir", cfg.Home, "model", s.Model, "tools", len(r.baseTools))
 	return r, nil
@@ -698,7 +709,11 @@ func (r *Runtime) Close() error {
 	<-r.settledCh
 	r.subagents.Close()
 	r.mcp.manager.Close() // after the runs that use its servers
-	return errors.Join(r.settleErr, r.owner.Close(), r.db.Close())
+	var nerr error
+	if r.node != nil {
+		nerr = r.node.Close() // after the runs, before the store it runs on
+	}
+	return errors.Join(r.settleErr, nerr, r.owner.Close(), r.db.Close())
 }
 
 // Warnings are the non-fatal problems found in the settings (unknown keys).

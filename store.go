@@ -3,8 +3,10 @@ package cadre
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
+	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
@@ -44,4 +46,21 @@ func openStore(ctx context.Context, home, settingsURL string, getenv func(string
 		return nil, fmt.Errorf("open session store (%s): %w", from, err)
 	}
 	return db, nil
+}
+
+// startNode makes this process a node of the cluster of processes sharing
+// db, when db is PostgreSQL: River on the store's pool, started in the
+// background (cluster.Start does no database work itself, so nothing
+// here delays a run's first model request). With SQLite it starts
+// nothing and returns nil.
+func startNode(ctx context.Context, db recordStore, ownerID string, log *slog.Logger) (*cluster.Node, error) {
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return nil, nil
+	}
+	n, err := cluster.Start(ctx, cluster.Config{Pool: pg.Pool(), NodeID: ownerID, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("join the cluster on the PostgreSQL store: %w", err)
+	}
+	return n, nil
 }

@@ -85,6 +85,10 @@ func checkURL(dsn string) (string, error) {
 	return u.Redacted(), nil
 }
 
+// Pool is the store's connection pool, for what runs beside the store on
+// the same database (River, in package cluster). It is closed by Close.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
 // Close closes the pool's connections, waiting for those in use to be
 // returned. Closing twice is harmless.
 func (db *DB) Close() error {
