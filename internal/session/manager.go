@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -15,10 +13,10 @@ import (
 )
 
 // Manager creates, resumes and finds sessions: it keeps an Index record and
-// a transcript file in step.
+// a transcript in step.
 type Manager struct {
 	idx   Index
-	dir   string
+	tr    Transcripts
 	now   func() time.Time
 	newID func() string
 	owner string
@@ -39,37 +37,72 @@ func NewMemoryManager(now func() time.Time) *Manager {
 func (m *Manager) SetOwner(id string) { m.owner = id }
 
 // NewManager returns a Manager that records sessions in idx and writes
-// transcripts to dir ($CADRE_HOME/sessions). now and newID are the clock and
-// the id source (for session ids and entry UUIDs); nil means time.Now and
-// UUID v7 strings.
+// transcripts to files in dir ($CADRE_HOME/sessions). now and newID are the
+// clock and the id source (for session ids and entry UUIDs); nil means
+// time.Now and UUID v7 strings.
 func NewManager(idx Index, dir string, now func() time.Time, newID func() string) *Manager {
+	return NewManagerWith(idx, Files{Dir: dir}, now, newID)
+}
+
+// NewManagerWith is NewManager for transcripts kept by tr: a store's, so
+// that every machine sharing it reads and resumes the same sessions.
+func NewManagerWith(idx Index, tr Transcripts, now func() time.Time, newID func() string) *Manager {
 	if now == nil {
 		now = time.Now
 	}
 	if newID == nil {
 		newID = ids.New
 	}
-	return &Manager{idx: idx, dir: dir, now: now, newID: newID}
+	return &Manager{idx: idx, tr: tr, now: now, newID: newID}
 }
 
 // Index is the Index the Manager records sessions in.
 func (m *Manager) Index() Index { return m.idx }
 
-// Dir is the directory transcripts are written to.
-func (m *Manager) Dir() string { return m.dir }
+// Transcripts is where the Manager keeps transcripts.
+func (m *Manager) Transcripts() Transcripts { return m.tr }
+
+// ReadTranscript reads every entry of info's transcript, wherever the
+// Manager keeps it (Transcripts.Read): the one way every reader (a resumed
+// run's history, `cadre sessions show`, a task's output, the web view)
+// gets a transcript.
+func (m *Manager) ReadTranscript(ctx context.Context, info Info) ([]Entry, []string, error) {
+	if !m.memory && info.TranscriptPath == "" {
+		info.TranscriptPath = m.tr.Locate(info.ID)
+	}
+	return m.tr.Read(ctx, info)
+}
+
+// Archive moves the transcript of the finished session id out of the way
+// (S-S3) and records where it went; the session can still be resumed from
+// it. A running session is left alone (it was resumed since it finished),
+// and so is one without a transcript or archived already.
+func (m *Manager) Archive(ctx context.Context, id string, at time.Time) error {
+	info, err := m.idx.GetSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	if info.Status == StatusRunning || info.TranscriptPath == "" || Archived(info.TranscriptPath) {
+		return nil
+	}
+	to, err := m.tr.Archive(ctx, info, at)
+	if err != nil || to == info.TranscriptPath {
+		return err
+	}
+	return m.idx.UpdateSession(ctx, id, func(in *Info) error {
+		in.TranscriptPath = to
+		return nil
+	})
+}
 
 // stamp is the current time as an Index keeps it, so that the Info a
 // Session holds equals what GetSession returns.
 func (m *Manager) stamp() time.Time { return NormalizeTime(m.now()) }
 
-func (m *Manager) transcriptPath(id string) string {
-	return filepath.Join(m.dir, id+".jsonl")
-}
-
 // Create starts a new session. An empty s.ID gets a fresh id; a given one is
-// validated. The session is recorded as running, with its transcript at
-// <dir>/<id>.jsonl (created empty), and Created/Updated set to now unless
-// given.
+// validated. The session is recorded as running, with its transcript where
+// the Manager's Transcripts locate it (created empty), and Created/Updated
+// set to now unless given.
 func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
 	s, err := m.fill(s)
 	if err != nil {
@@ -82,7 +115,7 @@ func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
 		s.TranscriptPath = ""
 		return m.newSession(s, nil), nil
 	}
-	w, err := OpenWriter(s.TranscriptPath)
+	w, err := m.tr.Create(ctx, s.ID, false)
 	if err != nil {
 		// Leave no record claiming to run when it never could.
 		ferr := m.idx.UpdateSession(ctx, s.ID, func(in *Info) error {
@@ -105,7 +138,7 @@ func (m *Manager) Prepare(ctx context.Context, s Info) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
-	w, err := createWriter(s.TranscriptPath)
+	w, err := m.tr.Create(ctx, s.ID, true)
 	if err != nil {
 		return nil, fmt.Errorf("create session %q: %w", s.ID, err)
 	}
@@ -131,7 +164,7 @@ func (m *Manager) fill(s Info) (Info, error) {
 	}
 	s.Created, s.Updated = NormalizeTime(s.Created), NormalizeTime(s.Updated)
 	s.Status = StatusRunning
-	s.TranscriptPath = m.transcriptPath(s.ID)
+	s.TranscriptPath = m.tr.Locate(s.ID)
 	s.Owner = m.owner
 	return s, nil
 }
@@ -150,17 +183,12 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 		return nil, nil, fmt.Errorf("resume session: %w", err)
 	}
 	if info.TranscriptPath == "" {
-		info.TranscriptPath = m.transcriptPath(id)
-	}
-	// A session that lost its transcript has nothing to resume: it must
-	// not come back empty because opening the writer created the file.
-	if _, err := os.Stat(info.TranscriptPath); err != nil {
-		return nil, nil, fmt.Errorf("resume session %q: read transcript: %w", id, err)
+		info.TranscriptPath = m.tr.Locate(id)
 	}
 	// The writer's claim comes before the read, so that no other writer
 	// can add to the transcript between the context rebuilt here and this
 	// run's first entry.
-	f, err := claim(info.TranscriptPath)
+	w, entries, problems, err := m.tr.Resume(ctx, info)
 	if errors.Is(err, ErrInUse) {
 		// The holder records itself just after its claim: read the record
 		// again, so the error can name it when it already has.
@@ -169,16 +197,6 @@ func (m *Manager) Open(ctx context.Context, id string) (*Session, []llm.Message,
 		}
 		return nil, nil, inUse(info)
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
-	}
-	// Read before the writer mends a partial last line, so that the line
-	// is reported as what it is: cut off by a killed writer.
-	entries, problems, err := ReadTranscript(info.TranscriptPath)
-	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("resume session %q: %w", id, err), f.Close())
-	}
-	w, err := newWriter(f, info.TranscriptPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("resume session %q: %w", id, err)
 	}

@@ -46,16 +46,47 @@ type Entry struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// Writer appends entries to a transcript file. It is safe for concurrent
-// use; each entry is written whole, in one write, on a line of its own.
+// Writer appends entries to a transcript. It is safe for concurrent use;
+// each entry is encoded whole, as one line, and handed to its sink in one
+// call. A transcript file's sink is the file itself (OpenWriter); a store
+// keeping transcripts elsewhere passes its own (NewWriter).
 type Writer struct {
 	path string
 
 	mu     sync.Mutex
-	f      *os.File
-	last   string // UUID of the last entry in the file, "" if none is known
+	sink   LineSink
+	last   string // UUID of the last entry in the transcript, "" if none is known
 	closed bool
 }
+
+// LineSink is where a Writer's lines go: one call per entry, the line
+// ending in '\n'. AppendLine must not return before the line is as safe as
+// the store promises (for a file, in the kernel's hands; for a database,
+// committed). Calls never overlap: the Writer serialises them.
+type LineSink interface {
+	AppendLine(line []byte) error
+	Close() error
+}
+
+// NewWriter returns a Writer whose lines go to sink, continuing a
+// transcript whose last entry's UUID is last ("" for a new one). path names
+// the transcript in errors (Path).
+func NewWriter(path string, sink LineSink, last string) *Writer {
+	return &Writer{path: path, sink: sink, last: last}
+}
+
+// fileSink is a transcript file opened with O_APPEND.
+type fileSink struct{ f *os.File }
+
+// AppendLine writes line in one Write call: with O_APPEND the kernel places
+// the whole line at the end of the file, so it is never interleaved and,
+// once Write returns, survives the process being killed.
+func (s fileSink) AppendLine(line []byte) error {
+	_, err := s.f.Write(line)
+	return err
+}
+
+func (s fileSink) Close() error { return s.f.Close() }
 
 // ErrInUse is wrapped by the error of OpenWriter (and Manager.Open) when
 // another writer, in this process or another, holds the transcript.
@@ -95,7 +126,7 @@ func createWriter(path string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("create transcript %s: %w", path, err)
 	}
-	return &Writer{path: path, f: f}, nil
+	return NewWriter(path, fileSink{f}, ""), nil
 }
 
 // claim opens the transcript at path for appending, creating it if needed,
@@ -125,10 +156,10 @@ func newWriter(f *os.File, path string) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("open transcript %s: %w", path, err)
 	}
-	return &Writer{path: path, f: f, last: last}, nil
+	return NewWriter(path, fileSink{f}, last), nil
 }
 
-// Path is the transcript file's path.
+// Path is the transcript's path (its location, for one not in a file).
 func (w *Writer) Path() string { return w.path }
 
 // Append writes e as one line. An empty UUID gets a fresh one, a zero
@@ -150,26 +181,19 @@ func (w *Writer) Append(e Entry) error {
 	if e.ParentUUID == "" {
 		e.ParentUUID = w.last
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Transcripts are read by people too; "<task-notification>" beats
-	// "\u003ctask-notification\u003e".
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil { // Encode ends the line with '\n'
-		return fmt.Errorf("append to transcript %s: encode %s entry: %w", w.path, e.Type, err)
+	line, err := EncodeEntry(e)
+	if err != nil {
+		return fmt.Errorf("append to transcript %s: %w", w.path, err)
 	}
-	// One Write call: with O_APPEND the kernel places the whole line at the
-	// end of the file, so it is never interleaved and, once Write returns,
-	// survives the process being killed.
-	if _, err := w.f.Write(buf.Bytes()); err != nil {
+	if err := w.sink.AppendLine(line); err != nil {
 		return fmt.Errorf("append to transcript %s: %w", w.path, err)
 	}
 	w.last = e.UUID
 	return nil
 }
 
-// Close closes the file. Closing twice is harmless; appending after Close is
-// an error.
+// Close closes the transcript, ending the writer's claim. Closing twice is
+// harmless; appending after Close is an error.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -177,10 +201,24 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	if err := w.f.Close(); err != nil {
+	if err := w.sink.Close(); err != nil {
 		return fmt.Errorf("close transcript %s: %w", w.path, err)
 	}
 	return nil
+}
+
+// EncodeEntry is e as a transcript line: JSON ending in '\n', exactly the
+// bytes a transcript file holds for it.
+func EncodeEntry(e Entry) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Transcripts are read by people too; "<task-notification>" beats
+	// "\u003ctask-notification\u003e".
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil { // Encode ends the line with '\n'
+		return nil, fmt.Errorf("encode %s entry: %w", e.Type, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // scanTail looks at the end of a transcript without reading all of it: it
@@ -216,13 +254,7 @@ func scanTail(f *os.File) (last string, partial bool, err error) {
 	if _, err := f.ReadAt(line, start+1); err != nil {
 		return "", partial, err
 	}
-	var head struct {
-		UUID string `json:"uuid"`
-	}
-	if json.Unmarshal(line, &head) != nil {
-		return "", partial, nil
-	}
-	return head.UUID, partial, nil
+	return LastUUID(line), partial, nil
 }
 
 // lastNewline returns the offset of the last '\n' before offset before, or
@@ -264,23 +296,56 @@ func ReadTranscript(path string) (entries []Entry, problems []string, err error)
 			return entries, problems, fmt.Errorf("read transcript %s: line %d: %w", path, n, rerr)
 		}
 		terminated := rerr == nil
-		if text := bytes.TrimSpace(line); len(text) > 0 {
-			var e Entry
-			// The decoder's errors may quote a bad value whole (a
-			// timestamp, a number): the problem keeps an excerpt.
-			switch err := json.Unmarshal(text, &e); {
-			case err != nil && !terminated:
-				problems = append(problems, fmt.Sprintf("%s:%d: truncated entry skipped (no newline at the end; the writer was probably killed mid-write): %s", path, n, excerpt.Message(err.Error())))
-			case err != nil:
-				problems = append(problems, fmt.Sprintf("%s:%d: malformed entry skipped: %s", path, n, excerpt.Message(err.Error())))
-			case e.Type == "":
-				problems = append(problems, fmt.Sprintf("%s:%d: entry without a \"type\" skipped", path, n))
-			default:
-				entries = append(entries, e)
-			}
-		}
+		entries, problems = decodeLine(entries, problems, path, n, line, terminated)
 		if !terminated {
 			return entries, problems, nil
 		}
 	}
+}
+
+// DecodeLines decodes the lines of a transcript a store keeps whole (each
+// one an entry, terminated or not), as tolerantly as ReadTranscript: a
+// line that is no entry is skipped and described in problems
+// ("where:line: …"), line numbers counting from 1.
+func DecodeLines(where string, lines [][]byte) (entries []Entry, problems []string) {
+	for i, line := range lines {
+		entries, problems = decodeLine(entries, problems, where, i+1, line, true)
+	}
+	return entries, problems
+}
+
+// decodeLine appends line n of the transcript at path to entries, or what
+// is wrong with it to problems. An unterminated line is the last of a file
+// whose writer was killed mid-write.
+func decodeLine(entries []Entry, problems []string, path string, n int, line []byte, terminated bool) ([]Entry, []string) {
+	text := bytes.TrimSpace(line)
+	if len(text) == 0 {
+		return entries, problems
+	}
+	var e Entry
+	// The decoder's errors may quote a bad value whole (a timestamp, a
+	// number): the problem keeps an excerpt.
+	switch err := json.Unmarshal(text, &e); {
+	case err != nil && !terminated:
+		problems = append(problems, fmt.Sprintf("%s:%d: truncated entry skipped (no newline at the end; the writer was probably killed mid-write): %s", path, n, excerpt.Message(err.Error())))
+	case err != nil:
+		problems = append(problems, fmt.Sprintf("%s:%d: malformed entry skipped: %s", path, n, excerpt.Message(err.Error())))
+	case e.Type == "":
+		problems = append(problems, fmt.Sprintf("%s:%d: entry without a \"type\" skipped", path, n))
+	default:
+		entries = append(entries, e)
+	}
+	return entries, problems
+}
+
+// LastUUID is the UUID of the entry on line, "" if it cannot be read: the
+// parent of the entry a continuing Writer appends next (NewWriter).
+func LastUUID(line []byte) string {
+	var head struct {
+		UUID string `json:"uuid"`
+	}
+	if json.Unmarshal(line, &head) != nil {
+		return ""
+	}
+	return head.UUID
 }
