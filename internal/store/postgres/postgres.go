@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/migration"
 )
 
@@ -17,6 +18,7 @@ import (
 // number of DBs, in one process or on many machines, may share a database.
 type DB struct {
 	pool *pgxpool.Pool
+	tr   *Transcripts
 }
 
 // Open connects to the database at dsn (a postgres:// or postgresql://
@@ -36,6 +38,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
 	db := &DB{pool: pool}
+	db.tr = &Transcripts{db: db}
 	ms, err := migration.Load(migrationFiles)
 	if err == nil {
 		err = db.migrate(ctx, ms)
@@ -89,9 +92,14 @@ func checkURL(dsn string) (string, error) {
 // the same database (River, in package cluster). It is closed by Close.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 
+// Transcripts is the store's transcripts (session.Transcripts).
+func (db *DB) Transcripts() session.Transcripts { return db.tr }
+
 // Close closes the pool's connections, waiting for those in use to be
-// returned. Closing twice is harmless.
+// returned, and the open transcript writers' connections, ending their
+// claims as the end of the process would. Closing twice is harmless.
 func (db *DB) Close() error {
+	db.tr.closeAll()
 	db.pool.Close()
 	return nil
 }

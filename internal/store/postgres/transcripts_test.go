@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/session/sessiontest"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// TestTranscriptConformance: each node is a DB of its own (its own pool
+// and writer connections) on one database; killing a node closes them
+// without closing its writers, as a killed process's sockets close.
+func TestTranscriptConformance(t *testing.T) {
+	sessiontest.RunTranscripts(t, func(t *testing.T) sessiontest.Nodes {
+		url := pg.URL(t)
+		nodes := map[session.Transcripts]*DB{}
+		return sessiontest.Nodes{
+			Node: func() session.Transcripts {
+				db := open(t, url)
+				nodes[db.Transcripts()] = db
+				return db.Transcripts()
+			},
+			Kill: func(tr session.Transcripts) { nodes[tr].Close() },
+		}
+	})
+}
+
+// TestTranscriptLocation: a transcript kept here is located by a path no
+// file API is handed (session.InFile), and its archived form is one the
+// index's archive sweep skips.
+func TestTranscriptLocation(t *testing.T) {
+	tr := open(t, pg.URL(t)).Transcripts()
+	loc := tr.Locate("s1")
+	if loc != "postgres:transcripts/s1" || session.InFile(loc) {
+		t.Errorf("Locate = %q (InFile %v), want postgres:transcripts/s1, not a file", loc, session.InFile(loc))
+	}
+}
+
+// BenchmarkTranscriptAppend measures appends per second of one writer, each
+// committed before Append returns. pgtest's server runs with fsync off, so
+// this is the round trip and the insert, not a disk's flush.
+func BenchmarkTranscriptAppend(b *testing.B) {
+	tr := open(b, pg.URL(b)).Transcripts()
+	w, err := tr.Create(context.Background(), "bench", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	msg := llm.UserText(fmt.Sprintf("%0200d", 0)) // a short message, ~400 bytes a line
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := w.Append(session.Entry{Type: session.EntryUser, SessionID: "bench", Message: &msg}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+}
