@@ -237,7 +237,7 @@ func (r *Runtime) history(ctx context.Context, id string) ([]llm.Message, error)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
 	}
-	entries, _, err := session.ReadTranscript(info.TranscriptPath)
+	entries, _, err := r.sessions.ReadTranscript(ctx, info)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: read its transcript: %w", id, err)
 	}

@@ -394,7 +394,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if r.db, err = openStore(ctx, cfg.Home, s.Store.URL, getenv); err != nil {
 		return nil, err
 	}
-	r.sessions = session.NewManager(r.db, filepath.Join(cfg.Home, "sessions"), now, nil)
+	r.sessions = session.NewManagerWith(r.db, transcriptsOf(r.db, cfg.Home), now, nil)
 	runDir := filepath.Join(cfg.Home, "run")
 	if r.owner, err = task.ClaimOwner(runDir); err != nil {
 		r.db.Close()
@@ -650,8 +650,9 @@ func (r *Runtime) Task(ctx context.Context, id string) (Task, error) {
 
 // TaskOutput is the log of task id: its output file as text. The file of
 // a run started in the background is its transcript (a second name of
-// it), whose log is rendered; a finished run's ends with its status and
-// result.
+// it), whose log is rendered; with transcripts in the store (PostgreSQL)
+// there is no file and the log is rendered from the transcript there, so
+// any node shows it. A finished run's ends with its status and result.
 func (r *Runtime) TaskOutput(ctx context.Context, id string) (string, error) {
 	if err := task.ValidateID(id); err != nil {
 		return "", err
@@ -663,7 +664,7 @@ func (r *Runtime) TaskOutput(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", wrapNotFound(err)
 	}
-	return subagent.Output(t)
+	return r.subagents.Output(ctx, t)
 }
 
 // model resolves a model name once per runtime.
@@ -755,7 +756,7 @@ func (r *Runtime) Session(ctx context.Context, id string) (Session, []Transcript
 	if err != nil {
 		return Session{}, nil, wrapNotFound(err)
 	}
-	entries, _, err := session.ReadTranscript(info.TranscriptPath)
+	entries, _, err := r.sessions.ReadTranscript(ctx, info)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return sessionOf(info), nil, err
 	}

@@ -194,7 +194,7 @@ func (r *Runtime) WatchSession(ctx context.Context, id string) iter.Seq2[Event, 
 		})
 		defer sub.Close()
 		seen := map[string]bool{}
-		entries, _, err := session.ReadTranscript(info.TranscriptPath)
+		entries, _, err := r.sessions.ReadTranscript(ctx, info)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			yield(Event{}, err)
 			return

@@ -25,6 +25,17 @@ type recordStore interface {
 	Close() error
 }
 
+// transcriptsOf is where a runtime keeps transcripts: in the store, when it
+// keeps them (PostgreSQL, so that every node reads and resumes them, and
+// nothing is written under home/sessions), else in files under
+// home/sessions.
+func transcriptsOf(db recordStore, home string) session.Transcripts {
+	if s, ok := db.(interface{ Transcripts() session.Transcripts }); ok {
+		return s.Transcripts()
+	}
+	return session.Files{Dir: filepath.Join(home, "sessions")}
+}
+
 // openStore opens the store that CADRE_STORE_URL, or else the settings'
 // store.url, names: a PostgreSQL URL, or nothing for the SQLite file
 // cadre.db under home (which PostgreSQL mode never creates). A URL that

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +58,90 @@ func TestPostgresStoreAcrossProcesses(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(e.home, "cadre.db*")); len(m) > 0 {
 		t.Errorf("the PostgreSQL store created %v", m)
+	}
+}
+
+// TestPostgresTranscriptsFromAnotherHome: with CADRE_STORE_URL set,
+// transcripts and task output live in PostgreSQL, so a process with
+// another CADRE_HOME (another machine) shows the conversation, shows the
+// background child's output and resumes the session; and no transcript or
+// output file is written under either home.
+func TestPostgresTranscriptsFromAnotherHome(t *testing.T) {
+	const useID = "toolu_bg_pgtx"
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child():
+			return testkit.Reply{Text: "BG-RESULT-PGTX: the number is 42"}
+		case c.has("RESUME-MARKER") && c.has("BG-RESULT-PGTX"):
+			return testkit.Reply{Text: "RESUMED-ANSWER: it was 42."}
+		case c.has("RESUME-MARKER"):
+			return testkit.Reply{Text: "RESUMED-ANSWER: I have no history."}
+		case len(c.notifications()) > 0:
+			return testkit.Reply{Text: "MAIN-ANSWER: done."}
+		case len(c.uses("Agent")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{bgAgentCall(useID, "find the number", "BG-MARKER: find it")}}
+		}
+		return testkit.Reply{Text: "Launched it; waiting."}
+	}))
+	e.set("CADRE_STORE_URL=" + pg.URL(t))
+	p := ok(t, e.run("", "-p", "find the number in the background", "--model", sonnet, "--output-format", "stream-json"))
+	res := finalResult(t, p.stdout)
+	sid, _ := res["session_id"].(string)
+	if res["result"] != "MAIN-ANSWER: done." || sid == "" {
+		t.Fatalf("final result %v", res)
+	}
+
+	// Another node: the same store, nothing else shared. The first home
+	// is moved away meanwhile, so that no file of it can be read by path.
+	away := e.home + ".away"
+	if err := os.Rename(e.home, away); err != nil {
+		t.Fatal(err)
+	}
+	other := *e
+	other.home = t.TempDir()
+	other.vars = append(slices.Clone(e.vars), "CADRE_HOME="+other.home)
+
+	show := ok(t, other.run("", "sessions", "show", sid))
+	for _, want := range []string{"find the number in the background", "MAIN-ANSWER: done.", "BG-RESULT-PGTX", "transcript postgres:transcripts/" + sid} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("cadre sessions show from another home does not show %q:\n%s", want, show.stdout)
+		}
+	}
+	ts := cliTasks(t, &other)
+	if len(ts) != 1 || ts[0].Status != task.StatusCompleted {
+		t.Fatalf("cadre tasks from another home: %+v; want the one background task, completed", ts)
+	}
+	if ts[0].OutputFile != "" {
+		t.Errorf("the task names an output file %q; in PostgreSQL mode its output is its transcript", ts[0].OutputFile)
+	}
+	out := ok(t, other.run("", "tasks", "output", ts[0].ID))
+	for _, want := range []string{"[message] BG-MARKER: find it", "BG-RESULT-PGTX: the number is 42", "[completed]"} {
+		if !strings.Contains(out.stdout, want) {
+			t.Errorf("cadre tasks output from another home does not show %q:\n%s", want, out.stdout)
+		}
+	}
+
+	p = ok(t, other.run("", "-p", "RESUME-MARKER: what was the number?", "--resume", sid, "--model", sonnet, "--output-format", "stream-json"))
+	if res := finalResult(t, p.stdout); res["result"] != "RESUMED-ANSWER: it was 42." || res["session_id"] != sid {
+		t.Fatalf("--resume from another home: %v; want the session continued with its history", res)
+	}
+	// Back on the first node, the resumed turn is there.
+	if err := os.Rename(away, e.home); err != nil {
+		t.Fatal(err)
+	}
+	if show := ok(t, e.run("", "sessions", "show", sid)); !strings.Contains(show.stdout, "RESUMED-ANSWER: it was 42.") {
+		t.Errorf("the first home does not see the turn resumed on the other:\n%s", show.stdout)
+	}
+
+	for _, home := range []string{e.home, other.home} {
+		for _, dir := range []string{"sessions", "tasks"} {
+			filepath.WalkDir(filepath.Join(home, dir), func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					t.Errorf("PostgreSQL mode wrote %s", path)
+				}
+				return nil
+			})
+		}
 	}
 }
 

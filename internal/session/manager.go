@@ -73,28 +73,6 @@ func (m *Manager) ReadTranscript(ctx context.Context, info Info) ([]Entry, []str
 	return m.tr.Read(ctx, info)
 }
 
-// Archive moves the transcript of the finished session id out of the way
-// (S-S3) and records where it went; the session can still be resumed from
-// it. A running session is left alone (it was resumed since it finished),
-// and so is one without a transcript or archived already.
-func (m *Manager) Archive(ctx context.Context, id string, at time.Time) error {
-	info, err := m.idx.GetSession(ctx, id)
-	if err != nil {
-		return err
-	}
-	if info.Status == StatusRunning || info.TranscriptPath == "" || Archived(info.TranscriptPath) {
-		return nil
-	}
-	to, err := m.tr.Archive(ctx, info, at)
-	if err != nil || to == info.TranscriptPath {
-		return err
-	}
-	return m.idx.UpdateSession(ctx, id, func(in *Info) error {
-		in.TranscriptPath = to
-		return nil
-	})
-}
-
 // stamp is the current time as an Index keeps it, so that the Info a
 // Session holds equals what GetSession returns.
 func (m *Manager) stamp() time.Time { return NormalizeTime(m.now()) }

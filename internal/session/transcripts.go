@@ -53,7 +53,14 @@ type Transcripts interface {
 // session kept in memory). Only a file may be handed to what opens files:
 // hooks' transcript_path, the model's Read.
 func InFile(transcriptPath string) bool {
-	return transcriptPath != "" && !strings.HasPrefix(transcriptPath, "postgres:")
+	return transcriptPath != "" && !InStore(transcriptPath)
+}
+
+// InStore reports whether a TranscriptPath is a location in a database:
+// the transcript is read through the Manager's Transcripts, by session id,
+// from any machine sharing that database.
+func InStore(transcriptPath string) bool {
+	return strings.HasPrefix(transcriptPath, "postgres:")
 }
 
 // Files keeps each transcript in a JSONL file, <Dir>/<id>.jsonl, private

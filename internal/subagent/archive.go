@@ -3,8 +3,6 @@ package subagent
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
@@ -14,10 +12,11 @@ import (
 // Archiving (S-S3): finished child sessions are moved out of the way, right
 // after their notification (cleanup: delete) or by the sweep at start-up.
 
-// archive renames a finished child session's transcript to
-// *.deleted.<timestamp> (S-S3): kept on disk, out of the way. The index
-// follows the file, so the agent can still be resumed from it. taskID, if
-// not "", is the task whose record is marked archived.
+// archive moves a finished child session's transcript out of the way
+// (S-S3): a file is renamed to *.deleted.<timestamp>, kept on disk; a
+// transcript in a store is marked so (session.Manager.Archive). The index
+// follows, so the agent can still be resumed from it. taskID, if not "",
+// is the task whose record is marked archived.
 func (s *Service) archive(ctx context.Context, taskID, sessionID string, now time.Time) error {
 	info, err := s.cfg.Index.GetSession(ctx, sessionID)
 	if err != nil {
@@ -27,9 +26,9 @@ func (s *Service) archive(ctx context.Context, taskID, sessionID string, now tim
 		return nil // resumed since it finished
 	}
 	if info.TranscriptPath != "" && !session.Archived(info.TranscriptPath) {
-		to := fmt.Sprintf("%s.deleted.%d", info.TranscriptPath, now.UnixMilli())
-		if err := os.Rename(info.TranscriptPath, to); err != nil {
-			return fmt.Errorf("archive session %s: %w", sessionID, err)
+		to, err := s.cfg.Sessions.Transcripts().Archive(ctx, info, now)
+		if err != nil {
+			return err
 		}
 		err = s.cfg.Index.UpdateSession(ctx, sessionID, func(in *session.Info) error {
 			in.TranscriptPath = to

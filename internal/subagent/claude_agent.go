@@ -163,7 +163,7 @@ func launchedResult(o *outcome) tool.Result {
 		Content: []llm.Block{llm.Text(render(launchedTmpl(), map[string]any{"ID": t.ID, "Name": t.Name, "OutputFile": t.OutputFile}))},
 		Meta: map[string]any{
 			"status": "async_launched", "isAsync": true, "agentId": t.ID, "description": t.Description,
-			"prompt": t.Prompt, "outputFile": t.OutputFile, "canReadOutputFile": true,
+			"prompt": t.Prompt, "outputFile": t.OutputFile, "canReadOutputFile": t.OutputFile != "",
 		},
 	}
 }

@@ -115,7 +115,7 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 	case lt != nil:
 		out = lt.outputTail(8000)
 	default:
-		out = tail(rec.OutputFile, 8000)
+		out = s.tail(ctx, rec, 8000)
 	}
 	return tool.Result{
 		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<note>%s</note>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, untrustedNote, escapeTags(strings.TrimSpace(out))))},
@@ -204,5 +204,9 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 	if err != nil {
 		return tool.Errorf("cannot reach agent %q: %v", in.To, err), nil
 	}
-	return tool.Text(fmt.Sprintf("Agent %s was not running; it has been resumed in the background with your message and its earlier context. You will be notified when it finishes (output: %s).", id, out.task.about().OutputFile)), nil
+	where := out.task.about().OutputFile
+	if where == "" {
+		where = "TaskOutput " + id
+	}
+	return tool.Text(fmt.Sprintf("Agent %s was not running; it has been resumed in the background with your message and its earlier context. You will be notified when it finishes (output: %s).", id, where)), nil
 }

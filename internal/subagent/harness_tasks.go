@@ -47,7 +47,7 @@ func harnessStatus(st task.Status) string {
 // task_id, status, then its result, error or output so far — or, for an
 // ended task whose result this report must not show (deliver.go), the note
 // that says where it went.
-func taskReport(rec task.Task, lt *liveTask, d delivery) string {
+func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *liveTask, d delivery) string {
 	id := rec.ID
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
@@ -78,7 +78,7 @@ func taskReport(rec task.Task, lt *liveTask, d delivery) string {
 		if lt != nil {
 			out = lt.outputTail(8000)
 		} else {
-			out = tail(rec.OutputFile, 8000)
+			out = h.s.tail(ctx, rec, 8000)
 		}
 		if out := strings.TrimSpace(out); out != "" {
 			fmt.Fprintf(&b, "\noutput so far:\n%s", escapeTags(out))
@@ -129,7 +129,7 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessT
 		d = h.s.claim(ctx, rec.ID, watched)
 	}
 	return tool.Result{
-		Content: []llm.Block{llm.Text(taskReport(rec, lt, d))},
+		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, lt, d))},
 		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
 	}, nil
 }
@@ -288,7 +288,7 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 			finished++
 			d = s.claim(ctx, rec.ID, e.lt)
 		}
-		reports[i] = taskReport(rec, lt, d)
+		reports[i] = h.taskReport(ctx, rec, lt, d)
 		statuses[harnessTaskID(rec.ID)] = harnessStatus(rec.Status)
 	}
 	mode := "all"

@@ -2,6 +2,7 @@ package subagent
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,11 +80,23 @@ func transcriptLog(data []byte) (string, bool) {
 	if json.Unmarshal(first, &e) != nil || e.SessionID == "" || e.Type == "" {
 		return "", false
 	}
-	var b strings.Builder
+	var entries []session.Entry
 	for line := range bytes.Lines(data) {
 		var e session.Entry
-		if json.Unmarshal(line, &e) != nil || e.Message == nil {
-			continue // a line cut off by a killed writer, or a marker
+		if json.Unmarshal(line, &e) != nil {
+			continue // a line cut off by a killed writer
+		}
+		entries = append(entries, e)
+	}
+	return entriesLog(entries), true
+}
+
+// entriesLog renders the log of a transcript's entries.
+func entriesLog(entries []session.Entry) string {
+	var b strings.Builder
+	for _, e := range entries {
+		if e.Message == nil {
+			continue // a marker
 		}
 		switch e.Type {
 		case session.EntryAssistant:
@@ -92,7 +105,36 @@ func transcriptLog(data []byte) (string, bool) {
 			logMessage(&b, *e.Message, false)
 		}
 	}
-	return b.String(), true
+	return b.String()
+}
+
+// transcriptLog renders the log of the transcript of child session id,
+// wherever the sessions keep it.
+func (s *Service) transcriptLog(ctx context.Context, id string) (string, error) {
+	info, err := s.cfg.Index.GetSession(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	entries, _, err := s.cfg.Sessions.ReadTranscript(ctx, info)
+	if err != nil {
+		return "", err
+	}
+	return entriesLog(entries), nil
+}
+
+// Output is rec's output as text (`cadre tasks output`, the SDK's
+// TaskOutput): the log of its run, from its output file or, when a store
+// keeps its transcript (no output file), from that transcript, so that any
+// node sharing the store shows it.
+func (s *Service) Output(ctx context.Context, rec task.Task) (string, error) {
+	if rec.OutputFile != "" || rec.ChildSessionID == "" {
+		return Output(rec)
+	}
+	log, err := s.transcriptLog(ctx, rec.ChildSessionID)
+	if err != nil {
+		return "", fmt.Errorf("task %s: %w", rec.ID, err)
+	}
+	return withEnd(rec, log), nil
 }
 
 // Output is rec's output file as text: its log, rendered when the file is
@@ -107,8 +149,14 @@ func Output(rec task.Task) (string, error) {
 	if !ok {
 		return string(b), nil
 	}
+	return withEnd(rec, log), nil
+}
+
+// withEnd is a rendered log ended, once the run ended, by its status and
+// result.
+func withEnd(rec task.Task, log string) string {
 	if rec.Status.Terminal() {
 		log += fmt.Sprintf("\n[%s]\n%s\n", rec.Status, rec.Result)
 	}
-	return log, nil
+	return log
 }

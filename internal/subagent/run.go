@@ -193,8 +193,8 @@ const maxEarlyOutput = 1 << 20
 // startOutput opens the output file and writes the log kept so far; the
 // caller holds t.mu.
 func (t *liveTask) startOutput() error {
-	if t.filed {
-		return nil
+	if t.filed || t.outputFile == "" {
+		return nil // filed already, or its transcript in a store is its output
 	}
 	f, err := openOutput(t.outputFile)
 	if err != nil {
@@ -221,7 +221,7 @@ func (t *liveTask) outputTail(n int) string {
 		return s
 	}
 	t.mu.Unlock()
-	return tail(t.outputFile, n)
+	return tailFile(t.outputFile, n)
 }
 
 // snapshot returns the progress figures.

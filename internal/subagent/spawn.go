@@ -629,7 +629,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	t := &liveTask{
 		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
 		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
-		name: r.req.Name, outputFile: s.outputPath(id), depth: r.child.caller.Depth,
+		name: r.req.Name, outputFile: s.outputFor(r.sess.Info), depth: r.child.caller.Depth,
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
 		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent,
 	}
@@ -642,8 +642,9 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	defer s.unreserve(r.reservations)
 	if background {
 		// Its output file is its transcript under a second name: one
-		// file (output.go).
-		if !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
+		// file (output.go); with the transcript in a store, there is
+		// no output file at all.
+		if t.outputFile != "" && !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
 			if err := t.startOutput(); err != nil {
 				s.endSession(ctx, r.sess, session.StatusFailed)
 				return nil, err

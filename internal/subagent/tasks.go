@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -183,7 +184,7 @@ func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Du
 // tail is the last n bytes of the output file at path: of its log, or,
 // when the file is the run's transcript (output.go), of the log rendered
 // from it.
-func tail(path string, n int) string {
+func tailFile(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
@@ -191,10 +192,29 @@ func tail(path string, n int) string {
 	if log, ok := transcriptLog(b); ok {
 		b = []byte(log)
 	}
-	if len(b) > n {
-		b = append([]byte("…"), b[len(b)-n:]...)
+	return clipHead(string(b), n)
+}
+
+// tail is the last n bytes of the log of rec, a run in another process:
+// its output file's, or its transcript's when a store keeps that (no
+// output file), read wherever the run is.
+func (s *Service) tail(ctx context.Context, rec task.Task, n int) string {
+	if rec.OutputFile != "" || rec.ChildSessionID == "" {
+		return tailFile(rec.OutputFile, n)
 	}
-	return string(b)
+	log, err := s.transcriptLog(ctx, rec.ChildSessionID)
+	if err != nil {
+		return ""
+	}
+	return clipHead(log, n)
+}
+
+// clipHead keeps the last n bytes of s, marking the cut.
+func clipHead(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
 }
 
 // Stop stops a running task (S-T3): at once when it runs in this process,
@@ -288,6 +308,17 @@ func (s *Service) OwnOutput(ctx context.Context, sessionID, path string) bool {
 
 // outputSuffix ends a task's output file name: <OutputDir>/<id>.output.
 const outputSuffix = ".output"
+
+// outputFor is the output file of the run of the child session info:
+// none ("") when a store keeps its transcript, which is then read as its
+// output (Service.Output), so that every node sees it and no file is
+// written.
+func (s *Service) outputFor(info session.Info) string {
+	if session.InStore(info.TranscriptPath) {
+		return ""
+	}
+	return s.outputPath(info.ID)
+}
 
 // outputPath is the output file of the run with this id.
 func (s *Service) outputPath(id string) string {
