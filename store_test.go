@@ -108,3 +108,61 @@ func TestStoreURLPrecedenceAndErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPostgresTranscriptsAcrossHomes: in PostgreSQL mode transcripts live
+// in the store, so a runtime with another CADRE_HOME (another machine)
+// reads a session's transcript (Session, WatchSession) and resumes it with
+// its history; no transcript file is written under either home.
+func TestPostgresTranscriptsAcrossHomes(t *testing.T) {
+	env := map[string]string{"CADRE_STORE_URL": pg.URL(t)}
+	first, second := newFixture(t), newFixture(t)
+	rt, err := first.openWith(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := collect(t, rt, cadre.Request{Prompt: "what is the secret word?"})[0].SessionID
+
+	rt2, err := second.openWith(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, entries, err := rt2.Session(t.Context(), id)
+	if err != nil || len(entries) < 2 || entries[0].Message == nil || entries[0].Message.Text() != "what is the secret word?" {
+		t.Fatalf("Session from another home: %+v, %d entries, %v; want the first run's transcript", info, len(entries), err)
+	}
+	if !strings.HasPrefix(info.TranscriptPath, "postgres:transcripts/") {
+		t.Errorf("TranscriptPath = %q, want a location in PostgreSQL", info.TranscriptPath)
+	}
+
+	// WatchSession replays the transcript, then follows the live bus.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var watched []string
+	for ev, err := range rt2.WatchSession(ctx, id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		watched = append(watched, ev.UUID)
+		if len(watched) == len(entries) {
+			break
+		}
+	}
+	for i, e := range entries {
+		if watched[i] != e.UUID {
+			t.Fatalf("WatchSession replayed %v, want the transcript's entries %v in order", watched, entries)
+		}
+	}
+
+	collect(t, rt2, cadre.Request{Prompt: "say the secret word again", Resume: id})
+	second.mu.Lock()
+	last := second.requests[len(second.requests)-1]
+	second.mu.Unlock()
+	if len(last.Messages) <= 1 || last.Messages[0].Text() != "what is the secret word?" {
+		t.Errorf("the resumed run's request has %d messages, starting %q: want the first run's history", len(last.Messages), last.Messages[0].Text())
+	}
+	for _, home := range []string{first.home, second.home} {
+		if m, _ := filepath.Glob(filepath.Join(home, "sessions", "*")); len(m) > 0 {
+			t.Errorf("PostgreSQL mode wrote transcript files %v", m)
+		}
+	}
+}
