@@ -29,7 +29,19 @@
 // package sessiontest.
 //
 // Manager ties the two together: it creates sessions (index record plus
-// transcript at <dir>/<id>.jsonl), reopens them for --resume, and finds the
-// newest main session of a directory for --continue. Session ids that come
-// from outside are checked by ValidateID before any path is built from them.
+// transcript), reopens them for --resume, and finds the newest main session
+// of a directory for --continue. Session ids that come from outside are
+// checked by ValidateID before any path is built from them.
+//
+// # Where transcripts live
+//
+// Transcripts, declared here where the Manager consumes it, is where a
+// Manager keeps transcripts: Files, the JSONL files above at
+// <dir>/<id>.jsonl, or a store's (the PostgreSQL store keeps them in
+// tables, so that every machine sharing it reads and resumes them). Both
+// keep one writer per session, across processes, with a claim that ends
+// when its holder dies, and both run the conformance suite
+// sessiontest.RunTranscripts. Every reader goes through
+// Manager.ReadTranscript; a record's TranscriptPath is a file path only
+// when InFile says so.
 package session

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +71,24 @@ func (m *Manager) ReadTranscript(ctx context.Context, info Info) ([]Entry, []str
 	if !m.memory && info.TranscriptPath == "" {
 		info.TranscriptPath = m.tr.Locate(info.ID)
 	}
-	return m.tr.Read(ctx, info)
+	return m.of(info).Read(ctx, info)
+}
+
+// ArchiveTranscript moves info's finished transcript out of the way
+// (Transcripts.Archive) and returns the TranscriptPath its record holds
+// from then on.
+func (m *Manager) ArchiveTranscript(ctx context.Context, info Info, at time.Time) (string, error) {
+	return m.of(info).Archive(ctx, info, at)
+}
+
+// of is the Transcripts that hold info's transcript: a record naming a
+// file (written before the store kept transcripts) is read from that file
+// whatever the Manager keeps now.
+func (m *Manager) of(info Info) Transcripts {
+	if _, files := m.tr.(Files); !files && InFile(info.TranscriptPath) {
+		return Files{Dir: filepath.Dir(info.TranscriptPath)}
+	}
+	return m.tr
 }
 
 // stamp is the current time as an Index keeps it, so that the Info a

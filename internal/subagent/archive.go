@@ -26,7 +26,7 @@ func (s *Service) archive(ctx context.Context, taskID, sessionID string, now tim
 		return nil // resumed since it finished
 	}
 	if info.TranscriptPath != "" && !session.Archived(info.TranscriptPath) {
-		to, err := s.cfg.Sessions.Transcripts().Archive(ctx, info, now)
+		to, err := s.cfg.Sessions.ArchiveTranscript(ctx, info, now)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,6 @@
 // Package postgres is cadre's store for several nodes sharing one database:
-// the session index (session.Index) and the task records (task.Store) in
-// PostgreSQL, through pgx and its pool (github.com/jackc/pgx/v5). It
+// the session index (session.Index), the task records (task.Store) and the
+// transcripts (session.Transcripts, see Transcripts) in PostgreSQL, through pgx and its pool (github.com/jackc/pgx/v5). It
 // behaves as the embedded SQLite store does (the same conformance suites
 // run against both, S-X3); what differs is how it stays right when many
 // processes on many machines write at once.
