@@ -45,7 +45,7 @@ type Transcripts struct {
 	db *DB
 
 	mu    sync.Mutex
-	conns map[*pgx.Conn]struct{} // the open writers' connections
+	sinks map[*sink]struct{} // the open writers'
 }
 
 var _ session.Transcripts = (*Transcripts)(nil)
@@ -78,8 +78,9 @@ func (e notFound) Error() string        { return "no transcript at " + e.loc }
 func (e notFound) Is(target error) bool { return target == fs.ErrNotExist }
 
 // claim opens a writer's connection and takes session id's lock on it: an
-// error wrapping session.ErrInUse when another connection holds it.
-func (tr *Transcripts) claim(ctx context.Context, id string) (*pgx.Conn, error) {
+// error wrapping session.ErrInUse when another connection holds it. The
+// sink it returns appends after seq 0 until told otherwise.
+func (tr *Transcripts) claim(ctx context.Context, id string) (*sink, error) {
 	conn, err := pgx.ConnectConfig(ctx, tr.db.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: connect: %w", tr.Locate(id), oneLine{err})
@@ -91,32 +92,25 @@ func (tr *Transcripts) claim(ctx context.Context, id string) (*pgx.Conn, error) 
 	if !locked {
 		return nil, errors.Join(fmt.Errorf("open transcript %s: %w", tr.Locate(id), session.ErrInUse), closeConn(conn))
 	}
+	s := &sink{tr: tr, conn: conn, id: id}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	if tr.conns == nil {
-		tr.conns = map[*pgx.Conn]struct{}{}
+	if tr.sinks == nil {
+		tr.sinks = map[*sink]struct{}{}
 	}
-	tr.conns[conn] = struct{}{}
-	return conn, nil
-}
-
-// release closes a writer's connection, which ends its claim.
-func (tr *Transcripts) release(conn *pgx.Conn) error {
-	tr.mu.Lock()
-	delete(tr.conns, conn)
-	tr.mu.Unlock()
-	return closeConn(conn)
+	tr.sinks[s] = struct{}{}
+	return s, nil
 }
 
 // closeAll closes every writer's connection, as the end of the process
 // would (DB.Close): their writers fail from then on.
 func (tr *Transcripts) closeAll() {
 	tr.mu.Lock()
-	conns := tr.conns
-	tr.conns = nil
+	sinks := tr.sinks
+	tr.sinks = nil
 	tr.mu.Unlock()
-	for c := range conns {
-		closeConn(c)
+	for s := range sinks {
+		s.Close()
 	}
 }
 
@@ -129,18 +123,21 @@ func closeConn(c *pgx.Conn) error {
 // Create claims session id's transcript, creating it; fresh requires that
 // it did not exist.
 func (tr *Transcripts) Create(ctx context.Context, id string, fresh bool) (*session.Writer, error) {
-	conn, err := tr.claim(ctx, id)
+	s, err := tr.claim(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	w, err := tr.create(ctx, conn, id, fresh)
+	w, err := tr.create(ctx, s, fresh)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("create transcript %s: %w", tr.Locate(id), err), tr.release(conn))
+		return nil, errors.Join(fmt.Errorf("create transcript %s: %w", tr.Locate(id), err), s.Close())
 	}
 	return w, nil
 }
 
-func (tr *Transcripts) create(ctx context.Context, conn *pgx.Conn, id string, fresh bool) (*session.Writer, error) {
+// create adds the transcript's row, if new, and returns the writer that
+// continues after its last entry; s is claimed and not yet shared.
+func (tr *Transcripts) create(ctx context.Context, s *sink, fresh bool) (*session.Writer, error) {
+	id, conn := s.id, s.conn
 	tag, err := conn.Exec(ctx, `INSERT INTO transcripts (session_id, created_ms) VALUES ($1, $2)
 		ON CONFLICT (session_id) DO NOTHING`, id, time.Now().UnixMilli())
 	if err != nil {
@@ -157,26 +154,28 @@ func (tr *Transcripts) create(ctx context.Context, conn *pgx.Conn, id string, fr
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, err
 	}
-	return session.NewWriter(tr.Locate(id), &sink{tr: tr, conn: conn, id: id, seq: seq}, session.LastUUID([]byte(line))), nil
+	s.seq = seq
+	return session.NewWriter(tr.Locate(id), s, session.LastUUID([]byte(line))), nil
 }
 
 // Resume claims the transcript of info's session, then reads it on the
 // claiming connection: nothing can be appended in between.
 func (tr *Transcripts) Resume(ctx context.Context, info session.Info) (*session.Writer, []session.Entry, []string, error) {
-	conn, err := tr.claim(ctx, info.ID)
+	s, err := tr.claim(ctx, info.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	lines, seq, err := tr.lines(ctx, conn, info.ID)
+	lines, seq, err := tr.lines(ctx, s.conn, info.ID)
 	if err != nil {
-		return nil, nil, nil, errors.Join(err, tr.release(conn))
+		return nil, nil, nil, errors.Join(err, s.Close())
 	}
+	s.seq = seq
 	entries, problems := session.DecodeLines(tr.Locate(info.ID), lines)
 	last := ""
 	if len(lines) > 0 {
 		last = session.LastUUID(lines[len(lines)-1])
 	}
-	return session.NewWriter(tr.Locate(info.ID), &sink{tr: tr, conn: conn, id: info.ID, seq: seq}, last), entries, problems, nil
+	return session.NewWriter(tr.Locate(info.ID), s, last), entries, problems, nil
 }
 
 // Read reads info's transcript in the order it was written.
@@ -247,19 +246,28 @@ func (tr *Transcripts) Archive(ctx context.Context, info session.Info, at time.T
 	return fmt.Sprintf("%s.deleted.%d", from, at.UnixMilli()), nil
 }
 
-// sink appends a writer's lines on its claiming connection. The Writer
-// serialises its calls, as a pgx.Conn needs.
+// sink appends a writer's lines on its claiming connection. A pgx.Conn
+// takes one call at a time: mu keeps DB.Close from closing it under an
+// append.
 type sink struct {
 	tr   *Transcripts
 	conn *pgx.Conn
 	id   string
-	seq  int64 // the last entry's
+
+	mu     sync.Mutex
+	seq    int64 // the last entry's
+	closed bool
 }
 
 // AppendLine inserts line (without its newline: the column holds the
 // entry) as the next entry and returns once it is committed. The claim is
 // what makes seq safe: no other writer appends to this session.
 func (s *sink) AppendLine(line []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("the writer's connection is closed (its store was closed): %w", fs.ErrClosed)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
 	defer cancel()
 	_, err := s.conn.Exec(ctx, `INSERT INTO transcript_entries (session_id, seq, line) VALUES ($1, $2, $3)`,
@@ -271,5 +279,17 @@ func (s *sink) AppendLine(line []byte) error {
 	return nil
 }
 
-// Close ends the claim.
-func (s *sink) Close() error { return s.tr.release(s.conn) }
+// Close closes the writer's connection, which ends its claim. Closing
+// twice is harmless.
+func (s *sink) Close() error {
+	s.tr.mu.Lock()
+	delete(s.tr.sinks, s)
+	s.tr.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return closeConn(s.conn)
+}
