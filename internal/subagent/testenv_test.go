@@ -70,6 +70,9 @@ type setup struct {
 	// mailbox gives the Service a memory Mailbox (as a shared store's
 	// would be), through which its messages then go.
 	mailbox bool
+	// transcripts, if set, keeps the sessions' transcripts instead of
+	// files (a store's, as in PostgreSQL mode).
+	transcripts func(t *testing.T) session.Transcripts
 }
 
 type harness struct {
@@ -144,7 +147,11 @@ func newHarness(t *testing.T, su setup) *harness {
 	if h.script == nil {
 		h.script = func(context.Context, string, *llm.Request) (*llm.Response, error) { return reply("done"), nil }
 	}
-	h.sessions = session.NewManager(h.mem, filepath.Join(dir, ".state", "sessions"), func() time.Time { return fixedNow }, nil)
+	var tr session.Transcripts = session.Files{Dir: filepath.Join(dir, ".state", "sessions")}
+	if su.transcripts != nil {
+		tr = su.transcripts(t)
+	}
+	h.sessions = session.NewManagerWith(h.mem, tr, func() time.Time { return fixedNow }, nil)
 	h.base = make([]tool.Tool, 0, max(su.baseCap, 5))
 	for _, f := range []struct {
 		name   string
