@@ -26,10 +26,14 @@ import (
 // its Close. PostgreSQL drops a session's advisory locks when its
 // connection ends, however it ends: a killed process's socket closes, and
 // a lost machine's connection is ended by the server's TCP keepalive, so
-// a crashed writer never blocks --resume for good. Every append goes
+// a crashed writer never blocks --resume for long. Every append goes
 // through that connection, so a writer whose connection (and so whose
 // claim) is gone can no longer append: another writer's entries and its
 // own never interleave.
+//
+// The server notices a vanished machine (no FIN, no RST) by TCP keepalive,
+// which a writer's connection asks of it after 30 s idle
+// (writerKeepalive), so such a claim ends within about a minute.
 //
 // The cost is one connection to the server per open writer, that is per
 // running session or subagent: size max_connections for the runs of all
@@ -71,6 +75,31 @@ func lockKey(id string) int64 {
 	return int64(h.Sum64())
 }
 
+// writerKeepalive are the server's TCP keepalive settings for a writer's
+// connection, unless the store URL sets them: a writer whose machine
+// vanished (no FIN, no RST) loses its claim after about a minute
+// (30 s idle + 3 probes 10 s apart), not after the operating system's
+// default of over two hours, so its session can be resumed elsewhere.
+var writerKeepalive = map[string]string{
+	"tcp_keepalives_idle":     "30",
+	"tcp_keepalives_interval": "10",
+	"tcp_keepalives_count":    "3",
+}
+
+// writerConfig is the pool's connection settings with writerKeepalive.
+func writerConfig(pool *pgx.ConnConfig) *pgx.ConnConfig {
+	cfg := pool.Copy()
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	for k, v := range writerKeepalive {
+		if _, set := cfg.RuntimeParams[k]; !set {
+			cfg.RuntimeParams[k] = v
+		}
+	}
+	return cfg
+}
+
 // notFound is the error for a session without a transcript here.
 type notFound struct{ loc string }
 
@@ -81,7 +110,7 @@ func (e notFound) Is(target error) bool { return target == fs.ErrNotExist }
 // error wrapping session.ErrInUse when another connection holds it. The
 // sink it returns appends after seq 0 until told otherwise.
 func (tr *Transcripts) claim(ctx context.Context, id string) (*sink, error) {
-	conn, err := pgx.ConnectConfig(ctx, tr.db.pool.Config().ConnConfig.Copy())
+	conn, err := pgx.ConnectConfig(ctx, writerConfig(tr.db.pool.Config().ConnConfig))
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: connect: %w", tr.Locate(id), oneLine{err})
 	}

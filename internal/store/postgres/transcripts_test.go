@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/session"
@@ -91,5 +92,36 @@ func TestTranscriptCloseUnderAppends(t *testing.T) {
 	got, _, err := other.Read(t.Context(), session.Info{ID: "s1"})
 	if err != nil || len(got) != n {
 		t.Fatalf("read %d entries (%v) after %d appends succeeded", len(got), err, n)
+	}
+}
+
+// TestTranscriptWriterKeepalive: a writer's connection asks the server for
+// TCP keepalives a minute long, so the claim of a machine that vanished
+// ends within about a minute; a setting in the store URL wins.
+func TestTranscriptWriterKeepalive(t *testing.T) {
+	for _, tc := range []struct{ query, want string }{
+		{"", "30"},
+		{"tcp_keepalives_idle=45", "45"},
+	} {
+		url := pg.URL(t)
+		if tc.query != "" {
+			sep := "?"
+			if strings.Contains(url, "?") {
+				sep = "&"
+			}
+			url += sep + tc.query
+		}
+		s, err := open(t, url).tr.claim(t.Context(), "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idle, count string
+		if err := s.conn.QueryRow(t.Context(), `SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_count')`).Scan(&idle, &count); err != nil {
+			t.Fatal(err)
+		}
+		if idle != tc.want || count != "3" {
+			t.Errorf("URL %q: writer keepalive idle %s count %s, want %s and 3", tc.query, idle, count, tc.want)
+		}
+		s.Close()
 	}
 }
