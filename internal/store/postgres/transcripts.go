@@ -156,7 +156,9 @@ func (tr *Transcripts) Create(ctx context.Context, id string, fresh bool) (*sess
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock() // against DB.Close, as an append
 	w, err := tr.create(ctx, s, fresh)
+	s.mu.Unlock()
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("create transcript %s: %w", tr.Locate(id), err), s.Close())
 	}
@@ -194,11 +196,13 @@ func (tr *Transcripts) Resume(ctx context.Context, info session.Info) (*session.
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.mu.Lock() // against DB.Close, as an append
 	lines, seq, err := tr.lines(ctx, s.conn, info.ID)
+	s.seq = seq
+	s.mu.Unlock()
 	if err != nil {
 		return nil, nil, nil, errors.Join(err, s.Close())
 	}
-	s.seq = seq
 	entries, problems := session.DecodeLines(tr.Locate(info.ID), lines)
 	last := ""
 	if len(lines) > 0 {
