@@ -3,7 +3,9 @@ package subagent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -147,5 +149,48 @@ func (s *Service) sendElsewhere(ctx context.Context, e queue.Entry) (bool, error
 	if rec.Status.Terminal() || rec.Owner == s.cfg.Owner {
 		return false, nil
 	}
-	return s.cfg.Mailbox.Push(ctx, e)
+	if queued, err := s.cfg.Mailbox.Push(ctx, e); err != nil || queued {
+		return queued, err
+	}
+	// Its run has stopped reading messages but has not recorded its end
+	// yet: wait for the end, so that the agent can be resumed, as send
+	// waits for a run of this process.
+	return false, s.awaitRecordedEnd(ctx, e.Target)
+}
+
+// endingWait bounds the wait for a run in another process, closed to
+// messages, to record its end: a process that died just then leaves its
+// record running until the orphan sweep, and a tool call must not hang
+// that long.
+const endingWait = time.Minute
+
+// awaitRecordedEnd waits until task id's record says it ended, hearing of
+// changes through the TaskWatcher if there is one, else polling at
+// WatchInterval.
+func (s *Service) awaitRecordedEnd(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, endingWait)
+	defer cancel()
+	var changed <-chan struct{}
+	if s.cfg.Watch != nil {
+		ch, stop := s.cfg.Watch.WatchTask(ctx, id)
+		defer stop()
+		changed = ch
+	}
+	tick := time.NewTicker(s.cfg.WatchInterval)
+	defer tick.Stop()
+	for {
+		rec, err := s.cfg.Tasks.GetTask(ctx, id)
+		if err != nil {
+			return err
+		}
+		if rec.Status.Terminal() {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("agent %s has stopped reading messages in another process but its end is not recorded yet; send the message again once it has ended: %w", id, context.Cause(ctx))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
@@ -17,11 +18,17 @@ import (
 // process sharing a PostgreSQL store would be: it runs none of h's runs.
 func (h *harness) otherProcess() *Service {
 	h.t.Helper()
+	return h.otherProcessOn(h.svc.cfg.Tasks, h.svc.cfg.Mailbox)
+}
+
+// otherProcessOn is otherProcess on handles of its own to the store.
+func (h *harness) otherProcessOn(tasks task.Store, mb Mailbox) *Service {
+	h.t.Helper()
 	svc, err := New(Config{
 		Bus: h.bus, Now: func() time.Time { return fixedNow }, Sessions: h.sessions, Index: h.mem, Agents: h.agents,
 		Policy: h.policy, Resolve: h.resolve, BaseTools: func() []tool.Tool { return h.base }, MainCwd: h.dir,
 		OutputDir: h.svc.cfg.OutputDir, ProgressEvery: -1,
-		Tasks: h.svc.cfg.Tasks, Mailbox: h.svc.cfg.Mailbox, Owner: "process-b",
+		Tasks: tasks, Mailbox: mb, Owner: "process-b",
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -124,4 +131,50 @@ func TestStopHeardAtOnceThroughAWatch(t *testing.T) {
 	if note := h.notification(id); !strings.Contains(note, "<status>killed</status>") {
 		t.Errorf("notification of a run stopped through its record: %s", note)
 	}
+}
+
+// TestSendMessageToARunEndingInAnotherProcess: a message from another
+// process comes after the run closed its inbox but before it recorded its
+// end (here: while it writes its announcement). The sender waits for the
+// recorded end and then resumes the agent, rather than starting a second
+// run of it beside the first.
+func TestSendMessageToARunEndingInAnotherProcess(t *testing.T) {
+	announcing := newGate()
+	h := newHarness(t, setup{mailbox: true, subagents: config.Subagents{Announce: "summarize"},
+		script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+			if strings.Contains(req.Messages[len(req.Messages)-1].Text(), strings.TrimSpace(announcePrompt)) {
+				if err := announcing.wait(ctx, req); err != nil {
+					return nil, err
+				}
+				return reply("summary"), nil
+			}
+			return reply("done"), nil
+		}})
+	c := h.mainCaller()
+	id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "work", Name: "bob"})
+	recv(t, announcing.entered, "the run's announcement")
+	b := h.otherProcess()
+	// b hears of the end by its poll (10 ms); its watch only says when it
+	// begins to wait.
+	w := &fakeWatch{chans: map[string]chan struct{}{}, watching: make(chan string, 4)}
+	b.cfg.Watch, b.cfg.WatchInterval = w, 10*time.Millisecond
+	bc := h.mainCaller() // the main agent, as the other process has it
+	bc.Group = NewGroup(context.Background())
+	out := make(chan string, 1)
+	go func() {
+		text, err := b.SendMessage(context.Background(), bc, id, "late message")
+		if err != nil {
+			text = "error: " + err.Error()
+		}
+		out <- text
+	}()
+	recv(t, w.watching, "the other process watching the task")
+	if b.live(id) != nil {
+		t.Fatal("the other process resumed the agent while its first run was still ending")
+	}
+	send(t, announcing.release, struct{}{}, "the announcement")
+	if text := recv(t, out, "SendMessage from the other process"); !strings.Contains(text, "resumed in the background") {
+		t.Errorf("SendMessage from the other process = %q, want the agent resumed", text)
+	}
+	bc.Group.Wait()
 }

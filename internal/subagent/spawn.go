@@ -640,12 +640,17 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// from then on the run itself, and its record, hold the name and the
 	// session.
 	defer s.unreserve(r.reservations)
+	// The inbox opens before the run is recorded or tracked: whoever
+	// finds it running, here or through its record in another process,
+	// can queue a message for it, even while it waits for a lane slot.
+	t.inbox = s.openInbox(ctx, id)
 	if background {
 		// Its output file is its transcript under a second name: one
 		// file (output.go); with the transcript in a store, there is
 		// no output file at all.
 		if t.outputFile != "" && !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
 			if err := t.startOutput(); err != nil {
+				s.closeInbox(ctx, t.inbox, false)
 				s.endSession(ctx, r.sess, session.StatusFailed)
 				return nil, err
 			}
@@ -663,6 +668,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 			if t.out != nil {
 				t.out.Close()
 			}
+			s.closeInbox(ctx, t.inbox, false)
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}
@@ -672,9 +678,6 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// outlives (telemetry.Within).
 	runCtx, cancel := context.WithCancelCause(telemetry.Within(r.c.Group.ctx, ctx))
 	t.cancel = cancel
-	// Open before the run is tracked, so that a message sent once it is
-	// found running is accepted, even while it waits for a lane slot.
-	t.inbox = s.openInbox(ctx, id)
 	s.track(t)
 	s.adopt(r, t)
 	if !background {
