@@ -15,6 +15,24 @@
 // the MarkNotified calls on a task exactly one finds Notified unset. Rows of
 // different records never wait for one another. Plain reads take no locks.
 //
+// # Change notifications
+//
+// A trigger on tasks (migration 0003) announces every change to a task's
+// record but a heartbeat alone, by any writer, on channel cadre_task; a push
+// to an agent's inbox announces itself on cadre_queue. Each DB has one
+// connection of its own that LISTENs (listen.go), started by the first
+// WatchTask or Mailbox.Arrived and stopped by Close, and hands each
+// notification to that id's subscribers. When the connection drops it
+// reconnects, backing off from 50 ms to 5 s, and then wakes every subscriber
+// once: notifications sent while nobody listened are lost, so a subscriber
+// treats a wake-up as "read your state again", never as the news itself.
+//
+// # Messages for running agents
+//
+// Mailbox keeps SendMessage's messages in agent_messages, behind a per-agent
+// inbox row that exists while a run takes messages (queue.go says how its
+// row locks keep a message from being stranded).
+//
 // # Schema
 //
 // Migrations are the numbered files in migrations/ (0001_....sql), applied

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 
@@ -19,12 +20,31 @@ import (
 type DB struct {
 	pool *pgxpool.Pool
 	tr   *Transcripts
+	// listen is the one LISTEN connection, started by the first watch
+	// (listen.go).
+	listen *listener
+}
+
+// Option adjusts how Open sets up a DB.
+type Option func(*options)
+
+type options struct{ log *slog.Logger }
+
+// WithLogger gives the DB a logger for what it does in the background: the
+// change listener warns there when it loses its connection. Without it
+// nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
 }
 
 // Open connects to the database at dsn (a postgres:// or postgresql://
 // URL) and brings its schema up to date. The password, if the URL has one,
 // never appears in its errors.
-func Open(ctx context.Context, dsn string) (*DB, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
+	o := options{log: slog.New(slog.DiscardHandler)}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	shown, err := checkURL(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL store: %w", err)
@@ -39,6 +59,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	}
 	db := &DB{pool: pool}
 	db.tr = &Transcripts{db: db}
+	listenCfg := cfg.ConnConfig.Copy()
+	listenCfg.RuntimeParams["application_name"] = ListenerName
+	db.listen = newListener(func(ctx context.Context) (*pgx.Conn, error) {
+		return pgx.ConnectConfig(ctx, listenCfg)
+	}, o.log)
 	ms, err := migration.Load(migrationFiles)
 	if err == nil {
 		err = db.migrate(ctx, ms)
@@ -95,10 +120,12 @@ func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 // Transcripts is the store's transcripts (session.Transcripts).
 func (db *DB) Transcripts() session.Transcripts { return db.tr }
 
-// Close closes the pool's connections, waiting for those in use to be
-// returned, and the open transcript writers' connections, ending their
-// claims as the end of the process would. Closing twice is harmless.
+// Close stops the change listener, if it started, closes the pool's
+// connections, waiting for those in use to be returned, and the open
+// transcript writers' connections, ending their claims as the end of the
+// process would. Closing twice is harmless.
 func (db *DB) Close() error {
+	db.listen.close()
 	db.tr.closeAll()
 	db.pool.Close()
 	return nil
