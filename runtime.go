@@ -391,7 +391,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	for name, p := range s.Pricing {
 		r.pricing.Overrides[name] = provider.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
-	if r.db, err = openStore(ctx, cfg.Home, s.Store.URL, getenv); err != nil {
+	if r.db, err = openStore(ctx, cfg.Home, s.Store.URL, getenv, r.log); err != nil {
 		return nil, err
 	}
 	r.sessions = session.NewManagerWith(r.db, transcriptsOf(r.db, cfg.Home), now, nil)
@@ -476,6 +476,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.db.Close()
 		return nil, err
 	}
+	mailbox, watch := crossProcess(r.db)
 	r.subagents, err = subagent.New(subagent.Config{
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
@@ -485,6 +486,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		BaseTools: func() []tool.Tool { return slices.Concat(r.baseTools, r.mcpTools()) }, MainCwd: cwd,
 		MCP:   mcpForAgents{r},
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
+		Mailbox: mailbox, Watch: watch,
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,

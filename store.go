@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
+	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -40,7 +41,7 @@ func transcriptsOf(db recordStore, home string) session.Transcripts {
 // store.url, names: a PostgreSQL URL, or nothing for the SQLite file
 // cadre.db under home (which PostgreSQL mode never creates). A URL that
 // cannot be used is an error naming where it came from.
-func openStore(ctx context.Context, home, settingsURL string, getenv func(string) string) (recordStore, error) {
+func openStore(ctx context.Context, home, settingsURL string, getenv func(string) string, log *slog.Logger) (recordStore, error) {
 	url, from := getenv("CADRE_STORE_URL"), "CADRE_STORE_URL"
 	if url == "" {
 		url, from = settingsURL, "settings store.url"
@@ -52,7 +53,7 @@ func openStore(ctx context.Context, home, settingsURL string, getenv func(string
 		}
 		return db, nil
 	}
-	db, err := postgres.Open(ctx, url)
+	db, err := postgres.Open(ctx, url, postgres.WithLogger(log))
 	if err != nil {
 		return nil, fmt.Errorf("open session store (%s): %w", from, err)
 	}
@@ -74,4 +75,16 @@ func startNode(ctx context.Context, db recordStore, ownerID string, log *slog.Lo
 		return nil, fmt.Errorf("join the cluster on the PostgreSQL store: %w", err)
 	}
 	return n, nil
+}
+
+// crossProcess is what lets the processes sharing a PostgreSQL store reach
+// each other's runs: its mailbox, for messages to agents running in
+// another process, and its task watch, which tells a run at once that
+// another process asked it to stop. The SQLite store has neither (nil):
+// messages reach only this process's runs, and a stop is polled for.
+func crossProcess(db recordStore) (subagent.Mailbox, subagent.TaskWatcher) {
+	if pg, ok := db.(*postgres.DB); ok {
+		return pg.Mailbox(), pg
+	}
+	return nil, nil
 }
