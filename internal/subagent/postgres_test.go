@@ -1,0 +1,72 @@
+package subagent
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/store/postgres"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// openPG opens a handle on the database at url, closed when t ends.
+func openPG(t *testing.T, url string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestAcrossProcessesOnPostgres (S-X2): a run whose records, mailbox and
+// watch are a PostgreSQL store's is reached from another process's
+// Service on another connection pool: its message is read at the run's
+// next loop boundary, and its stop ends the run through the store's
+// change notification — the poll is an hour away, so nothing else could.
+func TestAcrossProcessesOnPostgres(t *testing.T) {
+	url := pg.URL(t)
+	// Opened before the harness, so closed after its runs end.
+	a, b := openPG(t, url), openPG(t, url)
+	g := newGate()
+	turns := make(chan *llm.Request, 4)
+	h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		turns <- req
+		if err := g.wait(ctx, req); err != nil {
+			return nil, err
+		}
+		return replyBlocks(use("toolu_read", "Read", fakeIn{FilePath: "a.go"})), nil
+	}})
+	h.svc.cfg.Tasks, h.svc.cfg.Mailbox, h.svc.cfg.Watch = a, a.Mailbox(), a
+	h.svc.cfg.WatchInterval = time.Hour
+	c := h.mainCaller()
+	id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "work", Name: "bob"})
+	recv(t, turns, "the child's first model call")
+	recv(t, g.entered, "the child's first model call")
+
+	other := h.otherProcessOn(b, b.Mailbox())
+	ctx := context.Background()
+	text, err := other.SendMessage(ctx, Caller{RootSessionID: h.mainID}, "bob", "also check the tests")
+	if err != nil || !strings.Contains(text, "queued for agent "+id) {
+		t.Fatalf("SendMessage from the other process = %q, %v", text, err)
+	}
+	send(t, g.release, struct{}{}, "the release")
+	next := recv(t, turns, "the child's second model call")
+	recv(t, g.entered, "the child's second model call")
+	if msgs := next.Messages; len(msgs) == 0 || msgs[len(msgs)-1].Text() != "also check the tests" {
+		t.Errorf("the child's second request does not end with the message: %+v", next.Messages)
+	}
+
+	if text, err := other.Stop(ctx, id); err != nil || !strings.Contains(text, "Asked the process running task "+id) {
+		t.Fatalf("Stop from the other process = %q, %v", text, err)
+	}
+	if note := h.notification(id); !strings.Contains(note, "<status>killed</status>") {
+		t.Errorf("notification of the run stopped from the other process: %s", note)
+	}
+	rec, err := b.GetTask(ctx, id)
+	if err != nil || rec.Status != "killed" {
+		t.Errorf("the record the other process reads: %s, %v; want killed", rec.Status, err)
+	}
+}
