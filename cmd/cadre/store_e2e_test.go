@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -142,6 +144,68 @@ func TestPostgresTranscriptsFromAnotherHome(t *testing.T) {
 				return nil
 			})
 		}
+	}
+}
+
+// TestPostgresKilledWriterResumedElsewhere: the one-writer claim on a
+// transcript in PostgreSQL holds across machines, and dies with its
+// process: while a run is in progress, --resume from another CADRE_HOME
+// is refused as in use; once the run's process is SIGKILLed, the other
+// home resumes it with the history the killed run had written.
+func TestPostgresKilledWriterResumedElsewhere(t *testing.T) {
+	h, arrived := counting(func(n int, req testkit.Request) testkit.Reply {
+		switch n {
+		case 1:
+			return testkit.Reply{Text: "Let me read it.", ToolCalls: []testkit.ToolCall{{Name: "Read", Input: map[string]any{"file_path": "notes.txt"}}}}
+		case 2:
+			// Held until the test ends: the process is killed waiting for it.
+			return testkit.Reply{Text: "never sent", Wait: heldForever()}
+		}
+		return readThenAnswer(req)
+	})
+	e, srv := anthropicEnv(t, h)
+	e.set("CADRE_STORE_URL=" + pg.URL(t))
+	other := *e
+	other.home = t.TempDir()
+	other.vars = append(slices.Clone(e.vars), "CADRE_HOME="+other.home)
+
+	r := e.start("-p", secretAsk, "--model", sonnet, "--output-format", "stream-json")
+	waitRequest(t, arrived, 2)
+	list := listSessions(t, &other)
+	if len(list) != 1 {
+		t.Fatalf("sessions seen from the other home: %+v, want the one running", list)
+	}
+	id := list[0].ID
+	if p := other.run("", "-p", "Go on.", "--model", sonnet, "--resume", id); p.code == 0 || !strings.Contains(p.stderr, "is in use by") {
+		t.Fatalf("--resume from another home while the run is in progress: exit %d, stderr %q; want it refused as in use", p.code, p.stderr)
+	}
+
+	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.wait(t, 10*time.Second)
+	// The server ends the killed process's connections, and with them the
+	// claim, as soon as it reads their sockets' end: moments, not a
+	// timeout. Until then the other home is told the session is in use.
+	var p proc
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p = other.run("", "-p", "Go on.", "--model", sonnet, "--output-format", "stream-json", "--resume", id)
+		if p.code == 0 || !strings.Contains(p.stderr, "in use") || time.Now().After(deadline) {
+			break
+		}
+	}
+	ok(t, p)
+	if got := sessionID(t, p); got != id {
+		t.Errorf("resumed as %s, want %s", got, id)
+	}
+	reqs := srv.Requests()
+	var seen []string
+	for _, m := range messagesOf(t, reqs[len(reqs)-1]) {
+		seen = append(seen, string(m.Content))
+	}
+	if all := strings.Join(seen, "\n"); !strings.Contains(all, secretAsk) || !strings.Contains(all, "PAPAYA") || !strings.Contains(all, "Go on.") {
+		t.Errorf("the resumed run's request lacks the killed run's history:\n%s", all)
 	}
 }
 
