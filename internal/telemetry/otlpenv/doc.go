@@ -1,6 +1,7 @@
 // Package otlpenv sets up OpenTelemetry tracing from the standard OTEL_*
 // environment variables: the SDK's tracer provider with a batching OTLP
-// exporter, over HTTP (protobuf or JSON) or gRPC.
+// exporter (cadre's own, internal/telemetry/otlp), over HTTP (protobuf or
+// JSON) or gRPC.
 //
 // Only the cadre command imports it. It starts nothing unless the
 // environment asks for traces — an OTLP endpoint is set, or

@@ -12,11 +12,11 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cadre-dev/cadre/internal/telemetry/otlp"
 )
 
 // FlushTimeout bounds Shutdown: the spans not sent by then are dropped.
@@ -30,7 +30,7 @@ type Tracing struct {
 	Endpoint, Protocol string
 
 	sdk *sdktrace.TracerProvider
-	exp sdktrace.SpanExporter
+	exp *otlp.Exporter
 }
 
 // Requested reports whether the environment asks for traces, and why not
@@ -86,20 +86,18 @@ func Open(ctx context.Context, service, version string, warn func(string)) (*Tra
 	if protocol == "" {
 		protocol = "http/protobuf"
 	}
-	// The exporters read the endpoint, headers, timeout, compression and
-	// certificates from the environment themselves.
-	var (
-		exp sdktrace.SpanExporter
-		err error
-	)
-	switch protocol {
-	case "http/protobuf", "http/json":
-		exp, err = otlptracehttp.New(ctx)
-	case "grpc":
-		exp, err = otlptracegrpc.New(ctx)
+	// The endpoint, headers, timeout, compression and certificates come
+	// from the environment too.
+	switch otlp.Protocol(protocol) {
+	case otlp.HTTPProtobuf, otlp.HTTPJSON, otlp.GRPC:
 	default:
 		return &Tracing{}, fmt.Errorf("%s=%s: not a protocol cadre can export with (http/protobuf, http/json or grpc)", protoVar, protocol)
 	}
+	cfg, err := otlp.FromEnv(otlp.Protocol(protocol), os.Getenv)
+	if err != nil {
+		return &Tracing{}, fmt.Errorf("OTLP %s trace exporter: %w", protocol, err)
+	}
+	exp, err := otlp.New(cfg, version)
 	if err != nil {
 		return &Tracing{}, fmt.Errorf("OTLP %s trace exporter: %w", protocol, err)
 	}
