@@ -12,12 +12,9 @@ import (
 )
 
 // compiledLater are the packages whose package-level regexps and templates
-// are still compiled when the binary starts; each is another engineer's
-// to move behind a sync.OnceValue. The list only shrinks.
-var compiledLater = []string{
-	"internal/frontmatter",
-	"internal/provider/script",
-}
+// are still compiled when the binary starts. None is left; the list only
+// shrinks.
+var compiledLater = []string{}
 
 // TestNoCompileAtInit keeps regexp and template compilation out of package
 // initialisation: every command, `cadre version` included, pays for each

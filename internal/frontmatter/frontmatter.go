@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -65,7 +66,11 @@ func (f *File) Body() string {
 	return strings.TrimSpace(strings.Join(f.Lines[f.BodyStart:], "\n"))
 }
 
-var topLevelField = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S.*)$`)
+// topLevelField is compiled on first use, not at init: every cadre command
+// initialises this package, few read a frontmatter file.
+var topLevelField = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S.*)$`)
+})
 
 // QuoteValues double-quotes the value of each top-level "key: value" line
 // of src that YAML cannot read on its own, as Claude Code reads such
@@ -79,7 +84,7 @@ func QuoteValues(src string, flowAsText bool) (string, []int) {
 	lines := strings.Split(src, "\n")
 	var changed []int
 	for i, line := range lines {
-		m := topLevelField.FindStringSubmatch(line)
+		m := topLevelField().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

@@ -59,7 +59,7 @@ func FuzzSplit(f *testing.F) {
 		}
 		for _, n := range quoted {
 			// A quoted line, read alone, holds the original value as text.
-			m := topLevelField.FindStringSubmatch(before[n-1])
+			m := topLevelField().FindStringSubmatch(before[n-1])
 			var got map[string]any
 			if m == nil || yaml.Unmarshal([]byte(after[n-1]), &got) != nil {
 				continue // a value YAML cannot hold even quoted: the parse fails and is reported

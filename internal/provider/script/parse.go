@@ -517,21 +517,24 @@ func tagName(n *yaml.Node) string {
 }
 
 // quoted matches what YAML and template errors quote: a value of the
-// input, in double, single or back quotes.
-var quoted = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|'[^']*'|`[^`]*`")
+// input, in double, single or back quotes. It and yamlLine are compiled on
+// first use, when a script is wrong, not at every command's init.
+var quoted = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|'[^']*'|`[^`]*`")
+})
 
 // redact drops what a library's error quotes of the input, keeping what
 // it says was wrong.
-func redact(msg string) string { return quoted.ReplaceAllString(msg, "…") }
+func redact(msg string) string { return quoted().ReplaceAllString(msg, "…") }
 
 // yamlLine finds the line in a YAML syntax error.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): `) })
 
 // yamlError reports a file that is not YAML at all, by line when the
 // parser gives one.
 func yamlError(name string, err error) error {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("%s:%s: not valid YAML: %s", name, m[1], redact(msg[len(m[0]):]))
 	}
 	return fmt.Errorf("%s: not valid YAML: %s", name, redact(strings.TrimPrefix(msg, "yaml: ")))
