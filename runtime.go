@@ -29,6 +29,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/skill"
+	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -503,7 +504,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		r.db.Close()
 		return nil, err
 	}
-	if r.node, err = startNode(ctx, r.db, r.owner.ID(), r.log); err != nil {
+	if r.node, err = startNode(ctx, r.db, r.owner.ID(), s.Store, r.log); err != nil {
 		r.subagents.Close()
 		r.mcp.manager.Close()
 		r.owner.Close()
@@ -553,11 +554,25 @@ func (r *Runtime) settled(ctx context.Context) error {
 	}
 }
 
-// recover fails the tasks a crashed cadre left running (their owner's
-// lock is free), with their child sessions, and the other sessions such
-// processes left running. Every runtime runs it (in settle), so nothing
-// stays "running" after a crash.
+// recover fails the tasks a crashed cadre left running, with their child
+// sessions, and the other sessions such processes left running. Every
+// runtime runs it (in settle), so nothing stays "running" after a crash.
+// With SQLite a process has ended when its owner lock is free; with
+// PostgreSQL, shared by processes on many machines, when its node record
+// says it left or went silent (cluster.Sweep, which the cluster's leader
+// also runs periodically), or when it was a process of this CADRE_HOME
+// whose lock is free.
 func (r *Runtime) recover(ctx context.Context, runDir string) error {
+	if r.node != nil {
+		// A lock file of this CADRE_HOME left free is a process of this
+		// machine that crashed: its work need not wait for the timeout.
+		ended := func(owner string) bool { return task.Ended(runDir, owner) }
+		_, err := cluster.Sweep(ctx, r.db.(*postgres.DB), r.node.OrphanAfter(), ended)
+		if err != nil {
+			return fmt.Errorf("recover the work of lost nodes: %w", err)
+		}
+		return nil
+	}
 	orphans, terr := task.Recover(ctx, r.db, runDir, r.now())
 	if terr != nil {
 		terr = fmt.Errorf("recover tasks of ended processes: %w", terr)
@@ -587,8 +602,9 @@ func (r *Runtime) reportWorktrees(ctx context.Context, runDir string) {
 	for _, t := range trees {
 		name := filepath.Base(t.Path)
 		// Recovery may not have failed the task of a crashed run yet: its
-		// owner's lock says whether the run is still going, in some process.
-		if rec, err := r.db.GetTask(ctx, name); err == nil && !rec.Status.Terminal() && task.Alive(runDir, rec.Owner) {
+		// owner's lock or node record says whether the run is still going,
+		// in some process.
+		if rec, err := r.db.GetTask(ctx, name); err == nil && !rec.Status.Terminal() && r.ownerAlive(ctx, runDir, rec.Owner) {
 			continue
 		}
 		r.warnings = append(r.warnings, fmt.Sprintf("subagent worktree %s (branch %s) was left by an earlier run; review it, then remove it with git worktree remove", t.Path, t.Branch))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/cadre-dev/cadre/internal/cluster"
+	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
@@ -61,16 +62,20 @@ func openStore(ctx context.Context, home, settingsURL string, getenv func(string
 }
 
 // startNode makes this process a node of the cluster of processes sharing
-// db, when db is PostgreSQL: River on the store's pool, started in the
-// background (cluster.Start does no database work itself, so nothing
-// here delays a run's first model request). With SQLite it starts
-// nothing and returns nil.
-func startNode(ctx context.Context, db recordStore, ownerID string, log *slog.Logger) (*cluster.Node, error) {
+// db, when db is PostgreSQL: its heartbeat, the orphan sweep and River on
+// the store's pool, started in the background (cluster.Start does no
+// database work itself, so nothing here delays a run's first model
+// request). With SQLite it starts nothing and returns nil.
+func startNode(ctx context.Context, db recordStore, ownerID string, s config.Store, log *slog.Logger) (*cluster.Node, error) {
 	pg, ok := db.(*postgres.DB)
 	if !ok {
 		return nil, nil
 	}
-	n, err := cluster.Start(ctx, cluster.Config{Pool: pg.Pool(), NodeID: ownerID, Logger: log})
+	n, err := cluster.Start(ctx, cluster.Config{
+		Store: pg, Pool: pg.Pool(), NodeID: ownerID,
+		Heartbeat: s.Heartbeat(), OrphanAfter: s.OrphanAfter(),
+		Logger: log,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("join the cluster on the PostgreSQL store: %w", err)
 	}
@@ -87,4 +92,16 @@ func crossProcess(db recordStore) (subagent.Mailbox, subagent.TaskWatcher) {
 		return pg.Mailbox(), pg
 	}
 	return nil, nil
+}
+
+// ownerAlive reports whether the process that recorded owner may still be
+// running what it owns: with SQLite, whether it holds its lock in runDir
+// (one machine); with PostgreSQL, whether its node's record says it left
+// or went silent (any machine: another machine's locks are not here), or
+// its lock here says it was a process of this CADRE_HOME that ended.
+func (r *Runtime) ownerAlive(ctx context.Context, runDir, owner string) bool {
+	if r.node == nil {
+		return task.Alive(runDir, owner)
+	}
+	return !task.Ended(runDir, owner) && cluster.Alive(ctx, r.db.(*postgres.DB), owner, r.node.OrphanAfter())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"sync"
 	"time"
 
@@ -14,28 +15,55 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
-// DefaultStopGrace is how long Close lets running jobs finish before their
-// contexts are cancelled, when Config.StopGrace is 0.
-const DefaultStopGrace = 10 * time.Second
+const (
+	// DefaultStopGrace is how long Close lets running jobs finish before
+	// their contexts are cancelled, when Config.StopGrace is 0.
+	DefaultStopGrace = 10 * time.Second
+	// DefaultHeartbeat and DefaultOrphanAfter are the settings' defaults
+	// (store.heartbeatSeconds, store.orphanAfterSeconds).
+	DefaultHeartbeat   = 30 * time.Second
+	DefaultOrphanAfter = 600 * time.Second
+
+	// MaintenanceQueue is the River queue of cadre's own maintenance jobs
+	// (the orphan sweep), one worker on every node.
+	MaintenanceQueue = "cadre_maintenance"
+
+	// leaveTimeout bounds the write that records a clean leave at Close.
+	leaveTimeout = 5 * time.Second
+)
 
 // Config configures a Node.
 type Config struct {
+	// Store is the PostgreSQL store the node shares with the others: it
+	// holds the node records, and the tasks and sessions the sweep fails.
+	Store Store
 	// Pool is the store's connection pool; River runs on it. It must allow
 	// at least two connections (pool_max_conns): one holds the migration
 	// lock while another migrates.
 	Pool *pgxpool.Pool
 	// NodeID names this node: the process's task owner id
-	// (task.Owner.ID), which its tasks record. It is also River's client
-	// id, so a job's attempted_by names the node that ran it.
+	// (task.Owner.ID), which its tasks and sessions record. It is also
+	// River's client id, so a job's attempted_by names the node that ran
+	// it.
 	NodeID string
+	// Host and PID are recorded for people reading the node records;
+	// defaults: os.Hostname and os.Getpid. Liveness never rests on them.
+	Host string
+	PID  int
+	// Heartbeat is how often the node stamps its record (default
+	// DefaultHeartbeat); OrphanAfter how long a node may stay silent
+	// before its tasks are failed (default DefaultOrphanAfter, at least
+	// twice Heartbeat).
+	Heartbeat, OrphanAfter time.Duration
 	// Workers are the caller's River workers. Start adds its own to the
 	// bundle; nil means none of the caller's.
 	Workers *river.Workers
 	// Queues are the caller's River queues, with their per-node worker
-	// limits. A name Start uses itself is an error.
+	// limits. MaintenanceQueue is Start's own: naming it is an error.
 	Queues map[string]river.QueueConfig
 	// StopGrace bounds how long Close waits for running jobs before
 	// cancelling their contexts; 0 means DefaultStopGrace.
@@ -45,107 +73,209 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// SweepEvery is how often the leader enqueues the orphan sweep for an
+// orphan timeout: half of it, at most five minutes (S-X2), so that a
+// silent node's tasks fail at most about 1.5 × orphanAfter after its last
+// heartbeat. Each run is put off by a random extra of up to a fifth of
+// that.
+func SweepEvery(orphanAfter time.Duration) time.Duration {
+	return min(5*time.Minute, orphanAfter/2)
+}
+
 // Node is this process's membership of the cluster. Its methods are safe
 // for concurrent use.
 type Node struct {
 	cfg    Config
 	client *river.Client[pgx.Tx]
-	// work says whether River is started to work jobs: a client with no
-	// workers only inserts.
-	work bool
 
 	cancel context.CancelFunc // ends run
 	// ready is closed once start-up is over, with startErr set; done once
-	// run has returned.
+	// run has returned, with closeErr set.
 	ready, done chan struct{}
 	startErr    error
+	closeErr    error
 
 	closeOnce sync.Once
-	closeErr  error
 }
 
 // Start checks cfg, builds River's client and starts, in a goroutine the
-// Node owns, what needs the database: River's migrations, then River's
-// client. It does no database work itself, so it is cheap; Client waits
-// for the rest. ctx bounds nothing after Start returns (Close does).
+// Node owns, what needs the database: the node's record, River's
+// migrations, River's client, and the heartbeat. It does no database work
+// itself, so it is cheap; Client waits for the rest. ctx bounds nothing
+// after Start returns (Close does).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
-	if cfg.Pool == nil {
-		return nil, errors.New("start cluster node: no connection pool")
-	}
-	if err := task.ValidateID(cfg.NodeID); err != nil {
-		return nil, fmt.Errorf("start cluster node: node id: %w", err)
-	}
-	if max := cfg.Pool.Config().MaxConns; max < 2 {
-		return nil, fmt.Errorf("start cluster node: the store's pool allows %d connection(s); River needs at least 2 (raise pool_max_conns in the store URL)", max)
-	}
-	if cfg.StopGrace < 0 {
-		return nil, fmt.Errorf("start cluster node: negative stop grace %s", cfg.StopGrace)
-	}
-	if cfg.StopGrace == 0 {
-		cfg.StopGrace = DefaultStopGrace
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("start cluster node: %w", err)
 	}
 	workers := cfg.Workers
 	if workers == nil {
 		workers = river.NewWorkers()
 	}
+	sw := &sweepWorker{store: cfg.Store, orphanAfter: cfg.OrphanAfter, log: cfg.Logger}
+	if err := river.AddWorkerSafely(workers, sw); err != nil {
+		return nil, fmt.Errorf("start cluster node: %w", err)
+	}
 	queues := maps.Clone(cfg.Queues)
-	n := &Node{cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
-	// River refuses to start a client that has no worker: such a node
-	// only inserts jobs for others to work.
-	n.work = len(queues) > 0
-	rc := &river.Config{
-		ID:     cfg.NodeID,
-		Logger: cfg.Logger,
+	if queues == nil {
+		queues = map[string]river.QueueConfig{}
+	}
+	queues[MaintenanceQueue] = river.QueueConfig{MaxWorkers: 1}
+	every := SweepEvery(cfg.OrphanAfter)
+	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), &river.Config{
+		ID:      cfg.NodeID,
+		Logger:  cfg.Logger,
+		Workers: workers,
+		Queues:  queues,
+		// Only the leader enqueues periodic jobs, so one sweep runs per
+		// period in the whole cluster (any node's maintenance worker may
+		// take it).
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(jittered{every},
+			func() (river.JobArgs, *river.InsertOpts) {
+				// One attempt: a failed sweep is not retried, the next
+				// period's is.
+				return sweepArgs{}, &river.InsertOpts{Queue: MaintenanceQueue, MaxAttempts: 1}
+			}, &river.PeriodicJobOpts{ID: "cadre_orphan_sweep"})},
 		// A job runs as long as the work it carries: a subagent run has
 		// its own time limit (subagents.runTimeoutSeconds), and River's
 		// default of one minute would cut runs short.
 		JobTimeout:      -1,
 		SoftStopTimeout: cfg.StopGrace,
-	}
-	if n.work {
-		rc.Workers, rc.Queues = workers, queues
-	}
-	client, err := river.NewClient(riverpgxv5.New(cfg.Pool), rc)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("start cluster node %s: %w", cfg.NodeID, err)
 	}
-	n.client = client
+	n := &Node{cfg: cfg, client: client, ready: make(chan struct{}), done: make(chan struct{})}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
 	go n.run(runCtx)
 	return n, nil
 }
 
-// run starts the node and, once Close cancels ctx, stops it.
+// check validates c and fills in its defaults.
+func (c *Config) check() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("no store")
+	case c.Pool == nil:
+		return errors.New("no connection pool")
+	}
+	if err := task.ValidateID(c.NodeID); err != nil {
+		return fmt.Errorf("node id: %w", err)
+	}
+	if max := c.Pool.Config().MaxConns; max < 2 {
+		return fmt.Errorf("the store's pool allows %d connection(s); River needs at least 2 (raise pool_max_conns in the store URL)", max)
+	}
+	for name, d := range map[string]time.Duration{"stop grace": c.StopGrace, "heartbeat": c.Heartbeat, "orphan timeout": c.OrphanAfter} {
+		if d < 0 {
+			return fmt.Errorf("negative %s %s", name, d)
+		}
+	}
+	c.StopGrace = cmpOr(c.StopGrace, DefaultStopGrace)
+	c.Heartbeat = cmpOr(c.Heartbeat, DefaultHeartbeat)
+	c.OrphanAfter = cmpOr(c.OrphanAfter, DefaultOrphanAfter)
+	if c.OrphanAfter < 2*c.Heartbeat {
+		return fmt.Errorf("orphan timeout %s is less than twice the heartbeat %s: a live node would look lost between two heartbeats", c.OrphanAfter, c.Heartbeat)
+	}
+	if _, ok := c.Queues[MaintenanceQueue]; ok {
+		return fmt.Errorf("queue %s is cadre's own", MaintenanceQueue)
+	}
+	if c.Host == "" {
+		c.Host, _ = os.Hostname()
+	}
+	if c.PID == 0 {
+		c.PID = os.Getpid()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+// run registers the node, starts River and heartbeats until Close cancels
+// ctx; then it stops River and records the clean leave.
 func (n *Node) run(ctx context.Context) {
 	defer close(n.done)
+	log := n.cfg.Logger.With("node", n.cfg.NodeID)
+	// The record first: liveness should not wait for River. A failure
+	// is retried at every heartbeat.
+	registered := n.register(ctx, log)
 	err := migrateRiver(ctx, n.cfg.Pool, n.cfg.Logger)
-	if err == nil && n.work {
+	if err == nil {
 		// River's own context is not ctx: cancelling it would hard-stop
 		// running jobs, and Close wants a graceful stop (below).
 		err = n.client.Start(context.WithoutCancel(ctx))
 	}
 	if err != nil {
 		err = fmt.Errorf("cluster node %s: %w", n.cfg.NodeID, err)
-		n.cfg.Logger.ErrorContext(ctx, "start cluster node", "err", err)
+		if ctx.Err() == nil {
+			log.ErrorContext(ctx, "start River", "err", err)
+		}
 	}
 	n.startErr = err
 	close(n.ready)
-	if err != nil {
-		return
+
+	// The heartbeat goes on even if River could not start: the tasks
+	// this process runs must not be failed as lost while it lives.
+	tick := time.NewTicker(n.cfg.Heartbeat)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+			registered = n.beat(ctx, log, registered)
+		}
 	}
-	<-ctx.Done()
-	if n.work {
+
+	var errs []error
+	if n.startErr == nil {
 		// A soft stop: running jobs finish, or after StopGrace (River's
 		// SoftStopTimeout) see their contexts cancelled; Stop returns
 		// once River's goroutines are gone.
 		if err := n.client.Stop(context.WithoutCancel(ctx)); err != nil {
-			n.closeErr = fmt.Errorf("stop River: %w", err)
+			errs = append(errs, fmt.Errorf("stop River: %w", err))
 		}
 	}
+	if registered {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
+		defer cancel()
+		if err := n.cfg.Store.LeaveNode(lctx, n.cfg.NodeID); err != nil && !errors.Is(err, postgres.ErrNodeNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	n.closeErr = errors.Join(errs...)
+}
+
+// register records the node; it reports whether that worked.
+func (n *Node) register(ctx context.Context, log *slog.Logger) bool {
+	err := n.cfg.Store.RegisterNode(ctx, n.cfg.NodeID, n.cfg.Host, n.cfg.PID)
+	if err != nil && ctx.Err() == nil {
+		log.WarnContext(ctx, "record this node", "err", err)
+	}
+	return err == nil
+}
+
+// beat stamps the node's heartbeat, registering it first if that has not
+// worked yet or its record is gone (pruned while it could not reach the
+// database); it reports whether the node is registered.
+func (n *Node) beat(ctx context.Context, log *slog.Logger, registered bool) bool {
+	if !registered {
+		return n.register(ctx, log)
+	}
+	err := n.cfg.Store.HeartbeatNode(ctx, n.cfg.NodeID)
+	switch {
+	case errors.Is(err, postgres.ErrNodeNotFound):
+		return n.register(ctx, log)
+	case err != nil && ctx.Err() == nil:
+		log.WarnContext(ctx, "heartbeat", "err", err)
+	}
+	return true
 }
 
 // Client waits until River is migrated and started and returns its
@@ -166,10 +296,14 @@ func (n *Node) Client(ctx context.Context) (*river.Client[pgx.Tx], error) {
 // ID is the node's id (Config.NodeID).
 func (n *Node) ID() string { return n.cfg.NodeID }
 
+// OrphanAfter is the node's orphan timeout, defaults applied.
+func (n *Node) OrphanAfter() time.Duration { return n.cfg.OrphanAfter }
+
 // Close stops the node: an unfinished start-up is abandoned, River stops
-// gracefully (see Config.StopGrace), and Close returns once every
-// goroutine the Node started has ended. It does not close the pool.
-// Calling it again returns the first call's result.
+// gracefully (see Config.StopGrace), the heartbeat stops and the record
+// says the node left. It returns once every goroutine the Node started has
+// ended. It does not close the pool or the store. Calling it again returns
+// the first call's result.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.cancel()

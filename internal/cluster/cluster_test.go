@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
 )
 
@@ -28,14 +29,23 @@ func TestMain(m *testing.M) { pg.Main(m) }
 // shared, and never a way to synchronise.
 const wait = 60 * time.Second
 
-func pool(t *testing.T, url string) *pgxpool.Pool {
+var _ Store = (*postgres.DB)(nil)
+
+// store opens the PostgreSQL store on url: a handle of its own, with its
+// own pool, stands for one process.
+func store(t *testing.T, url string) *postgres.DB {
 	t.Helper()
-	p, err := pgxpool.New(t.Context(), url)
+	db, err := postgres.Open(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
-	return p
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// config is a node's Config on db.
+func config(db *postgres.DB, id string) Config {
+	return Config{Store: db, Pool: db.Pool(), NodeID: id}
 }
 
 func start(t *testing.T, cfg Config) *Node {
@@ -69,12 +79,10 @@ func client(t *testing.T, n *Node) *river.Client[pgx.Tx] {
 // tables and one would fail).
 func TestConcurrentStartMigratesOnce(t *testing.T) {
 	url := pg.URL(t)
-	a, b := pool(t, url), pool(t, url)
-	var nodes [2]*Node
+	a, b := store(t, url), store(t, url)
 	var wg sync.WaitGroup
-	for i, p := range []*pgxpool.Pool{a, b} {
-		n := start(t, Config{Pool: p, NodeID: []string{"node-a", "node-b"}[i]})
-		nodes[i] = n
+	for i, db := range []*postgres.DB{a, b} {
+		n := start(t, config(db, []string{"node-a", "node-b"}[i]))
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(t.Context(), wait)
 			defer cancel()
@@ -84,7 +92,7 @@ func TestConcurrentStartMigratesOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	m, err := rivermigrate.New(riverpgxv5.New(a), nil)
+	m, err := rivermigrate.New(riverpgxv5.New(a.Pool()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,21 +108,30 @@ func TestConcurrentStartMigratesOnce(t *testing.T) {
 // TestStartChecks: a config Start cannot use is refused at once, saying
 // what is wrong.
 func TestStartChecks(t *testing.T) {
-	url := pg.URL(t)
-	one, err := pgxpool.New(t.Context(), url+"&pool_max_conns=1")
+	db := store(t, pg.URL(t))
+	one, err := pgxpool.New(t.Context(), pg.URL(t)+"&pool_max_conns=1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer one.Close()
+	with := func(f func(*Config)) Config {
+		c := config(db, "n1")
+		f(&c)
+		return c
+	}
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 		want string
 	}{
-		{"no pool", Config{NodeID: "n1"}, "no connection pool"},
-		{"bad node id", Config{Pool: pool(t, url), NodeID: "../x"}, "node id"},
-		{"one connection", Config{Pool: one, NodeID: "n1"}, "pool_max_conns"},
-		{"bad queue", Config{Pool: pool(t, url), NodeID: "n1", Queues: map[string]river.QueueConfig{"Bad Name": {MaxWorkers: 1}}}, "queue name"},
+		{"no store", with(func(c *Config) { c.Store = nil }), "no store"},
+		{"no pool", with(func(c *Config) { c.Pool = nil }), "no connection pool"},
+		{"bad node id", with(func(c *Config) { c.NodeID = "../x" }), "node id"},
+		{"one connection", with(func(c *Config) { c.Pool = one }), "pool_max_conns"},
+		{"bad queue", with(func(c *Config) { c.Queues = map[string]river.QueueConfig{"Bad Name": {MaxWorkers: 1}} }), "queue name"},
+		{"cadre's queue", with(func(c *Config) { c.Queues = map[string]river.QueueConfig{MaintenanceQueue: {MaxWorkers: 1}} }), "cadre's own"},
+		{"orphan timeout too short", with(func(c *Config) { c.Heartbeat, c.OrphanAfter = 10*time.Second, 15*time.Second }), "less than twice the heartbeat"},
+		{"negative heartbeat", with(func(c *Config) { c.Heartbeat = -time.Second }), "negative heartbeat"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, err := Start(t.Context(), tc.cfg)
@@ -160,15 +177,14 @@ func (w *holdWorker) Work(ctx context.Context, _ *river.Job[holdArgs]) error {
 // a running job go on until the grace period ends, then cancels it, and
 // returns only after its Work has returned.
 func TestCallerWorkersAndGracefulClose(t *testing.T) {
-	p := pool(t, pg.URL(t))
+	db := store(t, pg.URL(t))
 	w := &holdWorker{started: make(chan struct{}, 1), ended: make(chan error, 1), release: make(chan struct{})}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
-	n, err := Start(t.Context(), Config{
-		Pool: p, NodeID: "node-w", Workers: workers,
-		Queues:    map[string]river.QueueConfig{"node_node-w": {MaxWorkers: 1}},
-		StopGrace: 200 * time.Millisecond,
-	})
+	cfg := config(db, "node-w")
+	cfg.Workers, cfg.Queues = workers, map[string]river.QueueConfig{"node_node-w": {MaxWorkers: 1}}
+	cfg.StopGrace = 200 * time.Millisecond
+	n, err := Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +216,7 @@ func TestCallerWorkersAndGracefulClose(t *testing.T) {
 // leaves nothing running (goleak in TestMain); Client then reports the
 // node unusable rather than hanging.
 func TestCloseDuringStart(t *testing.T) {
-	n, err := Start(t.Context(), Config{Pool: pool(t, pg.URL(t)), NodeID: "node-c"})
+	n, err := Start(t.Context(), config(store(t, pg.URL(t)), "node-c"))
 	if err != nil {
 		t.Fatal(err)
 	}

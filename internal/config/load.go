@@ -207,6 +207,9 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		}
 		merged.Permissions.AdditionalDirectories = append(merged.Permissions.AdditionalDirectories, filepath.Clean(d))
 	}
+	if err := merged.Store.checkTimes(); err != nil {
+		return nil, err
+	}
 	out.Layers = append(out.Layers, Layer{Scope: ScopeFlags, Found: opts.Overrides.set()})
 	out.Settings = merged
 	return out, nil
@@ -421,6 +424,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 		return bad("compaction.keepRecent", "want 0 or more, got %d", c.KeepRecent)
 	case c.Window < 0:
 		return bad("compaction.window", "want 0 or more tokens, got %d", c.Window)
+	}
+	if err := s.Store.validate(generic, bad); err != nil {
+		return err
 	}
 	if err := s.Subagents.validate(bad); err != nil {
 		return err

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/permission"
@@ -66,6 +67,57 @@ type Store struct {
 	// CADRE_HOME. CADRE_STORE_URL, when set, wins over it. A project's
 	// shared settings cannot set it (Load drops it there).
 	URL string `json:"url"`
+	// HeartbeatSeconds is how often a process sharing a PostgreSQL store
+	// records that it is alive; 0 (unset) means 30. Use Heartbeat.
+	HeartbeatSeconds int `json:"heartbeatSeconds"`
+	// OrphanAfterSeconds is how long a process may stay silent before the
+	// tasks it runs are failed as lost; 0 (unset) means 600. It must be at
+	// least twice the heartbeat. Use OrphanAfter.
+	OrphanAfterSeconds int `json:"orphanAfterSeconds"`
+}
+
+// Heartbeat is the effective heartbeat interval.
+func (s Store) Heartbeat() time.Duration {
+	if s.HeartbeatSeconds <= 0 {
+		return 30 * time.Second
+	}
+	return time.Duration(s.HeartbeatSeconds) * time.Second
+}
+
+// OrphanAfter is the effective silence after which a process's tasks are
+// failed.
+func (s Store) OrphanAfter() time.Duration {
+	if s.OrphanAfterSeconds <= 0 {
+		return 600 * time.Second
+	}
+	return time.Duration(s.OrphanAfterSeconds) * time.Second
+}
+
+// validate checks one layer's store block: the times, when given, are
+// positive whole seconds (an explicit 0 is refused rather than read as
+// the default, which it would silently be).
+func (s Store) validate(generic map[string]any, bad func(key, format string, args ...any) error) error {
+	block, _ := generic["store"].(map[string]any)
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"heartbeatSeconds", s.HeartbeatSeconds}, {"orphanAfterSeconds", s.OrphanAfterSeconds}} {
+		if _, set := block[n.key]; set && n.v <= 0 {
+			return bad("store."+n.key, "want a positive number of seconds, got %d", n.v)
+		}
+	}
+	return nil
+}
+
+// checkTimes checks the merged store settings together: a silence that
+// short would fail the tasks of a live process between two heartbeats.
+func (s Store) checkTimes() error {
+	if s.OrphanAfter() < 2*s.Heartbeat() {
+		return &Error{File: "settings", Key: "store.orphanAfterSeconds",
+			Msg: fmt.Sprintf("want at least twice store.heartbeatSeconds (%d s), got %d s: a live process would look lost between two heartbeats",
+				int(s.Heartbeat().Seconds()), int(s.OrphanAfter().Seconds()))}
+	}
+	return nil
 }
 
 // MCPLayer is the mcpServers object of one settings layer.

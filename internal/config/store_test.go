@@ -1,7 +1,9 @@
 package config
 
 import (
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestStoreURL: store.url is read from the user's and the local settings,
@@ -34,6 +36,50 @@ func TestStoreURL(t *testing.T) {
 			warned := len(l.Warnings) == 1 && l.Warnings[0].Key == "store"
 			if warned != tc.warned || (!tc.warned && len(l.Warnings) > 0) {
 				t.Errorf("warnings %v, want a store warning: %v", l.Warnings, tc.warned)
+			}
+		})
+	}
+}
+
+// TestStoreTimes: store.heartbeatSeconds and store.orphanAfterSeconds
+// default to 30 and 600; a value given must be a positive whole number of
+// seconds, and the orphan timeout at least twice the heartbeat (checked
+// across layers), each error naming the setting.
+func TestStoreTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, local   string
+		heartbeat, orphaned time.Duration
+		err                 string
+	}{
+		{"defaults", "", "", 30 * time.Second, 600 * time.Second, ""},
+		{"set", `{"store": {"heartbeatSeconds": 1, "orphanAfterSeconds": 5}}`, "", time.Second, 5 * time.Second, ""},
+		{"across layers", `{"store": {"heartbeatSeconds": 2}}`, `{"store": {"orphanAfterSeconds": 4}}`, 2 * time.Second, 4 * time.Second, ""},
+		{"zero heartbeat", `{"store": {"heartbeatSeconds": 0}}`, "", 0, 0, "store.heartbeatSeconds: want a positive number of seconds, got 0"},
+		{"negative orphan", `{"store": {"orphanAfterSeconds": -5}}`, "", 0, 0, "store.orphanAfterSeconds: want a positive number of seconds, got -5"},
+		{"fraction", `{"store": {"heartbeatSeconds": 1.5}}`, "", 0, 0, "store.heartbeatSeconds"},
+		{"text", `{"store": {"orphanAfterSeconds": "10m"}}`, "", 0, 0, "store.orphanAfterSeconds"},
+		{"orphan too short", `{"store": {"heartbeatSeconds": 10}}`, `{"store": {"orphanAfterSeconds": 15}}`, 0, 0,
+			"store.orphanAfterSeconds: want at least twice store.heartbeatSeconds (10 s), got 15 s"},
+		{"default orphan too short", `{"store": {"heartbeatSeconds": 400}}`, "", 0, 0, "store.orphanAfterSeconds: want at least twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.writeLayers(t, tc.user, "", tc.local)
+			l, err := e.load(Overrides{})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want it to say %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Settings.Store.Heartbeat(); got != tc.heartbeat {
+				t.Errorf("heartbeat %s, want %s", got, tc.heartbeat)
+			}
+			if got := l.Settings.Store.OrphanAfter(); got != tc.orphaned {
+				t.Errorf("orphan timeout %s, want %s", got, tc.orphaned)
 			}
 		})
 	}

@@ -74,6 +74,20 @@ func Alive(dir, ownerID string) bool {
 	return false
 }
 
+// Ended reports whether the owner ownerID claimed its lock in dir and has
+// since ended: its lock file is there and its lock can be taken (then
+// Ended removes the file, as Alive does). Unlike Alive it says nothing of
+// an owner with no file here, which may be running on another machine.
+func Ended(dir, ownerID string) bool {
+	if ValidateID(ownerID) != nil {
+		return false
+	}
+	if _, err := os.Stat(lockPath(dir, ownerID)); err != nil {
+		return false
+	}
+	return !Alive(dir, ownerID)
+}
+
 // release removes the lock file, then unlocks: while the file is linked it
 // stays locked, so no Alive can find a lockable file of a closing owner.
 func (o *Owner) release() error {

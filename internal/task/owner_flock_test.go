@@ -38,6 +38,29 @@ func TestAliveStaleLockFile(t *testing.T) {
 	}
 }
 
+// TestEnded: Ended is true only for an owner that was here and is gone
+// (its lock file left free), never for a live owner or for one that has
+// no file here (it may live on another machine).
+func TestEnded(t *testing.T) {
+	dir := t.TempDir()
+	live := claim(t, dir)
+	const stale = "4242-deadbeefdeadbeef"
+	if err := os.WriteFile(filepath.Join(dir, stale+".lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		owner string
+		want  bool
+	}{{live.ID(), false}, {"777-0000000000000000", false}, {"../x", false}, {stale, true}} {
+		if got := task.Ended(dir, tc.owner); got != tc.want {
+			t.Errorf("Ended(%q) = %v, want %v", tc.owner, got, tc.want)
+		}
+	}
+	if !task.Alive(dir, live.ID()) {
+		t.Error("Ended took a live owner's lock")
+	}
+}
+
 // Helper process modes, chosen by the environment variable helperEnv.
 const (
 	helperEnv = "CADRE_TASK_TEST_HELPER"

@@ -7,42 +7,41 @@ import (
 	"time"
 )
 
-// errSkip aborts a Recover update whose task changed since it was listed.
+// errSkip aborts a Sweep update whose task changed since it was listed.
 var errSkip = errors.New("task changed since it was listed")
 
-// Recover marks every pending or running task whose owner is not alive (see
-// Alive) as failed, with an Error naming the owner and Finished = now, and
-// returns the tasks it changed, as stored. The caller also marks their child
-// sessions failed. Tasks of kind remote_agent are left alone: no local
-// process owns them (S-X2).
+// Judge tells Sweep whether the process executing an unfinished task is
+// gone: if so, reason is the Error to record. It is called once per task
+// listed, outside the store's locks, and again inside the task's atomic
+// update, with the record as stored then, so it must be quick and must not
+// call the Store.
+type Judge func(t Task) (reason string, gone bool)
+
+// Sweep marks failed every pending or running task whose executor judge
+// says is gone, with judge's reason as Error and Finished = now, and
+// returns the tasks it changed, as stored. The caller also marks their
+// child sessions failed. Tasks of kind remote_agent are left alone: no
+// cadre process executes them (S-X2).
 //
 // It is safe to run from several processes at once: each task is re-checked
-// inside its atomic update (still unfinished, same owner), so exactly one
-// Recover reports it. Recover assumes that every process executing tasks of
-// s claims its Owner in dir, i.e. that they share one machine; a store
-// shared by several machines needs the heartbeat sweeper instead, or a
-// Recover limited to its own machine's tasks.
+// inside its atomic update — still unfinished, same owner, its heartbeat not
+// refreshed since it was listed (an executor that refreshed it is alive),
+// and judged gone again — so exactly one Sweep reports it.
 //
 // An error updating one task does not stop the others; the errors are
 // joined and returned with the tasks changed so far.
-func Recover(ctx context.Context, s Store, dir string, now time.Time) ([]Task, error) {
+func Sweep(ctx context.Context, s Store, judge Judge, now time.Time) ([]Task, error) {
 	active, err := s.ListTasks(ctx, Filter{Statuses: []Status{StatusPending, StatusRunning}})
 	if err != nil {
-		return nil, fmt.Errorf("recover tasks: %w", err)
+		return nil, err
 	}
-	alive := make(map[string]bool) // owner id → Alive, asked once per owner
 	changed := []Task{}
 	var errs []error
 	for _, listed := range active {
 		if listed.Kind == KindRemoteAgent {
 			continue
 		}
-		live, ok := alive[listed.Owner]
-		if !ok {
-			live = Alive(dir, listed.Owner)
-			alive[listed.Owner] = live
-		}
-		if live {
+		if _, gone := judge(listed); !gone {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -50,11 +49,15 @@ func Recover(ctx context.Context, s Store, dir string, now time.Time) ([]Task, e
 			break
 		}
 		t, err := s.UpdateTask(ctx, listed.ID, func(t *Task) error {
-			if t.Status.Terminal() || t.Owner != listed.Owner || t.Kind == KindRemoteAgent {
+			if t.Status.Terminal() || t.Owner != listed.Owner || t.Kind == KindRemoteAgent || !t.Heartbeat.Equal(listed.Heartbeat) {
+				return errSkip
+			}
+			reason, gone := judge(*t)
+			if !gone {
 				return errSkip
 			}
 			t.Status = StatusFailed
-			t.Error = orphanError(t.Owner)
+			t.Error = reason
 			t.Finished = now
 			return nil
 		})
@@ -66,10 +69,38 @@ func Recover(ctx context.Context, s Store, dir string, now time.Time) ([]Task, e
 			changed = append(changed, t)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	return changed, errors.Join(errs...)
+}
+
+// Recover is Sweep with the owner locks in dir as the judge: a task's
+// executor is gone when its owner does not hold its lock (see Alive).
+// Every process executing tasks of s must claim its Owner in dir, i.e.
+// they share one machine (and one CADRE_HOME); a store shared by several
+// machines judges by node heartbeats instead (package cluster).
+func Recover(ctx context.Context, s Store, dir string, now time.Time) ([]Task, error) {
+	changed, err := Sweep(ctx, s, LockJudge(dir), now)
+	if err != nil {
 		return changed, fmt.Errorf("recover tasks: %w", err)
 	}
 	return changed, nil
+}
+
+// LockJudge judges a task's executor gone when its owner's lock in dir is
+// free (Alive), asking once per owner: the answer is kept, so the re-check
+// inside a task's update touches no file.
+func LockJudge(dir string) Judge {
+	alive := map[string]bool{} // owner id → Alive
+	return func(t Task) (string, bool) {
+		live, ok := alive[t.Owner]
+		if !ok {
+			live = Alive(dir, t.Owner)
+			alive[t.Owner] = live
+		}
+		if live {
+			return "", false
+		}
+		return orphanError(t.Owner), true
+	}
 }
 
 func orphanError(owner string) string {

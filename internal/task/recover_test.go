@@ -204,3 +204,59 @@ func TestRecoverErrors(t *testing.T) {
 		t.Errorf("Recover with a canceled context: err = %v, want context.Canceled", err)
 	}
 }
+
+// refreshing is a store in which the executor of every listed task
+// refreshes its heartbeat right after the listing, as a live one would
+// between a sweeper's list and its update.
+type refreshing struct{ task.Store }
+
+func (r refreshing) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error) {
+	ts, err := r.Store.ListTasks(ctx, f)
+	for _, t := range ts {
+		r.Store.UpdateTask(ctx, t.ID, func(t *task.Task) error { t.Heartbeat = t.Heartbeat.Add(time.Second); return nil })
+	}
+	return ts, err
+}
+
+// TestSweepRechecks: Sweep fails what its judge calls gone, with the
+// judge's reason, but re-checks inside the update: a task whose heartbeat
+// moved since it was listed, or that the judge no longer calls gone, is
+// left running.
+func TestSweepRechecks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		refresh bool
+		second  bool // the judge's answer inside the update
+		failed  bool
+	}{
+		{"gone", false, true, true},
+		{"heartbeat refreshed", true, true, false},
+		{"judged alive again", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s task.Store = task.NewMem()
+			if err := s.CreateTask(t.Context(), record("t1", "n1", task.KindLocalAgent, task.StatusRunning)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.refresh {
+				s = refreshing{s}
+			}
+			calls := 0
+			judge := func(task.Task) (string, bool) {
+				calls++
+				return "executor lost: test", calls == 1 || tc.second
+			}
+			changed, err := task.Sweep(t.Context(), s, judge, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.GetTask(t.Context(), "t1")
+			if failed := got.Status == task.StatusFailed; failed != tc.failed || len(changed) != map[bool]int{true: 1}[tc.failed] {
+				t.Fatalf("status %s, changed %d; want failed: %v", got.Status, len(changed), tc.failed)
+			}
+			if tc.failed && (got.Error != "executor lost: test" || !got.Finished.Equal(now)) {
+				t.Errorf("error %q finished %v", got.Error, got.Finished)
+			}
+		})
+	}
+}
