@@ -43,6 +43,9 @@
 // with an error naming the owner); its caller marks their child sessions
 // failed too, and a later SendMessage can still resume them from their
 // transcripts. Remote-agent tasks have no local owner and are left alone.
+// Recover is Sweep judged by those locks (LockJudge); a store shared by
+// several machines judges by node heartbeats instead (package cluster),
+// with Ended still telling a crashed process of this CADRE_HOME at once.
 //
 // On systems without flock (Windows, Plan 9, ...) an owner counts as alive
 // while its lock file exists; a process that dies without Close leaves its
