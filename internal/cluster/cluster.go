@@ -32,6 +32,12 @@ const (
 	// (the orphan sweep), one worker on every node.
 	MaintenanceQueue = "cadre_maintenance"
 
+	// minConns is the smallest pool a node works with: River's listener
+	// keeps one connection for itself, and at start one holds the
+	// migration lock while another migrates; two beside the listener
+	// let the store and River's other services proceed side by side.
+	minConns = 3
+
 	// leaveTimeout bounds the write that records a clean leave at Close.
 	leaveTimeout = 5 * time.Second
 )
@@ -42,8 +48,7 @@ type Config struct {
 	// holds the node records, and the tasks and sessions the sweep fails.
 	Store Store
 	// Pool is the store's connection pool; River runs on it. It must allow
-	// at least two connections (pool_max_conns): one holds the migration
-	// lock while another migrates.
+	// at least minConns connections (pool_max_conns).
 	Pool *pgxpool.Pool
 	// NodeID names this node: the process's task owner id
 	// (task.Owner.ID), which its tasks and sessions record. It is also
@@ -162,8 +167,8 @@ func (c *Config) check() error {
 	if err := task.ValidateID(c.NodeID); err != nil {
 		return fmt.Errorf("node id: %w", err)
 	}
-	if max := c.Pool.Config().MaxConns; max < 2 {
-		return fmt.Errorf("the store's pool allows %d connection(s); River needs at least 2 (raise pool_max_conns in the store URL)", max)
+	if max := c.Pool.Config().MaxConns; max < minConns {
+		return fmt.Errorf("the store's pool allows %d connection(s); a node needs at least %d (raise pool_max_conns in the store URL)", max, minConns)
 	}
 	for name, d := range map[string]time.Duration{"stop grace": c.StopGrace, "heartbeat": c.Heartbeat, "orphan timeout": c.OrphanAfter} {
 		if d < 0 {
