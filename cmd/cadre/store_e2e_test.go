@@ -209,6 +209,63 @@ func TestPostgresKilledWriterResumedElsewhere(t *testing.T) {
 	}
 }
 
+// TestPostgresStopFromAnotherHome (issue 14, acceptance 3): process A runs
+// a -p session whose background child never finishes by itself; process
+// B, with a CADRE_HOME of its own and the same CADRE_STORE_URL, runs
+// `cadre tasks stop`: the task ends killed, its parent is told, and A
+// finishes normally.
+func TestPostgresStopFromAnotherHome(t *testing.T) {
+	const useID = "toolu_pg_stop"
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child():
+			return testkit.Reply{Text: "never sent", Wait: heldForever()}
+		case len(c.notifications()) > 0:
+			return testkit.Reply{Text: "MAIN-ANSWER: it was stopped."}
+		case len(c.uses("Agent")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{bgAgentCall(useID, "endless job", "PG-STOP-MARKER: never finish")}}
+		}
+		return testkit.Reply{Text: "Launched it; waiting."}
+	}))
+	url := pg.URL(t)
+	e.set("CADRE_STORE_URL=" + url)
+	r := e.start("-p", "start an endless job", "--model", sonnet, "--output-format", "stream-json")
+	var id string
+	bgEventually(t, "the main agent's request after the launch", func() bool {
+		mains, _ := bgCalls(srv)
+		if len(mains) < 2 {
+			return false
+		}
+		id = mains[1].launchedID()
+		return id != ""
+	})
+	b := newEnv(t).set("CADRE_STORE_URL="+url, "ANTHROPIC_API_KEY=x")
+	if rec := cliTask(t, b, id); rec.Status != task.StatusRunning {
+		t.Fatalf("process B sees the task %s, want running", rec.Status)
+	}
+	stop := ok(t, b.run("", "tasks", "stop", id))
+	if !strings.Contains(stop.stdout, "Asked the process running task "+id) {
+		t.Errorf("cadre tasks stop in process B said %q", stop.stdout)
+	}
+	p := r.wait(t, 30*time.Second)
+	if p.code != 0 {
+		t.Fatalf("process A: exit %d\nstderr: %s", p.code, p.stderr)
+	}
+	if res := finalResult(t, p.stdout); res["result"] != "MAIN-ANSWER: it was stopped." {
+		t.Errorf("process A's final result %v", res)
+	}
+	mains, _ := bgCalls(srv)
+	last := mains[len(mains)-1]
+	if ns := last.notifications(); len(ns) != 1 {
+		t.Fatalf("%d notifications, want 1:\n%s", len(ns), last.dump())
+	} else {
+		checkBGNotification(t, ns[0], id, useID, "killed", "was stopped")
+	}
+	if rec := cliTask(t, b, id); rec.Status != task.StatusKilled {
+		t.Errorf("process B sees the task %s after the stop, want killed", rec.Status)
+	}
+}
+
 // TestPostgresStoreBadURL: an unusable CADRE_STORE_URL stops cadre at
 // start with one clear line naming the variable, and never shows the
 // password.
