@@ -59,12 +59,14 @@ func TestAcrossProcessesOnPostgres(t *testing.T) {
 		t.Errorf("the child's second request does not end with the message: %+v", next.Messages)
 	}
 
+	asked := time.Now()
 	if text, err := other.Stop(ctx, id); err != nil || !strings.Contains(text, "Asked the process running task "+id) {
 		t.Fatalf("Stop from the other process = %q, %v", text, err)
 	}
 	if note := h.notification(id); !strings.Contains(note, "<status>killed</status>") {
 		t.Errorf("notification of the run stopped from the other process: %s", note)
 	}
+	t.Logf("from the stop request to the run's notification: %v", time.Since(asked))
 	rec, err := b.GetTask(ctx, id)
 	if err != nil || rec.Status != "killed" {
 		t.Errorf("the record the other process reads: %s, %v; want killed", rec.Status, err)
