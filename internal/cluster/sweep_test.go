@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -226,9 +228,11 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // TestNodeHeartbeatsAndLeaves: a started node records itself, stamps its
-// heartbeat as it goes, and on Close records that it left.
+// heartbeat as it goes, and on Close records that it left, and leaves no
+// goroutine behind (River's, the heartbeat's).
 func TestNodeHeartbeatsAndLeaves(t *testing.T) {
 	db := store(t, pg.URL(t))
+	before := goleak.IgnoreCurrent()
 	cfg := config(db, "beating")
 	cfg.Heartbeat, cfg.OrphanAfter, cfg.Host, cfg.PID = 50*time.Millisecond, time.Second, "host-x", 4242
 	n, err := Start(t.Context(), cfg)
@@ -255,6 +259,7 @@ func TestNodeHeartbeatsAndLeaves(t *testing.T) {
 	if left := node(); left.Left.IsZero() {
 		t.Errorf("after Close the record says the node has not left: %+v", left)
 	}
+	goleak.VerifyNone(t, before)
 }
 
 // TestPeriodicSweep: the leader enqueues the sweep periodically and a
