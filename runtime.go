@@ -395,12 +395,12 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	if r.db, err = openStore(ctx, cfg.Home, s.Store.URL, getenv, r.log); err != nil {
 		return nil, err
 	}
-	r.sessions = session.NewManagerWith(r.db, transcriptsOf(r.db, cfg.Home), now, nil)
 	runDir := filepath.Join(cfg.Home, "run")
 	if r.owner, err = task.ClaimOwner(runDir); err != nil {
 		r.db.Close()
 		return nil, fmt.Errorf("claim the task owner lock: %w", err)
 	}
+	r.sessions = session.NewManagerWith(r.db, transcriptsOf(r.db, cfg.Home, r.owner.ID(), s.Store.OrphanAfter()), now, nil)
 	r.sessions.SetOwner(r.owner.ID())
 	r.queue = &queue.Queue{}
 	r.groups = map[string]*subagent.Group{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/config"
@@ -30,10 +31,12 @@ type recordStore interface {
 // transcriptsOf is where a runtime keeps transcripts: in the store, when it
 // keeps them (PostgreSQL, so that every node reads and resumes them, and
 // nothing is written under home/sessions), else in files under
-// home/sessions.
-func transcriptsOf(db recordStore, home string) session.Transcripts {
-	if s, ok := db.(interface{ Transcripts() session.Transcripts }); ok {
-		return s.Transcripts()
+// home/sessions. In PostgreSQL a writer's claim is held for node (this
+// process's owner id, whose heartbeats keep it) and may be taken over once
+// that node has been silent for orphanAfter.
+func transcriptsOf(db recordStore, home, node string, orphanAfter time.Duration) session.Transcripts {
+	if pg, ok := db.(*postgres.DB); ok {
+		return pg.Transcripts(node, orphanAfter)
 	}
 	return session.Files{Dir: filepath.Join(home, "sessions")}
 }

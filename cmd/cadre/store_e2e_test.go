@@ -148,10 +148,12 @@ func TestPostgresTranscriptsFromAnotherHome(t *testing.T) {
 }
 
 // TestPostgresKilledWriterResumedElsewhere: the one-writer claim on a
-// transcript in PostgreSQL holds across machines, and dies with its
-// process: while a run is in progress, --resume from another CADRE_HOME
-// is refused as in use; once the run's process is SIGKILLed, the other
-// home resumes it with the history the killed run had written.
+// transcript in PostgreSQL holds across machines, and outlives its
+// process only until the process's node is judged gone: while a run is
+// in progress, --resume from another CADRE_HOME is refused as in use;
+// once the run's process is SIGKILLed and its node has been silent for
+// the orphan timeout (heartbeat 1 s, orphan 5 s here), the other home
+// resumes it with the history the killed run had written, and not before.
 func TestPostgresKilledWriterResumedElsewhere(t *testing.T) {
 	h, arrived := counting(func(n int, req testkit.Request) testkit.Reply {
 		switch n {
@@ -168,6 +170,12 @@ func TestPostgresKilledWriterResumedElsewhere(t *testing.T) {
 	other := *e
 	other.home = t.TempDir()
 	other.vars = append(slices.Clone(e.vars), "CADRE_HOME="+other.home)
+	const settings = `{"store": {"heartbeatSeconds": 1, "orphanAfterSeconds": 5}}`
+	for _, home := range []string{e.home, other.home} {
+		if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	r := e.start("-p", secretAsk, "--model", sonnet, "--output-format", "stream-json")
 	waitRequest(t, arrived, 2)
@@ -184,18 +192,28 @@ func TestPostgresKilledWriterResumedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.wait(t, 10*time.Second)
-	// The server ends the killed process's connections, and with them the
-	// claim, as soon as it reads their sockets' end: moments, not a
-	// timeout. Until then the other home is told the session is in use.
-	var p proc
-	deadline := time.Now().Add(20 * time.Second)
+	// The claim stays on the transcript's row: the other home is told the
+	// session is in use until the killed process's node has been silent
+	// for the orphan timeout (5 s, counted from its last heartbeat, at
+	// most 1 s before the kill), then takes it over.
+	var (
+		p       proc
+		refused int
+	)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		p = other.run("", "-p", "Go on.", "--model", sonnet, "--output-format", "stream-json", "--resume", id)
 		if p.code == 0 || !strings.Contains(p.stderr, "in use") || time.Now().After(deadline) {
 			break
 		}
+		refused++
 	}
 	ok(t, p)
+	// The kill itself released nothing: the first try, right after it,
+	// came well within the 5 s of silence the claim is kept for.
+	if refused == 0 {
+		t.Errorf("--resume succeeded at its first try right after the kill; want it refused until the node is silent for 5 s")
+	}
 	if got := sessionID(t, p); got != id {
 		t.Errorf("resumed as %s, want %s", got, id)
 	}

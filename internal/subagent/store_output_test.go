@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
@@ -25,7 +26,7 @@ func TestOutputFromStoreTranscript(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			return db.Transcripts()
+			return db.Transcripts("test-node", time.Hour)
 		},
 		script: func(context.Context, string, *llm.Request) (*llm.Response, error) {
 			return reply("CHILD-SAYS-42"), nil

@@ -20,7 +20,8 @@ type Nodes struct {
 	// Node returns a new handle on the test's storage.
 	Node func() session.Transcripts
 	// Kill ends tr's process abruptly: its writers' claims must end
-	// without their Close, as a SIGKILL's or a lost machine's do. nil
+	// without their Close, as a SIGKILL's or a lost machine's do, though
+	// perhaps only after a while (testKilledWriter). nil
 	// skips the case (Files: the kernel's part, tested with real
 	// descriptors in package session).
 	Kill func(tr session.Transcripts)
@@ -39,6 +40,7 @@ func RunTranscripts(t *testing.T, newNodes func(t *testing.T) Nodes) {
 		{"Missing", testMissing},
 		{"OneWriterRace", testOneWriterRace},
 		{"KilledWriterReleases", testKilledWriter},
+		{"ClosedWriterReleasesAtOnce", testClosedWriterReleases},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"Archive", testArchive},
 		{"AppendAfterClose", testAppendAfterClose},
@@ -270,9 +272,11 @@ func testOneWriterRace(t *testing.T, n Nodes) {
 }
 
 // testKilledWriter: a writer whose process dies without Close does not
-// keep the session from being resumed. A server notices a dropped
-// connection a moment after it drops, so the claim is retried until a
-// deadline rather than expected at once.
+// keep the session from being resumed for long: a store may judge the
+// process dead only after a while (PostgreSQL: once its node has been
+// silent for the orphan timeout), so the claim is retried until a
+// deadline rather than expected at once. The dead writer cannot append
+// after that, and a writer closed cleanly is claimed at once.
 func testKilledWriter(t *testing.T, n Nodes) {
 	if n.Kill == nil {
 		t.Skip("no way to kill a node")
@@ -303,6 +307,27 @@ func testKilledWriter(t *testing.T, n Nodes) {
 	}
 	if err := w.Append(entries("s1", 2)[1]); err == nil {
 		t.Error("the killed node's writer still appends after another claimed the session")
+	}
+}
+
+// testClosedWriterReleases: a writer's clean Close frees its session for
+// the next writer at once, on another node, with no timeout to wait out.
+func testClosedWriterReleases(t *testing.T, n Nodes) {
+	a, b := n.Node(), n.Node()
+	w := create(t, a, "s1", true)
+	if err := w.Append(entries("s1", 1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w2, got, _, err := b.Resume(t.Context(), infoOf(b, "s1"))
+	if err != nil {
+		t.Fatalf("Resume right after the writer closed: %v", err)
+	}
+	defer w2.Close()
+	if len(got) != 1 {
+		t.Errorf("resumed %d entries, want 1", len(got))
 	}
 }
 

@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/migration"
 )
 
@@ -19,7 +19,9 @@ import (
 // number of DBs, in one process or on many machines, may share a database.
 type DB struct {
 	pool *pgxpool.Pool
-	tr   *Transcripts
+	// writers are the open transcript writers, whose claims Close
+	// releases.
+	writers writers
 	// listen is the one LISTEN connection, started by the first watch
 	// (listen.go).
 	listen *listener
@@ -58,7 +60,6 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
 	db := &DB{pool: pool}
-	db.tr = &Transcripts{db: db}
 	listenCfg := cfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = ListenerName
 	db.listen = newListener(func(ctx context.Context) (*pgx.Conn, error) {
@@ -117,18 +118,24 @@ func checkURL(dsn string) (string, error) {
 // the same database (River, in package cluster). It is closed by Close.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 
-// Transcripts is the store's transcripts (session.Transcripts).
-func (db *DB) Transcripts() session.Transcripts { return db.tr }
+// Transcripts is the store's transcripts (session.Transcripts), written by
+// this process as node: the id of its record in nodes, whose heartbeats
+// keep its writers' claims (package cluster; the process's task owner id).
+// A claim of a node silent for orphanAfter may be taken over, so pass the
+// cluster's orphan timeout (store.orphanAfterSeconds).
+func (db *DB) Transcripts(node string, orphanAfter time.Duration) *Transcripts {
+	return &Transcripts{db: db, node: node, orphanAfter: orphanAfter}
+}
 
-// Close stops the change listener, if it started, closes the pool's
-// connections, waiting for those in use to be returned, and the open
-// transcript writers' connections, ending their claims as the end of the
-// process would. Closing twice is harmless.
+// Close stops the change listener, if it started, closes the open
+// transcript writers, releasing their claims as their own Close would,
+// and closes the pool's connections, waiting for those in use to be
+// returned. Closing twice is harmless.
 func (db *DB) Close() error {
 	db.listen.close()
-	db.tr.closeAll()
+	err := db.writers.closeAll(db)
 	db.pool.Close()
-	return nil
+	return err
 }
 
 // inTx runs fn in a transaction, committed if fn returns nil and rolled

@@ -127,6 +127,11 @@ func (m *Mailbox) Arrived(ctx context.Context, agentID string) (<-chan struct{},
 	return m.db.listen.subscribe(ctx, queueChannel, agentID)
 }
 
+// querier is what take needs: the pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // take deletes and returns agentID's messages in queue order.
 func take(ctx context.Context, q querier, agentID string) ([]queue.Entry, error) {
 	rows, err := q.Query(ctx, `DELETE FROM agent_messages WHERE agent_id = $1

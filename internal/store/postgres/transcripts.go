@@ -3,9 +3,10 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"sync"
 	"time"
@@ -19,25 +20,26 @@ import (
 // transcript_entries (session.Transcripts), so that every node reads and
 // resumes the same conversations.
 //
-// # One writer, and a dead one's claim
+// # One writer: a lease on the transcript's row
 //
-// A writer's claim is a session-level advisory lock (pg_try_advisory_lock)
-// taken on a connection of its own, opened for the writer and held until
-// its Close. PostgreSQL drops a session's advisory locks when its
-// connection ends, however it ends: a killed process's socket closes, and
-// a lost machine's connection is ended by the server's TCP keepalive, so
-// a crashed writer never blocks --resume for long. Every append goes
-// through that connection, so a writer whose connection (and so whose
-// claim) is gone can no longer append: another writer's entries and its
-// own never interleave.
+// A writer's claim is written on its transcript's row: the node that holds
+// it (this process's node id), a random token of the writer's own and when
+// it claimed. Claiming is one conditional statement that succeeds only
+// while no live writer holds the row; a holder is live while its node
+// heartbeats (package cluster, table nodes): a claim may be taken over once
+// its node has been silent for orphanAfter, at once when its node left
+// cleanly, and, for a node that has not recorded itself yet, once the
+// claim itself is orphanAfter old. A claim of this same node (another
+// writer in this process) is in use. Close clears the claim, so the next
+// writer need not wait.
 //
-// The server notices a vanished machine (no FIN, no RST) by TCP keepalive,
-// which a writer's connection asks of it after 30 s idle
-// (writerKeepalive), so such a claim ends within about a minute.
+// Every append inserts only while the writer's token still holds the row,
+// reading it FOR SHARE: a takeover waits for an append in flight to commit,
+// and an append after the takeover inserts nothing and fails with
+// ErrClaimLost. Two writers' entries never interleave.
 //
-// The cost is one connection to the server per open writer, that is per
-// running session or subagent: size max_connections for the runs of all
-// nodes at once.
+// The claim is a row, not a connection: writers use the store's pool, so
+// connections do not grow with the number of sessions running.
 //
 // # Durability
 //
@@ -46,17 +48,25 @@ import (
 // (with the default, on disk on the server), the "nothing written is lost"
 // rule of a transcript file, kept across machines.
 type Transcripts struct {
-	db *DB
-
-	mu    sync.Mutex
-	sinks map[*sink]struct{} // the open writers'
+	db          *DB
+	node        string
+	orphanAfter time.Duration
 }
 
 var _ session.Transcripts = (*Transcripts)(nil)
 
+// ErrClaimLost is wrapped by the error of an append whose writer no longer
+// holds its transcript: another process took the claim over, having found
+// this writer's node silent for the orphan timeout.
+var ErrClaimLost = errors.New("the writer's claim on the transcript was lost: another process took it over")
+
 // appendTimeout bounds one append: a server that stops answering fails
-// the append (and ends its writer's connection) instead of hanging the run.
+// the append instead of hanging the run.
 const appendTimeout = time.Minute
+
+// releaseTimeout bounds Close's release of a claim. A release that does
+// not get through leaves the claim to be taken over once the node is gone.
+const releaseTimeout = 10 * time.Second
 
 // locationPrefix starts the TranscriptPath of a transcript kept here: a
 // location, not a file path (session.InFile).
@@ -65,141 +75,129 @@ const locationPrefix = "postgres:transcripts/"
 // Locate is "postgres:transcripts/<id>".
 func (tr *Transcripts) Locate(id string) string { return locationPrefix + id }
 
-// lockKey is the advisory lock key of session id's transcript: a 64-bit
-// hash of it under a prefix of cadre's own, so that it meets no other
-// lock's key (the migration lock's, another session's) but by a 1 in 2^64
-// chance.
-func lockKey(id string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("cadre transcript\x00" + id))
-	return int64(h.Sum64())
-}
-
-// writerKeepalive are the server's TCP keepalive settings for a writer's
-// connection, unless the store URL sets them: a writer whose machine
-// vanished (no FIN, no RST) loses its claim after about a minute
-// (30 s idle + 3 probes 10 s apart), not after the operating system's
-// default of over two hours, so its session can be resumed elsewhere.
-var writerKeepalive = map[string]string{
-	"tcp_keepalives_idle":     "30",
-	"tcp_keepalives_interval": "10",
-	"tcp_keepalives_count":    "3",
-}
-
-// writerConfig is the pool's connection settings with writerKeepalive.
-func writerConfig(pool *pgx.ConnConfig) *pgx.ConnConfig {
-	cfg := pool.Copy()
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
-	}
-	for k, v := range writerKeepalive {
-		if _, set := cfg.RuntimeParams[k]; !set {
-			cfg.RuntimeParams[k] = v
-		}
-	}
-	return cfg
-}
-
 // notFound is the error for a session without a transcript here.
 type notFound struct{ loc string }
 
 func (e notFound) Error() string        { return "no transcript at " + e.loc }
 func (e notFound) Is(target error) bool { return target == fs.ErrNotExist }
 
-// claim opens a writer's connection and takes session id's lock on it: an
-// error wrapping session.ErrInUse when another connection holds it. The
-// sink it returns appends after seq 0 until told otherwise.
-func (tr *Transcripts) claim(ctx context.Context, id string) (*sink, error) {
-	conn, err := pgx.ConnectConfig(ctx, writerConfig(tr.db.pool.Config().ConnConfig))
+// takeable is the condition, on the row t of transcripts, under which a
+// writer of node $2 may claim it ($4: the orphan timeout in seconds): no
+// one holds it, or another node does that left, has been silent for the
+// timeout, or has no record while its claim is that old. The nodes'
+// times, now() and writer_since are all the database's clock, so nodes
+// with skewed clocks agree.
+const takeable = `(t.writer_token IS NULL OR (t.writer_node <> $2 AND NOT EXISTS (
+		SELECT 1 FROM nodes n WHERE n.id = t.writer_node AND n.left_at IS NULL
+			AND n.heartbeat_at > now() - make_interval(secs => $4))
+	AND (EXISTS (SELECT 1 FROM nodes n WHERE n.id = t.writer_node)
+		OR t.writer_since <= now() - make_interval(secs => $4))))`
+
+// The claims, each returning a row only when it claimed: $1 the session,
+// $2 this node, $3 the new token, then the orphan timeout ($4, where
+// takeable) and the creation time (the last). Create's fresh claim inserts
+// a new row only; its other claim inserts one or claims the existing row
+// where takeable; Resume's claims an existing row where takeable.
+const (
+	claimFresh = `INSERT INTO transcripts AS t (session_id, created_ms, writer_node, writer_token, writer_since)
+		VALUES ($1, $4, $2, $3, now()) ON CONFLICT (session_id) DO NOTHING RETURNING true`
+	claimCreate = `INSERT INTO transcripts AS t (session_id, created_ms, writer_node, writer_token, writer_since)
+		VALUES ($1, $5, $2, $3, now())
+		ON CONFLICT (session_id) DO UPDATE SET writer_node = EXCLUDED.writer_node, writer_token = EXCLUDED.writer_token, writer_since = now()
+		WHERE ` + takeable + ` RETURNING true`
+	claimResume = `UPDATE transcripts AS t SET writer_node = $2, writer_token = $3, writer_since = now()
+		WHERE t.session_id = $1 AND ` + takeable + ` RETURNING true`
+)
+
+// claim runs one of the claims above for session id ($1), as node $2
+// with a new token $3, then the query's own arguments, more: a sink
+// holding the claim, or nil when the statement claimed nothing.
+func (tr *Transcripts) claim(ctx context.Context, query, id string, more ...any) (*sink, error) {
+	if tr.node == "" || tr.orphanAfter <= 0 {
+		return nil, fmt.Errorf("open transcript %s: this store's writers have no node id or orphan timeout (node %q, %s)", tr.Locate(id), tr.node, tr.orphanAfter)
+	}
+	token, err := newToken()
 	if err != nil {
-		return nil, fmt.Errorf("open transcript %s: connect: %w", tr.Locate(id), oneLine{err})
+		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
 	}
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey(id)).Scan(&locked); err != nil {
-		return nil, errors.Join(fmt.Errorf("open transcript %s: %w", tr.Locate(id), err), closeConn(conn))
+	s := &sink{db: tr.db, loc: tr.Locate(id), id: id, token: token}
+	// Registered first, so that DB.Close, which releases what it finds
+	// registered, cannot miss a claim made as it closes.
+	if err := tr.db.writers.add(s); err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
 	}
-	if !locked {
-		return nil, errors.Join(fmt.Errorf("open transcript %s: %w", tr.Locate(id), session.ErrInUse), closeConn(conn))
+	var claimed bool
+	args := append([]any{id, tr.node, token}, more...)
+	err = tr.db.pool.QueryRow(ctx, query, args...).Scan(&claimed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		tr.db.writers.remove(s)
+		return nil, nil
 	}
-	s := &sink{tr: tr, conn: conn, id: id}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if tr.sinks == nil {
-		tr.sinks = map[*sink]struct{}{}
+	if err != nil {
+		tr.db.writers.remove(s)
+		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), oneLine{err})
 	}
-	tr.sinks[s] = struct{}{}
 	return s, nil
 }
 
-// closeAll closes every writer's connection, as the end of the process
-// would (DB.Close): their writers fail from then on.
-func (tr *Transcripts) closeAll() {
-	tr.mu.Lock()
-	sinks := tr.sinks
-	tr.sinks = nil
-	tr.mu.Unlock()
-	for s := range sinks {
-		s.Close()
+func newToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("a writer token: %w", err)
 	}
-}
-
-func closeConn(c *pgx.Conn) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return c.Close(ctx)
+	return hex.EncodeToString(b), nil
 }
 
 // Create claims session id's transcript, creating it; fresh requires that
 // it did not exist.
 func (tr *Transcripts) Create(ctx context.Context, id string, fresh bool) (*session.Writer, error) {
-	s, err := tr.claim(ctx, id)
+	created := time.Now().UnixMilli()
+	var (
+		s   *sink
+		err error
+	)
+	if fresh {
+		s, err = tr.claim(ctx, claimFresh, id, created)
+	} else {
+		s, err = tr.claim(ctx, claimCreate, id, tr.orphanAfter.Seconds(), created)
+	}
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock() // against DB.Close, as an append
-	w, err := tr.create(ctx, s, fresh)
-	s.mu.Unlock()
-	if err != nil {
+	if s == nil {
+		if fresh {
+			return nil, fmt.Errorf("create transcript %s: session %s has one already: %w", tr.Locate(id), id, fs.ErrExist)
+		}
+		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), session.ErrInUse)
+	}
+	// The claim holds: nothing is appended between this read and the
+	// writer's first entry.
+	var line string
+	err = tr.db.pool.QueryRow(ctx, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`, id).Scan(&line)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, errors.Join(fmt.Errorf("create transcript %s: %w", tr.Locate(id), err), s.Close())
 	}
-	return w, nil
-}
-
-// create adds the transcript's row, if new, and returns the writer that
-// continues after its last entry; s is claimed and not yet shared.
-func (tr *Transcripts) create(ctx context.Context, s *sink, fresh bool) (*session.Writer, error) {
-	id, conn := s.id, s.conn
-	tag, err := conn.Exec(ctx, `INSERT INTO transcripts (session_id, created_ms) VALUES ($1, $2)
-		ON CONFLICT (session_id) DO NOTHING`, id, time.Now().UnixMilli())
-	if err != nil {
-		return nil, err
-	}
-	if fresh && tag.RowsAffected() == 0 {
-		return nil, fmt.Errorf("session %s has one already: %w", id, fs.ErrExist)
-	}
-	var (
-		seq  int64
-		line string
-	)
-	err = conn.QueryRow(ctx, `SELECT seq, line FROM transcript_entries WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`, id).Scan(&seq, &line)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return nil, err
-	}
-	s.seq = seq
 	return session.NewWriter(tr.Locate(id), s, session.LastUUID([]byte(line))), nil
 }
 
-// Resume claims the transcript of info's session, then reads it on the
-// claiming connection: nothing can be appended in between.
+// Resume claims the transcript of info's session, then reads it: nothing
+// can be appended in between.
 func (tr *Transcripts) Resume(ctx context.Context, info session.Info) (*session.Writer, []session.Entry, []string, error) {
-	s, err := tr.claim(ctx, info.ID)
+	s, err := tr.claim(ctx, claimResume, info.ID, tr.orphanAfter.Seconds())
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s.mu.Lock() // against DB.Close, as an append
-	lines, seq, err := tr.lines(ctx, s.conn, info.ID)
-	s.seq = seq
-	s.mu.Unlock()
+	if s == nil {
+		var exists bool
+		if err := tr.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1)`, info.ID).Scan(&exists); err != nil {
+			return nil, nil, nil, fmt.Errorf("open transcript %s: %w", tr.Locate(info.ID), err)
+		}
+		if !exists {
+			return nil, nil, nil, fmt.Errorf("resume transcript: %w", notFound{tr.Locate(info.ID)})
+		}
+		return nil, nil, nil, fmt.Errorf("open transcript %s: %w", tr.Locate(info.ID), session.ErrInUse)
+	}
+	lines, err := tr.lines(ctx, info.ID)
 	if err != nil {
 		return nil, nil, nil, errors.Join(err, s.Close())
 	}
@@ -213,7 +211,7 @@ func (tr *Transcripts) Resume(ctx context.Context, info session.Info) (*session.
 
 // Read reads info's transcript in the order it was written.
 func (tr *Transcripts) Read(ctx context.Context, info session.Info) ([]session.Entry, []string, error) {
-	lines, _, err := tr.lines(ctx, tr.db.pool, info.ID)
+	lines, err := tr.lines(ctx, info.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -221,42 +219,35 @@ func (tr *Transcripts) Read(ctx context.Context, info session.Info) ([]session.E
 	return entries, problems, nil
 }
 
-// querier is what a read needs: the pool, or a writer's connection.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// lines reads session id's transcript lines and the last one's seq; an
-// error wrapping fs.ErrNotExist when it has no transcript.
-func (tr *Transcripts) lines(ctx context.Context, q querier, id string) ([][]byte, int64, error) {
-	rows, err := q.Query(ctx, `SELECT seq, line FROM transcript_entries WHERE session_id = $1 ORDER BY seq`, id)
+// lines reads session id's transcript lines; an error wrapping
+// fs.ErrNotExist when it has no transcript.
+func (tr *Transcripts) lines(ctx context.Context, id string) ([][]byte, error) {
+	rows, err := tr.db.pool.Query(ctx, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq`, id)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
+		return nil, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
 	}
 	var (
 		lines [][]byte
-		seq   int64
 		line  []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&seq, &line}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&line}, func() error {
 		lines = append(lines, bytes.Clone(line))
 		return nil
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
+		return nil, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
 	}
 	if len(lines) == 0 {
 		// No entries: an empty transcript, or none at all.
 		var exists bool
-		if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1)`, id).Scan(&exists); err != nil {
-			return nil, 0, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
+		if err := tr.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1)`, id).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
 		}
 		if !exists {
-			return nil, 0, fmt.Errorf("read transcript: %w", notFound{tr.Locate(id)})
+			return nil, fmt.Errorf("read transcript: %w", notFound{tr.Locate(id)})
 		}
 	}
-	return lines, seq, nil
+	return lines, nil
 }
 
 // Archive records when the transcript was archived; its entries stay
@@ -279,50 +270,129 @@ func (tr *Transcripts) Archive(ctx context.Context, info session.Info, at time.T
 	return fmt.Sprintf("%s.deleted.%d", from, at.UnixMilli()), nil
 }
 
-// sink appends a writer's lines on its claiming connection. A pgx.Conn
-// takes one call at a time: mu keeps DB.Close from closing it under an
-// append.
-type sink struct {
-	tr   *Transcripts
-	conn *pgx.Conn
-	id   string
+// appendEntry inserts the next entry of session $1 while token $2 holds
+// its claim. The FOR SHARE lock makes a takeover (an UPDATE of the row)
+// wait for this insert's commit, and makes this insert see a takeover
+// committed first (its token gone: no row). The sequence number is the
+// last one plus one, read under the claim, so a writer's entries are
+// numbered without gaps in the order appended, even after an append
+// whose outcome the writer never heard.
+const appendEntry = `INSERT INTO transcript_entries (session_id, seq, line)
+	SELECT $1, COALESCE((SELECT max(seq) FROM transcript_entries WHERE session_id = $1), 0) + 1, $3
+	WHERE EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1 AND writer_token = $2 FOR SHARE)`
 
+// releaseClaims clears the claims of the tokens given: the next writer of
+// those transcripts claims them at once.
+// (Tokens are random: that session_id and writer_token are each among
+// the lists is that they belong together.)
+const releaseClaims = `UPDATE transcripts SET writer_node = NULL, writer_token = NULL, writer_since = NULL
+	WHERE session_id = ANY($1) AND writer_token = ANY($2)`
+
+// sink appends a writer's lines through the store's pool while its token
+// holds the transcript's claim.
+type sink struct {
+	db    *DB
+	loc   string
+	id    string
+	token string
+
+	// mu serialises appends (the Writer does too; the sequence numbers
+	// depend on it) and keeps Close and DB.Close from releasing the claim
+	// under an append in flight.
 	mu     sync.Mutex
-	seq    int64 // the last entry's
 	closed bool
 }
 
 // AppendLine inserts line (without its newline: the column holds the
-// entry) as the next entry and returns once it is committed. The claim is
-// what makes seq safe: no other writer appends to this session.
+// entry) as the next entry and returns once it is committed.
 func (s *sink) AppendLine(line []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("the writer's connection is closed (its store was closed): %w", fs.ErrClosed)
+		return fmt.Errorf("append to transcript %s: the writer is closed: %w", s.loc, fs.ErrClosed)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
 	defer cancel()
-	_, err := s.conn.Exec(ctx, `INSERT INTO transcript_entries (session_id, seq, line) VALUES ($1, $2, $3)`,
-		s.id, s.seq+1, string(bytes.TrimSuffix(line, []byte("\n"))))
+	tag, err := s.db.pool.Exec(ctx, appendEntry, s.id, s.token, string(bytes.TrimSuffix(line, []byte("\n"))))
 	if err != nil {
-		return oneLine{err}
+		return fmt.Errorf("append to transcript %s: %w", s.loc, oneLine{err})
 	}
-	s.seq++
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("append to transcript %s: %w", s.loc, ErrClaimLost)
+	}
 	return nil
 }
 
-// Close closes the writer's connection, which ends its claim. Closing
-// twice is harmless.
+// Close releases the writer's claim, so that the next writer claims it at
+// once. Closing twice is harmless; so is closing a writer whose claim was
+// taken over (the release then changes nothing).
 func (s *sink) Close() error {
-	s.tr.mu.Lock()
-	delete(s.tr.sinks, s)
-	s.tr.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	return closeConn(s.conn)
+	s.db.writers.remove(s)
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if _, err := s.db.pool.Exec(ctx, releaseClaims, []string{s.id}, []string{s.token}); err != nil {
+		return fmt.Errorf("close transcript %s: release its claim: %w", s.loc, oneLine{err})
+	}
+	return nil
+}
+
+// writers are a DB's open writers, so that DB.Close releases their claims
+// as their own Close would.
+type writers struct {
+	mu     sync.Mutex
+	sinks  map[*sink]struct{}
+	closed bool
+}
+
+func (ws *writers) add(s *sink) error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.closed {
+		return fmt.Errorf("the store is closed: %w", fs.ErrClosed)
+	}
+	if ws.sinks == nil {
+		ws.sinks = map[*sink]struct{}{}
+	}
+	ws.sinks[s] = struct{}{}
+	return nil
+}
+
+func (ws *writers) remove(s *sink) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	delete(ws.sinks, s)
+}
+
+// closeAll closes every open writer, waiting for an append in flight,
+// and releases their claims in one statement: their writers fail from
+// then on, and their sessions can be resumed at once.
+func (ws *writers) closeAll(db *DB) error {
+	ws.mu.Lock()
+	sinks := ws.sinks
+	ws.sinks, ws.closed = nil, true
+	ws.mu.Unlock()
+	var ids, tokens []string
+	for s := range sinks {
+		s.mu.Lock()
+		if !s.closed {
+			s.closed = true
+			ids, tokens = append(ids, s.id), append(tokens, s.token)
+		}
+		s.mu.Unlock()
+	}
+	if len(tokens) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if _, err := db.pool.Exec(ctx, releaseClaims, ids, tokens); err != nil {
+		return fmt.Errorf("release the claims of %d open transcript writers: %w", len(tokens), oneLine{err})
+	}
+	return nil
 }
