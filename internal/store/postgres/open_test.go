@@ -39,3 +39,24 @@ func TestOpenBadURLs(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolSize: the pool is DefaultPoolConns connections large unless the
+// URL says otherwise.
+func TestPoolSize(t *testing.T) {
+	url := pg.URL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	for _, tc := range []struct {
+		url  string
+		want int32
+	}{
+		{url, DefaultPoolConns},
+		{url + sep + "pool_max_conns=7", 7},
+	} {
+		if got := open(t, tc.url).pool.Config().MaxConns; got != tc.want {
+			t.Errorf("%s: pool of %d, want %d", tc.url, got, tc.want)
+		}
+	}
+}

@@ -27,6 +27,17 @@ type DB struct {
 	listen *listener
 }
 
+// DefaultPoolConns is the size of the store's pool when the URL does not
+// set pool_max_conns. pgxpool's own default, the larger of 4 and the
+// number of CPUs, starves a node: its runs (up to subagents.maxConcurrent
+// at once, and their parents) append transcripts and update records
+// through the pool, River's workers and maintenance take from it too, and
+// a River listener holds one of its connections for good. A query holds a
+// connection only for its round trip, so 20 serve a full lane of 64 runs
+// (docs/scaling.md has the measurements and the sizing of
+// max_connections).
+const DefaultPoolConns = 20
+
 // Option adjusts how Open sets up a DB.
 type Option func(*options)
 
@@ -54,6 +65,9 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, err)
+	}
+	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
+		cfg.MaxConns = DefaultPoolConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
