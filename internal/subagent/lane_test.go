@@ -81,3 +81,55 @@ func testLaneCancelledWaiterPassesTheSlotOn(t *testing.T) {
 		t.Errorf("lane: %d used, %d waiting; want 1, 0", l.used, len(l.waiting))
 	}
 }
+
+// TestLanePrepareIsBounded: at most maxPreparing spawns are prepared at
+// once; the next waits until one is released, and gives up with its
+// context.
+func TestLanePrepareIsBounded(t *testing.T) { synctest.Test(t, testLanePrepareIsBounded) }
+
+func testLanePrepareIsBounded(t *testing.T) {
+	l := newLane(1)
+	var releases []func()
+	for range maxPreparing {
+		release, err := l.prepare(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
+	}
+	next := make(chan error, 1)
+	go func() {
+		release, err := l.prepare(context.Background())
+		if err == nil {
+			release()
+		}
+		next <- err
+	}()
+	synctest.Wait()
+	select {
+	case <-next:
+		t.Fatalf("spawn %d was prepared while %d were", maxPreparing+1, maxPreparing)
+	default:
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := l.prepare(ctx)
+		gaveUp <- err
+	}()
+	synctest.Wait()
+	cancel()
+	if err := recv(t, gaveUp, "the cancelled spawn to give up"); err != context.Canceled {
+		t.Errorf("a spawn cancelled while it waited: %v, want context.Canceled", err)
+	}
+	releases[0]()
+	if err := recv(t, next, "the waiting spawn to be prepared"); err != nil {
+		t.Fatal(err)
+	}
+	for _, release := range releases[1:] {
+		release()
+	}
+	if n := len(l.preparing); n != 0 {
+		t.Errorf("%d places still taken after every release", n)
+	}
+}
