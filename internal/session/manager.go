@@ -394,3 +394,19 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 	}
 	return errors.Join(err, s.w.Close())
 }
+
+// Release closes the transcript without ending the session: another
+// process (a node that runs a dispatched child) opens it next and writes
+// its end. The record is left as it is; Finish after Release is an error.
+func (s *Session) Release() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return fmt.Errorf("release session %q: already finished", s.id)
+	}
+	s.finished = true
+	if s.w == nil {
+		return nil
+	}
+	return s.w.Close()
+}

@@ -369,7 +369,9 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		}
 		// The write that records the end also claims the notified flag
 		// when no reader watches the run (deliver.go): one write, not two.
-		claiming := s.beginEndClaim(t)
+		// A dispatched run's parent is in the process that launched it,
+		// whose stand-in delivers the end (dispatch.go).
+		claiming := !t.detached && s.beginEndClaim(t)
 		won := false
 		end := func(rec *task.Task) error {
 			rec.Status, rec.Result, rec.Error = status, text, errText
@@ -402,6 +404,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 			n = s.notification(t, status, text, errText, toolUses, res)
 		}
 		switch {
+		case t.detached:
 		case claiming:
 			s.endClaimed(ctx, t, n, won)
 		case n != nil:

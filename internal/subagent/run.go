@@ -65,6 +65,12 @@ type liveTask struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed once the terminal state is recorded
 
+	// elsewhere marks the stand-in of a run dispatched to another node
+	// (dispatch.go); detached marks a dispatched run executing here,
+	// whose parent is in another process: its end is recorded, and the
+	// stand-in delivers it.
+	elsewhere, detached bool
+
 	// laneHeld says launch took the run's lane slot and recorded it
 	// running in the same write as its start (execute takes neither).
 	laneHeld bool

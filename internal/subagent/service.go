@@ -77,6 +77,11 @@ type Config struct {
 	// moments (the PostgreSQL store's LISTEN/NOTIFY); nil: the run sees
 	// it at its next WatchInterval poll.
 	Watch TaskWatcher
+	// Dispatch, if set, takes every background run that can run on
+	// another node, for the first node with a free place to run, this one
+	// included (store.dispatch: any; dispatch.go). Nil: background runs
+	// wait for a place in this process's lane.
+	Dispatch Dispatcher
 	// Owner is this process's owner id (task.Owner), written on the
 	// records of the runs it executes.
 	Owner string
@@ -480,6 +485,6 @@ func protoTool[In any](s *Service, meta tool.Info, run func(context.Context, too
 		name string
 		in   reflect.Type
 	}{meta.Name, reflect.TypeFor[In]()}
-	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name, InputSchema: meta.InputSchema}, nil))
+	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name}, nil))
 	return p.(*tool.Typed[In]).With(meta, run)
 }

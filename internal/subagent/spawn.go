@@ -63,6 +63,9 @@ type spawnRequest struct {
 
 	// cwdRecorded says Cwd is the continued session's own, not the model's.
 	cwdRecorded bool
+	// dispatched says the run was launched on another node and runs here
+	// (dispatch.go): its session, prepared there, is new all the same.
+	dispatched bool
 }
 
 // outcome is a finished child run, or a launched one.
@@ -467,6 +470,8 @@ type run struct {
 	warnings     []string
 	// first is the child's first user message (see firstMessage).
 	first llm.Message
+	// laneHeld says the run holds its lane place already (RunDispatched).
+	laneHeld bool
 	// mcpTools are the tools of the definition's own MCP servers, which
 	// releaseMCP stops when the run ends.
 	mcpTools []tool.Tool
@@ -514,7 +519,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		return nil, err
 	}
 	r := &run{c: c, req: req, def: def, child: ch, warnings: warnings, first: llm.UserText(req.Prompt)}
-	if req.SessionID == "" && req.Fork == nil {
+	if (req.SessionID == "" || req.dispatched) && req.Fork == nil {
 		// A continued agent had its initialPrompt and skills when it began.
 		var more []string
 		r.first, more = s.firstMessage(def, req.Prompt)
@@ -637,7 +642,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
 		name: r.req.Name, outputFile: s.outputFor(r.sess.Info), depth: r.child.caller.Depth,
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
-		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent,
+		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent, detached: r.req.dispatched,
 	}
 	if r.def.URL != "" {
 		t.kind = task.KindRemoteAgent
@@ -646,6 +651,20 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// from then on the run itself, and its record, hold the name and the
 	// session.
 	defer s.unreserve(r.reservations)
+	if background && !r.laneHeld && s.dispatchable(r) {
+		// Any node with a free place runs it, this one included: the
+		// job queue's per-node worker limit is the lane (dispatch.go).
+		if err := s.launchElsewhere(ctx, r, t); err != nil {
+			return nil, err
+		}
+		// Not tracked: the run itself is, by the node that runs it
+		// (this one too, perhaps); here only its group counts it.
+		s.adopt(r, t)
+		runCtx, cancel := context.WithCancelCause(r.c.Group.ctx)
+		t.cancel = cancel
+		r.c.Group.wg.Go(func() { s.await(runCtx, t) })
+		return t, nil
+	}
 	// The inbox opens before the run is recorded or tracked: whoever
 	// finds it running, here or through its record in another process,
 	// can queue a message for it, even while it waits for a lane slot.
@@ -664,10 +683,23 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		// A free lane slot is taken now, so that the first write
 		// records the run as running (joint.go).
 		status := task.StatusPending
-		if s.lane.tryAcquire() {
+		if r.laneHeld || s.lane.tryAcquire() {
 			t.laneHeld, status = true, task.StatusRunning
 		}
-		if err := s.record(ctx, t, status, r.sess); err != nil {
+		if r.req.dispatched {
+			// RunDispatched claimed the record, running; its output is
+			// here now.
+			err := s.claimOutput(ctx, t)
+			if err != nil {
+				s.lane.release()
+				if t.out != nil {
+					t.out.Close()
+				}
+				s.closeInbox(ctx, t.inbox, false)
+				s.endSession(ctx, r.sess, session.StatusFailed)
+				return nil, err
+			}
+		} else if err := s.record(ctx, t, status, r.sess); err != nil {
 			if t.laneHeld {
 				s.lane.release()
 			}
@@ -701,6 +733,9 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 		ID: t.id, Kind: t.taskKind(), Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
 		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
 		Status: status, OutputFile: t.outputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
+	}
+	if t.elsewhere {
+		rec.Owner = "" // the node that claims it (RunDispatched)
 	}
 	if status == task.StatusRunning {
 		rec.Started = t.started

@@ -1,0 +1,209 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// cluster is the harness's Service and a second node sharing its
+// records (its own Service, lane and owner id; the same task store and
+// session index), with a job queue both work as the real one does: a job
+// goes to the first node with a free place, and waits while none has one.
+type cluster struct {
+	b    *Service
+	jobs chan Job
+	wg   sync.WaitGroup
+	errs chan error
+}
+
+func (c *cluster) Dispatch(_ context.Context, job Job) error {
+	c.jobs <- job
+	return nil
+}
+
+func newCluster(t *testing.T, h *harness, laneB int) *cluster {
+	t.Helper()
+	sessions := session.NewManager(h.mem, filepath.Join(h.dir, ".state", "sessions"), func() time.Time { return fixedNow }, nil)
+	b, err := New(Config{
+		Bus: h.bus, Now: h.svc.cfg.Now, Sessions: sessions, Index: h.mem, Agents: h.agents,
+		Settings: config.Subagents{MaxConcurrent: laneB}, Policy: h.policy, Resolve: h.resolve,
+		BaseTools: func() []tool.Tool { return h.base }, MainCwd: h.dir, Tasks: h.svc.cfg.Tasks,
+		OutputDir: filepath.Join(h.dir, ".state", "tasks-b"), ProgressEvery: -1, Owner: "node-b",
+		WatchInterval: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc.cfg.Owner, h.svc.cfg.WatchInterval = "node-a", 10*time.Millisecond
+	c := &cluster{b: b, jobs: make(chan Job, 16), errs: make(chan error, 16)}
+	h.svc.cfg.Dispatch = c
+	ctx, cancel := context.WithCancel(context.Background())
+	c.wg.Go(func() {
+		for job := range c.jobs {
+			c.wg.Go(func() { c.errs <- c.work(ctx, job, h.svc, b) })
+		}
+	})
+	t.Cleanup(func() {
+		close(c.jobs)
+		cancel()
+		c.wg.Wait()
+		b.Close()
+	})
+	return c
+}
+
+// work runs job on the first node with a free place.
+func (c *cluster) work(ctx context.Context, job Job, nodes ...*Service) error {
+	for {
+		for _, n := range nodes {
+			if err := n.RunDispatched(ctx, job); !errors.Is(err, ErrNoPlace) {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond): // as a queue polls
+		}
+	}
+}
+
+// TestDispatchRunsOnAnotherNode: with its lane full, a node hands a
+// background run to another node, which runs it and records it; the
+// launching node's parent gets the notification, once.
+func TestDispatchRunsOnAnotherNode(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, setup{
+		subagents: config.Subagents{MaxConcurrent: 1},
+		script: func(ctx context.Context, model string, req *llm.Request) (*llm.Response, error) {
+			if strings.Contains(firstUserText(req), "hold") {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return reply("finished " + firstUserText(req)), nil
+		},
+	})
+	b := newCluster(t, h, 1)
+	c := h.mainCaller()
+	first := h.mustCall(c, "tu-1", map[string]any{"description": "hold the lane", "prompt": "hold", "run_in_background": true})
+	h.mustCall(c, "tu-2", map[string]any{"description": "elsewhere", "prompt": "count", "run_in_background": true})
+	if !strings.Contains(resultText(first), "agentId") && !strings.Contains(resultText(first), "async") {
+		t.Fatalf("first call: %s", resultText(first))
+	}
+	ctx := context.Background()
+	recs, err := h.svc.cfg.Tasks.ListTasks(ctx, task.Filter{})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("tasks = %+v, %v; want 2", recs, err)
+	}
+	byDesc := map[string]string{}
+	for _, r := range recs {
+		byDesc[r.Description] = r.ID
+	}
+	text := h.notification(byDesc["elsewhere"])
+	if !strings.Contains(text, "finished count") || !strings.Contains(text, "completed") {
+		t.Fatalf("notification = %q", text)
+	}
+	elsewhere, err := h.svc.cfg.Tasks.GetTask(ctx, byDesc["elsewhere"])
+	if err != nil || elsewhere.Owner != "node-b" || elsewhere.Status != task.StatusCompleted || elsewhere.Result != "finished count" || !elsewhere.Notified {
+		t.Fatalf("dispatched task = %+v, %v; want completed by node-b with its result, notified", elsewhere, err)
+	}
+	close(release)
+	h.notification(byDesc["hold the lane"])
+	if held, _ := h.svc.cfg.Tasks.GetTask(ctx, byDesc["hold the lane"]); held.Owner != "node-a" || held.Status != task.StatusCompleted {
+		t.Fatalf("the run that found a free place on node A = %+v, want completed by node-a", held)
+	}
+	if n := h.svc.cfg.Queue.Len(""); n != 0 {
+		t.Fatalf("%d more queue entries for the main agent, want none (one notification each)", n)
+	}
+	for range 2 {
+		if err := <-b.errs; err != nil {
+			t.Fatalf("RunDispatched: %v", err)
+		}
+	}
+}
+
+// TestDispatchStop: stopping the stand-in of a run on another node stops
+// that run (through its record), and the launching node reports it killed.
+func TestDispatchStop(t *testing.T) {
+	h := newHarness(t, setup{
+		subagents: config.Subagents{MaxConcurrent: 1},
+		script: func(ctx context.Context, model string, req *llm.Request) (*llm.Response, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	})
+	b := newCluster(t, h, 1)
+	c := h.mainCaller()
+	h.mustCall(c, "tu-1", map[string]any{"description": "local", "prompt": "a", "run_in_background": true})
+	h.mustCall(c, "tu-2", map[string]any{"description": "remote", "prompt": "b", "run_in_background": true})
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	var id string
+	for id == "" {
+		recs, _ := h.svc.cfg.Tasks.ListTasks(ctx, task.Filter{Owner: "node-b", Statuses: []task.Status{task.StatusRunning}})
+		if len(recs) == 1 {
+			id = recs[0].ID
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the dispatched run never started on node B")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	msg, err := h.svc.Stop(ctx, id)
+	if err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if !strings.Contains(msg, "Asked the process running task") {
+		t.Fatalf("Stop said %q", msg)
+	}
+	if text := h.notification(id); !strings.Contains(text, "killed") {
+		t.Fatalf("notification = %q", text)
+	}
+	rec, err := h.svc.cfg.Tasks.GetTask(ctx, id)
+	if err != nil || rec.Status != task.StatusKilled || rec.Owner != "node-b" {
+		t.Fatalf("record = %+v, %v; want killed on node-b", rec, err)
+	}
+	if err := <-b.errs; err != nil {
+		t.Fatalf("node B: %v", err)
+	}
+}
+
+// TestRunDispatchedRefuses: a node with no free place refuses a job, and
+// a job whose run ended or was claimed runs nothing.
+func TestRunDispatchedRefuses(t *testing.T) {
+	h := newHarness(t, setup{subagents: config.Subagents{MaxConcurrent: 1}})
+	ctx := context.Background()
+	if err := h.svc.RunDispatched(ctx, Job{TaskID: "../x", Cwd: h.dir}); err == nil {
+		t.Fatal("a job with a bad task id was accepted")
+	}
+	rec := task.Task{ID: "t1", Kind: task.KindLocalAgent, Status: task.StatusCompleted, Created: fixedNow}
+	if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir}); err != nil {
+		t.Fatalf("an ended run's job: %v, want nil (nothing to do)", err)
+	}
+	if !h.svc.lane.tryAcquire() {
+		t.Fatal("the lane place was not given back")
+	}
+	defer h.svc.lane.release()
+	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, ErrNoPlace) {
+		t.Fatalf("full lane: %v, want ErrNoPlace", err)
+	}
+}
