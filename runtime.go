@@ -153,6 +153,11 @@ type Options struct {
 	// (docs/tracing.md). Nil makes none. The cadre command sets one up from
 	// the OTEL_* environment variables.
 	TracerProvider trace.TracerProvider
+	// Dispatch is where a background run executes with a PostgreSQL
+	// store when the settings' store.dispatch does not say: DispatchSticky
+	// (the default) or DispatchAny (cadre serve's). The SQLite store runs
+	// every run where it starts.
+	Dispatch Dispatch
 }
 
 // PermissionRequest is a tool call that needs approval.
@@ -392,6 +397,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	for name, p := range s.Pricing {
 		r.pricing.Overrides[name] = provider.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
+	dispatchTo, err := dispatchMode(s.Store.Dispatch, opts.Dispatch)
+	if err != nil {
+		return nil, err
+	}
 	if r.db, err = openStore(ctx, cfg.Home, s.Store.URL, getenv, r.log); err != nil {
 		return nil, err
 	}
@@ -478,6 +487,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	mailbox, watch := crossProcess(r.db)
+	worker := dispatchWorker(r.db, dispatchTo)
 	r.subagents, err = subagent.New(subagent.Config{
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
@@ -498,18 +508,22 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		ProjectHooks:      s.EnableProjectHooks,
 		DisableAllHooks:   s.DisableAllHooks,
 		Tracer:            r.tracer,
+		Dispatch:          dispatcher(r, worker),
 	})
 	if err != nil {
 		r.owner.Close()
 		r.db.Close()
 		return nil, err
 	}
-	if r.node, err = startNode(ctx, r.db, r.owner.ID(), s.Store, r.log); err != nil {
+	if r.node, err = startNode(ctx, r.db, r.owner.ID(), s.Store, r.log, worker, s.Subagents.Lane()); err != nil {
 		r.subagents.Close()
 		r.mcp.manager.Close()
 		r.owner.Close()
 		r.db.Close()
 		return nil, err
+	}
+	if worker != nil {
+		worker.Bind(r.subagents)
 	}
 	r.settle(context.WithoutCancel(ctx), runDir)
 	r.log.Debug("runtime opened", "cwd", cwd, "state_dir", cfg.Home, "model", s.Model, "tools", len(r.baseTools))
@@ -692,6 +706,11 @@ func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
 	if m, ok := r.models[name]; ok {
 		return m.model, m.ref, nil
 	}
+	if l := r.opts.LLM; l != nil && name == "sdk:"+l.Name() {
+		// The program's own model, by the name its runs record (a child
+		// dispatched to another node inherits it by that name).
+		return l, provider.Ref{Provider: "sdk", Model: l.Name()}, nil
+	}
 	pc := r.providerConfig()
 	ref, err := provider.Parse(name, pc)
 	if err != nil {
@@ -726,12 +745,15 @@ func (r *Runtime) Close() error {
 	// The start-up work is bounded and leaves the store consistent at every
 	// step, but it uses the store: it ends before the store closes.
 	<-r.settledCh
-	r.subagents.Close()
-	r.mcp.manager.Close() // after the runs that use its servers
 	var nerr error
 	if r.node != nil {
-		nerr = r.node.Close() // after the runs, before the store it runs on
+		// First, so that no job of the shared queue starts here while the
+		// runs stop (the dispatched runs it works stop with it), and last
+		// of what uses the store.
+		nerr = r.node.Close()
 	}
+	r.subagents.Close()
+	r.mcp.manager.Close() // after the runs that use its servers
 	return errors.Join(r.settleErr, nerr, r.owner.Close(), r.db.Close())
 }
 

@@ -1,14 +1,19 @@
 package cadre
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
 	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/dispatch"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
@@ -69,16 +74,28 @@ func openStore(ctx context.Context, home, settingsURL string, getenv func(string
 // the store's pool, started in the background (cluster.Start does no
 // database work itself, so nothing here delays a run's first model
 // request). With SQLite it starts nothing and returns nil.
-func startNode(ctx context.Context, db recordStore, ownerID string, s config.Store, log *slog.Logger) (*cluster.Node, error) {
+//
+// A worker (dispatch any) makes the node work the shared queue of
+// background runs, with lane workers.
+func startNode(ctx context.Context, db recordStore, ownerID string, s config.Store, log *slog.Logger, worker *dispatch.Worker, lane int) (*cluster.Node, error) {
 	pg, ok := db.(*postgres.DB)
 	if !ok {
 		return nil, nil
 	}
-	n, err := cluster.Start(ctx, cluster.Config{
+	cfg := cluster.Config{
 		Store: pg, Pool: pg.Pool(), NodeID: ownerID,
 		Heartbeat: s.Heartbeat(), OrphanAfter: s.OrphanAfter(),
 		Logger: log,
-	})
+	}
+	if worker != nil {
+		cfg.Workers = river.NewWorkers()
+		river.AddWorker(cfg.Workers, worker)
+		cfg.Queues = map[string]river.QueueConfig{dispatch.Queue: {MaxWorkers: lane}}
+		// A node that stops stops the runs it works at once (recorded
+		// killed, their parents told) rather than keep its caller waiting.
+		cfg.StopGrace = time.Millisecond
+	}
+	n, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("join the cluster on the PostgreSQL store: %w", err)
 	}
@@ -107,4 +124,54 @@ func (r *Runtime) ownerAlive(ctx context.Context, runDir, owner string) bool {
 		return task.Alive(runDir, owner)
 	}
 	return !task.Ended(runDir, owner) && cluster.Alive(ctx, r.db.(*postgres.DB), owner, r.node.OrphanAfter())
+}
+
+// Dispatch says where a background run executes when several cadre
+// processes share a PostgreSQL store (settings store.dispatch).
+type Dispatch string
+
+const (
+	// DispatchSticky runs it in the process whose agent started it, as
+	// with the SQLite store.
+	DispatchSticky Dispatch = config.DispatchSticky
+	// DispatchAny queues it for any process with a free place in its
+	// lane, this one included.
+	DispatchAny Dispatch = config.DispatchAny
+)
+
+// dispatchMode is the settings' store.dispatch, else the front end's
+// default, else sticky.
+func dispatchMode(setting string, dflt Dispatch) (Dispatch, error) {
+	switch d := Dispatch(cmp.Or(setting, string(dflt), config.DispatchSticky)); d {
+	case DispatchSticky, DispatchAny:
+		return d, nil
+	default:
+		return "", fmt.Errorf("Options.Dispatch %q: want %q or %q", d, DispatchSticky, DispatchAny)
+	}
+}
+
+// dispatchWorker is the worker of the shared queue of background runs
+// that a node with dispatch any works, nil for a sticky node or the
+// SQLite store.
+func dispatchWorker(db recordStore, d Dispatch) *dispatch.Worker {
+	if _, pg := db.(*postgres.DB); pg && d == DispatchAny {
+		return dispatch.NewWorker()
+	}
+	return nil
+}
+
+// dispatcher is the subagent service's Dispatcher when worker is set: the
+// node's River client, which the runtime starts after the service (no
+// run can dispatch before New returns).
+func dispatcher(r *Runtime, worker *dispatch.Worker) subagent.Dispatcher {
+	if worker == nil {
+		return nil
+	}
+	return dispatch.Dispatcher{Clients: nodeClients{r}}
+}
+
+type nodeClients struct{ r *Runtime }
+
+func (c nodeClients) Client(ctx context.Context) (*river.Client[pgx.Tx], error) {
+	return c.r.node.Client(ctx)
 }

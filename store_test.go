@@ -166,3 +166,25 @@ func TestPostgresTranscriptsAcrossHomes(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchOptionChecked: a front end's dispatch default that is
+// neither sticky nor any stops the runtime at start, saying what it wants.
+func TestDispatchOptionChecked(t *testing.T) {
+	f := newFixture(t)
+	rt, err := cadre.New(context.Background(), cadre.Options{
+		Cwd: f.dir, LLM: &llm.ModelFunc{ID: "test:model", Func: f.model}, Dispatch: "everywhere",
+		Getenv: func(k string) string {
+			if k == "CADRE_HOME" {
+				return f.home
+			}
+			return ""
+		},
+	})
+	if err == nil {
+		rt.Close()
+		t.Fatal("the runtime started")
+	}
+	if !strings.Contains(err.Error(), `Options.Dispatch "everywhere": want "sticky" or "any"`) {
+		t.Fatalf("err = %v", err)
+	}
+}

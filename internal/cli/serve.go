@@ -103,6 +103,8 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 		SettingSources: settingSources(cmd.Flags(), f.settingSources), Settings: f.settings, AdditionalDirectories: f.addDir,
 		AgentsJSON: []byte(f.agents), MCPConfig: f.mcp, StrictMCPConfig: f.strictMCP,
 		FallbackModel: f.fallbackModel, MaxBudgetUSD: f.maxBudgetUSD, Logger: log, TracerProvider: tp,
+		// Nodes behind one load balancer share their lanes (store.dispatch).
+		Dispatch: cadre.DispatchAny,
 	})
 	if err != nil {
 		return err

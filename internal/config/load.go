@@ -428,6 +428,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 	if err := s.Store.validate(generic, bad); err != nil {
 		return err
 	}
+	if d := s.Store.Dispatch; d != "" && d != DispatchSticky && d != DispatchAny {
+		return bad("store.dispatch", "want %q or %q, got %s", DispatchSticky, DispatchAny, excerpt.Quote(d))
+	}
 	if err := s.Subagents.validate(bad); err != nil {
 		return err
 	}

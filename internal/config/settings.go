@@ -74,6 +74,12 @@ type Store struct {
 	// tasks it runs are failed as lost; 0 (unset) means 600. It must be at
 	// least twice the heartbeat. Use OrphanAfter.
 	OrphanAfterSeconds int `json:"orphanAfterSeconds"`
+	// Dispatch says where a background run executes with a PostgreSQL
+	// store: "sticky", in the process whose agent started it, or "any",
+	// on any node with a free place (a job in the shared queue). Empty
+	// means the front end's default: sticky for a cadre -p process, any
+	// for cadre serve. The SQLite store always runs it where it starts.
+	Dispatch string `json:"dispatch"`
 }
 
 // Heartbeat is the effective heartbeat interval.
@@ -119,6 +125,12 @@ func (s Store) checkTimes() error {
 	}
 	return nil
 }
+
+// Dispatch modes (Store.Dispatch).
+const (
+	DispatchSticky = "sticky"
+	DispatchAny    = "any"
+)
 
 // MCPLayer is the mcpServers object of one settings layer.
 type MCPLayer struct {

@@ -84,3 +84,30 @@ func TestStoreTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreDispatch: store.dispatch takes sticky or any; anything else is
+// refused at load, naming the file and the key.
+func TestStoreDispatch(t *testing.T) {
+	for _, tc := range []struct {
+		text, want, err string
+	}{
+		{`{}`, "", ""},
+		{`{"store": {"dispatch": "any"}}`, "any", ""},
+		{`{"store": {"dispatch": "sticky"}}`, "sticky", ""},
+		{`{"store": {"dispatch": "everywhere"}}`, "", `store.dispatch: want "sticky" or "any", got "everywhere"`},
+	} {
+		e := newEnv(t)
+		e.write(t, ScopeUser, tc.text)
+		l, err := e.load(Overrides{})
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "settings.json") {
+				t.Errorf("%s: err = %v, want one naming the file and %q", tc.text, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.text, err)
+		case l.Settings.Store.Dispatch != tc.want:
+			t.Errorf("%s: dispatch = %q, want %q", tc.text, l.Settings.Store.Dispatch, tc.want)
+		}
+	}
+}
