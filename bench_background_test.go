@@ -134,6 +134,8 @@ type bgFanOut struct {
 	// atLaunch is how many notifications that request carried: children
 	// that ended while the first turn was still launching the rest.
 	atLaunch int
+	// failed is the first Agent call's error, if one failed.
+	failed string
 }
 
 func newBgFanOut(n int) *bgFanOut {
@@ -160,6 +162,9 @@ func (f *bgFanOut) model(_ context.Context, req *llm.Request) (*llm.Response, er
 	n := 0
 	for _, m := range req.Messages[min(f.scanned, len(req.Messages)):] {
 		for _, blk := range m.Content {
+			if blk.Type == llm.BlockToolResult && blk.IsError && f.failed == "" && len(blk.Content) > 0 {
+				f.failed = blk.Content[0].Text
+			}
 			for _, id := range taskIDs(blk.Text) {
 				if _, ok := f.carried[id]; !ok {
 					f.carried[id] = arrived
@@ -249,8 +254,12 @@ func (f *bgFanOut) run(ctx context.Context, rt *cadre.Runtime) error {
 	switch {
 	case res == nil:
 		return errors.New("the run ended without a result event")
+	case f.failed != "":
+		return fmt.Errorf("an Agent call failed: %s", f.failed)
 	case res.IsError || res.Result != want:
 		return fmt.Errorf("last result %q (is_error %v, errors %v), want %q", res.Result, res.IsError, res.Errors, want)
+	case f.failed != "":
+		return fmt.Errorf("an Agent call failed: %s", f.failed)
 	case len(f.enqueued) != len(f.calls):
 		return fmt.Errorf("%d task_notification events, want %d", len(f.enqueued), len(f.calls))
 	}
