@@ -40,11 +40,11 @@ type SendMessageInput struct {
 }
 
 func (s *Service) taskTools(c Caller) []tool.Tool {
-	output := protoTool(s, tool.Info{Name: "TaskOutput", Description: render(taskOutputTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	output := protoTool(s, tool.Info{Name: "TaskOutput", InputSchema: schema("task_output"), Description: render(taskOutputTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in TaskOutputInput) (tool.Result, error) {
 			return s.taskOutput(ctx, c, in)
 		})
-	stop := protoTool(s, tool.Info{Name: "TaskStop", Description: render(taskStopTmpl(), nil), Access: tool.AccessAgent},
+	stop := protoTool(s, tool.Info{Name: "TaskStop", InputSchema: schema("task_stop"), Description: render(taskStopTmpl(), nil), Access: tool.AccessAgent},
 		func(ctx context.Context, _ tool.Env, in TaskStopInput) (tool.Result, error) {
 			id := in.TaskID
 			if id == "" {
@@ -59,11 +59,11 @@ func (s *Service) taskTools(c Caller) []tool.Tool {
 			}
 			return tool.Text(msg), nil
 		})
-	list := protoTool(s, tool.Info{Name: "TaskList", Description: render(taskListTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	list := protoTool(s, tool.Info{Name: "TaskList", InputSchema: schema("task_list"), Description: render(taskListTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in TaskListInput) (tool.Result, error) {
 			return s.taskList(ctx, c, in.StatusFilter)
 		})
-	send := protoTool(s, tool.Info{Name: "SendMessage", Description: render(sendMessageTmpl(), nil), Access: tool.AccessAgent},
+	send := protoTool(s, tool.Info{Name: "SendMessage", InputSchema: schema("send_message"), Description: render(sendMessageTmpl(), nil), Access: tool.AccessAgent},
 		func(ctx context.Context, env tool.Env, in SendMessageInput) (tool.Result, error) {
 			return s.sendMessage(ctx, c, env, in)
 		})

@@ -25,21 +25,32 @@ func inferredSchema[In any](t *testing.T) []byte {
 	return raw
 }
 
-// TestSchemasAreTheInputTypes keeps the spawn tools' embedded schemas
-// (schemas/*.json) the ones their input types infer, and the tools
-// offering them. After changing AgentInput or TaskInput, run the test with
-// -update.
+// TestSchemasAreTheInputTypes keeps the embedded schemas (schemas/*.json)
+// the ones their input types infer, and the tools offering them. After
+// changing AgentInput, TaskInput or a task tool's input type, run the test
+// with -update.
 func TestSchemasAreTheInputTypes(t *testing.T) {
-	agent, task := inferredSchema[AgentInput](t), inferredSchema[TaskInput](t)
-	golden.Check(t, filepath.Join("schemas", "agent.json"), agent)
-	golden.Check(t, filepath.Join("schemas", "task.json"), task)
+	inferred := map[string][]byte{
+		"agent": inferredSchema[AgentInput](t), "task": inferredSchema[TaskInput](t),
+		"send_message": inferredSchema[SendMessageInput](t), "task_output": inferredSchema[TaskOutputInput](t),
+		"task_stop": inferredSchema[TaskStopInput](t), "task_list": inferredSchema[TaskListInput](t),
+	}
+	for name, raw := range inferred {
+		golden.Check(t, filepath.Join("schemas", name+".json"), raw)
+	}
 	h := newHarness(t, setup{})
-	for name, tc := range map[string]struct {
-		tool tool.Tool
-		want []byte
-	}{"agent": {h.svc.protos.agent, agent}, "task": {h.svc.protos.task, task}} {
-		if got := tc.tool.Info().InputSchema; string(got) != string(tc.want) {
-			t.Errorf("the %s tool offers schema %s, want the one its input type infers, %s (run with -update)", name, got, tc.want)
+	offered := map[string]tool.Tool{"agent": h.svc.protos.agent, "task": h.svc.protos.task}
+	for _, tl := range h.svc.taskTools(Caller{}) {
+		offered[map[string]string{"SendMessage": "send_message", "TaskOutput": "task_output", "TaskStop": "task_stop", "TaskList": "task_list"}[tl.Info().Name]] = tl
+	}
+	for name, want := range inferred {
+		tl := offered[name]
+		if tl == nil {
+			t.Errorf("no %s tool offered", name)
+			continue
+		}
+		if got := tl.Info().InputSchema; string(got) != string(want) {
+			t.Errorf("the %s tool offers schema %s, want the one its input type infers, %s (run with -update)", name, got, want)
 		}
 	}
 }

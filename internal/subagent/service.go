@@ -485,6 +485,6 @@ func protoTool[In any](s *Service, meta tool.Info, run func(context.Context, too
 		name string
 		in   reflect.Type
 	}{meta.Name, reflect.TypeFor[In]()}
-	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name}, nil))
+	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name, InputSchema: meta.InputSchema}, nil))
 	return p.(*tool.Typed[In]).With(meta, run)
 }
