@@ -18,40 +18,12 @@ type lane struct {
 	used    int
 	waiting []chan struct{} // runs waiting to start, oldest first; closed when handed a slot
 	owed    []*laneSlot     // moved runs still waiting for a slot, oldest first
-	// preparing holds a token for each spawn being prepared (prepare).
-	preparing chan struct{}
 }
-
-// maxPreparing bounds the spawns prepared at once, foreground or
-// background, whatever place they take afterwards. Preparing one (its
-// routing and checks, its session's row and files, its tool pool, its
-// task record) is CPU and store work on a machine of a few cores and one
-// store writer, so more at once only holds more memory: one message of a
-// thousand background Agent calls had a thousand spawns in flight, each
-// a goroutine at the bottom of a 32 KB stack with its half-built run
-// (~30 MB of stacks, and the heap's peak with them). Past the bound a
-// spawn waits, at a shallow depth, before anything of it exists.
-const maxPreparing = 32
 
 // laneSlot is a moved run's place in the lane.
 type laneSlot struct{ held bool }
 
-func newLane(size int) *lane {
-	return &lane{size: max(size, 1), preparing: make(chan struct{}, maxPreparing)}
-}
-
-// prepare waits for a place among the spawns being prepared and returns
-// its release, which the spawn calls once its run is launched (or failed
-// to be): a foreground spawn does not hold the place while it waits for
-// its child, so a child's own spawns never wait for their parent's.
-func (l *lane) prepare(ctx context.Context) (release func(), err error) {
-	select {
-	case l.preparing <- struct{}{}:
-		return func() { <-l.preparing }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func newLane(size int) *lane { return &lane{size: max(size, 1)} }
 
 // acquire waits for a slot for a run about to start in the background.
 func (l *lane) acquire(ctx context.Context) error {

@@ -110,18 +110,12 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 			}
 		}
 	}
-	prepared, err := s.lane.prepare(ctx)
-	if err != nil {
-		return nil, err
-	}
 	r, err := s.begin(ctx, c, req)
 	if err != nil {
-		prepared()
 		return nil, err
 	}
 	background := startsInBackground(req, r.def)
 	t, err := s.launch(ctx, r, background)
-	prepared()
 	if err != nil {
 		r.releaseMCP()
 		return nil, err
