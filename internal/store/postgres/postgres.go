@@ -31,11 +31,11 @@ type DB struct {
 // set pool_max_conns. pgxpool's own default, the larger of 4 and the
 // number of CPUs, starves a node: its runs (up to subagents.maxConcurrent
 // at once, and their parents) append transcripts and update records
-// through the pool, River's workers and maintenance take from it too, and
-// a River listener holds one of its connections for good. A query holds a
-// connection only for its round trip, so 20 serve a full lane of 64 runs
-// (docs/scaling.md has the measurements and the sizing of
-// max_connections).
+// through the pool, and River's workers and maintenance take from it too
+// (River's listener takes one out of it for good, which the pool then
+// replaces). A query holds a connection only for its round trip, so 20
+// serve a full lane of 64 runs (docs/scaling.md has the measurements and
+// the sizing of max_connections).
 const DefaultPoolConns = 20
 
 // Option adjusts how Open sets up a DB.
