@@ -133,13 +133,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Queues:  queues,
 		// Only the leader enqueues periodic jobs, so one sweep runs per
 		// period in the whole cluster (any node's maintenance worker may
-		// take it).
+		// take it). River's schedule lives in the leader's memory and
+		// starts over with each leader: a new leader sweeps at once
+		// (RunOnStart), so neither a leader's death nor leaders that
+		// come and go faster than the period put the sweep off; the
+		// unique period keeps such starts to one sweep a period.
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(jittered{every},
 			func() (river.JobArgs, *river.InsertOpts) {
 				// One attempt: a failed sweep is not retried, the next
 				// period's is.
-				return sweepArgs{}, &river.InsertOpts{Queue: MaintenanceQueue, MaxAttempts: 1}
-			}, &river.PeriodicJobOpts{ID: "cadre_orphan_sweep"})},
+				return sweepArgs{}, &river.InsertOpts{Queue: MaintenanceQueue, MaxAttempts: 1,
+					UniqueOpts: river.UniqueOpts{ByPeriod: max(every, time.Second)}} // River's least
+			}, &river.PeriodicJobOpts{ID: "cadre_orphan_sweep", RunOnStart: true})},
 		// A job runs as long as the work it carries: a subagent run has
 		// its own time limit (subagents.runTimeoutSeconds), and River's
 		// default of one minute would cut runs short.

@@ -263,17 +263,27 @@ func TestNodeHeartbeatsAndLeaves(t *testing.T) {
 }
 
 // TestPeriodicSweep: the leader enqueues the sweep periodically and a
-// node works it: a task of a node that went silent is failed without
-// anyone calling Sweep, and the live node's own task is not.
+// node works it: a task of a node that went silent after several sweeps
+// had run is failed without anyone calling Sweep, and the live node's own
+// task is not.
 func TestPeriodicSweep(t *testing.T) {
 	db := store(t, pg.URL(t))
-	register(t, db, "dead")
-	silence(t, db, "dead", time.Hour)
-	running(t, db, "lost", "dead", task.KindLocalAgent, task.StatusRunning, time.Hour)
 	running(t, db, "mine", "sweeper", task.KindLocalAgent, task.StatusRunning, 0)
 	cfg := config(db, "sweeper")
 	cfg.Heartbeat, cfg.OrphanAfter = 100*time.Millisecond, time.Second // a sweep every 0.5-0.6 s
 	start(t, cfg)
+	sweeps := func() int {
+		var n int
+		if err := db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'cadre_orphan_sweep' AND state = 'completed'`).Scan(&n); err != nil {
+			return 0 // River's tables may not be there yet
+		}
+		return n
+	}
+	// Past the sweep a new leader runs at once: the schedule is running.
+	eventually(t, "two sweeps", func() bool { return sweeps() >= 2 })
+	register(t, db, "dead")
+	silence(t, db, "dead", time.Hour)
+	running(t, db, "lost", "dead", task.KindLocalAgent, task.StatusRunning, time.Hour)
 	eventually(t, "the lost task failed by the periodic sweep", func() bool {
 		tk, err := db.GetTask(t.Context(), "lost")
 		return err == nil && tk.Status == task.StatusFailed
