@@ -83,11 +83,12 @@ func (c *cluster) work(ctx context.Context, job Job, nodes ...*Service) error {
 // background run to another node, which runs it and records it; the
 // launching node's parent gets the notification, once.
 func TestDispatchRunsOnAnotherNode(t *testing.T) {
-	release := make(chan struct{})
+	release, holding := make(chan struct{}), make(chan struct{})
 	h := newHarness(t, setup{
 		subagents: config.Subagents{MaxConcurrent: 1},
 		script: func(ctx context.Context, model string, req *llm.Request) (*llm.Response, error) {
 			if strings.Contains(firstUserText(req), "hold") {
+				close(holding)
 				select {
 				case <-release:
 				case <-ctx.Done():
@@ -100,6 +101,7 @@ func TestDispatchRunsOnAnotherNode(t *testing.T) {
 	b := newCluster(t, h, 1)
 	c := h.mainCaller()
 	first := h.mustCall(c, "tu-1", map[string]any{"description": "hold the lane", "prompt": "hold", "run_in_background": true})
+	<-holding // node A's one place is taken
 	h.mustCall(c, "tu-2", map[string]any{"description": "elsewhere", "prompt": "count", "run_in_background": true})
 	if !strings.Contains(resultText(first), "agentId") && !strings.Contains(resultText(first), "async") {
 		t.Fatalf("first call: %s", resultText(first))
@@ -205,5 +207,43 @@ func TestRunDispatchedRefuses(t *testing.T) {
 	defer h.svc.lane.release()
 	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, ErrNoPlace) {
 		t.Fatalf("full lane: %v, want ErrNoPlace", err)
+	}
+}
+
+// held keeps the jobs it is given, for a test to run or drop.
+type held struct{ jobs chan Job }
+
+func (d held) Dispatch(_ context.Context, job Job) error {
+	d.jobs <- job
+	return nil
+}
+
+// TestStopUnclaimedDispatchedRun: a dispatched run no node has taken yet
+// is killed at once by a stop; its stand-in reports it, and the job, when
+// a node fetches it later, runs nothing.
+func TestStopUnclaimedDispatchedRun(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.svc.cfg.Owner, h.svc.cfg.WatchInterval = "node-a", 10*time.Millisecond
+	d := held{make(chan Job, 1)}
+	h.svc.cfg.Dispatch = d
+	h.mustCall(h.mainCaller(), "tu-1", map[string]any{"description": "never started", "prompt": "x", "run_in_background": true})
+	job := <-d.jobs
+	ctx := context.Background()
+	msg, err := h.svc.Stop(ctx, job.TaskID)
+	if err != nil || !strings.Contains(msg, "before any node started it") {
+		t.Fatalf("Stop = %q, %v", msg, err)
+	}
+	if text := h.notification(job.TaskID); !strings.Contains(text, "killed") {
+		t.Fatalf("notification = %q", text)
+	}
+	if err := h.svc.RunDispatched(ctx, job); err != nil {
+		t.Fatalf("RunDispatched of the stopped run: %v", err)
+	}
+	rec, err := h.svc.cfg.Tasks.GetTask(ctx, job.TaskID)
+	if err != nil || rec.Status != task.StatusKilled || rec.Owner != "" {
+		t.Fatalf("record = %+v, %v; want killed, never owned", rec, err)
+	}
+	if reqs := h.requestsOf("general-purpose"); len(reqs) != 0 {
+		t.Fatalf("the stopped run reached the model %d times", len(reqs))
 	}
 }

@@ -228,14 +228,23 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 		return "", fmt.Errorf("task %s is not running: it %s", id, rec.Status)
 	}
 	if lt == nil {
+		unclaimed := false
 		if _, err := s.cfg.Tasks.UpdateTask(ctx, id, func(t *task.Task) error {
 			if t.Status.Terminal() {
 				return fmt.Errorf("task %s is not running: it %s", id, t.Status)
+			}
+			if unclaimed = t.Owner == "" && t.Kind == task.KindLocalAgent; unclaimed {
+				// Dispatched, and no node has taken it yet (dispatch.go).
+				t.Status, t.Finished, t.Error = task.StatusKilled, s.cfg.Now(), "stopped before a node started it"
+				return nil
 			}
 			t.CancelRequested = true
 			return nil
 		}); err != nil {
 			return "", err
+		}
+		if unclaimed {
+			return fmt.Sprintf("Stopped task %s (%s) before any node started it.", id, rec.Description), nil
 		}
 		return fmt.Sprintf("Asked the process running task %s (%s) to stop it.", id, rec.Description), nil
 	}
