@@ -204,6 +204,9 @@ func (s *Service) StopAll(ctx context.Context, rootSessionID string) ([]string, 
 // after its current step), else it is resumed in the background with it.
 // The reply says which.
 func (s *Service) SendMessage(ctx context.Context, c Caller, to, message string) (string, error) {
+	if c.Group == nil {
+		c.Group = s.orphans // as the tools do: a resumed agent needs a group
+	}
 	summary := strings.Join(strings.Fields(message), " ")
 	summary = clip(summary, 60)
 	res, err := s.sendMessage(ctx, c, tool.Env{ToolUseID: "send_" + ids.New()}, SendMessageInput{To: to, Message: message, Summary: summary})

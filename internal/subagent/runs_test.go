@@ -127,3 +127,19 @@ func TestSendMessageQueuesForARunningAgent(t *testing.T) {
 	}
 	h.svc.StopAll(context.Background(), c.RootSessionID)
 }
+
+// TestSendMessageWithoutGroup: the exported SendMessage, called with a
+// Caller that brings no Group, resumes a finished agent in the service's
+// own group instead of crashing.
+func TestSendMessageWithoutGroup(t *testing.T) {
+	h := newHarness(t, setup{})
+	c := h.mainCaller()
+	id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "work"})
+	h.notification(id)
+	c.Group = nil
+	text, err := h.svc.SendMessage(context.Background(), c, id, "once more")
+	if err != nil || !strings.Contains(text, "resumed") {
+		t.Fatalf("SendMessage = %q, %v; want the agent resumed", text, err)
+	}
+	h.notification(id)
+}
