@@ -745,15 +745,16 @@ func (r *Runtime) Close() error {
 	// The start-up work is bounded and leaves the store consistent at every
 	// step, but it uses the store: it ends before the store closes.
 	<-r.settledCh
-	var nerr error
-	if r.node != nil {
-		// First, so that no job of the shared queue starts here while the
-		// runs stop (the dispatched runs it works stop with it), and last
-		// of what uses the store.
-		nerr = r.node.Close()
-	}
+	// The runs first, the dispatched ones this node works among them (a
+	// job fetched meanwhile is passed back for another node), while the
+	// node still heartbeats for them; then the node, the last of what
+	// uses the store.
 	r.subagents.Close()
 	r.mcp.manager.Close() // after the runs that use its servers
+	var nerr error
+	if r.node != nil {
+		nerr = r.node.Close()
+	}
 	return errors.Join(r.settleErr, nerr, r.owner.Close(), r.db.Close())
 }
 

@@ -222,14 +222,15 @@ func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Tas
 
 // RunDispatched runs a child that another node dispatched, on this node,
 // and returns when it has ended: the job queue's worker calls it. It
-// returns ErrNoPlace at once when this node's lane is full, and nil
+// returns ErrNoPlace at once when this node's lane is full or the service
+// is closing, and nil
 // without running anything when the run was claimed, stopped or ended
 // already (a job delivered twice runs once).
 func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 	if err := job.Validate(); err != nil {
 		return err
 	}
-	if !s.lane.tryAcquire() {
+	if s.closed.Load() || !s.lane.tryAcquire() {
 		return ErrNoPlace
 	}
 	held := true

@@ -247,3 +247,13 @@ func TestStopUnclaimedDispatchedRun(t *testing.T) {
 		t.Fatalf("the stopped run reached the model %d times", len(reqs))
 	}
 }
+
+// TestRunDispatchedAfterClose: a closing node passes jobs back for the
+// others rather than start runs it would kill at once.
+func TestRunDispatchedAfterClose(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.svc.Close()
+	if err := h.svc.RunDispatched(context.Background(), Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, ErrNoPlace) {
+		t.Fatalf("RunDispatched after Close = %v, want ErrNoPlace", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
@@ -155,8 +156,11 @@ type Service struct {
 	// fg bounds the foreground runs in flight, one set of places per
 	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
 	fg [MaxDepth + 1]chan struct{}
-	// orphans owns the runs of callers that bring no Group of their own.
+	// orphans owns the runs of callers that bring no Group of their own,
+	// and the dispatched runs this node executes.
 	orphans *Group
+	// closed is set once Close began: RunDispatched takes no more runs.
+	closed atomic.Bool
 	// protos hold the spawn tools' schemas, inferred once: every caller
 	// gets its own variant (its description lists its agents).
 	protos struct {
@@ -227,6 +231,7 @@ func New(cfg Config) (*Service, error) {
 
 // Close stops the runs of callers that had no Group and waits for them.
 func (s *Service) Close() {
+	s.closed.Store(true) // dispatched runs go to other nodes from now on
 	s.orphans.Stop(errSessionStopped)
 	s.orphans.Wait()
 }
