@@ -243,7 +243,9 @@ func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 	var stopped bool
 	rec, err := s.cfg.Tasks.UpdateTask(ctx, job.TaskID, func(rec *task.Task) error {
 		switch {
-		case rec.Status.Terminal(), rec.Owner != "" && rec.Owner != s.cfg.Owner:
+		case rec.Status.Terminal(), rec.Owner != "":
+			// A second delivery of the job (River rescues a job after
+			// an hour): whoever claimed it runs it, this node included.
 			return errClaimed
 		case rec.CancelRequested:
 			stopped = true

@@ -257,3 +257,25 @@ func TestRunDispatchedAfterClose(t *testing.T) {
 		t.Fatalf("RunDispatched after Close = %v, want ErrNoPlace", err)
 	}
 }
+
+// TestRunDispatchedTwice: a job delivered a second time while its run is
+// claimed (River's rescue of a long job) runs nothing, on the node that
+// runs it too.
+func TestRunDispatchedTwice(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.svc.cfg.Owner = "node-a"
+	ctx := context.Background()
+	rec := task.Task{ID: "t1", Kind: task.KindLocalAgent, Status: task.StatusRunning, Owner: "node-a", Created: fixedNow}
+	if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir, CallerAgent: "main"}); err != nil {
+		t.Fatalf("RunDispatched = %v, want nil (nothing to do)", err)
+	}
+	if reqs := h.requestsOf("general-purpose"); len(reqs) != 0 {
+		t.Fatalf("the claimed run started again: %d model calls", len(reqs))
+	}
+	if got, _ := h.svc.cfg.Tasks.GetTask(ctx, "t1"); got.Status != task.StatusRunning || got.Error != "" {
+		t.Fatalf("the running run's record was touched: %+v", got)
+	}
+}
