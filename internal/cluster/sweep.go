@@ -40,6 +40,8 @@ type Swept struct {
 //     older than orphanAfter,
 //
 // with Error "executor lost: node <id> sent no heartbeat for N seconds"
+// (a dispatched run still waiting in the shared queue, pending with no
+// owner, belongs to no node and is left alone)
 // and Finished now; then the running sessions of such nodes, the failed
 // tasks' child sessions among them. When ended is not nil it is asked too,
 // once per owner: an owner it says has ended is gone at once (the runtime
@@ -118,6 +120,11 @@ type liveness struct {
 
 // judge is a task.Judge.
 func (l liveness) judge(t task.Task) (string, bool) {
+	if t.Owner == "" && t.Status == task.StatusPending && t.Kind == task.KindLocalAgent {
+		// Dispatched and waiting in the shared queue for a node with
+		// a free place (store.dispatch any): no node has it to lose.
+		return "", false
+	}
 	who := "node " + t.Owner
 	if t.Owner == "" {
 		who = "a node that recorded no id"

@@ -94,7 +94,9 @@ func TestSweep(t *testing.T) {
 		{"quiet-running", "quiet", task.KindLocalAgent, task.StatusRunning, old, "", false},
 		{"norecord-old", "gone", task.KindLocalAgent, task.StatusRunning, old, `^executor lost: node gone sent no heartbeat for 1[12]\d\d seconds$`, true},
 		{"norecord-young", "young", task.KindLocalAgent, task.StatusRunning, time.Minute, "", false},
-		{"no-owner-old", "", task.KindLocalAgent, task.StatusPending, old, `^executor lost: a node that recorded no id sent no heartbeat`, true},
+		{"no-owner-old", "", task.KindLocalBash, task.StatusPending, old, `^executor lost: a node that recorded no id sent no heartbeat`, true},
+		// A dispatched run waiting in the queue: no node owns it yet.
+		{"queued-old", "", task.KindLocalAgent, task.StatusPending, old, "", false},
 	}
 	for _, c := range cases {
 		running(t, db, c.id, c.owner, c.kind, c.status, c.age)
