@@ -137,6 +137,15 @@ func (tr *Transcripts) claim(ctx context.Context, query, id string, more ...any)
 		tr.db.writers.remove(s)
 		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), oneLine{err})
 	}
+	s.mu.Lock()
+	closing := s.closed
+	s.mu.Unlock()
+	if closing {
+		// DB.Close ran while the claim was on its way and released
+		// nothing of it: release it here (while the pool still serves)
+		// rather than hand out a writer that is already closed.
+		return nil, errors.Join(fmt.Errorf("open transcript %s: the store was closed: %w", tr.Locate(id), fs.ErrClosed), s.release())
+	}
 	return s, nil
 }
 
@@ -334,6 +343,11 @@ func (s *sink) Close() error {
 	}
 	s.closed = true
 	s.db.writers.remove(s)
+	return s.release()
+}
+
+// release clears the writer's claim, if it still holds it.
+func (s *sink) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	if _, err := s.db.pool.Exec(ctx, releaseClaims, []string{s.id}, []string{s.token}); err != nil {

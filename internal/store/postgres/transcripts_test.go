@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"testing"
@@ -357,6 +358,12 @@ func TestTranscriptCloseUnderAppends(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := <-done
+	if w, err := db.Transcripts("n1", time.Hour).Create(t.Context(), "s2", true); !errors.Is(err, fs.ErrClosed) {
+		if w != nil {
+			w.Close()
+		}
+		t.Errorf("Create on a closed store: err = %v, want fs.ErrClosed", err)
+	}
 	other := open(t, url).Transcripts("n2", time.Hour)
 	w2, got, _, err := other.Resume(t.Context(), session.Info{ID: "s1"})
 	if err != nil {
