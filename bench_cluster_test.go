@@ -19,7 +19,7 @@ import (
 // first turn starts the children (10,000 by default;
 // CADRE_BENCH_CLUSTER_CHILDREN changes it), and every background run is
 // a job in the shared River queue (store.dispatch any), which each node
-// works with a lane of 64. ns/op is the whole run; runs/s the children
+// works with a lane of 64 (CADRE_BENCH_CLUSTER_LANE changes it). ns/op is the whole run; runs/s the children
 // per second; notif-latency from a child's terminal status on its record
 // (stamped by whichever node ran it) to the main request that carries its
 // notification; busiest-node-share the part of the runs the node that
@@ -35,7 +35,10 @@ func BenchmarkCluster(b *testing.B) {
 }
 
 func benchCluster(b *testing.B, children, nodes int) {
-	const lane = 64
+	lane := 64
+	if v, err := strconv.Atoi(os.Getenv("CADRE_BENCH_CLUSTER_LANE")); err == nil && v > 0 {
+		lane = v
+	}
 	ctx := context.Background()
 	var (
 		recToEnq, enqToReq, total, steady []time.Duration
