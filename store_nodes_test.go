@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/task/tasktest"
+	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 )
 
 // TestPostgresRecoveryByHeartbeats: with a PostgreSQL store, start-up
@@ -23,11 +24,7 @@ import (
 // itself: it records itself, and that it left when it closes.
 func TestPostgresRecoveryByHeartbeats(t *testing.T) {
 	url := pg.URL(t)
-	db, err := postgres.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := pgstore.Open(t, url)
 	ctx := t.Context()
 	for _, id := range []string{"elsewhere-live", "elsewhere-dead", "here-crashed"} {
 		if err := db.RegisterNode(ctx, id, "another-machine", 1); err != nil {

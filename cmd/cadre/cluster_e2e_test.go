@@ -97,21 +97,21 @@ func clusterModel(g *gate, children chan<- struct{}) testkit.Handler {
 	})
 }
 
-// TestTwoServeNodesShareBackgroundRuns: two `cadre serve` nodes on one
-// PostgreSQL store (store.dispatch any, their default). A run on node 1,
-// whose lane has one place, starts three background children: node 1
-// runs one, node 2 the other two; node 1's main agent hears of all three,
-// once each.
-func TestTwoServeNodesShareBackgroundRuns(t *testing.T) {
-	g := &gate{ch: make(chan struct{})}
+// twoNodes starts two `cadre serve` nodes on one fresh PostgreSQL store,
+// node 1 with a lane of one place and node 2 with two (extra is more of
+// their settings), starts a run on node 1 whose main agent launches three
+// background children, and returns once all three wait at the gate, which
+// opens when the test ends (before the fake server closes).
+func twoNodes(t *testing.T, extra string) (g *gate, n1, n2 *env, s1 *served, runID string) {
+	t.Helper()
+	g = &gate{ch: make(chan struct{})}
 	children := make(chan struct{}, 8)
 	e, _ := anthropicEnv(t, clusterModel(g, children))
 	t.Cleanup(g.open)
 	e.set("CADRE_STORE_URL=" + pg.URL(t))
-	n1 := e.node(`{"subagents": {"maxConcurrent": 1}}`)
-	n2 := e.node(`{"subagents": {"maxConcurrent": 2}}`)
-	s1, _ := n1.serve("--model", sonnet), n2.serve("--model", sonnet)
-
+	n1 = e.node(`{"subagents": {"maxConcurrent": 1}` + extra + `}`)
+	n2 = e.node(`{"subagents": {"maxConcurrent": 2}` + extra + `}`)
+	s1, _ = n1.serve("--model", sonnet), n2.serve("--model", sonnet)
 	var run struct{ ID string }
 	if st := s1.post(t, "/api/runs", map[string]any{"prompt": "split the job in three"}, &run); st != http.StatusCreated {
 		t.Fatalf("start a run on node 1: %d", st)
@@ -123,6 +123,16 @@ func TestTwoServeNodesShareBackgroundRuns(t *testing.T) {
 			t.Fatalf("%d of 3 children reached the model", i)
 		}
 	}
+	return g, n1, n2, s1, run.ID
+}
+
+// TestTwoServeNodesShareBackgroundRuns: two `cadre serve` nodes on one
+// PostgreSQL store (store.dispatch any, their default). A run on node 1,
+// whose lane has one place, starts three background children: node 1
+// runs one, node 2 the other two; node 1's main agent hears of all three,
+// once each.
+func TestTwoServeNodesShareBackgroundRuns(t *testing.T) {
+	g, n1, n2, s1, runID := twoNodes(t, "")
 	ts := waitTasks(t, n1, 30*time.Second, "three running, on two nodes", func(ts []task.Task) bool {
 		return slices.Equal(byOwner(ts, task.StatusRunning), []int{1, 2})
 	})
@@ -138,7 +148,7 @@ func TestTwoServeNodesShareBackgroundRuns(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("node 1's run never answered after its children: %+v\n%s", info.Result, s1.stderr())
 		}
-		getJSON(t, s1.url+"/api/runs/"+run.ID, &info)
+		getJSON(t, s1.url+"/api/runs/"+runID, &info)
 		time.Sleep(50 * time.Millisecond)
 	}
 	if info.Result.Result != "MAIN-ANSWER: 3 reports" {
@@ -160,26 +170,7 @@ func TestTwoServeNodesShareBackgroundRuns(t *testing.T) {
 // children run on both nodes. The child on node 2 completes; the one on
 // node 1 is failed by node 2's orphan sweeper; no task stays running.
 func TestServeNodeKilledMidRun(t *testing.T) {
-	g := &gate{ch: make(chan struct{})}
-	children := make(chan struct{}, 8)
-	e, _ := anthropicEnv(t, clusterModel(g, children))
-	t.Cleanup(g.open)
-	e.set("CADRE_STORE_URL=" + pg.URL(t))
-	const liveness = `"store": {"heartbeatSeconds": 1, "orphanAfterSeconds": 5}`
-	n1 := e.node(`{"subagents": {"maxConcurrent": 1}, ` + liveness + `}`)
-	n2 := e.node(`{"subagents": {"maxConcurrent": 2}, ` + liveness + `}`)
-	s1, _ := n1.serve("--model", sonnet), n2.serve("--model", sonnet)
-	var run struct{ ID string }
-	if st := s1.post(t, "/api/runs", map[string]any{"prompt": "split the job in three"}, &run); st != http.StatusCreated {
-		t.Fatalf("start a run on node 1: %d", st)
-	}
-	for range 3 {
-		select {
-		case <-children:
-		case <-time.After(60 * time.Second):
-			t.Fatal("the children did not all reach the model")
-		}
-	}
+	g, _, n2, s1, _ := twoNodes(t, `, "store": {"heartbeatSeconds": 1, "orphanAfterSeconds": 5}`)
 	waitTasks(t, n2, 30*time.Second, "three running, on two nodes", func(ts []task.Task) bool {
 		return slices.Equal(byOwner(ts, task.StatusRunning), []int{1, 2})
 	})

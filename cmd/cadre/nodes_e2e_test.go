@@ -16,19 +16,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/testkit"
+	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 )
-
-// openStore opens the PostgreSQL store at url as the test's own handle,
-// to watch what the cadre processes record.
-func openStore(t *testing.T, url string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // nodeOf waits until the process with pid has a node record and returns
 // its id (node ids start with the pid).
@@ -69,7 +58,7 @@ func TestPostgresKilledNodesTaskFailsElsewhere(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db := openStore(t, url)
+	db := pgstore.Open(t, url)
 
 	// B first, and as River's leader: a leader killed would leave the
 	// periodic sweep to wait for River's leader lease (15 s) to run out,

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/cadre-dev/cadre/internal/store/postgres"
+	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
 )
 
@@ -30,18 +31,6 @@ func TestMain(m *testing.M) { pg.Main(m) }
 const wait = 60 * time.Second
 
 var _ Store = (*postgres.DB)(nil)
-
-// store opens the PostgreSQL store on url: a handle of its own, with its
-// own pool, stands for one process.
-func store(t *testing.T, url string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // config is a node's Config on db.
 func config(db *postgres.DB, id string) Config {
@@ -79,7 +68,7 @@ func client(t *testing.T, n *Node) *river.Client[pgx.Tx] {
 // tables and one would fail).
 func TestConcurrentStartMigratesOnce(t *testing.T) {
 	url := pg.URL(t)
-	a, b := store(t, url), store(t, url)
+	a, b := pgstore.Open(t, url), pgstore.Open(t, url)
 	var wg sync.WaitGroup
 	for i, db := range []*postgres.DB{a, b} {
 		n := start(t, config(db, []string{"node-a", "node-b"}[i]))
@@ -108,7 +97,7 @@ func TestConcurrentStartMigratesOnce(t *testing.T) {
 // TestStartChecks: a config Start cannot use is refused at once, saying
 // what is wrong.
 func TestStartChecks(t *testing.T) {
-	db := store(t, pg.URL(t))
+	db := pgstore.Open(t, pg.URL(t))
 	one, err := pgxpool.New(t.Context(), pg.URL(t)+"&pool_max_conns=1")
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +166,7 @@ func (w *holdWorker) Work(ctx context.Context, _ *river.Job[holdArgs]) error {
 // a running job go on until the grace period ends, then cancels it, and
 // returns only after its Work has returned.
 func TestCallerWorkersAndGracefulClose(t *testing.T) {
-	db := store(t, pg.URL(t))
+	db := pgstore.Open(t, pg.URL(t))
 	w := &holdWorker{started: make(chan struct{}, 1), ended: make(chan error, 1), release: make(chan struct{})}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
@@ -216,7 +205,7 @@ func TestCallerWorkersAndGracefulClose(t *testing.T) {
 // leaves nothing running (goleak in TestMain); Client then reports the
 // node unusable rather than hanging.
 func TestCloseDuringStart(t *testing.T) {
-	n, err := Start(t.Context(), config(store(t, pg.URL(t)), "node-c"))
+	n, err := Start(t.Context(), config(pgstore.Open(t, pg.URL(t)), "node-c"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/task/tasktest"
+	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 )
 
 const orphanAfter = 10 * time.Minute
@@ -66,7 +67,7 @@ func sessionOf(t *testing.T, db *postgres.DB, id, owner string) {
 // the reason; so do their sessions. Everything of a live node, of a young
 // owner with no record, remote tasks and finished tasks stay as they are.
 func TestSweep(t *testing.T) {
-	db := store(t, pg.URL(t))
+	db := pgstore.Open(t, pg.URL(t))
 	register(t, db, "live", "silent", "left", "quiet", "crashed")
 	silence(t, db, "silent", 20*time.Minute)
 	silence(t, db, "quiet", 5*time.Minute) // silent, but not for long enough
@@ -180,7 +181,7 @@ func TestSweep(t *testing.T) {
 // between them, fail each lost task exactly once between them.
 func TestSweepersRace(t *testing.T) {
 	url := pg.URL(t)
-	a, b := store(t, url), store(t, url)
+	a, b := pgstore.Open(t, url), pgstore.Open(t, url)
 	register(t, a, "dead")
 	silence(t, a, "dead", time.Hour)
 	const n = 40
@@ -233,7 +234,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // heartbeat as it goes, and on Close records that it left, and leaves no
 // goroutine behind (River's, the heartbeat's).
 func TestNodeHeartbeatsAndLeaves(t *testing.T) {
-	db := store(t, pg.URL(t))
+	db := pgstore.Open(t, pg.URL(t))
 	before := goleak.IgnoreCurrent()
 	cfg := config(db, "beating")
 	cfg.Heartbeat, cfg.OrphanAfter, cfg.Host, cfg.PID = 50*time.Millisecond, time.Second, "host-x", 4242
@@ -269,7 +270,7 @@ func TestNodeHeartbeatsAndLeaves(t *testing.T) {
 // had run is failed without anyone calling Sweep, and the live node's own
 // task is not.
 func TestPeriodicSweep(t *testing.T) {
-	db := store(t, pg.URL(t))
+	db := pgstore.Open(t, pg.URL(t))
 	running(t, db, "mine", "sweeper", task.KindLocalAgent, task.StatusRunning, 0)
 	cfg := config(db, "sweeper")
 	cfg.Heartbeat, cfg.OrphanAfter = 100*time.Millisecond, time.Second // a sweep every 0.5-0.6 s

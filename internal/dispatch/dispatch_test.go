@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
 )
 
@@ -86,11 +87,7 @@ func startNode(t *testing.T, db *postgres.DB, id string, r Runner, lane int) *cl
 // lane's worth, and all four run.
 func TestJobsGoToNodesWithAFreePlace(t *testing.T) {
 	url := pg.URL(t)
-	db, err := postgres.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := pgstore.Open(t, url)
 	release := make(chan struct{})
 	ran := make(chan string, 8)
 	a := &fakeNode{name: "a", lane: 1, release: release, ran: ran}

@@ -6,20 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/store/postgres"
+	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 	"github.com/cadre-dev/cadre/llm"
 )
-
-// openPG opens a handle on the database at url, closed when t ends.
-func openPG(t *testing.T, url string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // TestAcrossProcessesOnPostgres (S-X2): a run whose records, mailbox and
 // watch are a PostgreSQL store's is reached from another process's
@@ -29,7 +18,7 @@ func openPG(t *testing.T, url string) *postgres.DB {
 func TestAcrossProcessesOnPostgres(t *testing.T) {
 	url := pg.URL(t)
 	// Opened before the harness, so closed after its runs end.
-	a, b := openPG(t, url), openPG(t, url)
+	a, b := pgstore.Open(t, url), pgstore.Open(t, url)
 	g := newGate()
 	turns := make(chan *llm.Request, 4)
 	h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {

@@ -680,20 +680,15 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		if r.laneHeld || s.lane.tryAcquire() {
 			t.laneHeld, status = true, task.StatusRunning
 		}
+		var err error
 		if r.req.dispatched {
 			// RunDispatched claimed the record, running; its output is
 			// here now.
-			err := s.claimOutput(ctx, t)
-			if err != nil {
-				s.lane.release()
-				if t.out != nil {
-					t.out.Close()
-				}
-				s.closeInbox(ctx, t.inbox, false)
-				s.endSession(ctx, r.sess, session.StatusFailed)
-				return nil, err
-			}
-		} else if err := s.record(ctx, t, status, r.sess); err != nil {
+			err = s.claimOutput(ctx, t)
+		} else {
+			err = s.record(ctx, t, status, r.sess)
+		}
+		if err != nil {
 			if t.laneHeld {
 				s.lane.release()
 			}
