@@ -37,13 +37,7 @@ func TestPostgresStoreAcrossProcesses(t *testing.T) {
 		}
 		return testkit.Reply{Text: "Launched it; waiting."}
 	}))
-	e.set("CADRE_STORE_URL=" + pg.URL(t))
-	p := ok(t, e.run("", "-p", "find the number in the background", "--model", sonnet, "--output-format", "stream-json"))
-	res := finalResult(t, p.stdout)
-	sid, _ := res["session_id"].(string)
-	if res["result"] != "MAIN-ANSWER: done." || sid == "" {
-		t.Fatalf("final result %v", res)
-	}
+	sid := runOnPostgres(t, e)
 
 	var main *session.Info
 	for _, s := range listSessions(t, e) {
@@ -85,13 +79,7 @@ func TestPostgresTranscriptsFromAnotherHome(t *testing.T) {
 		}
 		return testkit.Reply{Text: "Launched it; waiting."}
 	}))
-	e.set("CADRE_STORE_URL=" + pg.URL(t))
-	p := ok(t, e.run("", "-p", "find the number in the background", "--model", sonnet, "--output-format", "stream-json"))
-	res := finalResult(t, p.stdout)
-	sid, _ := res["session_id"].(string)
-	if res["result"] != "MAIN-ANSWER: done." || sid == "" {
-		t.Fatalf("final result %v", res)
-	}
+	sid := runOnPostgres(t, e)
 
 	// Another node: the same store, nothing else shared. The first home
 	// is moved away meanwhile, so that no file of it can be read by path.
@@ -123,7 +111,7 @@ func TestPostgresTranscriptsFromAnotherHome(t *testing.T) {
 		}
 	}
 
-	p = ok(t, other.run("", "-p", "RESUME-MARKER: what was the number?", "--resume", sid, "--model", sonnet, "--output-format", "stream-json"))
+	p := ok(t, other.run("", "-p", "RESUME-MARKER: what was the number?", "--resume", sid, "--model", sonnet, "--output-format", "stream-json"))
 	if res := finalResult(t, p.stdout); res["result"] != "RESUMED-ANSWER: it was 42." || res["session_id"] != sid {
 		t.Fatalf("--resume from another home: %v; want the session continued with its history", res)
 	}
@@ -297,4 +285,19 @@ func TestPostgresStoreBadURL(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.home, "cadre.db")); err == nil {
 		t.Error("a failed start in PostgreSQL mode created cadre.db")
 	}
+}
+
+// runOnPostgres points e at a fresh PostgreSQL database and runs the
+// prompt whose main agent starts one background child and answers
+// "MAIN-ANSWER: done." once told of it; it returns the main session's id.
+func runOnPostgres(t *testing.T, e *env) string {
+	t.Helper()
+	e.set("CADRE_STORE_URL=" + pg.URL(t))
+	p := ok(t, e.run("", "-p", "find the number in the background", "--model", sonnet, "--output-format", "stream-json"))
+	res := finalResult(t, p.stdout)
+	sid, _ := res["session_id"].(string)
+	if res["result"] != "MAIN-ANSWER: done." || sid == "" {
+		t.Fatalf("final result %v", res)
+	}
+	return sid
 }
