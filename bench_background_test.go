@@ -46,6 +46,7 @@ const bgChildren = 1000
 // many main model calls a run made.
 //
 // peak-heap-KB is the largest HeapInuse seen (sampled every 10 ms),
+// peak-stacks-KB the largest StackInuse (the goroutines' stacks),
 // peak-goroutines the largest goroutine count: a pending child waits in a
 // goroutine of its own.
 func BenchmarkBackground1000(b *testing.B) {
@@ -106,6 +107,7 @@ func benchBackground(b *testing.B, lane int) {
 	b.ReportMetric(float64(launch.Milliseconds())/float64(b.N), "launch-ms")
 	b.ReportMetric(float64(atLaunch)/float64(b.N), "notifs-at-launch/op")
 	b.ReportMetric(float64(peak.heap/1024), "peak-heap-KB")
+	b.ReportMetric(float64(peak.stacks/1024), "peak-stacks-KB")
 	b.ReportMetric(float64(peak.goroutines), "peak-goroutines")
 }
 
@@ -348,8 +350,8 @@ func percentile(ds []time.Duration, p int) float64 {
 // peakSampler records the largest heap in use and goroutine count seen
 // while started.
 type peakSampler struct {
-	heap       uint64
-	goroutines int
+	heap, stacks uint64
+	goroutines   int
 }
 
 // start samples every 10 ms until the returned func is called, which
@@ -360,6 +362,7 @@ func (p *peakSampler) start() (stop func()) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		p.heap = max(p.heap, m.HeapInuse)
+		p.stacks = max(p.stacks, m.StackInuse)
 		p.goroutines = max(p.goroutines, runtime.NumGoroutine())
 	}
 	go func() {

@@ -502,11 +502,11 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop b
 			}
 		}
 		if j-i == 1 {
-			results[i] = runOne(ctx, cfg, uses[i])
+			results[i] = runOne(ctx, &cfg, uses[i])
 		} else {
 			var wg sync.WaitGroup
 			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = runOne(ctx, cfg, uses[k]) })
+				wg.Go(func() { results[k] = runOne(ctx, &cfg, uses[k]) })
 			}
 			wg.Wait()
 		}
@@ -543,7 +543,7 @@ func safe(set *tool.Set, name string) bool {
 // runOne runs one call inside its execute_tool span: the hooks, the
 // permission layer and the tool (a spawned subagent's run among its work)
 // see the span in ctx.
-func runOne(ctx context.Context, cfg Config, use llm.Block) callResult {
+func runOne(ctx context.Context, cfg *Config, use llm.Block) callResult {
 	ctx, span := cfg.Tracer.StartTool(ctx, telemetry.Tool{Name: use.Name, CallID: use.ID, Agent: cfg.Agent, SessionID: cfg.Env.SessionID})
 	res := callOne(ctx, cfg, use)
 	switch {
@@ -557,12 +557,46 @@ func runOne(ctx context.Context, cfg Config, use llm.Block) callResult {
 	return res
 }
 
-func callOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
-	errResult := func(format string, args ...any) callResult {
-		return callResult{block: llm.ToolResult(use.ID, fmt.Sprintf(format, args...), true)}
+func callOne(ctx context.Context, cfg *Config, use llm.Block) callResult {
+	// Three steps, so that the frames below which the tool runs stay
+	// small: a message's hundreds of parallel Agent calls each hold a
+	// goroutine stack as deep as its deepest chain of frames, and a chain
+	// under 16 KB keeps each stack at 16 KB rather than 32.
+	c, res := admit(ctx, cfg, use)
+	if c == nil {
+		return res
 	}
+	c.invoke(ctx)
+	return c.result(ctx, cfg, use)
+}
+
+// admitted is a call that passed every check, ready to run, and then
+// what the tool returned.
+type admitted struct {
+	tool   tool.Tool
+	env    tool.Env
+	input  json.RawMessage
+	hooked bool       // a PreToolUse hook ran: before applies to the result
+	before BeforeTool // what it said
+
+	r     tool.Result
+	err   error
+	crash string // the panic in the tool, with its stack
+}
+
+// errResult is a failed call's result for the model.
+func errResult(use llm.Block, format string, args ...any) callResult {
+	return callResult{block: llm.ToolResult(use.ID, fmt.Sprintf(format, args...), true)}
+}
+
+// admit checks a call before it runs — the input's size and schema, the
+// PreToolUse hooks, the permission layer — and returns it ready to run, or
+// the result that ends it (nil).
+func admit(ctx context.Context, cfg *Config, use llm.Block) (_ *admitted, res callResult) {
+	c := new(admitted) // on the heap: see callOne
+	ok := false
 	if err := ctx.Err(); err != nil {
-		return errResult("Interrupted: the run was stopped before %s started.", use.Name)
+		return nil, errResult(use, "Interrupted: the run was stopped before %s started.", use.Name)
 	}
 	// Checked before anything decodes the input or quotes it back: an
 	// oversized input costs memory in every step after this one, and the
@@ -572,51 +606,54 @@ func callOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 		limit = DefaultMaxToolInputBytes
 	}
 	if n := int64(len(use.Input)); n > limit {
-		return errResult("InputTooLarge: the input of this %s call is %d bytes, over the limit of %d bytes (limits.maxToolInputBytes); the call did not run. Do the work in smaller calls.", use.Name, n, limit)
+		return nil, errResult(use, "InputTooLarge: the input of this %s call is %d bytes, over the limit of %d bytes (limits.maxToolInputBytes); the call did not run. Do the work in smaller calls.", use.Name, n, limit)
 	}
 	env := cfg.Env
 	env.ToolUseID = use.ID
-	t, ok := cfg.Tools.Get(use.Name)
+	t, found := cfg.Tools.Get(use.Name)
 	denied := func(err error) callResult {
-		r := errResult("%v", err)
+		r := errResult(use, "%v", err)
 		r.denied = true
 		if i, ok := errors.AsType[interrupter](err); ok && i.Interrupts() && cfg.interrupt != nil {
 			cfg.interrupt(fmt.Errorf("%w: %v", ErrInterrupted, err))
 		}
 		return r
 	}
-	if !ok {
+	if !found {
 		if cfg.Permit != nil {
 			if _, err := cfg.Permit.PermitInput(ctx, use.Name, nil, env, use.Input); err != nil {
-				return denied(err)
+				return nil, denied(err)
 			}
 		}
-		return errResult("Error: no such tool available: %s (available: %v)", use.Name, cfg.Tools.Names())
+		return nil, errResult(use, "Error: no such tool available: %s (available: %v)", use.Name, cfg.Tools.Names())
 	}
 	if err := cfg.Tools.Validate(use.Name, use.Input); err != nil {
-		return errResult("InputValidationError: %s: %v", use.Name, err)
+		return nil, errResult(use, "InputValidationError: %s: %v", use.Name, err)
 	}
 	input := use.Input
 	var before BeforeTool
 	if cfg.Hooks != nil {
 		before = cfg.Hooks.BeforeTool(ctx, env, use.Name, input)
+		c.hooked, c.before = true, before
+		// The hook's context and stop apply to whatever ends the call.
 		defer func() {
-			res.block = withContext(res.block, before.Context)
-			res.stop = res.stop || before.Stop
+			if !ok {
+				res = c.withBefore(res)
+			}
 		}()
 		if before.Deny {
-			r := errResult("%s", hookDenial(use.Name, before.Reason))
+			r := errResult(use, "%s", hookDenial(use.Name, before.Reason))
 			r.denied = true
-			return r
+			return nil, r
 		}
 		if len(before.Input) > 0 {
 			// A hook's input is judged as the model's was: size, schema,
 			// then the permission layer below, deny rules first.
 			if n := int64(len(before.Input)); n > limit {
-				return errResult("InputTooLarge: a PreToolUse hook replaced the input of this %s call with %d bytes, over the limit of %d bytes; the call did not run.", use.Name, n, limit)
+				return nil, errResult(use, "InputTooLarge: a PreToolUse hook replaced the input of this %s call with %d bytes, over the limit of %d bytes; the call did not run.", use.Name, n, limit)
 			}
 			if err := cfg.Tools.Validate(use.Name, before.Input); err != nil {
-				return errResult("InputValidationError: %s: the input a PreToolUse hook gave: %v", use.Name, err)
+				return nil, errResult(use, "InputValidationError: %s: the input a PreToolUse hook gave: %v", use.Name, err)
 			}
 			input = before.Input
 		}
@@ -632,12 +669,12 @@ func callOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 			run, err = cfg.Permit.PermitInput(ctx, use.Name, t, env, input)
 		}
 		if err != nil {
-			return denied(err)
+			return nil, denied(err)
 		}
 		if !bytes.Equal(run, input) {
 			// The approver's input must be one the tool accepts, too.
 			if err := cfg.Tools.Validate(use.Name, run); err != nil {
-				return errResult("InputValidationError: %s: the input the approval changed the call to is not valid: %v", use.Name, err)
+				return nil, errResult(use, "InputValidationError: %s: the input the approval changed the call to is not valid: %v", use.Name, err)
 			}
 			input = run
 		}
@@ -647,34 +684,59 @@ func callOne(ctx context.Context, cfg Config, use llm.Block) (res callResult) {
 			}
 		}
 	}
+	c.tool, c.env, c.input = t, env, input
+	ok = true
+	return c, res
+}
+
+// withBefore applies what a PreToolUse hook said to the call's result.
+func (c *admitted) withBefore(res callResult) callResult {
+	if c.hooked {
+		res.block = withContext(res.block, c.before.Context)
+		res.stop = res.stop || c.before.Stop
+	}
+	return res
+}
+
+// invoke runs the tool, and turns a panic in it into crash (with its
+// stack): a tool bug must cost one tool call, not the session.
+func (c *admitted) invoke(ctx context.Context) {
 	defer func() {
-		// A tool bug must cost one tool call, not the session.
 		if p := recover(); p != nil {
-			res = errResult("Error: tool %s crashed: %v\n%s", use.Name, p, debug.Stack())
+			c.crash = fmt.Sprintf("%v\n%s", p, debug.Stack())
 		}
 	}()
-	r, err := t.Call(ctx, env, input)
-	if err != nil {
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-			return errResult("Interrupted: the run was stopped while %s was running.", use.Name)
-		}
-		return errResult("Error: %v", err)
+	c.r, c.err = c.tool.Call(ctx, c.env, c.input)
+}
+
+// result is the model's result of the call that ran, with the
+// PostToolUse hooks' word.
+func (c *admitted) result(ctx context.Context, cfg *Config, use llm.Block) callResult {
+	var res callResult
+	r, err := c.r, c.err
+	switch {
+	case c.crash != "":
+		return c.withBefore(errResult(use, "Error: tool %s crashed: %s", use.Name, c.crash))
+	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return c.withBefore(errResult(use, "Interrupted: the run was stopped while %s was running.", use.Name))
+	case err != nil:
+		return c.withBefore(errResult(use, "Error: %v", err))
 	}
 	content := r.Content
 	if len(content) == 0 {
 		content = []llm.Block{llm.Text("(no output)")}
 	}
 	res = callResult{block: llm.Block{Type: llm.BlockToolResult, ToolUseID: use.ID, Content: content, IsError: r.IsError}, meta: r.Meta}
-	if !bytes.Equal(input, use.Input) {
-		res.input = input
+	if !bytes.Equal(c.input, use.Input) {
+		res.input = c.input
 	}
 	if cfg.Hooks != nil {
-		after := cfg.Hooks.AfterTool(ctx, env, use.Name, input, response(r))
+		after := cfg.Hooks.AfterTool(ctx, c.env, use.Name, c.input, response(r))
 		res.block = withContext(res.block, after.Context)
 		res.stop = after.Stop
 	}
 	res.stop = res.stop || r.Stop
-	return res
+	return c.withBefore(res)
 }
 
 // hookDenial is the model's text for a call a PreToolUse hook refused.
