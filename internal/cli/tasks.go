@@ -69,7 +69,7 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 					{"description", t.Description}, {"session", t.ChildSessionID}, {"parent session", t.ParentSessionID},
 					{"created", stamp(t.Created)}, {"started", stamp(t.Started)}, {"finished", stamp(t.Finished)},
 					{"tokens", fmt.Sprint(t.Usage.Total())}, {"tool uses", fmt.Sprint(t.ToolUses)}, {"cost", fmt.Sprintf("$%.4f", t.CostUSD)},
-					{"progress", t.Progress}, {"output file", t.OutputFile}, {"notified", fmt.Sprint(t.Notified)}, {"error", t.Error},
+					{"progress", t.Progress}, {"output file", t.OutputFile}, {"node", t.Owner}, {"notified", fmt.Sprint(t.Notified)}, {"error", t.Error},
 				} {
 					if f[1] != "" {
 						fmt.Fprintf(tw, "%s\t%s\n", f[0], f[1])

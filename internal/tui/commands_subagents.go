@@ -203,7 +203,12 @@ func subagentInfo(d cadre.SubagentDetails, now time.Time) string {
 		{"Cleanup", cleanup},
 	}
 	if d.Background {
-		rows = append(rows, []string{"Output", d.OutputFile})
+		out := d.OutputFile
+		if out == "" {
+			// The store keeps the transcript: the output is read from it.
+			out = "in the store: cadre tasks output " + d.SessionID
+		}
+		rows = append(rows, []string{"Output", out})
 	}
 	var b strings.Builder
 	for i, r := range rows {

@@ -672,3 +672,18 @@ func TestCtrlTOpensTheTree(t *testing.T) {
 		t.Errorf("the transcript is not shown:\n%s", h.m.Screen())
 	}
 }
+
+// TestSubagentInfoOutput: a background run's info names its output file,
+// or, when the store keeps transcripts (PostgreSQL), how to read its output.
+func TestSubagentInfoOutput(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"/home/u/.cadre/tasks/a1.output", "Output       /home/u/.cadre/tasks/a1.output"},
+		{"", "Output       in the store: cadre tasks output a1"},
+	} {
+		d := cadre.SubagentDetails{OutputFile: tc.file}
+		d.SessionID, d.Background = "a1", true
+		if got := subagentInfo(d, time.Now()); !strings.Contains(got, tc.want) {
+			t.Errorf("info with output file %q:\n%s\nwant a line %q", tc.file, got, tc.want)
+		}
+	}
+}
