@@ -161,6 +161,9 @@ func (s *Service) await(ctx context.Context, t *liveTask) {
 			s.finishElsewhere(store, t, rec)
 			return
 		}
+		if err == nil && rec.Owner != "" {
+			s.follow(t, rec)
+		}
 		if err != nil {
 			s.log.WarnContext(store, "follow a dispatched run", "task_id", t.id, "err", err)
 		}
@@ -179,6 +182,31 @@ func (s *Service) await(ctx context.Context, t *liveTask) {
 		case <-changed:
 		case <-tick.C:
 		}
+	}
+}
+
+// shownFigures are what a dispatched run's record shows of it while it
+// runs: its tool uses and its newest text (the record's Result is the
+// partial text of a run not yet complete).
+type shownFigures struct {
+	toolUses int
+	text     string
+}
+
+func (t *liveTask) figures() shownFigures {
+	text, _, toolUses, _ := t.snapshot()
+	return shownFigures{toolUses: toolUses, text: text}
+}
+
+// follow takes a running dispatched run's figures from its record into
+// its stand-in, and reports when the tool uses moved.
+func (s *Service) follow(t *liveTask, rec task.Task) {
+	t.mu.Lock()
+	moved := rec.ToolUses != t.toolUses
+	t.toolUses, t.text = rec.ToolUses, rec.Result
+	t.mu.Unlock()
+	if moved {
+		s.progress(t)
 	}
 }
 

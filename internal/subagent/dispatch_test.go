@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
@@ -36,7 +37,7 @@ func newCluster(t *testing.T, h *harness, laneB int) *cluster {
 	t.Helper()
 	sessions := session.NewManager(h.mem, filepath.Join(h.dir, ".state", "sessions"), func() time.Time { return fixedNow }, nil)
 	b, err := New(Config{
-		Bus: h.bus, Now: h.svc.cfg.Now, Sessions: sessions, Index: h.mem, Agents: h.agents,
+		Bus: &event.Bus{}, Now: h.svc.cfg.Now, Sessions: sessions, Index: h.mem, Agents: h.agents,
 		Settings: config.Subagents{MaxConcurrent: laneB}, Policy: h.policy, Resolve: h.resolve,
 		BaseTools: func() []tool.Tool { return h.base }, MainCwd: h.dir, Tasks: h.svc.cfg.Tasks,
 		OutputDir: filepath.Join(h.dir, ".state", "tasks-b"), ProgressEvery: -1, Owner: "node-b",
@@ -277,5 +278,74 @@ func TestRunDispatchedTwice(t *testing.T) {
 	}
 	if got, _ := h.svc.cfg.Tasks.GetTask(ctx, "t1"); got.Status != task.StatusRunning || got.Error != "" {
 		t.Fatalf("the running run's record was touched: %+v", got)
+	}
+}
+
+// TestDispatchedRunFiguresReachTheStandIn: while a run goes on on node B,
+// the launching node's stand-in shows its tool uses and newest text, and
+// announces them (task_progress), from the figures B's heartbeat records.
+func TestDispatchedRunFiguresReachTheStandIn(t *testing.T) {
+	release, waiting, holding := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	h := newHarness(t, setup{
+		subagents: config.Subagents{MaxConcurrent: 1},
+		script: func(ctx context.Context, model string, req *llm.Request) (*llm.Response, error) {
+			switch {
+			case strings.Contains(firstUserText(req), "hold"):
+				close(holding)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			case turn(req) == 0:
+				return replyBlocks(llm.Text("Reading a.go first."), use("toolu_r", "Read", fakeIn{FilePath: "a.go"})), nil
+			}
+			close(waiting)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return reply("done reading"), nil
+		},
+	})
+	newCluster(t, h, 1)
+	events := h.collect()
+	c := h.mainCaller()
+	h.mustCall(c, "tu-1", map[string]any{"description": "hold", "prompt": "hold", "run_in_background": true})
+	// The stand-in's figures change when the record does (the watch, or
+	// its poll): waited for with a deadline.
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(waitFor)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s; runs %+v", what, h.group.Runs())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	<-holding // node A's one place is taken: the next run goes to node B
+	h.mustCall(c, "tu-2", map[string]any{"description": "reader", "prompt": "read it", "run_in_background": true})
+	<-waiting
+	var seen Run
+	until("the stand-in shows the run's tool use and text", func() bool {
+		for _, r := range h.group.Runs() {
+			if r.Description == "reader" {
+				seen = r
+			}
+		}
+		return seen.ToolUses == 1 && seen.Result == "Reading a.go first."
+	})
+	if seen.Status != task.StatusRunning {
+		t.Fatalf("stand-in %+v, want running", seen)
+	}
+	close(release)
+	h.notification(seen.ID)
+	progress := 0
+	for _, ev := range events.stop(t) {
+		if ev.Task != nil && ev.Task.TaskID == seen.ID && ev.Subtype == event.SubtypeTaskProgress && ev.Task.Usage.ToolUses == 1 {
+			progress++
+		}
+	}
+	if progress == 0 {
+		t.Error("no task_progress line for the run on node B reached node A's bus")
 	}
 }

@@ -228,6 +228,7 @@ func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) 
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 	tick := time.NewTicker(s.cfg.WatchInterval)
 	defer tick.Stop()
+	var sent shownFigures // what the record shows of a dispatched run
 	var changed <-chan struct{}
 	if s.cfg.Watch != nil {
 		ch, stop := s.cfg.Watch.WatchTask(ctx, t.id)
@@ -250,14 +251,28 @@ func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 			continue
 		case <-tick.C:
 		}
+		// A dispatched run's figures so far go with its heartbeat, for
+		// the stand-in on the node that launched it (dispatch.go); only
+		// when they changed, since that write is announced to every node.
+		var shown *shownFigures
+		if t.detached {
+			if f := t.figures(); f != sent {
+				shown = &f
+			}
+		}
 		rec, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
 			if !rec.Status.Terminal() {
 				rec.Heartbeat = s.cfg.Now()
+				if shown != nil {
+					rec.ToolUses, rec.Result = shown.toolUses, shown.text
+				}
 			}
 			return nil
 		})
 		if err != nil {
 			s.log.WarnContext(ctx, "refresh a background task's heartbeat", "task_id", t.id, "err", err)
+		} else if shown != nil {
+			sent = *shown
 		}
 		if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
 			t.cancel(errStopped)
