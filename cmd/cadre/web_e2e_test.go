@@ -61,7 +61,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("CI=true: %v", err)
 		}
-		t.Skipf("SKIPPED — THE WEB VIEW IS NOT TESTED: %v", err)
+		t.Skipf("SKIPPED, NOT TESTED: the web view needs chromium: %v", err)
 	}
 	e := newEnv(t)
 	e.write("scenario.yaml", slowPair)
