@@ -103,18 +103,30 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 	}
 	if err := s.cfg.Dispatch.Dispatch(context.WithoutCancel(ctx), job); err != nil {
 		err = fmt.Errorf("dispatch background run %s: %w", t.id, err)
-		store := context.WithoutCancel(ctx)
-		_, uerr := s.cfg.Tasks.UpdateTask(store, t.id, func(rec *task.Task) error {
-			rec.Status, rec.Error, rec.Finished, rec.Notified = task.StatusFailed, err.Error(), s.cfg.Now(), true
-			return nil
-		})
-		serr := s.cfg.Index.UpdateSession(store, t.id, func(in *session.Info) error {
+		// The Agent call reports it: nobody is to be notified of it.
+		return errors.Join(err, s.failUnstarted(ctx, t.id, err, true))
+	}
+	return nil
+}
+
+// failUnstarted records that a run which never started failed, with its
+// session; notified says its caller was told already (no notification).
+func (s *Service) failUnstarted(ctx context.Context, id string, cause error, notified bool) error {
+	ctx = context.WithoutCancel(ctx)
+	_, err := s.cfg.Tasks.UpdateTask(ctx, id, func(rec *task.Task) error {
+		if !rec.Status.Terminal() {
+			rec.Status, rec.Error, rec.Finished = task.StatusFailed, cause.Error(), s.cfg.Now()
+			rec.Notified = rec.Notified || notified
+		}
+		return nil
+	})
+	if err == nil {
+		err = s.cfg.Index.UpdateSession(ctx, id, func(in *session.Info) error {
 			in.Status = session.StatusFailed
 			return nil
 		})
-		return errors.Join(err, uerr, serr)
 	}
-	return nil
+	return err
 }
 
 // claimOutput points the record of a dispatched run that starts here at
@@ -210,22 +222,51 @@ func (s *Service) follow(t *liveTask, rec task.Task) {
 	}
 }
 
-// stopElsewhere asks for a dispatched run to stop: a run no node claimed
-// yet ends here at once; a claimed one is asked through its record.
+// stopElsewhere asks for a dispatched run to stop (requestStop), for its
+// stand-in, whose group stopped.
 func (s *Service) stopElsewhere(ctx context.Context, id string) {
-	_, err := s.cfg.Tasks.UpdateTask(ctx, id, func(rec *task.Task) error {
-		switch {
-		case rec.Status.Terminal():
-		case rec.Owner == "":
-			rec.Status, rec.Finished, rec.Error = task.StatusKilled, s.cfg.Now(), "stopped before a node started it"
-		default:
-			rec.CancelRequested = true
-		}
-		return nil
-	})
-	if err != nil {
+	if _, err := s.requestStop(ctx, id); err != nil && !errors.Is(err, errNotRunning) {
 		s.log.WarnContext(ctx, "ask a dispatched run to stop", "task_id", id, "err", err)
 	}
+}
+
+// requestStop stops a run that this process does not run, through its
+// record: a dispatched run that no node has claimed yet is killed at once
+// (unclaimed); any other is asked to stop, and the process running it
+// does. A run that has ended is an error wrapping errNotRunning.
+func (s *Service) requestStop(ctx context.Context, id string) (unclaimed bool, err error) {
+	now := s.cfg.Now()
+	_, err = s.cfg.Tasks.UpdateTask(ctx, id, func(t *task.Task) error {
+		if t.Status.Terminal() {
+			return notRunning{id, t.Status}
+		}
+		if unclaimed = t.Owner == "" && t.Kind == task.KindLocalAgent; unclaimed {
+			killUnclaimed(t, now)
+			return nil
+		}
+		t.CancelRequested = true
+		return nil
+	})
+	return unclaimed, err
+}
+
+// errNotRunning is wrapped by requestStop's error for a run that ended.
+var errNotRunning = errors.New("not running")
+
+// notRunning is requestStop's error for a run that ended.
+type notRunning struct {
+	id     string
+	status task.Status
+}
+
+func (e notRunning) Error() string {
+	return fmt.Sprintf("task %s is not running: it %s", e.id, e.status)
+}
+func (e notRunning) Is(target error) bool { return target == errNotRunning }
+
+// killUnclaimed ends the record of a dispatched run that no node started.
+func killUnclaimed(t *task.Task, now time.Time) {
+	t.Status, t.Finished, t.Error = task.StatusKilled, now, "stopped before a node started it"
 }
 
 // finishElsewhere ends the stand-in of a dispatched run with the end its
@@ -251,9 +292,8 @@ func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Tas
 // RunDispatched runs a child that another node dispatched, on this node,
 // and returns when it has ended: the job queue's worker calls it. It
 // returns ErrNoPlace at once when this node's lane is full or the service
-// is closing, and nil
-// without running anything when the run was claimed, stopped or ended
-// already (a job delivered twice runs once).
+// is closing, and nil without running anything when the run was claimed,
+// stopped or ended already (a job delivered twice runs once).
 func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 	if err := job.Validate(); err != nil {
 		return err
@@ -277,7 +317,7 @@ func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 			return errClaimed
 		case rec.CancelRequested:
 			stopped = true
-			rec.Status, rec.Finished, rec.Error = task.StatusKilled, now, "stopped before a node started it"
+			killUnclaimed(rec, now)
 		default:
 			rec.Owner, rec.Status, rec.Started, rec.Heartbeat = s.cfg.Owner, task.StatusRunning, now, now
 		}
@@ -347,19 +387,7 @@ func (s *Service) callerModel(name string) (llm.Model, provider.Ref, error) {
 // node could do better with the same records: it fails, and its
 // launching node tells its parent.
 func (s *Service) notStarted(ctx context.Context, job Job, cause error) error {
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), job.TaskID, func(rec *task.Task) error {
-		if !rec.Status.Terminal() {
-			rec.Status, rec.Error, rec.Finished = task.StatusFailed, cause.Error(), s.cfg.Now()
-		}
-		return nil
-	})
-	if err == nil {
-		err = s.cfg.Index.UpdateSession(context.WithoutCancel(ctx), job.TaskID, func(in *session.Info) error {
-			in.Status = session.StatusFailed
-			return nil
-		})
-	}
-	if err != nil {
+	if err := s.failUnstarted(ctx, job.TaskID, cause, false); err != nil {
 		s.log.WarnContext(ctx, "record that a dispatched run could not start", "task_id", job.TaskID, "err", err)
 	}
 	return nil

@@ -228,19 +228,8 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 		return "", fmt.Errorf("task %s is not running: it %s", id, rec.Status)
 	}
 	if lt == nil {
-		unclaimed := false
-		if _, err := s.cfg.Tasks.UpdateTask(ctx, id, func(t *task.Task) error {
-			if t.Status.Terminal() {
-				return fmt.Errorf("task %s is not running: it %s", id, t.Status)
-			}
-			if unclaimed = t.Owner == "" && t.Kind == task.KindLocalAgent; unclaimed {
-				// Dispatched, and no node has taken it yet (dispatch.go).
-				t.Status, t.Finished, t.Error = task.StatusKilled, s.cfg.Now(), "stopped before a node started it"
-				return nil
-			}
-			t.CancelRequested = true
-			return nil
-		}); err != nil {
+		unclaimed, err := s.requestStop(ctx, id)
+		if err != nil {
 			return "", err
 		}
 		if unclaimed {
