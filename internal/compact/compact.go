@@ -100,10 +100,12 @@ func (c Config) keepRecent() int {
 	return c.KeepRecent
 }
 
-// Needed reports whether the context the last response saw — its input,
-// cache read, cache write and output tokens — passes Threshold × Window.
-func (c Config) Needed(last llm.Usage) bool {
-	return float64(last.Total()) > c.threshold()*float64(c.window())
+// Needed reports whether a context of size — input, cache read, cache
+// write and output tokens: what the last response measured plus an
+// estimate of the messages added since (loop.Measured.Context) — passes
+// Threshold × Window.
+func (c Config) Needed(size llm.Usage) bool {
+	return float64(size.Total()) > c.threshold()*float64(c.window())
 }
 
 // Summarizer writes the summary of the messages being compacted. The
@@ -199,12 +201,12 @@ func IsSummary(m llm.Message) bool {
 }
 
 // Hook adapts Compact to loop.Config.Compact: it compacts when c.Needed
-// says the last response's context passed the threshold and there is
+// says the context the loop sized passed the threshold and there is
 // something older to summarise, and otherwise leaves msgs alone (nil
 // summary).
-func Hook(c Config, summarize Summarizer) func(ctx context.Context, msgs []llm.Message, last llm.Usage) ([]llm.Message, *llm.Message, error) {
-	return func(ctx context.Context, msgs []llm.Message, last llm.Usage) ([]llm.Message, *llm.Message, error) {
-		if !c.Needed(last) {
+func Hook(c Config, summarize Summarizer) func(ctx context.Context, msgs []llm.Message, size llm.Usage) ([]llm.Message, *llm.Message, error) {
+	return func(ctx context.Context, msgs []llm.Message, size llm.Usage) ([]llm.Message, *llm.Message, error) {
+		if !c.Needed(size) {
 			return msgs, nil, nil
 		}
 		history, summary, err := Compact(ctx, c, msgs, summarize)

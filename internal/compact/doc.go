@@ -1,8 +1,10 @@
 // Package compact keeps a long session inside its model's context window
 // (DESIGN S-F3, the first runtime service built on the internal fork).
 //
-// When the context the last response saw passes a share of the window
-// (Config.Needed), Compact has the older messages summarised — by a
+// When the context passes a share of the window (Config.Needed) — the
+// size the last response measured plus an estimate of the messages added
+// since, or an estimate of the whole history where nothing measured it
+// (loop.Measured.Context) — Compact has the older messages summarised — by a
 // Summarizer, which the runtime implements as a forked model run — and
 // replaces them by one user message holding the summary, marked with
 // <context-summary> tags. The most recent messages stay verbatim, and the

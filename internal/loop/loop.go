@@ -174,12 +174,24 @@ type Config struct {
 	// running agent without interrupting a tool call.
 	Inbox func() []llm.Message
 	// Compact, if set, is called at every loop boundary after the inbox,
-	// with the history and the usage of the previous response; it must not
-	// modify msgs. When it returns a summary, newMsgs (the summary first,
-	// then the messages kept verbatim) replaces the history and the summary
-	// is passed to OnStep as a Compaction step. A failure is not fatal: the
-	// run goes on with the full history and the error becomes a warning.
-	Compact func(ctx context.Context, msgs []llm.Message, last llm.Usage) (newMsgs []llm.Message, summary *llm.Message, err error)
+	// with the history and the size of the context it makes (see
+	// Measured.Context: what the last response measured, plus an estimate
+	// of the messages added since); it must not modify msgs. It is called
+	// before the first call too, when the history is more than the
+	// message to answer. When it returns a summary, newMsgs (the summary
+	// first, then the messages kept verbatim) replaces the history and
+	// the summary is passed to OnStep as a Compaction step. A failure is
+	// not fatal: the run goes on with the full history and the error
+	// becomes a warning.
+	Compact func(ctx context.Context, msgs []llm.Message, size llm.Usage) (newMsgs []llm.Message, summary *llm.Message, err error)
+	// Measured is what a response of an earlier run measured of the
+	// history passed to Run (that run's Outcome.Measured, the history
+	// being its Outcome.Messages plus what was added since). Without it
+	// (the zero value: a resumed or forked history) the first compaction
+	// check estimates the whole history; with it, only the messages added
+	// after what was measured, so that a conversation answering its
+	// notifications turn after turn is sized by the model's own count.
+	Measured Measured
 	// Logger receives the failures the run survives (a failed
 	// compaction), as warnings; nil discards them.
 	Logger *slog.Logger
@@ -213,6 +225,41 @@ type Outcome struct {
 	Warnings []string
 	// HookStopped is set when a tool hook ended the run (continue: false).
 	HookStopped bool
+	// Measured is the last measure of Messages: the newest response's
+	// usage and the messages it covered; Config.Measured when the run
+	// made no call; zero when nothing measured Messages as they are (a
+	// compaction replaced them since). A conversation that goes on
+	// passes it to its next run's Config.Measured.
+	Measured Measured
+}
+
+// Measured is a model response's count of a conversation: Usage is the
+// response's usage, whose input (cached or not) and output tokens are the
+// context of the first Through messages of the history — those the
+// request held and the response's own assistant message. The zero value
+// measures nothing.
+//
+// It holds only while those messages stay where they are: whoever
+// replaces the history (a compaction) drops it.
+type Measured struct {
+	Usage   llm.Usage
+	Through int
+}
+
+// Context returns the size of the context msgs make: the measured figure
+// plus an estimate (about four characters a token) of the messages after
+// the ones measured — tool results, notifications, messages sent in. A
+// provider's count is the authority (JSON-heavy content is far from four
+// characters a token), so only what it has not seen is estimated; with
+// nothing measured, or a measure of more messages than msgs holds (not a
+// measure of msgs), the whole of msgs is estimated.
+func (m Measured) Context(msgs []llm.Message) llm.Usage {
+	if m.Through <= 0 || m.Through > len(msgs) {
+		return Estimate(msgs)
+	}
+	u := m.Usage
+	u.InputTokens += Estimate(msgs[m.Through:]).InputTokens
+	return u
 }
 
 // DefaultMaxToolInputBytes bounds a tool call's input when
@@ -234,17 +281,13 @@ const (
 // answer (already passed through OnStep by the caller). It always returns
 // an Outcome; Outcome.Err is also returned as the error.
 func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, error) {
-	out := &Outcome{Messages: append([]llm.Message(nil), history...)}
+	out := &Outcome{Messages: append([]llm.Message(nil), history...), Measured: cfg.Measured}
+	if out.Measured.Through > len(history) {
+		out.Measured = Measured{} // not a measure of this history
+	}
 	fail := func(err error) (*Outcome, error) {
 		out.Subtype, out.Err = SubtypeExecution, err
 		return out, err
-	}
-	var last llm.Usage // of the previous response
-	if cfg.Compact != nil && len(history) > 1 {
-		// A conversation that arrives long — resumed, or answering a
-		// notification after many turns — may need compacting before its
-		// first call; with no response yet, its size is estimated.
-		last = estimate(history)
 	}
 	for {
 		if cfg.Inbox != nil && out.Turns > 0 {
@@ -255,8 +298,11 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 				out.Messages = append(out.Messages, m)
 			}
 		}
-		if cfg.Compact != nil && (out.Turns > 0 || last.InputTokens > 0) {
-			if err := compact(ctx, cfg, out, last); err != nil {
+		// A conversation that arrives long — resumed, or answering a
+		// notification after many turns — may need compacting before its
+		// first call too.
+		if cfg.Compact != nil && (out.Turns > 0 || len(history) > 1) {
+			if err := compact(ctx, cfg, out); err != nil {
 				return fail(err)
 			}
 		}
@@ -269,11 +315,11 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 			return fail(err)
 		}
 		out.Turns++
-		last = resp.Usage
 		out.Usage = out.Usage.Add(resp.Usage)
 		out.StopReason = resp.StopReason
 		resp.Message.Role = llm.RoleAssistant
 		out.Messages = append(out.Messages, resp.Message)
+		out.Measured = Measured{Usage: resp.Usage, Through: len(out.Messages)}
 		out.Result = resp.Message.Text()
 		if err := step(ctx, cfg, Step{Message: resp.Message, Response: resp}); err != nil {
 			return fail(err)
@@ -346,8 +392,9 @@ func step(ctx context.Context, cfg Config, s Step) error {
 // compact lets cfg.Compact replace out's history by a summary and the
 // messages it keeps. Only a failure to record the summary is returned: a
 // failed compaction leaves the history whole and becomes a warning.
-func compact(ctx context.Context, cfg Config, out *Outcome, last llm.Usage) error {
-	msgs, summary, err := cfg.Compact(ctx, out.Messages, last)
+func compact(ctx context.Context, cfg Config, out *Outcome) error {
+	size := out.Measured.Context(out.Messages)
+	msgs, summary, err := cfg.Compact(ctx, out.Messages, size)
 	if err == nil && summary != nil && (len(msgs) == 0 || !reflect.DeepEqual(msgs[0], *summary)) {
 		err = errors.New("the compacted history does not start with its summary")
 	}
@@ -361,11 +408,14 @@ func compact(ctx context.Context, cfg Config, out *Outcome, last llm.Usage) erro
 	case err != nil || summary == nil:
 		return nil
 	}
-	s := Step{Message: *summary, Compaction: true, Kept: msgs[1:], PreTokens: last.Total()}
+	s := Step{Message: *summary, Compaction: true, Kept: msgs[1:], PreTokens: size.Total()}
 	if err := step(ctx, cfg, s); err != nil {
 		return err
 	}
 	out.Messages = append([]llm.Message(nil), msgs...)
+	// The measure was of the messages replaced; the next response measures
+	// the new history.
+	out.Measured = Measured{}
 	return nil
 }
 
@@ -772,12 +822,9 @@ func response(r tool.Result) json.RawMessage {
 	return b
 }
 
-// estimate guesses the tokens msgs take, at about four characters a token:
-// enough to tell whether a conversation nears its window.
-func estimate(msgs []llm.Message) llm.Usage { return Estimate(msgs) }
-
-// Estimate guesses the context msgs take before any response measured it
-// (about four characters a token).
+// Estimate guesses the context msgs take where no response measured it
+// (about four characters a token): enough to tell whether a conversation
+// nears its window.
 func Estimate(msgs []llm.Message) llm.Usage {
 	n := 0
 	for _, m := range msgs {

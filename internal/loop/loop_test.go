@@ -580,8 +580,10 @@ func TestCompactReplacesTheHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Called before every model call but the first, with the usage of the
-	// response before it.
-	want := []llm.Usage{{InputTokens: 100, OutputTokens: 1}, {InputTokens: 200, OutputTokens: 1}, {InputTokens: 300, OutputTokens: 1}}
+	// response before it plus the estimate of what came after it: the
+	// tool result "echo:x" (1 token at four characters a token), and the
+	// second time the note too ((6+13)/4 = 4).
+	want := []llm.Usage{{InputTokens: 101, OutputTokens: 1}, {InputTokens: 204, OutputTokens: 1}, {InputTokens: 301, OutputTokens: 1}}
 	if diff := cmp.Diff(want, lasts); diff != "" {
 		t.Fatalf("usage passed to Compact (-want +got):\n%s", diff)
 	}
@@ -602,7 +604,7 @@ func TestCompactReplacesTheHistory(t *testing.T) {
 		}
 	}
 	s := steps[i]
-	if !s.Compaction || s.Message.Text() != summary.Text() || s.PreTokens != 201 {
+	if !s.Compaction || s.Message.Text() != summary.Text() || s.PreTokens != 205 {
 		t.Fatalf("compaction step = %+v", s)
 	}
 	if diff := cmp.Diff(kept, s.Kept); diff != "" {
@@ -782,5 +784,113 @@ func TestReadFilterReachesTheTool(t *testing.T) {
 	}
 	if got := out.Messages[2].Content[0].ResultText(); got != "/ws/secret.txt readable: false" {
 		t.Errorf("tool saw %q", got)
+	}
+}
+
+// TestMeasuredContextDecidesCompaction: before a run's first call the
+// context is what an earlier response measured plus an estimate of the
+// messages added since; only a history nothing measured is estimated
+// whole.
+func TestMeasuredContextDecidesCompaction(t *testing.T) {
+	long := strings.Repeat("x", 8000) // 2,000 tokens at four characters a token
+	short := []llm.Message{llm.UserText("hi"), {Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("ok")}}, llm.UserText("go on")}
+	longFirst := []llm.Message{llm.UserText(long), {Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("ok")}}, llm.UserText("go on")}
+	longAdded := []llm.Message{llm.UserText("hi"), {Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("ok")}}, llm.UserText(long)}
+	const threshold = 1000
+	tests := []struct {
+		name      string
+		history   []llm.Message
+		measured  Measured
+		wantSize  int64 // the size the hook saw before the first call
+		compacted bool
+	}{
+		{"measured small, estimate over the threshold: not compacted", longFirst,
+			Measured{Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}, Through: 2}, 111, false},
+		{"measured over the threshold: compacted", short,
+			Measured{Usage: llm.Usage{InputTokens: 900, CacheReadInputTokens: 200, OutputTokens: 10}, Through: 2}, 1111, true},
+		{"measured small, a huge message added since: compacted", longAdded,
+			Measured{Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}, Through: 2}, 2110, true},
+		{"nothing measured: the whole history is estimated", longFirst, Measured{}, 2001, true},
+		{"a measure of more messages than the history holds is not its measure", longFirst,
+			Measured{Usage: llm.Usage{InputTokens: 100}, Through: 7}, 2001, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sizes []int64
+			var first []llm.Message
+			summary := llm.UserText("<context-summary>short</context-summary>")
+			cfg := Config{
+				Model: &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+					if first == nil {
+						first = req.Messages
+					}
+					return llm.Reply(llm.Text("done")), nil
+				}},
+				Compact: func(_ context.Context, msgs []llm.Message, size llm.Usage) ([]llm.Message, *llm.Message, error) {
+					sizes = append(sizes, size.Total())
+					if size.Total() <= threshold {
+						return msgs, nil, nil
+					}
+					return append([]llm.Message{summary}, msgs[1:]...), &summary, nil
+				},
+				Measured: tt.measured,
+			}
+			out, err := Run(t.Context(), cfg, tt.history)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sizes) != 1 || sizes[0] != tt.wantSize {
+				t.Errorf("hook saw sizes %v before the first call, want [%d]", sizes, tt.wantSize)
+			}
+			if got := first[0].Text() == summary.Text(); got != tt.compacted {
+				t.Errorf("first request compacted: %v, want %v", got, tt.compacted)
+			}
+			// The run's own response measures the history it returns.
+			want := Measured{Usage: llm.Usage{}, Through: len(out.Messages)}
+			if diff := cmp.Diff(want, out.Measured); diff != "" {
+				t.Errorf("Outcome.Measured (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOutcomeMeasured: the outcome's measure is always one of its own
+// Messages — the newest response's, the one the run was given when it made
+// no call, none when a compaction replaced the messages measured.
+func TestOutcomeMeasured(t *testing.T) {
+	history := []llm.Message{llm.UserText("hi"), {Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("ok")}}, llm.UserText("go on")}
+	given := Measured{Usage: llm.Usage{InputTokens: 50, OutputTokens: 5}, Through: 2}
+	summary := llm.UserText("<context-summary>short</context-summary>")
+	compactAll := func(_ context.Context, msgs []llm.Message, _ llm.Usage) ([]llm.Message, *llm.Message, error) {
+		return append([]llm.Message{summary}, msgs[1:]...), &summary, nil
+	}
+	keep := func(_ context.Context, msgs []llm.Message, _ llm.Usage) ([]llm.Message, *llm.Message, error) {
+		return msgs, nil, nil
+	}
+	failing := &llm.ModelFunc{Func: func(context.Context, *llm.Request) (*llm.Response, error) {
+		return nil, errors.New("overloaded")
+	}}
+	var reqs [][]llm.Message
+	tests := []struct {
+		name    string
+		model   llm.Model
+		compact func(context.Context, []llm.Message, llm.Usage) ([]llm.Message, *llm.Message, error)
+		want    func(out *Outcome) Measured
+	}{
+		{"calls made: the newest response's", toolTurns(2, &reqs), keep, func(out *Outcome) Measured {
+			return Measured{Usage: llm.Usage{InputTokens: 300, OutputTokens: 1}, Through: len(out.Messages)}
+		}},
+		{"no call made: the one given", failing, keep, func(*Outcome) Measured { return given }},
+		{"compacted, then no call: none", failing, compactAll, func(*Outcome) Measured { return Measured{} }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reqs = nil
+			cfg := Config{Model: tt.model, Tools: set(t, echo("echo", true, nil)), Compact: tt.compact, Measured: given}
+			out, _ := Run(t.Context(), cfg, history)
+			if diff := cmp.Diff(tt.want(out), out.Measured); diff != "" {
+				t.Errorf("Outcome.Measured (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

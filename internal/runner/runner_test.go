@@ -313,7 +313,9 @@ func TestCompactionEntry(t *testing.T) {
 	if err := json.Unmarshal(boundary.Data, &data); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(session.CompactBoundary{Trigger: "auto", PreTokens: 11, Kept: kept}, data); diff != "" {
+	// pre_tokens: the last reply's 11 tokens and the tool result after it,
+	// "echo:x", estimated at 1.
+	if diff := cmp.Diff(session.CompactBoundary{Trigger: "auto", PreTokens: 12, Kept: kept}, data); diff != "" {
 		t.Errorf("boundary data (-want +got):\n%s", diff)
 	}
 
@@ -326,8 +328,8 @@ func TestCompactionEntry(t *testing.T) {
 	}
 	// The stream-json line is shaped from this payload by the SDK's event
 	// conversion and the output package, whose tests pin it.
-	if meta := fmt.Sprint(events[0].Fields["compact_metadata"]); meta != "map[pre_tokens:11 trigger:auto]" {
-		t.Errorf("compact_metadata %s, want pre_tokens 11 and trigger auto", meta)
+	if meta := fmt.Sprint(events[0].Fields["compact_metadata"]); meta != "map[pre_tokens:12 trigger:auto]" {
+		t.Errorf("compact_metadata %s, want pre_tokens 12 and trigger auto", meta)
 	}
 
 	compactions := 0
