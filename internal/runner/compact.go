@@ -26,7 +26,7 @@ func (c *Conversation) Compact(ctx context.Context) (int, error) {
 	if cfg.Compact == nil {
 		return 0, ErrCompactionOff
 	}
-	pre := loop.Estimate(c.history)
+	pre := c.measured.Context(c.history)
 	// The loop's hook compacts when the last context passed its threshold:
 	// a context larger than any window makes it compact now.
 	msgs, summary, err := cfg.Compact(context.WithValue(ctx, manualKey{}, true), c.history, llm.Usage{InputTokens: math.MaxInt32})
@@ -38,5 +38,7 @@ func (c *Conversation) Compact(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	c.history = msgs
+	// What was measured were the messages the summary replaced.
+	c.measured = loop.Measured{}
 	return replaced, nil
 }

@@ -181,6 +181,11 @@ type Conversation struct {
 	spec    Spec
 	rec     *recorder
 	history []llm.Message
+	// measured is the last response's measure of history (loop.Measured):
+	// the next turn's compaction check starts from it, not from an
+	// estimate of the whole history. Zero until a response measures it,
+	// and again whenever history is replaced.
+	measured loop.Measured
 
 	turns int
 	usage llm.Usage
@@ -284,8 +289,9 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 				}
 			}
 		}
+		cfg.Measured = c.measured
 		out, _ = loop.Run(ctx, cfg, c.history)
-		c.history = out.Messages
+		c.history, c.measured = out.Messages, out.Measured
 		// A Stop hook that blocks keeps the agent going, told why.
 		for blocks := 0; ; blocks++ {
 			more := c.stopFeedback(ctx, out, blocks)
@@ -300,8 +306,9 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 			if cfg.MaxTurns > 0 {
 				cfg.MaxTurns = max(cfg.MaxTurns-out.Turns, 1)
 			}
+			cfg.Measured = c.measured
 			next, _ := loop.Run(ctx, cfg, c.history)
-			c.history = next.Messages
+			c.history, c.measured = next.Messages, next.Measured
 			out = merge(out, next)
 		}
 	}
