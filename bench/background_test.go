@@ -71,8 +71,12 @@ func BenchmarkBackground1000Binary(b *testing.B) {
 }
 
 // runBackground execs cadre once and returns its peak resident set in KiB.
-// A run that fails, whose last line is not a successful result, or that
-// did not print n completed task_notification lines stops the benchmark.
+// A run that fails, whose last line is not a successful result, that did
+// not print n completed task_notification lines, or that warned of a failed
+// compaction stops the benchmark. The scenario's context is measured small
+// on every turn, so a compaction attempt means the runtime sized it wrong —
+// and the summary requests it makes over the whole conversation are work
+// the figures must not include.
 func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = p.dir, p.vars
@@ -87,6 +91,9 @@ func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
 		if bytes.HasPrefix(l, []byte(`{"type":"system","subtype":"task_notification"`)) && bytes.Contains(l, []byte(`"status":"completed"`)) {
 			completed++
 		}
+	}
+	if warned := errb.Bytes(); bytes.Contains(warned, []byte("compaction failed")) {
+		b.Fatalf("cadre %v: it tried to compact a context measured at 1,240 tokens; stderr begins:\n%s", args, warned[:min(len(warned), 2000)])
 	}
 	last := lines[len(lines)-1]
 	if !bytes.Contains(last, []byte(`"type":"result"`)) || !bytes.Contains(last, []byte(`"is_error":false`)) || completed != n {
