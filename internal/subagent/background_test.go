@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -529,6 +530,10 @@ func TestLane(t *testing.T) {
 	}
 	if d := cmp.Diff(map[task.Status]int{task.StatusRunning: lane, task.StatusPending: n - lane}, count()); d != "" {
 		t.Errorf("statuses with the lane full (-want +got):\n%s", d)
+	}
+	// A pending run is a place in the lane's queue, not a goroutine.
+	if got := runningGoroutines("subagent.(*Service).execute("); got != lane {
+		t.Errorf("%d goroutines in a run with %d running and %d pending, want %d", got, lane, n-lane, lane)
 	}
 	list := resultText(h.mustUse(c, "TaskList", TaskListInput{StatusFilter: "running"}))
 	if got := len(strings.Split(list, "\n")); got != n {
@@ -1446,5 +1451,17 @@ func TestContinueOnceAtATime(t *testing.T) {
 	close(resume)
 	if res := recv(t, out, "the first continuation"); !res.IsError && !second.IsError {
 		t.Errorf("both continuations of %s were launched", id)
+	}
+}
+
+// runningGoroutines counts the goroutines with fn on their stacks.
+func runningGoroutines(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), fn)
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

@@ -24,14 +24,82 @@ import (
 // heartbeat of a background run, and finish, which records the end in the
 // order S-L6 demands.
 
-// execute runs a child to its end, then records how it ended.
-func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
-	// The definition's own MCP servers live as long as this run.
-	defer r.releaseMCP()
+// start runs r: at once in the foreground or when launch took its lane
+// slot, else once the lane hands it one. Until then no goroutine waits for
+// it; a context that ends first (a stop, its group's end, its run timeout)
+// drops it from the lane and records it killed.
+func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	// The run's span covers it all, a wait for a background place
 	// included; ctx carries the spawning call's span (launch).
-	var res *runner.Result
 	ctx, span := s.cfg.Tracer.StartRun(ctx, telemetry.Run{Agent: r.def.Name, SessionID: r.sess.Info.ID, Model: modelName(r.child.caller.Model)})
+	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
+	if r.req.RunTimeout > 0 {
+		timeout = r.req.RunTimeout
+	}
+	stopTimer := context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
+	}
+	wg := &r.c.Group.wg
+	if !t.isBackground() || t.laneHeld {
+		wg.Go(func() {
+			defer stopTimer()
+			s.execute(ctx, span, t, r)
+		})
+		return
+	}
+	// The run's place in its group is taken now; whichever of the two
+	// below gets the run gives it back.
+	wg.Add(1)
+	w := &laneWaiter{}
+	fired := make(chan struct{})
+	unwatch := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		if !s.lane.drop(w) {
+			return // started: its run sees the context end
+		}
+		defer wg.Done()
+		defer stopTimer()
+		s.neverStarted(ctx, span, t, r)
+	})
+	w.start = func() {
+		defer wg.Done()
+		defer stopTimer()
+		if !unwatch() {
+			<-fired // its check found the run started: wait until it returns
+		}
+		t.laneHeld = true
+		t.started = s.cfg.Now()
+		_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
+			rec.Status, rec.Started = task.StatusRunning, t.started
+			return nil
+		})
+		if err != nil {
+			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
+		}
+		s.execute(ctx, span, t, r)
+	}
+	s.lane.wait(w)
+}
+
+// neverStarted records the end of a background run whose context ended
+// while it waited for a lane slot.
+func (s *Service) neverStarted(ctx context.Context, span telemetry.Span, t *liveTask, r *run) {
+	defer r.releaseMCP()
+	s.closeInbox(ctx, t.inbox, false)
+	res := &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: ctx.Err()}}
+	s.endSession(ctx, r.sess, session.StatusKilled)
+	s.settle(t, r, res)
+	s.finish(ctx, t, res, context.Cause(ctx))
+	span.EndRun(res.Usage, res.Err)
+}
+
+// execute runs a child to its end, then records how it ended. A
+// background run holds its lane slot (t.laneHeld) and gives it back here.
+func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask, r *run) {
+	// The definition's own MCP servers live as long as this run.
+	defer r.releaseMCP()
+	var res *runner.Result
 	defer func() {
 		if res == nil {
 			span.EndRun(llm.Usage{}, nil)
@@ -39,15 +107,6 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 		}
 		span.EndRun(res.Usage, res.Err)
 	}()
-	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
-	if r.req.RunTimeout > 0 {
-		timeout = r.req.RunTimeout
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
-		defer cancel()
-	}
 	// A run moved to the background holds a place in the lane too (foreground.go).
 	defer func() {
 		t.mu.Lock()
@@ -57,25 +116,7 @@ func (s *Service) execute(ctx context.Context, t *liveTask, r *run) {
 			s.lane.leave(slot)
 		}
 	}()
-	if t.isBackground() {
-		if !t.laneHeld { // else launch took the slot and recorded the start
-			if err := s.lane.acquire(ctx); err != nil {
-				s.closeInbox(ctx, t.inbox, false)
-				res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
-				s.endSession(ctx, r.sess, session.StatusKilled)
-				s.settle(t, r, res)
-				s.finish(ctx, t, res, context.Cause(ctx))
-				return
-			}
-			t.started = s.cfg.Now()
-			_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
-				rec.Status, rec.Started = task.StatusRunning, t.started
-				return nil
-			})
-			if err != nil {
-				s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
-			}
-		}
+	if t.laneHeld {
 		defer s.lane.release()
 		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}

@@ -1,7 +1,6 @@
 package subagent
 
 import (
-	"context"
 	"slices"
 	"sync"
 )
@@ -12,48 +11,74 @@ import (
 // already running and is not paused: it joins the lane, taking a free slot
 // at once, or else the next slot that frees, before any run still waiting
 // to start. Until it has one the lane runs over its size by one.
+//
+// A pending run is a laneWaiter, not a goroutine: a thousand runs queued
+// behind a lane of 64 would otherwise hold a thousand stacks, each as large
+// as the runtime's adaptive start makes new goroutines after deep spawns.
 type lane struct {
 	mu      sync.Mutex
 	size    int
 	used    int
-	waiting []chan struct{} // runs waiting to start, oldest first; closed when handed a slot
-	owed    []*laneSlot     // moved runs still waiting for a slot, oldest first
+	waiting []*laneWaiter // runs waiting to start, oldest first
+	owed    []*laneSlot   // moved runs still waiting for a slot, oldest first
 }
 
 // laneSlot is a moved run's place in the lane.
 type laneSlot struct{ held bool }
 
+// laneWaiter is a run waiting to start in the background. The slot handed
+// to it starts it: start runs in a goroutine of its own, which its caller
+// counted before wait (the lane does not own it), and gives the slot back
+// with release when the run ends.
+type laneWaiter struct {
+	start func()
+	state waiterState // under lane.mu
+}
+
+type waiterState uint8
+
+const (
+	waiterNew waiterState = iota
+	waiterQueued
+	waiterStarted
+	waiterDropped
+)
+
 func newLane(size int) *lane { return &lane{size: max(size, 1)} }
 
-// acquire waits for a slot for a run about to start in the background.
-func (l *lane) acquire(ctx context.Context) error {
-	l.mu.Lock()
-	if l.used < l.size {
-		// A free slot means nobody waits: a freed slot is handed on.
-		l.used++
-		l.mu.Unlock()
-		return nil
-	}
-	ch := make(chan struct{})
-	l.waiting = append(l.waiting, ch)
-	l.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-	}
+// wait starts w at once if a slot is free, else queues it for the next
+// one. A waiter dropped before it was queued is not.
+func (l *lane) wait(w *laneWaiter) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	select {
-	case <-ch:
-		// Handed a slot while giving up: pass it on.
-		l.free()
+	switch {
+	case w.state != waiterNew:
+	case l.used < l.size:
+		// A free slot means nobody waits: a freed slot is handed on.
+		l.used++
+		w.state = waiterStarted
+		go w.start()
 	default:
-		l.waiting = slices.DeleteFunc(l.waiting, func(c chan struct{}) bool { return c == ch })
+		w.state = waiterQueued
+		l.waiting = append(l.waiting, w)
 	}
-	// The plain error, as a cancelled run reports it: the status (killed
-	// or timeout) and the error text come from the cause.
-	return ctx.Err()
+}
+
+// drop takes w out of the lane before it starts. It reports whether it
+// did: then w's start is never called. False means w started (or was
+// dropped before).
+func (l *lane) drop(w *laneWaiter) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch w.state {
+	case waiterQueued:
+		l.waiting = slices.DeleteFunc(l.waiting, func(o *laneWaiter) bool { return o == w })
+	case waiterNew:
+	default:
+		return false
+	}
+	w.state = waiterDropped
+	return true
 }
 
 // tryAcquire takes a free slot for a run about to start in the background,
@@ -68,7 +93,7 @@ func (l *lane) tryAcquire() bool {
 	return false
 }
 
-// release gives back a slot taken by acquire or tryAcquire.
+// release gives back a slot taken by tryAcquire or handed to a waiter.
 func (l *lane) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -83,8 +108,11 @@ func (l *lane) free() {
 		l.owed[0].held = true
 		l.owed = l.owed[1:]
 	case len(l.waiting) > 0:
-		close(l.waiting[0])
+		w := l.waiting[0]
+		l.waiting[0] = nil
 		l.waiting = l.waiting[1:]
+		w.state = waiterStarted
+		go w.start()
 	default:
 		l.used--
 	}

@@ -1,7 +1,6 @@
 package subagent
 
 import (
-	"context"
 	"testing"
 	"testing/synctest"
 )
@@ -13,31 +12,27 @@ func TestLaneMovedRunsComeFirst(t *testing.T) { synctest.Test(t, testLaneMovedRu
 
 func testLaneMovedRunsComeFirst(t *testing.T) {
 	l := newLane(1)
-	if err := l.acquire(context.Background()); err != nil {
-		t.Fatal(err)
+	if !l.tryAcquire() {
+		t.Fatal("an empty lane has no free slot")
 	}
 	moved := l.join() // lane full: owed the next slot
 	if moved.held {
 		t.Fatal("a moved run got a slot of a full lane")
 	}
-	started := make(chan error, 1)
-	go func() { started <- l.acquire(context.Background()) }()
-	eventually(t, "the pending run waits", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return len(l.waiting) == 1
-	})
+	started := make(chan struct{})
+	l.wait(&laneWaiter{start: func() { close(started) }})
+	if n := l.pending(); n != 1 {
+		t.Fatalf("%d runs waiting in a full lane, want 1", n)
+	}
 	l.release() // the first run ends: its slot goes to the moved run
 	l.mu.Lock()
-	held, pending := moved.held, len(l.waiting)
+	held := moved.held
 	l.mu.Unlock()
-	if !held || pending != 1 {
-		t.Fatalf("after a release: moved run holds a slot %v, %d runs waiting; want true, 1", held, pending)
+	if !held || l.pending() != 1 {
+		t.Fatalf("after a release: moved run holds a slot %v, %d runs waiting; want true, 1", held, l.pending())
 	}
 	l.leave(moved) // the moved run ends: the pending run starts
-	if err := recv(t, started, "the pending run to start"); err != nil {
-		t.Fatal(err)
-	}
+	recv(t, started, "the pending run to start")
 	gone := l.join()
 	l.leave(gone) // ended before it had a slot
 	l.release()
@@ -48,36 +43,50 @@ func testLaneMovedRunsComeFirst(t *testing.T) {
 	}
 }
 
-// TestLaneCancelledWaiterPassesTheSlotOn: a pending run cancelled while it
-// waits leaves no hole and takes no slot with it.
-func TestLaneCancelledWaiterPassesTheSlotOn(t *testing.T) {
-	synctest.Test(t, testLaneCancelledWaiterPassesTheSlotOn)
-}
+// TestLaneDroppedWaiter: a pending run dropped while it waits leaves no
+// hole, takes no slot with it and never starts; a waiter dropped before it
+// was queued is not queued; a started one cannot be dropped.
+func TestLaneDroppedWaiter(t *testing.T) { synctest.Test(t, testLaneDroppedWaiter) }
 
-func testLaneCancelledWaiterPassesTheSlotOn(t *testing.T) {
+func testLaneDroppedWaiter(t *testing.T) {
 	l := newLane(1)
-	if err := l.acquire(context.Background()); err != nil {
-		t.Fatal(err)
+	l.tryAcquire()
+	never := func() { t.Error("a dropped waiter started") }
+	queued := &laneWaiter{start: never}
+	l.wait(queued)
+	if !l.drop(queued) {
+		t.Fatal("a queued waiter could not be dropped")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	gaveUp := make(chan error, 1)
-	go func() { gaveUp <- l.acquire(ctx) }()
-	eventually(t, "the run waits", func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return len(l.waiting) == 1
-	})
-	cancel()
-	if err := recv(t, gaveUp, "the cancelled run"); err == nil {
-		t.Fatal("a cancelled wait took a slot")
+	if l.drop(queued) {
+		t.Error("a waiter was dropped twice")
 	}
-	l.release()
-	if err := l.acquire(context.Background()); err != nil {
-		t.Fatal(err)
+	early := &laneWaiter{start: never}
+	if !l.drop(early) {
+		t.Fatal("a waiter not queued yet could not be dropped")
 	}
+	l.wait(early)
+	if n := l.pending(); n != 0 {
+		t.Fatalf("%d runs waiting after the drops, want 0", n)
+	}
+	l.release() // back to the lane, not to a dropped waiter
+	started := make(chan struct{})
+	next := &laneWaiter{start: func() { close(started) }}
+	l.wait(next) // a free slot: it starts at once
+	recv(t, started, "a waiter in a free lane to start")
+	if l.drop(next) {
+		t.Error("a started waiter was dropped")
+	}
+	synctest.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.used != 1 || len(l.waiting) != 0 {
 		t.Errorf("lane: %d used, %d waiting; want 1, 0", l.used, len(l.waiting))
 	}
+}
+
+// pending is how many runs wait to start.
+func (l *lane) pending() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.waiting)
 }

@@ -710,7 +710,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	if !background {
 		s.started(t, false)
 	}
-	r.c.Group.wg.Go(func() { s.execute(runCtx, t, r) })
+	s.start(runCtx, t, r)
 	return t, nil
 }
 
