@@ -59,13 +59,20 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
 	}
 
-	w, err := sql.Open("sqlite", dsn(abs, map[string]string{
-		"_journal_mode": "WAL",
-		"_synchronous":  "NORMAL",
-		"_txlock":       "immediate",
-		// Checkpoints are the checkpointer's (checkpoint.go), off the
-		// commit path.
-		"_pragma": "wal_autocheckpoint(0)",
+	w, err := sql.Open("sqlite", dsn(abs, url.Values{
+		"_journal_mode": {"WAL"},
+		"_synchronous":  {"NORMAL"},
+		"_txlock":       {"immediate"},
+		"_pragma": {
+			// Checkpoints are the checkpointer's (checkpoint.go), off
+			// the commit path.
+			"wal_autocheckpoint(0)",
+			// A group commit wraps each write in a savepoint
+			// (writer.go), whose journal of the pages it changes is a
+			// temporary file by default: a write(2) for every page. In
+			// memory it lasts until its transaction commits.
+			"temp_store(memory)",
+		},
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
@@ -75,14 +82,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// Readers are read-only connections (mode=ro), not only query_only:
 	// one of them is the last connection Close closes, and a read-only
 	// connection never checkpoints (Close).
-	r, err := sql.Open("sqlite", dsn(abs, map[string]string{"_query_only": "1", "mode": "ro"}))
+	r, err := sql.Open("sqlite", dsn(abs, url.Values{"_query_only": {"1"}, "mode": {"ro"}}))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
 	}
 	r.SetMaxOpenConns(maxReaders)
 	r.SetMaxIdleConns(maxReaders)
-	ckp, err := sql.Open("sqlite", dsn(abs, map[string]string{"_pragma": "wal_autocheckpoint(0)"}))
+	ckp, err := sql.Open("sqlite", dsn(abs, url.Values{"_pragma": {"wal_autocheckpoint(0)"}}))
 	if err != nil {
 		w.Close()
 		r.Close()
@@ -133,12 +140,12 @@ func busy(err error) bool {
 
 // dsn is a file: URI for path (escaped, so any character is safe in a path)
 // carrying the driver's connection settings common to both pools plus extra.
-func dsn(path string, extra map[string]string) string {
+func dsn(path string, extra url.Values) string {
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeoutMS))
 	q.Set("_foreign_keys", "1")
 	for k, v := range extra {
-		q.Set(k, v)
+		q[k] = v
 	}
 	p := filepath.ToSlash(path)
 	if !strings.HasPrefix(p, "/") { // a Windows volume: file:///C:/...
