@@ -54,16 +54,10 @@ func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Inf
 	return nil
 }
 
-const (
-	selectSessionSQL = `SELECT ` + tablerow.SessionColumns + ` FROM sessions WHERE id = ?`
-	updateSessionSQL = `UPDATE sessions SET
-		parent_id = ?, agent = ?, session_key = ?, title = ?, cwd = ?, status = ?, created_ms = ?, updated_ms = ?,
-		input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
-		cost_usd = ?, num_turns = ?, transcript_path = ?, owner = ?
-		WHERE id = ?`
-)
+const selectSessionSQL = `SELECT ` + tablerow.SessionColumns + ` FROM sessions WHERE id = ?`
 
-// updateSession is UpdateSession inside tx.
+// updateSession is UpdateSession inside tx. It writes only the columns fn
+// changed (update.go).
 func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
 	s, err := tablerow.ScanSession(tx.queryRow(selectSessionSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -71,13 +65,16 @@ func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
 	} else if err != nil {
 		return err
 	}
+	before := tablerow.SessionValues(s)
 	if err := fn(&s); err != nil {
 		return err
 	}
 	if s.ID != id {
 		return fmt.Errorf("the update changed the id to %q", s.ID)
 	}
-	_, err = tx.exec(updateSessionSQL, append(tablerow.SessionValues(s), id)...)
+	if q, args := changedSet("sessions", sessionColumns, before, tablerow.SessionValues(s), id); q != "" {
+		_, err = tx.exec(q, args...)
+	}
 	return err
 }
 

@@ -13,15 +13,6 @@ import (
 
 var _ task.Store = (*DB)(nil)
 
-// taskUpdate sets every column after id, in tablerow.TaskColumns order.
-const taskUpdate = `UPDATE tasks SET kind = ?, agent = ?, name = ?, description = ?, prompt = ?,
-	parent_session_id = ?, root_session_id = ?, child_session_id = ?, tool_use_id = ?,
-	status = ?, result = ?, error = ?,
-	input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
-	cost_usd = ?, tool_uses = ?, output_file = ?, notified = ?, cancel_requested = ?, owner = ?,
-	heartbeat_ms = ?, created_ms = ?, started_ms = ?, finished_ms = ?, progress = ?, archived = ?
-	WHERE id = ?`
-
 // terminalStatuses is the SQL list of task.Status values for which
 // Status.Terminal is true.
 const terminalStatuses = `('completed', 'failed', 'killed', 'timeout')`
@@ -83,7 +74,8 @@ func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) err
 	return t, nil
 }
 
-// updateTask is UpdateTask inside tx.
+// updateTask is UpdateTask inside tx. It writes only the columns fn
+// changed (update.go).
 func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error) {
 	t, err := tablerow.ScanTask(tx.queryRow(selectTaskSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -91,6 +83,7 @@ func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error
 	} else if err != nil {
 		return task.Task{}, err
 	}
+	before := tablerow.TaskValues(t)
 	if err := fn(&t); err != nil {
 		return task.Task{}, err
 	}
@@ -100,8 +93,10 @@ func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error
 	if err := t.Validate(); err != nil {
 		return task.Task{}, err
 	}
-	if _, err := tx.exec(taskUpdate, append(tablerow.TaskValues(t), id)...); err != nil {
-		return task.Task{}, err
+	if q, args := changedSet("tasks", taskColumns, before, tablerow.TaskValues(t), id); q != "" {
+		if _, err := tx.exec(q, args...); err != nil {
+			return task.Task{}, err
+		}
 	}
 	return tablerow.NormalizeTask(t), nil
 }

@@ -1,0 +1,70 @@
+package sqlite
+
+import (
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
+)
+
+// An update reads a row, lets the caller change it, and writes back only
+// the columns whose values changed. Setting a column, even to the value it
+// holds, makes SQLite rewrite the entry of every index that covers the
+// column (the choice is made when the statement is compiled, from the SET
+// list alone): with every column set, each end of a background task
+// rewrote the tasks table's five secondary indexes, where its status is in
+// one. An update that changes nothing writes nothing: no page is dirtied
+// and the commit that holds it has nothing to write for it.
+
+// The columns after id, in the order of tablerow's values. Read-only.
+var (
+	taskColumns    = columnNames(tablerow.TaskColumns)[1:]
+	sessionColumns = columnNames(tablerow.SessionColumns)[1:]
+)
+
+// columnNames splits a tablerow column list into its names.
+func columnNames(list string) []string {
+	names := strings.Split(list, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+	}
+	return names
+}
+
+// changedSet returns the UPDATE of table's row id setting the columns whose
+// value differs between before and after (values in cols' order) and its
+// arguments, or "" when nothing changed. The statement's text depends only
+// on which columns changed, so the few sets that occur are each prepared
+// once (stmtCache).
+func changedSet(table string, cols []string, before, after []any, id string) (string, []any) {
+	var (
+		b    strings.Builder
+		args []any
+	)
+	for i, col := range cols {
+		if same(before[i], after[i]) {
+			continue
+		}
+		if args == nil {
+			b.WriteString("UPDATE " + table + " SET ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(col + " = ?")
+		args = append(args, after[i])
+	}
+	if args == nil {
+		return "", nil
+	}
+	b.WriteString(" WHERE id = ?")
+	return b.String(), append(args, id)
+}
+
+// same reports whether two of tablerow's column values are equal: the
+// comparable scalars it uses, or *int64 for a time that may be NULL.
+func same(a, b any) bool {
+	if pa, ok := a.(*int64); ok {
+		pb, ok := b.(*int64)
+		return ok && (pa == nil) == (pb == nil) && (pa == nil || *pa == *pb)
+	}
+	return a == b
+}
