@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/ids"
@@ -143,6 +144,21 @@ func (m *Manager) Prepare(ctx context.Context, s Info) (*Session, error) {
 	return sess, nil
 }
 
+// PrepareLater is Prepare without the transcript: Claim creates it, new as
+// Prepare would, when the session is about to run. Until then the session
+// holds no file: a background child waiting for a place in the lane costs
+// no file descriptor, and its launch no file creation. A reader finds no
+// transcript for it until Claim (Transcripts.Read's os.ErrNotExist).
+func (m *Manager) PrepareLater(s Info) (*Session, error) {
+	s, err := m.fill(s)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	sess := m.newSession(s, nil)
+	sess.recorded, sess.later = false, true
+	return sess, nil
+}
+
 // fill completes a new session's record: its id, times, status, transcript
 // path and owner.
 func (m *Manager) fill(s Info) (Info, error) {
@@ -251,7 +267,11 @@ func (m *Manager) Latest(ctx context.Context, cwd string) (Info, error) {
 }
 
 func (m *Manager) newSession(info Info, w *Writer) *Session {
-	return &Session{Info: info, id: info.ID, m: m, w: w, recorded: true}
+	sess := &Session{Info: info, id: info.ID, m: m, recorded: true}
+	if w != nil {
+		sess.w.Store(w)
+	}
+	return sess
 }
 
 // Session is an open session: its index record and its transcript writer.
@@ -265,7 +285,10 @@ type Session struct {
 
 	id string // Info.ID, kept apart so Append never reads Info
 	m  *Manager
-	w  *Writer
+	// w is the transcript's writer: nil for a session kept in memory,
+	// and for one PrepareLater made (later) until Claim.
+	w     atomic.Pointer[Writer]
+	later bool
 
 	mu       sync.Mutex
 	finished bool
@@ -337,10 +360,38 @@ func (s *Session) Append(e Entry) error {
 	if e.Timestamp.IsZero() {
 		e.Timestamp = s.m.now()
 	}
-	if s.w == nil {
-		return nil // a session kept in memory (NewMemoryManager)
+	w := s.w.Load()
+	switch {
+	case w != nil:
+		return w.Append(e)
+	case s.later:
+		return fmt.Errorf("session %q: its transcript is not created yet (Claim)", s.id)
 	}
-	return s.w.Append(e)
+	return nil // a session kept in memory (NewMemoryManager)
+}
+
+// Claim creates the transcript of a session PrepareLater made, if it has
+// none yet; for any other session it does nothing.
+func (s *Session) Claim(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return fmt.Errorf("session %q: already finished", s.id)
+	}
+	return s.claim(ctx)
+}
+
+// claim is Claim with s.mu held.
+func (s *Session) claim(ctx context.Context) error {
+	if !s.later || s.w.Load() != nil {
+		return nil
+	}
+	w, err := s.m.tr.Create(ctx, s.id, true)
+	if err != nil {
+		return fmt.Errorf("create session %q: %w", s.id, err)
+	}
+	s.w.Store(w)
+	return nil
 }
 
 // Finish ends this run of the session: it records status, adds this run's
@@ -357,6 +408,9 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 		return fmt.Errorf("finish session %q: already finished", s.id)
 	}
 	s.finished = true
+	// A session that ends before it ever ran still leaves a transcript,
+	// empty, for whoever reads or resumes it.
+	cerr := s.claim(ctx)
 
 	stamp := s.m.stamp()
 	title := s.title
@@ -389,10 +443,11 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 			err = fmt.Errorf("finish session: %w", err)
 		}
 	}
-	if s.w == nil {
-		return err
+	err = errors.Join(cerr, err)
+	if w := s.w.Load(); w != nil {
+		return errors.Join(err, w.Close())
 	}
-	return errors.Join(err, s.w.Close())
+	return err
 }
 
 // Release closes the transcript without ending the session: another
@@ -405,8 +460,8 @@ func (s *Session) Release() error {
 		return fmt.Errorf("release session %q: already finished", s.id)
 	}
 	s.finished = true
-	if s.w == nil {
-		return nil
+	if w := s.w.Load(); w != nil {
+		return w.Close()
 	}
-	return s.w.Close()
+	return nil
 }

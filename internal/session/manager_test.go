@@ -3,6 +3,7 @@ package session_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -416,5 +417,74 @@ func TestManagerPrepare(t *testing.T) {
 	}
 	if _, err := m.Prepare(ctx, session.Info{ID: "taken"}); err == nil {
 		t.Error("Prepare opened an existing transcript")
+	}
+}
+
+// TestManagerPrepareLater: a session PrepareLater made holds no transcript
+// until Claim creates it, new; an append before that is refused; Claim is
+// idempotent; a session that ends without ever being claimed still leaves
+// a transcript (empty) and its record.
+func TestManagerPrepareLater(t *testing.T) {
+	ctx := t.Context()
+	m, idx, dir := newManager(t)
+
+	s, err := m.PrepareLater(session.Info{Agent: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, s.Info.ID+".jsonl")
+	if s.Info.TranscriptPath != path {
+		t.Errorf("TranscriptPath = %q, want %q: it is where Claim will create it", s.Info.TranscriptPath, path)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("PrepareLater made a transcript (stat: %v)", err)
+	}
+	entry := session.Entry{Type: session.EntryUser, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("hi")}}}
+	if err := s.Append(entry); err == nil {
+		t.Error("Append before Claim: no error")
+	}
+	for range 2 {
+		if err := s.Claim(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(ctx, session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _, err := session.ReadTranscript(path); err != nil || len(entries) != 1 {
+		t.Errorf("transcript after Claim and one append: %d entries, %v", len(entries), err)
+	}
+	if err := s.Claim(ctx); err == nil {
+		t.Error("Claim after Finish: no error")
+	}
+
+	// Never claimed: Finish creates the transcript, empty, and the record.
+	s, err = m.PrepareLater(session.Info{Agent: "worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(ctx, session.StatusKilled, llm.Usage{}, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _, err := session.ReadTranscript(s.Info.TranscriptPath); err != nil || len(entries) != 0 {
+		t.Errorf("transcript of a session that never ran: %d entries, %v", len(entries), err)
+	}
+	if got, err := idx.GetSession(ctx, s.Info.ID); err != nil || got.Status != session.StatusKilled {
+		t.Errorf("record of a session that never ran: %+v, %v", got, err)
+	}
+
+	// Claim, like Prepare, never takes over a transcript already there.
+	s, err = m.PrepareLater(session.Info{ID: "taken-later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "taken-later.jsonl"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Claim(ctx); err == nil {
+		t.Error("Claim opened an existing transcript")
 	}
 }

@@ -160,7 +160,7 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 func launchedResult(o *outcome) tool.Result {
 	t := o.task.about()
 	return tool.Result{
-		Content: []llm.Block{llm.Text(render(launchedTmpl(), map[string]any{"ID": t.ID, "Name": t.Name, "OutputFile": t.OutputFile}))},
+		Content: []llm.Block{llm.Text(render(launchedTmpl(), map[string]any{"ID": t.ID, "Name": t.Name, "OutputFile": t.OutputFile, "Queued": t.Queued}))},
 		Meta: map[string]any{
 			"status": "async_launched", "isAsync": true, "agentId": t.ID, "description": t.Description,
 			"prompt": t.Prompt, "outputFile": t.OutputFile, "canReadOutputFile": t.OutputFile != "",

@@ -60,13 +60,18 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		}
 		defer wg.Done()
 		defer stopTimer()
-		s.neverStarted(ctx, span, t, r)
+		s.neverStarted(ctx, span, t, r, ctx.Err())
 	})
 	w.start = func() {
 		defer wg.Done()
 		defer stopTimer()
 		if !unwatch() {
 			<-fired // its check found the run started: wait until it returns
+		}
+		if err := s.fileRun(ctx, t, r); err != nil {
+			s.lane.release()
+			s.neverStarted(ctx, span, t, r, err)
+			return
 		}
 		t.laneHeld = true
 		t.started = s.cfg.Now()
@@ -82,13 +87,18 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	s.lane.wait(w)
 }
 
-// neverStarted records the end of a background run whose context ended
-// while it waited for a lane slot.
-func (s *Service) neverStarted(ctx context.Context, span telemetry.Span, t *liveTask, r *run) {
+// neverStarted records the end of a background run that never ran: its
+// context ended while it waited for a lane slot, or its files could not be
+// created when it got one (err).
+func (s *Service) neverStarted(ctx context.Context, span telemetry.Span, t *liveTask, r *run, err error) {
 	defer r.releaseMCP()
 	s.closeInbox(ctx, t.inbox, false)
-	res := &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: ctx.Err()}}
-	s.endSession(ctx, r.sess, session.StatusKilled)
+	res := &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
+	status := session.StatusFailed
+	if ctx.Err() != nil {
+		status = session.StatusKilled
+	}
+	s.endSession(ctx, r.sess, status)
 	s.settle(t, r, res)
 	s.finish(ctx, t, res, context.Cause(ctx))
 	span.EndRun(res.Usage, res.Err)

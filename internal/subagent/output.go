@@ -142,6 +142,11 @@ func (s *Service) Output(ctx context.Context, rec task.Task) (string, error) {
 // as a log file ends with them (finish).
 func Output(rec task.Task) (string, error) {
 	b, err := os.ReadFile(rec.OutputFile)
+	if errors.Is(err, fs.ErrNotExist) && rec.Started.IsZero() {
+		// A run gets its output file when it starts: one still waiting
+		// for a place in the lane, or stopped while it waited, has none.
+		return withEnd(rec, ""), nil
+	}
 	if err != nil {
 		return "", fmt.Errorf("task %s: %w", rec.ID, err)
 	}

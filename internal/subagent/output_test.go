@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -55,7 +56,23 @@ func TestOutput(t *testing.T) {
 			t.Errorf("%s: Output = %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
-	if _, err := Output(task.Task{ID: "t3", OutputFile: filepath.Join(dir, "none")}); err == nil {
-		t.Error("Output of a missing file: no error")
+	// A run gets its output file when it starts: before, there is none.
+	none := filepath.Join(dir, "none")
+	for _, tc := range []struct {
+		name string
+		rec  task.Task
+		want string
+	}{
+		{"waiting in the lane", task.Task{ID: "t3", OutputFile: none, Status: task.StatusPending}, ""},
+		{"stopped while it waited", task.Task{ID: "t3", OutputFile: none, Status: task.StatusKilled, Result: "stopped"}, "\n[killed]\nstopped\n"},
+	} {
+		got, err := Output(tc.rec)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: Output = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+	started := task.Task{ID: "t3", OutputFile: none, Status: task.StatusRunning, Started: time.Now()}
+	if _, err := Output(started); err == nil {
+		t.Error("Output of a started run whose file is missing: no error")
 	}
 }

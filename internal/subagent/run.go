@@ -71,9 +71,13 @@ type liveTask struct {
 	// stand-in delivers it.
 	elsewhere, detached bool
 
-	// laneHeld says launch took the run's lane slot and recorded it
-	// running in the same write as its start (execute takes neither).
+	// laneHeld says the run holds its lane slot: launch took it and
+	// recorded the run running in the same write as its start, or the
+	// lane handed it one (start); execute gives it back.
 	laneHeld bool
+	// queued says launch found no free slot: the run waits in the lane.
+	// Set before the run is shared, never changed.
+	queued bool
 	// inbox is the run's side of the Mailbox (nil without one): opened
 	// at launch, closed by execute at the run's end.
 	inbox *inbox
@@ -277,10 +281,12 @@ func (t *liveTask) worktree() *worktree.Outcome {
 // through about and end, never through its fields.
 type runInfo struct {
 	ID, AgentType, Name, Description, Prompt, OutputFile string
+	// Queued says the run waited for a place in the lane when launched.
+	Queued bool
 }
 
 func (t *liveTask) about() runInfo {
-	return runInfo{ID: t.id, AgentType: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt, OutputFile: t.outputFile}
+	return runInfo{ID: t.id, AgentType: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt, OutputFile: t.outputFile, Queued: t.queued}
 }
 
 // end reports how the run ended, once its end is decided (ok): its result

@@ -391,7 +391,9 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 		Title: "(@" + def.Name + " subagent)",
 	}
 	if background && s.joint != nil {
-		return s.cfg.Sessions.Prepare(ctx, info)
+		// Its transcript is created when it runs (fileRun): a run that
+		// waits for a place in the lane holds no file until then.
+		return s.cfg.Sessions.PrepareLater(info)
 	}
 	return s.cfg.Sessions.Create(ctx, info)
 }
@@ -648,6 +650,11 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	if background && !r.laneHeld && s.dispatchable(r) {
 		// Any node with a free place runs it, this one included: the
 		// job queue's per-node worker limit is the lane (dispatch.go).
+		// The node that runs it continues its transcript.
+		if err := r.sess.Claim(ctx); err != nil {
+			s.endSession(ctx, r.sess, session.StatusFailed)
+			return nil, err
+		}
 		if err := s.launchElsewhere(ctx, r, t); err != nil {
 			return nil, err
 		}
@@ -664,30 +671,27 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// can queue a message for it, even while it waits for a lane slot.
 	t.inbox = s.openInbox(ctx, id)
 	if background {
-		// Its output file is its transcript under a second name: one
-		// file (output.go); with the transcript in a store, there is
-		// no output file at all.
-		if t.outputFile != "" && !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
-			if err := t.startOutput(); err != nil {
-				s.closeInbox(ctx, t.inbox, false)
-				s.endSession(ctx, r.sess, session.StatusFailed)
-				return nil, err
-			}
-		}
 		// A free lane slot is taken now, so that the first write
-		// records the run as running (joint.go).
+		// records the run as running (joint.go); a run that waits for
+		// one gets its files when it starts.
 		status := task.StatusPending
 		if r.laneHeld || s.lane.tryAcquire() {
 			t.laneHeld, status = true, task.StatusRunning
 		}
-		var err error
-		if r.req.dispatched {
-			// RunDispatched claimed the record, running; its output is
-			// here now.
-			err = s.claimOutput(ctx, t)
-		} else {
-			err = s.record(ctx, t, status, r.sess)
-		}
+		t.queued = !t.laneHeld
+		err := func() error {
+			if t.laneHeld {
+				if err := s.fileRun(ctx, t, r); err != nil {
+					return err
+				}
+			}
+			if r.req.dispatched {
+				// RunDispatched claimed the record, running; its
+				// output is here now.
+				return s.claimOutput(ctx, t)
+			}
+			return s.record(ctx, t, status, r.sess)
+		}()
 		if err != nil {
 			if t.laneHeld {
 				s.lane.release()
@@ -712,6 +716,22 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	}
 	s.start(runCtx, t, r)
 	return t, nil
+}
+
+// fileRun gives a background run about to start its files: its transcript
+// (Session.Claim), and its output file, which is the transcript under a
+// second name (output.go); with the transcript in a store there is no
+// output file at all.
+func (s *Service) fileRun(ctx context.Context, t *liveTask, r *run) error {
+	if err := r.sess.Claim(ctx); err != nil {
+		return err
+	}
+	if t.outputFile != "" && !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return t.startOutput()
+	}
+	return nil
 }
 
 // record writes (or rewrites, for a continued agent) t's task record and

@@ -23,6 +23,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/store/sqlite"
+	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -73,6 +75,10 @@ type setup struct {
 	// transcripts, if set, keeps the sessions' transcripts instead of
 	// files (a store's, as in PostgreSQL mode).
 	transcripts func(t *testing.T) session.Transcripts
+	// sqlite keeps sessions and tasks in one SQLite store, as cadre
+	// does, instead of in memory: a background child's session and task
+	// records are then written together (joint.go).
+	sqlite bool
 }
 
 type harness struct {
@@ -151,7 +157,19 @@ func newHarness(t *testing.T, su setup) *harness {
 	if su.transcripts != nil {
 		tr = su.transcripts(t)
 	}
-	h.sessions = session.NewManagerWith(h.mem, tr, func() time.Time { return fixedNow }, nil)
+	var (
+		index session.Index = h.mem
+		tasks task.Store
+	)
+	if su.sqlite {
+		db, err := sqlite.Open(t.Context(), filepath.Join(dir, ".state", "cadre.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		index, tasks = db, db
+	}
+	h.sessions = session.NewManagerWith(index, tr, func() time.Time { return fixedNow }, nil)
 	h.base = make([]tool.Tool, 0, max(su.baseCap, 5))
 	for _, f := range []struct {
 		name   string
@@ -164,7 +182,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		now = func() time.Time { return fixedNow }
 	}
 	svc, err := New(Config{
-		Bus: h.bus, Now: now, Sessions: h.sessions, Index: h.mem, Agents: reg,
+		Bus: h.bus, Now: now, Sessions: h.sessions, Index: index, Tasks: tasks, Agents: reg,
 		Settings: su.subagents, Policy: h.policy, Resolve: h.resolve,
 		// $1 in, $2 out per million tokens, for main-model and haiku.
 		Pricing:   provider.Pricing{Overrides: map[string]provider.Price{"test:" + mainModel: {Input: 1, Output: 2}, "haiku": {Input: 1, Output: 2}}},
@@ -188,7 +206,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		h.group.Wait()
 	})
 	h.mainID = "main-session-1"
-	if err := h.mem.CreateSession(context.Background(), session.Info{ID: h.mainID, Agent: "main", Cwd: dir}); err != nil {
+	if err := index.CreateSession(context.Background(), session.Info{ID: h.mainID, Agent: "main", Cwd: dir}); err != nil {
 		t.Fatal(err)
 	}
 	return h
