@@ -26,6 +26,15 @@
 // survives the process being killed; only a power cut may lose the last
 // commits (the database itself stays consistent).
 //
+// # Writes
+//
+// Every write runs on one goroutine (writer.go), which group-commits the
+// writes queued while its previous transaction ran. An update writes only
+// the columns its fn changed, so that indexes on the others are not
+// rewritten, and nothing when it changed nothing (update.go); it is given
+// the row the writer last read or wrote when nobody else can have
+// changed it since, instead of reading it again (rows.go).
+//
 // # Schema
 //
 // Migrations are the numbered files in migrations/ (0001_sessions.sql,

@@ -64,10 +64,13 @@ type Stats struct {
 	Commits int64
 	// Writes is the number of writes those transactions held.
 	Writes int64
+	// Reads is the number of rows updates read from the database, the
+	// others being rows the writer remembered (rows.go).
+	Reads int64
 }
 
 // Stats reports the store's counts (benchmarks, and tests that count a
 // code path's transactions).
 func (db *DB) Stats() Stats {
-	return Stats{Commits: db.wr.commits.Load(), Writes: db.wr.writes.Load()}
+	return Stats{Commits: db.wr.commits.Load(), Writes: db.wr.writes.Load(), Reads: db.wr.reads.Load()}
 }

@@ -1,14 +1,19 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/task/tasktest"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // TestJointWrites: a session's and a task's records written together are
@@ -106,4 +111,59 @@ func TestCloseLeavesTheWAL(t *testing.T) {
 	if got := db.walBacklog(t.Context()); got != 0 {
 		t.Errorf("walBacklog after a checkpoint = %d, want 0", got)
 	}
+}
+
+// BenchmarkChildLifecycle is the store's share of a background child,
+// from 64 goroutines at once as a lane of 64 writes it: its session and
+// task recorded (pending), the task started, then both ended in one
+// write — three writes, group-committed with the other children's. One
+// op is one child.
+func BenchmarkChildLifecycle(b *testing.B) {
+	db := open(b, filepath.Join(b.TempDir(), "cadre.db"))
+	ctx := context.Background()
+	var n atomic.Int64
+	base := time.UnixMilli(1_780_000_000_000).UTC()
+	before := db.Stats()
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 goroutines on two cores
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			id := fmt.Sprintf("c%08d", i)
+			s := info(id)
+			s.Usage, s.CostUSD, s.NumTurns = llm.Usage{}, 0, 0
+			tk := tasktest.Sample(id)
+			tk.Status, tk.Result, tk.Progress, tk.Usage, tk.CostUSD, tk.ToolUses = task.StatusPending, "", "", llm.Usage{}, 0, 0
+			tk.Heartbeat, tk.Started, tk.CancelRequested = time.Time{}, time.Time{}, false
+			if err := db.CreateSessionTask(ctx, s, tk); err != nil {
+				b.Error(err)
+				return
+			}
+			started := base.Add(time.Duration(i) * time.Millisecond)
+			_, err := db.UpdateTask(ctx, id, func(t *task.Task) error {
+				t.Status, t.Started = task.StatusRunning, started
+				return nil
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			ended := started.Add(time.Second)
+			usage := llm.Usage{InputTokens: 1000 + i, OutputTokens: 100}
+			_, err = db.UpdateSessionTask(ctx, id, func(s *session.Info) error {
+				s.Status, s.Updated, s.Usage, s.CostUSD, s.NumTurns = session.StatusCompleted, ended, usage, 0.01, 1
+				return nil
+			}, id, func(t *task.Task) error {
+				t.Status, t.Result, t.Usage, t.CostUSD, t.ToolUses = task.StatusCompleted, "done: part "+id, usage, 0.01, 1
+				t.Finished, t.Notified = ended, true
+				return nil
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	after := db.Stats()
+	b.ReportMetric(float64(after.Commits-before.Commits)/float64(b.N), "commits/op")
 }

@@ -41,6 +41,7 @@ func insertSession(tx *wtx, s session.Info) error {
 	} else if n == 0 {
 		return errors.New("a session with this id already exists")
 	}
+	tx.wroteSession(sessionAsStored(s))
 	return nil
 }
 
@@ -59,7 +60,7 @@ const selectSessionSQL = `SELECT ` + tablerow.SessionColumns + ` FROM sessions W
 // updateSession is UpdateSession inside tx. It writes only the columns fn
 // changed (update.go).
 func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
-	s, err := tablerow.ScanSession(tx.queryRow(selectSessionSQL, id))
+	s, err := tx.readSession(id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return session.ErrNotFound
 	} else if err != nil {
@@ -73,9 +74,12 @@ func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
 		return fmt.Errorf("the update changed the id to %q", s.ID)
 	}
 	if q, args := changedSet("sessions", sessionColumns, before, tablerow.SessionValues(s), id); q != "" {
-		_, err = tx.exec(q, args...)
+		if _, err := tx.exec(q, args...); err != nil {
+			return err
+		}
 	}
-	return err
+	tx.wroteSession(sessionAsStored(s))
+	return nil
 }
 
 // statusIn adds the condition of a filter's Statuses (sessions' and tasks'

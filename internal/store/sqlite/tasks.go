@@ -45,6 +45,7 @@ func insertTask(tx *wtx, t task.Task) error {
 	} else if n == 0 {
 		return errors.New("a task with this id already exists")
 	}
+	tx.wroteTask(taskAsStored(t))
 	return nil
 }
 
@@ -77,7 +78,7 @@ func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) err
 // updateTask is UpdateTask inside tx. It writes only the columns fn
 // changed (update.go).
 func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error) {
-	t, err := tablerow.ScanTask(tx.queryRow(selectTaskSQL, id))
+	t, err := tx.readTask(id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return task.Task{}, task.ErrNotFound
 	} else if err != nil {
@@ -98,7 +99,9 @@ func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error
 			return task.Task{}, err
 		}
 	}
-	return tablerow.NormalizeTask(t), nil
+	t = taskAsStored(t)
+	tx.wroteTask(t)
+	return t, nil
 }
 
 // ListTasks implements task.Store.
@@ -180,6 +183,7 @@ func markNotified(tx *wtx, id string) (bool, error) {
 		return false, err
 	}
 	if n == 1 {
+		tx.markedNotified(id)
 		return true, nil
 	}
 	var status string

@@ -66,13 +66,18 @@ type writer struct {
 	commits atomic.Int64
 	// writes counts the writes those transactions held.
 	writes atomic.Int64
+	// reads counts the rows updates had to read (rows.go).
+	reads atomic.Int64
+	// rows are the rows the writer remembers (rows.go); only run's
+	// goroutine touches them.
+	rows *rowMemory
 	// queuedHook, if set before the first write, sees the queue's length
 	// after each write joins it (tests).
 	queuedHook func(n int)
 }
 
 func newWriter(db *DB, written func(int)) *writer {
-	w := &writer{db: db, written: written, wake: make(chan struct{}, 1), ended: make(chan struct{})}
+	w := &writer{db: db, written: written, wake: make(chan struct{}, 1), ended: make(chan struct{}), rows: newRowMemory()}
 	go w.run()
 	return w
 }
@@ -196,11 +201,19 @@ func (w *writer) commit(batch []*write) {
 	ctx := context.Background()
 	tx, err := w.db.w.BeginTx(ctx, nil)
 	if err != nil {
+		w.rows.forget()
 		fail(fmt.Errorf("begin: %w", err))
 		return
 	}
-	t := &wtx{ctx: ctx, tx: tx, cache: w.db.ws, stmts: map[string]*sql.Stmt{}}
+	t := &wtx{ctx: ctx, tx: tx, cache: w.db.ws, stmts: map[string]*sql.Stmt{}, rows: w.rows, reads: &w.reads}
 	defer t.prepareMissed() // deferred calls run after the Commit or Rollback below
+	committed := false
+	defer func() {
+		if !committed {
+			w.rows.forget()
+		}
+	}()
+	t.checkRows()
 	if len(live) == 1 {
 		// Alone in its transaction, a write needs no savepoint: its
 		// failure is the transaction's.
@@ -209,6 +222,7 @@ func (w *writer) commit(batch []*write) {
 			live[0].done <- outs[0]
 			return
 		}
+		t.endWrite(true)
 	} else {
 		for i, op := range live {
 			if _, err := t.exec(`SAVEPOINT write`); err != nil {
@@ -217,7 +231,8 @@ func (w *writer) commit(batch []*write) {
 				return
 			}
 			outs[i] = t.run(op)
-			if outs[i].err != nil || outs[i].stack != nil {
+			ok := outs[i].err == nil && outs[i].stack == nil
+			if !ok {
 				// Failing here means the transaction itself is gone
 				// (SQLite rolls back on some errors): no write of the
 				// batch may be reported as done.
@@ -232,12 +247,16 @@ func (w *writer) commit(batch []*write) {
 				fail(fmt.Errorf("release savepoint: %w", err))
 				return
 			}
+			t.endWrite(ok)
 		}
 	}
+	changes := t.totalChanges()
 	if err := tx.Commit(); err != nil {
 		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
+	committed = true
+	t.commitRows(changes)
 	w.commits.Add(1)
 	w.writes.Add(int64(len(live)))
 	for i, op := range live {
@@ -257,6 +276,10 @@ type wtx struct {
 	stmts map[string]*sql.Stmt
 	// missed are the statements this transaction found uncached.
 	missed []string
+	// rows are the writer's remembered rows, nil when this transaction
+	// may not use them; reads counts the rows it read instead (rows.go).
+	rows  *rowMemory
+	reads *atomic.Int64
 }
 
 // prepareMissed caches the statements t had to prepare for itself; it runs

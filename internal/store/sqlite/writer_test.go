@@ -263,7 +263,8 @@ func TestStatementsPrepared(t *testing.T) {
 		cache *stmtCache
 		query string
 	}{
-		{db.ws, insertSessionSQL}, {db.ws, selectSessionSQL}, {db.ws, `UPDATE sessions SET num_turns = ? WHERE id = ?`}, {db.rs, selectSessionSQL},
+		{db.ws, insertSessionSQL}, {db.ws, `UPDATE sessions SET num_turns = ? WHERE id = ?`},
+		{db.ws, rowCheckSQL}, {db.ws, totalChangesSQL}, {db.rs, selectSessionSQL},
 	} {
 		if c.cache.lookup(c.query) == nil {
 			t.Errorf("not cached: %.40s...", c.query)

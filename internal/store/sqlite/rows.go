@@ -1,0 +1,278 @@
+package sqlite
+
+import (
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
+	"github.com/cadre-dev/cadre/internal/task"
+)
+
+// The writer remembers the rows it last read or wrote, so that an update
+// of a row it knows (a background child's record, started, then ended,
+// moments after the writer created it) skips reading it back: through
+// database/sql and the driver, reading a 29-column row costs more than
+// updating the few columns that changed.
+//
+// A remembered row is trusted only while nobody else can have written
+// it. Every write goes through the writer's one connection; a change by
+// any other connection — another process, another DB on the same file —
+// changes that connection's PRAGMA data_version. So each transaction
+// first reads data_version and total_changes() (which only this
+// connection's own statements move) and compares them with what they
+// were when the writer's last transaction committed; any difference —
+// someone else wrote, or database/sql replaced the connection (whose
+// counts then start again) — and everything remembered is forgotten.
+// The check runs inside the IMMEDIATE transaction, under the write lock:
+// nobody can write between it and the transaction's own reads.
+//
+// A transaction's reads and writes are kept apart from what is
+// remembered until it commits, and a write's apart from its
+// transaction's until the write succeeds (its savepoint is released): a
+// write undone, or a transaction that fails, leaves nothing behind.
+
+// maxRememberedRows bounds how many rows of each table the writer
+// remembers; past it, some are forgotten (an arbitrary choice of them).
+const maxRememberedRows = 4096
+
+// rowMemory is what the writer remembers, owned by its goroutine.
+type rowMemory struct {
+	tasks    rowSet[task.Task]
+	sessions rowSet[session.Info]
+	// changes and version are total_changes() and data_version as the
+	// writer's last transaction committed; changes is -1 when unknown.
+	changes, version int64
+}
+
+func newRowMemory() *rowMemory {
+	return &rowMemory{tasks: newRowSet[task.Task](), sessions: newRowSet[session.Info](), changes: -1}
+}
+
+// begin checks, at the start of a transaction, that what is remembered
+// still holds; changes and version are the connection's counts now.
+func (m *rowMemory) begin(changes, version int64) {
+	if changes != m.changes || version != m.version || m.changes < 0 {
+		m.forget()
+	}
+	m.version = version
+}
+
+// commit keeps what the transaction read and wrote; changes is
+// total_changes() just before it committed.
+func (m *rowMemory) commit(changes int64) {
+	m.tasks.commit()
+	m.sessions.commit()
+	m.changes = changes
+}
+
+// endWrite ends one write of the transaction: what it read and wrote
+// joins the transaction's if it succeeded, and is dropped if not.
+func (m *rowMemory) endWrite(ok bool) {
+	m.tasks.endWrite(ok)
+	m.sessions.endWrite(ok)
+}
+
+// forget drops everything remembered and the current transaction's
+// rows: after a failed transaction, or when another writer may have
+// written.
+func (m *rowMemory) forget() {
+	m.tasks.forget()
+	m.sessions.forget()
+	m.changes = -1
+}
+
+// rowSet is one table's rows, by id: as committed, as the current
+// transaction has them, and as its current write has them. In tx and
+// write a nil row is one to read from the database again. A row, once
+// put, is never changed: the maps share it.
+type rowSet[T any] struct {
+	committed, tx, write map[string]*T
+}
+
+func newRowSet[T any]() rowSet[T] {
+	return rowSet[T]{committed: map[string]*T{}, tx: map[string]*T{}, write: map[string]*T{}}
+}
+
+// get returns the row id as the current write would read it, if known.
+func (s *rowSet[T]) get(id string) (T, bool) {
+	for _, m := range []map[string]*T{s.write, s.tx} {
+		if r, ok := m[id]; ok {
+			if r == nil {
+				var zero T
+				return zero, false
+			}
+			return *r, true
+		}
+	}
+	if r, ok := s.committed[id]; ok {
+		return *r, true
+	}
+	var zero T
+	return zero, false
+}
+
+// put records row id as the current write leaves it (or read it).
+func (s *rowSet[T]) put(id string, row T) { s.write[id] = &row }
+
+// unknown marks row id as changed by the current write in a way not
+// worth following: it is read again next time.
+func (s *rowSet[T]) unknown(id string) { s.write[id] = nil }
+
+func (s *rowSet[T]) endWrite(ok bool) {
+	if ok {
+		for id, r := range s.write {
+			s.tx[id] = r
+		}
+	}
+	clear(s.write)
+}
+
+func (s *rowSet[T]) commit() {
+	for id, r := range s.tx {
+		if r == nil {
+			delete(s.committed, id)
+		} else {
+			s.committed[id] = r
+		}
+	}
+	clear(s.tx)
+	for id := range s.committed { // map order: arbitrary rows go
+		if len(s.committed) <= maxRememberedRows {
+			break
+		}
+		delete(s.committed, id)
+	}
+}
+
+func (s *rowSet[T]) forget() {
+	clear(s.committed)
+	clear(s.tx)
+	clear(s.write)
+}
+
+// taskAsStored is t as reading it back gives it: its times cut to
+// milliseconds, in UTC (tablerow.NormalizeTask), and a negative zero cost
+// positive, since SQLite stores a whole REAL as an integer.
+func taskAsStored(t task.Task) task.Task {
+	t = tablerow.NormalizeTask(t)
+	if t.CostUSD == 0 {
+		t.CostUSD = 0 // +0, whatever the sign was
+	}
+	return t
+}
+
+// sessionAsStored is s as reading it back gives it (taskAsStored).
+func sessionAsStored(s session.Info) session.Info {
+	s.Created = time.UnixMilli(s.Created.UnixMilli()).UTC()
+	s.Updated = time.UnixMilli(s.Updated.UnixMilli()).UTC()
+	if s.CostUSD == 0 {
+		s.CostUSD = 0
+	}
+	return s
+}
+
+const (
+	// rowCheckSQL reads the counts rowMemory.begin compares.
+	rowCheckSQL     = `SELECT total_changes(), data_version FROM pragma_data_version`
+	totalChangesSQL = `SELECT total_changes()`
+)
+
+// checkRows starts t's use of the writer's memory of rows; without the
+// counts, t reads every row it needs.
+func (t *wtx) checkRows() {
+	var changes, version int64
+	if err := t.queryRow(rowCheckSQL).Scan(&changes, &version); err != nil {
+		t.rows.forget()
+		t.rows = nil
+		return
+	}
+	t.rows.begin(changes, version)
+}
+
+// totalChanges is total_changes() before t commits, for commitRows.
+func (t *wtx) totalChanges() int64 {
+	if t.rows == nil {
+		return -1
+	}
+	var n int64
+	if err := t.queryRow(totalChangesSQL).Scan(&n); err != nil {
+		t.rows.forget()
+		t.rows = nil
+		return -1
+	}
+	return n
+}
+
+// commitRows keeps what t read and wrote, once it committed; changes is
+// totalChanges.
+func (t *wtx) commitRows(changes int64) {
+	if t.rows != nil {
+		t.rows.commit(changes)
+	}
+}
+
+// endWrite ends one write of t's transaction.
+func (t *wtx) endWrite(ok bool) {
+	if t.rows != nil {
+		t.rows.endWrite(ok)
+	}
+}
+
+// readTask returns task id as the current write sees it, remembered or
+// read; sql.ErrNoRows if there is none.
+func (t *wtx) readTask(id string) (task.Task, error) {
+	if t.rows != nil {
+		if r, ok := t.rows.tasks.get(id); ok {
+			return r, nil
+		}
+	}
+	t.reads.Add(1)
+	r, err := tablerow.ScanTask(t.queryRow(selectTaskSQL, id))
+	if err == nil && t.rows != nil {
+		t.rows.tasks.put(id, r)
+	}
+	return r, err
+}
+
+// readSession is readTask for a session.
+func (t *wtx) readSession(id string) (session.Info, error) {
+	if t.rows != nil {
+		if r, ok := t.rows.sessions.get(id); ok {
+			return r, nil
+		}
+	}
+	t.reads.Add(1)
+	r, err := tablerow.ScanSession(t.queryRow(selectSessionSQL, id))
+	if err == nil && t.rows != nil {
+		t.rows.sessions.put(id, r)
+	}
+	return r, err
+}
+
+// wroteTask records tk as the current write stored it.
+func (t *wtx) wroteTask(tk task.Task) {
+	if t.rows != nil {
+		t.rows.tasks.put(tk.ID, tk)
+	}
+}
+
+// wroteSession records s as the current write stored it.
+func (t *wtx) wroteSession(s session.Info) {
+	if t.rows != nil {
+		t.rows.sessions.put(s.ID, s)
+	}
+}
+
+// markedNotified records that the current write set task id's notified
+// flag.
+func (t *wtx) markedNotified(id string) {
+	if t.rows == nil {
+		return
+	}
+	if r, ok := t.rows.tasks.get(id); ok {
+		r.Notified = true
+		t.rows.tasks.put(id, r)
+	} else {
+		t.rows.tasks.unknown(id)
+	}
+}
