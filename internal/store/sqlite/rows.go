@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/tablerow"
@@ -31,9 +32,15 @@ import (
 // transaction's until the write succeeds (its savepoint is released): a
 // write undone, or a transaction that fails, leaves nothing behind.
 
-// maxRememberedRows bounds how many rows of each table the writer
-// remembers; past it, some are forgotten (an arbitrary choice of them).
-const maxRememberedRows = 4096
+// The writer remembers at most maxRememberedRows rows of each table, of
+// at most maxRememberedBytes in all (their text: a task's prompt and
+// result may be long); past either, some are forgotten (an arbitrary
+// choice of them). The rows worth remembering are those of the runs in
+// flight, a lane's worth and those queued for it.
+const (
+	maxRememberedRows  = 4096
+	maxRememberedBytes = 2 << 20
+)
 
 // rowMemory is what the writer remembers, owned by its goroutine.
 type rowMemory struct {
@@ -45,7 +52,7 @@ type rowMemory struct {
 }
 
 func newRowMemory() *rowMemory {
-	return &rowMemory{tasks: newRowSet[task.Task](), sessions: newRowSet[session.Info](), changes: -1}
+	return &rowMemory{tasks: newRowSet(taskSize), sessions: newRowSet(sessionSize), changes: -1}
 }
 
 // begin checks, at the start of a transaction, that what is remembered
@@ -87,10 +94,27 @@ func (m *rowMemory) forget() {
 // put, is never changed: the maps share it.
 type rowSet[T any] struct {
 	committed, tx, write map[string]*T
+	// size is a row's size in bytes, roughly; bytes is the committed
+	// rows'.
+	size  func(*T) int
+	bytes int
 }
 
-func newRowSet[T any]() rowSet[T] {
-	return rowSet[T]{committed: map[string]*T{}, tx: map[string]*T{}, write: map[string]*T{}}
+func newRowSet[T any](size func(*T) int) rowSet[T] {
+	return rowSet[T]{committed: map[string]*T{}, tx: map[string]*T{}, write: map[string]*T{}, size: size}
+}
+
+// taskSize and sessionSize are a row's size for rowSet: the struct and
+// its text.
+func taskSize(t *task.Task) int {
+	return int(unsafe.Sizeof(*t)) + len(t.ID) + len(t.Agent) + len(t.Name) + len(t.Description) + len(t.Prompt) +
+		len(t.ParentSessionID) + len(t.RootSessionID) + len(t.ChildSessionID) + len(t.ToolUseID) +
+		len(t.Result) + len(t.Progress) + len(t.Error) + len(t.OutputFile) + len(t.Owner)
+}
+
+func sessionSize(s *session.Info) int {
+	return int(unsafe.Sizeof(*s)) + len(s.ID) + len(s.ParentID) + len(s.Agent) + len(s.Key) + len(s.Title) +
+		len(s.Cwd) + len(s.TranscriptPath) + len(s.Owner)
 }
 
 // get returns the row id as the current write would read it, if known.
@@ -129,23 +153,28 @@ func (s *rowSet[T]) endWrite(ok bool) {
 
 func (s *rowSet[T]) commit() {
 	for id, r := range s.tx {
-		if r == nil {
+		if old, ok := s.committed[id]; ok {
+			s.bytes -= s.size(old)
 			delete(s.committed, id)
-		} else {
+		}
+		if r != nil {
 			s.committed[id] = r
+			s.bytes += s.size(r)
 		}
 	}
 	clear(s.tx)
-	for id := range s.committed { // map order: arbitrary rows go
-		if len(s.committed) <= maxRememberedRows {
+	for id, r := range s.committed { // map order: arbitrary rows go
+		if len(s.committed) <= maxRememberedRows && s.bytes <= maxRememberedBytes {
 			break
 		}
+		s.bytes -= s.size(r)
 		delete(s.committed, id)
 	}
 }
 
 func (s *rowSet[T]) forget() {
 	clear(s.committed)
+	s.bytes = 0
 	clear(s.tx)
 	clear(s.write)
 }

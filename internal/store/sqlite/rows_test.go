@@ -245,7 +245,7 @@ func TestFailedWritesLeaveNothingRemembered(t *testing.T) {
 // a nil row is unknown; a write's rows go with it, a transaction's are
 // committed only with it, and at most maxRememberedRows are kept.
 func TestRowSet(t *testing.T) {
-	s := newRowSet[int]()
+	s := newRowSet(func(*int) int { return 1 })
 	get := func(id string) any {
 		if v, ok := s.get(id); ok {
 			return v
@@ -278,8 +278,20 @@ func TestRowSet(t *testing.T) {
 	}
 	s.endWrite(true)
 	s.commit()
-	if n := len(s.committed); n != maxRememberedRows {
-		t.Errorf("%d rows remembered, want %d", n, maxRememberedRows)
+	if n := len(s.committed); n != maxRememberedRows || s.bytes != n {
+		t.Errorf("%d rows of %d bytes remembered, want %d", n, s.bytes, maxRememberedRows)
+	}
+	// Rows are also forgotten past maxRememberedBytes.
+	s.forget()
+	big := newRowSet(func(r *string) int { return len(*r) })
+	row := string(make([]byte, maxRememberedBytes/4+1))
+	for i := range 8 {
+		big.put(fmt.Sprint(i), row)
+	}
+	big.endWrite(true)
+	big.commit()
+	if n := len(big.committed); n != 3 || big.bytes != 3*len(row) {
+		t.Errorf("%d rows of %d bytes remembered, want 3 of %d", n, big.bytes, 3*len(row))
 	}
 	s.forget()
 	if get("1") != "unknown" || len(s.committed) != 0 {
