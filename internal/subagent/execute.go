@@ -68,7 +68,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		if !unwatch() {
 			<-fired // its check found the run started: wait until it returns
 		}
-		if err := s.fileRun(ctx, t, r); err != nil {
+		if err := s.ready(ctx, t, r); err != nil {
 			s.lane.release()
 			s.neverStarted(ctx, span, t, r, err)
 			return

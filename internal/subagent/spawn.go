@@ -391,7 +391,7 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 		Title: "(@" + def.Name + " subagent)",
 	}
 	if background && s.joint != nil {
-		// Its transcript is created when it runs (fileRun): a run that
+		// Its transcript is created when it runs (ready): a run that
 		// waits for a place in the lane holds no file until then.
 		return s.cfg.Sessions.PrepareLater(info)
 	}
@@ -580,9 +580,13 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 			return nil, fmt.Errorf("agent %q: %w", def.Name, err)
 		}
 	}
-	if r.tools, err = s.pool(def, ch, req.Fork, req.Tools, r.mcpTools); err != nil {
-		s.endSession(ctx, r.sess, session.StatusFailed)
-		return nil, err
+	if req.Fork != nil || !startsInBackground(req, def) {
+		// A background run builds its tools when it starts (ready):
+		// one waiting for a lane place holds no tool set.
+		if r.tools, err = s.pool(def, ch, req.Fork, req.Tools, r.mcpTools); err != nil {
+			s.endSession(ctx, r.sess, session.StatusFailed)
+			return nil, err
+		}
 	}
 	ok = true
 	return r, nil
@@ -673,7 +677,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	if background {
 		// A free lane slot is taken now, so that the first write
 		// records the run as running (joint.go); a run that waits for
-		// one gets its files when it starts.
+		// one gets its tools and files when it starts (ready).
 		status := task.StatusPending
 		if r.laneHeld || s.lane.tryAcquire() {
 			t.laneHeld, status = true, task.StatusRunning
@@ -681,7 +685,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		t.queued = !t.laneHeld
 		err := func() error {
 			if t.laneHeld {
-				if err := s.fileRun(ctx, t, r); err != nil {
+				if err := s.ready(ctx, t, r); err != nil {
 					return err
 				}
 			}
@@ -718,11 +722,18 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	return t, nil
 }
 
-// fileRun gives a background run about to start its files: its transcript
-// (Session.Claim), and its output file, which is the transcript under a
+// ready gives a background run about to start what it runs with, which
+// a run waiting for a lane place goes without: its tool set, its
+// transcript (Session.Claim), and its output file, the transcript under a
 // second name (output.go); with the transcript in a store there is no
 // output file at all.
-func (s *Service) fileRun(ctx context.Context, t *liveTask, r *run) error {
+func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
+	if r.tools == nil {
+		var err error
+		if r.tools, err = s.pool(r.def, r.child, r.req.Fork, r.req.Tools, r.mcpTools); err != nil {
+			return err
+		}
+	}
 	if err := r.sess.Claim(ctx); err != nil {
 		return err
 	}
