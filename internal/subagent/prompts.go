@@ -61,7 +61,11 @@ var frameFuncs = template.FuncMap{
 }
 
 func render(t *template.Template, data any) string {
+	// Rendered for every spawn and notification: a buffer sized for a
+	// prompt rarely grows, and String keeps an exact copy, not the
+	// buffer's spare room, alive in the conversation.
 	var b bytes.Buffer
+	b.Grow(1024)
 	if err := t.Execute(&b, data); err != nil {
 		// The templates are ours and their data is fixed in shape: a failure
 		// is a bug to surface loudly in tests.
