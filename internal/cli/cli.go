@@ -36,6 +36,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// with SIGPIPE ignored, writes fail with EPIPE, which is reported once
 	// while the session still finishes and is saved.
 	signal.Ignore(syscall.SIGPIPE)
+	leanGC(leanAbove, leanPercent)
 	root := newRoot(stdin, stdout, stderr)
 	root.SetArgs(args)
 	root.SetIn(stdin)
