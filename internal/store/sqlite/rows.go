@@ -250,30 +250,34 @@ func (t *wtx) endWrite(ok bool) {
 // readTask returns task id as the current write sees it, remembered or
 // read; sql.ErrNoRows if there is none.
 func (t *wtx) readTask(id string) (task.Task, error) {
+	var set *rowSet[task.Task]
 	if t.rows != nil {
-		if r, ok := t.rows.tasks.get(id); ok {
-			return r, nil
-		}
+		set = &t.rows.tasks
 	}
-	t.reads.Add(1)
-	r, err := tablerow.ScanTask(t.queryRow(selectTaskSQL, id))
-	if err == nil && t.rows != nil {
-		t.rows.tasks.put(id, r)
-	}
-	return r, err
+	return readRow(t, set, selectTaskSQL, id, tablerow.ScanTask)
 }
 
 // readSession is readTask for a session.
 func (t *wtx) readSession(id string) (session.Info, error) {
+	var set *rowSet[session.Info]
 	if t.rows != nil {
-		if r, ok := t.rows.sessions.get(id); ok {
+		set = &t.rows.sessions
+	}
+	return readRow(t, set, selectSessionSQL, id, tablerow.ScanSession)
+}
+
+// readRow is row id from set, or read by query and remembered in set (nil:
+// nothing is remembered).
+func readRow[R any](t *wtx, set *rowSet[R], query, id string, scan func(tablerow.Scanner) (R, error)) (R, error) {
+	if set != nil {
+		if r, ok := set.get(id); ok {
 			return r, nil
 		}
 	}
 	t.reads.Add(1)
-	r, err := tablerow.ScanSession(t.queryRow(selectSessionSQL, id))
-	if err == nil && t.rows != nil {
-		t.rows.sessions.put(id, r)
+	r, err := scan(t.queryRow(query, id))
+	if err == nil && set != nil {
+		set.put(id, r)
 	}
 	return r, err
 }
