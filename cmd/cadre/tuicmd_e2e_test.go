@@ -48,10 +48,12 @@ func TestTUISubagentsTasksTreeAndStop(t *testing.T) {
 		t.Errorf("/agents does not list the project's reviewer:\n%s", screen)
 	}
 
-	// Ctrl+T: the running subagent's own session, its prompt in view.
+	// Ctrl+T: the running subagent's own session, its prompt in view. The
+	// transcript and the tree around it load apart: wait for both.
 	s.SendKeys("C-t")
-	screen = s.WaitFor("SURVEY-ATTIC-TASK", screenWait)
-	for _, want := range []string{"Session tree · general-purpose · Survey the attic · running", "parent: main", "p parent", "s send a message"} {
+	s.WaitFor("SURVEY-ATTIC-TASK", screenWait)
+	screen = s.WaitFor("Session tree · general-purpose · Survey the attic · running", screenWait)
+	for _, want := range []string{"SURVEY-ATTIC-TASK", "parent: main", "p parent", "s send a message"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the tree screen lacks %q:\n%s", want, screen)
 		}
