@@ -126,30 +126,15 @@ func (m *Manager) Create(ctx context.Context, s Info) (*Session, error) {
 
 // Prepare is Create for a caller that writes the session's record itself,
 // in one transaction with records of its own (a background child's task),
-// and then says so with Recorded: it fills in s as Create does and creates
-// the transcript, which must be new, but writes nothing to the Index. A
-// session never recorded is recorded by Finish, with its final status, so
-// that a start that fails before its record was written still leaves one.
-func (m *Manager) Prepare(ctx context.Context, s Info) (*Session, error) {
-	s, err := m.fill(s)
-	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
-	}
-	w, err := m.tr.Create(ctx, s.ID, true)
-	if err != nil {
-		return nil, fmt.Errorf("create session %q: %w", s.ID, err)
-	}
-	sess := m.newSession(s, w)
-	sess.recorded = false
-	return sess, nil
-}
-
-// PrepareLater is Prepare without the transcript: Claim creates it, new as
-// Prepare would, when the session is about to run. Until then the session
-// holds no file: a background child waiting for a place in the lane costs
-// no file descriptor, and its launch no file creation. A reader finds no
-// transcript for it until Claim (Transcripts.Read's os.ErrNotExist).
-func (m *Manager) PrepareLater(s Info) (*Session, error) {
+// and then says so with Recorded: it fills in s as Create does but writes
+// nothing to the Index and creates no transcript yet. Claim creates the
+// transcript, which must be new, when the session is about to run: a
+// background child waiting for a place in the lane costs no file
+// descriptor, and its launch no file creation, and until Claim a reader
+// finds no transcript (Transcripts.Read's os.ErrNotExist). A session never
+// recorded is recorded by Finish, with its final status, so that a start
+// that fails before its record was written still leaves one.
+func (m *Manager) Prepare(s Info) (*Session, error) {
 	s, err := m.fill(s)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
@@ -286,7 +271,7 @@ type Session struct {
 	id string // Info.ID, kept apart so Append never reads Info
 	m  *Manager
 	// w is the transcript's writer: nil for a session kept in memory,
-	// and for one PrepareLater made (later) until Claim.
+	// and for a Prepared one (later) until Claim.
 	w     atomic.Pointer[Writer]
 	later bool
 
@@ -370,8 +355,8 @@ func (s *Session) Append(e Entry) error {
 	return nil // a session kept in memory (NewMemoryManager)
 }
 
-// Claim creates the transcript of a session PrepareLater made, if it has
-// none yet; for any other session it does nothing.
+// Claim creates the transcript of a Prepared session, if it has none yet;
+// for any other session it does nothing.
 func (s *Session) Claim(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

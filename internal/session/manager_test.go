@@ -351,20 +351,17 @@ func TestSessionAppendDuringFinish(t *testing.T) {
 	}
 }
 
-// TestManagerPrepare: a Prepared session has its transcript but no record
-// until its caller writes it (Recorded); Finish records one never written,
-// with its end, so that a failed start still leaves a record; Hold keeps
-// Finish's update for the caller to write.
+// TestManagerPrepare: a Prepared session has no record until its caller
+// writes it (Recorded); Finish records one never written, with its end, so
+// that a failed start still leaves a record; Hold keeps Finish's update for
+// the caller to write. (Its transcript: TestManagerPrepareClaim.)
 func TestManagerPrepare(t *testing.T) {
 	ctx := t.Context()
-	m, idx, dir := newManager(t)
+	m, idx, _ := newManager(t)
 
-	s, err := m.Prepare(ctx, session.Info{Agent: "worker"})
+	s, err := m.Prepare(session.Info{Agent: "worker"})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, s.Info.ID+".jsonl")); err != nil {
-		t.Errorf("Prepare made no transcript: %v", err)
 	}
 	if _, err := idx.GetSession(ctx, s.Info.ID); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Prepare wrote a record (GetSession err = %v)", err)
@@ -381,7 +378,7 @@ func TestManagerPrepare(t *testing.T) {
 	}
 
 	// Recorded by its caller, held: Finish writes nothing, Held does.
-	s, err = m.Prepare(ctx, session.Info{Agent: "worker"})
+	s, err = m.Prepare(session.Info{Agent: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,25 +407,17 @@ func TestManagerPrepare(t *testing.T) {
 	if s.Info != got {
 		t.Errorf("Info after the held update = %+v, want the stored %+v", s.Info, got)
 	}
-
-	// A transcript already there is never taken over.
-	if err := os.WriteFile(filepath.Join(dir, "taken.jsonl"), []byte("{}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Prepare(ctx, session.Info{ID: "taken"}); err == nil {
-		t.Error("Prepare opened an existing transcript")
-	}
 }
 
-// TestManagerPrepareLater: a session PrepareLater made holds no transcript
-// until Claim creates it, new; an append before that is refused; Claim is
+// TestManagerPrepareClaim: a Prepared session holds no transcript until
+// Claim creates it, new; an append before that is refused; Claim is
 // idempotent; a session that ends without ever being claimed still leaves
 // a transcript (empty) and its record.
-func TestManagerPrepareLater(t *testing.T) {
+func TestManagerPrepareClaim(t *testing.T) {
 	ctx := t.Context()
 	m, idx, dir := newManager(t)
 
-	s, err := m.PrepareLater(session.Info{Agent: "worker"})
+	s, err := m.Prepare(session.Info{Agent: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +426,7 @@ func TestManagerPrepareLater(t *testing.T) {
 		t.Errorf("TranscriptPath = %q, want %q: it is where Claim will create it", s.Info.TranscriptPath, path)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("PrepareLater made a transcript (stat: %v)", err)
+		t.Errorf("Prepare made a transcript (stat: %v)", err)
 	}
 	entry := session.Entry{Type: session.EntryUser, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text("hi")}}}
 	if err := s.Append(entry); err == nil {
@@ -462,7 +451,7 @@ func TestManagerPrepareLater(t *testing.T) {
 	}
 
 	// Never claimed: Finish creates the transcript, empty, and the record.
-	s, err = m.PrepareLater(session.Info{Agent: "worker"})
+	s, err = m.Prepare(session.Info{Agent: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,12 +465,12 @@ func TestManagerPrepareLater(t *testing.T) {
 		t.Errorf("record of a session that never ran: %+v, %v", got, err)
 	}
 
-	// Claim, like Prepare, never takes over a transcript already there.
-	s, err = m.PrepareLater(session.Info{ID: "taken-later"})
+	// Claim never takes over a transcript already there.
+	s, err = m.Prepare(session.Info{ID: "taken"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "taken-later.jsonl"), []byte("{}\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "taken.jsonl"), []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Claim(ctx); err == nil {

@@ -393,7 +393,7 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 	if background && s.joint != nil {
 		// Its transcript is created when it runs (ready): a run that
 		// waits for a place in the lane holds no file until then.
-		return s.cfg.Sessions.PrepareLater(info)
+		return s.cfg.Sessions.Prepare(info)
 	}
 	return s.cfg.Sessions.Create(ctx, info)
 }
