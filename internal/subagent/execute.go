@@ -88,8 +88,8 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 }
 
 // neverStarted records the end of a background run that never ran: its
-// context ended while it waited for a lane slot, or its files could not be
-// created when it got one (err).
+// context ended while it waited for a lane slot, or it could not be made
+// ready when it got one (err).
 func (s *Service) neverStarted(ctx context.Context, span telemetry.Span, t *liveTask, r *run, err error) {
 	defer r.releaseMCP()
 	s.closeInbox(ctx, t.inbox, false)

@@ -683,20 +683,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 			t.laneHeld, status = true, task.StatusRunning
 		}
 		t.queued = !t.laneHeld
-		err := func() error {
-			if t.laneHeld {
-				if err := s.ready(ctx, t, r); err != nil {
-					return err
-				}
-			}
-			if r.req.dispatched {
-				// RunDispatched claimed the record, running; its
-				// output is here now.
-				return s.claimOutput(ctx, t)
-			}
-			return s.record(ctx, t, status, r.sess)
-		}()
-		if err != nil {
+		if err := s.enter(ctx, t, r, status); err != nil {
 			if t.laneHeld {
 				s.lane.release()
 			}
@@ -720,6 +707,22 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	}
 	s.start(runCtx, t, r)
 	return t, nil
+}
+
+// enter records a background run launched here as status: pending, or
+// running and made ready when it took its lane slot at once.
+func (s *Service) enter(ctx context.Context, t *liveTask, r *run, status task.Status) error {
+	if t.laneHeld {
+		if err := s.ready(ctx, t, r); err != nil {
+			return err
+		}
+	}
+	if r.req.dispatched {
+		// RunDispatched claimed the record, running; its output is here
+		// now.
+		return s.claimOutput(ctx, t)
+	}
+	return s.record(ctx, t, status, r.sess)
 }
 
 // ready gives a background run about to start what it runs with, which
