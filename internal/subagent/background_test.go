@@ -52,6 +52,20 @@ func (g *gate) wait(ctx context.Context, req *llm.Request) error {
 	}
 }
 
+// readAfter is a child's script: its first turn waits at g, then calls
+// Read; every later turn answers "done".
+func (g *gate) readAfter() script {
+	return func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		if turn(req) > 0 {
+			return reply("done"), nil
+		}
+		if err := g.wait(ctx, req); err != nil {
+			return nil, err
+		}
+		return replyBlocks(use("toolu_read", "Read", fakeIn{FilePath: "a.go"})), nil
+	}
+}
+
 // recv takes one value from ch, failing the test after waitFor.
 func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
@@ -884,15 +898,7 @@ func TestSendMessage(t *testing.T) {
 func testSendMessage(t *testing.T, mailbox bool) {
 	t.Run("running, by name", func(t *testing.T) {
 		g := newGate()
-		h := newHarness(t, setup{mailbox: mailbox, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-			if turn(req) > 0 {
-				return reply("done"), nil
-			}
-			if err := g.wait(ctx, req); err != nil {
-				return nil, err
-			}
-			return replyBlocks(use("toolu_read", "Read", fakeIn{FilePath: "a.go"})), nil
-		}})
+		h := newHarness(t, setup{mailbox: mailbox, script: g.readAfter()})
 		c := h.mainCaller()
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "work", Name: "bob"})
 		recv(t, g.entered, "the child's first model call")

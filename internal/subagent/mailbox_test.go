@@ -41,15 +41,7 @@ func (h *harness) otherProcessOn(tasks task.Store, mb Mailbox) *Service {
 // its record, reaches the run at its next loop boundary.
 func TestSendMessageFromAnotherProcess(t *testing.T) {
 	g := newGate()
-	h := newHarness(t, setup{mailbox: true, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-		if turn(req) > 0 {
-			return reply("done"), nil
-		}
-		if err := g.wait(ctx, req); err != nil {
-			return nil, err
-		}
-		return replyBlocks(use("toolu_read", "Read", fakeIn{FilePath: "a.go"})), nil
-	}})
+	h := newHarness(t, setup{mailbox: true, script: g.readAfter()})
 	c := h.mainCaller()
 	id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "work", Name: "bob"})
 	recv(t, g.entered, "the child's first model call")
