@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -219,15 +220,10 @@ func openBackground(b *testing.B, f *bgFanOut, lane int, clock *stepClock) *cadr
 		b.Fatal(err)
 	}
 	rt, err := cadre.New(context.Background(), cadre.Options{
-		Cwd: dir,
-		LLM: &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
-		Getenv: func(k string) string {
-			if k == "CADRE_HOME" {
-				return home
-			}
-			return ""
-		},
-		Now: clock.Now,
+		Cwd:    dir,
+		LLM:    &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
+		Getenv: testkit.Home(home),
+		Now:    clock.Now,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -85,14 +86,9 @@ func (f *fanOut) open(b testing.TB) *cadre.Runtime {
 	// to the process's directory must not land in the repository.
 	b.Chdir(dir)
 	rt, err := cadre.New(context.Background(), cadre.Options{
-		Cwd: dir,
-		LLM: &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
-		Getenv: func(k string) string {
-			if k == "CADRE_HOME" {
-				return home
-			}
-			return ""
-		},
+		Cwd:    dir,
+		LLM:    &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
+		Getenv: testkit.Home(home),
 	})
 	if err != nil {
 		b.Fatal(err)

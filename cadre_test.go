@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -61,12 +62,7 @@ func (f *fixture) open(t *testing.T, opts cadre.Options) *cadre.Runtime {
 	if f.fn != nil {
 		opts.LLM = &llm.ModelFunc{ID: "test:model", Func: f.fn}
 	}
-	opts.Getenv = func(k string) string {
-		if k == "CADRE_HOME" {
-			return f.home
-		}
-		return ""
-	}
+	opts.Getenv = testkit.Home(f.home)
 	rt, err := cadre.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

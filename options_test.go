@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -24,12 +25,7 @@ func openErr(t *testing.T, opts cadre.Options) error {
 	opts.LLM = &llm.ModelFunc{ID: "test:model", Func: func(context.Context, *llm.Request) (*llm.Response, error) {
 		return llm.Reply(llm.Text("ok")), nil
 	}}
-	opts.Getenv = func(k string) string {
-		if k == "CADRE_HOME" {
-			return home
-		}
-		return ""
-	}
+	opts.Getenv = testkit.Home(home)
 	rt, err := cadre.New(context.Background(), opts)
 	if err == nil {
 		rt.Close()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -173,12 +174,7 @@ func TestDispatchOptionChecked(t *testing.T) {
 	f := newFixture(t)
 	rt, err := cadre.New(context.Background(), cadre.Options{
 		Cwd: f.dir, LLM: &llm.ModelFunc{ID: "test:model", Func: f.model}, Dispatch: "everywhere",
-		Getenv: func(k string) string {
-			if k == "CADRE_HOME" {
-				return f.home
-			}
-			return ""
-		},
+		Getenv: testkit.Home(f.home),
 	})
 	if err == nil {
 		rt.Close()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
+	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -51,14 +52,9 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 	}
 	var err error
 	rt, err = New(context.Background(), Options{
-		Cwd: dir,
-		LLM: &llm.ModelFunc{ID: "test:model", Func: model},
-		Getenv: func(k string) string {
-			if k == "CADRE_HOME" {
-				return home
-			}
-			return ""
-		},
+		Cwd:    dir,
+		LLM:    &llm.ModelFunc{ID: "test:model", Func: model},
+		Getenv: testkit.Home(home),
 	})
 	if err != nil {
 		t.Fatal(err)

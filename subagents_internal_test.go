@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -23,12 +24,7 @@ func TestSubagentsSkipsThisProcessLaunchingRuns(t *testing.T) {
 		LLM: &llm.ModelFunc{ID: "test:model", Func: func(context.Context, *llm.Request) (*llm.Response, error) {
 			return llm.Reply(llm.Text("hi")), nil
 		}},
-		Getenv: func(k string) string {
-			if k == "CADRE_HOME" {
-				return home
-			}
-			return ""
-		},
+		Getenv: testkit.Home(home),
 	})
 	if err != nil {
 		t.Fatal(err)
