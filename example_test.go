@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
@@ -179,10 +180,19 @@ func open(model func(context.Context, *llm.Request) (*llm.Response, error), opts
 // started it. The main agent gets a turn when the run's notification
 // arrives, so the run yields a result per turn; the last is the run's.
 func ExampleRuntime_Run_subagentEvents() {
-	model := func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	// The counter answers once the main agent has replied to its launch,
+	// so that the output's order does not depend on which is faster.
+	launched := make(chan struct{})
+	var once sync.Once
+	model := func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		last := req.Messages[len(req.Messages)-1].Text()
 		switch {
 		case req.Agent == "counter":
+			select {
+			case <-launched:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 			return llm.Reply(llm.Text("There are 42 files.")), nil
 		case len(req.Messages) == 1:
 			return llm.Reply(llm.ToolUse("call-1", "Agent", json.RawMessage(
@@ -190,6 +200,7 @@ func ExampleRuntime_Run_subagentEvents() {
 		case strings.Contains(last, "<task-notification>"):
 			return llm.Reply(llm.Text("The count is in: 42 files.")), nil
 		}
+		once.Do(func() { close(launched) })
 		return llm.Reply(llm.Text("I started the count.")), nil
 	}
 	rt, done := open(model, cadre.Options{Agents: []cadre.Agent{{
