@@ -32,6 +32,9 @@ func TestWindow(t *testing.T) {
 		model string
 		want  int64
 	}{
+		{"claude-sonnet-5-5", 1000000},
+		{"claude-opus-5-5-20261001", 1000000},
+		{"gpt-5.6-sol", 1050000},
 		{"claude-sonnet-4-5", 200000},
 		{"claude-sonnet-4-5-20250929", 200000},
 		{"claude-3-5-haiku-latest", 200000},

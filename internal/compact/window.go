@@ -1,9 +1,14 @@
 package compact
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/catalog"
+)
 
 // windows are the documented context windows, in tokens, of well-known
-// model families, keyed by the provider's model id. A longer id matches its
+// model families, keyed by the provider's model id, for the models the
+// catalogue (internal/catalog) does not list or lists without a window. A longer id matches its
 // family's key by prefix ("claude-sonnet-4-5-20250929" → "claude",
 // "gpt-4o-mini" → "gpt-4o", "gpt-5.1" → "gpt-5"); the longest key wins.
 var windows = map[string]int64{
@@ -19,12 +24,16 @@ var windows = map[string]int64{
 }
 
 // Window returns the context window, in tokens, of a model id (the
-// provider's id, e.g. "claude-sonnet-4-5", "gpt-4o-mini"), or 0 when it is
-// not known. A routing prefix ("anthropic/claude-sonnet-4.5") is ignored.
+// provider's id, e.g. "claude-sonnet-5-5", "gpt-4o-mini"), or 0 when it is
+// not known: the catalogue's, else its family's. A routing prefix
+// ("anthropic/claude-sonnet-4.5") is ignored.
 func Window(model string) int64 {
 	model = strings.ToLower(model)
 	if i := strings.LastIndexByte(model, '/'); i >= 0 {
 		model = model[i+1:]
+	}
+	if m, ok := catalog.Default().Lookup(model); ok && m.Context > 0 {
+		return m.Context
 	}
 	best, window := -1, int64(0)
 	for key, w := range windows {

@@ -4,40 +4,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/catalog"
 	"github.com/cadre-dev/cadre/llm"
 )
 
 // Price is USD per million tokens.
-type Price struct {
-	Input, Output, CacheRead, CacheWrite float64
-}
-
-// builtinPrices are list prices of well-known models, keyed by the
-// provider's model id; a dated id ("claude-sonnet-4-5-20250929") matches its
-// undated key by prefix. Settings override or extend them.
-var builtinPrices = map[string]Price{
-	"claude-opus-4-5":   {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-opus-4-1":   {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
-	"claude-opus-4":     {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
-	"claude-sonnet-4-5": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
-	"claude-sonnet-4":   {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
-	"claude-haiku-4-5":  {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
-	"claude-3-5-haiku":  {Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},
-	"gpt-5":             {Input: 1.25, Output: 10, CacheRead: 0.125},
-	"gpt-5-mini":        {Input: 0.25, Output: 2, CacheRead: 0.025},
-	"gpt-5-nano":        {Input: 0.05, Output: 0.4, CacheRead: 0.005},
-	"gpt-4.1":           {Input: 2, Output: 8, CacheRead: 0.5},
-	"gpt-4.1-mini":      {Input: 0.4, Output: 1.6, CacheRead: 0.1},
-	"gpt-4.1-nano":      {Input: 0.1, Output: 0.4, CacheRead: 0.025},
-	"gpt-4o":            {Input: 2.5, Output: 10, CacheRead: 1.25},
-	"gpt-4o-mini":       {Input: 0.15, Output: 0.6, CacheRead: 0.075},
-	"o3":                {Input: 2, Output: 8, CacheRead: 0.5},
-	"o3-mini":           {Input: 1.1, Output: 4.4, CacheRead: 0.55},
-	"o4-mini":           {Input: 1.1, Output: 4.4, CacheRead: 0.275},
-}
+type Price = catalog.Price
 
 // Pricing looks up prices: overrides first (by "provider:model" or model
-// id), then the built-in table. A model with no known price costs 0.
+// id, or a model id's prefix), then the model catalogue
+// (internal/catalog).
 type Pricing struct {
 	Overrides map[string]Price
 }
@@ -52,7 +28,10 @@ func (p Pricing) Lookup(ref Ref) (Price, bool) {
 	if pr, ok := longestPrefix(p.Overrides, ref.Model); ok {
 		return pr, true
 	}
-	return longestPrefix(builtinPrices, ref.Model)
+	if m, ok := catalog.Default().Lookup(ref.Model); ok && m.Price != nil {
+		return *m.Price, true
+	}
+	return Price{}, false
 }
 
 // Cost is the estimated USD cost of u on ref; 0 when the price is unknown.

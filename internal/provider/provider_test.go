@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/catalog"
 	"github.com/cadre-dev/cadre/llm"
 	"go.uber.org/goleak"
 )
@@ -29,15 +30,21 @@ func TestParse(t *testing.T) {
 		want     string
 		err      string
 	}{
-		{"qualified", "anthropic:claude-opus-4-1", cfg, "anthropic:claude-opus-4-1", ""},
+		{"qualified", "anthropic:claude-opus-5-5", cfg, "anthropic:claude-opus-5-5", ""},
 		{"opencode slash", "openai/gpt-4o", cfg, "openai:gpt-4o", ""},
 		{"custom provider", "ollama:llama3.2", cfg, "ollama:llama3.2", ""},
 		{"custom provider slash", "ollama/llama3.2", cfg, "ollama:llama3.2", ""},
 		{"model id with slash", "openai:meta-llama/Llama-3-8B", cfg, "openai:meta-llama/Llama-3-8B", ""},
 		{"bare claude", "claude-haiku-4-5", cfg, "anthropic:claude-haiku-4-5", ""},
 		{"bare gpt", "gpt-4.1", cfg, "openai:gpt-4.1", ""},
-		{"bare o3", "o3-mini", cfg, "openai:o3-mini", ""},
-		{"builtin alias", "opus", cfg, "anthropic:claude-opus-4-1", ""},
+		{"bare o3", "o3", cfg, "openai:o3", ""},
+		{"builtin alias", "opus", cfg, "anthropic:claude-opus-5-5", ""},
+		{"builtin alias, current generation", "sonnet", Config{}, "anthropic:claude-sonnet-5-5", ""},
+		{"fable", "fable", Config{}, "anthropic:claude-fable-5-2", ""},
+		{"retired", "anthropic:claude-opus-4-1", cfg, "", "claude-opus-4-1 is retired and no longer answers; use claude-opus-5-5 instead (--model opus)"},
+		{"retired, bare", "o3-mini", cfg, "", "o3-mini is retired"},
+		{"retired, dated snapshot", "claude-opus-4-1-20250805", cfg, "", "use claude-opus-5-5"},
+		{"retired name on a custom endpoint is the endpoint's business", "ollama:claude-opus-4-1", cfg, "ollama:claude-opus-4-1", ""},
 		{"settings alias overrides builtin", "sonnet", cfg, "anthropic:claude-sonnet-4-5-20250929", ""},
 		{"alias of alias", "quick", cfg, "openai:gpt-4o-mini", ""},
 		{"script", "script:examples/demo/scenario.yaml", cfg, "script:examples/demo/scenario.yaml", ""},
@@ -65,10 +72,33 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// A deprecated model resolves, and Lifecycle says so with the date and the
+// replacement; from its retirement day on it is refused.
+func TestLifecycle(t *testing.T) {
+	on := func(d string) func() time.Time {
+		return func() time.Time { t, _ := time.Parse(time.DateOnly, d); return t.Add(time.Hour) }
+	}
+	before, after := Config{Now: on("2026-11-28")}, Config{Now: on("2026-11-30")}
+	ref, err := Parse("claude-sonnet-4-5", before)
+	if err != nil {
+		t.Fatalf("before retirement: %v", err)
+	}
+	st, notice := before.Lifecycle(ref)
+	if st != catalog.Deprecated || !strings.Contains(notice, "retires on 2026-11-30") || !strings.Contains(notice, "use claude-sonnet-5-5 instead (--model sonnet)") {
+		t.Errorf("before retirement: %v %q", st, notice)
+	}
+	if _, err := Parse("claude-sonnet-4-5-20250929", after); err == nil || !strings.Contains(err.Error(), "was retired on 2026-11-30") {
+		t.Errorf("on retirement day: err = %v, want the refusal", err)
+	}
+	if st, notice := before.Lifecycle(Ref{"anthropic", "claude-sonnet-5-5"}); st != catalog.Active || notice != "" {
+		t.Errorf("current model: %v %q", st, notice)
+	}
+}
+
 func TestResolveMissingKeyNamesTheVariable(t *testing.T) {
 	none := func(string) string { return "" }
 	for _, tc := range []struct{ model, want string }{
-		{"claude-sonnet-4-5", "ANTHROPIC_API_KEY"},
+		{"claude-sonnet-5-5", "ANTHROPIC_API_KEY"},
 		{"openai:gpt-4o", "OPENAI_API_KEY"},
 	} {
 		_, err := Resolve(tc.model, Config{Getenv: none})
@@ -223,6 +253,9 @@ func TestCost(t *testing.T) {
 		ref  Ref
 		want float64
 	}{
+		{Ref{"anthropic", "claude-sonnet-5-5"}, 2 + 10 + 0.1 + 2.5},
+		{Ref{"anthropic", "claude-opus-5-5"}, 4 + 20 + 0.2 + 5},
+		{Ref{"anthropic", "claude-haiku-5-5"}, 0.1 + 0.5 + 0.01 + 0.125},
 		{Ref{"anthropic", "claude-sonnet-4-5"}, 3 + 15 + 0.3 + 3.75},
 		{Ref{"anthropic", "claude-sonnet-4-5-20250929"}, 3 + 15 + 0.3 + 3.75},
 		{Ref{"openai", "gpt-4o-mini"}, 0.15 + 0.6 + 0.075},

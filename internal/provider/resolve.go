@@ -8,7 +8,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/cadre-dev/cadre/internal/catalog"
 	"github.com/cadre-dev/cadre/internal/provider/anthropic"
 	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/provider/openai"
@@ -38,13 +40,9 @@ type Config struct {
 	// Limits bound every stream of the anthropic and openai models: a
 	// stall ends in an error that Retry retries.
 	Limits guard.Limits
-}
-
-// builtinAliases are Claude Code's short names; settings may override them.
-var builtinAliases = map[string]string{
-	"sonnet": "anthropic:claude-sonnet-4-5",
-	"opus":   "anthropic:claude-opus-4-1",
-	"haiku":  "anthropic:claude-haiku-4-5",
+	// Now is the clock that model lifecycles are judged by; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Ref is a parsed model name.
@@ -63,9 +61,11 @@ func Parse(name string, cfg Config) (Ref, error) {
 		return Ref{}, configErr("no model given: pass --model or set \"model\" in settings")
 	}
 	for range 4 { // aliases may point at aliases; bounded to stop cycles
+		// Claude Code's short names come from the catalogue; settings
+		// may override them.
 		target, ok := cfg.Aliases[name]
 		if !ok {
-			target, ok = builtinAliases[name]
+			target, ok = catalog.Default().Alias(name)
 		}
 		if !ok {
 			break
@@ -79,25 +79,54 @@ func Parse(name string, cfg Config) (Ref, error) {
 		if !cfg.known(p) {
 			return Ref{}, configErr(fmt.Sprintf("model %q: unknown provider %q (known: %s)", orig, p, strings.Join(cfg.providers(), ", ")))
 		}
-		return Ref{Provider: p, Model: m}, nil
+		return cfg.live(Ref{Provider: p, Model: m})
 	}
 	if p, m, ok := strings.Cut(name, "/"); ok && cfg.known(p) && m != "" {
-		return Ref{Provider: p, Model: m}, nil
+		return cfg.live(Ref{Provider: p, Model: m})
 	}
 	switch {
 	case strings.HasPrefix(name, "claude-"):
-		return Ref{Provider: "anthropic", Model: name}, nil
+		return cfg.live(Ref{Provider: "anthropic", Model: name})
 	case strings.HasPrefix(name, "gpt-"), strings.HasPrefix(name, "chatgpt-"),
 		strings.HasPrefix(name, "o1"), strings.HasPrefix(name, "o3"), strings.HasPrefix(name, "o4"):
-		return Ref{Provider: "openai", Model: name}, nil
+		return cfg.live(Ref{Provider: "openai", Model: name})
 	}
 	if cfg.DefaultProvider != "" {
 		if !cfg.known(cfg.DefaultProvider) {
 			return Ref{}, configErr(fmt.Sprintf("defaultProvider %q is not a known provider (known: %s)", cfg.DefaultProvider, strings.Join(cfg.providers(), ", ")))
 		}
-		return Ref{Provider: cfg.DefaultProvider, Model: name}, nil
+		return cfg.live(Ref{Provider: cfg.DefaultProvider, Model: name})
 	}
 	return Ref{}, configErr(fmt.Sprintf("cannot tell the provider of model %q: write it as provider:model (e.g. anthropic:%s or openai:%s) or set defaultProvider", orig, name, name))
+}
+
+// Lifecycle says where ref's model stands today, by the catalogue, and
+// what to tell the user: a deprecated model's warning, a retired one's
+// refusal, each naming the replacement. Only the providers' own endpoints
+// ("anthropic", "openai") are judged: a custom endpoint (a gateway, a
+// local server) may serve any name it likes.
+func (c Config) Lifecycle(ref Ref) (catalog.State, string) {
+	if ref.Provider != "anthropic" && ref.Provider != "openai" {
+		return catalog.Active, ""
+	}
+	m, ok := catalog.Default().Lookup(ref.Model)
+	if !ok || m.Provider != ref.Provider {
+		return catalog.Active, ""
+	}
+	now := time.Now()
+	if c.Now != nil {
+		now = c.Now()
+	}
+	return m.State(now), m.Notice(now)
+}
+
+// live refuses a retired model: a request to it can only fail, later and
+// less clearly.
+func (c Config) live(ref Ref) (Ref, error) {
+	if st, notice := c.Lifecycle(ref); st == catalog.RetiredState {
+		return Ref{}, configErr(notice)
+	}
+	return ref, nil
 }
 
 // Resolve builds the model named name, wrapped in cfg.Retry.

@@ -10,9 +10,10 @@ import (
 	"os"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/cadre-dev/cadre/internal/catalog"
 	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/provider/toolcache"
 	"github.com/cadre-dev/cadre/llm"
@@ -21,15 +22,21 @@ import (
 const provider = "anthropic"
 
 // defaultMaxTokens bounds a reply when neither the request nor the Config
-// says how long it may be.
-const defaultMaxTokens = 8192
+// says how long it may be, for a model the catalogue does not know; for
+// one it knows, the bound is its output limit, at most
+// catalogMaxTokens (the API estimates output rate limits from max_tokens,
+// so asking for the whole limit on every turn would use them up early).
+const (
+	defaultMaxTokens = 8192
+	catalogMaxTokens = 32000
+)
 
 // Config configures a Model.
 type Config struct {
-	// Model is the provider's model id, e.g. "claude-sonnet-4-5".
+	// Model is the provider's model id, e.g. "claude-sonnet-5-5".
 	Model string
-	// APIKey is sent as x-api-key; "" reads ANTHROPIC_API_KEY, then
-	// ANTHROPIC_AUTH_TOKEN (sent as a bearer token, as Claude Code does).
+	// APIKey is sent as a bearer token (API version 2026-10-21); "" reads
+	// ANTHROPIC_API_KEY, then ANTHROPIC_AUTH_TOKEN.
 	APIKey string
 	// BaseURL is the API's base URL; "" reads ANTHROPIC_BASE_URL, else the
 	// SDK's default (https://api.anthropic.com).
@@ -51,7 +58,10 @@ type Model struct {
 	client    sdk.Client
 	model     string
 	maxTokens int64
-	limits    guard.Limits
+	// outputLimit is the model's output limit by the catalogue (0 when
+	// not known): a thinking budget never raises max_tokens above it.
+	outputLimit int64
+	limits      guard.Limits
 	// tools holds the tool sets already encoded: children and every turn
 	// of a conversation send the same ones.
 	tools *toolcache.Cache[[]sdk.ToolUnionParam]
@@ -69,7 +79,7 @@ func New(cfg Config) (*Model, error) {
 		getenv = os.Getenv
 	}
 	if cfg.Model == "" {
-		return nil, &llm.Error{Kind: llm.ErrConfig, Provider: provider, Message: "no model id given (want e.g. claude-sonnet-4-5)"}
+		return nil, &llm.Error{Kind: llm.ErrConfig, Provider: provider, Message: "no model id given (want e.g. claude-sonnet-5-5)"}
 	}
 	// The SDK would read the process environment and the user's Anthropic
 	// profile files on its own; cadre resolves credentials itself, through
@@ -102,11 +112,18 @@ func New(cfg Config) (*Model, error) {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
+	var limit int64 // the model's output limit; 0 when not known
+	if cm, ok := catalog.Default().Lookup(cfg.Model); ok {
+		limit = cm.MaxOutput
+	}
 	maxTokens := cfg.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = defaultMaxTokens
+		if limit > 0 {
+			maxTokens = min(limit, catalogMaxTokens)
+		}
 	}
-	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, limits: cfg.Limits.WithDefaults(),
+	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, outputLimit: limit, limits: cfg.Limits.WithDefaults(),
 		tools: &toolcache.Cache[[]sdk.ToolUnionParam]{}}, nil
 }
 

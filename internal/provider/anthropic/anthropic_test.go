@@ -242,7 +242,6 @@ func TestRequestBody(t *testing.T) {
 		"model": "claude-test",
 		"max_tokens": 8192,
 		"stream": true,
-		"temperature": 0.5,
 		"thinking": {"type": "enabled", "budget_tokens": 2048},
 		"system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
 		"tools": [
@@ -279,11 +278,14 @@ func TestRequestBody(t *testing.T) {
 	if diff := cmp.Diff(want, reqs[0].JSON()); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}
-	if got := reqs[0].Header.Get("X-Api-Key"); got != "test-key" {
-		t.Errorf("x-api-key = %q", got)
+	// API version 2026-10-21 (anthropic-sdk-go v2): the key travels as a
+	// bearer token, and sampling parameters (the request's temperature) are
+	// not sent, since that version rejects them.
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer test-key" {
+		t.Errorf("authorization = %q, want the key as a bearer token", got)
 	}
-	if reqs[0].Header.Get("Anthropic-Version") == "" {
-		t.Error("no anthropic-version header")
+	if got := reqs[0].Header.Get("Anthropic-Version"); got != "2026-10-21" {
+		t.Errorf("anthropic-version = %q, want 2026-10-21", got)
 	}
 }
 
@@ -368,20 +370,28 @@ func TestThinkingSignatureRoundTrip(t *testing.T) {
 func TestMaxTokens(t *testing.T) {
 	tests := []struct {
 		name   string
+		model  string // "" = one the catalogue does not know
 		cfg    int64
 		req    int64
 		budget int64
 		want   float64
 	}{
-		{"default", 0, 0, 0, 8192},
-		{"config", 500, 0, 0, 500},
-		{"request wins", 500, 100, 0, 100},
-		{"room left for the answer past the thinking budget", 0, 4000, 10000, 14000},
+		{"default", "", 0, 0, 0, 8192},
+		{"default of a catalogued model", "claude-sonnet-5-5", 0, 0, 0, 32000},
+		{"default under a small output limit", "claude-3-5-haiku-20241022", 0, 0, 0, 8192},
+		{"config", "", 500, 0, 0, 500},
+		{"request wins", "", 500, 100, 0, 100},
+		{"room left for the answer past the thinking budget", "", 0, 4000, 10000, 14000},
+		{"but never past the output limit", "claude-opus-4-1", 0, 8000, 30000, 32000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "ok"}))
-			m, err := New(Config{Model: "claude-test", APIKey: "k", BaseURL: srv.URL, MaxTokens: tt.cfg})
+			model := tt.model
+			if model == "" {
+				model = "claude-test"
+			}
+			m, err := New(Config{Model: model, APIKey: "k", BaseURL: srv.URL, MaxTokens: tt.cfg})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -595,8 +605,8 @@ func TestNew(t *testing.T) {
 		wantHeader map[string]string // checked on the request when New succeeds
 	}{
 		{name: "no key and no base URL", env: map[string]string{}, wantKind: llm.ErrAuth, wantMsg: "ANTHROPIC_API_KEY is not set"},
-		{name: "key from the environment", env: map[string]string{"ANTHROPIC_API_KEY": "env-key"}, wantHeader: map[string]string{"X-Api-Key": "env-key"}},
-		{name: "config key wins", cfg: Config{APIKey: "cfg-key"}, env: map[string]string{"ANTHROPIC_API_KEY": "env-key"}, wantHeader: map[string]string{"X-Api-Key": "cfg-key"}},
+		{name: "key from the environment", env: map[string]string{"ANTHROPIC_API_KEY": "env-key"}, wantHeader: map[string]string{"Authorization": "Bearer env-key", "X-Api-Key": ""}},
+		{name: "config key wins", cfg: Config{APIKey: "cfg-key"}, env: map[string]string{"ANTHROPIC_API_KEY": "env-key"}, wantHeader: map[string]string{"Authorization": "Bearer cfg-key", "X-Api-Key": ""}},
 		{name: "auth token as bearer", env: map[string]string{"ANTHROPIC_AUTH_TOKEN": "tok"}, wantHeader: map[string]string{"Authorization": "Bearer tok", "X-Api-Key": ""}},
 		{name: "custom base URL needs no key", env: map[string]string{}, wantHeader: map[string]string{"X-Api-Key": "", "Authorization": ""}},
 		{name: "bad base URL", cfg: Config{BaseURL: "localhost:8080"}, env: map[string]string{"ANTHROPIC_API_KEY": "k"}, wantKind: llm.ErrConfig, wantMsg: `base URL "localhost:8080" is not an http(s) URL`},

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -44,11 +44,13 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		// the answer its usual allowance on top of the budget.
 		if budget >= maxTokens {
 			p.MaxTokens = budget + maxTokens
+			if m.outputLimit > 0 && p.MaxTokens > m.outputLimit && budget < m.outputLimit {
+				p.MaxTokens = m.outputLimit
+			}
 		}
 	}
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
-	}
+	// req.Temperature is not sent: API version 2026-10-21, which the SDK
+	// speaks, rejects every sampling parameter (docs/models.md).
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
 	}
@@ -62,14 +64,9 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 	}
 
 	var lastPerTurn []bool // of the last message's blocks as sent: per-turn context?
+	var last []sdk.ContentBlockParamUnion
 	for i, msg := range req.Messages {
-		var role sdk.MessageParamRole
-		switch msg.Role {
-		case llm.RoleUser:
-			role = sdk.MessageParamRoleUser
-		case llm.RoleAssistant:
-			role = sdk.MessageParamRoleAssistant
-		default:
+		if msg.Role != llm.RoleUser && msg.Role != llm.RoleAssistant {
 			return p, badRequest(fmt.Sprintf("message %d: unknown role %q (want user or assistant)", i, msg.Role))
 		}
 		content := make([]sdk.ContentBlockParamUnion, 0, len(msg.Content))
@@ -92,10 +89,15 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, error) {
 				lastPerTurn = append(lastPerTurn, b.PerTurn)
 			}
 		}
-		p.Messages = append(p.Messages, sdk.MessageParam{Role: role, Content: content})
+		if msg.Role == llm.RoleUser {
+			p.Messages = append(p.Messages, sdk.NewUserMessage(content...))
+		} else {
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(content...))
+		}
+		last = content
 	}
-	if n := len(p.Messages); n > 0 {
-		content := p.Messages[n-1].Content
+	if len(last) > 0 {
+		content := last
 		for j := len(content) - 1; j >= 0; j-- {
 			// Thinking blocks cannot carry cache_control, and per-turn
 			// context must not: the breakpoint goes on the last block that

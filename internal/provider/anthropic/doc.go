@@ -1,5 +1,5 @@
 // Package anthropic adapts the Anthropic Messages API to llm.Model through the
-// official Go SDK (github.com/anthropics/anthropic-sdk-go). It streams every
+// official Go SDK (github.com/anthropics/anthropic-sdk-go/v2). It streams every
 // call, maps cadre's provider-neutral messages to the API's content blocks
 // and back (thinking signatures are returned unchanged, as the API demands),
 // marks prompt-cache breakpoints so repeated prefixes are served from cache,

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/cadre-dev/cadre/internal/provider/providertest"
 	"github.com/cadre-dev/cadre/llm"
