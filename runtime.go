@@ -17,6 +17,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/builtin"
+	"github.com/cadre-dev/cadre/internal/catalog"
 	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
@@ -294,6 +295,9 @@ type Runtime struct {
 
 	modelMu sync.Mutex
 	models  map[string]resolved // by name: spawning must not rebuild SDK clients
+	// noticed holds the deprecated models ("provider:id") the user was
+	// already warned of: once each.
+	noticed map[string]bool
 }
 
 type resolved struct {
@@ -396,6 +400,15 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	r.pricing.Overrides = map[string]provider.Price{}
 	for name, p := range s.Pricing {
 		r.pricing.Overrides[name] = provider.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	// A deprecated main model is told at start, with the other warnings;
+	// a retired one fails its first run with the replacement named.
+	if pc := r.providerConfig(); opts.LLM == nil {
+		if ref, err := provider.Parse(s.Model, pc); err == nil {
+			if w := r.notice(pc, ref); w != "" {
+				r.warnings = append(r.warnings, w)
+			}
+		}
 	}
 	dispatchTo, err := dispatchMode(s.Store.Dispatch, opts.Dispatch)
 	if err != nil {
@@ -716,6 +729,9 @@ func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
 	if err != nil {
 		return nil, provider.Ref{}, err
 	}
+	if w := r.notice(pc, ref); w != "" {
+		r.log.Warn(w)
+	}
 	m, err := provider.Resolve(name, pc)
 	if err != nil {
 		return nil, provider.Ref{}, err
@@ -812,8 +828,23 @@ func (r *Runtime) providerConfig() provider.Config {
 	}
 	return provider.Config{
 		DefaultProvider: s.DefaultProvider, Aliases: s.Aliases, Endpoints: eps,
-		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient, Limits: s.Limits.Stream(),
+		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient, Limits: s.Limits.Stream(), Now: r.now,
 	}
+}
+
+// notice warns, once per model, that ref's model is deprecated; it
+// returns the warning when this call is the one that gave it. The caller
+// holds modelMu.
+func (r *Runtime) notice(pc provider.Config, ref provider.Ref) string {
+	st, text := pc.Lifecycle(ref)
+	if st != catalog.Deprecated || r.noticed[ref.String()] {
+		return ""
+	}
+	if r.noticed == nil {
+		r.noticed = map[string]bool{}
+	}
+	r.noticed[ref.String()] = true
+	return text
 }
 
 // compaction is the settings' compaction for children (nil: off).
