@@ -158,3 +158,13 @@ func TestParseRejects(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParse is what the first model resolution of a process pays for
+// the table (it is parsed once, on first use).
+func BenchmarkParse(b *testing.B) {
+	for b.Loop() {
+		if _, err := Parse(modelsJSON); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
