@@ -115,6 +115,12 @@ type Conversation struct {
 	turnCost   float64  // of the main agent's replies this turn, not in the totals yet
 	remembered permission.Remembered
 	asker      permission.Asker // the main agent's, naming it
+	// thinking replaces Options.Thinking for the main agent's calls once
+	// SetMaxThinkingTokens set it; a zero budget turns thinking off.
+	thinking *llm.Thinking
+	// lastUsage is the main agent's last reply's usage: what its context
+	// held then (ContextUsage).
+	lastUsage *llm.Usage
 
 	started bool // the SessionStart hooks ran (serve's goroutine only)
 }
@@ -481,10 +487,24 @@ func (m liveModel) Name() string {
 
 func (m liveModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
+		m.c.mu.Lock()
+		if t := m.c.thinking; t != nil {
+			r := *req
+			r.Thinking = nil
+			if t.BudgetTokens > 0 {
+				r.Thinking = &llm.Thinking{BudgetTokens: t.BudgetTokens}
+			}
+			req = &r
+		}
+		m.c.mu.Unlock()
 		for ev, err := range m.stream(ctx, req) {
 			if err == nil && ev.Type == llm.EventDone && ev.Response != nil {
 				_, ref := m.c.current()
 				m.c.checkBudget(m.c.r.pricing.Cost(ref, ev.Response.Usage))
+				u := ev.Response.Usage
+				m.c.mu.Lock()
+				m.c.lastUsage = &u
+				m.c.mu.Unlock()
 			}
 			if !yield(ev, err) {
 				return
@@ -535,7 +555,6 @@ func (c *Conversation) serve() {
 		delete(r.groups, c.target)
 		r.groupMu.Unlock()
 	}()
-	sr.publishInit(c.mode)
 	hooks := sr.hooks()
 	defer sr.end(hooks)
 	conv := runner.Start(runner.Spec{
@@ -585,6 +604,14 @@ func (c *Conversation) serve() {
 		c.mu.Lock()
 		c.turn, c.onFallback, c.turnCost = cancel, false, 0
 		c.mu.Unlock()
+		// Each turn starts with an init event, as each of Claude Code's
+		// does: a reader joining later, or one that follows a switch of
+		// model or mode, learns the state the turn runs in.
+		model, _ := c.current()
+		c.mu.Lock()
+		mode := c.mode
+		c.mu.Unlock()
+		sr.publishInit(model.Name(), mode)
 		c.checkBudget(0) // spent already: no call is made
 		res := c.tracedTurn(tctx, conv, hooks, entries)
 		c.mu.Lock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/internal/testkit/npm"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // The Agent SDK end-to-end test: a program written against the real
@@ -142,6 +143,40 @@ func sdkScript(req testkit.Request) testkit.Reply {
 		}
 		return testkit.Reply{Text: "BASH-FAILED"}
 
+	case strings.Contains(first, "RUN-SLOW"):
+		if !results {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_slow", Name: "Bash", Input: map[string]any{
+				"command": "sleep 30", "description": "Wait",
+			}}}}
+		}
+		return testkit.Reply{Text: "SLOW-DONE"}
+
+	case strings.Contains(first, "RUN-COSTLY"):
+		// One reply that costs more than the budget: the run stops before
+		// the next call.
+		if !results {
+			return testkit.Reply{Usage: llm.Usage{InputTokens: 100_000, OutputTokens: 1_000}, ToolCalls: []testkit.ToolCall{{ID: "toolu_costly", Name: "Bash", Input: map[string]any{
+				"command": "echo COSTLY", "description": "Echo",
+			}}}}
+		}
+		return testkit.Reply{Text: "COSTLY-DONE"}
+
+	case strings.Contains(first, "CHILD-WAIT"):
+		if !results {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_childwait", Name: "Bash", Input: map[string]any{
+				"command": "sleep 60", "description": "Wait",
+			}}}}
+		}
+		return testkit.Reply{Text: "CHILD-WAITED"}
+	case strings.Contains(first, "CONTROL-ONE"):
+		switch {
+		case strings.Contains(last, "task-notification"):
+			return testkit.Reply{Text: "CONTROL-NOTIFIED"}
+		case !results:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{agent("toolu_wait", "waiting child", "CHILD-WAIT: wait", true)}}
+		}
+		return testkit.Reply{Text: "CONTROL-LAUNCHED"}
+
 	case strings.Contains(last, "STREAM-TWO"):
 		return testkit.Reply{Text: "REPLY-TWO"}
 	case strings.Contains(last, "STREAM-ONE"):
@@ -225,14 +260,14 @@ func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer,
 }
 
 // recordingWrapper is a shell script that runs exe with its stdin and stdout
-// copied to dir, for reading what a peer really says.
+// copied to dir, and its exit code, for reading what a peer really says.
 func recordingWrapper(t *testing.T, exe, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w := filepath.Join(t.TempDir(), "wrapped")
-	script := fmt.Sprintf("#!/bin/sh\necho \"$@\" > %[1]q/argv\ntee %[1]q/stdin.jsonl | %[2]q \"$@\" | tee %[1]q/stdout.jsonl\n", dir, exe)
+	script := fmt.Sprintf("#!/bin/sh\necho \"$@\" > %[1]q/argv\n{ tee %[1]q/stdin.jsonl | %[2]q \"$@\"; echo $? > %[1]q/exit; } | tee %[1]q/stdout.jsonl\nexit $(cat %[1]q/exit)\n", dir, exe)
 	if err := os.WriteFile(w, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -303,6 +338,69 @@ func TestAgentSDK(t *testing.T) {
 		}
 		if c := rep.callsOf("setPermissionMode"); len(c) != 1 {
 			t.Errorf("setPermissionMode() = %v", c)
+		}
+	})
+	// 1: an error result ends the process with exit code 1, so the SDK's
+	// loop throws after yielding it.
+	for _, c := range []struct{ scenario, subtype string }{
+		{"maxturns", "error_max_turns"},
+		{"budget", "error_max_budget_usd"},
+		{"interrupt", "error_during_execution"},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			rep, _, _ := runSDK(t, c.scenario)
+			rs := rep.results()
+			if len(rs) == 0 || rs[len(rs)-1]["subtype"] != c.subtype {
+				t.Fatalf("results = %v, want the last one %s", rs, c.subtype)
+			}
+			if th := rep.callsOf("thrown"); len(th) != 1 || th[0]["thrown"] != true {
+				t.Errorf("the SDK's loop did not throw after the error result: %v", th)
+			}
+		})
+	}
+	// 2: the control requests beyond initialize, interrupt and the mode
+	// and model switches are answered, not refused.
+	t.Run("control", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "control")
+		call := func(kind string) map[string]any {
+			c := rep.callsOf(kind)
+			if len(c) != 1 {
+				t.Fatalf("%s: %d calls recorded, want 1", kind, len(c))
+			}
+			if c[0]["ok"] != true {
+				t.Errorf("%s() threw: %v", kind, c[0]["error"])
+			}
+			return c[0]
+		}
+		if v, ok := call("mcpServerStatus")["value"].([]any); !ok {
+			t.Errorf("mcpServerStatus() = %v, want a list", v)
+		}
+		if v, _ := call("getContextUsage")["value"].(map[string]any); v == nil || v["maxTokens"].(float64) <= 0 || v["categories"].(float64) == 0 || v["model"] != "claude-sonnet-4-5" {
+			t.Errorf("getContextUsage() = %v, want the window, categories and the model", v)
+		}
+		call("setMaxThinkingTokens")
+		if v, _ := call("reloadSkills")["value"].(map[string]any); v["skills"] != true {
+			t.Errorf("reloadSkills() = %v, want a skills list", v)
+		}
+		if v, _ := call("setMcpServers")["value"].(map[string]any); v == nil || v["added"] == nil || v["removed"] == nil {
+			t.Errorf("setMcpServers({}) = %v, want added/removed/errors", v)
+		}
+		call("applyFlagSettings")
+		if v, _ := call("rewindFiles")["value"].(map[string]any); v == nil || v["canRewind"] != false || v["error"] == "" {
+			t.Errorf("rewindFiles() = %v, want canRewind false and why", v)
+		}
+		if v := call("backgroundTasks")["value"]; v != false {
+			t.Errorf("backgroundTasks(unknown call) = %v, want false", v)
+		}
+		call("stopTask")
+		var stopped bool
+		for _, m := range rep.Messages {
+			if m["subtype"] == "task_notification" && m["tool_use_id"] == "toolu_wait" {
+				stopped = m["status"] == "stopped"
+			}
+		}
+		if !stopped {
+			t.Errorf("no task_notification with status stopped for the stopped task")
 		}
 	})
 }

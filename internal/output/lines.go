@@ -15,6 +15,12 @@ import (
 // Line is the JSON object of one event, in Claude Code's shapes. Field
 // order follows Claude Code's so that lines read familiarly.
 func Line(e cadre.Event) any {
+	return line(e, nil)
+}
+
+// line is Line with the names of the tools called so far, by call id, for
+// the shape of their results (resultContent); nil knows none.
+func line(e cadre.Event, tools map[string]string) any {
 	switch e.Type {
 	case cadre.EventSystem:
 		if e.Init != nil {
@@ -24,7 +30,7 @@ func Line(e cadre.Event) any {
 	case cadre.EventAssistant:
 		return assistantLine(e)
 	case cadre.EventUser:
-		return userLine(e)
+		return userLine(e, tools)
 	case cadre.EventResult:
 		return resultLine(e)
 	case cadre.EventStreamEvent:
@@ -227,8 +233,54 @@ func assistantLine(e cadre.Event) assistantJSON {
 }
 
 type userMessage struct {
-	Role    llm.Role    `json:"role"`
-	Content []llm.Block `json:"content"`
+	Role    llm.Role `json:"role"`
+	Content []any    `json:"content"`
+}
+
+// toolResultJSON is a tool_result block whose content is a plain string,
+// as Claude Code writes the results of its built-in tools and refusals.
+type toolResultJSON struct {
+	ToolUseID string `json:"tool_use_id"`
+	Type      string `json:"type"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error"`
+}
+
+// userContent is a user message's blocks as Claude Code writes them: a
+// tool result that is only text is one string, except the results of
+// Agent calls and MCP tools, which keep their list of blocks (Claude Code
+// passes those on as the tool gave them).
+func userContent(m *llm.Message, tools map[string]string) []any {
+	blocks := nonNilBlocks(m)
+	out := make([]any, len(blocks))
+	for i, b := range blocks {
+		out[i] = b
+		if b.Type != llm.BlockToolResult || !onlyText(b.Content) {
+			continue
+		}
+		switch name := tools[b.ToolUseID]; {
+		case name == "Agent" || name == "Task" || strings.HasPrefix(name, "mcp__"):
+			continue
+		}
+		var text strings.Builder
+		for j, c := range b.Content {
+			if j > 0 {
+				text.WriteString("\n")
+			}
+			text.WriteString(c.Text)
+		}
+		out[i] = toolResultJSON{ToolUseID: b.ToolUseID, Type: "tool_result", Content: text.String(), IsError: b.IsError}
+	}
+	return out
+}
+
+func onlyText(bs []llm.Block) bool {
+	for _, b := range bs {
+		if b.Type != llm.BlockText {
+			return false
+		}
+	}
+	return true
 }
 
 type userJSON struct {
@@ -242,10 +294,10 @@ type userJSON struct {
 	ToolUseResult any    `json:"tool_use_result,omitempty"`
 }
 
-func userLine(e cadre.Event) userJSON {
+func userLine(e cadre.Event, tools map[string]string) userJSON {
 	return userJSON{
 		Type:            "user",
-		Message:         userMessage{Role: llm.RoleUser, Content: nonNilBlocks(e.Message)},
+		Message:         userMessage{Role: llm.RoleUser, Content: userContent(e.Message, tools)},
 		ParentToolUseID: parent(e),
 		subagentFields:  subagent(e),
 		SessionID:       e.SessionID, UUID: e.UUID, Timestamp: stamp(e.Time),

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // Format is an --output-format value.
@@ -57,13 +58,26 @@ func shown(e cadre.Event, verbose bool) bool {
 type streamWriter struct {
 	w       *bufio.Writer
 	verbose bool
+	// tools names each tool call seen, by id: a result's shape depends
+	// on its tool (userContent).
+	tools map[string]string
 }
 
 func (s *streamWriter) Write(e cadre.Event) error {
+	if e.Type == cadre.EventAssistant && e.Message != nil {
+		if s.tools == nil {
+			s.tools = map[string]string{}
+		}
+		for _, b := range e.Message.Content {
+			if b.Type == llm.BlockToolUse {
+				s.tools[b.ID] = b.Name
+			}
+		}
+	}
 	if !shown(e, s.verbose) {
 		return nil
 	}
-	if err := encode(s.w, Line(e)); err != nil {
+	if err := encode(s.w, line(e, s.tools)); err != nil {
 		return fmt.Errorf("encode %s event: %w", e.Type, err)
 	}
 	return s.w.Flush()
