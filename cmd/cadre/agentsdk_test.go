@@ -177,10 +177,12 @@ func sdkScript(req testkit.Request) testkit.Reply {
 		}
 		return testkit.Reply{Text: "CONTROL-LAUNCHED"}
 
+	// Each streamed turn uses tokens of its own, so that a result's usage
+	// shows whether it counts its own turn or all of them.
 	case strings.Contains(last, "STREAM-TWO"):
-		return testkit.Reply{Text: "REPLY-TWO"}
+		return testkit.Reply{Text: "REPLY-TWO", Usage: llm.Usage{InputTokens: 200, OutputTokens: 20}}
 	case strings.Contains(last, "STREAM-ONE"):
-		return testkit.Reply{Text: "REPLY-ONE"}
+		return testkit.Reply{Text: "REPLY-ONE", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}}
 	}
 	return testkit.Reply{Text: "OK"}
 }
@@ -302,12 +304,59 @@ func TestAgentSDK(t *testing.T) {
 				t.Errorf("no message tagged parent_tool_use_id=%s carries %s", id, want)
 			}
 		}
+		// 4: one assistant message per content block, the parallel
+		// Agent calls included.
+		for _, m := range rep.Messages {
+			if m["type"] != "assistant" || m["parent_tool_use_id"] != nil {
+				continue
+			}
+			if blocks := m["message"].(map[string]any)["content"].([]any); len(blocks) != 1 {
+				t.Errorf("assistant message with %d content blocks, want 1: %v", len(blocks), m["message"])
+			}
+		}
 	})
 	t.Run("background", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "background")
 		texts := rep.resultTexts()
 		if !containsStr(texts, "NOTIFIED-RESULT-BG") {
 			t.Fatalf("results %q: the notification turn's result did not reach the program", texts)
+		}
+		// 5: the notification turn is marked as the runtime's, not the
+		// user's: no plain user message carries it, and its result says
+		// where it came from; every result has its index.
+		for _, m := range rep.Messages {
+			b, _ := json.Marshal(m["message"])
+			if m["type"] == "user" && strings.Contains(string(b), "<task-notification>") && m["isSynthetic"] != true {
+				t.Errorf("a plain user message carries the notification: %s", b)
+			}
+		}
+		for i, r := range rep.results() {
+			if r["result_index"] != float64(i) {
+				t.Errorf("result %d has result_index %v", i, r["result_index"])
+			}
+			if resultText(r) == "NOTIFIED-RESULT-BG" {
+				if o, _ := r["origin"].(map[string]any); o == nil || o["kind"] != "task-notification" {
+					t.Errorf("the notification turn's result has origin %v, want kind task-notification", r["origin"])
+				}
+			}
+		}
+		// 9: the task's status change and the list of background tasks
+		// are told as Claude Code tells them, each task line with a run_id.
+		var updated bool
+		for _, m := range rep.Messages {
+			if m["subtype"] == "task_updated" {
+				p, _ := m["patch"].(map[string]any)
+				updated = updated || p["status"] == "completed"
+			}
+			if st, _ := m["subtype"].(string); strings.HasPrefix(st, "task_") && m["run_id"] == nil {
+				t.Errorf("%s has no run_id", st)
+			}
+		}
+		if !updated {
+			t.Errorf("no task_updated with status completed")
+		}
+		if n := countOf(rep, "system", "background_tasks_changed"); n < 2 {
+			t.Errorf("%d background_tasks_changed messages, want one when the task starts and one when it ends", n)
 		}
 	})
 	t.Run("permission", func(t *testing.T) {
@@ -326,12 +375,27 @@ func TestAgentSDK(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(e.dir, "ran.txt")); err != nil {
 			t.Errorf("the allowed command did not run: %v", err)
 		}
+		// 3: a built-in tool's result is a plain string.
+		if c := toolResult(rep, "toolu_bash"); c["content"] != "BASH-RAN" {
+			t.Errorf("Bash's tool_result = %v, want content \"BASH-RAN\" as a string", c)
+		}
 	})
 	t.Run("stream", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "stream")
 		texts := rep.resultTexts()
 		if strings.Join(texts, ",") != "REPLY-ONE,REPLY-TWO" {
 			t.Fatalf("results %q, want REPLY-ONE then REPLY-TWO", texts)
+		}
+		// 6: each result's usage is its own turn's.
+		rs := rep.results()
+		for i, want := range []float64{100, 200} {
+			if u, _ := rs[i]["usage"].(map[string]any); u == nil || u["input_tokens"] != want {
+				t.Errorf("result %d usage = %v, want input_tokens %v (that turn's)", i+1, rs[i]["usage"], want)
+			}
+		}
+		// 7: every turn starts with system/init.
+		if n := countOf(rep, "system", "init"); n != 2 {
+			t.Errorf("%d system/init messages, want one before each of the 2 turns", n)
 		}
 		if c := rep.callsOf("supportedCommands"); len(c) != 1 || c[0]["ok"] != true {
 			t.Errorf("supportedCommands() = %v", c)
@@ -403,6 +467,31 @@ func TestAgentSDK(t *testing.T) {
 			t.Errorf("no task_notification with status stopped for the stopped task")
 		}
 	})
+}
+
+// toolResult returns the tool_result block for the call id.
+func toolResult(rep sdkReport, id string) map[string]any {
+	for _, m := range rep.Messages {
+		msg, _ := m["message"].(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, b := range blocks {
+			if b, _ := b.(map[string]any); b["type"] == "tool_result" && b["tool_use_id"] == id {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// countOf counts the messages of a type and subtype.
+func countOf(rep sdkReport, typ, subtype string) int {
+	n := 0
+	for _, m := range rep.Messages {
+		if m["type"] == typ && (subtype == "" || m["subtype"] == subtype) {
+			n++
+		}
+	}
+	return n
 }
 
 // taggedWith reports whether a message tagged with the Agent call id

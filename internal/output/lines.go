@@ -96,16 +96,16 @@ func systemFields(e cadre.Event) []field {
 	case cadre.SubtypeTaskStarted:
 		return []field{
 			{"description", t.Description}, {"is_backgrounded", t.Background}, {"prompt", t.Prompt}, {"spawn_depth", t.SpawnDepth},
-			{"subagent_type", t.AgentType}, {"task_id", t.TaskID}, {"task_type", t.Kind}, {"tool_use_id", t.ToolUseID},
+			{"run_id", t.TaskID}, {"subagent_type", t.AgentType}, {"task_id", t.TaskID}, {"task_type", t.Kind}, {"tool_use_id", t.ToolUseID},
 		}
 	case cadre.SubtypeTaskProgress:
 		return []field{
-			{"description", t.Description}, {"last_tool_name", t.LastToolName}, {"subagent_type", t.AgentType},
+			{"description", t.Description}, {"last_tool_name", t.LastToolName}, {"run_id", t.TaskID}, {"subagent_type", t.AgentType},
 			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
 		}
 	case cadre.SubtypeTaskNotification:
 		return []field{
-			{"output_file", t.OutputFile}, {"status", taskStatus(t.Status)}, {"summary", t.Summary},
+			{"output_file", t.OutputFile}, {"run_id", t.TaskID}, {"status", taskStatus(t.Status)}, {"summary", t.Summary},
 			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
 		}
 	}
@@ -188,14 +188,16 @@ func initLine(e cadre.Event) initJSON {
 }
 
 type apiMessage struct {
-	ID           string         `json:"id"`
-	Type         string         `json:"type"`
-	Role         llm.Role       `json:"role"`
-	Model        string         `json:"model"`
-	Content      []llm.Block    `json:"content"`
-	StopReason   llm.StopReason `json:"stop_reason"`
-	StopSequence *string        `json:"stop_sequence"`
-	Usage        llm.Usage      `json:"usage"`
+	ID      string      `json:"id"`
+	Type    string      `json:"type"`
+	Role    llm.Role    `json:"role"`
+	Model   string      `json:"model"`
+	Content []llm.Block `json:"content"`
+	// StopReason is null on all but the last line of a reply (Claude
+	// Code's lines, one per content block).
+	StopReason   *llm.StopReason `json:"stop_reason"`
+	StopSequence *string         `json:"stop_sequence"`
+	Usage        llm.Usage       `json:"usage"`
 }
 
 type assistantJSON struct {
@@ -224,7 +226,7 @@ func assistantLine(e cadre.Event) assistantJSON {
 		Type: "assistant",
 		Message: apiMessage{
 			ID: a.MessageID, Type: "message", Role: llm.RoleAssistant, Model: a.Model,
-			Content: nonNilBlocks(e.Message), StopReason: a.StopReason, Usage: a.Usage,
+			Content: nonNilBlocks(e.Message), StopReason: stopReason(a.StopReason), Usage: a.Usage,
 		},
 		ParentToolUseID: parent(e),
 		subagentFields:  subagent(e),
@@ -399,6 +401,11 @@ type resultJSON struct {
 	// StructuredOutput is the answer in the --json-schema schema.
 	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 	UUID             string          `json:"uuid"`
+	// ResultIndex counts the results of the session before this one
+	// (stream-json only, as Claude Code's).
+	ResultIndex int `json:"result_index"`
+	// Origin says the turn answered a background task's notification.
+	Origin *originJSON `json:"origin,omitempty"`
 }
 
 func resultLine(e cadre.Event) resultJSON {
@@ -442,6 +449,13 @@ func resultLine(e cadre.Event) resultJSON {
 		out.StructuredOutput = r.StructuredOutput
 	}
 	return out
+}
+
+func stopReason(r llm.StopReason) *llm.StopReason {
+	if r == "" {
+		return nil
+	}
+	return &r
 }
 
 func parent(e cadre.Event) *string {
