@@ -164,7 +164,7 @@ func sdkScript(req testkit.Request) testkit.Reply {
 	case strings.Contains(first, "CHILD-WAIT"):
 		if !results {
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_childwait", Name: "Bash", Input: map[string]any{
-				"command": "sleep 60", "description": "Wait",
+				"command": "tail -f /dev/null", "description": "Wait",
 			}}}}
 		}
 		return testkit.Reply{Text: "CHILD-WAITED"}
