@@ -555,6 +555,9 @@ func (c *Conversation) serve() {
 		delete(r.groups, c.target)
 		r.groupMu.Unlock()
 	}()
+	// The first init comes at once (front ends wait for it: ACP's
+	// commands, the TUI's model); each later turn has its own, below.
+	sr.publishInit(sr.model.Name(), c.mode)
 	hooks := sr.hooks()
 	defer sr.end(hooks)
 	conv := runner.Start(runner.Spec{
@@ -594,6 +597,7 @@ func (c *Conversation) serve() {
 		last   *runner.Result
 		status session.Status
 		failed bool
+		turns  int
 	)
 	for {
 		entries := c.next(failed)
@@ -604,14 +608,16 @@ func (c *Conversation) serve() {
 		c.mu.Lock()
 		c.turn, c.onFallback, c.turnCost = cancel, false, 0
 		c.mu.Unlock()
-		// Each turn starts with an init event, as each of Claude Code's
-		// does: a reader joining later, or one that follows a switch of
-		// model or mode, learns the state the turn runs in.
-		model, _ := c.current()
-		c.mu.Lock()
-		mode := c.mode
-		c.mu.Unlock()
-		sr.publishInit(model.Name(), mode)
+		// Each later turn starts with an init event too, as each of Claude
+		// Code's does: a reader learns the model and mode the turn runs in.
+		if turns > 0 {
+			model, _ := c.current()
+			c.mu.Lock()
+			mode := c.mode
+			c.mu.Unlock()
+			sr.publishInit(model.Name(), mode)
+		}
+		turns++
 		c.checkBudget(0) // spent already: no call is made
 		res := c.tracedTurn(tctx, conv, hooks, entries)
 		c.mu.Lock()
