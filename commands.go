@@ -19,3 +19,17 @@ func (r *Runtime) Commands() []SlashCommand {
 	}
 	return out
 }
+
+// ReloadCommands reads the slash commands and skills from disk again, as
+// the Agent SDK's reloadSkills asks: files added, changed or removed since
+// the runtime opened take effect for the next prompt and the Skill tool's
+// next call. It returns the commands now in effect and the problems of
+// files that did not load. The Skill tool itself is offered or not as it
+// was when the runtime opened.
+func (r *Runtime) ReloadCommands() ([]SlashCommand, []string) {
+	var problems []string
+	for _, p := range r.commands.Reload(r.cwd, r.cfg.Home) {
+		problems = append(problems, "command "+p.Error())
+	}
+	return r.Commands(), problems
+}

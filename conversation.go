@@ -115,6 +115,12 @@ type Conversation struct {
 	turnCost   float64  // of the main agent's replies this turn, not in the totals yet
 	remembered permission.Remembered
 	asker      permission.Asker // the main agent's, naming it
+	// thinking replaces Options.Thinking for the main agent's calls once
+	// SetMaxThinkingTokens set it; a zero budget turns thinking off.
+	thinking *llm.Thinking
+	// lastUsage is the main agent's last reply's usage: what its context
+	// held then (ContextUsage).
+	lastUsage *llm.Usage
 
 	started bool // the SessionStart hooks ran (serve's goroutine only)
 }
@@ -481,10 +487,24 @@ func (m liveModel) Name() string {
 
 func (m liveModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
+		m.c.mu.Lock()
+		if t := m.c.thinking; t != nil {
+			r := *req
+			r.Thinking = nil
+			if t.BudgetTokens > 0 {
+				r.Thinking = &llm.Thinking{BudgetTokens: t.BudgetTokens}
+			}
+			req = &r
+		}
+		m.c.mu.Unlock()
 		for ev, err := range m.stream(ctx, req) {
 			if err == nil && ev.Type == llm.EventDone && ev.Response != nil {
 				_, ref := m.c.current()
 				m.c.checkBudget(m.c.r.pricing.Cost(ref, ev.Response.Usage))
+				u := ev.Response.Usage
+				m.c.mu.Lock()
+				m.c.lastUsage = &u
+				m.c.mu.Unlock()
 			}
 			if !yield(ev, err) {
 				return
@@ -535,7 +555,9 @@ func (c *Conversation) serve() {
 		delete(r.groups, c.target)
 		r.groupMu.Unlock()
 	}()
-	sr.publishInit(c.mode)
+	// The first init comes at once (front ends wait for it: ACP's
+	// commands, the TUI's model); each later turn has its own, below.
+	sr.publishInit(sr.model.Name(), c.mode)
 	hooks := sr.hooks()
 	defer sr.end(hooks)
 	conv := runner.Start(runner.Spec{
@@ -575,6 +597,7 @@ func (c *Conversation) serve() {
 		last   *runner.Result
 		status session.Status
 		failed bool
+		turns  int
 	)
 	for {
 		entries := c.next(failed)
@@ -585,6 +608,16 @@ func (c *Conversation) serve() {
 		c.mu.Lock()
 		c.turn, c.onFallback, c.turnCost = cancel, false, 0
 		c.mu.Unlock()
+		// Each later turn starts with an init event too, as each of Claude
+		// Code's does: a reader learns the model and mode the turn runs in.
+		if turns > 0 {
+			model, _ := c.current()
+			c.mu.Lock()
+			mode := c.mode
+			c.mu.Unlock()
+			sr.publishInit(model.Name(), mode)
+		}
+		turns++
 		c.checkBudget(0) // spent already: no call is made
 		res := c.tracedTurn(tctx, conv, hooks, entries)
 		c.mu.Lock()

@@ -277,10 +277,10 @@ func (sr *sessionRun) publish(e event.Event) {
 }
 
 // publishInit publishes the system/init event.
-func (sr *sessionRun) publishInit(mode permission.Mode) {
+func (sr *sessionRun) publishInit(model string, mode permission.Mode) {
 	r := sr.r
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
-		Cwd: r.cwd, Tools: sr.tools.Names(), Model: sr.model.Name(), PermissionMode: string(mode),
+		Cwd: r.cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: string(mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
 		MCPServers: r.mcpInit(),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/internal/testkit/npm"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // The Agent SDK end-to-end test: a program written against the real
@@ -142,10 +143,46 @@ func sdkScript(req testkit.Request) testkit.Reply {
 		}
 		return testkit.Reply{Text: "BASH-FAILED"}
 
+	case strings.Contains(first, "RUN-SLOW"):
+		if !results {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_slow", Name: "Bash", Input: map[string]any{
+				"command": "sleep 30", "description": "Wait",
+			}}}}
+		}
+		return testkit.Reply{Text: "SLOW-DONE"}
+
+	case strings.Contains(first, "RUN-COSTLY"):
+		// One reply that costs more than the budget: the run stops before
+		// the next call.
+		if !results {
+			return testkit.Reply{Usage: llm.Usage{InputTokens: 100_000, OutputTokens: 1_000}, ToolCalls: []testkit.ToolCall{{ID: "toolu_costly", Name: "Bash", Input: map[string]any{
+				"command": "echo COSTLY", "description": "Echo",
+			}}}}
+		}
+		return testkit.Reply{Text: "COSTLY-DONE"}
+
+	case strings.Contains(first, "CHILD-WAIT"):
+		if !results {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_childwait", Name: "Bash", Input: map[string]any{
+				"command": "tail -f /dev/null", "description": "Wait",
+			}}}}
+		}
+		return testkit.Reply{Text: "CHILD-WAITED"}
+	case strings.Contains(first, "CONTROL-ONE"):
+		switch {
+		case strings.Contains(last, "task-notification"):
+			return testkit.Reply{Text: "CONTROL-NOTIFIED"}
+		case !results:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{agent("toolu_wait", "waiting child", "CHILD-WAIT: wait", true)}}
+		}
+		return testkit.Reply{Text: "CONTROL-LAUNCHED"}
+
+	// Each streamed turn uses tokens of its own, so that a result's usage
+	// shows whether it counts its own turn or all of them.
 	case strings.Contains(last, "STREAM-TWO"):
-		return testkit.Reply{Text: "REPLY-TWO"}
+		return testkit.Reply{Text: "REPLY-TWO", Usage: llm.Usage{InputTokens: 200, OutputTokens: 20}}
 	case strings.Contains(last, "STREAM-ONE"):
-		return testkit.Reply{Text: "REPLY-ONE"}
+		return testkit.Reply{Text: "REPLY-ONE", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}}
 	}
 	return testkit.Reply{Text: "OK"}
 }
@@ -225,14 +262,14 @@ func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer,
 }
 
 // recordingWrapper is a shell script that runs exe with its stdin and stdout
-// copied to dir, for reading what a peer really says.
+// copied to dir, and its exit code, for reading what a peer really says.
 func recordingWrapper(t *testing.T, exe, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w := filepath.Join(t.TempDir(), "wrapped")
-	script := fmt.Sprintf("#!/bin/sh\necho \"$@\" > %[1]q/argv\ntee %[1]q/stdin.jsonl | %[2]q \"$@\" | tee %[1]q/stdout.jsonl\n", dir, exe)
+	script := fmt.Sprintf("#!/bin/sh\necho \"$@\" > %[1]q/argv\n{ tee %[1]q/stdin.jsonl | %[2]q \"$@\"; echo $? > %[1]q/exit; } | tee %[1]q/stdout.jsonl\nexit $(cat %[1]q/exit)\n", dir, exe)
 	if err := os.WriteFile(w, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -267,12 +304,59 @@ func TestAgentSDK(t *testing.T) {
 				t.Errorf("no message tagged parent_tool_use_id=%s carries %s", id, want)
 			}
 		}
+		// 4: one assistant message per content block, the parallel
+		// Agent calls included.
+		for _, m := range rep.Messages {
+			if m["type"] != "assistant" || m["parent_tool_use_id"] != nil {
+				continue
+			}
+			if blocks := m["message"].(map[string]any)["content"].([]any); len(blocks) != 1 {
+				t.Errorf("assistant message with %d content blocks, want 1: %v", len(blocks), m["message"])
+			}
+		}
 	})
 	t.Run("background", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "background")
 		texts := rep.resultTexts()
 		if !containsStr(texts, "NOTIFIED-RESULT-BG") {
 			t.Fatalf("results %q: the notification turn's result did not reach the program", texts)
+		}
+		// 5: the notification turn is marked as the runtime's, not the
+		// user's: no plain user message carries it, and its result says
+		// where it came from; every result has its index.
+		for _, m := range rep.Messages {
+			b, _ := json.Marshal(m["message"])
+			if m["type"] == "user" && strings.Contains(string(b), "<task-notification>") && m["isSynthetic"] != true {
+				t.Errorf("a plain user message carries the notification: %s", b)
+			}
+		}
+		for i, r := range rep.results() {
+			if r["result_index"] != float64(i) {
+				t.Errorf("result %d has result_index %v", i, r["result_index"])
+			}
+			if resultText(r) == "NOTIFIED-RESULT-BG" {
+				if o, _ := r["origin"].(map[string]any); o == nil || o["kind"] != "task-notification" {
+					t.Errorf("the notification turn's result has origin %v, want kind task-notification", r["origin"])
+				}
+			}
+		}
+		// 9: the task's status change and the list of background tasks
+		// are told as Claude Code tells them, each task line with a run_id.
+		var updated bool
+		for _, m := range rep.Messages {
+			if m["subtype"] == "task_updated" {
+				p, _ := m["patch"].(map[string]any)
+				updated = updated || p["status"] == "completed"
+			}
+			if st, _ := m["subtype"].(string); strings.HasPrefix(st, "task_") && m["run_id"] == nil {
+				t.Errorf("%s has no run_id", st)
+			}
+		}
+		if !updated {
+			t.Errorf("no task_updated with status completed")
+		}
+		if n := countOf(rep, "system", "background_tasks_changed"); n < 2 {
+			t.Errorf("%d background_tasks_changed messages, want one when the task starts and one when it ends", n)
 		}
 	})
 	t.Run("permission", func(t *testing.T) {
@@ -291,12 +375,27 @@ func TestAgentSDK(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(e.dir, "ran.txt")); err != nil {
 			t.Errorf("the allowed command did not run: %v", err)
 		}
+		// 3: a built-in tool's result is a plain string.
+		if c := toolResult(rep, "toolu_bash"); c["content"] != "BASH-RAN" {
+			t.Errorf("Bash's tool_result = %v, want content \"BASH-RAN\" as a string", c)
+		}
 	})
 	t.Run("stream", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "stream")
 		texts := rep.resultTexts()
 		if strings.Join(texts, ",") != "REPLY-ONE,REPLY-TWO" {
 			t.Fatalf("results %q, want REPLY-ONE then REPLY-TWO", texts)
+		}
+		// 6: each result's usage is its own turn's.
+		rs := rep.results()
+		for i, want := range []float64{100, 200} {
+			if u, _ := rs[i]["usage"].(map[string]any); u == nil || u["input_tokens"] != want {
+				t.Errorf("result %d usage = %v, want input_tokens %v (that turn's)", i+1, rs[i]["usage"], want)
+			}
+		}
+		// 7: every turn starts with system/init.
+		if n := countOf(rep, "system", "init"); n != 2 {
+			t.Errorf("%d system/init messages, want one before each of the 2 turns", n)
 		}
 		if c := rep.callsOf("supportedCommands"); len(c) != 1 || c[0]["ok"] != true {
 			t.Errorf("supportedCommands() = %v", c)
@@ -305,6 +404,94 @@ func TestAgentSDK(t *testing.T) {
 			t.Errorf("setPermissionMode() = %v", c)
 		}
 	})
+	// 1: an error result ends the process with exit code 1, so the SDK's
+	// loop throws after yielding it.
+	for _, c := range []struct{ scenario, subtype string }{
+		{"maxturns", "error_max_turns"},
+		{"budget", "error_max_budget_usd"},
+		{"interrupt", "error_during_execution"},
+	} {
+		t.Run(c.scenario, func(t *testing.T) {
+			rep, _, _ := runSDK(t, c.scenario)
+			rs := rep.results()
+			if len(rs) == 0 || rs[len(rs)-1]["subtype"] != c.subtype {
+				t.Fatalf("results = %v, want the last one %s", rs, c.subtype)
+			}
+			if th := rep.callsOf("thrown"); len(th) != 1 || th[0]["thrown"] != true {
+				t.Errorf("the SDK's loop did not throw after the error result: %v", th)
+			}
+		})
+	}
+	// 2: the control requests beyond initialize, interrupt and the mode
+	// and model switches are answered, not refused.
+	t.Run("control", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "control")
+		call := func(kind string) map[string]any {
+			c := rep.callsOf(kind)
+			if len(c) != 1 {
+				t.Fatalf("%s: %d calls recorded, want 1", kind, len(c))
+			}
+			if c[0]["ok"] != true {
+				t.Errorf("%s() threw: %v", kind, c[0]["error"])
+			}
+			return c[0]
+		}
+		if v, ok := call("mcpServerStatus")["value"].([]any); !ok {
+			t.Errorf("mcpServerStatus() = %v, want a list", v)
+		}
+		if v, _ := call("getContextUsage")["value"].(map[string]any); v == nil || v["maxTokens"].(float64) <= 0 || v["categories"].(float64) == 0 || v["model"] != "claude-sonnet-4-5" {
+			t.Errorf("getContextUsage() = %v, want the window, categories and the model", v)
+		}
+		call("setMaxThinkingTokens")
+		if v, _ := call("reloadSkills")["value"].(map[string]any); v["skills"] != true {
+			t.Errorf("reloadSkills() = %v, want a skills list", v)
+		}
+		if v, _ := call("setMcpServers")["value"].(map[string]any); v == nil || v["added"] == nil || v["removed"] == nil {
+			t.Errorf("setMcpServers({}) = %v, want added/removed/errors", v)
+		}
+		call("applyFlagSettings")
+		if v, _ := call("rewindFiles")["value"].(map[string]any); v == nil || v["canRewind"] != false || v["error"] == "" {
+			t.Errorf("rewindFiles() = %v, want canRewind false and why", v)
+		}
+		if v := call("backgroundTasks")["value"]; v != false {
+			t.Errorf("backgroundTasks(unknown call) = %v, want false", v)
+		}
+		call("stopTask")
+		var stopped bool
+		for _, m := range rep.Messages {
+			if m["subtype"] == "task_notification" && m["tool_use_id"] == "toolu_wait" {
+				stopped = m["status"] == "stopped"
+			}
+		}
+		if !stopped {
+			t.Errorf("no task_notification with status stopped for the stopped task")
+		}
+	})
+}
+
+// toolResult returns the tool_result block for the call id.
+func toolResult(rep sdkReport, id string) map[string]any {
+	for _, m := range rep.Messages {
+		msg, _ := m["message"].(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, b := range blocks {
+			if b, _ := b.(map[string]any); b["type"] == "tool_result" && b["tool_use_id"] == id {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// countOf counts the messages of a type and subtype.
+func countOf(rep sdkReport, typ, subtype string) int {
+	n := 0
+	for _, m := range rep.Messages {
+		if m["type"] == typ && (subtype == "" || m["subtype"] == subtype) {
+			n++
+		}
+	}
+	return n
 }
 
 // taggedWith reports whether a message tagged with the Agent call id

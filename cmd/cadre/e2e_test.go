@@ -150,10 +150,12 @@ func checkToolLoop(t *testing.T, p proc) {
 		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", p.code, p.stderr, p.stdout)
 	}
 	ls := lines(t, p.stdout)
-	if len(ls) != 5 {
-		t.Fatalf("want init, assistant, user, assistant, result; got %d lines:\n%s", len(ls), p.stdout)
+	// The first reply has two content blocks (text, then the call): two
+	// assistant lines, as Claude Code writes one per block.
+	if len(ls) != 6 {
+		t.Fatalf("want init, assistant, assistant, user, assistant, result; got %d lines:\n%s", len(ls), p.stdout)
 	}
-	want := []string{"system", "assistant", "user", "assistant", "result"}
+	want := []string{"system", "assistant", "assistant", "user", "assistant", "result"}
 	sid := ls[0]["session_id"]
 	for i, l := range ls {
 		if l["type"] != want[i] {
@@ -165,20 +167,23 @@ func checkToolLoop(t *testing.T, p proc) {
 		}
 	}
 	has(t, ls[0], "subtype", "cwd", "tools", "model", "permissionMode")
-	for _, i := range []int{1, 2, 3} {
+	for _, i := range []int{1, 2, 3, 4} {
 		has(t, ls[i], "message", "parent_tool_use_id")
 		if ls[i]["parent_tool_use_id"] != nil {
 			t.Errorf("line %d parent_tool_use_id = %v, want null", i, ls[i]["parent_tool_use_id"])
 		}
 	}
-	for _, i := range []int{1, 3} {
+	for _, i := range []int{1, 2, 4} {
 		msg := ls[i]["message"].(map[string]any)
 		has(t, msg, "id", "role", "model", "content", "usage", "stop_reason")
 	}
-	if !strings.Contains(fmt.Sprint(ls[2]["message"]), "PAPAYA") {
-		t.Errorf("tool result does not hold the file: %v", ls[2]["message"])
+	if a, b := ls[1]["message"].(map[string]any), ls[2]["message"].(map[string]any); a["id"] != b["id"] || a["stop_reason"] != nil || b["stop_reason"] != "tool_use" {
+		t.Errorf("the first reply's lines: id %v/%v, stop_reason %v/%v; want one id, null then tool_use", a["id"], b["id"], a["stop_reason"], b["stop_reason"])
 	}
-	res := ls[4]
+	if !strings.Contains(fmt.Sprint(ls[3]["message"]), "PAPAYA") {
+		t.Errorf("tool result does not hold the file: %v", ls[3]["message"])
+	}
+	res := ls[5]
 	has(t, res, "subtype", "is_error", "result", "num_turns", "duration_ms", "duration_api_ms", "total_cost_usd", "usage")
 	if res["subtype"] != "success" || res["is_error"] != false || res["num_turns"] != 2.0 {
 		t.Errorf("result = %v", res)

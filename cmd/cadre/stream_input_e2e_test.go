@@ -198,9 +198,9 @@ func TestStreamInputControlRequests(t *testing.T) {
 			t.Errorf("initialize response lacks %s: %v", k, body)
 		}
 	}
-	l.send(`{"type":"control_request","request_id":"x-1","request":{"subtype":"mcp_status"}}`)
-	r := l.until("the mcp_status response", isResponse("x-1"))["response"].(map[string]any)
-	if r["subtype"] != "error" || r["error"] != "Unsupported control request subtype: mcp_status" {
+	l.send(`{"type":"control_request","request_id":"x-1","request":{"subtype":"get_settings"}}`)
+	r := l.until("the get_settings response", isResponse("x-1"))["response"].(map[string]any)
+	if r["subtype"] != "error" || r["error"] != "Unsupported control request subtype: get_settings" {
 		t.Errorf("unknown request answered %v, want an error response", r)
 	}
 	l.user("STREAM-ONE")

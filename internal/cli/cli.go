@@ -239,7 +239,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		return runTUI(ctx, f, opts, prompt, stdin, stdout)
 	}
 	if streamIn {
-		return runStreamInput(ctx, f, opts, stdin, stdout, log, fail)
+		return runStreamInput(ctx, f, opts, stdin, stdout, stderr, log, fail)
 	}
 	rt, err := cadre.New(ctx, opts)
 	if err != nil {

@@ -36,7 +36,7 @@ func streamInput(f runFlags, format output.Format, prompt string) (bool, error) 
 
 // runStreamInput serves the stream-json protocol on the standard streams
 // until standard input ends (internal/control).
-func runStreamInput(ctx context.Context, f runFlags, opts cadre.Options, stdin io.Reader, stdout io.Writer, log *slog.Logger, fail func(error) error) error {
+func runStreamInput(ctx context.Context, f runFlags, opts cadre.Options, stdin io.Reader, stdout, stderr io.Writer, log *slog.Logger, fail func(error) error) error {
 	err := control.Run(ctx, control.RunConfig{
 		Options: opts, Resume: f.resume, Continue: f.cont,
 		SessionID: f.sdk.sessionID, Fork: f.sdk.forkSession, NoPersist: f.sdk.noPersist,
@@ -49,6 +49,13 @@ func runStreamInput(ctx context.Context, f runFlags, opts cadre.Options, stdin i
 	var start *control.StartError
 	if errors.As(err, &start) {
 		return fail(start.Err)
+	}
+	// The program read the error result already; the exit code is what
+	// makes the Agent SDK's loop throw, as after Claude Code's.
+	var failed *control.FailedError
+	if errors.As(err, &failed) {
+		fmt.Fprintf(stderr, "cadre: %s\n", oneLine(failed.Reason))
+		return exitError{code: 1}
 	}
 	return err
 }

@@ -81,9 +81,10 @@ func (p Problem) Error() string {
 	}
 }
 
-// Set holds the commands Load found, one per name. It is read-only after
-// Load and safe for concurrent use.
+// Set holds the commands Load found, one per name. It is safe for
+// concurrent use; Reload replaces its contents whole.
 type Set struct {
+	mu     sync.RWMutex
 	byName map[string]Command
 	sorted []Command
 }
@@ -93,6 +94,8 @@ func (s *Set) Get(name string) (Command, bool) {
 	if s == nil {
 		return Command{}, false
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	c, ok := s.byName[foldName(name)]
 	return c, ok
 }
@@ -102,7 +105,20 @@ func (s *Set) All() []Command {
 	if s == nil {
 		return nil
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return slices.Clone(s.sorted)
+}
+
+// Reload reads the folders Load read again and puts what it finds in
+// place of s's commands: files added, changed or removed since take
+// effect for the next lookup.
+func (s *Set) Reload(cwd, userDir string) []Problem {
+	fresh, problems := Load(cwd, userDir)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byName, s.sorted = fresh.byName, fresh.sorted
+	return problems
 }
 
 var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_:-]{0,63}$`) })

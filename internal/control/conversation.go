@@ -20,12 +20,30 @@ func open(ctx context.Context, rt *cadre.Runtime, rc RunConfig) (Conversation, e
 	if err != nil {
 		return nil, err
 	}
-	return conversation{c}, nil
+	return conversation{Conversation: c, rt: rt}, nil
 }
 
 // conversation puts the runtime's Conversation behind the protocol's
-// interface.
-type conversation struct{ *cadre.Conversation }
+// interface, with its runtime for the requests about tasks, MCP servers
+// and commands (Controls).
+type conversation struct {
+	*cadre.Conversation
+	rt *cadre.Runtime
+}
+
+func (c conversation) StopTask(ctx context.Context, taskID string) error {
+	_, err := c.rt.StopTask(ctx, taskID)
+	return err
+}
+
+func (c conversation) Background(toolUseID string) bool {
+	moved, err := c.Conversation.Background(toolUseID)
+	return err == nil && (moved || toolUseID == "")
+}
+
+func (c conversation) MCPStatus(ctx context.Context) []cadre.MCPServer { return c.rt.MCPServers(ctx) }
+
+func (c conversation) ReloadCommands() ([]cadre.SlashCommand, []string) { return c.rt.ReloadCommands() }
 
 func (c conversation) Send(ctx context.Context, in Input) error {
 	m, err := message(in)

@@ -75,6 +75,16 @@ type StartError struct{ Err error }
 func (e *StartError) Error() string { return e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
+// FailedError is what Serve returns when the session's last result was an
+// error (max turns, budget, an interrupt, a failed turn): Claude Code then
+// exits 1, which is how the Agent SDK's loop learns to throw.
+type FailedError struct {
+	// Reason is the last result's first error, or its subtype.
+	Reason string
+}
+
+func (e *FailedError) Error() string { return "the last turn failed: " + e.Reason }
+
 // ErrInputEnded is the error of a request to the program that can no
 // longer be answered: its input (cadre's standard input) ended.
 var ErrInputEnded = errors.New("the program's input ended before it answered")
@@ -106,6 +116,9 @@ type server struct {
 	info    InitInfo
 	started bool
 	pumped  chan struct{} // closed when the event pump has written the last event
+	// failed is the main agent's last result, when it was an error; the
+	// pump writes it before closing pumped.
+	failed *FailedError
 
 	mu      sync.Mutex
 	pending map[string]chan responseBody // cadre's requests awaiting an answer
@@ -165,7 +178,13 @@ loop:
 	if failure != nil {
 		return failure
 	}
-	return closeErr
+	if closeErr != nil {
+		return closeErr
+	}
+	if s.failed != nil {
+		return s.failed
+	}
+	return nil
 }
 
 // read sends each line of in, numbered from 1, then the error that ended
@@ -283,6 +302,9 @@ func (s *server) pump() {
 			s.warn(err.Error())
 			continue
 		}
+		if ev.Type == cadre.EventResult && ev.ParentToolUseID == "" && ev.Result != nil {
+			s.failed = failure(ev)
+		}
 		ev, ok := forwarded(ev, s.init.ForwardSubagentText)
 		if !ok {
 			continue
@@ -297,6 +319,18 @@ func (s *server) pump() {
 	s.outMu.Lock()
 	_ = s.events.Close()
 	s.outMu.Unlock()
+}
+
+// failure is a main result's error, nil for a success.
+func failure(ev cadre.Event) *FailedError {
+	if !ev.Result.IsError {
+		return nil
+	}
+	reason := ev.Subtype
+	if len(ev.Result.Errors) > 0 {
+		reason = ev.Result.Errors[0]
+	}
+	return &FailedError{Reason: reason}
 }
 
 // writeLine writes v as one line of JSON.
@@ -388,6 +422,9 @@ func (s *server) request(ctx context.Context, env envelope) {
 		}
 		s.respond(id, map[string]any{"model": name})
 	default:
+		if s.controlRequest(ctx, id, head.Subtype, env.Request) {
+			return
+		}
 		// Claude Code's words, so programs that check for them work.
 		s.respondError(id, "Unsupported control request subtype: "+head.Subtype, "unsupported_request")
 	}

@@ -276,7 +276,10 @@ func TestControlRequests(t *testing.T) {
 		{`{"type":"control_request","request_id":"b","request":{"subtype":"set_model","model":"haiku"}}`, "b", "success", map[string]any{"model": "haiku"}, "model haiku"},
 		{`{"type":"control_request","request_id":"c","request":{"subtype":"set_model","model":null}}`, "c", "success", map[string]any{"model": ""}, "model "},
 		{`{"type":"control_request","request_id":"d","request":{"subtype":"set_permission_mode","mode":"bogus"}}`, "d", "error", map[string]any{"error": `unknown mode "bogus"`, "error_code": "invalid_request"}, ""},
-		{`{"type":"control_request","request_id":"e","request":{"subtype":"rewind_files","user_message_id":"x"}}`, "e", "error", map[string]any{"error": "Unsupported control request subtype: rewind_files", "error_code": "unsupported_request"}, ""},
+		{`{"type":"control_request","request_id":"e","request":{"subtype":"rewind_files","user_message_id":"x"}}`, "e", "success", map[string]any{"canRewind": false, "error": "cadre keeps no file checkpoints: rewinding files is not supported"}, ""},
+		// A session without the runtime's Controls (this fake) refuses them by name.
+		{`{"type":"control_request","request_id":"g","request":{"subtype":"get_context_usage"}}`, "g", "error", map[string]any{"error": "Unsupported control request subtype: get_context_usage", "error_code": "unsupported_request"}, ""},
+		{`{"type":"control_request","request_id":"h","request":{"subtype":"no_such_request"}}`, "h", "error", map[string]any{"error": "Unsupported control request subtype: no_such_request", "error_code": "unsupported_request"}, ""},
 		{`{"type":"control_request","request_id":"f","request":{}}`, "f", "error", map[string]any{"error": "control request has no subtype", "error_code": "invalid_request"}, ""},
 	} {
 		before := len(h.conv.Calls())

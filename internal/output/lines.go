@@ -15,6 +15,12 @@ import (
 // Line is the JSON object of one event, in Claude Code's shapes. Field
 // order follows Claude Code's so that lines read familiarly.
 func Line(e cadre.Event) any {
+	return line(e, nil)
+}
+
+// line is Line with the names of the tools called so far, by call id, for
+// the shape of their results (resultContent); nil knows none.
+func line(e cadre.Event, tools map[string]string) any {
 	switch e.Type {
 	case cadre.EventSystem:
 		if e.Init != nil {
@@ -24,7 +30,7 @@ func Line(e cadre.Event) any {
 	case cadre.EventAssistant:
 		return assistantLine(e)
 	case cadre.EventUser:
-		return userLine(e)
+		return userLine(e, tools)
 	case cadre.EventResult:
 		return resultLine(e)
 	case cadre.EventStreamEvent:
@@ -90,16 +96,16 @@ func systemFields(e cadre.Event) []field {
 	case cadre.SubtypeTaskStarted:
 		return []field{
 			{"description", t.Description}, {"is_backgrounded", t.Background}, {"prompt", t.Prompt}, {"spawn_depth", t.SpawnDepth},
-			{"subagent_type", t.AgentType}, {"task_id", t.TaskID}, {"task_type", t.Kind}, {"tool_use_id", t.ToolUseID},
+			{"run_id", t.TaskID}, {"subagent_type", t.AgentType}, {"task_id", t.TaskID}, {"task_type", t.Kind}, {"tool_use_id", t.ToolUseID},
 		}
 	case cadre.SubtypeTaskProgress:
 		return []field{
-			{"description", t.Description}, {"last_tool_name", t.LastToolName}, {"subagent_type", t.AgentType},
+			{"description", t.Description}, {"last_tool_name", t.LastToolName}, {"run_id", t.TaskID}, {"subagent_type", t.AgentType},
 			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
 		}
 	case cadre.SubtypeTaskNotification:
 		return []field{
-			{"output_file", t.OutputFile}, {"status", taskStatus(t.Status)}, {"summary", t.Summary},
+			{"output_file", t.OutputFile}, {"run_id", t.TaskID}, {"status", taskStatus(t.Status)}, {"summary", t.Summary},
 			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
 		}
 	}
@@ -182,14 +188,16 @@ func initLine(e cadre.Event) initJSON {
 }
 
 type apiMessage struct {
-	ID           string         `json:"id"`
-	Type         string         `json:"type"`
-	Role         llm.Role       `json:"role"`
-	Model        string         `json:"model"`
-	Content      []llm.Block    `json:"content"`
-	StopReason   llm.StopReason `json:"stop_reason"`
-	StopSequence *string        `json:"stop_sequence"`
-	Usage        llm.Usage      `json:"usage"`
+	ID      string      `json:"id"`
+	Type    string      `json:"type"`
+	Role    llm.Role    `json:"role"`
+	Model   string      `json:"model"`
+	Content []llm.Block `json:"content"`
+	// StopReason is null on all but the last line of a reply (Claude
+	// Code's lines, one per content block).
+	StopReason   *llm.StopReason `json:"stop_reason"`
+	StopSequence *string         `json:"stop_sequence"`
+	Usage        llm.Usage       `json:"usage"`
 }
 
 type assistantJSON struct {
@@ -218,7 +226,7 @@ func assistantLine(e cadre.Event) assistantJSON {
 		Type: "assistant",
 		Message: apiMessage{
 			ID: a.MessageID, Type: "message", Role: llm.RoleAssistant, Model: a.Model,
-			Content: nonNilBlocks(e.Message), StopReason: a.StopReason, Usage: a.Usage,
+			Content: nonNilBlocks(e.Message), StopReason: stopReason(a.StopReason), Usage: a.Usage,
 		},
 		ParentToolUseID: parent(e),
 		subagentFields:  subagent(e),
@@ -227,8 +235,54 @@ func assistantLine(e cadre.Event) assistantJSON {
 }
 
 type userMessage struct {
-	Role    llm.Role    `json:"role"`
-	Content []llm.Block `json:"content"`
+	Role    llm.Role `json:"role"`
+	Content []any    `json:"content"`
+}
+
+// toolResultJSON is a tool_result block whose content is a plain string,
+// as Claude Code writes the results of its built-in tools and refusals.
+type toolResultJSON struct {
+	ToolUseID string `json:"tool_use_id"`
+	Type      string `json:"type"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error"`
+}
+
+// userContent is a user message's blocks as Claude Code writes them: a
+// tool result that is only text is one string, except the results of
+// Agent calls and MCP tools, which keep their list of blocks (Claude Code
+// passes those on as the tool gave them).
+func userContent(m *llm.Message, tools map[string]string) []any {
+	blocks := nonNilBlocks(m)
+	out := make([]any, len(blocks))
+	for i, b := range blocks {
+		out[i] = b
+		if b.Type != llm.BlockToolResult || !onlyText(b.Content) {
+			continue
+		}
+		switch name := tools[b.ToolUseID]; {
+		case name == "Agent" || name == "Task" || strings.HasPrefix(name, "mcp__"):
+			continue
+		}
+		var text strings.Builder
+		for j, c := range b.Content {
+			if j > 0 {
+				text.WriteString("\n")
+			}
+			text.WriteString(c.Text)
+		}
+		out[i] = toolResultJSON{ToolUseID: b.ToolUseID, Type: "tool_result", Content: text.String(), IsError: b.IsError}
+	}
+	return out
+}
+
+func onlyText(bs []llm.Block) bool {
+	for _, b := range bs {
+		if b.Type != llm.BlockText {
+			return false
+		}
+	}
+	return true
 }
 
 type userJSON struct {
@@ -242,10 +296,10 @@ type userJSON struct {
 	ToolUseResult any    `json:"tool_use_result,omitempty"`
 }
 
-func userLine(e cadre.Event) userJSON {
+func userLine(e cadre.Event, tools map[string]string) userJSON {
 	return userJSON{
 		Type:            "user",
-		Message:         userMessage{Role: llm.RoleUser, Content: nonNilBlocks(e.Message)},
+		Message:         userMessage{Role: llm.RoleUser, Content: userContent(e.Message, tools)},
 		ParentToolUseID: parent(e),
 		subagentFields:  subagent(e),
 		SessionID:       e.SessionID, UUID: e.UUID, Timestamp: stamp(e.Time),
@@ -347,6 +401,11 @@ type resultJSON struct {
 	// StructuredOutput is the answer in the --json-schema schema.
 	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 	UUID             string          `json:"uuid"`
+	// ResultIndex counts the results of the session before this one
+	// (stream-json only, as Claude Code's).
+	ResultIndex int `json:"result_index"`
+	// Origin says the turn answered a background task's notification.
+	Origin *originJSON `json:"origin,omitempty"`
 }
 
 func resultLine(e cadre.Event) resultJSON {
@@ -390,6 +449,13 @@ func resultLine(e cadre.Event) resultJSON {
 		out.StructuredOutput = r.StructuredOutput
 	}
 	return out
+}
+
+func stopReason(r llm.StopReason) *llm.StopReason {
+	if r == "" {
+		return nil
+	}
+	return &r
 }
 
 func parent(e cadre.Event) *string {

@@ -37,6 +37,7 @@ type sdkTypes struct {
 var sdkMessageTypes = []string{
 	"SDKSystemMessage", "SDKAssistantMessage", "SDKUserMessage", "SDKResultSuccess", "SDKResultError",
 	"SDKTaskStartedMessage", "SDKTaskProgressMessage", "SDKTaskNotificationMessage",
+	"SDKTaskUpdatedMessage", "SDKBackgroundTasksChangedMessage",
 	"SDKPartialAssistantMessage", "SDKPermissionDenial", "ModelUsage",
 }
 
@@ -181,6 +182,7 @@ func sdkTypeOf(m map[string]any) string {
 		return map[any]string{
 			"init": "SDKSystemMessage", "task_started": "SDKTaskStartedMessage",
 			"task_progress": "SDKTaskProgressMessage", "task_notification": "SDKTaskNotificationMessage",
+			"task_updated": "SDKTaskUpdatedMessage", "background_tasks_changed": "SDKBackgroundTasksChangedMessage",
 		}[m["subtype"]]
 	}
 	return ""

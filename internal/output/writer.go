@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // Format is an --output-format value.
@@ -57,14 +58,18 @@ func shown(e cadre.Event, verbose bool) bool {
 type streamWriter struct {
 	w       *bufio.Writer
 	verbose bool
+	state   stream
 }
 
 func (s *streamWriter) Write(e cadre.Event) error {
+	lines := s.state.lines(e)
 	if !shown(e, s.verbose) {
 		return nil
 	}
-	if err := encode(s.w, Line(e)); err != nil {
-		return fmt.Errorf("encode %s event: %w", e.Type, err)
+	for _, l := range lines {
+		if err := encode(s.w, l); err != nil {
+			return fmt.Errorf("encode %s event: %w", e.Type, err)
+		}
 	}
 	return s.w.Flush()
 }
@@ -76,9 +81,11 @@ type jsonWriter struct {
 	verbose bool
 	lines   []any
 	result  any
+	turns   turnUsage
 }
 
 func (j *jsonWriter) Write(e cadre.Event) error {
+	e = j.turns.own(e)
 	if e.Type == cadre.EventResult && e.ParentToolUseID == "" {
 		j.result = Line(e)
 	}
@@ -105,6 +112,28 @@ func (j *jsonWriter) Close() error {
 		return fmt.Errorf("encode result: %w", err)
 	}
 	return nil
+}
+
+// turnUsage makes each main result's usage its own turn's, as Claude
+// Code's is: the runtime's results count every turn so far (their cost
+// and modelUsage stay so, as Claude Code's do).
+type turnUsage struct{ before llm.Usage }
+
+func (t *turnUsage) own(e cadre.Event) cadre.Event {
+	if e.Type != cadre.EventResult || e.ParentToolUseID != "" || e.Result == nil {
+		return e
+	}
+	r := *e.Result
+	all := r.Usage
+	r.Usage = llm.Usage{
+		InputTokens:              all.InputTokens - t.before.InputTokens,
+		OutputTokens:             all.OutputTokens - t.before.OutputTokens,
+		CacheReadInputTokens:     all.CacheReadInputTokens - t.before.CacheReadInputTokens,
+		CacheCreationInputTokens: all.CacheCreationInputTokens - t.before.CacheCreationInputTokens,
+	}
+	t.before = all
+	e.Result = &r
+	return e
 }
 
 // encode writes v as one line of JSON. HTML escaping is off: the lines are

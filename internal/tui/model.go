@@ -77,8 +77,10 @@ type Model struct {
 	// startMode is the mode the conversation opened in: Shift+Tab's
 	// cycle keeps it.
 	startMode cadre.PermissionMode
-	stats     cadre.ConversationStats
-	commands  []string // the project's slash commands (init event)
+	// initSeen is set by the conversation's first init event.
+	initSeen bool
+	stats    cadre.ConversationStats
+	commands []string // the project's slash commands (init event)
 
 	// Input state.
 	history    []string

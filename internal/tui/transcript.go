@@ -70,7 +70,12 @@ func (m *Model) event(e cadre.Event) {
 			m.model = oneLine(e.Init.Model)
 		}
 		if e.Init.PermissionMode != "" {
-			m.mode, m.startMode = e.Init.PermissionMode, e.Init.PermissionMode
+			// Every turn starts with an init; only the first says the
+			// mode the conversation opened in (Shift+Tab's cycle).
+			if !m.initSeen {
+				m.startMode = e.Init.PermissionMode
+			}
+			m.mode, m.initSeen = e.Init.PermissionMode, true
 		}
 		m.commands = e.Init.SlashCommands
 	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeCompactBoundary:

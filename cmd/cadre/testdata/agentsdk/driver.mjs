@@ -20,10 +20,33 @@ function base(extra = {}) {
   };
 }
 
-async function collect(q, onResult) {
+async function collect(q, onResult, onMessage) {
   for await (const m of q) {
     report.messages.push(m);
+    if (onMessage) await onMessage(m);
     if (m.type === 'result' && onResult) await onResult(m);
+  }
+}
+
+// expectThrow runs a scenario whose run ends in an error result: the SDK's
+// loop throws when the executable exits non-zero after it. What it threw
+// is recorded (kind "thrown"), not reported as the driver's failure.
+async function expectThrow(run) {
+  try {
+    await run();
+    report.calls.push({ kind: 'thrown', thrown: false });
+  } catch (e) {
+    report.calls.push({ kind: 'thrown', thrown: true, message: String(e && e.message || e) });
+  }
+}
+
+// control calls one Query method and records what it answered or threw.
+async function control(name, fn) {
+  try {
+    const value = await fn();
+    report.calls.push({ kind: name, ok: true, value: value === undefined ? null : value });
+  } catch (e) {
+    report.calls.push({ kind: name, ok: false, error: String(e && e.message || e) });
   }
 }
 
@@ -81,6 +104,66 @@ const scenarios = {
         report.calls.push({ kind: 'setPermissionMode', ok: true });
         firstResult();
       }
+    });
+  },
+  // A run that hits maxTurns ends in an error result, and the loop throws.
+  async maxturns() {
+    await expectThrow(() => collect(query({ prompt: 'RUN-BASH', options: base({ maxTurns: 1, allowedTools: ['Bash'] }) })));
+  },
+  // A run stopped by maxBudgetUsd: an error result, and the loop throws.
+  async budget() {
+    await expectThrow(() => collect(query({ prompt: "RUN-COSTLY", options: base({ maxBudgetUsd: 0.01, allowedTools: ['Bash'] }) })));
+  },
+  // An interrupted turn: streaming input, interrupt() while a command runs.
+  async interrupt() {
+    let done;
+    const finished = new Promise((resolve) => { done = resolve; });
+    async function* input() {
+      yield { type: 'user', message: { role: 'user', content: 'RUN-SLOW' }, parent_tool_use_id: null, session_id: '' };
+      await finished;
+    }
+    const q = query({ prompt: input(), options: base({ allowedTools: ['Bash'] }) });
+    await expectThrow(() => collect(q, async () => { done(); }, async (m) => {
+      if (m.type === 'assistant' && m.parent_tool_use_id === null && JSON.stringify(m.message.content).includes('toolu_slow')) {
+        await q.interrupt();
+        report.calls.push({ kind: 'interrupt', ok: true });
+      }
+    }));
+  },
+  // The control requests a program can send besides those above, against a
+  // session with a background subagent that waits.
+  async control() {
+    let firstResult;
+    const gotFirst = new Promise((resolve) => { firstResult = resolve; });
+    let stopped;
+    const gotStopped = new Promise((resolve) => { stopped = resolve; });
+    async function* input() {
+      yield { type: 'user', message: { role: 'user', content: 'CONTROL-ONE' }, parent_tool_use_id: null, session_id: '' };
+      await gotFirst;
+      await gotStopped;
+    }
+    const q = query({ prompt: input(), options: base({ allowedTools: ['Bash'] }) });
+    let taskID = null;
+    let results = 0;
+    await collect(q, async () => {
+      results++;
+      if (results !== 1) return;
+      await control('mcpServerStatus', () => q.mcpServerStatus());
+      await control('getContextUsage', async () => {
+        const u = await q.getContextUsage();
+        return { totalTokens: u.totalTokens, maxTokens: u.maxTokens, model: u.model, categories: u.categories.length, percentage: u.percentage };
+      });
+      await control('setMaxThinkingTokens', () => q.setMaxThinkingTokens(2048));
+      await control('reloadSkills', async () => { const r = await q.reloadSkills(); return { skills: Array.isArray(r.skills) }; });
+      await control('setMcpServers', () => q.setMcpServers({}));
+      await control('applyFlagSettings', () => q.applyFlagSettings({ permissions: { allow: ['Bash(echo:*)'] } }));
+      await control('rewindFiles', () => q.rewindFiles('00000000-0000-4000-8000-000000000000', { dryRun: true }));
+      await control('backgroundTasks', () => q.backgroundTasks('toolu_nosuchcall'));
+      await control('stopTask', () => q.stopTask(taskID));
+      firstResult();
+    }, async (m) => {
+      if (m.type === 'system' && m.subtype === 'task_started' && m.tool_use_id === 'toolu_wait') taskID = m.task_id;
+      if (m.type === 'system' && m.subtype === 'task_notification' && m.task_id === taskID) stopped();
     });
   },
 };

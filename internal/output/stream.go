@@ -1,0 +1,207 @@
+package output
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// stream is what a stream-json writer remembers between events so that its
+// lines read as Claude Code's: tool names by call id (the shape of their
+// results), the usage counted so far (each result's is its own turn's),
+// how many results were written, the background tasks running, and
+// whether the turn in progress answers a notification.
+type stream struct {
+	tools   map[string]string
+	turns   turnUsage
+	results int
+	// origin is the notification the turn in progress answers, if any.
+	origin *originJSON
+	// background are the background tasks running, in start order.
+	background []backgroundTaskJSON
+}
+
+// originJSON says what started a turn other than a user's message.
+type originJSON struct {
+	Kind     string `json:"kind"`
+	Producer string `json:"producer"`
+	RunID    string `json:"runId"`
+}
+
+type backgroundTaskJSON struct {
+	TaskID       string `json:"task_id"`
+	RunID        string `json:"run_id"`
+	TaskType     string `json:"task_type"`
+	SubagentType string `json:"subagent_type"`
+	Description  string `json:"description"`
+}
+
+type backgroundTasksJSON struct {
+	Type      string               `json:"type"`
+	Subtype   string               `json:"subtype"`
+	Tasks     []backgroundTaskJSON `json:"tasks"`
+	UUID      string               `json:"uuid"`
+	SessionID string               `json:"session_id"`
+}
+
+type taskPatchJSON struct {
+	Status  string `json:"status"`
+	EndTime int64  `json:"end_time"`
+}
+
+type taskUpdatedJSON struct {
+	Type      string        `json:"type"`
+	Subtype   string        `json:"subtype"`
+	TaskID    string        `json:"task_id"`
+	RunID     string        `json:"run_id"`
+	Patch     taskPatchJSON `json:"patch"`
+	UUID      string        `json:"uuid"`
+	SessionID string        `json:"session_id"`
+}
+
+// syntheticUserJSON is a user line the runtime wrote, not the user: the
+// message that hands the main agent a background task's notification.
+type syntheticUserJSON struct {
+	userJSON
+	IsSynthetic bool        `json:"isSynthetic"`
+	Origin      *originJSON `json:"origin"`
+}
+
+var notificationTask = regexp.MustCompile(`<task-id>([^<]*)</task-id>`)
+
+// notification reports the task a main-agent user message notifies of:
+// the runtime writes those messages (a user's own are not echoed).
+func notification(e cadre.Event) (taskID string, ok bool) {
+	if e.Type != cadre.EventUser || e.ParentToolUseID != "" || e.Message == nil {
+		return "", false
+	}
+	for _, b := range e.Message.Content {
+		if b.Type != llm.BlockText || !strings.HasPrefix(strings.TrimSpace(b.Text), "<task-notification>") {
+			return "", false
+		}
+		if m := notificationTask.FindStringSubmatch(b.Text); m != nil {
+			taskID = m[1]
+		}
+	}
+	return taskID, len(e.Message.Content) > 0
+}
+
+// The lines a writer adds (task_updated, background_tasks_changed, the
+// parts of a split reply) take ids derived from their event's: the same
+// output for the same events, every time.
+
+// lines are the lines Claude Code writes for e.
+func (s *stream) lines(e cadre.Event) []any {
+	if s.tools == nil {
+		s.tools = map[string]string{}
+	}
+	e = s.turns.own(e)
+	switch {
+	case e.Type == cadre.EventAssistant && e.Message != nil:
+		for _, b := range e.Message.Content {
+			if b.Type == llm.BlockToolUse {
+				s.tools[b.ID] = b.Name
+			}
+		}
+		return s.assistant(e)
+	case e.Type == cadre.EventUser:
+		if id, ok := notification(e); ok {
+			s.origin = &originJSON{Kind: "task-notification", Producer: "session-task", RunID: id}
+			return []any{syntheticUserJSON{userJSON: userLine(e, s.tools), IsSynthetic: true, Origin: s.origin}}
+		}
+	case e.Type == cadre.EventResult && e.ParentToolUseID == "":
+		r := resultLine(e)
+		r.ResultIndex = s.results
+		r.Origin = s.origin
+		s.results++
+		s.origin = nil
+		return []any{r}
+	case e.Type == cadre.EventSystem && e.Task != nil:
+		return s.task(e)
+	}
+	return []any{line(e, s.tools)}
+}
+
+// assistant writes one line per content block, as Claude Code does: all
+// but the last without a stop reason and with the usage known before the
+// reply's end (its input side).
+func (s *stream) assistant(e cadre.Event) []any {
+	blocks := e.Message.Content
+	if len(blocks) <= 1 {
+		return []any{line(e, s.tools)}
+	}
+	out := make([]any, 0, len(blocks))
+	for i, b := range blocks {
+		part := e
+		m := *e.Message
+		m.Content = []llm.Block{b}
+		part.Message = &m
+		if i < len(blocks)-1 {
+			a := cadre.AssistantInfo{}
+			if e.Assistant != nil {
+				a = *e.Assistant
+			}
+			a.StopReason = ""
+			a.Usage.OutputTokens = 0
+			part.Assistant = &a
+			part.UUID = ids.Derive("stream-json block", fmt.Sprintf("%s/%d", e.UUID, i))
+		}
+		out = append(out, assistantLine(part))
+	}
+	return out
+}
+
+// task writes a task line, with the lines Claude Code writes around it:
+// the list of background tasks when it changes, and task_updated with
+// the status before the notification.
+func (s *stream) task(e cadre.Event) []any {
+	t := e.Task
+	main := line(e, s.tools)
+	switch e.Subtype {
+	case cadre.SubtypeTaskStarted:
+		if !t.Background {
+			return []any{main}
+		}
+		s.background = append(s.background, backgroundTaskJSON{TaskID: t.TaskID, RunID: t.TaskID, TaskType: string(t.Kind), SubagentType: t.AgentType, Description: t.Description})
+		return []any{s.backgroundTasks(e), main}
+	case cadre.SubtypeTaskNotification:
+		end := e.Time
+		if end.IsZero() {
+			end = time.Now()
+		}
+		updated := taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: t.TaskID, RunID: t.TaskID,
+			Patch: taskPatchJSON{Status: patchStatus(t.Status), EndTime: end.UnixMilli()}, UUID: ids.Derive("stream-json task_updated", e.UUID), SessionID: e.SessionID}
+		out := []any{updated, main}
+		for i, b := range s.background {
+			if b.TaskID == t.TaskID {
+				s.background = append(s.background[:i:i], s.background[i+1:]...)
+				out = append(out, s.backgroundTasks(e))
+				break
+			}
+		}
+		return out
+	}
+	return []any{main}
+}
+
+func (s *stream) backgroundTasks(e cadre.Event) backgroundTasksJSON {
+	tasks := append([]backgroundTaskJSON{}, s.background...)
+	return backgroundTasksJSON{Type: "system", Subtype: "background_tasks_changed", Tasks: tasks, UUID: ids.Derive("stream-json background_tasks_changed", e.UUID), SessionID: e.SessionID}
+}
+
+// patchStatus is a task's status in task_updated's words (the SDK's
+// union there has killed where task_notification says stopped).
+func patchStatus(s cadre.TaskStatus) string {
+	switch s {
+	case cadre.TaskKilled:
+		return "killed"
+	case cadre.TaskTimeout:
+		return "failed"
+	}
+	return string(s)
+}
