@@ -168,7 +168,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	c.ctx, c.stop = context.WithCancelCause(ctx)
 	if r.opts.MaxBudgetUSD > 0 {
 		// Subagents add to the totals too: the budget stops the whole turn.
-		sr.totals.Watch(func(float64) { c.checkBudget(0) })
+		sr.totals.Watch(func(llm.Cost) { c.checkBudget(llm.Cost{}) })
 	}
 	sr.caller = subagent.Caller{
 		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main", AgentID: c.target,
@@ -412,15 +412,19 @@ func (c *Conversation) current() (llm.Model, provider.Ref) {
 // checkBudget stops the turn when the run tree's cost, with the main
 // agent's replies of this turn (added to the totals when the turn ends)
 // and spent more, reaches Options.MaxBudgetUSD.
-func (c *Conversation) checkBudget(spent float64) {
+//
+// Under a budget every model is priced (checkPriced), so the costs are
+// known; were one not, what the priced part cost still counts.
+func (c *Conversation) checkBudget(spent llm.Cost) {
 	budget := c.r.opts.MaxBudgetUSD
 	if budget <= 0 {
 		return
 	}
-	total := c.sr.totals.Cost()
+	total, _ := c.sr.totals.Cost().USD()
+	more, _ := spent.USD()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.turnCost += spent
+	c.turnCost += more
 	if total+c.turnCost >= budget && c.turn != nil {
 		c.turn(errBudget)
 	}
@@ -560,7 +564,7 @@ func (c *Conversation) serve() {
 		}),
 		Tag:     runner.Tag{RootSessionID: c.target},
 		Partial: r.opts.IncludePartialMessages,
-		Cost: func(u llm.Usage) float64 {
+		Cost: func(u llm.Usage) llm.Cost {
 			_, ref := c.current()
 			return r.pricing.Cost(ref, u)
 		},
@@ -585,7 +589,7 @@ func (c *Conversation) serve() {
 		c.mu.Lock()
 		c.turn, c.onFallback, c.turnCost = cancel, false, 0
 		c.mu.Unlock()
-		c.checkBudget(0) // spent already: no call is made
+		c.checkBudget(llm.Cost{}) // spent already: no call is made
 		res := c.tracedTurn(tctx, conv, hooks, entries)
 		c.mu.Lock()
 		c.turn = nil

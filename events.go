@@ -182,7 +182,7 @@ type ResultInfo struct {
 	NumTurns     int
 	Duration     time.Duration
 	APIDuration  time.Duration
-	TotalCostUSD float64
+	TotalCostUSD llm.Cost
 	Usage        llm.Usage
 	StopReason   llm.StopReason
 	// Errors say why a run failed.
@@ -206,7 +206,7 @@ type PermissionDenial struct {
 // ModelUsage is one model's share of a run.
 type ModelUsage struct {
 	Usage   llm.Usage
-	CostUSD float64
+	CostUSD llm.Cost
 }
 
 // eventOf converts a bus event for SDK users.

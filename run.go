@@ -247,7 +247,7 @@ func (r *Runtime) history(ctx context.Context, id string) ([]llm.Message, error)
 // abandon ends a session that never ran (the conversation could not
 // start).
 func (sr *sessionRun) abandon() {
-	if err := sr.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0); err != nil {
+	if err := sr.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, llm.Cost{}, 0); err != nil {
 		sr.r.log.Warn("end a session that could not start", "session", sr.sess.Info.ID, "err", err)
 	}
 }

@@ -100,7 +100,7 @@ type Result struct {
 	NumTurns          int
 	Duration          time.Duration
 	APIDuration       time.Duration
-	TotalCostUSD      float64
+	TotalCostUSD      llm.Cost
 	Usage             llm.Usage
 	StopReason        llm.StopReason
 	Errors            []string
@@ -122,5 +122,5 @@ type Denial struct {
 // ModelUsage is one model's share of a run.
 type ModelUsage struct {
 	Usage   llm.Usage
-	CostUSD float64
+	CostUSD llm.Cost
 }

@@ -275,14 +275,14 @@ func streamEventLine(e cadre.Event) streamEventJSON {
 }
 
 type modelUsageJSON struct {
-	InputTokens              int64   `json:"inputTokens"`
-	OutputTokens             int64   `json:"outputTokens"`
-	CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
-	CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
-	WebSearchRequests        int64   `json:"webSearchRequests"`
-	CostUSD                  float64 `json:"costUSD"`
-	ContextWindow            int64   `json:"contextWindow"`
-	MaxOutputTokens          int64   `json:"maxOutputTokens"`
+	InputTokens              int64    `json:"inputTokens"`
+	OutputTokens             int64    `json:"outputTokens"`
+	CacheReadInputTokens     int64    `json:"cacheReadInputTokens"`
+	CacheCreationInputTokens int64    `json:"cacheCreationInputTokens"`
+	WebSearchRequests        int64    `json:"webSearchRequests"`
+	CostUSD                  llm.Cost `json:"costUSD"` // null when unknown
+	ContextWindow            int64    `json:"contextWindow"`
+	MaxOutputTokens          int64    `json:"maxOutputTokens"`
 }
 
 // resultUsageJSON is the result's usage in the shape of the Anthropic
@@ -338,7 +338,7 @@ type resultJSON struct {
 	Result            *string                   `json:"result,omitempty"`
 	StopReason        *llm.StopReason           `json:"stop_reason"`
 	SessionID         string                    `json:"session_id"`
-	TotalCostUSD      float64                   `json:"total_cost_usd"`
+	TotalCostUSD      llm.Cost                  `json:"total_cost_usd"` // null when unknown
 	Usage             resultUsageJSON           `json:"usage"`
 	ModelUsage        map[string]modelUsageJSON `json:"modelUsage"`
 	PermissionDenials []cadre.PermissionDenial  `json:"permission_denials"`

@@ -34,7 +34,7 @@ func (s *Service) announce(ctx context.Context, conv *runner.Conversation, t *li
 		}
 		// The announce turn is part of the run's cost.
 		res.Usage = res.Usage.Add(turn.Usage)
-		res.Cost += turn.Cost
+		res.Cost = res.Cost.Add(turn.Cost)
 	}
 	if reply == announceSkip {
 		return "", true
