@@ -154,6 +154,12 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 			return nil, fmt.Errorf("fallback model: %w", err)
 		}
 	}
+	if check := r.checkPrice(); check != nil && fallback.model != nil {
+		if err := check(fallback.ref); err != nil {
+			sr.abandon()
+			return nil, fmt.Errorf("fallback model: %w", err)
+		}
+	}
 	c := &Conversation{
 		r: r, sr: sr, target: sr.sess.Info.ID, done: make(chan struct{}), input: make(chan struct{}),
 		mode: sr.mode, model: sr.model, ref: sr.ref, fallback: fallback,
@@ -333,6 +339,11 @@ func (c *Conversation) SetModel(name string) error {
 	if name = strings.TrimSpace(name); name != "" && name != "default" {
 		var err error
 		if model, ref, err = c.r.model(name); err != nil {
+			return fmt.Errorf("set model: %w", err)
+		}
+	}
+	if check := c.r.checkPrice(); check != nil {
+		if err := check(ref); err != nil {
 			return fmt.Errorf("set model: %w", err)
 		}
 	}

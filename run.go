@@ -154,6 +154,12 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 			return nil, err
 		}
 	}
+	if check := r.checkPrice(); check != nil {
+		// Before any record is made: the run is refused, not failed.
+		if err := check(ref); err != nil {
+			return nil, err
+		}
+	}
 	mode := r.policy.Mode
 	if req.PermissionMode != "" {
 		if mode, err = permission.ParseMode(string(req.PermissionMode)); err != nil {
@@ -205,7 +211,7 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 		if !req.Fork {
 			newID = id // kept in memory under its own id
 		}
-		if sr.sess, err = sessions.Create(ctx, session.Info{ID: newID, ParentID: "", Agent: "main", Cwd: r.cwd, Title: title}); err != nil {
+		if sr.sess, err = sessions.Create(ctx, session.Info{ID: newID, ParentID: "", Agent: "main", Cwd: r.cwd, Title: title, Model: ref.String()}); err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
 		sr.recordHistory = true
@@ -218,7 +224,7 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 			return nil, fmt.Errorf("resume %s: %w", id, err)
 		}
 	default:
-		sr.sess, err = sessions.Create(ctx, session.Info{ID: req.SessionID, Agent: "main", Cwd: r.cwd, Title: title})
+		sr.sess, err = sessions.Create(ctx, session.Info{ID: req.SessionID, Agent: "main", Cwd: r.cwd, Title: title, Model: ref.String()})
 		if err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
