@@ -407,6 +407,13 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 	for _, d := range res.Denials {
 		out.PermissionDenials = append(out.PermissionDenials, event.Denial{ToolName: d.Tool, ToolUseID: d.ToolUseID, ToolInput: d.Input})
 	}
+	// Read even when the conversation was stopped: the result says what
+	// was spent.
+	subagents, err := sr.subagentCosts(context.Background())
+	if err != nil {
+		sr.r.log.Warn("read the subagents' costs for the result", "session", sr.sess.Info.ID, "err", err)
+	}
+	out.Subagents = subagents
 	if sr.structured != nil && !out.IsError {
 		if so := sr.structured.Output(); so != nil {
 			// Claude Code's result is then the output's JSON text.

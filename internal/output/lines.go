@@ -347,6 +347,41 @@ type resultJSON struct {
 	// StructuredOutput is the answer in the --json-schema schema.
 	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 	UUID             string          `json:"uuid"`
+	// Subagents is cadre's extension: each subagent run of the tree with
+	// its share of the cost, when there was any.
+	Subagents []subagentCostJSON `json:"subagents,omitempty"`
+}
+
+// subagentCostJSON is one entry of the result's "subagents": its usage in
+// the Anthropic API's snake_case shape, its cost null when unknown.
+type subagentCostJSON struct {
+	AgentID     string    `json:"agent_id"`
+	AgentType   string    `json:"agent_type"`
+	Description string    `json:"description"`
+	Model       string    `json:"model"`
+	NumTurns    int       `json:"num_turns"`
+	Usage       llm.Usage `json:"usage"`
+	CostUSD     llm.Cost  `json:"cost_usd"`
+	Status      string    `json:"status"`
+	// Parent is the agent id of the run that started it; null for the
+	// main agent's children.
+	Parent *string `json:"parent"`
+}
+
+func subagentCosts(list []cadre.SubagentCost) []subagentCostJSON {
+	out := make([]subagentCostJSON, 0, len(list))
+	for _, s := range list {
+		e := subagentCostJSON{
+			AgentID: s.AgentID, AgentType: s.AgentType, Description: s.Description, Model: s.Model,
+			NumTurns: s.Turns, Usage: s.Usage, CostUSD: s.CostUSD, Status: string(s.Status),
+		}
+		if s.ParentAgentID != "" {
+			p := s.ParentAgentID
+			e.Parent = &p
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func resultLine(e cadre.Event) resultJSON {
@@ -378,6 +413,9 @@ func resultLine(e cadre.Event) resultJSON {
 		NumTurns: r.NumTurns, StopReason: stop, SessionID: e.SessionID,
 		TotalCostUSD: r.TotalCostUSD, Usage: resultUsage(r.Usage), ModelUsage: mu, PermissionDenials: denials,
 		UUID: e.UUID,
+	}
+	if len(r.Subagents) > 0 {
+		out.Subagents = subagentCosts(r.Subagents)
 	}
 	if r.IsError {
 		out.Errors = r.Errors
