@@ -661,7 +661,29 @@ func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	return convert(ts, taskOf), nil
+	out := convert(ts, taskOf)
+	for i := range out {
+		if err := r.withSession(ctx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// withSession adds what t's child session records (its model and turns),
+// when it has one.
+func (r *Runtime) withSession(ctx context.Context, t *Task) error {
+	if t.ChildSessionID == "" {
+		return nil
+	}
+	info, err := r.db.GetSession(ctx, t.ChildSessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil // still waiting for a place in its lane
+	} else if err != nil {
+		return fmt.Errorf("task %s: read its session: %w", t.ID, err)
+	}
+	t.Model, t.NumTurns = info.Model, info.NumTurns
+	return nil
 }
 
 // Task returns one task record; its error wraps ErrNotFound when there is
@@ -677,7 +699,8 @@ func (r *Runtime) Task(ctx context.Context, id string) (Task, error) {
 	if err != nil {
 		return Task{}, wrapNotFound(err)
 	}
-	return taskOf(t), nil
+	out := taskOf(t)
+	return out, r.withSession(ctx, &out)
 }
 
 // TaskOutput is the log of task id: its output file as text. The file of

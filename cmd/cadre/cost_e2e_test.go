@@ -80,6 +80,11 @@ func TestBudgetRefusesAnUnpricedModel(t *testing.T) {
 	if rows := listSessions(t, e); len(rows) != 0 {
 		t.Errorf("a refused run left sessions: %+v", rows)
 	}
+	// The fallback model too: the turn may move to it.
+	failsWith(t, e.run("", "-p", "hi", "--model", sonnet, "--fallback-model", unpriced, "--max-budget-usd=1"), "fallback model", unpriced, "pricing")
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests made by a refused run", n)
+	}
 	p := ok(t, e.run("", "-p", "hi", "--model", unpriced, "--max-budget-usd=1", "--output-format", "stream-json", "--verbose", costPricing))
 	if res := finalResult(t, p.stdout); res["subtype"] != "success" {
 		t.Errorf("priced run: %v", res)
@@ -180,14 +185,20 @@ func TestResultSubagentsAddUp(t *testing.T) {
 	if math.Abs(total-own-sum) > 1e-9 {
 		t.Errorf("total_cost_usd %v is not the subagents' %v plus the main agent's own %v", total, sum, own)
 	}
-	tasks := cliTasks(t, e)
-	if len(tasks) != 2 {
-		t.Fatalf("cadre tasks --json: %d tasks, want 2", len(tasks))
+	list := ok(t, e.run("", "tasks", "--json"))
+	var tasks []struct {
+		ID       string
+		CostUSD  llm.Cost `json:"costUsd"`
+		Model    string
+		NumTurns int
+	}
+	if err := json.Unmarshal([]byte(list.stdout), &tasks); err != nil || len(tasks) != 2 {
+		t.Fatalf("cadre tasks --json: %v\n%s", err, list.stdout)
 	}
 	for _, tk := range tasks {
 		got, known := tk.CostUSD.USD()
-		if c, found := costs[tk.ID]; !found || !known || math.Abs(got-c) > 1e-9 {
-			t.Errorf("cadre tasks --json: task %s costs %v, the result said %v", tk.ID, tk.CostUSD, c)
+		if c, found := costs[tk.ID]; !found || !known || math.Abs(got-c) > 1e-9 || tk.Model != "anthropic:"+sonnet || tk.NumTurns != 1 {
+			t.Errorf("cadre tasks --json: task %s costs %v on %q in %d turns; the result said %v on %s in 1", tk.ID, tk.CostUSD, tk.Model, tk.NumTurns, c, "anthropic:"+sonnet)
 		}
 	}
 }
