@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -200,5 +201,66 @@ func TestResultSubagentsAddUp(t *testing.T) {
 		if c, found := costs[tk.ID]; !found || !known || math.Abs(got-c) > 1e-9 || tk.Model != "anthropic:"+sonnet || tk.NumTurns != 1 {
 			t.Errorf("cadre tasks --json: task %s costs %v on %q in %d turns; the result said %v on %s in 1", tk.ID, tk.CostUSD, tk.Model, tk.NumTurns, c, "anthropic:"+sonnet)
 		}
+	}
+}
+
+// TestResultSubagentsNested: a subagent's own subagent is listed too,
+// its parent the agent that started it, and the costs still add up.
+func TestResultSubagentsNested(t *testing.T) {
+	agents := `--agents={"outer": {"description": "delegates", "prompt": "You are OUTER."}, "inner": {"description": "works", "prompt": "You are INNER."}}`
+	var (
+		mu        sync.Mutex
+		mainCalls int
+	)
+	e, _ := anthropicEnv(t, func(req testkit.Request) testkit.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		body := string(req.Body)
+		done := strings.Contains(body, "tool_result")
+		switch {
+		case strings.Contains(body, "You are INNER."):
+			return testkit.Reply{Text: "INNER-DONE", Usage: llm.Usage{InputTokens: 2_000_000}}
+		case strings.Contains(body, "You are OUTER.") && done:
+			return testkit.Reply{Text: "OUTER-DONE", Usage: llm.Usage{InputTokens: 1_000_000}}
+		case strings.Contains(body, "You are OUTER."):
+			return testkit.Reply{Usage: llm.Usage{InputTokens: 1_000_000}, ToolCalls: []testkit.ToolCall{fgAgentCall("inner work", "go", "inner")}}
+		}
+		mainCalls++
+		if done {
+			return testkit.Reply{Text: "ALL DONE", Usage: llm.Usage{InputTokens: 100_000}}
+		}
+		return testkit.Reply{Usage: llm.Usage{InputTokens: 100_000}, ToolCalls: []testkit.ToolCall{fgAgentCall("outer work", "go", "outer")}}
+	})
+	settings := `--settings={"subagents": {"maxSpawnDepth": 2}, "pricing": {"claude-sonnet-4-5": {"input": 1, "output": 0}}}`
+	p := ok(t, e.run("", "-p", "delegate", "--model", sonnet, "--output-format", "stream-json", "--verbose", agents, settings))
+	res := finalResult(t, p.stdout)
+	subs, _ := res["subagents"].([]any)
+	if len(subs) != 2 {
+		t.Fatalf("result subagents = %v, want two\n%s", res["subagents"], p.stdout)
+	}
+	byType := map[string]map[string]any{}
+	sum := 0.0
+	for _, s := range subs {
+		s := s.(map[string]any)
+		byType[fmt.Sprint(s["agent_type"])] = s
+		cost, _ := s["cost_usd"].(float64)
+		sum += cost
+	}
+	outer, inner := byType["outer"], byType["inner"]
+	if outer == nil || inner == nil {
+		t.Fatalf("subagents %v, want outer and inner", subs)
+	}
+	if outer["parent"] != nil || inner["parent"] != outer["agent_id"] {
+		t.Errorf("parents: outer %v, inner %v; want null and %v", outer["parent"], inner["parent"], outer["agent_id"])
+	}
+	if outer["num_turns"] != 2.0 || outer["cost_usd"] != 2.0 || inner["num_turns"] != 1.0 || inner["cost_usd"] != 2.0 {
+		t.Errorf("outer %v, inner %v; want 2 turns costing 2 each", outer, inner)
+	}
+	total, _ := res["total_cost_usd"].(float64)
+	mu.Lock()
+	own := float64(mainCalls) * 0.1
+	mu.Unlock()
+	if math.Abs(total-own-sum) > 1e-9 {
+		t.Errorf("total_cost_usd %v is not the subagents' %v plus the main agent's own %v", total, sum, own)
 	}
 }
