@@ -160,6 +160,12 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 			return nil, fmt.Errorf("fallback model: %w", err)
 		}
 	}
+	if check := r.checkPrice(); check != nil && fallback.model != nil {
+		if err := check(fallback.ref); err != nil {
+			sr.abandon()
+			return nil, fmt.Errorf("fallback model: %w", err)
+		}
+	}
 	c := &Conversation{
 		r: r, sr: sr, target: sr.sess.Info.ID, done: make(chan struct{}), input: make(chan struct{}),
 		mode: sr.mode, model: sr.model, ref: sr.ref, fallback: fallback,
@@ -174,7 +180,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	c.ctx, c.stop = context.WithCancelCause(ctx)
 	if r.opts.MaxBudgetUSD > 0 {
 		// Subagents add to the totals too: the budget stops the whole turn.
-		sr.totals.Watch(func(float64) { c.checkBudget(0) })
+		sr.totals.Watch(func(llm.Cost) { c.checkBudget(llm.Cost{}) })
 	}
 	sr.caller = subagent.Caller{
 		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main", AgentID: c.target,
@@ -342,6 +348,11 @@ func (c *Conversation) SetModel(name string) error {
 			return fmt.Errorf("set model: %w", err)
 		}
 	}
+	if check := c.r.checkPrice(); check != nil {
+		if err := check(ref); err != nil {
+			return fmt.Errorf("set model: %w", err)
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.model, c.ref = model, ref
@@ -418,15 +429,19 @@ func (c *Conversation) current() (llm.Model, provider.Ref) {
 // checkBudget stops the turn when the run tree's cost, with the main
 // agent's replies of this turn (added to the totals when the turn ends)
 // and spent more, reaches Options.MaxBudgetUSD.
-func (c *Conversation) checkBudget(spent float64) {
+//
+// Under a budget every model is priced (checkPriced), so the costs are
+// known; were one not, what the priced part cost still counts.
+func (c *Conversation) checkBudget(spent llm.Cost) {
 	budget := c.r.opts.MaxBudgetUSD
 	if budget <= 0 {
 		return
 	}
-	total := c.sr.totals.Cost()
+	total, _ := c.sr.totals.Cost().USD()
+	more, _ := spent.USD()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.turnCost += spent
+	c.turnCost += more
 	if total+c.turnCost >= budget && c.turn != nil {
 		c.turn(errBudget)
 	}
@@ -582,7 +597,7 @@ func (c *Conversation) serve() {
 		}),
 		Tag:     runner.Tag{RootSessionID: c.target},
 		Partial: r.opts.IncludePartialMessages,
-		Cost: func(u llm.Usage) float64 {
+		Cost: func(u llm.Usage) llm.Cost {
 			_, ref := c.current()
 			return r.pricing.Cost(ref, u)
 		},
@@ -618,7 +633,7 @@ func (c *Conversation) serve() {
 			sr.publishInit(model.Name(), mode)
 		}
 		turns++
-		c.checkBudget(0) // spent already: no call is made
+		c.checkBudget(llm.Cost{}) // spent already: no call is made
 		res := c.tracedTurn(tctx, conv, hooks, entries)
 		c.mu.Lock()
 		c.turn = nil

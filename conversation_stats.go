@@ -10,7 +10,7 @@ type ConversationStats struct {
 	// depth, turns still running included, reply by reply (the result
 	// events' totals count a turn once it has ended).
 	Usage   llm.Usage
-	CostUSD float64
+	CostUSD llm.Cost
 	// BackgroundTasks counts the background runs of the tree not yet
 	// finished, at any depth.
 	BackgroundTasks int

@@ -182,7 +182,7 @@ type ResultInfo struct {
 	NumTurns     int
 	Duration     time.Duration
 	APIDuration  time.Duration
-	TotalCostUSD float64
+	TotalCostUSD llm.Cost
 	Usage        llm.Usage
 	StopReason   llm.StopReason
 	// Errors say why a run failed.
@@ -194,6 +194,9 @@ type ResultInfo struct {
 	// Options.JSONSchema, when the model gave it; Result then holds its
 	// JSON text.
 	StructuredOutput json.RawMessage
+	// Subagents are the subagent runs of the tree, at any depth, each with
+	// its share: the total less these is the main agent's own.
+	Subagents []SubagentCost
 }
 
 // PermissionDenial is a tool call the permission layer refused.
@@ -206,7 +209,7 @@ type PermissionDenial struct {
 // ModelUsage is one model's share of a run.
 type ModelUsage struct {
 	Usage   llm.Usage
-	CostUSD float64
+	CostUSD llm.Cost
 }
 
 // eventOf converts a bus event for SDK users.
@@ -245,7 +248,7 @@ func resultOf(r *event.Result) *ResultInfo {
 	out := &ResultInfo{
 		IsError: r.IsError, Result: r.Result, NumTurns: r.NumTurns, Duration: r.Duration, APIDuration: r.APIDuration,
 		TotalCostUSD: r.TotalCostUSD, Usage: r.Usage, StopReason: r.StopReason, Errors: r.Errors,
-		StructuredOutput: r.StructuredOutput,
+		StructuredOutput: r.StructuredOutput, Subagents: convert(r.Subagents, subagentCostOf),
 	}
 	for _, d := range r.PermissionDenials {
 		out.PermissionDenials = append(out.PermissionDenials, PermissionDenial{ToolName: d.ToolName, ToolUseID: d.ToolUseID, ToolInput: d.ToolInput})

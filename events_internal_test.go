@@ -52,10 +52,10 @@ func TestEventOfTypesEveryPayload(t *testing.T) {
 		{"result",
 			event.Event{Type: event.TypeResult, Subtype: "success", Result: &event.Result{Result: "ok", NumTurns: 2,
 				PermissionDenials: []event.Denial{{ToolName: "Bash", ToolUseID: "t", ToolInput: map[string]any{"command": "x"}}},
-				ModelUsage:        map[string]event.ModelUsage{"m": {Usage: llm.Usage{OutputTokens: 1}, CostUSD: 0.5}}}},
+				ModelUsage:        map[string]event.ModelUsage{"m": {Usage: llm.Usage{OutputTokens: 1}, CostUSD: llm.USD(0.5)}}}},
 			Event{Type: EventResult, Subtype: ResultSuccess, Result: &ResultInfo{Result: "ok", NumTurns: 2,
 				PermissionDenials: []PermissionDenial{{ToolName: "Bash", ToolUseID: "t", ToolInput: map[string]any{"command": "x"}}},
-				ModelUsage:        map[string]ModelUsage{"m": {Usage: llm.Usage{OutputTokens: 1}, CostUSD: 0.5}}}}},
+				ModelUsage:        map[string]ModelUsage{"m": {Usage: llm.Usage{OutputTokens: 1}, CostUSD: llm.USD(0.5)}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if d := cmp.Diff(tc.want, eventOf(tc.in)); d != "" {

@@ -154,6 +154,12 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 			return nil, err
 		}
 	}
+	if check := r.checkPrice(); check != nil {
+		// Before any record is made: the run is refused, not failed.
+		if err := check(ref); err != nil {
+			return nil, err
+		}
+	}
 	mode := r.policy.Mode
 	if req.PermissionMode != "" {
 		if mode, err = permission.ParseMode(string(req.PermissionMode)); err != nil {
@@ -205,7 +211,7 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 		if !req.Fork {
 			newID = id // kept in memory under its own id
 		}
-		if sr.sess, err = sessions.Create(ctx, session.Info{ID: newID, ParentID: "", Agent: "main", Cwd: r.cwd, Title: title}); err != nil {
+		if sr.sess, err = sessions.Create(ctx, session.Info{ID: newID, ParentID: "", Agent: "main", Cwd: r.cwd, Title: title, Model: ref.String()}); err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
 		sr.recordHistory = true
@@ -218,7 +224,7 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 			return nil, fmt.Errorf("resume %s: %w", id, err)
 		}
 	default:
-		sr.sess, err = sessions.Create(ctx, session.Info{ID: req.SessionID, Agent: "main", Cwd: r.cwd, Title: title})
+		sr.sess, err = sessions.Create(ctx, session.Info{ID: req.SessionID, Agent: "main", Cwd: r.cwd, Title: title, Model: ref.String()})
 		if err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
@@ -247,7 +253,7 @@ func (r *Runtime) history(ctx context.Context, id string) ([]llm.Message, error)
 // abandon ends a session that never ran (the conversation could not
 // start).
 func (sr *sessionRun) abandon() {
-	if err := sr.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, 0, 0); err != nil {
+	if err := sr.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, llm.Cost{}, 0); err != nil {
 		sr.r.log.Warn("end a session that could not start", "session", sr.sess.Info.ID, "err", err)
 	}
 }
@@ -401,6 +407,13 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 	for _, d := range res.Denials {
 		out.PermissionDenials = append(out.PermissionDenials, event.Denial{ToolName: d.Tool, ToolUseID: d.ToolUseID, ToolInput: d.Input})
 	}
+	// Read even when the conversation was stopped: the result says what
+	// was spent.
+	subagents, err := sr.subagentCosts(context.Background())
+	if err != nil {
+		sr.r.log.Warn("read the subagents' costs for the result", "session", sr.sess.Info.ID, "err", err)
+	}
+	out.Subagents = subagents
 	if sr.structured != nil && !out.IsError {
 		if so := sr.structured.Output(); so != nil {
 			// Claude Code's result is then the output's JSON text.

@@ -503,7 +503,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	worker := dispatchWorker(r.db, dispatchTo)
 	r.subagents, err = subagent.New(subagent.Config{
 		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
-		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing,
+		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing, CheckPrice: r.checkPrice(),
 		ParseModel: func(name string) (provider.Ref, error) { return provider.Parse(name, r.providerConfig()) },
 		// A child gets the MCP tools connected when it spawns: a server
 		// that stopped is gone from later pools.
@@ -674,7 +674,29 @@ func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	return convert(ts, taskOf), nil
+	out := convert(ts, taskOf)
+	for i := range out {
+		if err := r.withSession(ctx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// withSession adds what t's child session records (its model and turns),
+// when it has one.
+func (r *Runtime) withSession(ctx context.Context, t *Task) error {
+	if t.ChildSessionID == "" {
+		return nil
+	}
+	info, err := r.db.GetSession(ctx, t.ChildSessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil // still waiting for a place in its lane
+	} else if err != nil {
+		return fmt.Errorf("task %s: read its session: %w", t.ID, err)
+	}
+	t.Model, t.NumTurns = info.Model, info.NumTurns
+	return nil
 }
 
 // Task returns one task record; its error wraps ErrNotFound when there is
@@ -690,7 +712,8 @@ func (r *Runtime) Task(ctx context.Context, id string) (Task, error) {
 	if err != nil {
 		return Task{}, wrapNotFound(err)
 	}
-	return taskOf(t), nil
+	out := taskOf(t)
+	return out, r.withSession(ctx, &out)
 }
 
 // TaskOutput is the log of task id: its output file as text. The file of
@@ -713,6 +736,21 @@ func (r *Runtime) TaskOutput(ctx context.Context, id string) (string, error) {
 }
 
 // model resolves a model name once per runtime.
+// checkPrice is what refuses a model with no price under
+// Options.MaxBudgetUSD: a budget cannot be kept by a run whose spending it
+// cannot see. nil without a budget, when any model may run.
+func (r *Runtime) checkPrice() func(provider.Ref) error {
+	if r.opts.MaxBudgetUSD <= 0 {
+		return nil
+	}
+	return func(ref provider.Ref) error {
+		if _, ok := r.pricing.Lookup(ref); ok {
+			return nil
+		}
+		return fmt.Errorf(`--max-budget-usd cannot be kept on model %s: its price is unknown; price it in settings, e.g. {"pricing": {%q: {"input": 3, "output": 15}}} (USD per million tokens)`, ref, ref.Model)
+	}
+}
+
 func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
 	r.modelMu.Lock()
 	defer r.modelMu.Unlock()

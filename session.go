@@ -25,8 +25,11 @@ type Session struct {
 
 	// Usage, CostUSD and NumTurns are the session's totals over all its runs.
 	Usage    llm.Usage
-	CostUSD  float64
+	CostUSD  llm.Cost
 	NumTurns int
+	// Model is the model the session's agent ran on, as
+	// "provider:model" ("" for a session recorded before cadre kept it).
+	Model string
 
 	// TranscriptPath is the JSONL transcript.
 	TranscriptPath string
@@ -72,7 +75,7 @@ func sessionOf(in session.Info) Session {
 	return Session{
 		ID: in.ID, ParentID: in.ParentID, Agent: in.Agent, Key: in.Key, Title: in.Title, Cwd: in.Cwd,
 		Status: SessionStatus(in.Status), Created: in.Created, Updated: in.Updated,
-		Usage: in.Usage, CostUSD: in.CostUSD, NumTurns: in.NumTurns, TranscriptPath: in.TranscriptPath, Owner: in.Owner,
+		Usage: in.Usage, CostUSD: in.CostUSD, NumTurns: in.NumTurns, Model: in.Model, TranscriptPath: in.TranscriptPath, Owner: in.Owner,
 	}
 }
 

@@ -54,7 +54,7 @@ type SubagentDetails struct {
 	SessionID      string
 	TranscriptPath string
 	Created        time.Time
-	CostUSD        float64
+	CostUSD        llm.Cost
 	// Cleanup is what becomes of the session after a background run:
 	// "keep" (archived after ArchiveAfterMinutes) or "delete" (archived
 	// right after its notification).

@@ -33,9 +33,14 @@ type Task struct {
 	Progress string `json:"progress,omitempty"`
 	Error    string `json:"error,omitempty"`
 
-	Usage    llm.Usage `json:"usage"`
-	CostUSD  float64   `json:"costUsd"`
-	ToolUses int       `json:"toolUses"`
+	Usage llm.Usage `json:"usage"`
+	// CostUSD is null in JSON when the run's model has no known price.
+	CostUSD  llm.Cost `json:"costUsd"`
+	ToolUses int      `json:"toolUses"`
+	// Model and NumTurns are its session's: the model it ran on
+	// ("provider:model") and its model calls so far.
+	Model    string `json:"model,omitempty"`
+	NumTurns int    `json:"numTurns"`
 
 	// OutputFile holds the run's progress and, at the end, its result.
 	OutputFile string `json:"outputFile"`

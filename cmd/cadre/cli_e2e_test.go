@@ -550,7 +550,7 @@ func TestSessionsListAndShow(t *testing.T) {
 		t.Fatalf("sessions --json: %+v", infos)
 	}
 	got := infos[0]
-	want := session.Info{ID: id, Agent: "main", Title: secretAsk, Cwd: e.dir, Status: session.StatusCompleted, NumTurns: 2,
+	want := session.Info{ID: id, Agent: "main", Title: secretAsk, Cwd: e.dir, Status: session.StatusCompleted, NumTurns: 2, Model: "anthropic:" + sonnet,
 		TranscriptPath: filepath.Join(e.home, "sessions", id+".jsonl")}
 	if d := cmp.Diff(want, got, cmpIgnoreVolatile()); d != "" {
 		t.Errorf("sessions --json (-want +got):\n%s", d)

@@ -705,3 +705,25 @@ func TestTUIStatusLineFollowsRunningSubagents(t *testing.T) {
 	close(hold)
 	s.WaitFor("Counted.", screenWait)
 }
+
+// An unpriced model's cost is "?" on the status line, never $0.0000.
+func TestTUIUnpricedModelCostIsAQuestionMark(t *testing.T) {
+	e, _ := anthropicEnv(t, func(testkit.Request) testkit.Reply {
+		return testkit.Reply{Text: "UNPRICED-ANSWER", Usage: llm.Usage{InputTokens: 1000, OutputTokens: 200}}
+	})
+	s := e.tui("--model", unpriced)
+	ask(s, "hello")
+	screen := s.WaitUntil("the answer, and the turn over", screenWait, func(screen string) bool {
+		return strings.Contains(screen, "UNPRICED-ANSWER") && !strings.Contains(screen, "working")
+	})
+	if want := "anthropic:" + unpriced + " · default · 1.2k tokens · ?"; !strings.Contains(screen, want) {
+		t.Errorf("status line lacks %q:\n%s", want, screen)
+	}
+	if strings.Contains(screen, "$0.0000") {
+		t.Errorf("an unpriced model's cost shows as $0:\n%s", screen)
+	}
+	s.SendKeys("C-c")
+	s.WaitFor("Press Ctrl+C again to quit", screenWait)
+	s.SendKeys("C-c")
+	s.WaitExit(screenWait)
+}

@@ -65,7 +65,7 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 				if asJSON {
 					return writeJSON(stdout, map[string]any{"session": info, "transcript": entries})
 				}
-				fmt.Fprintf(stdout, "session   %s\nagent     %s\nstatus    %s\ncwd       %s\ncreated   %s\nupdated   %s\nturns     %d\ntokens    %d in, %d out, %d cache read, %d cache write\ncost      $%.4f\ntranscript %s\n",
+				fmt.Fprintf(stdout, "session   %s\nagent     %s\nstatus    %s\ncwd       %s\ncreated   %s\nupdated   %s\nturns     %d\ntokens    %d in, %d out, %d cache read, %d cache write\ncost      %s\ntranscript %s\n",
 					info.ID, info.Agent, info.Status, info.Cwd, info.Created.Local().Format(time.DateTime), info.Updated.Local().Format(time.DateTime),
 					info.NumTurns, info.Usage.InputTokens, info.Usage.OutputTokens, info.Usage.CacheReadInputTokens, info.Usage.CacheCreationInputTokens, info.CostUSD, info.TranscriptPath)
 				if info.ParentID != "" {

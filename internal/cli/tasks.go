@@ -68,7 +68,7 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 					{"id", t.ID}, {"status", string(t.Status)}, {"kind", string(t.Kind)}, {"agent", t.Agent}, {"name", t.Name},
 					{"description", t.Description}, {"session", t.ChildSessionID}, {"parent session", t.ParentSessionID},
 					{"created", stamp(t.Created)}, {"started", stamp(t.Started)}, {"finished", stamp(t.Finished)},
-					{"tokens", fmt.Sprint(t.Usage.Total())}, {"tool uses", fmt.Sprint(t.ToolUses)}, {"cost", fmt.Sprintf("$%.4f", t.CostUSD)},
+					{"tokens", fmt.Sprint(t.Usage.Total())}, {"tool uses", fmt.Sprint(t.ToolUses)}, {"cost", t.CostUSD.String()},
 					{"progress", t.Progress}, {"output file", t.OutputFile}, {"node", t.Owner}, {"notified", fmt.Sprint(t.Notified)}, {"error", t.Error},
 				} {
 					if f[1] != "" {

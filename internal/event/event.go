@@ -100,7 +100,7 @@ type Result struct {
 	NumTurns          int
 	Duration          time.Duration
 	APIDuration       time.Duration
-	TotalCostUSD      float64
+	TotalCostUSD      llm.Cost
 	Usage             llm.Usage
 	StopReason        llm.StopReason
 	Errors            []string
@@ -110,6 +110,19 @@ type Result struct {
 	// StructuredOutput is the answer given in the requested JSON schema
 	// (Options.JSONSchema), when it was given.
 	StructuredOutput json.RawMessage
+	// Subagents are the subagent runs of the tree, each with its share.
+	Subagents []SubagentCost
+}
+
+// SubagentCost is one subagent run's share of a run tree's spending.
+type SubagentCost struct {
+	AgentID, AgentType, Description string
+	Model                           string // "provider:model"
+	ParentAgentID                   string // "" for the main agent's children
+	Turns                           int
+	Usage                           llm.Usage
+	CostUSD                         llm.Cost
+	Status                          string // a task status
 }
 
 // Denial records a tool call the permission layer refused.
@@ -122,5 +135,5 @@ type Denial struct {
 // ModelUsage is one model's share of a run.
 type ModelUsage struct {
 	Usage   llm.Usage
-	CostUSD float64
+	CostUSD llm.Cost
 }

@@ -329,14 +329,14 @@ func streamEventLine(e cadre.Event) streamEventJSON {
 }
 
 type modelUsageJSON struct {
-	InputTokens              int64   `json:"inputTokens"`
-	OutputTokens             int64   `json:"outputTokens"`
-	CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
-	CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
-	WebSearchRequests        int64   `json:"webSearchRequests"`
-	CostUSD                  float64 `json:"costUSD"`
-	ContextWindow            int64   `json:"contextWindow"`
-	MaxOutputTokens          int64   `json:"maxOutputTokens"`
+	InputTokens              int64    `json:"inputTokens"`
+	OutputTokens             int64    `json:"outputTokens"`
+	CacheReadInputTokens     int64    `json:"cacheReadInputTokens"`
+	CacheCreationInputTokens int64    `json:"cacheCreationInputTokens"`
+	WebSearchRequests        int64    `json:"webSearchRequests"`
+	CostUSD                  llm.Cost `json:"costUSD"` // null when unknown
+	ContextWindow            int64    `json:"contextWindow"`
+	MaxOutputTokens          int64    `json:"maxOutputTokens"`
 }
 
 // resultUsageJSON is the result's usage in the shape of the Anthropic
@@ -392,7 +392,7 @@ type resultJSON struct {
 	Result            *string                   `json:"result,omitempty"`
 	StopReason        *llm.StopReason           `json:"stop_reason"`
 	SessionID         string                    `json:"session_id"`
-	TotalCostUSD      float64                   `json:"total_cost_usd"`
+	TotalCostUSD      llm.Cost                  `json:"total_cost_usd"` // null when unknown
 	Usage             resultUsageJSON           `json:"usage"`
 	ModelUsage        map[string]modelUsageJSON `json:"modelUsage"`
 	PermissionDenials []cadre.PermissionDenial  `json:"permission_denials"`
@@ -406,6 +406,41 @@ type resultJSON struct {
 	ResultIndex int `json:"result_index"`
 	// Origin says the turn answered a background task's notification.
 	Origin *originJSON `json:"origin,omitempty"`
+	// Subagents is cadre's extension: each subagent run of the tree with
+	// its share of the cost, when there was any.
+	Subagents []subagentCostJSON `json:"subagents,omitempty"`
+}
+
+// subagentCostJSON is one entry of the result's "subagents": its usage in
+// the Anthropic API's snake_case shape, its cost null when unknown.
+type subagentCostJSON struct {
+	AgentID     string    `json:"agent_id"`
+	AgentType   string    `json:"agent_type"`
+	Description string    `json:"description"`
+	Model       string    `json:"model"`
+	NumTurns    int       `json:"num_turns"`
+	Usage       llm.Usage `json:"usage"`
+	CostUSD     llm.Cost  `json:"cost_usd"`
+	Status      string    `json:"status"`
+	// Parent is the agent id of the run that started it; null for the
+	// main agent's children.
+	Parent *string `json:"parent"`
+}
+
+func subagentCosts(list []cadre.SubagentCost) []subagentCostJSON {
+	out := make([]subagentCostJSON, 0, len(list))
+	for _, s := range list {
+		e := subagentCostJSON{
+			AgentID: s.AgentID, AgentType: s.AgentType, Description: s.Description, Model: s.Model,
+			NumTurns: s.Turns, Usage: s.Usage, CostUSD: s.CostUSD, Status: string(s.Status),
+		}
+		if s.ParentAgentID != "" {
+			p := s.ParentAgentID
+			e.Parent = &p
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func resultLine(e cadre.Event) resultJSON {
@@ -437,6 +472,9 @@ func resultLine(e cadre.Event) resultJSON {
 		NumTurns: r.NumTurns, StopReason: stop, SessionID: e.SessionID,
 		TotalCostUSD: r.TotalCostUSD, Usage: resultUsage(r.Usage), ModelUsage: mu, PermissionDenials: denials,
 		UUID: e.UUID,
+	}
+	if len(r.Subagents) > 0 {
+		out.Subagents = subagentCosts(r.Subagents)
 	}
 	if r.IsError {
 		out.Errors = r.Errors

@@ -36,8 +36,8 @@ func run() []cadre.Event {
 			Assistant: &cadre.AssistantInfo{MessageID: "msg_03", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 130, OutputTokens: 8, CacheReadInputTokens: 90}}},
 		{Type: cadre.EventResult, Subtype: "success", SessionID: sid, UUID: "u-5", Time: at,
 			Result: &cadre.ResultInfo{Result: "It says hello.", NumTurns: 2, Duration: 1500 * time.Millisecond, APIDuration: 1200 * time.Millisecond,
-				TotalCostUSD: 0.000867, StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90},
-				ModelUsage: map[string]cadre.ModelUsage{"anthropic:claude-sonnet-4-5": {Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90}, CostUSD: 0.000867}}}},
+				TotalCostUSD: llm.USD(0.000867), StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90},
+				ModelUsage: map[string]cadre.ModelUsage{"anthropic:claude-sonnet-4-5": {Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90}, CostUSD: llm.USD(0.000867)}}}},
 	}
 }
 

@@ -13,7 +13,8 @@ type Price = catalog.Price
 
 // Pricing looks up prices: overrides first (by "provider:model" or model
 // id, or a model id's prefix), then the model catalogue
-// (internal/catalog).
+// (internal/catalog). A model with no known price has an unknown cost,
+// never 0.
 type Pricing struct {
 	Overrides map[string]Price
 }
@@ -34,16 +35,20 @@ func (p Pricing) Lookup(ref Ref) (Price, bool) {
 	return Price{}, false
 }
 
-// Cost is the estimated USD cost of u on ref; 0 when the price is unknown.
-func (p Pricing) Cost(ref Ref, u llm.Usage) float64 {
+// Cost is the estimated USD cost of u on ref; unknown when the price is,
+// unless u is empty: no tokens cost $0 on any model.
+func (p Pricing) Cost(ref Ref, u llm.Usage) llm.Cost {
 	pr, ok := p.Lookup(ref)
 	if !ok {
-		return 0
+		if u == (llm.Usage{}) {
+			return llm.Cost{}
+		}
+		return llm.UnknownCost()
 	}
-	return (float64(u.InputTokens)*pr.Input +
+	return llm.USD((float64(u.InputTokens)*pr.Input +
 		float64(u.OutputTokens)*pr.Output +
 		float64(u.CacheReadInputTokens)*pr.CacheRead +
-		float64(u.CacheCreationInputTokens)*pr.CacheWrite) / 1e6
+		float64(u.CacheCreationInputTokens)*pr.CacheWrite) / 1e6)
 }
 
 func longestPrefix(table map[string]Price, model string) (Price, bool) {

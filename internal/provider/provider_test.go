@@ -252,22 +252,27 @@ func TestCost(t *testing.T) {
 	tests := []struct {
 		ref  Ref
 		want float64
+		// unknown: no price, so the cost is unknown rather than 0.
+		unknown bool
 	}{
-		{Ref{"anthropic", "claude-sonnet-5-5"}, 2 + 10 + 0.1 + 2.5},
-		{Ref{"anthropic", "claude-opus-5-5"}, 4 + 20 + 0.2 + 5},
-		{Ref{"anthropic", "claude-haiku-5-5"}, 0.1 + 0.5 + 0.01 + 0.125},
-		{Ref{"anthropic", "claude-sonnet-4-5"}, 3 + 15 + 0.3 + 3.75},
-		{Ref{"anthropic", "claude-sonnet-4-5-20250929"}, 3 + 15 + 0.3 + 3.75},
-		{Ref{"openai", "gpt-4o-mini"}, 0.15 + 0.6 + 0.075},
-		{Ref{"openai", "gpt-4o-2024-08-06"}, 2.5 + 10 + 1.25},
-		{Ref{"ollama", "llama3.2"}, 1},
-		{Ref{"openai", "qwen3-max"}, 6},
-		{Ref{"openai", "unknown-model"}, 0},
-		{Ref{"script", "demo.yaml"}, 0},
+		{Ref{"anthropic", "claude-sonnet-5-5"}, 2 + 10 + 0.1 + 2.5, false},
+		{Ref{"anthropic", "claude-opus-5-5"}, 4 + 20 + 0.2 + 5, false},
+		{Ref{"anthropic", "claude-haiku-5-5"}, 0.1 + 0.5 + 0.01 + 0.125, false},
+		{Ref{"anthropic", "claude-sonnet-4-5"}, 3 + 15 + 0.3 + 3.75, false},
+		{Ref{"anthropic", "claude-sonnet-4-5-20250929"}, 3 + 15 + 0.3 + 3.75, false},
+		{Ref{"openai", "gpt-4o-mini"}, 0.15 + 0.6 + 0.075, false},
+		{Ref{"openai", "gpt-4o-2024-08-06"}, 2.5 + 10 + 1.25, false},
+		{Ref{"ollama", "llama3.2"}, 1, false},
+		{Ref{"openai", "qwen3-max"}, 6, false},
+		{Ref{"openai", "unknown-model"}, 0, true},
+		{Ref{"openai", "gpt-6-astra"}, 0, true},
+		{Ref{"anthropic", "claude-unknown-9"}, 0, true},
+		{Ref{"script", "demo.yaml"}, 0, true},
 	}
 	for _, tc := range tests {
-		if got := p.Cost(tc.ref, u); math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("Cost(%s) = %v, want %v", tc.ref, got, tc.want)
+		got, known := p.Cost(tc.ref, u).USD()
+		if known == tc.unknown || math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("Cost(%s) = %v (known %v), want %v (known %v)", tc.ref, got, known, tc.want, !tc.unknown)
 		}
 	}
 }

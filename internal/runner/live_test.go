@@ -14,7 +14,7 @@ import (
 // (results, budgets) count it once it has ended, and then both agree.
 func TestTotalsLiveFollowsARunningTurn(t *testing.T) {
 	var totals runner.Totals
-	cost := func(u llm.Usage) float64 { return float64(u.Total()) / 100 }
+	cost := func(u llm.Usage) llm.Cost { return llm.USD(float64(u.Total()) / 100) }
 	replied := make(chan struct{})
 	release := make(chan struct{})
 	calls := 0
@@ -40,10 +40,10 @@ func TestTotalsLiveFollowsARunningTurn(t *testing.T) {
 	done := make(chan *runner.Result, 1)
 	go func() { done <- runner.Run(t.Context(), spec, nil, llm.UserText("go")) }()
 	<-replied
-	if u, c := totals.Live(); u.Total() != 11 || c != 0.11 {
+	if u, c := totals.Live(); u.Total() != 11 || c != llm.USD(0.11) {
 		t.Errorf("mid-turn Live = %d tokens, $%v; want the first reply's 11, $0.11", u.Total(), c)
 	}
-	if u, c, _ := totals.Snapshot(); u.Total() != 0 || c != 0 {
+	if u, c, _ := totals.Snapshot(); u.Total() != 0 || c != (llm.Cost{}) {
 		t.Errorf("mid-turn Snapshot = %d tokens, $%v; want nothing until the turn ends", u.Total(), c)
 	}
 	close(release)

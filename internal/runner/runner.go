@@ -37,8 +37,8 @@ type Tag struct {
 type Totals struct {
 	mu      sync.Mutex
 	byModel map[string]event.ModelUsage
-	cost    float64
-	watch   func(cost float64)
+	cost    llm.Cost
+	watch   func(cost llm.Cost)
 	// running are the figures of turns still going, by turn: only Live
 	// counts them, until the turn's Add (Settle).
 	running map[*turnKey]spent
@@ -51,11 +51,11 @@ type turnKey struct{ _ byte }
 // spent is a running turn's usage and cost soFar.
 type spent struct {
 	usage llm.Usage
-	cost  float64
+	cost  llm.Cost
 }
 
 // progress records a running turn's usage and cost soFar.
-func (t *Totals) progress(k *turnKey, u llm.Usage, cost float64) {
+func (t *Totals) progress(k *turnKey, u llm.Usage, cost llm.Cost) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.running == nil {
@@ -74,7 +74,7 @@ func (t *Totals) settle(k *turnKey) {
 // Live returns the sums soFar with the turns still running, which
 // Snapshot, Cost and budgets leave out until each ends: what a display
 // shows while a tree works.
-func (t *Totals) Live() (usage llm.Usage, cost float64) {
+func (t *Totals) Live() (usage llm.Usage, cost llm.Cost) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, m := range t.byModel {
@@ -83,37 +83,37 @@ func (t *Totals) Live() (usage llm.Usage, cost float64) {
 	cost = t.cost
 	for _, r := range t.running {
 		usage = usage.Add(r.usage)
-		cost += r.cost
+		cost = cost.Add(r.cost)
 	}
 	return usage, cost
 }
 
 // Watch makes every Add call f, outside the lock, with the total cost
 // soFar: how a budget is enforced over a whole tree.
-func (t *Totals) Watch(f func(cost float64)) {
+func (t *Totals) Watch(f func(cost llm.Cost)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.watch = f
 }
 
 // Cost is the total cost soFar.
-func (t *Totals) Cost() float64 {
+func (t *Totals) Cost() llm.Cost {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.cost
 }
 
 // Add records one run's usage and cost.
-func (t *Totals) Add(model string, u llm.Usage, cost float64) {
+func (t *Totals) Add(model string, u llm.Usage, cost llm.Cost) {
 	t.mu.Lock()
 	if t.byModel == nil {
 		t.byModel = map[string]event.ModelUsage{}
 	}
 	m := t.byModel[model]
 	m.Usage = m.Usage.Add(u)
-	m.CostUSD += cost
+	m.CostUSD = m.CostUSD.Add(cost)
 	t.byModel[model] = m
-	t.cost += cost
+	t.cost = t.cost.Add(cost)
 	watch, total := t.watch, t.cost
 	t.mu.Unlock()
 	if watch != nil {
@@ -122,14 +122,14 @@ func (t *Totals) Add(model string, u llm.Usage, cost float64) {
 }
 
 // Snapshot returns the sums soFar.
-func (t *Totals) Snapshot() (usage llm.Usage, cost float64, byModel map[string]event.ModelUsage) {
+func (t *Totals) Snapshot() (usage llm.Usage, cost llm.Cost, byModel map[string]event.ModelUsage) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	byModel = make(map[string]event.ModelUsage, len(t.byModel))
 	for name, m := range t.byModel {
 		byModel[name] = m
 		usage = usage.Add(m.Usage)
-		cost += m.CostUSD
+		cost = cost.Add(m.CostUSD)
 	}
 	return usage, cost, byModel
 }
@@ -141,7 +141,7 @@ type Spec struct {
 	Loop loop.Config
 	Tag  Tag
 	// Cost prices this run's usage; nil means 0.
-	Cost func(llm.Usage) float64
+	Cost func(llm.Usage) llm.Cost
 	// Totals, if set, receives this run's usage and cost.
 	Totals *Totals
 	// PublishPrompt publishes the prompt as a user event (subagents do, as
@@ -169,7 +169,7 @@ type Spec struct {
 // Result is how a turn (or a whole run) ended.
 type Result struct {
 	*loop.Outcome
-	Cost     float64
+	Cost     llm.Cost
 	Duration time.Duration
 	Status   session.Status
 }
@@ -189,7 +189,7 @@ type Conversation struct {
 
 	turns int
 	usage llm.Usage
-	cost  float64
+	cost  llm.Cost
 	last  *Result
 	err   error // a failure before the first turn (recording the history)
 }
@@ -333,15 +333,15 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 	}
 	c.turns += out.Turns
 	c.usage = c.usage.Add(out.Usage)
-	c.cost += res.Cost
+	c.cost = c.cost.Add(res.Cost)
 	c.last = res
 	return res
 }
 
-// price prices u as the run's Cost does (0 without one).
-func (c *Conversation) price(u llm.Usage) float64 {
+// price prices u as the run's Cost does ($0 without one).
+func (c *Conversation) price(u llm.Usage) llm.Cost {
 	if c.spec.Cost == nil {
-		return 0
+		return llm.Cost{}
 	}
 	return c.spec.Cost(u)
 }

@@ -188,7 +188,7 @@ func TestPublishPrompt(t *testing.T) {
 
 func TestTotals(t *testing.T) {
 	var totals runner.Totals
-	cost := func(u llm.Usage) float64 { return float64(u.Total()) / 100 }
+	cost := func(u llm.Usage) llm.Cost { return llm.USD(float64(u.Total()) / 100) }
 	runs := []struct {
 		model string
 		tools int
@@ -206,13 +206,17 @@ func TestTotals(t *testing.T) {
 	}
 	usage, total, byModel := totals.Snapshot()
 	per := llm.Usage{InputTokens: 10, OutputTokens: 1}
-	wantA := event.ModelUsage{Usage: per.Add(per).Add(per), CostUSD: 0.33}
-	wantB := event.ModelUsage{Usage: per, CostUSD: 0.11}
-	approx := cmp.Comparer(func(x, y float64) bool { return x-y < 1e-9 && y-x < 1e-9 })
+	wantA := event.ModelUsage{Usage: per.Add(per).Add(per), CostUSD: llm.USD(0.33)}
+	wantB := event.ModelUsage{Usage: per, CostUSD: llm.USD(0.11)}
+	approx := cmp.Comparer(func(a, b llm.Cost) bool {
+		x, xk := a.USD()
+		y, yk := b.USD()
+		return xk == yk && x-y < 1e-9 && y-x < 1e-9
+	})
 	if diff := cmp.Diff(map[string]event.ModelUsage{"a": wantA, "b": wantB}, byModel, approx); diff != "" {
 		t.Errorf("by model (-want +got):\n%s", diff)
 	}
-	if usage != wantA.Usage.Add(wantB.Usage) || !cmp.Equal(total, 0.44, approx) {
+	if usage != wantA.Usage.Add(wantB.Usage) || !cmp.Equal(total, llm.USD(0.44), approx) {
 		t.Errorf("total usage %+v cost %v", usage, total)
 	}
 }
@@ -350,7 +354,7 @@ func TestCompactionEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resumed.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0)
+	defer resumed.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 0)
 	if diff := cmp.Diff(conv.History(), msgs); diff != "" {
 		t.Errorf("resumed context (-in memory +resumed):\n%s", diff)
 	}

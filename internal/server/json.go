@@ -97,7 +97,7 @@ type runJSON struct {
 	// every subagent), growing during a turn (Conversation.Stats); the
 	// session record's figures change only when a turn ends.
 	Tokens  int64       `json:"tokens"`
-	CostUSD float64     `json:"cost_usd"`
+	CostUSD llm.Cost    `json:"cost_usd"` // null when unknown
 	Result  *resultJSON `json:"result,omitempty"`
 }
 
@@ -105,7 +105,7 @@ type resultJSON struct {
 	IsError  bool     `json:"is_error"`
 	Result   string   `json:"result"`
 	Errors   []string `json:"errors,omitempty"`
-	CostUSD  float64  `json:"total_cost_usd"`
+	CostUSD  llm.Cost `json:"total_cost_usd"` // null when unknown
 	NumTurns int      `json:"num_turns"`
 }
 
@@ -149,7 +149,7 @@ type sessionJSON struct {
 	Updated        time.Time `json:"updated"`
 	Usage          llm.Usage `json:"usage"`
 	Tokens         int64     `json:"tokens"`
-	CostUSD        float64   `json:"cost_usd"`
+	CostUSD        llm.Cost  `json:"cost_usd"` // null when unknown
 	NumTurns       int       `json:"num_turns"`
 	TranscriptPath string    `json:"transcript_path"`
 	Live           bool      `json:"live"` // a run of this server is its conversation

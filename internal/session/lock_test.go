@@ -48,7 +48,7 @@ func TestOneWriterPerSession(t *testing.T) {
 	}
 
 	// Finishing releases the session; then it resumes, once.
-	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	s2, msgs, err := second.Open(t.Context(), id)
@@ -61,7 +61,7 @@ func TestOneWriterPerSession(t *testing.T) {
 	if _, _, err := first.Open(t.Context(), id); !errors.Is(err, session.ErrInUse) || !strings.Contains(err.Error(), "process 4343") {
 		t.Errorf("third writer while the second runs: err = %v, want ErrInUse naming process 4343", err)
 	}
-	if err := s2.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+	if err := s2.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 1); err != nil {
 		t.Fatal(err)
 	}
 }

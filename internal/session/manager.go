@@ -383,7 +383,7 @@ func (s *Session) claim(ctx context.Context) error {
 // usage, cost and turns to the session's totals, and closes the transcript.
 // The writer is closed even if the index update fails. Finishing twice is an
 // error.
-func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, cost float64, turns int) error {
+func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, cost llm.Cost, turns int) error {
 	if !status.Valid() {
 		return fmt.Errorf("finish session %q: unknown status %q", s.id, status)
 	}
@@ -405,7 +405,7 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 		}
 		in.Status = status
 		in.Usage = in.Usage.Add(usage)
-		in.CostUSD += cost
+		in.CostUSD = in.CostUSD.Add(cost)
 		in.NumTurns += turns
 		in.Updated = stamp
 		s.Info = *in

@@ -54,7 +54,7 @@ func TestManagerCreate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	t.Cleanup(func() { s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0) })
+	t.Cleanup(func() { s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 0) })
 	want := session.Info{
 		ID: "id-0001", Agent: "main", Cwd: "/w", Status: session.StatusRunning,
 		Created: t0.Add(time.Second), Updated: t0.Add(time.Second),
@@ -94,7 +94,7 @@ func TestManagerCreateRefusals(t *testing.T) {
 	if _, err := m.Create(t.Context(), session.Info{ID: "given-id", Title: "second"}); err == nil {
 		t.Fatal("Create with a duplicate id succeeded")
 	}
-	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	entries, _, err := session.ReadTranscript(s.Info.TranscriptPath)
@@ -142,7 +142,7 @@ func TestManagerAppendFinishResume(t *testing.T) {
 		}
 	}
 	run1 := llm.Usage{InputTokens: 100, OutputTokens: 10, CacheCreationInputTokens: 5, CacheReadInputTokens: 50}
-	if err := s.Finish(t.Context(), session.StatusKilled, run1, 0.5, 2); err != nil {
+	if err := s.Finish(t.Context(), session.StatusKilled, run1, llm.USD(0.5), 2); err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
 	if s.Info.Status != session.StatusKilled || s.Info.NumTurns != 2 {
@@ -151,7 +151,7 @@ func TestManagerAppendFinishResume(t *testing.T) {
 	if err := s.Append(session.Entry{Type: session.EntryUser}); err == nil {
 		t.Error("Append after Finish succeeded")
 	}
-	if err := s.Finish(t.Context(), session.StatusCompleted, run1, 0, 0); err == nil {
+	if err := s.Finish(t.Context(), session.StatusCompleted, run1, llm.Cost{}, 0); err == nil {
 		t.Error("second Finish succeeded")
 	}
 
@@ -187,14 +187,14 @@ func TestManagerAppendFinishResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	run2 := llm.Usage{InputTokens: 1, OutputTokens: 2, CacheCreationInputTokens: 3, CacheReadInputTokens: 4}
-	if err := s2.Finish(t.Context(), session.StatusCompleted, run2, 0.25, 1); err != nil {
+	if err := s2.Finish(t.Context(), session.StatusCompleted, run2, llm.USD(0.25), 1); err != nil {
 		t.Fatal(err)
 	}
 	got, err := idx.GetSession(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != session.StatusCompleted || got.Usage != run1.Add(run2) || got.CostUSD != 0.75 || got.NumTurns != 3 {
+	if got.Status != session.StatusCompleted || got.Usage != run1.Add(run2) || got.CostUSD != llm.USD(0.75) || got.NumTurns != 3 {
 		t.Errorf("record after two runs: %+v; want completed, usage %+v, cost 0.75, 3 turns", got, run1.Add(run2))
 	}
 	if diff := cmp.Diff(got, s2.Info); diff != "" {
@@ -215,7 +215,7 @@ func TestManagerOpenDamagedTranscript(t *testing.T) {
 	if err := s.Append(session.Entry{Type: session.EntryUser, Message: ptr(llm.UserText("hi"))}); err != nil {
 		t.Fatal(err)
 	}
-	s.Finish(t.Context(), session.StatusKilled, llm.Usage{}, 0, 0)
+	s.Finish(t.Context(), session.StatusKilled, llm.Usage{}, llm.Cost{}, 0)
 	f, err := os.OpenFile(s.Info.TranscriptPath, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestManagerOpenDamagedTranscript(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open of a transcript with a truncated tail: %v", err)
 	}
-	defer s2.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0)
+	defer s2.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 0)
 	if diff := cmp.Diff([]llm.Message{llm.UserText("hi")}, msgs); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
@@ -282,7 +282,7 @@ func TestManagerLatest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, turns); err != nil {
+		if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, turns); err != nil {
 			t.Fatal(err)
 		}
 		return s.Info
@@ -316,10 +316,10 @@ func TestFinishUnknownStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(t.Context(), "done-ish", llm.Usage{}, 0, 0); err == nil {
+	if err := s.Finish(t.Context(), "done-ish", llm.Usage{}, llm.Cost{}, 0); err == nil {
 		t.Error("Finish with an unknown status succeeded")
 	}
-	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0); err != nil {
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 0); err != nil {
 		t.Errorf("Finish after a refused status: %v", err)
 	}
 }
@@ -342,7 +342,7 @@ func TestSessionAppendDuringFinish(t *testing.T) {
 			}
 		})
 	}
-	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 0); err != nil {
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 0); err != nil {
 		t.Errorf("Finish: %v", err)
 	}
 	wg.Wait()
@@ -370,7 +370,7 @@ func TestManagerPrepare(t *testing.T) {
 		t.Errorf("prepared: recorded %v, info %+v", s.IsRecorded(), s.Info)
 	}
 	// Never recorded: Finish writes the record, ended.
-	if err := s.Finish(ctx, session.StatusFailed, llm.Usage{}, 0, 0); err != nil {
+	if err := s.Finish(ctx, session.StatusFailed, llm.Usage{}, llm.Cost{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := idx.GetSession(ctx, s.Info.ID); err != nil || got.Status != session.StatusFailed || got.Agent != "worker" {
@@ -387,7 +387,7 @@ func TestManagerPrepare(t *testing.T) {
 	}
 	s.Recorded()
 	s.Hold()
-	if err := s.Finish(ctx, session.StatusCompleted, llm.Usage{OutputTokens: 7}, 0.5, 2); err != nil {
+	if err := s.Finish(ctx, session.StatusCompleted, llm.Usage{OutputTokens: 7}, llm.USD(0.5), 2); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := idx.GetSession(ctx, s.Info.ID); got.Status != session.StatusRunning {
@@ -401,7 +401,7 @@ func TestManagerPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := idx.GetSession(ctx, s.Info.ID)
-	if got.Status != session.StatusCompleted || got.Usage.OutputTokens != 7 || got.NumTurns != 2 || got.CostUSD != 0.5 {
+	if got.Status != session.StatusCompleted || got.Usage.OutputTokens != 7 || got.NumTurns != 2 || got.CostUSD != llm.USD(0.5) {
 		t.Errorf("the held update stored %+v", got)
 	}
 	if s.Info != got {
@@ -440,7 +440,7 @@ func TestManagerPrepareClaim(t *testing.T) {
 	if err := s.Append(entry); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(ctx, session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+	if err := s.Finish(ctx, session.StatusCompleted, llm.Usage{}, llm.Cost{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	if entries, _, err := session.ReadTranscript(path); err != nil || len(entries) != 1 {
@@ -455,7 +455,7 @@ func TestManagerPrepareClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(ctx, session.StatusKilled, llm.Usage{}, 0, 0); err != nil {
+	if err := s.Finish(ctx, session.StatusKilled, llm.Usage{}, llm.Cost{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if entries, _, err := session.ReadTranscript(s.Info.TranscriptPath); err != nil || len(entries) != 0 {

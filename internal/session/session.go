@@ -51,8 +51,11 @@ type Info struct {
 
 	// Usage, CostUSD and NumTurns are the session's totals over all its runs.
 	Usage    llm.Usage
-	CostUSD  float64
+	CostUSD  llm.Cost
 	NumTurns int
+	// Model is the model its agent runs on, as "provider:model" ("" when
+	// not recorded).
+	Model string
 
 	TranscriptPath string
 	// Owner is the process running the session (a task.Owner id), kept

@@ -43,7 +43,7 @@ func TestFileTranscriptReadWhateverTheStore(t *testing.T) {
 	if err := s.Append(session.Entry{Type: session.EntryUser, Message: ptr(llm.UserText("kept in a file"))}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, 0, 1); err != nil {
+	if err := s.Finish(t.Context(), session.StatusCompleted, llm.Usage{}, llm.Cost{}, 1); err != nil {
 		t.Fatal(err)
 	}
 

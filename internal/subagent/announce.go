@@ -34,7 +34,7 @@ func (s *Service) announce(ctx context.Context, conv *runner.Conversation, t *li
 		}
 		// The announce turn is part of the run's cost.
 		res.Usage = res.Usage.Add(turn.Usage)
-		res.Cost += turn.Cost
+		res.Cost = res.Cost.Add(turn.Cost)
 	}
 	if reply == announceSkip {
 		return "", true
@@ -51,7 +51,7 @@ func (s *Service) announce(ctx context.Context, conv *runner.Conversation, t *li
 		notes = res.Err.Error()
 	}
 	u := res.Usage
-	stats := fmt.Sprintf("runtime %s · tokens %s in / %s out / %s total · est. cost $%.4f · session key %s · session id %s · transcript %s",
+	stats := fmt.Sprintf("runtime %s · tokens %s in / %s out / %s total · est. cost %s · session key %s · session id %s · transcript %s",
 		s.cfg.Now().Sub(t.started).Round(time.Second), human(u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens), human(u.OutputTokens), human(u.Total()),
 		res.Cost, r.sess.Info.Key, r.sess.Info.ID, r.sess.Info.TranscriptPath)
 	return fmt.Sprintf("Status: %s\nResult: %s\nNotes: %s\n%s", word, reply, notes, stats), false

@@ -108,7 +108,7 @@ func TestChildEvents(t *testing.T) {
 	wantInfo := session.Info{
 		ID: id, ParentID: root, Agent: "explorer", Key: "agent:explorer:subagent:" + id, Title: "(@explorer subagent)",
 		Cwd: h.dir, Status: session.StatusCompleted, NumTurns: 2, Usage: llm.Usage{InputTokens: 20, OutputTokens: 10},
-		CostUSD: (20*1 + 10*2) / 1e6,
+		CostUSD: llm.USD((20*1 + 10*2) / 1e6), Model: "test:haiku",
 	}
 	child.Created, child.Updated, child.TranscriptPath = time.Time{}, time.Time{}, ""
 	if d := cmp.Diff(wantInfo, child); d != "" {
@@ -130,7 +130,7 @@ func TestChildEvents(t *testing.T) {
 		t.Errorf("totals by model = %+v, want main-model and haiku with %+v each", byModel, wantUsage)
 	}
 	if byModel["haiku"].CostUSD != wantInfo.CostUSD {
-		t.Errorf("haiku cost = %g, want %g", byModel["haiku"].CostUSD, wantInfo.CostUSD)
+		t.Errorf("haiku cost = %v, want %v", byModel["haiku"].CostUSD, wantInfo.CostUSD)
 	}
 }
 

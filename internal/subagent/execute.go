@@ -139,7 +139,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 			RootSessionID: r.c.RootSessionID, ParentToolUseID: r.req.ToolUseID,
 			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description, AgentColor: r.def.Color,
 		},
-		Cost:          func(u llm.Usage) float64 { return s.cfg.Pricing.Cost(r.child.caller.Ref, u) },
+		Cost:          func(u llm.Usage) llm.Cost { return s.cfg.Pricing.Cost(r.child.caller.Ref, u) },
 		Totals:        r.c.Totals,
 		PublishPrompt: true,
 		Bus:           s.cfg.Bus,
@@ -187,11 +187,11 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	var (
 		usage    llm.Usage
 		toolUses int
-		cost     float64
+		cost     llm.Cost
 		took     time.Duration
 	)
 	sum := func(tr *runner.Result) {
-		usage, toolUses, cost, took = usage.Add(tr.Usage), toolUses+tr.ToolUses, cost+tr.Cost, took+tr.Duration
+		usage, toolUses, cost, took = usage.Add(tr.Usage), toolUses+tr.ToolUses, cost.Add(tr.Cost), took+tr.Duration
 	}
 	for {
 		res = conv.Drain(ctx, input, s.Pending(r.child.caller), sum)

@@ -59,14 +59,14 @@ func TestClaudeResult(t *testing.T) {
 		"status": "completed", "agentId": id, "sessionId": id, "agentType": "general-purpose",
 		"prompt": "say hi", "content": []llm.Block{llm.Text("child says hi")},
 		"totalDurationMs": int64(0), "totalTokens": int64(15), "totalToolUseCount": 0,
-		"usage": llm.Usage{InputTokens: 10, OutputTokens: 5}, "totalCostUsd": cost,
+		"usage": llm.Usage{InputTokens: 10, OutputTokens: 5}, "totalCostUsd": llm.USD(cost),
 	}
 	if d := cmp.Diff(wantMeta, res.Meta); d != "" {
 		t.Errorf("Meta (-want +got):\n%s", d)
 	}
 	usage, gotCost, _ := c.Totals.Snapshot()
-	if usage != (llm.Usage{InputTokens: 10, OutputTokens: 5}) || gotCost != cost {
-		t.Errorf("caller's totals = %+v $%g, want the child's usage and $%g", usage, gotCost, cost)
+	if usage != (llm.Usage{InputTokens: 10, OutputTokens: 5}) || gotCost != llm.USD(cost) {
+		t.Errorf("caller's totals = %+v %v, want the child's usage and $%g", usage, gotCost, cost)
 	}
 	info, err := h.mem.GetSession(context.Background(), id)
 	if err != nil {

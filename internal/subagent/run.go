@@ -349,7 +349,7 @@ func (t *liveTask) asTask() task.Task {
 // finish it itself (a failed start, a run stopped in the lane). A failure is
 // logged, not returned: the caller already holds the error that matters.
 func (s *Service) endSession(ctx context.Context, sess *session.Session, status session.Status) {
-	if err := sess.Finish(context.WithoutCancel(ctx), status, llm.Usage{}, 0, 0); err != nil {
+	if err := sess.Finish(context.WithoutCancel(ctx), status, llm.Usage{}, llm.Cost{}, 0); err != nil {
 		s.log.WarnContext(ctx, "record the end of a child session", "session_id", sess.Info.ID, "status", status, "err", err)
 	}
 }

@@ -56,6 +56,10 @@ type Config struct {
 	// scripted model.
 	ParseModel func(name string) (provider.Ref, error)
 	Pricing    provider.Pricing
+	// CheckPrice, if set, refuses a child on a model it names: under
+	// --max-budget-usd, one with no price, whose spending the budget
+	// could not see. The error is what the spawning model reads.
+	CheckPrice func(provider.Ref) error
 	// BaseTools returns every tool a child may be given, spawn tools aside
 	// (the runtime's MCP tools among them, as connected at the spawn).
 	BaseTools func() []tool.Tool

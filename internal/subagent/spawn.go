@@ -317,6 +317,11 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: permission.task: %w", def.Name, err)
 	}
+	if s.cfg.CheckPrice != nil {
+		if err := s.cfg.CheckPrice(ref); err != nil {
+			return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
+		}
+	}
 	return &child{
 		caller: Caller{
 			RootSessionID: c.RootSessionID, Agent: def.Name, Depth: c.Depth + 1,
@@ -383,10 +388,10 @@ func (s *Service) scripted(name string) bool {
 // create makes the child session: parent id, session key and title (S-L1).
 // A background child's record waits for its task's, to be written with it
 // (joint.go).
-func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cwd string, background bool) (*session.Session, error) {
+func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, ch *child, background bool) (*session.Session, error) {
 	id := ids.New()
 	info := session.Info{
-		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: cwd,
+		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: ch.cwd, Model: ch.caller.Ref.String(),
 		Key:   "agent:" + def.Name + ":subagent:" + id,
 		Title: "(@" + def.Name + " subagent)",
 	}
@@ -548,7 +553,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
 			return nil, err
 		}
-	} else if r.sess, err = s.create(ctx, c, def, ch.cwd, startsInBackground(req, def)); err != nil {
+	} else if r.sess, err = s.create(ctx, c, def, ch, startsInBackground(req, def)); err != nil {
 		return nil, err
 	}
 	if iso := cmp.Or(req.Isolation, def.Isolation); iso == "worktree" {

@@ -83,7 +83,7 @@ type Task struct {
 	Error    string `json:"error,omitempty"`
 
 	Usage    llm.Usage `json:"usage"`
-	CostUSD  float64   `json:"costUsd"`
+	CostUSD  llm.Cost  `json:"costUsd"`
 	ToolUses int       `json:"toolUses"`
 
 	OutputFile string `json:"outputFile"`

@@ -199,7 +199,7 @@ func subagentInfo(d cadre.SubagentDetails, now time.Time) string {
 		{"Started", at(d.Started)},
 		{"Ended", at(d.Ended)},
 		{"Tokens", count(d.Tokens)},
-		{"Cost", fmt.Sprintf("$%.4f", d.CostUSD)},
+		{"Cost", d.CostUSD.String()},
 		{"Cleanup", cleanup},
 	}
 	if d.Background {
@@ -312,7 +312,7 @@ func (m *Model) taskTable(tasks []cadre.Task) string {
 		if t.Progress != "" && !t.Status.Terminal() {
 			what += " · " + oneLine(t.Progress)
 		}
-		rows = append(rows, []string{fmt.Sprintf("#%d", i+1), short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), fmt.Sprintf("$%.4f", t.CostUSD), what})
+		rows = append(rows, []string{fmt.Sprintf("#%d", i+1), short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), t.CostUSD.String(), what})
 	}
 	return table(rows, m.width) + "\n" + styleDim.Render("/tasks output #N opens one's output · /tasks stop #N stops one")
 }

@@ -395,7 +395,7 @@ func TestAgentsCommandListsShowsAndCreates(t *testing.T) {
 
 func TestTasksCommand(t *testing.T) {
 	rt := &fakeRuntime{tasks: []cadre.Task{ // newest first, as the store lists them
-		{ID: "0197bbbb-0000-7000-8000-0000000000b2", Agent: "reviewer", Description: "Review the diff", Status: cadre.TaskCompleted, Created: t0.Add(-60 * time.Second), Started: t0.Add(-60 * time.Second), Finished: t0.Add(-5 * time.Second), CostUSD: 0.0123},
+		{ID: "0197bbbb-0000-7000-8000-0000000000b2", Agent: "reviewer", Description: "Review the diff", Status: cadre.TaskCompleted, Created: t0.Add(-60 * time.Second), Started: t0.Add(-60 * time.Second), Finished: t0.Add(-5 * time.Second), CostUSD: llm.USD(0.0123)},
 		{ID: "0197bbbb-0000-7000-8000-0000000000a1", Agent: "explorer", Description: "Find the flaky test", Status: cadre.TaskRunning, Progress: "grepping for t.Parallel", Created: t0.Add(-125 * time.Second), Started: t0.Add(-125 * time.Second)},
 	}}
 	h := newCmdHarness(t, rt)

@@ -62,7 +62,7 @@ func (m *Model) chromeHeight() int {
 // and cost, background runs, and what Ctrl+C or Esc would do.
 func (m *Model) status() string {
 	s := m.stats
-	parts := []string{m.model, string(m.mode), fmt.Sprintf("%s tokens", count(s.Usage.Total())), fmt.Sprintf("$%.4f", s.CostUSD)}
+	parts := []string{m.model, string(m.mode), fmt.Sprintf("%s tokens", count(s.Usage.Total())), s.CostUSD.String()}
 	if s.BackgroundTasks > 0 {
 		parts = append(parts, fmt.Sprintf("%d background", s.BackgroundTasks))
 	}

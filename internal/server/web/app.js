@@ -53,7 +53,9 @@ function link(hash) { return withToken(location.pathname) + hash; }
 // Formatting.
 const fmt = {
   tokens(n) { n = n || 0; return n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? Math.round(n / 1e3) + "k" : n >= 1e3 ? (n / 1e3).toFixed(1) + "k" : String(n); },
-  cost(x) { return "$" + (x || 0).toFixed(x >= 1 ? 2 : 4); },
+  // A null cost is unknown (a model with no price): "?", never $0; an
+  // undefined one (a run with no record yet) is not shown.
+  cost(x) { return x === undefined ? "" : x === null ? "?" : "$" + x.toFixed(x >= 1 ? 2 : 4); },
   dur(ms) { if (ms < 0) ms = 0; const s = ms / 1000; return s < 60 ? s.toFixed(1) + "s" : Math.floor(s / 60) + "m" + String(Math.round(s % 60)).padStart(2, "0") + "s"; },
   when(t) { const d = new Date(t); return isNaN(d) ? "" : d.toLocaleString(undefined, { month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" }); },
   short(id) { return (id || "").slice(0, 8); },
@@ -184,7 +186,7 @@ function sessionPage(id, selected) {
           const c = child.get(r.agent_id) || {};
           out.push({ id: r.agent_id, depth, name: r.agent_type || "agent", desc: r.description, status: r.ended ? (r.status || "completed") : "running",
             start: Date.parse(r.started), end: r.ended ? Date.parse(r.ended) : now, calls: r.calls, tokens: Math.max(r.tokens || 0, c.tokens || 0),
-            cost: c.cost_usd || 0, background: r.background, tool: r.tool, toolUses: r.tool_uses });
+            cost: c.cost_usd, background: r.background, tool: r.tool, toolUses: r.tool_uses });
           walk(r.tool_use_id, depth + 1);
         }
       };

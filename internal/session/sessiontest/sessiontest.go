@@ -28,6 +28,7 @@ func Run(t *testing.T, newIndex func(t *testing.T) session.Index) {
 		{"EmptyID", testEmptyID},
 		{"NotFound", testNotFound},
 		{"Update", testUpdate},
+		{"UnknownCost", testUnknownCost},
 		{"UpdateError", testUpdateError},
 		{"UpdateChangesID", testUpdateChangesID},
 		{"ConcurrentUpdates", testConcurrentUpdates},
@@ -66,8 +67,9 @@ func sample(id string) session.Info {
 			CacheCreationInputTokens: 7,
 			CacheReadInputTokens:     99_999,
 		},
-		CostUSD:        0.125,
+		CostUSD:        llm.USD(0.125),
 		NumTurns:       3,
+		Model:          "anthropic:claude-sonnet-4-5",
 		TranscriptPath: "/home/u/.cadre/sessions/" + id + ".jsonl",
 		Owner:          "4242-0123456789abcdef",
 	}
@@ -171,7 +173,7 @@ func testUpdate(t *testing.T, idx session.Index) {
 		s.Title = "renamed"
 		s.Updated = at(5000)
 		s.Usage = s.Usage.Add(llm.Usage{InputTokens: 1, OutputTokens: 2, CacheCreationInputTokens: 3, CacheReadInputTokens: 4})
-		s.CostUSD += 1
+		s.CostUSD = s.CostUSD.Add(llm.USD(1))
 		s.NumTurns++
 		return nil
 	})
@@ -183,10 +185,33 @@ func testUpdate(t *testing.T, idx session.Index) {
 	want.Title = "renamed"
 	want.Updated = at(5000)
 	want.Usage = llm.Usage{InputTokens: 1_234_567_890_124, OutputTokens: 44, CacheCreationInputTokens: 10, CacheReadInputTokens: 100_003}
-	want.CostUSD = 1.125
+	want.CostUSD = llm.USD(1.125)
 	want.NumTurns = 4
 	if diff := cmp.Diff(want, mustGet(t, idx, "s1"), timeEqual); diff != "" {
 		t.Errorf("after UpdateSession (-want +got):\n%s", diff)
+	}
+}
+
+// testUnknownCost: a cost with an unpriced part reads back unknown, with
+// the priced part kept, on create and after an update; never as $0.
+func testUnknownCost(t *testing.T, idx session.Index) {
+	s := sample("s1")
+	s.CostUSD = llm.USD(0.5).Add(llm.UnknownCost())
+	mustCreate(t, idx, s)
+	if got := mustGet(t, idx, "s1").CostUSD; got != s.CostUSD {
+		t.Errorf("created with cost %v (%#v), read back %v (%#v)", s.CostUSD, s.CostUSD, got, got)
+	}
+	mustCreate(t, idx, sample("s2"))
+	err := idx.UpdateSession(t.Context(), "s2", func(s *session.Info) error {
+		s.CostUSD = s.CostUSD.Add(llm.UnknownCost())
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("UpdateSession: %v", err)
+	}
+	got := mustGet(t, idx, "s2").CostUSD
+	if v, known := got.USD(); known || v != 0.125 {
+		t.Errorf("after adding an unknown cost, read back %v, %v; want 0.125, unknown", v, known)
 	}
 }
 

@@ -120,7 +120,7 @@ func info(id string) session.Info {
 		Cwd: "/w", Status: session.StatusRunning,
 		Created: time.UnixMilli(1_780_000_000_000).UTC(), Updated: time.UnixMilli(1_780_000_000_500).UTC(),
 		Usage:   llm.Usage{InputTokens: 1, OutputTokens: 2, CacheCreationInputTokens: 3, CacheReadInputTokens: 4},
-		CostUSD: 0.01, NumTurns: 0, TranscriptPath: "/s/" + id + ".jsonl",
+		CostUSD: llm.USD(0.01), NumTurns: 0, TranscriptPath: "/s/" + id + ".jsonl",
 	}
 }
 

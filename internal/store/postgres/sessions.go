@@ -32,7 +32,7 @@ type execer interface {
 }
 
 const insertSessionSQL = `INSERT INTO sessions (` + tablerow.SessionColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 	ON CONFLICT (id) DO NOTHING`
 
 // insertSession adds s's row; an id already present is an error.
@@ -62,8 +62,8 @@ const (
 	updateSessionSQL = `UPDATE sessions SET
 		parent_id = $1, agent = $2, session_key = $3, title = $4, cwd = $5, status = $6, created_ms = $7, updated_ms = $8,
 		input_tokens = $9, output_tokens = $10, cache_creation_input_tokens = $11, cache_read_input_tokens = $12,
-		cost_usd = $13, num_turns = $14, transcript_path = $15, owner = $16
-		WHERE id = $17`
+		cost_usd = $13, num_turns = $14, transcript_path = $15, owner = $16, cost_unknown = $17, model = $18
+		WHERE id = $19`
 )
 
 // updateSession is UpdateSession inside tx.

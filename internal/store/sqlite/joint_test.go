@@ -134,9 +134,9 @@ func BenchmarkChildLifecycle(b *testing.B) {
 			i := n.Add(1)
 			id := fmt.Sprintf("c%08d", i)
 			s := info(id)
-			s.Usage, s.CostUSD, s.NumTurns = llm.Usage{}, 0, 0
+			s.Usage, s.CostUSD, s.NumTurns = llm.Usage{}, llm.Cost{}, 0
 			tk := tasktest.Sample(id)
-			tk.Status, tk.Result, tk.Progress, tk.Usage, tk.CostUSD, tk.ToolUses = task.StatusPending, "", "", llm.Usage{}, 0, 0
+			tk.Status, tk.Result, tk.Progress, tk.Usage, tk.CostUSD, tk.ToolUses = task.StatusPending, "", "", llm.Usage{}, llm.Cost{}, 0
 			tk.Heartbeat, tk.Started, tk.CancelRequested = time.Time{}, time.Time{}, false
 			if err := db.CreateSessionTask(ctx, s, tk); err != nil {
 				b.Error(err)
@@ -154,10 +154,10 @@ func BenchmarkChildLifecycle(b *testing.B) {
 			ended := started.Add(time.Second)
 			usage := llm.Usage{InputTokens: 1000 + i, OutputTokens: 100}
 			_, err = db.UpdateSessionTask(ctx, id, func(s *session.Info) error {
-				s.Status, s.Updated, s.Usage, s.CostUSD, s.NumTurns = session.StatusCompleted, ended, usage, 0.01, 1
+				s.Status, s.Updated, s.Usage, s.CostUSD, s.NumTurns = session.StatusCompleted, ended, usage, llm.USD(0.01), 1
 				return nil
 			}, id, func(t *task.Task) error {
-				t.Status, t.Result, t.Usage, t.CostUSD, t.ToolUses = task.StatusCompleted, "done: part "+id, usage, 0.01, 1
+				t.Status, t.Result, t.Usage, t.CostUSD, t.ToolUses = task.StatusCompleted, "done: part "+id, usage, llm.USD(0.01), 1
 				t.Finished, t.Notified = ended, true
 				return nil
 			})

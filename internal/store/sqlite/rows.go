@@ -7,6 +7,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/tablerow"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // The writer remembers the rows it last read or wrote, so that an update
@@ -184,9 +185,7 @@ func (s *rowSet[T]) forget() {
 // positive, since SQLite stores a whole REAL as an integer.
 func taskAsStored(t task.Task) task.Task {
 	t = tablerow.NormalizeTask(t)
-	if t.CostUSD == 0 {
-		t.CostUSD = 0 // +0, whatever the sign was
-	}
+	t.CostUSD = positiveZero(t.CostUSD)
 	return t
 }
 
@@ -194,10 +193,19 @@ func taskAsStored(t task.Task) task.Task {
 func sessionAsStored(s session.Info) session.Info {
 	s.Created = time.UnixMilli(s.Created.UnixMilli()).UTC()
 	s.Updated = time.UnixMilli(s.Updated.UnixMilli()).UTC()
-	if s.CostUSD == 0 {
-		s.CostUSD = 0
-	}
+	s.CostUSD = positiveZero(s.CostUSD)
 	return s
+}
+
+// positiveZero is c with a cost of -0 made +0, whatever it is known to be.
+func positiveZero(c llm.Cost) llm.Cost {
+	if v, known := c.USD(); v == 0 {
+		c = llm.Cost{}
+		if !known {
+			c = llm.UnknownCost()
+		}
+	}
+	return c
 }
 
 const (

@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/task/tasktest"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // seenTask returns an update fn that records the row it was given in
@@ -90,7 +91,7 @@ func TestUpdatesUseRememberedRows(t *testing.T) {
 
 	want := storedRows(t, db, "c1")
 	if _, err := db.UpdateTask(ctx, "c1", seenTask(&seen, func(tk *task.Task) {
-		tk.Status, tk.Started, tk.CostUSD = task.StatusRunning, at, math.Copysign(0, -1)
+		tk.Status, tk.Started, tk.CostUSD = task.StatusRunning, at, llm.USD(math.Copysign(0, -1))
 	})); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestUpdatesUseRememberedRows(t *testing.T) {
 
 	want = storedRows(t, db, "c1")
 	_, err := db.UpdateSessionTask(ctx, "c1", seenSession(&seenS, func(s *session.Info) {
-		s.Status, s.Updated, s.CostUSD = session.StatusCompleted, at, math.Copysign(0, -1)
+		s.Status, s.Updated, s.CostUSD = session.StatusCompleted, at, llm.USD(math.Copysign(0, -1))
 	}), "c1", seenTask(&seen, func(tk *task.Task) {
 		tk.Status, tk.Finished = task.StatusCompleted, at
 	}))
@@ -117,7 +118,9 @@ func TestUpdatesUseRememberedRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustBeGiven(t, want, "after MarkNotified and a joint update", seen, &seenS)
-	if !seen.Notified || math.Signbit(seen.CostUSD) || math.Signbit(seenS.CostUSD) {
+	taskCost, _ := seen.CostUSD.USD()
+	sessionCost, _ := seenS.CostUSD.USD()
+	if !seen.Notified || math.Signbit(taskCost) || math.Signbit(sessionCost) {
 		t.Errorf("given notified=%v, costs %v and %v; want true, +0, +0", seen.Notified, seen.CostUSD, seenS.CostUSD)
 	}
 

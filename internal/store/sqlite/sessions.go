@@ -27,7 +27,7 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 	return nil
 }
 
-const insertSessionSQL = `INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const insertSessionSQL = `INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO NOTHING`
 
 // insertSession adds s's row; an id already present is an error.

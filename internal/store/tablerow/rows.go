@@ -5,6 +5,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // Scanner is what a scan needs: database/sql's Row and Rows, pgx's Row and
@@ -14,7 +15,7 @@ type Scanner interface{ Scan(dest ...any) error }
 // SessionColumns are the sessions table's columns, id first.
 const SessionColumns = `id, parent_id, agent, session_key, title, cwd, status, created_ms, updated_ms,
 	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
-	cost_usd, num_turns, transcript_path, owner`
+	cost_usd, num_turns, transcript_path, owner, cost_unknown, model`
 
 // ScanSession reads a row of SessionColumns.
 func ScanSession(r Scanner) (session.Info, error) {
@@ -22,10 +23,13 @@ func ScanSession(r Scanner) (session.Info, error) {
 		s                  session.Info
 		status             string
 		createdMS, updated int64
+		cost               float64
+		unknown            bool
 	)
 	err := r.Scan(&s.ID, &s.ParentID, &s.Agent, &s.Key, &s.Title, &s.Cwd, &status, &createdMS, &updated,
 		&s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheCreationInputTokens, &s.Usage.CacheReadInputTokens,
-		&s.CostUSD, &s.NumTurns, &s.TranscriptPath, &s.Owner)
+		&cost, &s.NumTurns, &s.TranscriptPath, &s.Owner, &unknown, &s.Model)
+	s.CostUSD = costOf(cost, unknown)
 	s.Status = session.Status(status)
 	s.Created = time.UnixMilli(createdMS).UTC()
 	s.Updated = time.UnixMilli(updated).UTC()
@@ -37,7 +41,23 @@ func SessionValues(s session.Info) []any {
 	return []any{s.ParentID, s.Agent, s.Key, s.Title, s.Cwd, string(s.Status),
 		s.Created.UnixMilli(), s.Updated.UnixMilli(),
 		s.Usage.InputTokens, s.Usage.OutputTokens, s.Usage.CacheCreationInputTokens, s.Usage.CacheReadInputTokens,
-		s.CostUSD, s.NumTurns, s.TranscriptPath, s.Owner}
+		costUSD(s.CostUSD), s.NumTurns, s.TranscriptPath, s.Owner, !s.CostUSD.Known(), s.Model}
+}
+
+// costOf is the cost a row's cost_usd and cost_unknown columns hold.
+func costOf(usd float64, unknown bool) llm.Cost {
+	c := llm.USD(usd)
+	if unknown {
+		c = c.Add(llm.UnknownCost())
+	}
+	return c
+}
+
+// costUSD is c's cost_usd column: what its priced part cost, with
+// cost_unknown saying whether that is all.
+func costUSD(c llm.Cost) float64 {
+	v, _ := c.USD()
+	return v
 }
 
 // TaskColumns are the tasks table's columns, id first.
@@ -46,7 +66,7 @@ const TaskColumns = `id, kind, agent, name, description, prompt,
 	status, result, error,
 	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
 	cost_usd, tool_uses, output_file, notified, cancel_requested, owner,
-	heartbeat_ms, created_ms, started_ms, finished_ms, progress, archived`
+	heartbeat_ms, created_ms, started_ms, finished_ms, progress, archived, cost_unknown`
 
 // ToMS is how a task's time is stored: unix milliseconds, NULL (nil) for
 // the zero time.
@@ -72,13 +92,16 @@ func ScanTask(r Scanner) (task.Task, error) {
 		t                                   task.Task
 		kind, status                        string
 		heartbeat, created, started, finish *int64
+		cost                                float64
+		unknown                             bool
 	)
 	err := r.Scan(&t.ID, &kind, &t.Agent, &t.Name, &t.Description, &t.Prompt,
 		&t.ParentSessionID, &t.RootSessionID, &t.ChildSessionID, &t.ToolUseID,
 		&status, &t.Result, &t.Error,
 		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheCreationInputTokens, &t.Usage.CacheReadInputTokens,
-		&t.CostUSD, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
-		&heartbeat, &created, &started, &finish, &t.Progress, &t.Archived)
+		&cost, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
+		&heartbeat, &created, &started, &finish, &t.Progress, &t.Archived, &unknown)
+	t.CostUSD = costOf(cost, unknown)
 	t.Kind = task.Kind(kind)
 	t.Status = task.Status(status)
 	t.Heartbeat, t.Created, t.Started, t.Finished = FromMS(heartbeat), FromMS(created), FromMS(started), FromMS(finish)
@@ -91,8 +114,8 @@ func TaskValues(t task.Task) []any {
 		t.ParentSessionID, t.RootSessionID, t.ChildSessionID, t.ToolUseID,
 		string(t.Status), t.Result, t.Error,
 		t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheCreationInputTokens, t.Usage.CacheReadInputTokens,
-		t.CostUSD, t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
-		ToMS(t.Heartbeat), ToMS(t.Created), ToMS(t.Started), ToMS(t.Finished), t.Progress, t.Archived}
+		costUSD(t.CostUSD), t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
+		ToMS(t.Heartbeat), ToMS(t.Created), ToMS(t.Started), ToMS(t.Finished), t.Progress, t.Archived, !t.CostUSD.Known()}
 }
 
 // NormalizeTask is t as a read gives it back after storing it: its times

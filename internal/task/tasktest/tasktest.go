@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Duplicate", testDuplicate},
 		{"NotFound", testNotFound},
 		{"Update", testUpdate},
+		{"UnknownCost", testUnknownCost},
 		{"UpdateError", testUpdateError},
 		{"UpdateInvalid", testUpdateInvalid},
 		{"ConcurrentUpdates", testConcurrentUpdates},
@@ -78,7 +79,7 @@ func Sample(id string) task.Task {
 			CacheCreationInputTokens: 7,
 			CacheReadInputTokens:     99_999,
 		},
-		CostUSD:         0.125,
+		CostUSD:         llm.USD(0.125),
 		ToolUses:        3,
 		OutputFile:      "/home/u/.cadre/tasks/" + id + ".output",
 		Notified:        false,
@@ -267,7 +268,7 @@ func testUpdate(t *testing.T, s task.Store) {
 		tk.Status = task.StatusCompleted
 		tk.Result = "found it"
 		tk.Usage = tk.Usage.Add(llm.Usage{InputTokens: 1, OutputTokens: 2, CacheCreationInputTokens: 3, CacheReadInputTokens: 4})
-		tk.CostUSD += 1
+		tk.CostUSD = tk.CostUSD.Add(llm.USD(1))
 		tk.ToolUses++
 		tk.CancelRequested = false
 		tk.Owner = ""
@@ -282,7 +283,7 @@ func testUpdate(t *testing.T, s task.Store) {
 	want.Status = task.StatusCompleted
 	want.Result = "found it"
 	want.Usage = llm.Usage{InputTokens: 1_234_567_890_124, OutputTokens: 44, CacheCreationInputTokens: 10, CacheReadInputTokens: 100_003}
-	want.CostUSD = 1.125
+	want.CostUSD = llm.USD(1.125)
 	want.ToolUses = 4
 	want.CancelRequested = false
 	want.Owner = ""
@@ -293,6 +294,29 @@ func testUpdate(t *testing.T, s task.Store) {
 	}
 	if diff := cmp.Diff(want, mustGet(t, s, "t1"), timeEqual); diff != "" {
 		t.Errorf("after UpdateTask (-want +got):\n%s", diff)
+	}
+}
+
+// testUnknownCost: a cost with an unpriced part reads back unknown, with
+// the priced part kept, on create and after an update; never as $0.
+func testUnknownCost(t *testing.T, s task.Store) {
+	tk := Sample("t1")
+	tk.CostUSD = llm.USD(0.5).Add(llm.UnknownCost())
+	mustCreate(t, s, tk)
+	if got := mustGet(t, s, "t1").CostUSD; got != tk.CostUSD {
+		t.Errorf("created with cost %v (%#v), read back %v (%#v)", tk.CostUSD, tk.CostUSD, got, got)
+	}
+	mustCreate(t, s, Sample("t2"))
+	_, err := s.UpdateTask(t.Context(), "t2", func(tk *task.Task) error {
+		tk.CostUSD = tk.CostUSD.Add(llm.UnknownCost())
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("UpdateTask: %v", err)
+	}
+	got := mustGet(t, s, "t2").CostUSD
+	if v, known := got.USD(); known || v != 0.125 {
+		t.Errorf("after adding an unknown cost, read back %v, %v; want 0.125, unknown", v, known)
 	}
 }
 
