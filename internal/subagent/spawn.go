@@ -197,6 +197,23 @@ func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (a
 	return s.route(c, info.Agent)
 }
 
+// withAllowed adds to a rule's denial the agents c may use, as route's
+// unknown-name error does (S-A2): the model picks a permitted agent rather
+// than guessing. A user's refusal or a failed ask is left as it is: the
+// user, not a rule, said no.
+func (s *Service) withAllowed(c Caller, err error) error {
+	denied := (*permission.Denied)(nil)
+	if !errors.As(err, &denied) || denied.Rule == "" {
+		return err
+	}
+	names := "none"
+	if n := s.names(c); len(n) > 0 {
+		names = strings.Join(n, ", ")
+	}
+	denied.Reason += "; agents you may use: " + names
+	return err
+}
+
 // names are the agents c's spawn tool lists, for error messages: never a
 // hidden or a denied one.
 func (s *Service) names(c Caller) []string {
@@ -505,7 +522,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	pol := s.policy(c)
 	if err := pol.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
-		return nil, err
+		return nil, s.withAllowed(c, err)
 	}
 	if c.Depth+1 > s.depth {
 		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
