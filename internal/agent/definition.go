@@ -97,6 +97,10 @@ type Definition struct {
 	// Hidden agents are left out of listings and @ completion but stay
 	// callable.
 	Hidden bool
+	// AllowAgents are the other agents this one may start by name through
+	// the gateway's sessions_spawn (S-P1), "*" meaning any; nil falls back
+	// to the settings' subagents.allowAgents.
+	AllowAgents []string
 	// Mode is "primary", "subagent" or "all"; "" means all.
 	Mode        string
 	Temperature *float64

@@ -68,6 +68,8 @@
 //	memory              user, project or local
 //	mcpServers, requiredMcpServers, hooks, skills, initialPrompt, color
 //	hidden              true: left out of listings, still callable
+//	allowAgents         agents this one may start by agentId through the
+//	                    gateway's sessions_spawn besides its own ("*": any)
 //	mode                primary, subagent or all
 //	temperature         a number
 //	workspace           {mode: isolated|shared, path: dir}, or just the path

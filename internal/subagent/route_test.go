@@ -293,6 +293,8 @@ func TestSA2DeniedListsAllowedNames(t *testing.T) {
 					"secret":  agentFile("secret", "Secret", "", "Shh."),
 				},
 				task: permission.TaskRules{{Pattern: "secret", Action: permission.ActionDeny}},
+				// The gateway names another agent only under allowAgents.
+				subagents: config.Subagents{AllowAgents: []string{"*"}},
 			})
 			c := h.mainCaller()
 			res := mustInvokeTool(t, tt.tools(h.svc, c), tt.tool, c, tt.in)

@@ -61,6 +61,9 @@ type spawnRequest struct {
 	// command, OpenCode's task tool).
 	Foreground bool
 
+	// crossAgent says the call came through the gateway's sessions_spawn,
+	// where allowAgents also bounds what may be named (S-P1).
+	crossAgent bool
 	// cwdRecorded says Cwd is the continued session's own, not the model's.
 	cwdRecorded bool
 	// dispatched says the run was launched on another node and runs here
@@ -201,13 +204,17 @@ func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (a
 // unknown-name error does (S-A2): the model picks a permitted agent rather
 // than guessing. A user's refusal or a failed ask is left as it is: the
 // user, not a rule, said no.
-func (s *Service) withAllowed(c Caller, err error) error {
+func (s *Service) withAllowed(c Caller, req spawnRequest, err error) error {
 	denied := (*permission.Denied)(nil)
 	if !errors.As(err, &denied) || denied.Rule == "" {
 		return err
 	}
+	n := s.names(c)
+	if req.crossAgent {
+		n = s.gatewayNames(c)
+	}
 	names := "none"
-	if n := s.names(c); len(n) > 0 {
+	if len(n) > 0 {
 		names = strings.Join(n, ", ")
 	}
 	denied.Reason += "; agents you may use: " + names
@@ -522,7 +529,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	pol := s.policy(c)
 	if err := pol.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
-		return nil, s.withAllowed(c, err)
+		return nil, s.withAllowed(c, req, err)
 	}
 	if c.Depth+1 > s.depth {
 		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
