@@ -514,7 +514,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
-		Preamble:          r.context,
+		ContextFiles:      files,
 		Commands:          r.commands,
 		Logger:            r.log,
 		Hooks:             r.hooks,

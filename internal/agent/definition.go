@@ -101,6 +101,9 @@ type Definition struct {
 	// the gateway's sessions_spawn (S-P1), "*" meaning any; nil falls back
 	// to the settings' subagents.allowAgents.
 	AllowAgents []string
+	// OmitClaudeMD, Claude Code's omitClaudeMd: as a subagent the agent
+	// runs without the CLAUDE.md files, AGENTS.md and TOOLS.md only (S-E4).
+	OmitClaudeMD bool
 	// Mode is "primary", "subagent" or "all"; "" means all.
 	Mode        string
 	Temperature *float64

@@ -119,7 +119,7 @@ func fieldNames(f Format) []string {
 		"permissionMode", "background", "isolation", "maxTurns", "maxIters", "memory",
 		"mcpServers", "requiredMcpServers", "hooks", "skills", "initialPrompt", "color",
 		"hidden", "mode", "temperature", "workspace", "url", "headers", "permission", "name",
-		"allowAgents",
+		"allowAgents", "omitClaudeMd",
 	}
 	if f == FormatOpenCode {
 		names = append(names, "steps", "maxSteps", "disable")
@@ -228,6 +228,8 @@ func (p *parser) field(key string, k, v *yaml.Node, d *Definition) {
 		}
 	case "hidden":
 		d.Hidden = p.boolean(v, key)
+	case "omitClaudeMd":
+		d.OmitClaudeMD = p.boolean(v, key)
 	case "allowAgents":
 		// An empty list is kept, not nil: only the agent's own, whatever
 		// the settings say.
