@@ -429,22 +429,9 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, cw
 func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []string, own []tool.Tool) (*tool.Set, error) {
 	if fork != nil {
 		// The fork agent alone reuses the parent's exact tools (S-P2).
-		return s.forkTools(fork, ch.caller)
+		return s.forkTools(fork, ch.caller, only)
 	}
 	allowAll := def.Tools == nil || slices.Contains(def.Tools, "*")
-	named := func(list []string, name string, aliases []string) bool {
-		for _, n := range list {
-			n, _, _ = strings.Cut(n, "(") // "Bash(git:*)" names Bash
-			// Names may be wildcards ("mcp__github__*"), as the settings'
-			// subagent tool policy and OpenCode tool maps allow.
-			n = strings.ToLower(strings.TrimSpace(n))
-			if permission.WildcardMatch(n, strings.ToLower(name)) ||
-				slices.ContainsFunc(aliases, func(a string) bool { return permission.WildcardMatch(n, strings.ToLower(a)) }) {
-				return true
-			}
-		}
-		return false
-	}
 	policy := s.cfg.Settings.Tools
 	keep := func(t tool.Tool) bool {
 		info := t.Info()
@@ -472,6 +459,21 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 		return nil, err
 	}
 	return ch.policy.Pool(set), nil
+}
+
+// named reports whether list names the tool (or one of its aliases):
+// "Bash(git:*)" names Bash, and names may be wildcards ("mcp__github__*"),
+// as the settings' subagent tool policy and OpenCode tool maps allow.
+func named(list []string, name string, aliases []string) bool {
+	for _, n := range list {
+		n, _, _ = strings.Cut(n, "(")
+		n = strings.ToLower(strings.TrimSpace(n))
+		if permission.WildcardMatch(n, strings.ToLower(name)) ||
+			slices.ContainsFunc(aliases, func(a string) bool { return permission.WildcardMatch(n, strings.ToLower(a)) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // run is a child that passed every check and is ready to start.
