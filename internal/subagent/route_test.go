@@ -212,7 +212,8 @@ func TestAgentInputRefusals(t *testing.T) {
 		{"empty prompt", AgentInput{Description: "x", Prompt: "  "}, "prompt is empty"},
 		{"worktree", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree"}, `needs a git repository`},
 		{"worktree and cwd", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree", Cwd: "/tmp"}, "cannot be combined"},
-		{"remote", AgentInput{Description: "x", Prompt: "p", Isolation: "remote"}, `isolation "remote" is chosen by an agent's definition`},
+		{"remote without a url", AgentInput{Description: "x", Prompt: "p", Isolation: "remote"}, `isolation "remote" needs an agent whose definition names a url, and "general-purpose" has none; remote agents: none`},
+		{"remote and cwd", AgentInput{Description: "x", Prompt: "p", Isolation: "remote", Cwd: "/tmp"}, `cwd and isolation: "remote" cannot be combined`},
 		{"unknown isolation", AgentInput{Description: "x", Prompt: "p", Isolation: "jail"}, `unknown isolation "jail"`},
 		{"cwd not a directory", AgentInput{Description: "x", Prompt: "p", Cwd: "missing"}, `cwd "missing" is not a directory`},
 	}

@@ -3,6 +3,7 @@ package subagent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -88,6 +89,11 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	if c.Leaf {
 		return nil, fmt.Errorf("agent %q cannot start agents: the built-in agents are leaves; define an agent of your own to delegate from", c.Agent)
 	}
+	if s.remote(req) && req.Timeout == nil && !req.Foreground && req.SessionID == "" {
+		// A remote call waits only when given a timeout (S-W2): the
+		// other server may take any time.
+		req.Background = true
+	}
 	var wait time.Duration // timeout_seconds: how long the caller waits
 	if req.Timeout != nil && !req.Foreground {
 		wait = time.Duration(*req.Timeout) * time.Second
@@ -136,6 +142,16 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	out.res = t.final
 	t.mu.Unlock()
 	return out, nil
+}
+
+// remote reports whether req runs on a remote agent: its call says
+// isolation "remote" or its agent's definition names a url.
+func (s *Service) remote(req spawnRequest) bool {
+	if req.Isolation == agent.IsolationRemote {
+		return true
+	}
+	d, ok := s.cfg.Agents.Get(req.SubagentType)
+	return ok && d.URL != "" && req.Fork == nil
 }
 
 // route picks the definition for subagent_type (S-A2): the named agent, or
@@ -285,7 +301,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	if def.URL != "" {
 		// A remote agent's one "model" is the server at its url (S-W2):
 		// each turn sends the message there and its answer is the reply.
-		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers})
+		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -528,6 +544,15 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	if err != nil {
 		return nil, err
+	}
+	if req.Isolation == agent.IsolationRemote && def.URL == "" {
+		var remotes []string
+		for _, d := range s.listed(c) {
+			if d.URL != "" {
+				remotes = append(remotes, d.Name)
+			}
+		}
+		return nil, fmt.Errorf("isolation \"remote\" needs an agent whose definition names a url, and %q has none; remote agents: %s", def.Name, cmp.Or(strings.Join(remotes, ", "), "none"))
 	}
 	pol := s.policy(c)
 	if err := pol.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
@@ -817,4 +842,42 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 	}
 	s.taskStarted(t)
 	return nil
+}
+
+// remoteAsk is how a remote agent's INPUT_REQUIRED reaches the user
+// (S-W2): a question on the same approval path as a permission ask (tool
+// remote_agent, its input the task id and the question), answered by
+// allowing — with updatedInput {"answer": "…"} for a reply in words, else
+// the agent is told to go on — or refused. Nil when nobody can answer
+// (headless): the model is then told and its next message answers.
+func (s *Service) remoteAsk(c Caller, name string) func(ctx context.Context, task, question string) (string, error) {
+	asker := s.asker(c)
+	if asker == nil {
+		return nil
+	}
+	return func(ctx context.Context, task, question string) (string, error) {
+		in, err := json.Marshal(map[string]string{"task_id": task, "question": question})
+		if err != nil {
+			return "", err
+		}
+		ans, err := asker.Ask(ctx, permission.Question{
+			Tool: "remote_agent", Target: name, Input: in,
+			Reason: fmt.Sprintf("the remote agent %q needs input to go on with task %s: %s", name, task, question),
+		})
+		if err != nil {
+			return "", fmt.Errorf("the question could not be asked: %w", err)
+		}
+		if !ans.Allow {
+			return "", fmt.Errorf("the user declined to answer: %s", cmp.Or(strings.TrimSpace(ans.Message), "no reason given"))
+		}
+		var reply struct {
+			Answer string `json:"answer"`
+		}
+		if len(ans.UpdatedInput) > 0 {
+			if err := json.Unmarshal(ans.UpdatedInput, &reply); err != nil {
+				return "", fmt.Errorf("the answer's updatedInput is not {\"answer\": \"…\"}: %w", err)
+			}
+		}
+		return cmp.Or(strings.TrimSpace(reply.Answer), "Approved: go on."), nil
+	}
 }
