@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/skill"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
@@ -199,7 +200,17 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	mcps := r.mcpReady(ctx)
 	mcpTools := mcps.Tools()
 	sr.mcpServers = mcps.ConnectedNames()
-	tools := slices.Concat(r.baseTools, mcpTools, r.subagents.Tools(sr.caller))
+	base := slices.Clone(r.baseTools)
+	if r.ownSkill {
+		// The main agent's Skill tool runs a context: fork skill as a
+		// fork of this caller (S-F2); children keep the shared one.
+		for i, t := range base {
+			if t.Info().Name == skill.Name {
+				base[i] = skill.Tool(r.commands, r.grants, r.subagents.SkillFork(sr.caller))
+			}
+		}
+	}
+	tools := slices.Concat(base, mcpTools, r.subagents.Tools(sr.caller))
 	if len(r.opts.JSONSchema) > 0 {
 		// Checked by New: the schema compiles.
 		if sr.structured, err = structured.New(r.opts.JSONSchema); err != nil {

@@ -26,6 +26,9 @@ type a2aPeer struct {
 	srv     *httptest.Server
 	block   bool
 	working chan a2a.TaskID
+	// askFirst makes a new task wait for input ("which branch?"); the
+	// answer then completes it.
+	askFirst bool
 
 	mu       sync.Mutex
 	auth     []string
@@ -38,6 +41,18 @@ func (p *a2aPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		p.mu.Lock()
 		p.messages = append(p.messages, ec.Message.Parts[0].Text())
 		p.mu.Unlock()
+		if p.askFirst && ec.StoredTask == nil {
+			if yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which branch?"))), nil)
+			}
+			return
+		}
+		if p.askFirst {
+			if yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart("remote answer: "+ec.Message.Parts[0].Text())), nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			}
+			return
+		}
 		halfway := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("halfway there"))
 		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, halfway), nil) {
 			return
@@ -82,8 +97,19 @@ func newA2APeer(t *testing.T, block bool) *a2aPeer {
 }
 
 // remoteCaller is a main agent that calls the "far" agent once (in the
-// background when bg) and answers with what it got back.
+// background when bg, else waiting for it with a timeout: S-W2) and answers
+// with what it got back.
 func remoteCaller(bg bool) func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	in := map[string]any{"subagent_type": "far", "description": "ask far", "prompt": "hello far", "run_in_background": bg}
+	if !bg {
+		in["timeout_seconds"] = 60
+	}
+	return remoteCall(bg, in)
+}
+
+// remoteCall is remoteCaller with the Agent call's input given; bg says
+// the main agent expects a launch, not the answer, as the tool's result.
+func remoteCall(bg bool, input map[string]any) func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	return func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 		last := req.Messages[len(req.Messages)-1]
 		for _, b := range last.Content {
@@ -94,7 +120,7 @@ func remoteCaller(bg bool) func(ctx context.Context, req *llm.Request) (*llm.Res
 		if len(req.Messages) > 1 {
 			return llm.Reply(llm.Text("main read: " + last.Text())), nil
 		}
-		in, _ := json.Marshal(map[string]any{"subagent_type": "far", "description": "ask far", "prompt": "hello far", "run_in_background": bg})
+		in, _ := json.Marshal(input)
 		return llm.Reply(llm.ToolUse("toolu_far", "Agent", in)), nil
 	}
 }
@@ -290,4 +316,100 @@ func TestRemoteSubagentTimeoutAndUnreachable(t *testing.T) {
 			t.Errorf("result %q: want the unreachable peer named", res)
 		}
 	})
+}
+
+// TestSW2RemoteCallRouting: a remote call runs in the background unless
+// given a timeout (S-W2); isolation "remote" in the call reaches an agent
+// whose definition names a url, and for one without a url it is an error
+// naming the remote agents there are.
+func TestSW2RemoteCallRouting(t *testing.T) {
+	tests := []struct {
+		name  string
+		input map[string]any
+		bg    bool   // the call launches a background task
+		error string // the tool result's error, if it fails
+	}{
+		{name: "no timeout: background", input: map[string]any{"subagent_type": "far", "description": "ask far", "prompt": "hello far"}, bg: true},
+		{name: "a timeout: waited for", input: map[string]any{"subagent_type": "far", "description": "ask far", "prompt": "hello far", "timeout_seconds": 60}},
+		{name: "isolation remote in the call", input: map[string]any{"subagent_type": "far", "description": "ask far", "prompt": "hello far", "isolation": "remote", "timeout_seconds": 60}},
+		{name: "isolation remote, no url", input: map[string]any{"subagent_type": "general-purpose", "description": "ask far", "prompt": "hello far", "isolation": "remote"},
+			error: `isolation "remote" needs an agent whose definition names a url, and "general-purpose" has none; remote agents: far`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newA2APeer(t, false)
+			f := newFixture(t)
+			f.fn = remoteCall(tt.bg, tt.input)
+			rt := f.open(t, cadre.Options{Agents: []cadre.Agent{farAgent(p.srv.URL)}})
+			evs := collect(t, rt, cadre.Request{Prompt: "ask the remote"})
+			res := evs[len(evs)-1].Result
+			switch {
+			case tt.error != "":
+				if !strings.Contains(res.Result, tt.error) {
+					t.Errorf("result %q, want the error %q", res.Result, tt.error)
+				}
+			case tt.bg:
+				// The launch, then the notification, which the main agent reads.
+				if !strings.HasPrefix(res.Result, "main read: ") || !strings.Contains(res.Result, "remote answer: hello far") {
+					t.Errorf("result %q: want a background task whose notification holds the answer", res.Result)
+				}
+			default:
+				if !strings.HasPrefix(res.Result, "main got: ") || !strings.Contains(res.Result, "remote answer: hello far") {
+					t.Errorf("result %q: want the answer as the tool result", res.Result)
+				}
+			}
+		})
+	}
+}
+
+// TestSW2RemoteInputRequiredAsksTheUser: a remote task's INPUT_REQUIRED is
+// a question on the permission path (tool remote_agent, the agent as the
+// target, the question in the input); an allow with an answer sends it to
+// the same task, which then completes; a refusal cancels the task and the
+// model is told the user declined.
+func TestSW2RemoteInputRequiredAsksTheUser(t *testing.T) {
+	tests := []struct {
+		name     string
+		decision cadre.PermissionDecision
+		want     string
+		canceled bool
+	}{
+		{name: "answered", decision: cadre.PermissionDecision{Allow: true, UpdatedInput: json.RawMessage(`{"answer": "main"}`)}, want: "remote answer: main"},
+		{name: "refused", decision: cadre.PermissionDecision{Message: "not now"}, want: "the user declined to answer: not now", canceled: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newA2APeer(t, false)
+			p.askFirst = true
+			f := newFixture(t)
+			f.fn = remoteCaller(false)
+			var mu sync.Mutex
+			var asked []cadre.PermissionRequest
+			rt := f.open(t, cadre.Options{Agents: []cadre.Agent{farAgent(p.srv.URL)},
+				Permission: func(_ context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
+					mu.Lock()
+					asked = append(asked, req)
+					mu.Unlock()
+					if req.Tool != "remote_agent" {
+						return cadre.PermissionDecision{Message: "only the remote question is expected"}, nil
+					}
+					return tt.decision, nil
+				}})
+			evs := collect(t, rt, cadre.Request{Prompt: "ask the remote"})
+			res := evs[len(evs)-1].Result
+			if !strings.HasPrefix(res.Result, "main got: ") || !strings.Contains(res.Result, tt.want) {
+				t.Errorf("result %q, want the tool result to hold %q", res.Result, tt.want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != 1 || asked[0].Tool != "remote_agent" || asked[0].Target != "far" || !strings.Contains(string(asked[0].Input), "which branch?") {
+				t.Fatalf("asked %+v, want one remote_agent question from far", asked)
+			}
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if got := len(p.canceled) > 0; got != tt.canceled {
+				t.Errorf("remote task canceled: %v, want %v", got, tt.canceled)
+			}
+		})
+	}
 }

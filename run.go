@@ -311,17 +311,34 @@ func interrupted(ctx context.Context, last *runner.Result) *runner.Result {
 	return &res
 }
 
-// runCommand runs a `context: fork` slash command (S-F2): synchronously,
-// in a forked child that sees this session's conversation and has exactly
-// the command's allowed-tools; its final text is the command's output,
-// recorded in this session as the answer to the command.
+// runCommand runs a `context: fork` slash command (S-F2): a fork of the
+// main agent continuing its conversation — the request its next turn would
+// send, so the fork shares its prompt cache — whose calls are limited to
+// the command's allowed-tools (an agent or model in the command runs it as
+// that agent instead). In the foreground its final text is the command's
+// output; with background: true it starts and its result comes back as a
+// task notification. Either way the exchange is recorded in this session.
 func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation, cmd *command.Command, args, prompt string) *runner.Result {
-	res, err := sr.r.subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
+	history := conv.History()
+	lc := runner.LoopConfig(runner.Agent{Name: "main", System: sr.system, Tools: sr.tools, Thinking: sr.r.opts.Thinking})
+	turn := &tool.Turn{
+		Request: &llm.Request{System: lc.System, Messages: history, Tools: sr.tools.Specs(), MaxTokens: lc.MaxTokens, Thinking: lc.Thinking, Agent: lc.Agent},
+		Tools:   sr.tools,
+	}
+	out, err := sr.r.subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
 		Name: cmd.Name, Prompt: cmd.Expand(args), Agent: cmd.Agent, Model: cmd.Model,
-		AllowedTools: cmd.AllowedTools, History: conv.History(),
+		AllowedTools: cmd.AllowedTools, Turn: turn, History: history, Background: cmd.Background,
 	})
-	if err == nil && res == nil {
+	var res *runner.Result
+	switch {
+	case err != nil:
+	case out.Launched:
+		res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeSuccess,
+			Result: fmt.Sprintf("/%s is running in the background (agentId: %s); its result will come as a task notification.", cmd.Name, out.AgentID)}}
+	case out.Result == nil:
 		err = errors.New("the command's run ended without a result")
+	default:
+		res = out.Result
 	}
 	if err != nil {
 		res = &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}

@@ -261,7 +261,10 @@ type Runtime struct {
 	tracer   telemetry.Tracer
 
 	baseTools []tool.Tool // the built-in tools and Options.Tools
-	commands  *command.Set
+	// ownSkill says baseTools holds cadre's Skill tool (not one of
+	// Options.Tools): the main agent's forks its context: fork skills.
+	ownSkill bool
+	commands *command.Set
 	// grants are the allow rules sessions gained by invoking skills.
 	grants *permission.Grants
 	// context is the context files' block every conversation opens with.
@@ -463,8 +466,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	// built-ins do.
 	r.grants = &permission.Grants{}
 	r.policy.Grants = r.grants
-	if st := skill.Tool(r.commands, r.grants); st != nil && offered(st, opts.ToolNames) && !hasTool(r.baseTools, skill.Name) {
+	if st := skill.Tool(r.commands, r.grants, nil); st != nil && offered(st, opts.ToolNames) && !hasTool(r.baseTools, skill.Name) {
 		r.baseTools = append(r.baseTools, st)
+		r.ownSkill = true
 	}
 	files, ctxProblems := contextfiles.Load(contextfiles.Options{Cwd: cwd, Home: home, StateDir: cfg.Home})
 	for _, p := range ctxProblems {
@@ -514,7 +518,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
-		Preamble:          r.context,
+		ContextFiles:      files,
 		Commands:          r.commands,
 		Logger:            r.log,
 		Hooks:             r.hooks,

@@ -287,9 +287,12 @@ func peerScript(bg bool) testkit.Handler {
 		case strings.Contains(text, "js peer answer"):
 			return testkit.Reply{Text: "notified: " + text}
 		}
-		return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_peer", Name: "Agent", Input: map[string]any{
-			"subagent_type": "jspeer", "description": "ask the JS peer", "prompt": "hello peer", "run_in_background": bg,
-		}}}}
+		in := map[string]any{"subagent_type": "jspeer", "description": "ask the JS peer", "prompt": "hello peer", "run_in_background": bg}
+		if !bg {
+			// A remote call waits only when given a timeout (S-W2).
+			in["timeout_seconds"] = 60
+		}
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_peer", Name: "Agent", Input: in}}}
 	}
 }
 

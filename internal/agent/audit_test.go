@@ -35,6 +35,8 @@ func TestEveryFieldActsOrWarns(t *testing.T) {
 		"initialPrompt":      {"initialPrompt: Start here.", acts + ": subagent.firstMessage"},
 		"color":              {"color: cyan", acts + ": Event.AgentColor, cli progress"},
 		"hidden":             {"hidden: true", acts + ": listings"},
+		"omitClaudeMd":       {"omitClaudeMd: true", acts + ": subagent.preamble (its context files)"},
+		"allowAgents":        {"allowAgents: [reviewer]", acts + ": subagent.crossAllowed (sessions_spawn's agentId)"},
 		"mode":               {"mode: subagent", acts + ": listings"},
 		"temperature":        {"temperature: 0.2", acts + ": llm.Request.Temperature (subagent.loopConfig)"},
 		"workspace":          {"workspace: {mode: shared}", acts + ": Definition.Resolve"},

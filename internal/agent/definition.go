@@ -97,6 +97,13 @@ type Definition struct {
 	// Hidden agents are left out of listings and @ completion but stay
 	// callable.
 	Hidden bool
+	// AllowAgents are the other agents this one may start by name through
+	// the gateway's sessions_spawn (S-P1), "*" meaning any; nil falls back
+	// to the settings' subagents.allowAgents.
+	AllowAgents []string
+	// OmitClaudeMD, Claude Code's omitClaudeMd: as a subagent the agent
+	// runs without the CLAUDE.md files, AGENTS.md and TOOLS.md only (S-E4).
+	OmitClaudeMD bool
 	// Mode is "primary", "subagent" or "all"; "" means all.
 	Mode        string
 	Temperature *float64

@@ -68,6 +68,10 @@
 //	memory              user, project or local
 //	mcpServers, requiredMcpServers, hooks, skills, initialPrompt, color
 //	hidden              true: left out of listings, still callable
+//	omitClaudeMd        true: as a subagent, no CLAUDE.md files (AGENTS.md
+//	                    and TOOLS.md still), as in Claude Code
+//	allowAgents         agents this one may start by agentId through the
+//	                    gateway's sessions_spawn besides its own ("*": any)
 //	mode                primary, subagent or all
 //	temperature         a number
 //	workspace           {mode: isolated|shared, path: dir}, or just the path

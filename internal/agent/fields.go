@@ -119,6 +119,7 @@ func fieldNames(f Format) []string {
 		"permissionMode", "background", "isolation", "maxTurns", "maxIters", "memory",
 		"mcpServers", "requiredMcpServers", "hooks", "skills", "initialPrompt", "color",
 		"hidden", "mode", "temperature", "workspace", "url", "headers", "permission", "name",
+		"allowAgents", "omitClaudeMd",
 	}
 	if f == FormatOpenCode {
 		names = append(names, "steps", "maxSteps", "disable")
@@ -227,6 +228,20 @@ func (p *parser) field(key string, k, v *yaml.Node, d *Definition) {
 		}
 	case "hidden":
 		d.Hidden = p.boolean(v, key)
+	case "omitClaudeMd":
+		d.OmitClaudeMD = p.boolean(v, key)
+	case "allowAgents":
+		// An empty list is kept, not nil: only the agent's own, whatever
+		// the settings say.
+		d.AllowAgents = p.list(v, key)
+		for i, name := range d.AllowAgents {
+			if name == "*" {
+				continue
+			}
+			if err := ValidateName(name); err != nil {
+				p.errorf(v, fmt.Sprintf("%s[%d]", key, i), "want an agent name or \"*\": %v", err)
+			}
+		}
 	case "mode":
 		d.Mode = p.enum(v, key, ModePrimary, ModeSubagent, ModeAll)
 	case "temperature":

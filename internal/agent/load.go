@@ -335,6 +335,7 @@ func (d Definition) clone() Definition {
 	d.MCPServers = slices.Clone(d.MCPServers)
 	d.RequiredMCPServers = slices.Clone(d.RequiredMCPServers)
 	d.Skills = slices.Clone(d.Skills)
+	d.AllowAgents = slices.Clone(d.AllowAgents)
 	d.Headers = maps.Clone(d.Headers)
 	d.TaskRules = slices.Clone(d.TaskRules)
 	d.Allow = slices.Clone(d.Allow)

@@ -2,9 +2,11 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -295,5 +297,40 @@ func TestGeneralPurpose(t *testing.T) {
 	}
 	if d.Model != "" || d.PermissionMode != "" || d.MaxTurns != 0 {
 		t.Errorf("general-purpose must inherit model, mode and limits: %+v", d)
+	}
+}
+
+// TestSP1AllowAgentsField: allowAgents reads as a list of agent names or
+// "*"; an empty list stays empty (only the agent's own) rather than unset
+// (the settings' list), and a path in it is an error naming the entry.
+func TestSP1AllowAgentsField(t *testing.T) {
+	tests := []struct {
+		line    string
+		want    []string
+		problem string
+	}{
+		{line: "allowAgents: [reviewer, \"*\"]", want: []string{"reviewer", "*"}},
+		{line: "allowAgents: reviewer, tester", want: []string{"reviewer", "tester"}},
+		{line: "allowAgents: []", want: []string{}},
+		{line: "allowAgents:", want: nil},
+		{line: "allowAgents: [../x]", want: []string{"../x"}, problem: "allowAgents[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			file := "---\nname: probe\ndescription: Probes.\n" + tt.line + "\n---\nBody.\n"
+			d, problems, _ := parseFile("/p/.claude/agents/probe.md", []byte(file), FormatClaude, SourceProject, "/p")
+			if tt.problem == "" && len(problems) > 0 {
+				t.Fatalf("problems: %v", problems)
+			}
+			if tt.problem != "" {
+				if len(problems) == 0 || !strings.Contains(fmt.Sprint(problems), tt.problem) {
+					t.Fatalf("problems %v, want one at %s", problems, tt.problem)
+				}
+				return
+			}
+			if (d.AllowAgents == nil) != (tt.want == nil) || !slices.Equal(d.AllowAgents, tt.want) {
+				t.Errorf("AllowAgents = %#v, want %#v", d.AllowAgents, tt.want)
+			}
+		})
 	}
 }

@@ -47,6 +47,9 @@ type Command struct {
 	Context string
 	// Agent is the subagent type a fork runs as; "" for the default.
 	Agent string
+	// Background runs a `context: fork` command in the background when
+	// the user types it: its result comes as a task notification (S-F2).
+	Background bool
 	// DisableModelInvocation keeps the model from invoking it; only the
 	// user can, by typing /Name.
 	DisableModelInvocation bool

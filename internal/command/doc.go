@@ -57,7 +57,11 @@
 //   - context: "fork" runs it in a forked child whose output becomes the
 //     command's output; absent, the expanded prompt is sent in the
 //     conversation. Any other value is an error.
-//   - agent: with context: fork, the subagent type the child runs as.
+//   - agent: with context: fork, the subagent type the child runs as
+//     (without agent and model it is a true fork of the caller).
+//   - background: with context: fork, true starts the child in the
+//     background when a user types /name; its result comes back as a task
+//     notification.
 //   - disable-model-invocation: true keeps the model from invoking it;
 //     only a user typing /name can.
 //   - name: optional; when it differs from the name the path gives, the

@@ -19,7 +19,7 @@ import (
 // ignores; any other field draws a warning.
 var knownFields = []string{
 	"description", "argument-hint", "allowed-tools", "model", "context", "agent",
-	"disable-model-invocation", "name", "version", "license",
+	"disable-model-invocation", "name", "version", "license", "background",
 }
 
 // maxDescription bounds a description taken from the body.
@@ -112,6 +112,8 @@ func parseFile(path string, data []byte, kind Kind, name, source string) (Comman
 			c.Agent = strings.TrimSpace(p.text(v, key))
 		case "disable-model-invocation":
 			c.DisableModelInvocation = p.boolean(v, key)
+		case "background":
+			c.Background = p.boolean(v, key)
 		case "name":
 			if given := strings.TrimSpace(p.text(v, key)); given != "" && foldName(given) != name {
 				from := "file name"

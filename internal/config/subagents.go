@@ -66,6 +66,12 @@ type Subagents struct {
 	// Fork turns on the Agent-tool fork: an Agent call without
 	// subagent_type forks the caller (CADRE_FORK_SUBAGENT=1 does too).
 	Fork bool `json:"fork"`
+	// AllowAgents are the agents a requester may name as sessions_spawn's
+	// agentId besides its own (S-P1, OpenClaw's allowAgents), "*" meaning
+	// any; an agent definition's own allowAgents replaces it for that
+	// agent. Unset, only the requester's own agent (and general-purpose,
+	// sessions_spawn's default) may be named.
+	AllowAgents []string `json:"allowAgents"`
 }
 
 // Lane is the effective subagent lane size.

@@ -182,3 +182,20 @@ func TestSubagentLimitsValidated(t *testing.T) {
 		t.Error("maxForegroundConcurrent: want 16 by default, else the setting")
 	}
 }
+
+// TestSP1AllowAgentsSetting: subagents.allowAgents is a known key whose
+// layers concatenate, as the other lists do, without a warning.
+func TestSP1AllowAgentsSetting(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, ScopeUser, `{"subagents": {"allowAgents": ["reviewer"]}}`)
+	e.write(t, ScopeLocal, `{"subagents": {"allowAgents": ["tester", "reviewer"]}}`)
+	got := e.mustLoad(t, Overrides{})
+	if d := cmp.Diff([]string{"reviewer", "tester"}, got.Settings.Subagents.AllowAgents); d != "" {
+		t.Errorf("allowAgents (-want +got):\n%s", d)
+	}
+	for _, w := range got.Warnings {
+		if strings.Contains(w.Key, "allowAgents") {
+			t.Errorf("warning: %s", w)
+		}
+	}
+}

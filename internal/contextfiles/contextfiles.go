@@ -52,6 +52,11 @@ type File struct {
 	Path    string
 	Kind    string
 	Content string
+	// Subagents says the file goes to every subagent as well (S-E4, the
+	// gateway's rule): an AGENTS.md or TOOLS.md, or a file one imports.
+	// The rest (the CLAUDE.md family) reaches a subagent only where Claude
+	// Code gives it one (ForSubagent).
+	Subagents bool
 }
 
 // Load finds the context files opts names. It never fails: what cannot be
@@ -69,7 +74,7 @@ func Load(opts Options) ([]File, []string) {
 	if opts.Root == "" {
 		opts.Root = repoRoot(opts.Cwd)
 	}
-	l := &loader{opts: opts, seen: map[string]bool{}}
+	l := &loader{opts: opts, seen: map[string]int{}}
 	var userRoots []string
 	for _, d := range []string{opts.Home, opts.StateDir} {
 		if d != "" {
@@ -78,6 +83,7 @@ func Load(opts Options) ([]File, []string) {
 	}
 	if opts.StateDir != "" {
 		l.top(filepath.Join(opts.StateDir, "AGENTS.md"), KindUser, userRoots)
+		l.top(filepath.Join(opts.StateDir, "TOOLS.md"), KindUser, userRoots)
 		l.top(filepath.Join(opts.StateDir, "CLAUDE.md"), KindUser, userRoots)
 	}
 	if opts.Home != "" {
@@ -88,6 +94,7 @@ func Load(opts Options) ([]File, []string) {
 		l.top(filepath.Join(dir, "CLAUDE.md"), KindProject, projRoots)
 		l.top(filepath.Join(dir, ".claude", "CLAUDE.md"), KindProject, projRoots)
 		l.top(filepath.Join(dir, "AGENTS.md"), KindProject, projRoots)
+		l.top(filepath.Join(dir, "TOOLS.md"), KindProject, projRoots)
 		l.top(filepath.Join(dir, "CLAUDE.local.md"), KindLocal, projRoots)
 	}
 	return l.files, l.warnings
@@ -128,7 +135,7 @@ func between(root, cwd string) []string {
 
 type loader struct {
 	opts     Options
-	seen     map[string]bool // real paths read
+	seen     map[string]int // real paths read: index in files, or -1
 	total    int
 	full     bool
 	files    []File
@@ -144,11 +151,13 @@ func (l *loader) top(path, kind string, roots []string) {
 	if _, err := os.Lstat(path); err != nil {
 		return
 	}
-	l.read(path, kind, roots, 0)
+	base := filepath.Base(path)
+	l.read(path, kind, roots, 0, base == "AGENTS.md" || base == "TOOLS.md")
 }
 
-// read adds the file at path and then, depth-first, what it imports.
-func (l *loader) read(path, kind string, roots []string, depth int) {
+// read adds the file at path and then, depth-first, what it imports;
+// shared marks them for subagents too (File.Subagents).
+func (l *loader) read(path, kind string, roots []string, depth int, shared bool) {
 	if l.full {
 		return
 	}
@@ -163,10 +172,19 @@ func (l *loader) read(path, kind string, roots []string, depth int) {
 		l.warn(path, "not read: it resolves to %s, outside %s (a context file and its imports must stay inside it)", real, strings.Join(roots, " and "))
 		return
 	}
-	if l.seen[real] {
+	if i, ok := l.seen[real]; ok {
+		if shared && i >= 0 && !l.files[i].Subagents {
+			// An AGENTS.md that is a link to the CLAUDE.md read before
+			// it: the one file is an AGENTS.md too, and so are its
+			// imports.
+			l.files[i].Subagents = true
+			for _, imp := range Imports(l.files[i].Content) {
+				l.read(l.resolve(imp, filepath.Dir(l.files[i].Path)), kind, roots, depth+1, shared)
+			}
+		}
 		return
 	}
-	l.seen[real] = true
+	l.seen[real] = -1
 	text, cut, err := readCapped(real, l.opts.MaxFileBytes)
 	if err != nil {
 		l.warn(path, "cannot read context file: %v", err)
@@ -181,15 +199,33 @@ func (l *loader) read(path, kind string, roots []string, depth int) {
 		return
 	}
 	l.total += len(text)
-	l.files = append(l.files, File{Path: path, Kind: kind, Content: text})
+	l.seen[real] = len(l.files)
+	l.files = append(l.files, File{Path: path, Kind: kind, Content: text, Subagents: shared})
 	imports := Imports(text)
 	if len(imports) > 0 && depth >= l.opts.MaxDepth {
 		l.warn(path, "imports not followed: imports nest at most %d deep", l.opts.MaxDepth)
 		return
 	}
 	for _, imp := range imports {
-		l.read(l.resolve(imp, filepath.Dir(path)), kind, roots, depth+1)
+		l.read(l.resolve(imp, filepath.Dir(path)), kind, roots, depth+1, shared)
 	}
+}
+
+// ForSubagent is the part of the main agent's files a subagent gets
+// (S-E4): AGENTS.md and TOOLS.md, the gateway's rule, and the CLAUDE.md
+// family too when claudeMD says Claude Code would give the agent its
+// CLAUDE.md. The order is the main agent's.
+func ForSubagent(files []File, claudeMD bool) []File {
+	if claudeMD {
+		return files
+	}
+	var out []File
+	for _, f := range files {
+		if f.Subagents {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func (l *loader) resolve(imp, dir string) string {

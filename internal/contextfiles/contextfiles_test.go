@@ -228,3 +228,52 @@ func TestImports(t *testing.T) {
 		t.Errorf("Imports = %v, want %v", got, want)
 	}
 }
+
+// TestSE4ForSubagent: AGENTS.md and TOOLS.md, with their imports, are the
+// files every subagent gets; the CLAUDE.md family only when asked for. An
+// AGENTS.md that is a link to CLAUDE.md is read once and still counts as
+// an AGENTS.md, its imports too.
+func TestSE4ForSubagent(t *testing.T) {
+	t.Run("separate files", func(t *testing.T) {
+		repo := t.TempDir()
+		write(t, filepath.Join(repo, "CLAUDE.md"), "claude @claude-more.md\n")
+		write(t, filepath.Join(repo, "claude-more.md"), "claude more\n")
+		write(t, filepath.Join(repo, "AGENTS.md"), "agents @agents-more.md\n")
+		write(t, filepath.Join(repo, "agents-more.md"), "agents more\n")
+		write(t, filepath.Join(repo, "TOOLS.md"), "tools\n")
+		write(t, filepath.Join(repo, "CLAUDE.local.md"), "local\n")
+		files, warnings := Load(Options{Cwd: repo, Root: repo})
+		if len(warnings) > 0 {
+			t.Fatal(warnings)
+		}
+		all := []string{"CLAUDE.md", "claude-more.md", "AGENTS.md", "agents-more.md", "TOOLS.md", "CLAUDE.local.md"}
+		for _, tt := range []struct {
+			claude bool
+			want   []string
+		}{{true, all}, {false, []string{"AGENTS.md", "agents-more.md", "TOOLS.md"}}} {
+			var got []string
+			for _, p := range paths(ForSubagent(files, tt.claude)) {
+				got = append(got, filepath.Base(p))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("ForSubagent(claude %v) = %v, want %v", tt.claude, got, tt.want)
+			}
+		}
+	})
+	t.Run("AGENTS.md linked to CLAUDE.md", func(t *testing.T) {
+		repo := t.TempDir()
+		write(t, filepath.Join(repo, "CLAUDE.md"), "shared @more.md\n")
+		write(t, filepath.Join(repo, "more.md"), "more\n")
+		if err := os.Symlink("CLAUDE.md", filepath.Join(repo, "AGENTS.md")); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := Load(Options{Cwd: repo, Root: repo})
+		var got []string
+		for _, p := range paths(ForSubagent(files, false)) {
+			got = append(got, filepath.Base(p))
+		}
+		if want := []string{"CLAUDE.md", "more.md"}; !slices.Equal(got, want) || len(files) != 2 {
+			t.Errorf("ForSubagent = %v of %d files, want %v of 2", got, len(files), want)
+		}
+	})
+}

@@ -8,14 +8,21 @@
 // Load reads, each file at most once (a CLAUDE.md that is a link to the
 // AGENTS.md beside it counts once):
 //
-//  1. the user's: $CADRE_HOME/AGENTS.md, $CADRE_HOME/CLAUDE.md and
-//     ~/.claude/CLAUDE.md;
+//  1. the user's: $CADRE_HOME/AGENTS.md, $CADRE_HOME/TOOLS.md,
+//     $CADRE_HOME/CLAUDE.md and ~/.claude/CLAUDE.md;
 //  2. the project's, from the workspace root (the repository root) down to
 //     the working directory, in each directory: CLAUDE.md,
-//     .claude/CLAUDE.md, AGENTS.md, then CLAUDE.local.md (the user's
-//     private notes for the project, not checked in).
+//     .claude/CLAUDE.md, AGENTS.md, TOOLS.md, then CLAUDE.local.md (the
+//     user's private notes for the project, not checked in).
 //
 // Each file is followed by the files it imports.
+//
+// # Subagents
+//
+// The main agent sees every file. A subagent sees AGENTS.md and TOOLS.md
+// (and what they import), the gateway's rule; the CLAUDE.md family only
+// where Claude Code would give it its CLAUDE.md (ForSubagent; the caller
+// decides which agents those are).
 //
 // # Imports
 //

@@ -33,6 +33,11 @@ type Config struct {
 	// OnTask, if set, is told each remote task id as soon as it is known
 	// (for logs and records: A2A task ids are the server's).
 	OnTask func(id string)
+	// Ask, if set, puts a task's INPUT_REQUIRED question to the user and
+	// returns the answer, which goes back to that task; an error (the
+	// user declined) cancels it. Unset, the question is the turn's answer
+	// and the next message to the agent answers it.
+	Ask func(ctx context.Context, task, question string) (string, error)
 	// CancelTimeout bounds, when a run stops, the wait for the remote
 	// task's id and then the cancel request; default 10s.
 	CancelTimeout time.Duration
@@ -233,6 +238,11 @@ func (a *Agent) send(ctx context.Context, req *llm.Request) (string, error) {
 	if text == "" {
 		return "", a.fail("nothing to send: the turn has no text")
 	}
+	return a.sendText(ctx, text)
+}
+
+// sendText sends text, to the task waiting for input if there is one.
+func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 	client, err := a.connect(ctx)
 	if err != nil {
 		return "", err
@@ -342,6 +352,19 @@ func (a *Agent) send(ctx context.Context, req *llm.Request) (string, error) {
 		a.mu.Lock()
 		a.waiting = ex.task
 		a.mu.Unlock()
+		if a.cfg.Ask != nil {
+			answer, err := a.cfg.Ask(ctx, string(ex.task), orNone(ex.answer()))
+			if err != nil {
+				a.mu.Lock()
+				a.waiting = ""
+				a.mu.Unlock()
+				cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
+				client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task})
+				stop()
+				return "", a.fail("task %s needed input (%s) and got none, so it was canceled: %v", ex.task, orNone(ex.answer()), err)
+			}
+			return a.sendText(ctx, answer)
+		}
 		return fmt.Sprintf("[The remote agent needs input to go on with task %s; the next message to this agent answers it.]\n%s", ex.task, ex.answer()), nil
 	case a2a.TaskStateFailed:
 		return "", a.fail("task %s failed: %s", ex.task, orNone(ex.status))

@@ -242,6 +242,65 @@ func TestRemoteFailureAndInputRequired(t *testing.T) {
 	}
 }
 
+// TestSW2InputRequiredAsksTheUser: with Ask set, a task's INPUT_REQUIRED
+// question goes to the user and the answer back to that same task, in one
+// turn; a refusal cancels the remote task and fails the turn, saying why.
+func TestSW2InputRequiredAsksTheUser(t *testing.T) {
+	p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("which branch?"))), nil)
+			return
+		}
+		answer("merged")(ctx, ec, yield)
+	})
+	tests := []struct {
+		name   string
+		reply  string
+		refuse error
+		want   string // the turn's answer; "" when it fails
+		err    string
+	}{
+		{name: "answered", reply: "main", want: "merged: main"},
+		{name: "refused", refuse: errors.New("the user declined to answer: not now"), err: "needed input (which branch?) and got none, so it was canceled: the user declined to answer: not now"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []string
+			a, err := remote.New(remote.Config{Name: "helper", URL: p.srv.URL, Ask: func(_ context.Context, task, question string) (string, error) {
+				asked = append(asked, task+": "+question)
+				return tt.reply, tt.refuse
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ask(t, a, t.Context(), "merge it")
+			if len(asked) != 1 || !strings.HasSuffix(asked[0], ": which branch?") {
+				t.Errorf("asked %q, want the remote's question once", asked)
+			}
+			task := strings.TrimSuffix(asked[0], ": which branch?")
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("answer %q, error %v: want one holding %q", got, err, tt.err)
+				}
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if len(p.canceled) == 0 || string(p.canceled[len(p.canceled)-1]) != task {
+					t.Errorf("canceled %q, want task %s", p.canceled, task)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("answer %q, %v; want %q", got, err, tt.want)
+			}
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if last := p.tasks[len(p.tasks)-1]; string(last) != task {
+				t.Errorf("the answer went to task %q, want the asking task %s", last, task)
+			}
+		})
+	}
+}
+
 // TestStopCancelsTheRemoteTask: when the run stops (TaskStop, a timeout)
 // the remote task is canceled on the server.
 func TestStopCancelsTheRemoteTask(t *testing.T) {

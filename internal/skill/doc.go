@@ -7,7 +7,9 @@
 // every skill whose disable-model-invocation is not set — so the list is
 // part of the cached prompt, not of every turn. A skill's allowed-tools are
 // granted to the calling session (permission.Grants) when it is invoked, as
-// Claude Code grants them; deny and ask rules still come first.
+// Claude Code grants them; deny and ask rules still come first. A
+// `context: fork` skill (Forks) is instead run by the caller's Fork, a fork
+// of the turn that invoked it, whose answer is the tool's result (S-F2).
 //
 // Preload renders the same text for an agent file's skills field, which
 // puts a skill in a subagent's first message before it starts.

@@ -37,11 +37,26 @@ func Invocable(set *command.Set) []command.Command {
 	return out
 }
 
+// Fork runs a `context: fork` skill as a fork of the calling agent,
+// continuing the turn that invoked it (S-F2), and returns the fork's
+// answer as the tool's result. prompt is the skill's text, arguments
+// filled in.
+type Fork func(ctx context.Context, env tool.Env, c command.Command, prompt string) (tool.Result, error)
+
+// Forks reports whether a skill runs as a true fork of its caller: it says
+// context: fork and names neither an agent (it then runs as that agent)
+// nor a model (a fork shares its caller's model, or there is no prompt
+// cache to share).
+func Forks(c command.Command) bool {
+	return c.Context == "fork" && c.Agent == "" && c.Model == ""
+}
+
 // Tool returns the Skill tool over set's invocable skills, or nil when
 // there are none (a tool that can do nothing is not offered). Invoking a
 // skill grants its allowed-tools to the calling session through grants
-// (nil: no grants).
-func Tool(set *command.Set, grants *permission.Grants) tool.Tool {
+// (nil: no grants). A skill that Forks is run by fork (nil: it enters the
+// conversation like any other).
+func Tool(set *command.Set, grants *permission.Grants, fork Fork) tool.Tool {
 	skills := Invocable(set)
 	if len(skills) == 0 {
 		return nil
@@ -62,6 +77,11 @@ func Tool(set *command.Set, grants *permission.Grants) tool.Tool {
 				names = append(names, s.Name)
 			}
 			return tool.Errorf("Unknown skill %q: the skills you can invoke are %s.", in.Skill, strings.Join(names, ", ")), nil
+		}
+		if fork != nil && Forks(c) {
+			// The fork gets the allowed-tools itself; the caller's
+			// session is not granted them.
+			return fork(ctx, env, c, Text(c, in.Args))
 		}
 		if grants != nil && len(c.AllowedTools) > 0 {
 			var rules []permission.Rule

@@ -39,7 +39,7 @@ func TestSkillTool(t *testing.T) {
 		".claude/commands/plain.md":      "a command, not a skill\n",
 	})
 	grants := &permission.Grants{}
-	st := Tool(set, grants)
+	st := Tool(set, grants, nil)
 	if st == nil {
 		t.Fatal("no tool for a set with skills")
 	}
@@ -67,7 +67,7 @@ func TestSkillTool(t *testing.T) {
 			t.Errorf("%s: %+v, want an error listing the invocable skills", in, res)
 		}
 	}
-	if Tool(load(t, map[string]string{".claude/commands/plain.md": "x\n"}), nil) != nil {
+	if Tool(load(t, map[string]string{".claude/commands/plain.md": "x\n"}), nil, nil) != nil {
 		t.Error("a tool was offered with no skills")
 	}
 }

@@ -40,9 +40,9 @@ func (in AgentInput) refusals() error {
 		return fmt.Errorf("invalid name %q: %v", in.Name, agent.ValidateName(in.Name))
 	case in.Isolation == "worktree" && in.Cwd != "":
 		return errors.New("cwd and isolation: \"worktree\" cannot be combined: a worktree agent works in its own checkout")
-	case in.Isolation == "remote":
-		return errors.New("isolation \"remote\" is chosen by an agent's definition (its url), not by the call: name a remote agent in subagent_type and leave isolation out")
-	case in.Isolation != "" && in.Isolation != "worktree":
+	case in.Isolation == "remote" && in.Cwd != "":
+		return errors.New("cwd and isolation: \"remote\" cannot be combined: a remote agent works on its own server")
+	case in.Isolation != "" && in.Isolation != "worktree" && in.Isolation != "remote":
 		return fmt.Errorf("unknown isolation %q: want worktree or remote", in.Isolation)
 	}
 	return nil

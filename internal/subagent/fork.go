@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -84,6 +85,11 @@ func inFork(turn *tool.Turn) bool {
 // forkHistory is what a fork starts from: the caller's request messages
 // and its reply.
 func forkHistory(turn *tool.Turn) []llm.Message {
+	if turn.Reply.Role == "" {
+		// Forked between turns (a command or skill, S-F2): the request
+		// the caller's next turn would open with, and no reply yet.
+		return slices.Clone(turn.Request.Messages)
+	}
 	return append(slices.Clone(turn.Request.Messages), turn.Reply)
 }
 
@@ -117,8 +123,10 @@ func (s *Service) fork(ctx context.Context, c Caller, env tool.Env, in AgentInpu
 // forkTools is the fork's pool: the parent's exact tool definitions — the
 // shared prefix needs them byte for byte — but the agent tools (Agent,
 // SendMessage, TaskOutput, TaskStop, TaskList) run as the fork's own, so a
-// fork never acts on the parent's tasks, and may not spawn.
-func (s *Service) forkTools(turn *tool.Turn, c Caller) (*tool.Set, error) {
+// fork never acts on the parent's tasks, and may not spawn. With only (a
+// fork command's allowed-tools) the other tools are still shown, for the
+// prefix, but refuse to run.
+func (s *Service) forkTools(turn *tool.Turn, c Caller, only []string) (*tool.Set, error) {
 	own := map[string]tool.Tool{}
 	for _, t := range s.Tools(c) {
 		own[t.Info().Name] = t
@@ -126,11 +134,14 @@ func (s *Service) forkTools(turn *tool.Turn, c Caller) (*tool.Set, error) {
 	var tools []tool.Tool
 	for _, t := range turn.Tools.Tools() {
 		info := t.Info()
-		if info.Access != tool.AccessAgent {
+		switch {
+		case only != nil && !named(only, info.Name, info.Aliases):
+			tools = append(tools, &rebound{info: info, refusal: fmt.Sprintf("%s is not among this command's allowed-tools (%s); use one of those", info.Name, strings.Join(only, ", "))})
+		case info.Access != tool.AccessAgent:
 			tools = append(tools, t)
-			continue
+		default:
+			tools = append(tools, &rebound{info: info, run: own[info.Name]})
 		}
-		tools = append(tools, &rebound{info: info, run: own[info.Name]})
 	}
 	return tool.NewSet(tools...)
 }
@@ -139,11 +150,16 @@ func (s *Service) forkTools(turn *tool.Turn, c Caller) (*tool.Set, error) {
 type rebound struct {
 	info tool.Info
 	run  tool.Tool
+	// refusal, when set, is why the tool may not run here.
+	refusal string
 }
 
 func (r *rebound) Info() tool.Info { return r.info }
 
 func (r *rebound) Call(ctx context.Context, env tool.Env, input json.RawMessage) (tool.Result, error) {
+	if r.refusal != "" {
+		return tool.Errorf("%s", r.refusal), nil
+	}
 	if r.run == nil {
 		if r.info.Name == "Agent" {
 			return tool.Errorf("%v", errForkInFork), nil

@@ -4,38 +4,92 @@ import (
 	"context"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // CommandRun is a slash command whose frontmatter says `context: fork`
-// (S-F2): it runs in a forked child that continues the caller's
-// conversation, with the command's allowed-tools as its whole tool pool.
+// (S-F2). Without agent and model it runs as a true fork of the caller:
+// the request its next turn would send (Turn), so the fork's requests
+// share the caller's prefix and its prompt cache. With either it runs as
+// that agent (or general-purpose) handed the conversation (History).
 type CommandRun struct {
 	Name   string // the command, without "/"
 	Prompt string // the expanded body
-	// Agent runs the fork as this subagent type; "" is general-purpose.
+	// Agent runs the command as this subagent type; "" is a fork (or
+	// general-purpose when Model is set).
 	Agent string
 	Model string
-	// AllowedTools restricts the child's pool to these tools (and allows
-	// the calls they describe, "Bash(git diff:*)"); nil leaves the pool
-	// as the agent's.
+	// AllowedTools restricts the child's tools to these (and allows the
+	// calls they describe, "Bash(git diff:*)"); nil leaves them as they
+	// are. A fork is still shown the caller's every tool, for the shared
+	// prefix, and the others refuse to run.
 	AllowedTools []string
-	// History is the caller's conversation so far, which the child sees.
+	// Turn is the caller's next request, before the command: system
+	// prompt, tools, settings and conversation. A fork continues it.
+	Turn *tool.Turn
+	// History is the caller's conversation so far, which an agent run
+	// sees.
 	History []llm.Message
+	// Background starts the run in the background: RunCommand returns at
+	// once and its result comes as a task notification.
+	Background bool
 }
 
-// RunCommand runs a fork command synchronously and returns the child's
-// result: its final text is the command's output.
-func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*runner.Result, error) {
-	out, err := s.spawn(ctx, c, spawnRequest{
+// CommandOutcome is a command's run: finished (Result), or launched in
+// the background (Launched, with the agent id to follow it by).
+type CommandOutcome struct {
+	Result   *runner.Result
+	Launched bool
+	AgentID  string
+}
+
+// RunCommand runs a fork command: in the foreground its result's final
+// text is the command's output; in the background it returns once the run
+// has started.
+func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*CommandOutcome, error) {
+	req := spawnRequest{
 		ToolUseID: "command_" + strings.ReplaceAll(cr.Name, ":", "_"), Description: "/" + cr.Name, Prompt: cr.Prompt,
-		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, History: cr.History, Foreground: true,
-	})
+		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools,
+		Foreground: !cr.Background, Background: cr.Background,
+	}
+	if cr.Agent == "" && cr.Model == "" && cr.Turn != nil {
+		if c.Fork {
+			return nil, errForkInFork
+		}
+		req.Fork = cr.Turn
+	} else {
+		req.History = cr.History
+	}
+	out, err := s.spawn(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}
-	return out.res, nil
+	return &CommandOutcome{Result: out.res, Launched: out.launched, AgentID: out.sessionID}, nil
+}
+
+// SkillFork is the Skill tool's way to run a `context: fork` skill the
+// model of c invoked (S-F2): a fork continuing the very turn that called
+// Skill, in the foreground, whose final text is the tool's result.
+func (s *Service) SkillFork(c Caller) func(ctx context.Context, env tool.Env, cmd command.Command, prompt string) (tool.Result, error) {
+	return func(ctx context.Context, env tool.Env, cmd command.Command, prompt string) (tool.Result, error) {
+		if c.Fork || inFork(env.Turn) {
+			return tool.Errorf("%v", errForkInFork), nil
+		}
+		if env.Turn == nil || env.Turn.Request == nil {
+			return tool.Errorf("cannot fork the skill %s: the call did not come from a model turn", cmd.Name), nil
+		}
+		out, err := s.spawn(ctx, c, spawnRequest{
+			ToolUseID: env.ToolUseID, Description: "/" + cmd.Name, Prompt: prompt,
+			Tools: cmd.AllowedTools, Fork: env.Turn, Foreground: true,
+		})
+		if err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+		return claudeResult(out, prompt)
+	}
 }
 
 // RunAgent runs the named agent directly with prompt — the TUI's "@name

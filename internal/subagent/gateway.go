@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -61,7 +62,7 @@ func (s *Service) gatewayTools(c Caller) []tool.Tool {
 	}
 	type row struct{ Name, Description string }
 	var rows []row
-	for _, d := range s.listed(c) {
+	for _, d := range s.gatewayListed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description)})
 	}
 	spawn := protoTool(s, tool.Info{Name: "sessions_spawn", Description: profilePrompt("gateway_sessions_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
@@ -81,7 +82,7 @@ func (s *Service) gatewayTools(c Caller) []tool.Tool {
 				Description string `json:"description"`
 			}
 			agents := []entry{}
-			for _, d := range s.listed(c) {
+			for _, d := range s.gatewayListed(c) {
 				agents = append(agents, entry{d.Name, oneLine(d.Description)})
 			}
 			return jsonResult(struct {
@@ -106,12 +107,12 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 	if err := agent.ValidateName(agentID); err != nil {
 		return gatewayErr("error", "invalid agentId: %v", err)
 	}
-	if _, ok := s.cfg.Agents.Get(agentID); !ok {
-		var allowed []string
-		for _, d := range s.listed(c) {
-			allowed = append(allowed, d.Name)
-		}
-		return gatewayErr("error", "unknown agentId %q; allowed: %s (agents_list shows them)", agentID, strings.Join(allowed, ", "))
+	def, ok := s.cfg.Agents.Get(agentID)
+	if !ok {
+		return gatewayErr("error", "unknown agentId %q; allowed: %s (agents_list shows them)", agentID, strings.Join(s.gatewayNames(c), ", "))
+	}
+	if !s.crossAllowed(c, def.Name) {
+		return gatewayErr("forbidden", "agentId %q is not allowed for agent %q (allowAgents); allowed: %s (agents_list shows them)", def.Name, c.Agent, strings.Join(s.gatewayNames(c), ", "))
 	}
 	runTimeout := 0
 	if in.RunTimeoutSeconds != nil {
@@ -132,7 +133,7 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 	label := strings.TrimSpace(in.Label)
 	out, err := s.spawn(ctx, c, spawnRequest{
 		ToolUseID: env.ToolUseID, Description: harnessDescription(label, in.Task), Prompt: in.Task,
-		SubagentType: agentID, Model: in.Model, Background: true,
+		SubagentType: agentID, Model: in.Model, Background: true, crossAgent: true,
 		RunTimeout: time.Duration(runTimeout) * time.Second, Cleanup: in.Cleanup,
 	})
 	if err != nil {
@@ -149,4 +150,51 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 		ChildSessionKey: "agent:" + out.def.Name + ":subagent:" + out.sessionID,
 		Warning:         strings.Join(warnings, "; "),
 	}, false)
+}
+
+// allowAgents is the requester c's allowAgents list (S-P1): its
+// definition's own when it has one, else the settings'.
+func (s *Service) allowAgents(c Caller) []string {
+	if d, ok := s.cfg.Agents.Get(c.Agent); ok && d.AllowAgents != nil {
+		return d.AllowAgents
+	}
+	return s.cfg.Settings.AllowAgents
+}
+
+// crossAllowed reports whether c may name the agent as sessions_spawn's
+// agentId (S-P1): its own agent and general-purpose (what no agentId
+// starts) always; another agent only when allowAgents names it or holds
+// "*". The task rules are checked after this, on every spawn.
+func (s *Service) crossAllowed(c Caller, name string) bool {
+	if strings.EqualFold(name, c.Agent) || strings.EqualFold(name, "general-purpose") {
+		return true
+	}
+	for _, a := range s.allowAgents(c) {
+		if a == "*" || strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// gatewayListed are the agents agents_list and sessions_spawn show c:
+// what every spawn tool lists, less what allowAgents keeps c from naming.
+func (s *Service) gatewayListed(c Caller) []agent.Definition {
+	var out []agent.Definition
+	for _, d := range s.listed(c) {
+		if s.crossAllowed(c, d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// gatewayNames are gatewayListed's names, sorted, for error messages.
+func (s *Service) gatewayNames(c Caller) []string {
+	var out []string
+	for _, d := range s.gatewayListed(c) {
+		out = append(out, d.Name)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +59,9 @@ func TestGatewayTools(t *testing.T) {
 func TestGatewaySpawnAccepted(t *testing.T) {
 	hs := &holds{}
 	h := newProfileHarness(t, setup{
-		agents: map[string]string{"visible": agentFile("visible", "Sees", "", "Look.")},
-		script: profileScript(hs),
+		agents:    map[string]string{"visible": agentFile("visible", "Sees", "", "Look.")},
+		script:    profileScript(hs),
+		subagents: config.Subagents{AllowAgents: []string{"*"}},
 	}, "gateway")
 	c := h.mainCaller()
 	tools := h.profileTools(c, "gateway")
@@ -118,8 +120,9 @@ func TestGatewaySpawnRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newProfileHarness(t, setup{
-				agents: map[string]string{"secret": agentFile("secret", "Secret", "", "Shh.")},
-				task:   profileTaskRules(t, [2]string{"secret", "deny"}),
+				agents:    map[string]string{"secret": agentFile("secret", "Secret", "", "Shh.")},
+				task:      profileTaskRules(t, [2]string{"secret", "deny"}),
+				subagents: config.Subagents{AllowAgents: []string{"*"}},
 			}, "gateway")
 			c := h.mainCaller()
 			c.Depth = tt.depth
@@ -216,5 +219,107 @@ func TestGatewayRunTimeoutAndCleanup(t *testing.T) {
 				t.Errorf("child session still running")
 			}
 		}))
+	}
+}
+
+// TestSP1AllowAgents: sessions_spawn's agentId names another agent only
+// where the requester's allowAgents lets it (S-P1): its definition's list,
+// else the settings' subagents.allowAgents; "*" is any; unset, only its own
+// agent and general-purpose (what no agentId starts). agents_list shows
+// exactly what may be named.
+func TestSP1AllowAgents(t *testing.T) {
+	agents := map[string]string{
+		"visible": agentFile("visible", "Sees", "", "Look."),
+		"other":   agentFile("other", "Another agent", "", "Other."),
+		"lead":    agentFile("lead", "Leads", "allowAgents: [visible]\n", "Lead."),
+		"solo":    agentFile("solo", "Alone", "allowAgents: []\n", "Solo."),
+	}
+	type want struct {
+		agentID string
+		ok      bool // accepted; else forbidden
+	}
+	tests := []struct {
+		name      string
+		settings  []string
+		requester string
+		spawns    []want
+		listed    []string
+		error     string // the forbidden reply's error for the first refused spawn
+	}{
+		{
+			name: "unset: only general-purpose and the requester's own", requester: "main",
+			spawns: []want{{"", true}, {"general-purpose", true}, {"visible", false}},
+			listed: []string{"general-purpose"},
+			error:  `agentId "visible" is not allowed for agent "main" (allowAgents); allowed: general-purpose (agents_list shows them)`,
+		},
+		{
+			name: "settings name one agent", requester: "main", settings: []string{"visible"},
+			spawns: []want{{"visible", true}, {"Visible", true}, {"other", false}},
+			listed: []string{"general-purpose", "visible"},
+			error:  `agentId "other" is not allowed for agent "main" (allowAgents); allowed: general-purpose, visible (agents_list shows them)`,
+		},
+		{
+			name: "settings *: any", requester: "main", settings: []string{"*"},
+			spawns: []want{{"visible", true}, {"other", true}, {"lead", true}},
+			listed: []string{"general-purpose", "lead", "other", "solo", "visible"},
+		},
+		{
+			name: "the definition's own list replaces the settings'", requester: "lead", settings: []string{"*"},
+			spawns: []want{{"visible", true}, {"lead", true}, {"other", false}},
+			listed: []string{"general-purpose", "lead", "visible"},
+			error:  `agentId "other" is not allowed for agent "lead" (allowAgents); allowed: general-purpose, lead, visible (agents_list shows them)`,
+		},
+		{
+			name: "an empty list in the definition: only its own", requester: "solo", settings: []string{"*"},
+			spawns: []want{{"solo", true}, {"", true}, {"visible", false}},
+			listed: []string{"general-purpose", "solo"},
+			error:  `agentId "visible" is not allowed for agent "solo" (allowAgents); allowed: general-purpose, solo (agents_list shows them)`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newProfileHarness(t, setup{agents: agents, subagents: config.Subagents{AllowAgents: tt.settings}}, "gateway")
+			c := h.mainCaller()
+			c.Agent = tt.requester
+			tools := h.profileTools(c, "gateway")
+			var ids []string
+			for _, a := range gatewayJSON(t, mustInvokeTool(t, tools, "agents_list", c, AgentsListInput{}))["agents"].([]any) {
+				ids = append(ids, a.(map[string]any)["id"].(string))
+			}
+			if d := cmp.Diff(tt.listed, ids); d != "" {
+				t.Errorf("agents_list (-want +got):\n%s", d)
+			}
+			desc := tools[0].Info().Description
+			for _, name := range []string{"visible", "other"} {
+				if listed := strings.Contains(desc, "- "+name+":"); listed != slices.Contains(tt.listed, name) {
+					t.Errorf("sessions_spawn's description lists %s: %v, want %v:\n%s", name, listed, !listed, desc)
+				}
+			}
+			refused := false
+			for _, w := range tt.spawns {
+				m := gatewayJSON(t, mustInvokeTool(t, tools, "sessions_spawn", c, SessionsSpawnInput{Task: "hi", AgentID: w.agentID}))
+				if w.ok {
+					key, _ := m["childSessionKey"].(string)
+					target := strings.ToLower(w.agentID)
+					if target == "" {
+						target = "general-purpose"
+					}
+					if m["status"] != "accepted" || !strings.HasPrefix(key, "agent:"+target+":subagent:") {
+						t.Errorf("agentId %q: reply %v, want accepted as %s", w.agentID, m, target)
+					}
+					continue
+				}
+				if m["status"] != "forbidden" {
+					t.Errorf("agentId %q: reply %v, want forbidden", w.agentID, m)
+				}
+				if !refused && m["error"] != tt.error {
+					t.Errorf("agentId %q: error\n%v\nwant\n%s", w.agentID, m["error"], tt.error)
+				}
+				refused = true
+				if n := len(h.requestsOf(w.agentID)); n != 0 {
+					t.Errorf("the refused agent %q called its model %d times", w.agentID, n)
+				}
+			}
+		})
 	}
 }

@@ -666,7 +666,7 @@ func TestAgentLists(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.surface, func(t *testing.T) {
-			h := newProfileHarness(t, setup{agents: agents, task: profileTaskRules(t, [2]string{"secret", "deny"})}, tt.surface)
+			h := newProfileHarness(t, setup{agents: agents, task: profileTaskRules(t, [2]string{"secret", "deny"}), subagents: config.Subagents{AllowAgents: []string{"*"}}}, tt.surface)
 			c := h.mainCaller()
 			gp, _ := h.agents.Get("general-purpose")
 			res := mustInvokeTool(t, h.profileTools(c, tt.surface), tt.tool, c, struct{}{})

@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -211,7 +212,8 @@ func TestAgentInputRefusals(t *testing.T) {
 		{"empty prompt", AgentInput{Description: "x", Prompt: "  "}, "prompt is empty"},
 		{"worktree", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree"}, `needs a git repository`},
 		{"worktree and cwd", AgentInput{Description: "x", Prompt: "p", Isolation: "worktree", Cwd: "/tmp"}, "cannot be combined"},
-		{"remote", AgentInput{Description: "x", Prompt: "p", Isolation: "remote"}, `isolation "remote" is chosen by an agent's definition`},
+		{"remote without a url", AgentInput{Description: "x", Prompt: "p", Isolation: "remote"}, `isolation "remote" needs an agent whose definition names a url, and "general-purpose" has none; remote agents: none`},
+		{"remote and cwd", AgentInput{Description: "x", Prompt: "p", Isolation: "remote", Cwd: "/tmp"}, `cwd and isolation: "remote" cannot be combined`},
 		{"unknown isolation", AgentInput{Description: "x", Prompt: "p", Isolation: "jail"}, `unknown isolation "jail"`},
 		{"cwd not a directory", AgentInput{Description: "x", Prompt: "p", Cwd: "missing"}, `cwd "missing" is not a directory`},
 	}
@@ -263,5 +265,55 @@ func TestAgentCwd(t *testing.T) {
 	}
 	if sys := h.firstRequest("general-purpose").req.System; !strings.Contains(sys, "Working directory: "+sub) {
 		t.Errorf("child's system prompt does not name its cwd %s:\n%s", sub, sys)
+	}
+}
+
+// TestSA2DeniedListsAllowedNames: a denied named agent is an error that
+// lists the agents the caller may use, as an unknown name's does, on every
+// surface's spawn tool — so the model can pick a permitted agent instead of
+// guessing (S-A2).
+func TestSA2DeniedListsAllowedNames(t *testing.T) {
+	tests := []struct {
+		surface, tool string
+		tools         func(*Service, Caller) []tool.Tool
+		in            any
+	}{
+		{"claude", "Agent", func(s *Service, c Caller) []tool.Tool { return []tool.Tool{s.agentTool(c)} },
+			AgentInput{Description: "deny", Prompt: "go", SubagentType: "secret"}},
+		{"opencode", "task", func(s *Service, c Caller) []tool.Tool { return []tool.Tool{s.taskTool(c)} },
+			TaskInput{Description: "deny", Prompt: "go", SubagentType: "secret"}},
+		{"harness", "agent_spawn", (*Service).harnessTools, AgentSpawnInput{AgentID: "secret", Task: "go"}},
+		{"gateway", "sessions_spawn", (*Service).gatewayTools, SessionsSpawnInput{AgentID: "secret", Task: "go"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.surface, func(t *testing.T) {
+			h := newHarness(t, setup{
+				agents: map[string]string{
+					"visible": agentFile("visible", "Sees", "", "Look."),
+					"stealth": agentFile("stealth", "Hides", "hidden: true\n", "Hide."),
+					"secret":  agentFile("secret", "Secret", "", "Shh."),
+				},
+				task: permission.TaskRules{{Pattern: "secret", Action: permission.ActionDeny}},
+				// The gateway names another agent only under allowAgents.
+				subagents: config.Subagents{AllowAgents: []string{"*"}},
+			})
+			c := h.mainCaller()
+			res := mustInvokeTool(t, tt.tools(h.svc, c), tt.tool, c, tt.in)
+			text := resultText(res)
+			if !res.IsError {
+				t.Fatalf("%s spawned a denied agent:\n%s", tt.tool, text)
+			}
+			for _, w := range []string{"Permission to use Agent denied", "agents you may use: general-purpose, visible"} {
+				if !strings.Contains(text, w) {
+					t.Errorf("%s's error lacks %q:\n%s", tt.tool, w, text)
+				}
+			}
+			if strings.Contains(text, "stealth") {
+				t.Errorf("%s's error names a hidden agent:\n%s", tt.tool, text)
+			}
+			if n := len(h.requestsOf("secret")); n != 0 {
+				t.Errorf("the denied agent called its model %d times", n)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/contextfiles"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -113,11 +115,11 @@ type Config struct {
 	// Commands are the loaded commands and skills: an agent's skills
 	// field preloads from them. Nil: none.
 	Commands *command.Set
-	// Preamble is the context every child's conversation opens with (the
-	// project's CLAUDE.md and AGENTS.md): children get the main agent's,
-	// as Claude Code gives them, forks included, whose shared prefix it is
-	// part of.
-	Preamble []llm.Block
+	// ContextFiles are the main agent's context files (its preamble). A
+	// fork opens with all of them, the parent's exact block, whose shared
+	// prefix it is part of; another child with what preamble gives it
+	// (S-E4).
+	ContextFiles []contextfiles.File
 	// Logger receives a warning, with the ids involved, for every
 	// best-effort write that fails (a child session's or a task's record,
 	// an archive, a heartbeat) and for the children's loop warnings; nil
@@ -436,7 +438,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,
-		Preamble: s.cfg.Preamble, Tracer: s.cfg.Tracer,
+		Preamble: s.preamble(def, fork != nil), Tracer: s.cfg.Tracer,
 	}
 	if fork != nil {
 		// Exactly the parent's rendered prompt and settings: the shared
@@ -496,4 +498,17 @@ func protoTool[In any](s *Service, meta tool.Info, run func(context.Context, too
 	}{meta.Name, reflect.TypeFor[In]()}
 	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name, InputSchema: meta.InputSchema}, nil))
 	return p.(*tool.Typed[In]).With(meta, run)
+}
+
+// preamble is the context block a child opens with (S-E4): a fork's is
+// its parent's, whole; another child gets AGENTS.md and TOOLS.md (the
+// gateway's rule), and the CLAUDE.md files only where Claude Code gives
+// a subagent them — an agent in Claude Code's format (and the built-in
+// general-purpose, Claude Code's own) that does not say omitClaudeMd.
+func (s *Service) preamble(def agent.Definition, fork bool) []llm.Block {
+	if fork {
+		return contextfiles.Blocks(s.cfg.ContextFiles)
+	}
+	claude := (def.Format == agent.FormatClaude || (def.Format == agent.FormatBuiltin && strings.EqualFold(def.Name, agent.GeneralPurposeName))) && !def.OmitClaudeMD
+	return contextfiles.Blocks(contextfiles.ForSubagent(s.cfg.ContextFiles, claude))
 }

@@ -3,6 +3,7 @@ package subagent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -61,6 +62,9 @@ type spawnRequest struct {
 	// command, OpenCode's task tool).
 	Foreground bool
 
+	// crossAgent says the call came through the gateway's sessions_spawn,
+	// where allowAgents also bounds what may be named (S-P1).
+	crossAgent bool
 	// cwdRecorded says Cwd is the continued session's own, not the model's.
 	cwdRecorded bool
 	// dispatched says the run was launched on another node and runs here
@@ -84,6 +88,11 @@ type outcome struct {
 func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outcome, error) {
 	if c.Leaf {
 		return nil, fmt.Errorf("agent %q cannot start agents: the built-in agents are leaves; define an agent of your own to delegate from", c.Agent)
+	}
+	if s.remote(req) && req.Timeout == nil && !req.Foreground && req.SessionID == "" {
+		// A remote call waits only when given a timeout (S-W2): the
+		// other server may take any time.
+		req.Background = true
 	}
 	var wait time.Duration // timeout_seconds: how long the caller waits
 	if req.Timeout != nil && !req.Foreground {
@@ -133,6 +142,16 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 	out.res = t.final
 	t.mu.Unlock()
 	return out, nil
+}
+
+// remote reports whether req runs on a remote agent: its call says
+// isolation "remote" or its agent's definition names a url.
+func (s *Service) remote(req spawnRequest) bool {
+	if req.Isolation == agent.IsolationRemote {
+		return true
+	}
+	d, ok := s.cfg.Agents.Get(req.SubagentType)
+	return ok && d.URL != "" && req.Fork == nil
 }
 
 // route picks the definition for subagent_type (S-A2): the named agent, or
@@ -195,6 +214,27 @@ func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (a
 		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
 	}
 	return s.route(c, info.Agent)
+}
+
+// withAllowed adds to a rule's denial the agents c may use, as route's
+// unknown-name error does (S-A2): the model picks a permitted agent rather
+// than guessing. A user's refusal or a failed ask is left as it is: the
+// user, not a rule, said no.
+func (s *Service) withAllowed(c Caller, req spawnRequest, err error) error {
+	denied := (*permission.Denied)(nil)
+	if !errors.As(err, &denied) || denied.Rule == "" {
+		return err
+	}
+	n := s.names(c)
+	if req.crossAgent {
+		n = s.gatewayNames(c)
+	}
+	names := "none"
+	if len(n) > 0 {
+		names = strings.Join(n, ", ")
+	}
+	denied.Reason += "; agents you may use: " + names
+	return err
 }
 
 // names are the agents c's spawn tool lists, for error messages: never a
@@ -261,7 +301,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	if def.URL != "" {
 		// A remote agent's one "model" is the server at its url (S-W2):
 		// each turn sends the message there and its answer is the reply.
-		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers})
+		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -410,22 +450,9 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, ch
 func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []string, own []tool.Tool) (*tool.Set, error) {
 	if fork != nil {
 		// The fork agent alone reuses the parent's exact tools (S-P2).
-		return s.forkTools(fork, ch.caller)
+		return s.forkTools(fork, ch.caller, only)
 	}
 	allowAll := def.Tools == nil || slices.Contains(def.Tools, "*")
-	named := func(list []string, name string, aliases []string) bool {
-		for _, n := range list {
-			n, _, _ = strings.Cut(n, "(") // "Bash(git:*)" names Bash
-			// Names may be wildcards ("mcp__github__*"), as the settings'
-			// subagent tool policy and OpenCode tool maps allow.
-			n = strings.ToLower(strings.TrimSpace(n))
-			if permission.WildcardMatch(n, strings.ToLower(name)) ||
-				slices.ContainsFunc(aliases, func(a string) bool { return permission.WildcardMatch(n, strings.ToLower(a)) }) {
-				return true
-			}
-		}
-		return false
-	}
 	policy := s.cfg.Settings.Tools
 	keep := func(t tool.Tool) bool {
 		info := t.Info()
@@ -453,6 +480,21 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 		return nil, err
 	}
 	return ch.policy.Pool(set), nil
+}
+
+// named reports whether list names the tool (or one of its aliases):
+// "Bash(git:*)" names Bash, and names may be wildcards ("mcp__github__*"),
+// as the settings' subagent tool policy and OpenCode tool maps allow.
+func named(list []string, name string, aliases []string) bool {
+	for _, n := range list {
+		n, _, _ = strings.Cut(n, "(")
+		n = strings.ToLower(strings.TrimSpace(n))
+		if permission.WildcardMatch(n, strings.ToLower(name)) ||
+			slices.ContainsFunc(aliases, func(a string) bool { return permission.WildcardMatch(n, strings.ToLower(a)) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // run is a child that passed every check and is ready to start.
@@ -508,9 +550,18 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	if err != nil {
 		return nil, err
 	}
+	if req.Isolation == agent.IsolationRemote && def.URL == "" {
+		var remotes []string
+		for _, d := range s.listed(c) {
+			if d.URL != "" {
+				remotes = append(remotes, d.Name)
+			}
+		}
+		return nil, fmt.Errorf("isolation \"remote\" needs an agent whose definition names a url, and %q has none; remote agents: %s", def.Name, cmp.Or(strings.Join(remotes, ", "), "none"))
+	}
 	pol := s.policy(c)
 	if err := pol.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
-		return nil, err
+		return nil, s.withAllowed(c, req, err)
 	}
 	if c.Depth+1 > s.depth {
 		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
@@ -796,4 +847,42 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 	}
 	s.taskStarted(t)
 	return nil
+}
+
+// remoteAsk is how a remote agent's INPUT_REQUIRED reaches the user
+// (S-W2): a question on the same approval path as a permission ask (tool
+// remote_agent, its input the task id and the question), answered by
+// allowing — with updatedInput {"answer": "…"} for a reply in words, else
+// the agent is told to go on — or refused. Nil when nobody can answer
+// (headless): the model is then told and its next message answers.
+func (s *Service) remoteAsk(c Caller, name string) func(ctx context.Context, task, question string) (string, error) {
+	asker := s.asker(c)
+	if asker == nil {
+		return nil
+	}
+	return func(ctx context.Context, task, question string) (string, error) {
+		in, err := json.Marshal(map[string]string{"task_id": task, "question": question})
+		if err != nil {
+			return "", err
+		}
+		ans, err := asker.Ask(ctx, permission.Question{
+			Tool: "remote_agent", Target: name, Input: in,
+			Reason: fmt.Sprintf("the remote agent %q needs input to go on with task %s: %s", name, task, question),
+		})
+		if err != nil {
+			return "", fmt.Errorf("the question could not be asked: %w", err)
+		}
+		if !ans.Allow {
+			return "", fmt.Errorf("the user declined to answer: %s", cmp.Or(strings.TrimSpace(ans.Message), "no reason given"))
+		}
+		var reply struct {
+			Answer string `json:"answer"`
+		}
+		if len(ans.UpdatedInput) > 0 {
+			if err := json.Unmarshal(ans.UpdatedInput, &reply); err != nil {
+				return "", fmt.Errorf("the answer's updatedInput is not {\"answer\": \"…\"}: %w", err)
+			}
+		}
+		return cmp.Or(strings.TrimSpace(reply.Answer), "Approved: go on."), nil
+	}
 }

@@ -53,12 +53,14 @@ type script func(ctx context.Context, model string, req *llm.Request) (*llm.Resp
 // setup is what a test varies.
 type setup struct {
 	// agents are .claude/agents files: name → file content.
-	agents    map[string]string
-	subagents config.Subagents
-	mode      permission.Mode // the main session's
-	deny      []string        // permissions.deny
-	task      permission.TaskRules
-	script    script
+	agents map[string]string
+	// opencodeAgents are .opencode/agents files: name → file content.
+	opencodeAgents map[string]string
+	subagents      config.Subagents
+	mode           permission.Mode // the main session's
+	deny           []string        // permissions.deny
+	task           permission.TaskRules
+	script         script
 	// baseCap, when larger than the base tool count, gives the BaseTools
 	// slice spare capacity (a legitimate thing for BaseTools to return).
 	baseCap int
@@ -128,6 +130,15 @@ func newHarness(t *testing.T, su setup) *harness {
 			if err := os.WriteFile(filepath.Join(adir, name+".md"), []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	for name, text := range su.opencodeAgents {
+		adir := filepath.Join(dir, ".opencode", "agents")
+		if err := os.MkdirAll(adir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(adir, name+".md"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	reg := agent.Load(agent.LoadOptions{Cwd: dir})
