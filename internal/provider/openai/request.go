@@ -65,14 +65,14 @@ func (m *Model) params(req *llm.Request) (openai.ChatCompletionNewParams, error)
 }
 
 // effort maps a thinking budget onto the official API's reasoning_effort,
-// for the reasoning models that take it (o-series, gpt-5). Compatible
+// for the reasoning models that take it (o-series, gpt-5, gpt-6). Compatible
 // servers get nothing: many reject parameters they do not know.
 func effort(t *llm.Thinking, model string, custom bool) shared.ReasoningEffort {
 	if t == nil || t.BudgetTokens <= 0 || custom {
 		return ""
 	}
 	reasoning := false
-	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5", "gpt-6"} {
 		if strings.HasPrefix(model, p) {
 			reasoning = true
 		}
