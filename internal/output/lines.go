@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/catalog"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -451,10 +452,14 @@ func resultLine(e cadre.Event) resultJSON {
 	mu := make(map[string]modelUsageJSON, len(r.ModelUsage))
 	for name, u := range r.ModelUsage {
 		model := claudeModel(name)
+		var maxOut int64
+		if m, ok := catalog.Default().Lookup(bareModel(name)); ok {
+			maxOut = m.MaxOutput
+		}
 		mu[model] = modelUsageJSON{
 			InputTokens: u.Usage.InputTokens, OutputTokens: u.Usage.OutputTokens,
 			CacheReadInputTokens: u.Usage.CacheReadInputTokens, CacheCreationInputTokens: u.Usage.CacheCreationInputTokens,
-			CostUSD: u.CostUSD, ContextWindow: compact.Window(bareModel(name)),
+			CostUSD: u.CostUSD, ContextWindow: compact.Window(bareModel(name)), MaxOutputTokens: maxOut,
 		}
 	}
 	var stop *llm.StopReason
@@ -544,7 +549,7 @@ func sdkKeySource(s string) string {
 }
 
 // claudeModel spells an Anthropic model as Claude Code does, by its bare
-// id ("claude-sonnet-4-5", not "anthropic:claude-sonnet-4-5"); other
+// id ("claude-sonnet-5-5", not "anthropic:claude-sonnet-5-5"); other
 // providers' models keep cadre's provider:model name, which says where
 // they run.
 func claudeModel(name string) string {

@@ -2,7 +2,6 @@ package output
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -72,8 +71,6 @@ type syntheticUserJSON struct {
 	Origin      *originJSON `json:"origin"`
 }
 
-var notificationTask = regexp.MustCompile(`<task-id>([^<]*)</task-id>`)
-
 // notification reports the task a main-agent user message notifies of:
 // the runtime writes those messages (a user's own are not echoed).
 func notification(e cadre.Event) (taskID string, ok bool) {
@@ -84,8 +81,10 @@ func notification(e cadre.Event) (taskID string, ok bool) {
 		if b.Type != llm.BlockText || !strings.HasPrefix(strings.TrimSpace(b.Text), "<task-notification>") {
 			return "", false
 		}
-		if m := notificationTask.FindStringSubmatch(b.Text); m != nil {
-			taskID = m[1]
+		if _, rest, ok := strings.Cut(b.Text, "<task-id>"); ok {
+			if id, _, ok := strings.Cut(rest, "</task-id>"); ok {
+				taskID = id
+			}
 		}
 	}
 	return taskID, len(e.Message.Content) > 0
