@@ -4,7 +4,7 @@
 // --verbose` prints, as typed Go values. The cadre CLI is built on this API
 // and nothing else.
 //
-//	rt, err := cadre.New(ctx, cadre.Options{Cwd: dir, Model: "anthropic:claude-sonnet-4-5"})
+//	rt, err := cadre.New(ctx, cadre.Options{Cwd: dir, Model: "anthropic:claude-sonnet-5-5"})
 //	if err != nil { ... }
 //	defer rt.Close()
 //	for ev, err := range rt.Run(ctx, cadre.Request{Prompt: "What does main.go do?"}) {

@@ -197,7 +197,7 @@ func BenchmarkOneTurnRun(b *testing.B) {
 	p := newProject(b, "ANTHROPIC_BASE_URL="+srv.URL)
 	var peakAnon int64
 	loop(b, func() int64 {
-		args := []string{"-p", "hi", "--output-format", "json", "--model", "claude-sonnet-4-5"}
+		args := []string{"-p", "hi", "--output-format", "json", "--model", "claude-sonnet-5-5"}
 		out, rss, anon := p.execSampled(b, true, args...)
 		if !strings.Contains(out, `"is_error":false`) {
 			b.Fatalf("cadre %v: output lacks the result:\n%s", args, out)
@@ -219,7 +219,7 @@ func BenchmarkToolLoopRun(b *testing.B) {
 	})
 	p := newProject(b, "ANTHROPIC_BASE_URL="+srv.URL)
 	loop(b, func() int64 {
-		return p.run(b, `"num_turns":2`, "-p", "What is the secret word in notes.txt?", "--output-format", "json", "--model", "claude-sonnet-4-5")
+		return p.run(b, `"num_turns":2`, "-p", "What is the secret word in notes.txt?", "--output-format", "json", "--model", "claude-sonnet-5-5")
 	})
 }
 

@@ -82,7 +82,7 @@ func BenchmarkFanOut10Binary(b *testing.B) {
 	srv := testkit.NewAnthropic(b, fanOutHandler(parallelChildren))
 	p := newProject(b, "ANTHROPIC_BASE_URL="+srv.URL)
 	want := fmt.Sprintf(`"result":"%d agents answered"`, parallelChildren)
-	args := []string{"-p", mainPrompt, "--output-format", "json", "--model", "claude-sonnet-4-5"}
+	args := []string{"-p", mainPrompt, "--output-format", "json", "--model", "claude-sonnet-5-5"}
 	loop(b, func() int64 {
 		out, rss := p.exec(b, args...)
 		if !strings.Contains(out, want) {

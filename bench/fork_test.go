@@ -108,7 +108,7 @@ func BenchmarkForkPrefix(b *testing.B) {
 			var requests, bodyBytes, directiveBytes, breakpoints, shared float64
 			loop(b, func() int64 {
 				seen := len(srv.Requests())
-				rss := p.run(b, `"is_error":false`, "-p", "Study the code, split between forks.", "--output-format", "json", "--model", "claude-sonnet-4-5")
+				rss := p.run(b, `"is_error":false`, "-p", "Study the code, split between forks.", "--output-format", "json", "--model", "claude-sonnet-5-5")
 				forks := forkFirstRequests(b, srv.Requests()[seen:])
 				if len(forks) != n {
 					b.Fatalf("%d forks made requests, want %d", len(forks), n)

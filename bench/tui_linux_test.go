@@ -226,7 +226,7 @@ func tuiProject(b *testing.B) (project, []string) {
 	srv := testkit.NewAnthropic(b, func(testkit.Request) testkit.Reply {
 		return testkit.Reply{Text: "hello", Usage: usage()}
 	})
-	return newProject(b, "ANTHROPIC_BASE_URL="+srv.URL), []string{"--model", "claude-sonnet-4-5"}
+	return newProject(b, "ANTHROPIC_BASE_URL="+srv.URL), []string{"--model", "claude-sonnet-5-5"}
 }
 
 // BenchmarkTUIStartup is the time from exec to the TUI's first interactive

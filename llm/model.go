@@ -57,7 +57,7 @@ type Thinking struct {
 
 // Request is one model call.
 type Request struct {
-	// Model is the provider's own model id ("claude-sonnet-4-5"), without the
+	// Model is the provider's own model id ("claude-sonnet-5-5"), without the
 	// provider prefix.
 	Model string
 	// System is the system prompt.

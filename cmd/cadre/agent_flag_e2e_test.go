@@ -45,8 +45,8 @@ func TestAgentFlag(t *testing.T) {
 	t.Run("flags win over the definition", func(t *testing.T) {
 		e, srv := anthropicEnv(t, answerOnly)
 		e.write(".claude/agents/reviewer.md", mainAgentFile)
-		p := ok(t, e.run("", append(stream, "--agent=reviewer", "--model=claude-sonnet-4-5", "--permission-mode=acceptEdits")...))
-		if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-4-5" {
+		p := ok(t, e.run("", append(stream, "--agent=reviewer", "--model=claude-sonnet-5-5", "--permission-mode=acceptEdits")...))
+		if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-5-5" {
 			t.Errorf("request model %v, want --model's", m)
 		}
 		if m := initLine(t, p.stdout)["permissionMode"]; m != "acceptEdits" {

@@ -24,7 +24,7 @@ import (
 // through the real binary (built once by TestMain in e2e_test.go).
 
 const (
-	sonnet     = "claude-sonnet-4-5"
+	sonnet     = "claude-sonnet-5-5"
 	secretAsk  = "What is the secret word in notes.txt?"
 	secretSays = "The notes say: The secret word is PAPAYA."
 )

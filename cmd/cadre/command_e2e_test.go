@@ -189,11 +189,11 @@ func TestPlainCommandIsAPromptTemplate(t *testing.T) {
 	})
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".cadre/commands/explain.md", "---\ndescription: Explain a file\n---\nEXPLAIN-COMMAND: explain $1 briefly.\n")
-	p := e.run("", "-p", "/explain main.go", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "/explain main.go", "--model", "claude-sonnet-5-5")
 	if p.code != 0 || strings.TrimSpace(p.stdout) != "explained" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", p.code, p.stdout, p.stderr)
 	}
-	unknown := e.run("", "-p", "/nope", "--model", "claude-sonnet-4-5")
+	unknown := e.run("", "-p", "/nope", "--model", "claude-sonnet-5-5")
 	if unknown.code == 0 || !strings.Contains(unknown.stderr, "unknown command /nope") || !strings.Contains(unknown.stderr, "/explain") {
 		t.Errorf("unknown command: exit %d, %q", unknown.code, unknown.stderr)
 	}

@@ -17,7 +17,7 @@ const unpriced = "claude-unknown-9"
 
 // costPricing prices the two models these tests use at 1 USD per million
 // input tokens, so each reply's cost is its input tokens in millions.
-const costPricing = `--settings={"pricing": {"claude-sonnet-4-5": {"input": 1, "output": 0}, "claude-unknown-9": {"input": 1, "output": 0}}}`
+const costPricing = `--settings={"pricing": {"claude-sonnet-5-5": {"input": 1, "output": 0}, "claude-unknown-9": {"input": 1, "output": 0}}}`
 
 // keyIsNull reports whether m has key, with the value null.
 func keyIsNull(m map[string]any, key string) bool {
@@ -107,7 +107,7 @@ func TestBudgetRefusesAnUnpricedSubagent(t *testing.T) {
 		return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: map[string]any{
 			"description": "cheap work", "prompt": "do it", "subagent_type": "cheap"}}}}
 	})
-	ok(t, e.run("", "-p", "go", "--model", sonnet, "--max-budget-usd=5", agents, `--settings={"pricing": {"claude-sonnet-4-5": {"input": 1, "output": 0}}}`))
+	ok(t, e.run("", "-p", "go", "--model", sonnet, "--max-budget-usd=5", agents, `--settings={"pricing": {"claude-sonnet-5-5": {"input": 1, "output": 0}}}`))
 	reqs := srv.Requests()
 	for _, r := range reqs {
 		if strings.Contains(string(r.Body), "You are CHEAP.") {
@@ -231,7 +231,7 @@ func TestResultSubagentsNested(t *testing.T) {
 		}
 		return testkit.Reply{Usage: llm.Usage{InputTokens: 100_000}, ToolCalls: []testkit.ToolCall{fgAgentCall("outer work", "go", "outer")}}
 	})
-	settings := `--settings={"subagents": {"maxSpawnDepth": 2}, "pricing": {"claude-sonnet-4-5": {"input": 1, "output": 0}}}`
+	settings := `--settings={"subagents": {"maxSpawnDepth": 2}, "pricing": {"claude-sonnet-5-5": {"input": 1, "output": 0}}}`
 	p := ok(t, e.run("", "-p", "delegate", "--model", sonnet, "--output-format", "stream-json", "--verbose", agents, settings))
 	res := finalResult(t, p.stdout)
 	subs, _ := res["subagents"].([]any)

@@ -193,7 +193,7 @@ func TestMainRequestsKeepTheirCachedPrefix(t *testing.T) {
 func TestOpenAIRequestsKeepTheirPrefix(t *testing.T) {
 	srv := testkit.NewOpenAI(t, readThenAnswer)
 	e := newEnv(t).set("OPENAI_BASE_URL=" + srv.URL)
-	checkToolLoop(t, e.run("", "-p", secretAsk, "--output-format", "stream-json", "--verbose", "--model", "openai:gpt-4o-mini"))
+	checkToolLoop(t, e.run("", "-p", secretAsk, "--output-format", "stream-json", "--verbose", "--model", "openai:gpt-6-luna"))
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))

@@ -196,14 +196,14 @@ func checkToolLoop(t *testing.T, p proc) {
 func TestAnthropicToolLoop(t *testing.T) {
 	srv := testkit.NewAnthropic(t, readThenAnswer)
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-	p := e.run("", "-p", "What is the secret word in notes.txt?", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "What is the secret word in notes.txt?", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5")
 	checkToolLoop(t, p)
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
 	body := reqs[0].JSON()
-	if body["model"] != "claude-sonnet-4-5" || body["stream"] != true {
+	if body["model"] != "claude-sonnet-5-5" || body["stream"] != true {
 		t.Errorf("request model/stream: %v %v", body["model"], body["stream"])
 	}
 }
@@ -211,9 +211,9 @@ func TestAnthropicToolLoop(t *testing.T) {
 func TestOpenAIToolLoop(t *testing.T) {
 	srv := testkit.NewOpenAI(t, readThenAnswer)
 	e := newEnv(t).set("OPENAI_BASE_URL=" + srv.URL)
-	p := e.run("", "-p", "What is the secret word in notes.txt?", "--output-format", "stream-json", "--verbose", "--model", "openai:gpt-4o-mini")
+	p := e.run("", "-p", "What is the secret word in notes.txt?", "--output-format", "stream-json", "--verbose", "--model", "openai:gpt-6-luna")
 	checkToolLoop(t, p)
-	if body := srv.Requests()[0].JSON(); body["model"] != "gpt-4o-mini" {
+	if body := srv.Requests()[0].JSON(); body["model"] != "gpt-6-luna" {
 		t.Errorf("request model %v", body["model"])
 	}
 }
@@ -256,7 +256,7 @@ func TestDeniedToolIsAnErrorResultAndTheRunSucceeds(t *testing.T) {
 			if tc.settings != "" {
 				e.write(".cadre/settings.json", tc.settings)
 			}
-			args := append([]string{"-p", "run echo", "--output-format", "stream-json", "--model", "claude-sonnet-4-5"}, tc.args...)
+			args := append([]string{"-p", "run echo", "--output-format", "stream-json", "--model", "claude-sonnet-5-5"}, tc.args...)
 			p := e.run("", args...)
 			if p.code != 0 {
 				t.Fatalf("exit %d: %s", p.code, p.stderr)
@@ -293,9 +293,9 @@ func TestBadInputGivesAClearError(t *testing.T) {
 		want     []string
 	}{
 		{name: "unknown provider", args: []string{"--model", "acme:x1"}, want: []string{`unknown provider "acme"`}},
-		{name: "missing key", args: []string{"--model", "claude-sonnet-4-5"}, want: []string{"ANTHROPIC_API_KEY"}},
-		{name: "missing openai key", args: []string{"--model", "gpt-4o"}, want: []string{"OPENAI_API_KEY"}},
-		{name: "malformed settings", settings: `{"model": "claude-sonnet-4-5",}`, want: []string{"settings.json"}},
+		{name: "missing key", args: []string{"--model", "claude-sonnet-5-5"}, want: []string{"ANTHROPIC_API_KEY"}},
+		{name: "missing openai key", args: []string{"--model", "gpt-6-sol"}, want: []string{"OPENAI_API_KEY"}},
+		{name: "malformed settings", settings: `{"model": "claude-sonnet-5-5",}`, want: []string{"settings.json"}},
 		{name: "bad value", settings: `{"maxTurns": "ten"}`, want: []string{"settings.json", "maxTurns"}},
 		{name: "bad mode", args: []string{"--permission-mode", "yolo"}, want: []string{"yolo"}},
 		{name: "bad format", args: []string{"--output-format", "xml"}, want: []string{"xml"}},
@@ -333,7 +333,7 @@ func TestSchemaViolationIsReportedToTheModel(t *testing.T) {
 		return testkit.Reply{Text: "fixed"}
 	})
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-	p := e.run("", "-p", "read", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "read", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
@@ -359,11 +359,11 @@ func TestProviderFaultsAreRetried(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			model := "claude-sonnet-4-5"
+			model := "claude-sonnet-5-5"
 			if tc.openai {
 				srv := testkit.NewOpenAI(t, testkit.Queue(tc.replies...))
 				e.set("OPENAI_BASE_URL=" + srv.URL)
-				model = "openai:gpt-4o"
+				model = "openai:gpt-6-sol"
 			} else {
 				srv := testkit.NewAnthropic(t, testkit.Queue(tc.replies...))
 				e.set("ANTHROPIC_BASE_URL=" + srv.URL)
@@ -384,7 +384,7 @@ func TestPersistentFaultEndsWithAClearError(t *testing.T) {
 	}
 	srv := testkit.NewAnthropic(t, testkit.Queue(replies...))
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-	p := e.run("", "-p", "hi", "--model", "claude-sonnet-4-5", "--output-format", "stream-json")
+	p := e.run("", "-p", "hi", "--model", "claude-sonnet-5-5", "--output-format", "stream-json")
 	if p.code == 0 {
 		t.Fatal("exit 0")
 	}

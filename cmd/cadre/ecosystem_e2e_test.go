@@ -47,7 +47,7 @@ func TestAgentEffortReachesTheProvider(t *testing.T) {
 		provider, model string
 		check           func(t *testing.T, main, child map[string]any)
 	}{
-		{"anthropic", "claude-sonnet-4-5", func(t *testing.T, main, child map[string]any) {
+		{"anthropic", "claude-sonnet-5-5", func(t *testing.T, main, child map[string]any) {
 			th, _ := child["thinking"].(map[string]any)
 			if th == nil || th["type"] != "enabled" || th["budget_tokens"] != float64(31999) {
 				t.Errorf("the effort: high child sent thinking %v, want enabled with budget_tokens 31999", child["thinking"])
@@ -122,7 +122,7 @@ func TestContextFilesReachTheModel(t *testing.T) {
 			e.write(tc.file, tc.rule+"\nSee @docs/more.md.\n")
 			e.write("docs/more.md", "IMPORTED-RULE: keep functions short.\n")
 			e.write(".claude/agents/reviewer.md", reviewerFile)
-			p := e.run("", "-p", "review my code", "--model", "claude-sonnet-4-5")
+			p := e.run("", "-p", "review my code", "--model", "claude-sonnet-5-5")
 			if p.code != 0 {
 				t.Fatalf("exit %d: %s", p.code, p.stderr)
 			}
@@ -169,7 +169,7 @@ func TestSkillToolBringsTheSkillIn(t *testing.T) {
 	))
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".claude/skills/greet/SKILL.md", greetSkill)
-	p := e.run("", "-p", "greet Bob", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "greet Bob", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
@@ -232,7 +232,7 @@ func TestAgentMemorySkillsAndInitialPrompt(t *testing.T) {
 	srv := testkit.NewAnthropic(t, handler)
 	e.set("ANTHROPIC_BASE_URL=" + srv.URL)
 	for run := 1; run <= 2; run++ {
-		p := e.run("", "-p", "remember", "--model", "claude-sonnet-4-5")
+		p := e.run("", "-p", "remember", "--model", "claude-sonnet-5-5")
 		if p.code != 0 {
 			t.Fatalf("run %d: exit %d: %s", run, p.code, p.stderr)
 		}
@@ -280,7 +280,7 @@ func TestTodoWriteIsShownAndStreamed(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{ToolCalls: []testkit.ToolCall{todo}}, testkit.Reply{Text: "done"}))
 			e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-			args := []string{"-p", "plan it", "--model", "claude-sonnet-4-5", "--output-format", format}
+			args := []string{"-p", "plan it", "--model", "claude-sonnet-5-5", "--output-format", format}
 			if format == "stream-json" {
 				args = append(args, "--verbose")
 			}
@@ -331,7 +331,7 @@ func TestWebFetchFollowsDomainRules(t *testing.T) {
 				testkit.Reply{Text: "done"},
 			))
 			e := newEnv(t).set("ANTHROPIC_BASE_URL="+srv.URL, "CADRE_WEBFETCH_ALLOW_PRIVATE=1")
-			p := e.run("", append([]string{"-p", "read the notes", "--model", "claude-sonnet-4-5"}, tc.args...)...)
+			p := e.run("", append([]string{"-p", "read the notes", "--model", "claude-sonnet-5-5"}, tc.args...)...)
 			if p.code != 0 {
 				t.Fatalf("exit %d: %s", p.code, p.stderr)
 			}

@@ -21,7 +21,7 @@ func TestSDKFlagFallbackModel(t *testing.T) {
 	for _, status := range []int{529, 503} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			script := func(req testkit.Request) testkit.Reply {
-				if requestModel(req) == "claude-sonnet-4-5" {
+				if requestModel(req) == "claude-sonnet-5-5" {
 					// retry-after-ms keeps the provider's retries quick.
 					return testkit.Reply{Status: status, Header: map[string]string{"retry-after-ms": "1"}}
 				}
@@ -32,7 +32,7 @@ func TestSDKFlagFallbackModel(t *testing.T) {
 			}
 			e, srv := anthropicEnv(t, script)
 			p := ok(t, e.run("", "-p", "read the notes", "--output-format=stream-json", "--verbose",
-				"--model=claude-sonnet-4-5", "--fallback-model=claude-haiku-4-5"))
+				"--model=claude-sonnet-5-5", "--fallback-model=claude-haiku-4-5"))
 			if res := finalResult(t, p.stdout); res["subtype"] != "success" || res["result"] != "ANSWERED" {
 				t.Fatalf("result %v\nstderr: %s", res, p.stderr)
 			}
@@ -47,7 +47,7 @@ func TestSDKFlagFallbackModel(t *testing.T) {
 			if tail := strings.Join(models, ",")[first:]; strings.Contains(tail, "sonnet") {
 				t.Errorf("the main model was called again after the switch: %v", models)
 			}
-			if models[0] != "claude-sonnet-4-5" {
+			if models[0] != "claude-sonnet-5-5" {
 				t.Errorf("the first call went to %s, want the main model", models[0])
 			}
 			if strings.Contains(p.stderr, "not supported yet") {
@@ -67,9 +67,9 @@ func TestSDKFlagFallbackModelIsNotMain(t *testing.T) {
 	}
 }
 
-// budgetSettings prices claude-sonnet-4-5 at 1 USD per million input
+// budgetSettings prices claude-sonnet-5-5 at 1 USD per million input
 // tokens: a reply whose usage is a million input tokens costs 1 USD.
-const budgetSettings = `--settings={"pricing": {"claude-sonnet-4-5": {"input": 1, "output": 0}}}`
+const budgetSettings = `--settings={"pricing": {"claude-sonnet-5-5": {"input": 1, "output": 0}}}`
 
 var million = llm.Usage{InputTokens: 1_000_000}
 
@@ -110,7 +110,7 @@ func TestSDKFlagMaxBudgetUSD(t *testing.T) {
 			var mu sync.Mutex
 			script := func(r testkit.Request) testkit.Reply { mu.Lock(); defer mu.Unlock(); return tc.script(r) }
 			e, srv := anthropicEnv(t, script)
-			p := e.run("", "-p", "spend", "--output-format=stream-json", "--verbose", "--model=claude-sonnet-4-5",
+			p := e.run("", "-p", "spend", "--output-format=stream-json", "--verbose", "--model=claude-sonnet-5-5",
 				budgetSettings, agents, "--max-budget-usd=1.5", "--max-turns=5")
 			if p.code == 0 {
 				t.Errorf("exit 0 for a run stopped by its budget")
@@ -137,7 +137,7 @@ func TestSDKFlagMaxBudgetUSD(t *testing.T) {
 	}
 	t.Run("under budget", func(t *testing.T) {
 		e, _ := anthropicEnv(t, func(testkit.Request) testkit.Reply { return testkit.Reply{Usage: million, Text: "DONE"} })
-		p := ok(t, e.run("", "-p", "spend", "--output-format=stream-json", "--verbose", "--model=claude-sonnet-4-5",
+		p := ok(t, e.run("", "-p", "spend", "--output-format=stream-json", "--verbose", "--model=claude-sonnet-5-5",
 			budgetSettings, "--max-budget-usd=5"))
 		if res := finalResult(t, p.stdout); res["subtype"] != "success" {
 			t.Errorf("result %v", res)

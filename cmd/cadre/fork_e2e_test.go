@@ -77,7 +77,7 @@ func TestThreeForksShareTheParentsPrefix(t *testing.T) {
 	srv := testkit.NewAnthropic(t, threeForks(t))
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".cadre/settings.json", `{"subagents": {"fork": true}}`)
-	p := e.run("", "-p", "PARENT-PROMPT: study the code", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "PARENT-PROMPT: study the code", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -167,7 +167,7 @@ func TestWithoutTheGateAnUntypedAgentCallRunsGeneralPurpose(t *testing.T) {
 				return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: map[string]any{"description": "job", "prompt": "do it"}}}}
 			})
 			e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL).set(gate.env...)
-			p := e.run("", "-p", "go", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5")
+			p := e.run("", "-p", "go", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5")
 			if p.code != 0 {
 				t.Fatalf("exit %d: %s", p.code, p.stderr)
 			}

@@ -51,7 +51,7 @@ func TestPreToolUseHookExit2BlocksBash(t *testing.T) {
 	e.write(".cadre/settings.local.json", `{"enableProjectHooks": true}`)
 	srv := testkit.NewAnthropic(t, bashThenEcho("touch ran.txt"))
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=test")
-	p := e.run("", "-p", "make a file", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5", "--allowedTools", "Bash")
+	p := e.run("", "-p", "make a file", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "Bash")
 	if p.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -82,7 +82,7 @@ func TestPreToolUseHookUpdatedInput(t *testing.T) {
 	}))
 	srv := testkit.NewAnthropic(t, bashThenEcho("echo original"))
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=test")
-	p := e.run("", "-p", "echo", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "echo", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -141,7 +141,7 @@ func TestSubagentStopHookInput(t *testing.T) {
 	e.write(".cadre/settings.local.json", `{"enableProjectHooks": true}`)
 	srv := testkit.NewAnthropic(t, spawnReviewer)
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=test")
-	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -196,7 +196,7 @@ func TestProjectHooksNeedTheUsersApproval(t *testing.T) {
 	e.write(".claude/agents/reviewer.md", strings.Replace(reviewerFile, "model: inherit\n", "model: inherit\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: touch pwned_agent\n", 1))
 	srv := testkit.NewAnthropic(t, spawnReviewer)
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=test")
-	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-4-5", "--allowedTools", "Agent")
+	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-5-5", "--allowedTools", "Agent")
 	if p.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", p.code, p.stderr, p.stdout)
 	}

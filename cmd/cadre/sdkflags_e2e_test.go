@@ -65,10 +65,10 @@ func TestSDKFlags(t *testing.T) {
 			name:  "no model anywhere: the default, Sonnet",
 			setup: func(*env) []string { return nil },
 			check: func(t *testing.T, _ *env, p proc, srv *testkit.AnthropicServer) {
-				if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-4-5" {
-					t.Errorf("request model %v, want claude-sonnet-4-5", m)
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-5-5" {
+					t.Errorf("request model %v, want claude-sonnet-5-5", m)
 				}
-				if m := initLine(t, p.stdout)["model"]; m != "claude-sonnet-4-5" {
+				if m := initLine(t, p.stdout)["model"]; m != "claude-sonnet-5-5" {
 					t.Errorf("init model %v", m)
 				}
 			},
@@ -118,11 +118,11 @@ func TestSDKFlags(t *testing.T) {
 		{
 			name: "--setting-sources= skips the project's settings",
 			setup: func(e *env) []string {
-				e.write(".cadre/settings.json", `{"model": "claude-opus-4-1"}`)
+				e.write(".cadre/settings.json", `{"model": "claude-opus-5-5"}`)
 				return []string{"--setting-sources="}
 			},
 			check: func(t *testing.T, _ *env, _ proc, srv *testkit.AnthropicServer) {
-				if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-4-5" {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-sonnet-5-5" {
 					t.Errorf("request model %v: the project's settings were read", m)
 				}
 			},
@@ -130,11 +130,11 @@ func TestSDKFlags(t *testing.T) {
 		{
 			name: "--setting-sources=project reads them",
 			setup: func(e *env) []string {
-				e.write(".cadre/settings.json", `{"model": "claude-opus-4-1"}`)
+				e.write(".cadre/settings.json", `{"model": "claude-opus-5-5"}`)
 				return []string{"--setting-sources=user,project"}
 			},
 			check: func(t *testing.T, _ *env, _ proc, srv *testkit.AnthropicServer) {
-				if m := srv.Requests()[0].JSON()["model"]; m != "claude-opus-4-1" {
+				if m := srv.Requests()[0].JSON()["model"]; m != "claude-opus-5-5" {
 					t.Errorf("request model %v", m)
 				}
 			},
@@ -151,7 +151,7 @@ func TestSDKFlags(t *testing.T) {
 		{
 			name: "--settings as a file, above the project's",
 			setup: func(e *env) []string {
-				e.write(".cadre/settings.json", `{"model": "claude-opus-4-1"}`)
+				e.write(".cadre/settings.json", `{"model": "claude-opus-5-5"}`)
 				e.write("sdk-settings.json", `{"model": "claude-haiku-4-5"}`)
 				return []string{"--settings", "sdk-settings.json"}
 			},
@@ -323,7 +323,7 @@ func TestIncludePartialMessages(t *testing.T) {
 			} else {
 				srv := testkit.NewOpenAI(t, reply)
 				e = newEnv(t).set("OPENAI_BASE_URL=" + srv.URL)
-				model = "openai:gpt-4o-mini"
+				model = "openai:gpt-6-luna"
 			}
 			p := ok(t, e.run("", "-p", "what is the word?", "--model", model, "--output-format=stream-json", "--verbose", "--include-partial-messages"))
 			var kinds, text []string

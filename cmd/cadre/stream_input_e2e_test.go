@@ -120,7 +120,7 @@ func (l *piped) end() (code int, stderr string) {
 }
 
 func streamArgs(extra ...string) []string {
-	return append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-4-5"}, extra...)
+	return append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5"}, extra...)
 }
 
 func TestStreamInputTurnsInOrder(t *testing.T) {

@@ -62,7 +62,7 @@ func TestSubagentFromClaudeCodeFile(t *testing.T) {
 			e := newEnv(t)
 			e.write(".claude/agents/reviewer.md", reviewerFile)
 			var reqs func() []testkit.Request
-			model := "claude-sonnet-4-5"
+			model := "claude-sonnet-5-5"
 			if provider == "anthropic" {
 				srv := testkit.NewAnthropic(t, spawnReviewer)
 				e.set("ANTHROPIC_BASE_URL=" + srv.URL)
@@ -71,7 +71,7 @@ func TestSubagentFromClaudeCodeFile(t *testing.T) {
 				srv := testkit.NewOpenAI(t, spawnReviewer)
 				e.set("OPENAI_BASE_URL=" + srv.URL)
 				reqs = srv.Requests
-				model = "openai:gpt-4o"
+				model = "openai:gpt-6-sol"
 			}
 			p := e.run("", "-p", "review my code", "--output-format", "stream-json", "--verbose", "--model", model)
 			if p.code != 0 {
@@ -143,7 +143,7 @@ func TestDeniedSubagentMakesNoChildRequest(t *testing.T) {
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".claude/agents/reviewer.md", reviewerFile)
 	e.write(".cadre/settings.json", `{"permissions": {"task": {"*": "allow", "reviewer": "deny"}}}`)
-	p := e.run("", "-p", "review", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "review", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
@@ -193,7 +193,7 @@ func TestTenAgentCallsRunConcurrently(t *testing.T) {
 		return testkit.Reply{ToolCalls: calls}
 	})
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-	p := e.run("", "-p", "fan out", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "fan out", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
@@ -244,7 +244,7 @@ func TestTraversalInSubagentTypeOrSessionIDIsRefused(t *testing.T) {
 				return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: tc.input}}}
 			})
 			e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 			rs := toolResults(t, p.stdout)
 			if p.code != 0 || len(rs) != 1 || rs[0]["is_error"] != true || !strings.Contains(fmt.Sprint(rs[0]["content"]), tc.want) {
 				t.Fatalf("exit %d, results %v; want an error containing %q", p.code, rs, tc.want)
@@ -281,7 +281,7 @@ func TestContinueAChildBySessionID(t *testing.T) {
 	})
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".claude/agents/reviewer.md", reviewerFile)
-	p := e.run("", "-p", "review twice", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "review twice", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}

@@ -93,7 +93,7 @@ func TestTracingOTLPExport(t *testing.T) {
 	col := newCollector(t)
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL,
 		"OTEL_EXPORTER_OTLP_HEADERS=x-team=cadre-e2e", "OTEL_SERVICE_NAME=cadre-under-test")
-	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -138,20 +138,20 @@ func TestTracingOTLPExport(t *testing.T) {
 	if len(root.GetParentSpanId()) != 0 {
 		t.Errorf("the main run span has a parent")
 	}
-	if got, want := children(root), []string{"chat claude-sonnet-4-5", "chat claude-sonnet-4-5", "execute_tool Agent"}; !slices.Equal(got, want) {
+	if got, want := children(root), []string{"chat claude-sonnet-5-5", "chat claude-sonnet-5-5", "execute_tool Agent"}; !slices.Equal(got, want) {
 		t.Errorf("children of the main run = %q, want %q", got, want)
 	}
 	if got, want := children(call), []string{"invoke_agent reviewer"}; !slices.Equal(got, want) {
 		t.Errorf("children of the Agent call = %q, want %q", got, want)
 	}
-	if got, want := children(child), []string{"chat claude-sonnet-4-5"}; !slices.Equal(got, want) {
+	if got, want := children(child), []string{"chat claude-sonnet-5-5"}; !slices.Equal(got, want) {
 		t.Errorf("children of the reviewer's run = %q, want %q", got, want)
 	}
 	for _, s := range spans {
 		if string(s.GetTraceId()) != string(root.GetTraceId()) {
 			t.Errorf("span %s is in another trace", s.GetName())
 		}
-		if s.GetName() == "chat claude-sonnet-4-5" {
+		if s.GetName() == "chat claude-sonnet-5-5" {
 			if v := spanAttr(s, "gen_ai.provider.name").GetStringValue(); v != "anthropic" {
 				t.Errorf("chat span gen_ai.provider.name = %q", v)
 			}
@@ -182,7 +182,7 @@ func TestTracingOff(t *testing.T) {
 			srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "hello"}))
 			col := newCollector(t)
 			e.set("ANTHROPIC_BASE_URL="+srv.URL, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, off)
-			p := e.run("", "-p", "hi", "--model", "claude-sonnet-4-5")
+			p := e.run("", "-p", "hi", "--model", "claude-sonnet-5-5")
 			if p.code != 0 {
 				t.Fatalf("exit %d: %s", p.code, p.stderr)
 			}
@@ -231,7 +231,7 @@ func TestTracingCollectorDown(t *testing.T) {
 			e := newEnv(t)
 			srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "the answer"}))
 			e.set("ANTHROPIC_BASE_URL="+srv.URL, "OTEL_EXPORTER_OTLP_ENDPOINT="+tc.endpoint(t), "OTEL_EXPORTER_OTLP_TIMEOUT=120000", "OTEL_BSP_EXPORT_TIMEOUT=120000")
-			p := e.run("", "-p", "hi", "--model", "claude-sonnet-4-5")
+			p := e.run("", "-p", "hi", "--model", "claude-sonnet-5-5")
 			if p.code != 0 || !strings.Contains(p.stdout, "the answer") {
 				t.Fatalf("exit %d, stdout %q; stderr:\n%s", p.code, p.stdout, p.stderr)
 			}

@@ -58,7 +58,7 @@ func TestWorktreeIsolation(t *testing.T) {
 			git(t, e.dir, "init", "-q", "-b", "main")
 			git(t, e.dir, "add", "notes.txt")
 			git(t, e.dir, "commit", "-q", "-m", "notes")
-			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 			checkWorktreeRun(t, e.dir, p, tc.kept, git)
 		})
 	}
@@ -110,7 +110,7 @@ func checkWorktreeRun(t *testing.T, dir string, p proc, kept bool, gitIn func(*t
 func TestWorktreeOutsideAGitRepository(t *testing.T) {
 	srv := testkit.NewAnthropic(t, worktreeChild("LOOK"))
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-	p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-4-5")
+	p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 	rs := toolResults(t, p.stdout)
 	if p.code != 0 || len(rs) != 1 || rs[0]["is_error"] != true || !strings.Contains(fmt.Sprint(rs[0]["content"]), "needs a git repository") {
 		t.Fatalf("exit %d, results %v", p.code, rs)

@@ -14,7 +14,7 @@ import (
 func TestHistoryRefusesBadSessionIDs(t *testing.T) {
 	home := t.TempDir()
 	env := map[string]string{"CADRE_HOME": home, "ANTHROPIC_API_KEY": "unused"}
-	rts := NewRuntimes(cadre.Options{Model: "claude-sonnet-4-5", Getenv: func(k string) string { return env[k] }})
+	rts := NewRuntimes(cadre.Options{Model: "claude-sonnet-5-5", Getenv: func(k string) string { return env[k] }})
 	defer rts.Close()
 	cwd := t.TempDir()
 	for _, id := range []string{"../../../etc/passwd", "0199a0b4-0000-7000-8000-000000000000", ""} {

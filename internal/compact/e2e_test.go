@@ -55,7 +55,7 @@ func tokens(v any) int64 {
 // is valid, and records each request's size in sizes.
 func reading(t *testing.T, parts int, sizes *[]int64) *llm.ModelFunc {
 	calls := 0
-	return &llm.ModelFunc{ID: "fake:claude-sonnet-4-5", Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+	return &llm.ModelFunc{ID: "fake:claude-sonnet-5-5", Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
 		calls++
 		if err := valid(req.Messages); err != nil {
 			t.Errorf("call %d: invalid request: %v", calls, err)
@@ -78,7 +78,7 @@ func reading(t *testing.T, parts int, sizes *[]int64) *llm.ModelFunc {
 // context.
 func TestLongConversationStaysInTheWindow(t *testing.T) {
 	const parts = 40
-	cfg := compact.Config{Window: 20000, Threshold: 0.5, KeepRecent: 4}.ForModel("claude-sonnet-4-5")
+	cfg := compact.Config{Window: 20000, Threshold: 0.5, KeepRecent: 4}.ForModel("claude-sonnet-5-5")
 
 	// Control: the same conversation, uncompacted, does not fit.
 	var full []int64

@@ -41,7 +41,7 @@ type LoadOptions struct {
 
 // DefaultModel is the main agent's model when no flag and no settings
 // layer names one: Claude Code's Sonnet alias, which the built-in aliases
-// resolve to anthropic:claude-sonnet-4-5 (docs/models.md). The runtime
+// resolve to anthropic:claude-sonnet-5-5 (docs/models.md). The runtime
 // applies it; Load leaves Settings.Model as the layers say.
 const DefaultModel = "sonnet"
 

@@ -119,7 +119,7 @@ func TestPrecedence(t *testing.T) {
 func TestMerge(t *testing.T) {
 	e := newEnv(t)
 	e.write(t, ScopeUser, `{
-		"aliases": {"sonnet": "anthropic:claude-sonnet-4-5", "fast": "openai:gpt-4o-mini"},
+		"aliases": {"sonnet": "anthropic:claude-sonnet-5-5", "fast": "openai:gpt-4o-mini"},
 		"providers": {"openai": {"baseURL": "http://user", "apiKeyEnv": "U_KEY"}, "anthropic": {"apiKey": "k"}},
 		"pricing": {"m1": {"input": 1, "output": 2}},
 		"env": {"A": "1", "B": "1"},
@@ -145,7 +145,7 @@ func TestMerge(t *testing.T) {
 		DisallowedTools: []string{"Write"},
 	})
 	want := Settings{
-		Aliases: map[string]string{"sonnet": "anthropic:claude-sonnet-4-5", "fast": "openai:gpt-5-mini"},
+		Aliases: map[string]string{"sonnet": "anthropic:claude-sonnet-5-5", "fast": "openai:gpt-5-mini"},
 		Providers: map[string]Provider{
 			"openai":    {Type: "openai", BaseURL: "http://proj"}, // replaced whole
 			"anthropic": {Type: "anthropic", APIKey: "k"},
@@ -431,7 +431,7 @@ func TestEveryField(t *testing.T) {
 	e := newEnv(t)
 	e.write(t, ScopeUser, `{
 		"model": "sonnet", "defaultProvider": "anthropic",
-		"aliases": {"sonnet": "anthropic:claude-sonnet-4-5"},
+		"aliases": {"sonnet": "anthropic:claude-sonnet-5-5"},
 		"providers": {"anthropic": {"type": "anthropic", "baseURL": "u", "apiKey": "k", "apiKeyEnv": "E"}},
 		"pricing": {"m": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
 		"permissions": {"allow": ["Read"], "ask": ["Bash"], "deny": ["Write"], "defaultMode": "plan", "additionalDirectories": ["/x"],
@@ -445,7 +445,7 @@ func TestEveryField(t *testing.T) {
 	got := e.mustLoad(t, Overrides{})
 	want := Settings{
 		Model: "sonnet", DefaultProvider: "anthropic",
-		Aliases:   map[string]string{"sonnet": "anthropic:claude-sonnet-4-5"},
+		Aliases:   map[string]string{"sonnet": "anthropic:claude-sonnet-5-5"},
 		Providers: map[string]Provider{"anthropic": {Type: "anthropic", BaseURL: "u", APIKey: "k", APIKeyEnv: "E"}},
 		Pricing:   map[string]Price{"m": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}},
 		Permissions: Permissions{Allow: []string{"Read"}, Ask: []string{"Bash"}, Deny: []string{"Write"},

@@ -14,7 +14,7 @@ type Settings struct {
 	// Model is "provider:model", an alias, or a bare model id.
 	Model           string `json:"model"`
 	DefaultProvider string `json:"defaultProvider"`
-	// Aliases map short names to models: "sonnet": "anthropic:claude-sonnet-4-5".
+	// Aliases map short names to models: "sonnet": "anthropic:claude-sonnet-5-5".
 	Aliases map[string]string `json:"aliases"`
 	// Providers are keyed "anthropic", "openai", or a custom name with a Type.
 	Providers map[string]Provider `json:"providers"`

@@ -21,23 +21,23 @@ func run() []cadre.Event {
 	read := llm.ToolUse("toolu_01", "Read", json.RawMessage(`{"file_path":"/w/README.md"}`))
 	return []cadre.Event{
 		{Type: cadre.EventSystem, Subtype: "init", SessionID: sid, UUID: "u-init", Time: at,
-			Init: &cadre.InitInfo{Cwd: "/w", Tools: []string{"Read", "Bash"}, Model: "anthropic:claude-sonnet-4-5", PermissionMode: "default", Version: "0.1.0"}},
+			Init: &cadre.InitInfo{Cwd: "/w", Tools: []string{"Read", "Bash"}, Model: "anthropic:claude-sonnet-5-5", PermissionMode: "default", Version: "0.1.0"}},
 		{Type: cadre.EventAssistant, SessionID: sid, UUID: "u-1", Time: at,
 			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("Reading."), read}},
-			Assistant: &cadre.AssistantInfo{MessageID: "msg_01", Model: "claude-sonnet-4-5", StopReason: llm.StopToolUse, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}},
+			Assistant: &cadre.AssistantInfo{MessageID: "msg_01", Model: "claude-sonnet-5-5", StopReason: llm.StopToolUse, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20}}},
 		{Type: cadre.EventUser, SessionID: sid, UUID: "u-2", Time: at,
 			Message:       &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResult("toolu_01", "     1\thello", false)}},
 			ToolUseResult: map[string]any{"type": "text"}},
 		{Type: cadre.EventAssistant, SessionID: sid, UUID: "u-3", Time: at, ParentToolUseID: "toolu_02", AgentID: "a1b2", AgentType: "reviewer", TaskDescription: "review code",
 			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("LGTM")}},
-			Assistant: &cadre.AssistantInfo{MessageID: "msg_02", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn}},
+			Assistant: &cadre.AssistantInfo{MessageID: "msg_02", Model: "claude-sonnet-5-5", StopReason: llm.StopEndTurn}},
 		{Type: cadre.EventAssistant, SessionID: sid, UUID: "u-4", Time: at,
 			Message:   &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("It says hello.")}},
-			Assistant: &cadre.AssistantInfo{MessageID: "msg_03", Model: "claude-sonnet-4-5", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 130, OutputTokens: 8, CacheReadInputTokens: 90}}},
+			Assistant: &cadre.AssistantInfo{MessageID: "msg_03", Model: "claude-sonnet-5-5", StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 130, OutputTokens: 8, CacheReadInputTokens: 90}}},
 		{Type: cadre.EventResult, Subtype: "success", SessionID: sid, UUID: "u-5", Time: at,
 			Result: &cadre.ResultInfo{Result: "It says hello.", NumTurns: 2, Duration: 1500 * time.Millisecond, APIDuration: 1200 * time.Millisecond,
 				TotalCostUSD: llm.USD(0.000867), StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90},
-				ModelUsage: map[string]cadre.ModelUsage{"anthropic:claude-sonnet-4-5": {Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90}, CostUSD: llm.USD(0.000867)}}}},
+				ModelUsage: map[string]cadre.ModelUsage{"anthropic:claude-sonnet-5-5": {Usage: llm.Usage{InputTokens: 230, OutputTokens: 28, CacheReadInputTokens: 90}, CostUSD: llm.USD(0.000867)}}}},
 	}
 }
 

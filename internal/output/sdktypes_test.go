@@ -248,7 +248,7 @@ func TestModelNamesAsClaudeCode(t *testing.T) {
 	for _, m := range sdkLines(t) {
 		switch sdkTypeOf(m) {
 		case "SDKSystemMessage":
-			if m["model"] != "claude-sonnet-4-5" {
+			if m["model"] != "claude-sonnet-5-5" {
 				t.Errorf("init model %v", m["model"])
 			}
 			if m["claude_code_version"] != m["cadre_version"] || m["claude_code_version"] == "" {
@@ -256,7 +256,7 @@ func TestModelNamesAsClaudeCode(t *testing.T) {
 			}
 		case "SDKResultSuccess":
 			mu := m["modelUsage"].(map[string]any)
-			if _, ok := mu["claude-sonnet-4-5"]; !ok || len(mu) != 1 {
+			if _, ok := mu["claude-sonnet-5-5"]; !ok || len(mu) != 1 {
 				t.Errorf("modelUsage keys %v", mu)
 			}
 		}

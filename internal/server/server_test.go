@@ -46,7 +46,7 @@ func newFixture(t *testing.T, h testkit.Handler, cfg Config) *fixture {
 	home := t.TempDir()
 	env := map[string]string{"CADRE_HOME": home, "ANTHROPIC_BASE_URL": f.model.URL}
 	rt, err := cadre.New(context.Background(), cadre.Options{
-		Cwd: f.dir, Model: "claude-sonnet-4-5", Getenv: func(k string) string { return env[k] },
+		Cwd: f.dir, Model: "claude-sonnet-5-5", Getenv: func(k string) string { return env[k] },
 		Agents: []cadre.Agent{{Name: "slow", Description: "Works slowly.", Prompt: "SLOW-CHILD: work.", Tools: []string{"Read"}}},
 	})
 	if err != nil {

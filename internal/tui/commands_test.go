@@ -115,9 +115,9 @@ func (s *steerConv) Model() string {
 	defer s.mu.Unlock()
 	switch last := s.models[len(s.models)-1]; last {
 	case "default":
-		return "claude-sonnet-4-5"
+		return "claude-sonnet-5-5"
 	case "opus":
-		return "claude-opus-4-1"
+		return "claude-opus-5-5"
 	default:
 		return last
 	}
@@ -235,7 +235,7 @@ func newCmdHarness(t *testing.T, rt *fakeRuntime, runs ...cadre.SubagentRun) *cm
 		Reopen: func(r cadre.OpenRequest) { h.reopened = append(h.reopened, r) },
 	})
 	h.update(tea.WindowSizeMsg{Width: 100, Height: 24})
-	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "claude-sonnet-4-5", PermissionMode: cadre.PermissionDefault, SlashCommands: []string{"review"}}})
+	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "claude-sonnet-5-5", PermissionMode: cadre.PermissionDefault, SlashCommands: []string{"review"}}})
 	t.Cleanup(h.m.closeScreens)
 	return h
 }
@@ -442,11 +442,11 @@ func TestModelCompactClearAndUnknownCommands(t *testing.T) {
 	if len(h.steer.models) != 1 || h.steer.models[0] != "opus" || !strings.Contains(h.m.status(), "opus") {
 		t.Errorf("/model opus: models %v, status %q", h.steer.models, h.m.status())
 	}
-	if !strings.Contains(h.m.status(), "claude-opus-4-1") {
+	if !strings.Contains(h.m.status(), "claude-opus-5-5") {
 		t.Errorf("the status line names %q, want the resolved model", h.m.status())
 	}
 	h.do(h.enter("/model default"))
-	if !strings.Contains(h.m.status(), "claude-sonnet-4-5") || strings.Contains(h.m.status(), "opus") {
+	if !strings.Contains(h.m.status(), "claude-sonnet-5-5") || strings.Contains(h.m.status(), "opus") {
 		t.Errorf("/model default: the status line names %q, want the opening model", h.m.status())
 	}
 	h.steer.modelErr = errors.New(`set model: unknown model alias "gpt-9"`)

@@ -92,7 +92,7 @@ func newHarness(t *testing.T, agents ...string) *harness {
 		Agents: agents, Now: func() time.Time { return h.now },
 	})
 	h.update(tea.WindowSizeMsg{Width: 80, Height: 20})
-	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "claude-sonnet-4-5", PermissionMode: cadre.PermissionDefault, SlashCommands: []string{"review"}}})
+	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "claude-sonnet-5-5", PermissionMode: cadre.PermissionDefault, SlashCommands: []string{"review"}}})
 	return h
 }
 

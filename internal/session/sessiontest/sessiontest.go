@@ -69,7 +69,7 @@ func sample(id string) session.Info {
 		},
 		CostUSD:        llm.USD(0.125),
 		NumTurns:       3,
-		Model:          "anthropic:claude-sonnet-4-5",
+		Model:          "anthropic:claude-sonnet-5-5",
 		TranscriptPath: "/home/u/.cadre/sessions/" + id + ".jsonl",
 		Owner:          "4242-0123456789abcdef",
 	}
