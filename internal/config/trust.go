@@ -197,4 +197,3 @@ func personalLocal(cwd, path string) (bool, string) {
 	}
 	return true, ""
 }
-
