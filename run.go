@@ -312,7 +312,7 @@ func interrupted(ctx context.Context, last *runner.Result) *runner.Result {
 func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation, cmd *command.Command, args, prompt string) *runner.Result {
 	res, err := sr.r.subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
 		Name: cmd.Name, Prompt: cmd.Expand(args), Agent: cmd.Agent, Model: cmd.Model,
-		AllowedTools: cmd.AllowedTools, History: conv.History(),
+		AllowedTools: cmd.AllowedTools, NoGrant: cmd.NoGrant, History: conv.History(),
 	})
 	if err == nil && res == nil {
 		err = errors.New("the command's run ended without a result")

@@ -27,7 +27,7 @@ type serveFlags struct {
 	settings, settingSources         string
 	agents, fallbackModel            string
 	allowed, denied, addDir, mcp     []string
-	strictMCP                        bool
+	strictMCP, trustWorkspace        bool
 	maxTurns                         int
 	maxBudgetUSD                     float64
 }
@@ -67,6 +67,7 @@ does, records it, and exits.`,
 	fl.StringVar(&f.agents, "agents", "", `subagents as JSON: {"name": {"description": …, "prompt": …}}`)
 	fl.StringArrayVar(&f.mcp, "mcp-config", nil, "more MCP servers: a file or JSON text of {\"mcpServers\": …}")
 	fl.BoolVar(&f.strictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config")
+	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the project's files without asking (automation; see cadre trust)")
 	fl.StringVar(&f.fallbackModel, "fallback-model", "", "model a turn switches to when the main one is overloaded")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a turn after this many model turns (0: no limit)")
 	fl.Float64Var(&f.maxBudgetUSD, "max-budget-usd", 0, "stop a run when it has cost this much (USD)")
@@ -103,6 +104,7 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 		SettingSources: settingSources(cmd.Flags(), f.settingSources), Settings: f.settings, AdditionalDirectories: f.addDir,
 		AgentsJSON: []byte(f.agents), MCPConfig: f.mcp, StrictMCPConfig: f.strictMCP,
 		FallbackModel: f.fallbackModel, MaxBudgetUSD: f.maxBudgetUSD, Logger: log, TracerProvider: tp,
+		TrustWorkspace: f.trustWorkspace,
 		// Nodes behind one load balancer share their lanes (store.dispatch).
 		Dispatch: cadre.DispatchAny,
 	})

@@ -63,7 +63,7 @@ func Tool(set *command.Set, grants *permission.Grants) tool.Tool {
 			}
 			return tool.Errorf("Unknown skill %q: the skills you can invoke are %s.", in.Skill, strings.Join(names, ", ")), nil
 		}
-		if grants != nil && len(c.AllowedTools) > 0 {
+		if grants != nil && len(c.AllowedTools) > 0 && !c.NoGrant {
 			var rules []permission.Rule
 			for _, raw := range c.AllowedTools {
 				r, err := permission.ParseRule(raw)

@@ -21,6 +21,9 @@ type CommandRun struct {
 	// the calls they describe, "Bash(git diff:*)"); nil leaves the pool
 	// as the agent's.
 	AllowedTools []string
+	// NoGrant keeps AllowedTools from allowing anything: an untrusted
+	// project's command restricts the pool, never widens the rules.
+	NoGrant bool
 	// History is the caller's conversation so far, which the child sees.
 	History []llm.Message
 }
@@ -30,7 +33,7 @@ type CommandRun struct {
 func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*runner.Result, error) {
 	out, err := s.spawn(ctx, c, spawnRequest{
 		ToolUseID: "command_" + strings.ReplaceAll(cr.Name, ":", "_"), Description: "/" + cr.Name, Prompt: cr.Prompt,
-		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, History: cr.History, Foreground: true,
+		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, ToolsGrantNothing: cr.NoGrant, History: cr.History, Foreground: true,
 	})
 	if err != nil {
 		return nil, err
