@@ -795,6 +795,10 @@ func (r *Runtime) Warnings() []string {
 // opened (AssessWorkspace).
 func (r *Runtime) Trust() WorkspaceTrust { return r.trust }
 
+// PermissionMode is the main agent's mode from the settings and flags:
+// what a run gets when it names none.
+func (r *Runtime) PermissionMode() PermissionMode { return PermissionMode(r.policy.Mode) }
+
 // Cwd is the runtime's working directory.
 func (r *Runtime) Cwd() string { return r.cwd }
 

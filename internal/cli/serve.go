@@ -83,6 +83,12 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	printToken := f.token == ""
+	if printToken {
+		// Loopback is no boundary against a web page in the user's own
+		// browser: a token is required always (issue 22).
+		f.token = server.NewToken()
+	}
 	allowed, err := rules(f.allowed)
 	if err != nil {
 		return fmt.Errorf("--allowedTools: %w", err)
@@ -115,7 +121,7 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	for _, w := range rt.Warnings() {
 		log.Warn(w)
 	}
-	agents, err := a2a.New(a2a.Config{Runtime: rt, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode), Bearer: f.token != ""})
+	agents, err := a2a.New(a2a.Config{Runtime: rt, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode), Bearer: true})
 	if err != nil {
 		return err
 	}
@@ -131,16 +137,21 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	if loopback {
+		host, _, _ := net.SplitHostPort(ln.Addr().String())
+		srv.SetHosts(append([]string{host}, server.LoopbackHosts...))
+	}
+	// No ReadTimeout or WriteTimeout: event streams stay open as long as
+	// their runs; the server bounds each request body's arrival itself.
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String() + "/"
-	switch {
-	case f.token != "":
+	if printToken {
+		fmt.Fprintf(stdout, "cadre serve: listening on %s; open %s?token=%s (every request needs the token: \"Authorization: Bearer <token>\"; only /.well-known/agent-card.json is public)\n", url, url, f.token)
+	} else {
 		fmt.Fprintf(stdout, "cadre serve: listening on %s; every request needs \"Authorization: Bearer <token>\" (the web view: %s?token=<token>), except /.well-known/agent-card.json\n", url, url)
-	case loopback:
-		fmt.Fprintf(stdout, "cadre serve: listening on %s (this machine only, no token)\n", url)
 	}
 	if !loopback {
 		fmt.Fprintf(stdout, "cadre serve: %s is reachable beyond this machine: anyone with the token can run tools here\n", f.addr)

@@ -130,3 +130,20 @@ func ChildMode(parent Mode, def string) (Mode, error) {
 func rank(m Mode) int {
 	return slices.Index([]Mode{ModePlan, ModeDefault, ModeAcceptEdits, ModeBypass}, m)
 }
+
+// Within reports whether mode m allows no more than max does, judged by
+// the modes' rules (dontAsk is within default, auto within acceptEdits):
+// how a server refuses a request that would raise its own mode.
+func Within(m, max Mode) bool {
+	if m == "" {
+		m = ModeDefault
+	}
+	if max == "" {
+		max = ModeDefault
+	}
+	if rank(m.base()) > rank(max.base()) {
+		return false
+	}
+	// The same rules, but m would ask where max never does.
+	return m.base() != max.base() || m.asks() == max.asks() || !m.asks()
+}
