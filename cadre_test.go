@@ -210,7 +210,8 @@ func TestSettingsEnvReachesBash(t *testing.T) {
 		}
 		return llm.Reply(llm.Text(req.Messages[2].Content[0].ResultText())), nil
 	}
-	rt := f.open(t, cadre.Options{})
+	// The project's own settings: the SDK's option trusts them (issue 22).
+	rt := f.open(t, cadre.Options{TrustWorkspace: true})
 	evs := collect(t, rt, cadre.Request{Prompt: "greet"})
 	if got := evs[len(evs)-1].Result.Result; !strings.Contains(got, "hi from settings") {
 		t.Errorf("result %q", got)

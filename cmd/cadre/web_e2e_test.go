@@ -79,7 +79,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close(context.Background())
-	page, err := b.Open(ctx, s.url+"/#/session/"+run.ID)
+	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 		Agent   string
 		Running bool
 	}
-	getJSON(t, s.url+"/api/runs/"+run.ID+"/subagents", &subs)
+	getJSON(t, s.at("/api/runs/"+run.ID+"/subagents"), &subs)
 	if len(subs) != 2 || !subs[0].Running || !subs[1].Running {
 		t.Errorf("subagents after the capture: %+v, want both still running", subs)
 	}
@@ -223,7 +223,7 @@ func waitStarted(t *testing.T, s *served, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/api/runs/"+id+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.at("/api/runs/"+id+"/events"), nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

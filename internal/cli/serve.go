@@ -149,9 +149,9 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 
 	url := "http://" + ln.Addr().String() + "/"
 	if printToken {
-		fmt.Fprintf(stdout, "cadre serve: listening on %s; open %s?token=%s (every request needs the token: \"Authorization: Bearer <token>\"; only /.well-known/agent-card.json is public)\n", url, url, f.token)
+		fmt.Fprintf(stdout, "cadre serve: listening on %s — open %s?token=%s (API clients: \"Authorization: Bearer %s\"; only /.well-known/agent-card.json is public)\n", url, url, f.token, f.token)
 	} else {
-		fmt.Fprintf(stdout, "cadre serve: listening on %s; every request needs \"Authorization: Bearer <token>\" (the web view: %s?token=<token>), except /.well-known/agent-card.json\n", url, url)
+		fmt.Fprintf(stdout, "cadre serve: listening on %s — every request needs \"Authorization: Bearer <token>\" (the web view: %s?token=<token>), except /.well-known/agent-card.json\n", url, url)
 	}
 	if !loopback {
 		fmt.Fprintf(stdout, "cadre serve: %s is reachable beyond this machine: anyone with the token can run tools here\n", f.addr)
