@@ -11,11 +11,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.uber.org/goleak"
 
+	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -354,4 +356,81 @@ func TestABrokenStreamIsPickedUpAgain(t *testing.T) {
 	if got != "after the break: go on" {
 		t.Errorf("answer %q", got)
 	}
+}
+
+// TestRemoteAgentLimits is issue 22's unbounded remote agent: a peer that
+// goes silent no longer hangs the run, a huge answer is not read whole,
+// and a redirect to another host is not followed.
+func TestRemoteAgentLimits(t *testing.T) {
+	t.Run("silent", func(t *testing.T) {
+		done := make(chan struct{})
+		p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+			defer close(done)
+			<-ctx.Done() // says nothing more until it is canceled
+		})
+		a, err := remote.New(remote.Config{Name: "mute", URL: p.srv.URL, CancelTimeout: time.Second,
+			Limits: guard.Limits{FirstByte: 5 * time.Second, Idle: 300 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		_, err = ask(t, a, ctx, "hello")
+		if err == nil || !strings.Contains(err.Error(), "fell silent") || ctx.Err() != nil {
+			t.Fatalf("a silent peer: %v (the test's own deadline: %v)", err, ctx.Err())
+		}
+		select { // cadre gave up, and canceled the remote task
+		case <-done:
+		case <-ctx.Done():
+			t.Fatal("the remote task was not canceled")
+		}
+	})
+	t.Run("flood", func(t *testing.T) {
+		big := strings.Repeat("x", 1<<20)
+		done := make(chan struct{})
+		p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+			defer close(done)
+			for range 8 {
+				if !yield(a2a.NewArtifactEvent(ec, a2a.NewTextPart(big)), nil) {
+					return
+				}
+			}
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+		})
+		a, err := remote.New(remote.Config{Name: "flood", URL: p.srv.URL, CancelTimeout: time.Second,
+			Limits: guard.Limits{MaxReplyBytes: 1 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		_, err = ask(t, a, t.Context(), "hello")
+		if err == nil || !strings.Contains(err.Error(), "limits.maxReplyBytes") {
+			t.Fatalf("an 8 MiB answer under a 1 MiB limit: %v", err)
+		}
+		select { // the peer's work ends before the leak check
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("the flooding peer never finished")
+		}
+	})
+	t.Run("redirect elsewhere", func(t *testing.T) {
+		p := newPeer(t, answer("elsewhere"))
+		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, p.srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		}))
+		defer redirector.Close()
+		a, err := remote.New(remote.Config{Name: "moved", URL: redirector.URL, CancelTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		_, err = ask(t, a, t.Context(), "hello")
+		p.mu.Lock()
+		n := len(p.headers)
+		p.mu.Unlock()
+		if err == nil || !strings.Contains(err.Error(), "redirect") || n != 0 {
+			t.Fatalf("a redirect to another host: %v; the other host saw %d requests", err, n)
+		}
+	})
 }
