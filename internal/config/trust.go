@@ -83,6 +83,21 @@ func narrow(path string, layer *Settings, generic map[string]any, merged Setting
 				}
 			}
 			continue
+		case key == "subagents":
+			sm, ok := val.(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, sk := range slices.Sorted(mapKeys(sm)) {
+				if sm[sk] == nil || lowerSubagents(sk, layer.Subagents, merged.Subagents) {
+					continue
+				}
+				skip("subagents."+sk, sm[sk])
+				if apply {
+					delete(sm, sk)
+				}
+			}
+			continue
 		case slices.Contains(narrowKeys, key):
 			continue
 		case key == "hooks" || key == "env" || key == "providers" || key == "aliases" || key == "pricing" || key == "mcpServers":
@@ -126,6 +141,35 @@ func lowerLimit(key string, mine, below Limits) bool {
 		return mine.MaxReplyBytes > 0 && float64(mine.MaxReplyBytes) <= or(float64(below.MaxReplyBytes), float64(guard.DefaultMaxReplyBytes))
 	case "maxToolInputBytes":
 		return mine.MaxToolInputBytes > 0 && float64(mine.MaxToolInputBytes) <= or(float64(below.MaxToolInputBytes), float64(loop.DefaultMaxToolInputBytes))
+	}
+	return false
+}
+
+// lowerSubagents reports whether the project's subagents.key is a bound
+// no looser than the layers below give (or the default): fan-out and
+// time limits a project may tighten.
+func lowerSubagents(key string, mine, below Subagents) bool {
+	// lower: v is set and no looser than b, where 0 in b means def (or
+	// no limit when def is 0).
+	lower := func(v, b, def int) bool {
+		if b == 0 {
+			b = def
+		}
+		return v > 0 && (b == 0 || v <= b)
+	}
+	switch key {
+	case "maxSpawnDepth":
+		return lower(mine.MaxSpawnDepth, below.MaxSpawnDepth, 1)
+	case "maxChildrenPerAgent":
+		return lower(mine.MaxChildrenPerAgent, below.MaxChildrenPerAgent, 0)
+	case "maxForegroundConcurrent":
+		return lower(mine.MaxForegroundConcurrent, below.MaxForegroundConcurrent, below.ForegroundLimit())
+	case "maxConcurrent":
+		return lower(mine.MaxConcurrent, below.MaxConcurrent, below.Lane())
+	case "runTimeoutSeconds":
+		return lower(mine.RunTimeoutSeconds, below.RunTimeoutSeconds, 0)
+	case "model", "surface":
+		return true // a choice, not a grant
 	}
 	return false
 }
