@@ -23,7 +23,7 @@ type served struct {
 	url string
 	// token is the one the server printed, or the --token it was given.
 	token string
-	done chan struct{}
+	done  chan struct{}
 
 	mu           sync.Mutex
 	stdout, errb bytes.Buffer
@@ -149,8 +149,14 @@ func TestServeSIGTERMStopsAndRecordsTheRun(t *testing.T) {
 	})
 	e, _ := anthropicEnv(t, h)
 	s := e.serve("--model", sonnet)
-	if !strings.Contains(s.output(), "this machine only, no token") {
-		t.Errorf("the start-up line does not say how it is reached: %q", s.output())
+	// A token always, printed as the URL to open (issue 22).
+	if !strings.Contains(s.output(), s.url+"/?token="+s.token) || len(s.token) < 32 {
+		t.Errorf("the start-up line does not give the URL with its token: %q", s.output())
+	}
+	if resp, err := http.Get(s.url + "/api/sessions"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	var run struct{ ID string }
 	if st := s.post(t, "/api/runs", map[string]any{"prompt": "take your time"}, &run); st != http.StatusCreated || run.ID == "" {

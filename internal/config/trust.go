@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/trust"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -49,6 +50,23 @@ func narrow(path string, layer *Settings, generic map[string]any, merged Setting
 			}
 			for _, pk := range slices.Sorted(mapKeys(perms)) {
 				if slices.Contains(narrowPermissions, pk) || perms[pk] == nil {
+					continue
+				}
+				if pk == "task" {
+					// Spawn rules: deny and ask entries narrow; an allow
+					// entry is a grant. The last match wins, so dropping
+					// allows never widens.
+					var kept permission.TaskRules
+					for _, r := range layer.Permissions.Task {
+						if r.Action == permission.ActionAllow {
+							skip("permissions.task", r.String())
+							continue
+						}
+						kept = append(kept, r)
+					}
+					if apply {
+						layer.Permissions.Task = kept
+					}
 					continue
 				}
 				if list, ok := perms[pk].([]any); ok {
@@ -168,8 +186,8 @@ func lowerSubagents(key string, mine, below Subagents) bool {
 		return lower(mine.MaxConcurrent, below.MaxConcurrent, below.Lane())
 	case "runTimeoutSeconds":
 		return lower(mine.RunTimeoutSeconds, below.RunTimeoutSeconds, 0)
-	case "model", "surface":
-		return true // a choice, not a grant
+	case "model", "surface", "fork", "announce", "cleanup", "archiveAfterMinutes":
+		return true // choices of how, not grants of what
 	}
 	return false
 }
