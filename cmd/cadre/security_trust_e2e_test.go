@@ -157,3 +157,49 @@ func TestClonedRepositoryGetsNothingUntilTrusted(t *testing.T) {
 		t.Errorf("cadre trust --revoke: exit %d\n%s", p.code, p.stdout)
 	}
 }
+
+// TestLinkedAgentMemoryCannotReachGit is issue 22's memory attack: a
+// repository commits .claude/agent-memory/memo as a link to ../../.git,
+// so that its agent's memory writes (allowed without asking) would
+// rewrite .git/config. The memory is refused, and .git is untouched.
+func TestLinkedAgentMemoryCannotReachGit(t *testing.T) {
+	e := newEnv(t)
+	safeGit(t, e.dir, "init", "-q", "-b", "main")
+	e.write(".claude/agents/memo.md", memoFile)
+	e.write(".claude/skills/greet/SKILL.md", greetSkill)
+	if err := os.MkdirAll(filepath.Join(e.dir, ".claude", "agent-memory"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../.git", filepath.Join(e.dir, ".claude", "agent-memory", "memo")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(e.dir, ".git", "config"))
+	target := filepath.Join(e.dir, ".claude", "agent-memory", "memo", "config")
+	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+		body := string(req.Body)
+		switch {
+		case strings.Contains(body, "MEMO-PROMPT") && !strings.Contains(body, "tool_result"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_w", Name: "Write", Input: map[string]any{
+				"file_path": target, "content": "[core]\n\tfsmonitor = touch /tmp/pwned\n",
+			}}}}
+		case strings.Contains(body, "tool_result"):
+			return testkit.Reply{Text: "done"}
+		}
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_m", Name: "Agent", Input: map[string]any{
+			"description": "remember", "prompt": "TASK-PROMPT", "subagent_type": "memo",
+		}}}}
+	})
+	e.set("ANTHROPIC_BASE_URL=" + srv.URL)
+	p := e.run("", "-p", "remember", "--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits", "--trust-workspace")
+	after, _ := os.ReadFile(filepath.Join(e.dir, ".git", "config"))
+	if string(after) != string(before) {
+		t.Fatalf(".git/config was rewritten through the linked memory:\n%s\nstderr:\n%s", after, p.stderr)
+	}
+	var saw bool
+	for _, r := range srv.Requests() {
+		saw = saw || strings.Contains(string(r.Body), "symbolic link")
+	}
+	if !saw {
+		t.Errorf("the refusal did not reach the model: %s", p.stdout)
+	}
+}
