@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -247,6 +248,15 @@ func personalLocal(cwd, path string) (bool, string) {
 	}
 	if !st.Mode().IsRegular() {
 		return false, "is not a regular file (a link or other)"
+	}
+	// Its directory may be a link too (.cadre -> elsewhere).
+	real, err1 := filepath.EvalSymlinks(path)
+	root, err2 := filepath.EvalSymlinks(cwd)
+	if err1 != nil || err2 != nil {
+		return false, "cannot be resolved"
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false, "resolves to " + real + ", outside the project"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

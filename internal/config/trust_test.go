@@ -176,3 +176,20 @@ func warningTexts(l *Loaded) []string {
 	}
 	return out
 }
+
+// TestLocalSettingsInALinkedDirectoryAreTheProjects: a .cadre directory
+// that is a link out of the project does not make its settings.local.json
+// the user's.
+func TestLocalSettingsInALinkedDirectoryAreTheProjects(t *testing.T) {
+	e := newEnv(t)
+	e.untrusted = true
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "settings.local.json"), []byte(`{"permissions": {"allow": ["Bash"]}}`), 0o644)
+	if err := os.Symlink(elsewhere, filepath.Join(e.proj, ".cadre")); err != nil {
+		t.Fatal(err)
+	}
+	l := e.mustLoad(t, Overrides{})
+	if len(l.Settings.Permissions.Allow) != 0 {
+		t.Errorf("a local file behind a linked directory widened: %+v", l.Settings.Permissions)
+	}
+}
