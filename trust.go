@@ -110,9 +110,15 @@ func assessWorkspace(opts Options) (WorkspaceTrust, string, error) {
 	if err != nil {
 		return WorkspaceTrust{}, "", fmt.Errorf("working directory %q: %w", opts.Cwd, err)
 	}
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Sources: opts.SettingSources})
+	// What the project asks for is the same whatever --setting-sources a
+	// run reads (the Agent SDK passes none): the digest covers every
+	// project file. The user's file is read for what "lower" means; when
+	// it is broken (a run may leave it out), the defaults do.
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv})
 	if err != nil {
-		return WorkspaceTrust{}, "", err
+		if cfg, err = config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Sources: []string{config.ScopeProject, config.ScopeLocal}}); err != nil {
+			return WorkspaceTrust{}, "", err
+		}
 	}
 	asks := cfg.Asks
 	agent.Load(agent.LoadOptions{Cwd: cwd, Narrow: func(d *agent.Definition) {
