@@ -210,9 +210,36 @@ func TestSettingsEnvReachesBash(t *testing.T) {
 		}
 		return llm.Reply(llm.Text(req.Messages[2].Content[0].ResultText())), nil
 	}
-	rt := f.open(t, cadre.Options{})
+	// The project's own settings: the SDK's option trusts them (issue 22).
+	rt := f.open(t, cadre.Options{TrustWorkspace: true})
 	evs := collect(t, rt, cadre.Request{Prompt: "greet"})
 	if got := evs[len(evs)-1].Result.Result; !strings.Contains(got, "hi from settings") {
 		t.Errorf("result %q", got)
+	}
+}
+
+// TestUntrustedProjectSettingsDoNotWidenSDKRuns: through the Go SDK too, a
+// project the user has not trusted may not allow tools or set env; the
+// runtime's warnings name what was skipped, and Trust says why.
+func TestUntrustedProjectSettingsDoNotWidenSDKRuns(t *testing.T) {
+	f := newFixture(t)
+	os.MkdirAll(filepath.Join(f.dir, ".cadre"), 0o755)
+	os.WriteFile(filepath.Join(f.dir, ".cadre", "settings.json"), []byte(`{"env": {"GREETING": "hi from settings"}, "permissions": {"allow": ["Bash"]}}`), 0o644)
+	f.fn = func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		if len(req.Messages) == 1 {
+			return llm.Reply(llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"echo $GREETING"}`))), nil
+		}
+		return llm.Reply(llm.Text(req.Messages[2].Content[0].ResultText())), nil
+	}
+	rt := f.open(t, cadre.Options{})
+	if w := rt.Trust(); w.Trusted || len(w.Asks) != 2 {
+		t.Errorf("trust %+v, want untrusted asking for env and an allow rule", w)
+	}
+	if !strings.Contains(strings.Join(rt.Warnings(), "\n"), "permissions.allow") {
+		t.Errorf("warnings %v", rt.Warnings())
+	}
+	evs := collect(t, rt, cadre.Request{Prompt: "greet"})
+	if got := evs[len(evs)-1].Result.Result; strings.Contains(got, "hi from settings") || !strings.Contains(got, "denied") {
+		t.Errorf("result %q: the untrusted allow rule ran Bash", got)
 	}
 }

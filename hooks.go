@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/config"
@@ -135,19 +134,17 @@ type HookSpecificOutput struct {
 }
 
 // hookEngine is the runtime's hooks: the settings' command hooks, layer by
-// layer (none with disableAllHooks; the project's only with
-// enableProjectHooks), then Options.Hooks.
+// layer (none with disableAllHooks; the project's only in a trusted
+// workspace), then Options.Hooks.
 func (r *Runtime) hookEngine(env []string) (*hook.Engine, error) {
 	var configs []hook.Config
 	s := r.cfg.Settings
-	var skipped []string
 	for _, l := range r.cfg.Hooks {
 		if s.DisableAllHooks {
 			break
 		}
-		if l.Scope == config.ScopeProject && !s.EnableProjectHooks {
-			skipped = append(skipped, l.Path)
-			continue
+		if l.Scope == config.ScopeProject && !r.cfg.ProjectHooks() {
+			continue // listed in the workspace's trust warning
 		}
 		c, warnings, err := l.Hooks.Config(l.Path+": hooks", "")
 		if err != nil {
@@ -156,10 +153,7 @@ func (r *Runtime) hookEngine(env []string) (*hook.Engine, error) {
 		r.warnings = append(r.warnings, warnings...)
 		configs = append(configs, c)
 	}
-	if len(skipped) > 0 {
-		r.warnings = append(r.warnings, fmt.Sprintf("the project's hooks in %s did not run: they are commands the repository chose; "+
-			"allow them with \"enableProjectHooks\": true in .cadre/settings.local.json or your user settings", strings.Join(skipped, ", ")))
-	}
+
 	if len(r.opts.Hooks) > 0 {
 		c, err := hookConfig(r.opts.Hooks)
 		if err != nil {

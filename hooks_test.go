@@ -232,7 +232,7 @@ func TestPostToolUseContextReachesTheModel(t *testing.T) {
 	writeSettings(t, f.dir, `{"permissions":{"allow":["Bash"]}}`)
 	f.fn = bashOnce("echo hello")
 	var response string
-	rt := f.open(t, cadre.Options{Hooks: map[cadre.HookEvent][]cadre.HookMatcher{cadre.HookPostToolUse: {{Matcher: "Bash", Hooks: []cadre.HookFunc{
+	rt := f.open(t, cadre.Options{TrustWorkspace: true, Hooks: map[cadre.HookEvent][]cadre.HookMatcher{cadre.HookPostToolUse: {{Matcher: "Bash", Hooks: []cadre.HookFunc{
 		func(_ context.Context, in cadre.HookInput) (cadre.HookOutput, error) {
 			response = string(in.ToolResponse)
 			return cadre.HookOutput{Decision: "block", Reason: "lint failed", HookSpecificOutput: &cadre.HookSpecificOutput{AdditionalContext: "EXTRA"}}, nil
@@ -337,7 +337,7 @@ func TestGoHookTimeout(t *testing.T) {
 	writeSettings(t, f.dir, `{"permissions":{"allow":["Bash"]}}`)
 	f.fn = bashOnce("echo hello")
 	var hookErr error
-	rt := f.open(t, cadre.Options{Hooks: map[cadre.HookEvent][]cadre.HookMatcher{cadre.HookPreToolUse: {{Timeout: 50 * time.Millisecond, Hooks: []cadre.HookFunc{
+	rt := f.open(t, cadre.Options{TrustWorkspace: true, Hooks: map[cadre.HookEvent][]cadre.HookMatcher{cadre.HookPreToolUse: {{Timeout: 50 * time.Millisecond, Hooks: []cadre.HookFunc{
 		func(ctx context.Context, _ cadre.HookInput) (cadre.HookOutput, error) {
 			<-ctx.Done()
 			hookErr = ctx.Err()

@@ -327,7 +327,7 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation,
 	}
 	out, err := sr.r.subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
 		Name: cmd.Name, Prompt: cmd.Expand(args), Agent: cmd.Agent, Model: cmd.Model,
-		AllowedTools: cmd.AllowedTools, Turn: turn, History: history, Background: cmd.Background,
+		AllowedTools: cmd.AllowedTools, NoGrant: cmd.NoGrant, Turn: turn, History: history, Background: cmd.Background,
 	})
 	var res *runner.Result
 	switch {

@@ -35,6 +35,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
+	"github.com/cadre-dev/cadre/internal/trust"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -154,6 +155,13 @@ type Options struct {
 	// (docs/tracing.md). Nil makes none. The cadre command sets one up from
 	// the OTEL_* environment variables.
 	TracerProvider trace.TracerProvider
+	// TrustWorkspace trusts the project's own files for this runtime
+	// without asking or recording anything (cadre's --trust-workspace):
+	// for automation that runs cadre in a repository it vouches for.
+	// Without it, a project the user has not trusted (`cadre trust`,
+	// TrustWorkspace) runs in the narrowed mode docs/security.md
+	// describes: its files may only narrow what runs.
+	TrustWorkspace bool
 	// Dispatch is where a background run executes with a PostgreSQL
 	// store when the settings' store.dispatch does not say: DispatchSticky
 	// (the default) or DispatchAny (cadre serve's). The SQLite store runs
@@ -295,6 +303,8 @@ type Runtime struct {
 	defaultModel bool
 	// mainAgent is the definition the main agent runs as (Options.Agent).
 	mainAgent *agent.Definition
+	// trust is the user's trust in the project, decided when it opened.
+	trust WorkspaceTrust
 
 	modelMu sync.Mutex
 	models  map[string]resolved // by name: spawning must not rebuild SDK clients
@@ -351,7 +361,11 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		mt := opts.MaxTurns
 		ov.MaxTurns = &mt
 	}
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Sources: opts.SettingSources, Overrides: ov})
+	wt, _, err := assessWorkspace(Options{Cwd: cwd, Getenv: getenv, SettingSources: opts.SettingSources, TrustWorkspace: opts.TrustWorkspace})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Sources: opts.SettingSources, Overrides: ov, Trusted: wt.Trusted})
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +404,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
 			AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home, ConfigDirs: []string{cfg.Home},
 		},
-		models: map[string]resolved{}, defaultModel: defaultModel,
+		models: map[string]resolved{}, defaultModel: defaultModel, trust: wt,
+	}
+	if w := wt.Warning(); w != "" {
+		r.warnings = append(r.warnings, w)
 	}
 	// The launch text points the model to its task's output file, under
 	// CADRE_HOME and so outside the workspace. The service, made below
@@ -453,6 +470,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	r.baseTools = slices.DeleteFunc(r.baseTools, func(t tool.Tool) bool { return !offered(t, opts.ToolNames) })
 	var problems []command.Problem
 	r.commands, problems = command.Load(cwd, cfg.Home)
+	if !wt.Trusted {
+		r.commands = r.commands.Narrowed(func(c *command.Command) { trust.NarrowCommand(c) })
+	}
 	for _, p := range problems {
 		r.warnings = append(r.warnings, "command "+p.Error())
 	}
@@ -483,6 +503,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
 		Settings: s.Agents, SettingsFile: "settings (agents)",
 		Declared: declared, Factories: factories,
+	}
+	if !wt.Trusted {
+		r.agentLoad.Narrow = func(d *agent.Definition) { trust.NarrowAgent(d) }
 	}
 	r.agents = agent.Load(r.agentLoad)
 	if err := sdkProblems(r.agents); err != nil {
@@ -522,7 +545,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Commands:          r.commands,
 		Logger:            r.log,
 		Hooks:             r.hooks,
-		ProjectHooks:      s.EnableProjectHooks,
+		ProjectHooks:      cfg.ProjectHooks(),
 		DisableAllHooks:   s.DisableAllHooks,
 		Tracer:            r.tracer,
 		Dispatch:          dispatcher(r, worker),
@@ -826,6 +849,14 @@ func (r *Runtime) Warnings() []string {
 	return append(out, r.warnings...)
 }
 
+// Trust is the user's trust in the project, as decided when the runtime
+// opened (AssessWorkspace).
+func (r *Runtime) Trust() WorkspaceTrust { return r.trust }
+
+// PermissionMode is the main agent's mode from the settings and flags:
+// what a run gets when it names none.
+func (r *Runtime) PermissionMode() PermissionMode { return PermissionMode(r.policy.Mode) }
+
 // Cwd is the runtime's working directory.
 func (r *Runtime) Cwd() string { return r.cwd }
 
@@ -864,12 +895,17 @@ func (r *Runtime) Session(ctx context.Context, id string) (Session, []Transcript
 
 func (r *Runtime) providerConfig() provider.Config {
 	s := r.cfg.Settings
+	// Where requests go and with which key is the user's alone, trusted
+	// project or not: a repository's baseURL would receive the user's key
+	// on the first request, its apiKeyEnv send any variable, its aliases
+	// re-point --model (issue 22).
+	mine := r.cfg.Personal
 	eps := map[string]provider.Endpoint{}
-	for name, p := range s.Providers {
+	for name, p := range mine.Providers {
 		eps[name] = provider.Endpoint{Type: p.Type, BaseURL: p.BaseURL, APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv}
 	}
 	return provider.Config{
-		DefaultProvider: s.DefaultProvider, Aliases: s.Aliases, Endpoints: eps,
+		DefaultProvider: mine.DefaultProvider, Aliases: mine.Aliases, Endpoints: eps,
 		Dir: r.cwd, Getenv: r.getenv, HTTPClient: r.opts.HTTPClient, Limits: s.Limits.Stream(), Now: r.now,
 	}
 }

@@ -125,7 +125,7 @@ func jsClientDrivesServe(t *testing.T, token string) {
 		args = append(args, "--token", token)
 	}
 	s := e.serve(args...)
-	cmd := exec.Command("node", script, s.url, token)
+	cmd := exec.Command("node", script, s.url, s.token)
 	cmd.Dir, cmd.Env = e.dir, e.vars
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -22,7 +22,7 @@ REVIEWER-SYSTEM-PROMPT: you review code.
 // system prompt, its tools are the pool, its model and permission mode
 // apply unless flags give their own; an unknown name fails the start.
 func TestAgentFlag(t *testing.T) {
-	stream := []string{"-p", "hi", "--output-format=stream-json", "--verbose"}
+	stream := []string{"-p", "hi", "--output-format=stream-json", "--verbose", "--trust-workspace"}
 	t.Run("runs as the definition", func(t *testing.T) {
 		e, srv := anthropicEnv(t, answerOnly)
 		e.write(".claude/agents/reviewer.md", mainAgentFile)

@@ -148,7 +148,7 @@ func TestTwoServeNodesShareBackgroundRuns(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("node 1's run never answered after its children: %+v\n%s", info.Result, s1.stderr())
 		}
-		getJSON(t, s1.url+"/api/runs/"+runID, &info)
+		getJSON(t, s1.at("/api/runs/"+runID), &info)
 		time.Sleep(50 * time.Millisecond)
 	}
 	if info.Result.Result != "MAIN-ANSWER: 3 reports" {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -196,5 +198,34 @@ func TestPlainCommandIsAPromptTemplate(t *testing.T) {
 	unknown := e.run("", "-p", "/nope", "--model", "claude-sonnet-5-5")
 	if unknown.code == 0 || !strings.Contains(unknown.stderr, "unknown command /nope") || !strings.Contains(unknown.stderr, "/explain") {
 		t.Errorf("unknown command: exit %d, %q", unknown.code, unknown.stderr)
+	}
+}
+
+// TestUntrustedForkCommandGrantsNothing is issue 22's fork-command grant:
+// an untrusted project's `context: fork` command with `allowed-tools:
+// Bash` still restricts its child to Bash, but no longer allows it, so
+// headless its Bash call is refused; trusted, it runs.
+func TestUntrustedForkCommandGrantsNothing(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+			if !strings.Contains(string(req.Body), "tool_result") {
+				return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_b", Name: "Bash", Input: map[string]any{"command": "touch forked-bash"}}}}
+			}
+			return testkit.Reply{Text: "done"}
+		})
+		e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+		e.write(".claude/commands/grab.md", "---\ndescription: grab\ncontext: fork\nallowed-tools: Bash\n---\nGRAB\n")
+		args := []string{"-p", "/grab", "--model", "claude-sonnet-5-5"}
+		if trusted {
+			args = append(args, "--trust-workspace")
+		}
+		p := e.run("", args...)
+		_, err := os.Stat(filepath.Join(e.dir, "forked-bash"))
+		if ran := err == nil; ran != trusted {
+			t.Errorf("trusted=%v: Bash ran = %v\n%s", trusted, ran, p.stderr)
+		}
+		if !trusted && !strings.Contains(p.stderr, "allowed-tools") {
+			t.Errorf("the warning does not name the skipped allowed-tools:\n%s", p.stderr)
+		}
 	}
 }

@@ -169,7 +169,8 @@ func TestSkillToolBringsTheSkillIn(t *testing.T) {
 	))
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".claude/skills/greet/SKILL.md", greetSkill)
-	p := e.run("", "-p", "greet Bob", "--model", "claude-sonnet-5-5")
+	// The skill's allowed-tools grant only in a trusted project.
+	p := e.run("", "-p", "greet Bob", "--model", "claude-sonnet-5-5", "--trust-workspace")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}

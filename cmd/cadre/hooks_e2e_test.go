@@ -51,7 +51,7 @@ func TestPreToolUseHookExit2BlocksBash(t *testing.T) {
 	e.write(".cadre/settings.local.json", `{"enableProjectHooks": true}`)
 	srv := testkit.NewAnthropic(t, bashThenEcho("touch ran.txt"))
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=test")
-	p := e.run("", "-p", "make a file", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "Bash")
+	p := e.run("", "-p", "make a file", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "Bash", "--trust-workspace")
 	if p.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -141,7 +141,7 @@ func TestSubagentStopHookInput(t *testing.T) {
 	e.write(".cadre/settings.local.json", `{"enableProjectHooks": true}`)
 	srv := testkit.NewAnthropic(t, spawnReviewer)
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=test")
-	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-5-5")
+	p := e.run("", "-p", "review my code", "--model", "claude-sonnet-5-5", "--trust-workspace")
 	if p.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", p.code, p.stderr, p.stdout)
 	}

@@ -89,7 +89,7 @@ func TestMCPEchoFromProjectFile(t *testing.T) {
 	pid := filepath.Join(t.TempDir(), "pid")
 	e.write(".mcp.json", `{"mcpServers": {"everything": `+mcpServer(pid, everything)+`}}`)
 	e.approve("")
-	p := e.run("", "-p", "echo something", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__everything")
+	p := e.run("", "--trust-workspace", "-p", "echo something", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__everything")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -149,7 +149,7 @@ func TestMCPToolInSubagentAndDenialHoldsInChildren(t *testing.T) {
 				e.write(".cadre/settings.json", `{"permissions": {"deny": ["mcp__everything__echo"]}}`)
 			}
 			e.approve("")
-			p := e.run("", "-p", "delegate", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__everything")
+			p := e.run("", "--trust-workspace", "-p", "delegate", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__everything")
 			if p.code != 0 {
 				t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
 			}
@@ -198,7 +198,7 @@ func TestMCPServerThatCrashesMidRunIsReportedAndNothingHangs(t *testing.T) {
 	pid := filepath.Join(t.TempDir(), "pid")
 	e.write(".mcp.json", `{"mcpServers": {"crashy": `+mcpServer(pid, helper, "-exit-on-call", "2")+`}}`)
 	e.approve("")
-	p := e.run("", "-p", "echo thrice", "--output-format", "stream-json", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__crashy")
+	p := e.run("", "--trust-workspace", "-p", "echo thrice", "--output-format", "stream-json", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__crashy")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -276,7 +276,7 @@ func TestAgentMCPServersRequiredAndInline(t *testing.T) {
 		e.write(".claude/agents/"+name+".md", file)
 	}
 	e.approve("")
-	p := e.run("", "-p", "delegate", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__own")
+	p := e.run("", "--trust-workspace", "-p", "delegate", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__own")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", p.code, p.stderr, p.stdout)
 	}
@@ -305,7 +305,7 @@ func TestMCPPromptAsSlashCommand(t *testing.T) {
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".mcp.json", `{"mcpServers": {"t": {"command": "`+helper+`"}}}`)
 	e.approve("")
-	p := e.run("", "-p", "/mcp__t__greet Ada Lovelace", "--model", "claude-sonnet-5-5")
+	p := e.run("", "--trust-workspace", "-p", "/mcp__t__greet Ada Lovelace", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
@@ -319,6 +319,10 @@ func TestMCPList(t *testing.T) {
 	e := newEnv(t)
 	e.write(".mcp.json", `{"mcpServers": {"t": {"command": "`+helper+`"}, "broken": {"command": "`+filepath.Join(e.dir, "nope")+`"}, "held": {"command": "x"}}}`)
 	e.approve(`, "disabledMcpjsonServers": ["held"]`)
+	// `cadre mcp list` shows the project's servers connected once it is trusted.
+	if p := e.run("", "trust", "--yes"); p.code != 0 {
+		t.Fatalf("cadre trust --yes: %s", p.stderr)
+	}
 	p := e.run("", "mcp", "list")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
@@ -339,7 +343,7 @@ func TestSlowMCPServerDoesNotHoldTheFirstCall(t *testing.T) {
 	pid := filepath.Join(t.TempDir(), "pid")
 	e.write(".mcp.json", `{"mcpServers": {"t": {"command": "`+helper+`"}, "silent": `+mcpServer(pid, "sleep", "600")+`}}`)
 	e.approve("")
-	p := e.run("", "-p", "hi", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
+	p := e.run("", "--trust-workspace", "-p", "hi", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}
@@ -372,7 +376,7 @@ func TestMCPConfigFlagAndStrict(t *testing.T) {
 			e.write(".mcp.json", `{"mcpServers": {"project": {"command": "`+helper+`"}}}`)
 			e.write("flag-servers.json", `{"mcpServers": {"flagged": {"command": "`+helper+`"}}}`)
 			e.approve("")
-			p := e.run("", append([]string{"-p", "hi", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5"}, tc.args...)...)
+			p := e.run("", append([]string{"--trust-workspace", "-p", "hi", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5"}, tc.args...)...)
 			if p.code != 0 {
 				t.Fatalf("exit %d: %s", p.code, p.stderr)
 			}
@@ -390,7 +394,7 @@ func TestToolsFlagKeepsMCPTools(t *testing.T) {
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 	e.write(".mcp.json", `{"mcpServers": {"t": {"command": "`+helper+`"}}}`)
 	e.approve("")
-	p := e.run("", "-p", "hi", "--model", "claude-sonnet-5-5", "--tools", "Read")
+	p := e.run("", "--trust-workspace", "-p", "hi", "--model", "claude-sonnet-5-5", "--tools", "Read")
 	if p.code != 0 {
 		t.Fatalf("exit %d: %s", p.code, p.stderr)
 	}

@@ -76,7 +76,7 @@ func TestWorktreeGitRunsNothingTheRepositoryConfigures(t *testing.T) {
 			srv := testkit.NewAnthropic(t, worktreeChild(tc.prompt))
 			e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
 			marker := hostileRepo(t, e)
-			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5", "--disallowed-tools", "Bash")
+			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5", "--disallowed-tools", "Bash", "--permission-mode", "acceptEdits")
 			if b, err := os.ReadFile(marker); err == nil {
 				t.Fatalf("cadre's git ran what the repository configures:\n%s", b)
 			}

@@ -79,7 +79,7 @@ func TestChildCannotWritePermissionBearingFiles(t *testing.T) {
 		}
 		return testkit.Reply{Text: "main done"}
 	}))
-	ok(t, e.run("", "-p", "set up the project", "--model", sonnet, "--output-format", "stream-json"))
+	ok(t, e.run("", "-p", "set up the project", "--model", sonnet, "--output-format", "stream-json", "--permission-mode", "acceptEdits"))
 
 	if !exists(filepath.Join(e.dir, "ordinary.txt")) {
 		t.Fatal("the child could not write an ordinary file: it is not in acceptEdits, and this test proves nothing")

@@ -128,7 +128,7 @@ func TestAgentFileCannotWidenSpawnRules(t *testing.T) {
 	e.write(".cadre/settings.json", `{"permissions": {"task": {"deployer": "deny"}}, "subagents": {"maxSpawnDepth": 2}}`)
 	e.write(".opencode/agent/lead.md", "---\ndescription: Leads the release\nmode: subagent\npermission:\n  task:\n    \"*\": allow\n---\nLEAD-PROMPT\n")
 	e.write(".claude/agents/deployer.md", "---\nname: deployer\ndescription: Deploys\n---\nDEPLOYER-PROMPT\n")
-	ok(t, e.run("", "-p", "release", "--model", sonnet))
+	ok(t, e.run("", "-p", "release", "--model", sonnet, "--trust-workspace"))
 
 	var leadSaw, gpTools string
 	for _, r := range srv.Requests() {

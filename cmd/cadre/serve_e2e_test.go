@@ -19,9 +19,11 @@ import (
 
 // served is a `cadre serve` process and the URL it listens on.
 type served struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{}
+	cmd *exec.Cmd
+	url string
+	// token is the one the server printed, or the --token it was given.
+	token string
+	done  chan struct{}
 
 	mu           sync.Mutex
 	stdout, errb bytes.Buffer
@@ -32,6 +34,11 @@ type served struct {
 func (e *env) serve(args ...string) *served {
 	e.t.Helper()
 	s := &served{cmd: exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...), done: make(chan struct{})}
+	for i, a := range args {
+		if a == "--token" && i+1 < len(args) {
+			s.token = args[i+1]
+		}
+	}
 	s.cmd.Dir, s.cmd.Env = e.dir, e.vars
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -51,6 +58,9 @@ func (e *env) serve(args ...string) *served {
 			s.stdout.WriteString(line + "\n")
 			s.mu.Unlock()
 			if rest, ok := strings.CutPrefix(line, "cadre serve: listening on "); ok {
+				if _, tok, ok := strings.Cut(rest, "?token="); ok {
+					s.token = strings.Fields(tok)[0]
+				}
 				urls <- strings.Fields(rest)[0]
 			}
 		}
@@ -69,6 +79,16 @@ func (e *env) serve(args ...string) *served {
 	}
 	s.url = strings.TrimSuffix(s.url, "/")
 	return s
+}
+
+// at is the URL of path with the token as a query parameter (the server
+// takes it there, as EventSource needs).
+func (s *served) at(path string) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return s.url + path + sep + "token=" + s.token
 }
 
 func (s *served) stderr() string {
@@ -98,7 +118,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (s *served) post(t *testing.T, path string, body any, out any) int {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := http.Post(s.url+path, "application/json", bytes.NewReader(b))
+	resp, err := http.Post(s.at(path), "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +149,20 @@ func TestServeSIGTERMStopsAndRecordsTheRun(t *testing.T) {
 	})
 	e, _ := anthropicEnv(t, h)
 	s := e.serve("--model", sonnet)
-	if !strings.Contains(s.output(), "this machine only, no token") {
-		t.Errorf("the start-up line does not say how it is reached: %q", s.output())
+	// A token always, printed as the URL to open (issue 22).
+	if !strings.Contains(s.output(), s.url+"/?token="+s.token) || len(s.token) < 32 {
+		t.Errorf("the start-up line does not give the URL with its token: %q", s.output())
+	}
+	if resp, err := http.Get(s.url + "/api/sessions"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	var run struct{ ID string }
 	if st := s.post(t, "/api/runs", map[string]any{"prompt": "take your time"}, &run); st != http.StatusCreated || run.ID == "" {
 		t.Fatalf("start a run: %d %+v", st, run)
 	}
-	resp, err := http.Get(s.url + "/api/runs/" + run.ID + "/events")
+	resp, err := http.Get(s.at("/api/runs/" + run.ID + "/events"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +207,7 @@ func TestServeFlagsReachTheRuns(t *testing.T) {
 	if st := s.post(t, "/api/runs", map[string]any{"prompt": "hi", "close": true}, &run); st != http.StatusCreated {
 		t.Fatalf("start a run: %d", st)
 	}
-	resp, err := http.Get(s.url + "/api/runs/" + run.ID + "/events")
+	resp, err := http.Get(s.at("/api/runs/" + run.ID + "/events"))
 	if err != nil {
 		t.Fatal(err)
 	}

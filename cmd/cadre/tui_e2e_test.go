@@ -173,7 +173,20 @@ func TestTUITwentySubagentsKeepTheInputOnScreen(t *testing.T) {
 		return testkit.Reply{Text: "All twenty parts are surveyed."}
 	}))
 	e.write(".cadre/settings.json", `{"subagents": {"maxForegroundConcurrent": 20}}`)
-	s := e.tui()
+	// Above the default of 16, the project's fan-out is a widening: the
+	// TUI asks once, before it takes the screen, with what trusting
+	// enables (issue 22); the user trusts it.
+	s := tmux.Start(e.t, tmux.Options{Dir: e.dir, Env: e.vars}, bin, "--model", sonnet)
+	prompt := s.WaitFor("Trust this project", screenWait)
+	if !strings.Contains(prompt, "subagents.maxForegroundConcurrent: 20") {
+		t.Errorf("the trust question does not show what trusting enables:\n%s", prompt)
+	}
+	s.Type("y")
+	s.SendKeys("Enter")
+	s.WaitFor(inputHint, screenWait)
+	if _, err := os.Stat(filepath.Join(e.home, "trust.json")); err != nil {
+		t.Errorf("the TUI's yes was not recorded: %v", err)
+	}
 	ask(s, "Survey all parts")
 	screen := s.WaitFor(fmt.Sprintf("%d subagents", n), screenWait)
 	if !strings.Contains(screen, inputHint) {

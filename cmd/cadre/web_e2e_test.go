@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -79,7 +81,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close(context.Background())
-	page, err := b.Open(ctx, s.url+"/#/session/"+run.ID)
+	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 		Agent   string
 		Running bool
 	}
-	getJSON(t, s.url+"/api/runs/"+run.ID+"/subagents", &subs)
+	getJSON(t, s.at("/api/runs/"+run.ID+"/subagents"), &subs)
 	if len(subs) != 2 || !subs[0].Running || !subs[1].Running {
 		t.Errorf("subagents after the capture: %+v, want both still running", subs)
 	}
@@ -223,7 +225,7 @@ func waitStarted(t *testing.T, s *served, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/api/runs/"+id+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.at("/api/runs/"+id+"/events"), nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -268,4 +270,96 @@ func getJSON(t *testing.T, url string, out any) {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
+}
+
+// TestCrossOriginPageCannotStartARun is issue 22's server door in a real
+// browser: with the web view open (its token in the cookie), a page of
+// another site sends the "simple" requests no browser preflights — a
+// text/plain POST to /api/runs raising the mode to bypassPermissions, one
+// to /a2a/ — and tries to read the sessions. No run starts and nothing is
+// read.
+func TestCrossOriginPageCannotStartARun(t *testing.T) {
+	exe, err := chromium.Find()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %v", err)
+		}
+		t.Skipf("SKIPPED, NOT TESTED: the browser test needs chromium: %v", err)
+	}
+	e := newEnv(t)
+	e.write("scenario.yaml", slowPair)
+	s := e.serve("--model", "script:scenario.yaml", "--agents", slowAgents)
+	_, port, _ := strings.Cut(strings.TrimPrefix(s.url, "http://"), ":")
+	attack := `<!doctype html><body><script>
+const target = "http://127.0.0.1:` + port + `";
+const run = JSON.stringify({prompt: "pwn", permission_mode: "bypassPermissions"});
+const a2a = JSON.stringify({jsonrpc: "2.0", id: 1, method: "message/send",
+  params: {message: {role: "user", messageId: "m1", parts: [{kind: "text", text: "pwn"}]}}});
+Promise.allSettled([
+  fetch(target + "/api/runs", {method: "POST", mode: "no-cors", credentials: "include", headers: {"Content-Type": "text/plain"}, body: run}),
+  fetch(target + "/a2a/", {method: "POST", mode: "no-cors", credentials: "include", headers: {"Content-Type": "text/plain"}, body: a2a}),
+  fetch(target + "/api/sessions", {credentials: "include"}).then((r) => r.text()),
+]).then((rs) => {
+  const d = document.createElement("pre");
+  d.id = "done";
+  d.textContent = JSON.stringify(rs.map((r) => r.status + (typeof r.value === "string" ? ":" + r.value : "")));
+  document.body.appendChild(d);
+});
+</script></body>`
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, attack)
+	}))
+	defer evil.Close()
+	_, evilPort, _ := strings.Cut(strings.TrimPrefix(evil.URL, "http://"), ":")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b, err := chromium.Start(ctx, exe, t.TempDir(), 1000, 700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	// The user's web view, opened from the URL cadre serve printed.
+	view, err := b.Open(ctx, s.url+"/?token="+s.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const loaded = `new Promise((resolve) => {
+	  const ok = () => location.host.startsWith("127.0.0.1") && document.readyState === "complete" && !location.search.includes("token");
+	  if (ok()) return resolve(true);
+	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(true); } })
+	    .observe(document, {childList: true, subtree: true, attributes: true});
+	})`
+	if err := view.Eval(ctx, loaded, nil); err != nil {
+		t.Fatalf("the web view did not load (and drop the token from its URL): %v", err)
+	}
+	// Another site: localhost is not 127.0.0.1 to the browser.
+	page, err := b.Open(ctx, "http://localhost:"+evilPort+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done string
+	if err := page.Eval(ctx, `new Promise((resolve) => {
+	  const get = () => document.getElementById("done");
+	  if (get()) return resolve(get().textContent);
+	  new MutationObserver((_, obs) => { if (get()) { obs.disconnect(); resolve(get().textContent); } })
+	    .observe(document, {childList: true, subtree: true});
+	})`, &done); err != nil {
+		t.Fatalf("the attack page did not finish: %v", err)
+	}
+	if strings.Contains(done, "session") || strings.Contains(done, "fulfilled:[") {
+		t.Errorf("the other site read the sessions: %s", done)
+	}
+	var runs []map[string]any
+	getJSON(t, s.at("/api/runs"), &runs)
+	if len(runs) != 0 {
+		t.Errorf("a cross-origin page started %d run(s): %v", len(runs), runs)
+	}
+	var sessions []map[string]any
+	getJSON(t, s.at("/api/sessions"), &sessions)
+	if len(sessions) != 0 {
+		t.Errorf("a cross-origin page started %d session(s) (over A2A?)", len(sessions))
+	}
+	t.Logf("the attack page saw: %s", done)
 }

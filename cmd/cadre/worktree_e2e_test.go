@@ -58,7 +58,8 @@ func TestWorktreeIsolation(t *testing.T) {
 			git(t, e.dir, "init", "-q", "-b", "main")
 			git(t, e.dir, "add", "notes.txt")
 			git(t, e.dir, "commit", "-q", "-m", "notes")
-			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")
+			// acceptEdits: a child never has more than its parent (issue 22).
+			p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5", "--permission-mode", "acceptEdits")
 			checkWorktreeRun(t, e.dir, p, tc.kept, git)
 		})
 	}

@@ -85,7 +85,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.Name = "cadre"
 	}
 	if cfg.Description == "" {
-		cfg.Description = "cadre's main agent: give it a task in words; it works in " + cfg.Runtime.Cwd() + " with its tools and subagents and answers."
+		// The card is public: it names no path of this machine.
+		cfg.Description = "cadre's main agent: give it a task in words; it works in its project with its tools and subagents and answers."
 	}
 	s := &Server{cfg: cfg, runs: map[a2a.TaskID]*run{}, contexts: map[string]*run{}}
 	s.ctx, s.stop = context.WithCancel(context.Background())

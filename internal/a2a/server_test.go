@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -130,6 +131,10 @@ func TestAgentCardListsTheAgentAndItsVisibleSubagents(t *testing.T) {
 	}
 	if _, ok := skills["general-purpose"]; !ok {
 		t.Errorf("skills %v: the built-in general-purpose agent is missing", skills)
+	}
+	// The card is public: it names no path of the machine (issue 22).
+	if b, _ := json.Marshal(f.card); strings.Contains(string(b), f.rt.Cwd()) || strings.Contains(string(b), os.TempDir()) {
+		t.Errorf("the public card names a path: %s", b)
 	}
 }
 

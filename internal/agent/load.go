@@ -36,6 +36,10 @@ type LoadOptions struct {
 	Declared []Definition
 	// Factories are SDK factories, called once by Load.
 	Factories []func() ([]Definition, error)
+	// Narrow, when set, changes every definition read from a project
+	// directory before it is registered: how an untrusted project's agent
+	// files lose what would widen their runs (package trust).
+	Narrow func(*Definition)
 }
 
 // projectDir is one project directory Load scans, in precedence order.
@@ -70,7 +74,7 @@ type Registry struct {
 // name). It never fails as a whole: a bad file becomes a Problem and an
 // invalid Entry, and the rest load.
 func Load(opts LoadOptions) *Registry {
-	l := &loader{project: opts.Cwd}
+	l := &loader{project: opts.Cwd, narrow: opts.Narrow}
 	l.add(GeneralPurpose(), nil)
 	if opts.UserDir != "" {
 		l.dir(opts.UserDir, FormatClaude, SourceUser)
@@ -102,6 +106,7 @@ type loader struct {
 	// project is the project root (LoadOptions.Cwd), which the project's
 	// files may not reach out of.
 	project  string
+	narrow   func(*Definition)
 	entries  []Entry
 	problems []Problem
 }
@@ -110,6 +115,9 @@ func (l *loader) problem(p *Problem) { l.problems = append(l.problems, *p) }
 
 // add records one definition with the problems that make it invalid.
 func (l *loader) add(d Definition, problems []*Problem) {
+	if l.narrow != nil && d.Source == SourceProject {
+		l.narrow(&d)
+	}
 	e := Entry{Definition: d}
 	if len(problems) > 0 {
 		errs := make([]error, len(problems))

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/permission"
 	"io"
 	"mime"
 	"net"
@@ -62,7 +63,7 @@ func WebFetch(opts Options) tool.Tool {
 		if err != nil || u.Hostname() == "" {
 			return ""
 		}
-		return "domain:" + strings.ToLower(u.Hostname())
+		return "domain:" + permission.NormalizeHost(u.Hostname())
 	}
 	return t
 }

@@ -13,6 +13,7 @@ import (
 // standard error, which editors keep in their logs.
 func acpCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var model, mode string
+	var trusted bool
 	cmd := &cobra.Command{
 		Use:   "acp",
 		Short: "serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim; see docs/acp.md)",
@@ -27,12 +28,13 @@ protocol; warnings go to standard error.`,
 			log := newLogger(stderr, debug)
 			tp, flush := openTracing(cmd.Context(), log)
 			defer flush() // after the runtimes close
-			rts := acp.NewRuntimes(cadre.Options{Model: model, PermissionMode: cadre.PermissionMode(mode), Logger: log, TracerProvider: tp})
+			rts := acp.NewRuntimes(cadre.Options{Model: model, PermissionMode: cadre.PermissionMode(mode), Logger: log, TracerProvider: tp, TrustWorkspace: trusted})
 			defer rts.Close()
 			return acp.Serve(cmd.Context(), acp.Config{Backend: rts, In: stdin, Out: stdout, Logger: log})
 		},
 	}
 	cmd.Flags().StringVar(&model, "model", "", "model of every session (default: the settings')")
+	cmd.Flags().BoolVar(&trusted, "trust-workspace", false, "trust every session's project files without asking (automation; see cadre trust)")
 	cmd.Flags().StringVar(&mode, "permission-mode", "", "permission mode of every session: plan, default, acceptEdits or bypassPermissions")
 	return cmd
 }

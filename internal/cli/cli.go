@@ -71,6 +71,7 @@ type runFlags struct {
 	debug              bool
 	sdk                sdkFlags
 	inputFormat        string
+	trustWorkspace     bool
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -110,10 +111,11 @@ the runtime opened and how each run started and ended.`,
 	fl.StringVarP(&f.resume, "resume", "r", "", "continue the session with this id")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session in this directory")
 	f.sdk.register(fl)
+	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust this project's files for this run without asking (automation; see cadre trust)")
 	// Persistent: the subcommands open a runtime too, and log through it.
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug detail to standard error (warnings always go there)")
 	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout), mcpCmd(stdout))
-	root.AddCommand(acpCmd(stdin, stdout, stderr), serveCmd(stdout, stderr))
+	root.AddCommand(acpCmd(stdin, stdout, stderr), serveCmd(stdout, stderr), trustCmd(stdin, stdout))
 	return root
 }
 
@@ -228,7 +230,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		FallbackModel: f.sdk.fallbackModel, MaxBudgetUSD: f.sdk.maxBudgetUSD,
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,
-		Logger: log,
+		Logger: log, TrustWorkspace: f.trustWorkspace,
 	}
 	// Deferred before the runtime's Close, so it runs after it: every
 	// span has ended by then.

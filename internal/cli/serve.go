@@ -27,7 +27,7 @@ type serveFlags struct {
 	settings, settingSources         string
 	agents, fallbackModel            string
 	allowed, denied, addDir, mcp     []string
-	strictMCP                        bool
+	strictMCP, trustWorkspace        bool
 	maxTurns                         int
 	maxBudgetUSD                     float64
 }
@@ -67,6 +67,7 @@ does, records it, and exits.`,
 	fl.StringVar(&f.agents, "agents", "", `subagents as JSON: {"name": {"description": …, "prompt": …}}`)
 	fl.StringArrayVar(&f.mcp, "mcp-config", nil, "more MCP servers: a file or JSON text of {\"mcpServers\": …}")
 	fl.BoolVar(&f.strictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config")
+	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the project's files without asking (automation; see cadre trust)")
 	fl.StringVar(&f.fallbackModel, "fallback-model", "", "model a turn switches to when the main one is overloaded")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "stop a turn after this many model turns (0: no limit)")
 	fl.Float64Var(&f.maxBudgetUSD, "max-budget-usd", 0, "stop a run when it has cost this much (USD)")
@@ -81,6 +82,12 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	loopback, err := server.CheckAddr(f.addr, f.token)
 	if err != nil {
 		return err
+	}
+	printToken := f.token == ""
+	if printToken {
+		// Loopback is no boundary against a web page in the user's own
+		// browser: a token is required always (issue 22).
+		f.token = server.NewToken()
 	}
 	allowed, err := rules(f.allowed)
 	if err != nil {
@@ -103,6 +110,7 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 		SettingSources: settingSources(cmd.Flags(), f.settingSources), Settings: f.settings, AdditionalDirectories: f.addDir,
 		AgentsJSON: []byte(f.agents), MCPConfig: f.mcp, StrictMCPConfig: f.strictMCP,
 		FallbackModel: f.fallbackModel, MaxBudgetUSD: f.maxBudgetUSD, Logger: log, TracerProvider: tp,
+		TrustWorkspace: f.trustWorkspace,
 		// Nodes behind one load balancer share their lanes (store.dispatch).
 		Dispatch: cadre.DispatchAny,
 	})
@@ -113,7 +121,7 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	for _, w := range rt.Warnings() {
 		log.Warn(w)
 	}
-	agents, err := a2a.New(a2a.Config{Runtime: rt, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode), Bearer: f.token != ""})
+	agents, err := a2a.New(a2a.Config{Runtime: rt, Model: f.model, PermissionMode: cadre.PermissionMode(f.permissionMode), Bearer: true})
 	if err != nil {
 		return err
 	}
@@ -129,16 +137,21 @@ func runServe(cmd *cobra.Command, f serveFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	if loopback {
+		host, _, _ := net.SplitHostPort(ln.Addr().String())
+		srv.SetHosts(append([]string{host}, server.LoopbackHosts...))
+	}
+	// No ReadTimeout or WriteTimeout: event streams stay open as long as
+	// their runs; the server bounds each request body's arrival itself.
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String() + "/"
-	switch {
-	case f.token != "":
-		fmt.Fprintf(stdout, "cadre serve: listening on %s; every request needs \"Authorization: Bearer <token>\" (the web view: %s?token=<token>), except /.well-known/agent-card.json\n", url, url)
-	case loopback:
-		fmt.Fprintf(stdout, "cadre serve: listening on %s (this machine only, no token)\n", url)
+	if printToken {
+		fmt.Fprintf(stdout, "cadre serve: listening on %s — open %s?token=%s (API clients: \"Authorization: Bearer %s\"; only /.well-known/agent-card.json is public)\n", url, url, f.token, f.token)
+	} else {
+		fmt.Fprintf(stdout, "cadre serve: listening on %s — every request needs \"Authorization: Bearer <token>\" (the web view: %s?token=<token>), except /.well-known/agent-card.json\n", url, url)
 	}
 	if !loopback {
 		fmt.Fprintf(stdout, "cadre serve: %s is reachable beyond this machine: anyone with the token can run tools here\n", f.addr)

@@ -17,6 +17,20 @@ import (
 func runTUI(ctx context.Context, f runFlags, opts cadre.Options, prompt string, stdin io.Reader, stdout io.Writer) error {
 	// The answer streams into the transcript as it is written.
 	opts.IncludePartialMessages = true
+	// An untrusted project is asked about once, before the screen is
+	// taken, with the list cadre trust shows.
+	if w, err := cadre.AssessWorkspace(opts); err == nil && !w.Trusted {
+		showTrust(stdout, w)
+		ok, err := confirm(stdin, stdout, "Trust this project and enable all of the above? [y/N] (no: its files may only narrow) ")
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := cadre.TrustWorkspace(opts, w); err != nil {
+				return err
+			}
+		}
+	}
 	rt, err := cadre.New(ctx, opts)
 	if err != nil {
 		return err

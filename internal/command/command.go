@@ -41,7 +41,11 @@ type Command struct {
 	// nil means the field is absent; an empty, non-nil list means it was
 	// given empty. For context: fork it restricts the child's tools.
 	AllowedTools []string
-	Model        string
+	// NoGrant is set on an untrusted project's command (see package
+	// trust): its AllowedTools still restrict a fork's pool but allow no
+	// call, and a skill's grant nothing.
+	NoGrant bool
+	Model   string
 	// Context is "" (run in the conversation) or "fork" (run in a forked
 	// child, DESIGN.md S-F2).
 	Context string
@@ -144,4 +148,24 @@ func foldName(name string) string {
 		}
 	}
 	return string(b)
+}
+
+// Narrowed returns a copy of s in which f has changed every command of
+// the project (SourceProject); the user's are as they were. It is how an
+// untrusted project's commands lose their grants (package trust).
+func (s *Set) Narrowed(f func(*Command)) *Set {
+	if s == nil {
+		return nil
+	}
+	out := &Set{byName: make(map[string]Command, len(s.byName))}
+	for name, c := range s.byName {
+		if c.Source == SourceProject {
+			f(&c)
+		}
+		out.byName[name] = c
+	}
+	for _, c := range s.sorted {
+		out.sorted = append(out.sorted, out.byName[c.Name])
+	}
+	return out
 }

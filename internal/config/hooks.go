@@ -29,7 +29,7 @@ func dropHookApproval(path string, layer *Settings, generic map[string]any) []Wa
 	delete(generic, "enableProjectHooks")
 	layer.EnableProjectHooks = false
 	return []Warning{{File: path, Key: "enableProjectHooks",
-		Message: "ignored in a project's shared settings: allow the project's hooks in .cadre/settings.local.json or your user settings"}}
+		Message: "ignored in a project's shared settings: trusting the workspace (cadre trust) allows its hooks"}}
 }
 
 // claudeHooks reads the hooks of Claude Code's settings files, so that a
@@ -43,12 +43,10 @@ func claudeHooks(out *Loaded, merged *Settings, userHome, cwd string, sources []
 	if userHome == "" {
 		userHome, _ = os.UserHomeDir()
 	}
-	files := []HookLayer{
-		{Scope: ScopeProject, Path: filepath.Join(cwd, ".claude", "settings.json")},
-		{Scope: ScopeLocal, Path: filepath.Join(cwd, ".claude", "settings.local.json")},
-	}
+	// The project's Claude Code files are whole layers (see Load).
+	var files []HookLayer
 	if userHome != "" {
-		files = append([]HookLayer{{Scope: ScopeUser, Path: filepath.Join(userHome, ".claude", "settings.json")}}, files...)
+		files = append(files, HookLayer{Scope: ScopeUser, Path: filepath.Join(userHome, ".claude", "settings.json")})
 	}
 	var warnings []Warning
 	seen := map[string]bool{}
@@ -56,7 +54,7 @@ func claudeHooks(out *Loaded, merged *Settings, userHome, cwd string, sources []
 		if sources != nil && !slices.Contains(sources, l.Scope) {
 			continue
 		}
-		if seen[filepath.Clean(l.Path)] {
+		if seen[filepath.Clean(l.Path)] || filepath.Clean(l.Path) == filepath.Join(cwd, ".claude", "settings.json") {
 			continue // run from the home directory: one file, read once
 		}
 		seen[filepath.Clean(l.Path)] = true

@@ -1,15 +1,17 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// TestHookLayers: every layer's hooks are kept, in order — cadre's files,
-// then Claude Code's (~/.claude, .claude, .claude/settings.local.json) —
-// and a project's shared settings cannot approve the project's hooks.
+// TestHookLayers: every layer's hooks are kept, in order — each Claude
+// Code project file just below cadre's of the same scope, then
+// ~/.claude's — and a project's shared settings cannot approve the
+// project's hooks.
 func TestHookLayers(t *testing.T) {
 	e := newEnv(t)
 	hook := func(cmd string) string {
@@ -34,7 +36,7 @@ func TestHookLayers(t *testing.T) {
 	for _, h := range l.Hooks {
 		got = append(got, h.Scope+":"+h.Hooks["PreToolUse"][0].Hooks[0].Command)
 	}
-	want := "user:user project:project local:local user:claude-user project:claude-project local:claude-local"
+	want := "user:user project:claude-project project:project local:claude-local local:local user:claude-user"
 	if strings.Join(got, " ") != want {
 		t.Errorf("hook layers %q, want %q", strings.Join(got, " "), want)
 	}
@@ -46,12 +48,13 @@ func TestHookLayers(t *testing.T) {
 	}
 
 	e.write(t, ScopeLocal, `{"enableProjectHooks": true}`)
-	os.WriteFile(filepath.Join(e.proj, ".claude", "settings.local.json"), []byte(`{"disableAllHooks": true, "hooks": {"PreToolUse": 3}}`), 0o644)
+	os.WriteFile(filepath.Join(e.proj, ".claude", "settings.local.json"), []byte(`{"disableAllHooks": true}`), 0o644)
+	os.WriteFile(filepath.Join(e.proj, ".claude", "settings.json"), []byte(`{"hooks": {"PreToolUse": 3}}`), 0o644)
 	l = e.mustLoad(t, Overrides{})
 	if !l.Settings.EnableProjectHooks || !l.Settings.DisableAllHooks {
 		t.Errorf("local approval %v, disableAllHooks %v", l.Settings.EnableProjectHooks, l.Settings.DisableAllHooks)
 	}
-	if w := l.Warnings[len(l.Warnings)-1]; !strings.Contains(w.String(), "were not read") {
+	if !strings.Contains(fmt.Sprint(l.Warnings), "were not read") {
 		t.Errorf("a broken Claude Code hooks block is not reported: %v", l.Warnings)
 	}
 }

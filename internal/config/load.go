@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/trust"
 )
 
 // Scopes of the layers, in the order they apply.
@@ -37,6 +38,10 @@ type LoadOptions struct {
 	// and ScopeLocal (--setting-sources); nil reads all three.
 	Sources   []string
 	Overrides Overrides
+	// Trusted says the user trusts the project (package trust): its
+	// shared settings apply in full, and its hooks and MCP servers run.
+	// Untrusted, they may only narrow (see narrow).
+	Trusted bool
 }
 
 // DefaultModel is the main agent's model when no flag and no settings
@@ -50,6 +55,13 @@ type Layer struct {
 	Path  string // the file; empty for flags
 	Scope string // ScopeUser, ScopeProject, ScopeLocal or ScopeFlags
 	Found bool   // the file exists (for flags: some flag was given)
+	// Claude is set for Claude Code's files (.claude/settings*.json).
+	Claude bool
+	// Personal is set for the user's own files: the user settings, and a
+	// settings.local.json that git does not track and that is a regular
+	// file. Every other file is the project's, read as its shared
+	// settings whatever its name.
+	Personal bool
 }
 
 // Warning is a problem that does not stop loading, such as an unknown key.
@@ -91,6 +103,15 @@ type Loaded struct {
 	Settings Settings
 	Layers   []Layer
 	Warnings []Warning
+	// Personal is the merge of the user's own layers only (Layer.Personal,
+	// and --settings): for a setting only the user may widen, read it here
+	// rather than from Settings, which the project's layers reach.
+	Personal Settings
+	// Trusted is LoadOptions.Trusted.
+	Trusted bool
+	// Asks are what the project's shared layers and .mcp.json ask for
+	// that would widen what runs: skipped unless Trusted (package trust).
+	Asks []trust.Item
 	// Home is the resolved CADRE_HOME.
 	Home string
 	// MCP holds each layer's mcpServers, in layer order.
@@ -119,10 +140,14 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		return nil, err
 	}
 
-	out := &Loaded{Home: home}
+	out := &Loaded{Home: home, Trusted: opts.Trusted}
+	// Claude Code's project files sit below cadre's own of the same scope:
+	// a project set up for both says what cadre should do in .cadre.
 	files := []Layer{
 		{Path: filepath.Join(home, "settings.json"), Scope: ScopeUser},
+		{Path: filepath.Join(cwd, ".claude", "settings.json"), Scope: ScopeProject, Claude: true},
 		{Path: filepath.Join(cwd, ".cadre", "settings.json"), Scope: ScopeProject},
+		{Path: filepath.Join(cwd, ".claude", "settings.local.json"), Scope: ScopeLocal, Claude: true},
 		{Path: filepath.Join(cwd, ".cadre", "settings.local.json"), Scope: ScopeLocal},
 	}
 	for _, src := range opts.Sources {
@@ -132,7 +157,7 @@ func Load(opts LoadOptions) (*Loaded, error) {
 			return nil, &Error{File: ScopeFlags, Key: "--setting-sources", Msg: fmt.Sprintf("unknown source %q: want user, project or local", src)}
 		}
 	}
-	var merged Settings
+	var merged, personal Settings
 	for _, l := range files {
 		if opts.Sources != nil && !slices.Contains(opts.Sources, l.Scope) {
 			continue
@@ -143,14 +168,32 @@ func Load(opts LoadOptions) (*Loaded, error) {
 			out.Layers = append(out.Layers, l)
 			continue
 		}
+		l.Personal = l.Scope == ScopeUser
+		if l.Scope == ScopeLocal {
+			// A local file is the user's only when it is theirs: not
+			// committed, not a link out of the project.
+			ok, why := personalLocal(cwd, l.Path)
+			l.Personal = ok
+			if !ok {
+				out.Warnings = append(out.Warnings, Warning{File: l.Path, Message: "read as the project's shared settings, not yours: it " + why})
+			}
+		}
 		layer, generic, warnings, found, err := readFile(l.Path)
-		if err != nil {
+		if l.Claude {
+			// Claude Code's file: its keys cadre does not know are Claude
+			// Code's business, and a file cadre cannot read is a warning.
+			warnings = nil
+			if err != nil {
+				out.Warnings = append(out.Warnings, Warning{File: l.Path, Message: fmt.Sprintf("Claude Code's settings here were not read: %v", err)})
+				continue
+			}
+		} else if err != nil {
 			return nil, err
 		}
 		l.Found = found
 		out.Layers = append(out.Layers, l)
 		out.Warnings = append(out.Warnings, warnings...)
-		if l.Scope == ScopeProject && layer.Permissions.DefaultMode == string(permission.ModeBypass) {
+		if !l.Personal && layer.Permissions.DefaultMode == string(permission.ModeBypass) {
 			// The project file is committed with the repository: honouring
 			// this would let cloning a hostile repository switch every guard
 			// off. The personal layers and the flag can still choose it.
@@ -159,22 +202,40 @@ func Load(opts LoadOptions) (*Loaded, error) {
 				delete(perms, "defaultMode") // so the merge keeps an earlier layer's mode
 			}
 			out.Warnings = append(out.Warnings, Warning{File: l.Path, Key: "permissions.defaultMode",
-				Message: "bypassPermissions is ignored in a project's shared settings; set it in .cadre/settings.local.json, your user settings or with --permission-mode"})
+				Message: "bypassPermissions is ignored in a project's shared settings; set it in your user settings, an untracked .cadre/settings.local.json or with --permission-mode"})
 		}
-		if l.Scope == ScopeProject {
+		scope := l.Scope
+		if !l.Personal {
+			scope = ScopeProject
 			out.Warnings = append(out.Warnings, dropProjectApproval(l.Path, &layer, generic)...)
 			out.Warnings = append(out.Warnings, dropHookApproval(l.Path, &layer, generic)...)
 			out.Warnings = append(out.Warnings, dropProjectStore(l.Path, &layer, generic)...)
+			if found {
+				out.Asks = append(out.Asks, narrow(l.Path, &layer, generic, merged, !opts.Trusted)...)
+			}
 		}
 		if len(layer.Hooks) > 0 {
-			out.Hooks = append(out.Hooks, HookLayer{Scope: l.Scope, Path: l.Path, Hooks: layer.Hooks})
+			out.Hooks = append(out.Hooks, HookLayer{Scope: scope, Path: l.Path, Hooks: layer.Hooks})
 		}
 		if len(layer.MCPServers) > 0 {
-			out.MCP = append(out.MCP, MCPLayer{Scope: l.Scope, Path: l.Path, Servers: layer.MCPServers})
+			out.MCP = append(out.MCP, MCPLayer{Scope: scope, Path: l.Path, Servers: layer.MCPServers})
 		}
 		if found {
 			merge(reflect.ValueOf(&merged).Elem(), reflect.ValueOf(layer), generic)
+			if l.Personal {
+				merge(reflect.ValueOf(&personal).Elem(), reflect.ValueOf(layer), generic)
+			}
 		}
+	}
+	if opts.Sources == nil || slices.Contains(opts.Sources, ScopeProject) {
+		out.Asks = append(out.Asks, mcpjsonAsks(cwd)...)
+	}
+	// Trust is the approval of the project's hooks and MCP servers (the
+	// list `cadre trust` showed named each command; see ProjectHooks and
+	// ProjectMCP). Untrusted, nothing the project names runs, whatever
+	// approves it.
+	if !opts.Trusted {
+		merged.EnableProjectHooks, merged.EnableAllProjectMcpServers, merged.EnabledMcpjsonServers = false, false, nil
 	}
 
 	out.Warnings = append(out.Warnings, claudeHooks(out, &merged, opts.UserHome, cwd, opts.Sources)...)
@@ -191,6 +252,7 @@ func Load(opts LoadOptions) (*Loaded, error) {
 			out.Hooks = append(out.Hooks, HookLayer{Scope: ScopeFlags, Path: "--settings", Hooks: layer.Hooks})
 		}
 		merge(reflect.ValueOf(&merged).Elem(), reflect.ValueOf(layer), generic)
+		merge(reflect.ValueOf(&personal).Elem(), reflect.ValueOf(layer), generic)
 	}
 	flagWarnings, err := applyOverrides(&merged, opts.Overrides)
 	if err != nil {
@@ -212,7 +274,19 @@ func Load(opts LoadOptions) (*Loaded, error) {
 	}
 	out.Layers = append(out.Layers, Layer{Scope: ScopeFlags, Found: opts.Overrides.set()})
 	out.Settings = merged
+	out.Personal = personal
 	return out, nil
+}
+
+// ProjectHooks reports whether the project's hooks run: in a trusted
+// workspace (trusting approved each command it listed), never in another.
+func (l *Loaded) ProjectHooks() bool { return l.Trusted }
+
+// ProjectMCP reports whether the project's MCP server name, from .mcp.json
+// or a project layer, may start: in a trusted workspace unless a layer
+// refuses it (disabledMcpjsonServers); never in an untrusted one.
+func (l *Loaded) ProjectMCP(name string) bool {
+	return l.Trusted && !slices.Contains(l.Settings.DisabledMcpjsonServers, name)
 }
 
 // dropProjectApproval removes the MCP approval keys from the project's
@@ -227,7 +301,7 @@ func dropProjectApproval(path string, layer *Settings, generic map[string]any) [
 		}
 		delete(generic, key)
 		out = append(out, Warning{File: path, Key: key,
-			Message: "ignored in a project's shared settings: approve project MCP servers in .cadre/settings.local.json or your user settings"})
+			Message: "ignored in a project's shared settings: trusting the workspace (cadre trust) approves its MCP servers"})
 	}
 	layer.EnableAllProjectMcpServers, layer.EnabledMcpjsonServers = false, nil
 	return out

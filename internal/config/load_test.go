@@ -18,6 +18,9 @@ import (
 type env struct {
 	home, proj string
 	vars       map[string]string
+	// untrusted loads as in a project the user has not trusted; the
+	// merge tests trust theirs, since they test how layers combine.
+	untrusted bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -68,7 +71,7 @@ func (e *env) writeLayers(t *testing.T, user, project, local string) {
 }
 
 func (e *env) load(o Overrides) (*Loaded, error) {
-	return Load(LoadOptions{Cwd: e.proj, UserHome: e.home, Getenv: func(k string) string { return e.vars[k] }, Overrides: o})
+	return Load(LoadOptions{Cwd: e.proj, UserHome: e.home, Getenv: func(k string) string { return e.vars[k] }, Overrides: o, Trusted: !e.untrusted})
 }
 
 func (e *env) mustLoad(t *testing.T, o Overrides) *Loaded {
@@ -179,9 +182,11 @@ func TestLayers(t *testing.T) {
 	e.write(t, ScopeProject, `{}`)
 	got := e.mustLoad(t, Overrides{})
 	want := []Layer{
-		{Path: e.path(ScopeUser), Scope: ScopeUser},
+		{Path: e.path(ScopeUser), Scope: ScopeUser, Personal: true},
+		{Path: filepath.Join(e.proj, ".claude", "settings.json"), Scope: ScopeProject, Claude: true},
 		{Path: e.path(ScopeProject), Scope: ScopeProject, Found: true},
-		{Path: e.path(ScopeLocal), Scope: ScopeLocal},
+		{Path: filepath.Join(e.proj, ".claude", "settings.local.json"), Scope: ScopeLocal, Claude: true, Personal: true},
+		{Path: e.path(ScopeLocal), Scope: ScopeLocal, Personal: true},
 		{Scope: ScopeFlags},
 	}
 	if diff := cmp.Diff(want, got.Layers); diff != "" {
@@ -191,7 +196,7 @@ func TestLayers(t *testing.T) {
 		t.Errorf("Home = %q", got.Home)
 	}
 	got = e.mustLoad(t, Overrides{Model: "x"})
-	if l := got.Layers[3]; !l.Found {
+	if l := got.Layers[len(got.Layers)-1]; !l.Found {
 		t.Errorf("flags layer %+v, want Found", l)
 	}
 }

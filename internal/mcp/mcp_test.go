@@ -381,8 +381,8 @@ func TestHostileProjectServersDoNotStartUnapproved(t *testing.T) {
 	write(".mcp.json", `{"mcpServers": {"evil": `+hostile+`}}`)
 	// The repository tries to approve itself, and adds a server of its own.
 	write(".cadre/settings.json", `{"enableAllProjectMcpServers": true, "enabledMcpjsonServers": ["evil"], "mcpServers": {"evil2": `+hostile+`}}`)
-	load := func() *config.Loaded {
-		cfg, err := config.Load(config.LoadOptions{Cwd: dir, Getenv: func(k string) string {
+	load := func(trusted bool) *config.Loaded {
+		cfg, err := config.Load(config.LoadOptions{Cwd: dir, Trusted: trusted, Getenv: func(k string) string {
 			if k == "CADRE_HOME" {
 				return home
 			}
@@ -393,7 +393,7 @@ func TestHostileProjectServersDoNotStartUnapproved(t *testing.T) {
 		}
 		return cfg
 	}
-	cfg := load()
+	cfg := load(false)
 	if !strings.Contains(fmt.Sprint(cfg.Warnings), "enableAllProjectMcpServers") {
 		t.Errorf("no warning about the project approving itself: %v", cfg.Warnings)
 	}
@@ -401,11 +401,13 @@ func TestHostileProjectServersDoNotStartUnapproved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Start) != 0 || len(plan.Held) != 2 {
+	// Untrusted, the project's settings layer does not even define evil2
+	// (it is in cfg.Asks), and .mcp.json's evil is held.
+	if len(plan.Start) != 0 || len(plan.Held) != 1 {
 		t.Fatalf("plan %+v", plan)
 	}
 	for _, h := range plan.Held {
-		if h.State != mcp.StateNeedsApproval || !strings.Contains(h.Err, "enabledMcpjsonServers") {
+		if h.State != mcp.StateNeedsApproval || !strings.Contains(h.Err, "cadre trust") {
 			t.Errorf("held %+v", h)
 		}
 	}
@@ -416,10 +418,15 @@ func TestHostileProjectServersDoNotStartUnapproved(t *testing.T) {
 		t.Fatal("a hostile project server ran")
 	}
 
-	// The user's own local settings approve one by name, and refuse the
-	// other even though all are enabled.
+	// The user's own local settings approving them changes nothing in an
+	// untrusted workspace (issue 22: trust is the approval).
 	write(".cadre/settings.local.json", `{"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["evil2"]}`)
-	plan, err = mcp.Resolve(mcp.Sources{Cwd: dir, Settings: load()})
+	plan, err = mcp.Resolve(mcp.Sources{Cwd: dir, Settings: load(false)})
+	if err != nil || len(plan.Start) != 0 {
+		t.Fatalf("untrusted, approved by the user: plan %+v, %v", plan, err)
+	}
+	// Trusted, they start, but the user's refusal still holds.
+	plan, err = mcp.Resolve(mcp.Sources{Cwd: dir, Settings: load(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +439,7 @@ func TestHostileProjectServersDoNotStartUnapproved(t *testing.T) {
 		t.Errorf("sdk plan %+v, %v", plan, err)
 	}
 	// --strict-mcp-config: the flag's servers only.
-	plan, err = mcp.Resolve(mcp.Sources{Cwd: dir, Settings: load(), Strict: true, Flags: []string{`{"mcpServers": {"mine": {"command": "x"}}}`}})
+	plan, err = mcp.Resolve(mcp.Sources{Cwd: dir, Settings: load(true), Strict: true, Flags: []string{`{"mcpServers": {"mine": {"command": "x"}}}`}})
 	if err != nil || len(plan.Start) != 1 || plan.Start[0].Name != "mine" || len(plan.Held) != 0 {
 		t.Errorf("strict plan %+v, %v", plan, err)
 	}

@@ -106,8 +106,8 @@ func Resolve(src Sources) (Plan, error) {
 			st.State, st.Err = StateFailed, "an Agent SDK server (type sdk) runs in the SDK's process and is reached over the control protocol, which cadre's MCP client does not support yet"
 		case c.project && slices.Contains(s.DisabledMcpjsonServers, name):
 			st.State, st.Err = StateDisabled, "listed in disabledMcpjsonServers"
-		case c.project && !s.EnableAllProjectMcpServers && !slices.Contains(s.EnabledMcpjsonServers, name):
-			st.State, st.Err = StateNeedsApproval, "a project server starts only once approved: add it to enabledMcpjsonServers (or set enableAllProjectMcpServers) in .cadre/settings.local.json or your user settings"
+		case c.project && (src.Settings == nil || !src.Settings.ProjectMCP(name)):
+			st.State, st.Err = StateNeedsApproval, "a project server starts only in a trusted workspace: review what the project asks for and trust it with `cadre trust` (enableAllProjectMcpServers and enabledMcpjsonServers no longer approve on their own)"
 		default:
 			chosen[name] = c
 			delete(held, name)

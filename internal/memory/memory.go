@@ -54,6 +54,39 @@ func Dir(scope, agent, project, home string) string {
 	return ""
 }
 
+// CheckDir refuses a memory directory that is, or lies below, a symbolic
+// link under root: a cloned repository could make
+// .claude/agent-memory/<agent> a link to ../../.git, and the writes its
+// agent is allowed there would land in .git/config (issue 22). Components
+// that do not exist yet are fine: the agent makes them.
+func CheckDir(dir, root string) error {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("agent memory %s is outside %s", dir, root)
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("agent memory %s: %w", dir, err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("agent memory %s is not used: %s is a symbolic link, and a memory directory must not lead out of %s", dir, p, root)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("agent memory %s is not used: %s is not a directory", dir, p)
+		}
+	}
+	return nil
+}
+
 // Rules are the allow rules that let the agent read and change its memory
 // directory dir.
 func Rules(dir string) []string {

@@ -69,3 +69,28 @@ func TestPromptRefusesALinkOut(t *testing.T) {
 		t.Fatalf("prompt %q, error %v: the link out must be refused", p, err)
 	}
 }
+
+// TestCheckDirRefusesLinks is issue 22's memory attack: a committed
+// .claude/agent-memory/<agent> link to ../../.git would let the agent's
+// memory writes rewrite .git/config.
+func TestCheckDirRefusesLinks(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(root, ".claude", "agent-memory"), 0o755)
+	dir := Dir(ScopeProject, "evil", root, "")
+	if err := CheckDir(dir, root); err != nil {
+		t.Fatalf("a memory directory not made yet: %v", err)
+	}
+	if err := os.Symlink("../../.git", dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckDir(dir, root); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a linked memory directory: %v", err)
+	}
+	os.Remove(dir)
+	os.RemoveAll(filepath.Join(root, ".claude", "agent-memory"))
+	os.Symlink("../.git", filepath.Join(root, ".claude", "agent-memory"))
+	if err := CheckDir(dir, root); err == nil {
+		t.Error("a linked parent of the memory directory was accepted")
+	}
+}

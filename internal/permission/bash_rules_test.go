@@ -123,13 +123,19 @@ func bashDenyCases() []bashCase {
 		"echo rm | xargs sh -c", "ls | xargs -I{} {} f", "echo rm | xargs env",
 		"xargs -I% sh -c %", "alias r=rm", `trap "$x" EXIT`, "$'rm' f", "/bin/r? f", "{rm,f}", "env \"$x\" f",
 		"echo (", "sh -c 'echo ('",
+		// issue 22: scripts no rule reads, and programs that run a command
+		// given to them, ask while a deny rule exists.
+		"bash script.sh", "source env.sh", "sh /dev/stdin <<< 'rm f'", ". /dev/stdin <<< 'rm f'", "source <(echo rm f)",
+		"bash <(echo rm f)", "python3 -c 'import shutil'", "perl -e 'unlink q(f)'", "node script.js",
+		"ionice -c3 rm f", "chrt 10 rm f", "taskset -c 0 rm f", "setpriv --reuid=0 rm f", "script -qc 'rm f'",
+		"hash -p /bin/rm ls; ls f", "unknowntool --run rm f",
 	}
 	for _, cmd := range asked {
 		out = append(out, bashCase{name: cmd, allow: "Bash", deny: "Bash(rm:*)", cmd: cmd, want: "ask"})
 	}
 	allowed := []string{
 		"echo rm f", "git rm f", "ls rm", "grep -r 'rm f' .", "echo 'rm f; rm g'", "command -v rm", "type rm",
-		"timeout 5 echo rm", "sudo -l rm f", "bash script.sh", "source env.sh", "nice -n 5 make rm",
+		"timeout 5 echo rm", "sudo -l rm f", "nice -n 5 make rm",
 		"xargs echo rm", "echo rm f | xargs", "sh -c 'echo rm'", "eval echo rm", "env FOO=rm make", "f=rm", "trap - EXIT",
 	}
 	for _, cmd := range allowed {
@@ -144,6 +150,10 @@ func bashDenyCases() []bashCase {
 		bashCase{name: "bypass: through a path", mode: ModeBypass, deny: "Bash(rm:*)", cmd: "/bin/rm f", want: "deny"},
 		bashCase{name: "bypass: eval asks", mode: ModeBypass, deny: "Bash(rm:*)", cmd: `eval "$x"`, want: "ask"},
 		bashCase{name: "bypass: eval, no deny rule", mode: ModeBypass, cmd: `eval "$x"`, want: "allow"},
+		bashCase{name: "bypass: a script asks while a deny rule exists", mode: ModeBypass, deny: "Bash(rm:*)", cmd: "sh /dev/stdin <<< 'rm f'", want: "ask"},
+		bashCase{name: "bypass: ionice asks", mode: ModeBypass, deny: "Bash(rm:*)", cmd: "ionice rm f", want: "ask"},
+		bashCase{name: "a script, no deny or ask rule", allow: "Bash", cmd: "bash script.sh", want: "allow"},
+		bashCase{name: "ask rule, a script", allow: "Bash", ask: "Bash(git push:*)", cmd: "bash deploy.sh", want: "ask"},
 		// Ask rules look through the same way.
 		bashCase{name: "ask rule through env", allow: "Bash", ask: "Bash(git push:*)", cmd: "env GIT_DIR=x git push", want: "ask"},
 		bashCase{name: "ask rule, eval", allow: "Bash", ask: "Bash(git push:*)", cmd: `eval "$x"`, want: "ask"},

@@ -28,6 +28,35 @@ import (
 //  6. ask rules ask; an unreadable command asks when any exists;
 //  7. allow rules approve the command, never an unreadable one, and never
 //     its writes: a write that an Edit would need approval for asks.
+//
+// unseen says why a deny or ask rule cannot be checked against what the
+// command runs: it runs a script no rule reads (a.hidden), or an argument
+// tail of some program matches a deny or ask rule (a.maybe). "" when
+// neither, or when no Bash deny or ask rule has a specifier.
+func (p *Policy) unseen(c call, a *shellAnalysis) string {
+	for _, l := range []struct {
+		rules []Rule
+		l     list
+		key   string
+	}{{p.Rules.Deny, listDeny, "deny"}, {p.Rules.Ask, listAsk, "ask"}} {
+		for _, r := range l.rules {
+			if !r.covers(c, l.l) || r.bare() {
+				continue
+			}
+			if len(a.hidden) > 0 {
+				return fmt.Sprintf("the command %s, so the %s rule %q cannot be checked", a.hidden[0], l.key, r.String())
+			}
+			spec := collapseSpace(r.Specifier)
+			for _, tail := range a.maybe {
+				if matchCommandPart(spec, tail) {
+					return fmt.Sprintf("the command may run %q, which the %s rule %q names", tail, l.key, r.String())
+				}
+			}
+		}
+	}
+	return ""
+}
+
 func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input json.RawMessage) error {
 	a := analyzeCommand(c.target)
 	deny := func(rule, reason string) error {
@@ -90,6 +119,11 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 
 	if len(a.opaque) > 0 && denyRule != "" {
 		return p.ask(ctx, c, env, input, fmt.Sprintf("the command runs what cannot be read before it runs (%s), so the deny rule %q cannot be checked", a.opaque[0], denyRule))
+	}
+	// What no rule sees (a script's content, a command a program may run)
+	// asks whenever a Bash deny or ask rule exists, in every mode.
+	if why := p.unseen(c, a); why != "" {
+		return p.ask(ctx, c, env, input, why)
 	}
 	if mode == ModeBypass {
 		if len(unknown) > 0 && p.anyEditDeny() {

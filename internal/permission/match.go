@@ -62,11 +62,21 @@ func (r Rule) namesTool(name string, l list) bool {
 	if canonicalTool(ruleTool) == canonicalTool(name) {
 		return true
 	}
-	if strings.Contains(ruleTool, "*") && wildcard(ruleTool, name) {
+	if whole, ok := strings.CutSuffix(ruleTool, "__*"); ok && l == listAllow && strings.HasPrefix(whole, "mcp__") && !strings.ContainsAny(whole, "*") {
+		ruleTool = whole // mcp__gh__* grants what mcp__gh grants, no more
+	} else if strings.Contains(ruleTool, "*") && wildcard(ruleTool, name) {
 		return true
 	}
 	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && server != "" && !strings.Contains(server, "__") {
-		return strings.HasPrefix(name, ruleTool+"__")
+		tool, ok := strings.CutPrefix(name, ruleTool+"__")
+		if !ok || tool == "" {
+			return false
+		}
+		// A name does not say where the server's name ends: mcp__gh__evil__x
+		// is gh's tool evil__x or server gh__evil's tool x. A grant reads
+		// it the narrow way (issue 22: --allowedTools mcp__gh must not allow
+		// a server named gh__evil); a deny or ask rule the wide way.
+		return l != listAllow || !strings.Contains(tool, "__")
 	}
 	return false
 }
@@ -137,9 +147,19 @@ func (p *Policy) matches(r Rule, c call, l list) bool {
 		}
 		return m
 	default:
+		if host, ok := strings.CutPrefix(r.Specifier, "domain:"); ok {
+			// A host is a host whatever its case or a root's trailing dot:
+			// WebFetch(domain:x) must not miss "x." (issue 22).
+			target, _ := strings.CutPrefix(c.target, "domain:")
+			return strings.HasPrefix(c.target, "domain:") && wildcard(NormalizeHost(host), NormalizeHost(target))
+		}
 		return wildcard(r.Specifier, c.target)
 	}
 }
+
+// NormalizeHost is the form domain rules compare hosts in: lower case,
+// without the trailing dots of a fully qualified name.
+func NormalizeHost(h string) string { return strings.ToLower(strings.TrimRight(h, ".")) }
 
 type matcher int
 

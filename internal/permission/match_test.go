@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"github.com/cadre-dev/cadre/tool"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -213,6 +214,57 @@ func TestStripAssignmentsAndUnquote(t *testing.T) {
 	} {
 		if got := unquote(in); got != want {
 			t.Errorf("unquote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestMCPRulesNameTheExactServer: a grant for server gh never covers a
+// server named gh__evil (issue 22); a deny or ask rule reads the name
+// the wide way, which is the safe one.
+func TestMCPRulesNameTheExactServer(t *testing.T) {
+	for _, tc := range []struct {
+		rule, tool string
+		l          list
+		want       bool
+	}{
+		{"mcp__gh", "mcp__gh__issue", listAllow, true},
+		{"mcp__gh", "mcp__gh__evil__x", listAllow, false},
+		{"mcp__gh__*", "mcp__gh__issue", listAllow, true},
+		{"mcp__gh__*", "mcp__gh__evil__x", listAllow, false},
+		{"mcp__gh", "mcp__ghx__issue", listAllow, false},
+		{"mcp__gh", "mcp__gh__evil__x", listDeny, true},
+		{"mcp__gh__*", "mcp__gh__evil__x", listDeny, true},
+		{"mcp__gh__evil__x", "mcp__gh__evil__x", listAllow, true},
+	} {
+		r, err := ParseRule(tc.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.namesTool(tc.tool, tc.l); got != tc.want {
+			t.Errorf("%s names %s (list %d) = %v, want %v", tc.rule, tc.tool, tc.l, got, tc.want)
+		}
+	}
+}
+
+// TestDomainRulesNormalise: a WebFetch(domain:…) rule matches the host
+// whatever its case and a trailing dot, on either side (issue 22: a deny
+// of X missed "X.").
+func TestDomainRulesNormalise(t *testing.T) {
+	p := &Policy{Workspace: "/ws"}
+	for _, tc := range []struct {
+		spec, target string
+		want         bool
+	}{
+		{"domain:evil.example", "domain:evil.example.", true},
+		{"domain:evil.example", "domain:EVIL.example..", true},
+		{"domain:Evil.Example.", "domain:evil.example", true},
+		{"domain:*.evil.example", "domain:a.evil.example.", true},
+		{"domain:evil.example", "domain:evil.example.org", false},
+	} {
+		r := Rule{Tool: "WebFetch", Specifier: tc.spec}
+		c := call{name: "WebFetch", access: tool.AccessOther, target: tc.target}
+		if got := p.matches(r, c, listDeny); got != tc.want {
+			t.Errorf("%s matches %s = %v, want %v", r, tc.target, got, tc.want)
 		}
 	}
 }

@@ -87,13 +87,14 @@ func ParseMode(s string) (Mode, error) {
 
 // ChildMode is the permission mode of a subagent whose parent runs in
 // parent and whose definition asks for def (its permissionMode; "" when
-// unset). The definition's mode applies, acceptEdits when it has none,
-// within two limits: a child of a plan parent is in plan too (the parent
-// has not been allowed to change anything, so its helpers may not
-// either), and only a bypassPermissions parent may have a
-// bypassPermissions child; any other gets acceptEdits instead, the most a
-// child is given by default. Deny rules hold for children whatever their
-// mode; that is the Policy's business, not the mode's.
+// unset): the definition's mode, acceptEdits when it has none, capped by
+// the parent's, so that delegating is never a way around the user's
+// choice (issue 22). A child of a plan parent is in plan; a child of a
+// bypassPermissions parent is in bypassPermissions too, whatever its
+// definition says (Claude Code's rule: the user already chose that nothing
+// asks). Under a parent that never asks, its child never asks either.
+// Deny rules hold for children whatever their mode; that is the Policy's
+// business, not the mode's.
 func ChildMode(parent Mode, def string) (Mode, error) {
 	if parent == "" {
 		parent = ModeDefault
@@ -112,8 +113,10 @@ func ChildMode(parent Mode, def string) (Mode, error) {
 	switch {
 	case parent == ModePlan:
 		return ModePlan, nil
-	case child == ModeBypass && parent != ModeBypass:
-		child = ModeAcceptEdits
+	case parent == ModeBypass:
+		return ModeBypass, nil
+	case rank(child.base()) > rank(parent.base()):
+		child = parent.base()
 	}
 	if !parent.asks() {
 		// Nobody is asked under a parent that never asks, its helpers'
@@ -121,4 +124,26 @@ func ChildMode(parent Mode, def string) (Mode, error) {
 		child = child.quiet()
 	}
 	return child, nil
+}
+
+// rank orders the modes that decide (see base) by what they allow.
+func rank(m Mode) int {
+	return slices.Index([]Mode{ModePlan, ModeDefault, ModeAcceptEdits, ModeBypass}, m)
+}
+
+// Within reports whether mode m allows no more than max does, judged by
+// the modes' rules (dontAsk is within default, auto within acceptEdits):
+// how a server refuses a request that would raise its own mode.
+func Within(m, max Mode) bool {
+	if m == "" {
+		m = ModeDefault
+	}
+	if max == "" {
+		max = ModeDefault
+	}
+	if rank(m.base()) > rank(max.base()) {
+		return false
+	}
+	// The same rules, but m would ask where max never does.
+	return m.base() != max.base() || m.asks() == max.asks() || !m.asks()
 }

@@ -203,7 +203,7 @@ func TestQuietModes(t *testing.T) {
 		def    string
 		want   Mode
 	}{
-		{ModeDontAsk, "", ModeAuto}, {ModeDontAsk, "default", ModeDontAsk}, {ModeAuto, "", ModeAuto},
+		{ModeDontAsk, "", ModeDontAsk}, {ModeDontAsk, "default", ModeDontAsk}, {ModeAuto, "", ModeAuto},
 		{ModeAuto, "bypassPermissions", ModeAuto}, {ModeDefault, "dontAsk", ModeDontAsk}, {ModeDontAsk, "plan", ModePlan},
 	} {
 		if got, err := ChildMode(c.parent, c.def); err != nil || got != c.want {

@@ -21,6 +21,9 @@ const (
 	// maxWrappers bounds how many wrappers one command may be looked
 	// through (env nice timeout … rm).
 	maxWrappers = 16
+	// maxMaybe bounds how many argument tails of one command deny rules
+	// look at as commands it may run.
+	maxMaybe = 64
 )
 
 // shellAnalysis is what a command line does, as far as it can be read
@@ -38,6 +41,18 @@ type shellAnalysis struct {
 	// opaque says what cannot be read statically (eval, $cmd, a parse
 	// error); such a command is never approved by an allow rule.
 	opaque []string
+	// hidden says what runs code the rules never see, though the command
+	// itself is readable: a script a shell or interpreter reads from a
+	// file, its input, a process substitution or a here-string; source.
+	// Allow rules may still approve it; when any Bash deny or ask rule
+	// exists it asks, since that rule cannot be checked (issue 22).
+	hidden []string
+	// maybe holds the commands that may run inside a program deny rules do
+	// not know to be a wrapper: each argument list's tail, from every word
+	// on (ionice -c3 rm -rf x: "rm -rf x"; script -qc "rm x": "rm x"). A
+	// deny or ask rule that matches one asks rather than denies, since
+	// the word may be data ("echo rm").
+	maybe []string
 	// subst: a command, process or arithmetic substitution, whose result
 	// the rule never saw; allow rules never match.
 	subst bool
@@ -251,18 +266,45 @@ func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
 			}
 		}
 		return
-	case "cd", "pushd", "popd", "source", ".":
-		// source and . run a file in this shell: like any script, the
-		// rules see its name, not its content; but it may cd.
+	case "cd", "pushd", "popd":
 		a.cwdMoves = true
+		return
+	case "source", ".":
+		// source and . run a file in this shell: the rules see its name,
+		// not its content (/dev/stdin, <(…) included); and it may cd.
+		a.cwdMoves = true
+		a.hidden = append(a.hidden, base+" runs a file's commands, which no rule sees")
+		return
+	case "hash":
+		for _, x := range args {
+			if !x.static || strings.HasPrefix(x.value, "-") && strings.Contains(x.value, "p") {
+				a.opaque = append(a.opaque, "hash -p makes a name run another program")
+				return
+			}
+		}
 		return
 	}
 	if isShell(base) {
 		w.shell(base, args, fromXargs)
 		return
 	}
+	if isInterpreter(base) {
+		a.hidden = append(a.hidden, base+" runs a program (from a file, its input or -c/-e text) which no rule reads")
+	}
 	spec := wrapperFor(base)
 	if spec == nil {
+		// Any program may run a command it is given (ionice, chrt,
+		// taskset, setpriv, script -c …): rather than a list of them,
+		// deny and ask rules look at every tail of its arguments — except
+		// of the few common programs known to take words as data, so that
+		// "echo rm" or "git rm f" need no question. A program missing from
+		// that list costs a question, never a hole.
+		if dataArgs(base) {
+			return
+		}
+		for k := 0; k < len(args) && k < maxMaybe; k++ {
+			a.maybe = append(a.maybe, strings.Join(vals[1+k:], " "))
+		}
 		return
 	}
 	inner, p := spec.parse(args)
@@ -326,6 +368,32 @@ func (w *scriptWalker) reparse(words []shellWord) {
 	}
 }
 
+// dataArgs reports whether name is a common program whose arguments are
+// data, never a command it runs.
+func dataArgs(name string) bool {
+	switch name {
+	case "echo", "printf", "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "type", "which",
+		"whereis", "man", "help", "test", "[", "true", "false", "git", "make", "touch", "mkdir", "rmdir", "diff",
+		"sort", "uniq", "cut", "tr", "basename", "dirname", "realpath", "readlink", "stat", "file", "du", "df",
+		"pwd", "date", "id", "whoami", "hostname", "uname", "tee", "cp", "mv", "ln", "chmod", "chown",
+		"go", "cargo", "npm", "yarn", "pnpm", "pip", "pip3", "jq", "sed", "find", "tar", "gzip", "zip", "unzip",
+		"curl", "wget", "export", "unset", "set", "read", "local", "declare", "shift", "exit", "return", "wait", "kill":
+		return true
+	}
+	return false
+}
+
+// isInterpreter reports whether name is a language's interpreter: what it
+// runs is a program the Bash rules cannot read, wherever it comes from.
+func isInterpreter(name string) bool {
+	for _, p := range []string{"python", "perl", "ruby", "node", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "deno", "bun", "osascript", "pwsh", "awk", "gawk", "mawk", "nawk", "expect", "guile", "racket", "julia", "scala", "groovy", "jshell", "irb", "ghci", "runghc", "swift", "elixir", "erl", "escript"} {
+		if name == p || strings.HasPrefix(name, p) && strings.Trim(name[len(p):], "0123456789.") == "" {
+			return true
+		}
+	}
+	return false
+}
+
 func isShell(name string) bool {
 	switch name {
 	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish":
@@ -382,11 +450,15 @@ options:
 	switch {
 	case command && i < len(args):
 		w.shellScript(name, args[i])
-	case command, !stdin && i < len(args):
-		// -c with nothing to run fails; a script file is a program.
-		if command && fromXargs {
+	case command:
+		// -c with nothing to run fails.
+		if fromXargs {
 			a.opaque = append(a.opaque, fmt.Sprintf("%s -c runs a script read by xargs", name))
 		}
+	case !stdin && i < len(args):
+		// A script file (/dev/stdin and <(…) among them): readable as a
+		// command, but its content is what runs.
+		a.hidden = append(a.hidden, fmt.Sprintf("%s runs the script %s, which no rule reads", name, args[i].raw))
 	default:
 		a.opaque = append(a.opaque, fmt.Sprintf("%s reads the commands it runs from its input", name))
 	}

@@ -411,17 +411,25 @@ func TestChildMode(t *testing.T) {
 		want   Mode
 		err    string
 	}{
-		{ModeDefault, "", ModeAcceptEdits, ""},
-		{"", "", ModeAcceptEdits, ""},
+		// issue 22: a child never has more than its parent — a default
+		// parent's children are default, not acceptEdits.
+		{ModeDefault, "", ModeDefault, ""},
+		{"", "", ModeDefault, ""},
 		{ModeAcceptEdits, "", ModeAcceptEdits, ""},
 		{ModeDefault, "default", ModeDefault, ""},
 		{ModeDefault, "plan", ModePlan, ""},
+		{ModeDefault, "acceptEdits", ModeDefault, ""},
 		{ModeAcceptEdits, "Default", ModeDefault, ""},
-		{ModeDefault, "bypassPermissions", ModeAcceptEdits, ""},
+		{ModeDefault, "bypassPermissions", ModeDefault, ""},
 		{ModeAcceptEdits, "bypassPermissions", ModeAcceptEdits, ""},
+		// A bypassPermissions parent's children inherit bypass (Claude
+		// Code's rule): the user already said nothing asks.
 		{ModeBypass, "bypassPermissions", ModeBypass, ""},
-		{ModeBypass, "", ModeAcceptEdits, ""},
-		{ModeBypass, "default", ModeDefault, ""},
+		{ModeBypass, "", ModeBypass, ""},
+		{ModeBypass, "default", ModeBypass, ""},
+		{ModeDontAsk, "acceptEdits", ModeDontAsk, ""},
+		{ModeAuto, "bypassPermissions", ModeAuto, ""},
+		{ModeAuto, "plan", ModePlan, ""},
 		{ModePlan, "", ModePlan, ""},
 		{ModePlan, "acceptEdits", ModePlan, ""},
 		{ModePlan, "bypassPermissions", ModePlan, ""},

@@ -2,7 +2,9 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -14,6 +16,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
+	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -41,6 +44,11 @@ type Config struct {
 	// CancelTimeout bounds, when a run stops, the wait for the remote
 	// task's id and then the cancel request; default 10s.
 	CancelTimeout time.Duration
+	// Limits bound every exchange with the agent as they bound a model's
+	// stream: the wait for its first byte, its silences, and the bytes of
+	// its answer (zero fields: the defaults). A silent peer must not hang
+	// the run, nor a flood fill the memory (issue 22).
+	Limits guard.Limits
 }
 
 // Agent is a remote agent as an llm.Model. One Agent serves one subagent
@@ -74,7 +82,19 @@ func New(cfg Config) (*Agent, error) {
 		rt = http.DefaultTransport
 	}
 	hc := *base
-	hc.Transport = headers{origin: origin, headers: cfg.Headers, next: rt}
+	hc.Transport = headers{origin: origin, headers: cfg.Headers, next: limited{next: rt}}
+	// A redirect may not take the exchange (and the headers' credentials
+	// with a redirect the transport did not see) to another host.
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if o := req.URL.Scheme + "://" + strings.ToLower(req.URL.Host); o != origin {
+			return fmt.Errorf("redirect to %s refused: the agent must answer from %s", o, origin)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
 	if cfg.CancelTimeout <= 0 {
 		cfg.CancelTimeout = 10 * time.Second
 	}
@@ -114,6 +134,72 @@ func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return h.next.RoundTrip(req)
+}
+
+// guardKey carries a *watched in a request's context: the limits of the
+// exchange it belongs to.
+type guardKey struct{}
+
+// watched is one exchange's limits: its watchdog, and the bytes of every
+// response body read in it against the reply limit.
+type watched struct {
+	w   *guard.Watch
+	max int64
+
+	mu       sync.Mutex
+	used     int64
+	tooLarge *guard.TooLargeError
+}
+
+// watch starts the limits of one exchange under ctx; the returned context
+// carries them to the transport and ends when a time limit passes. Stop
+// the watch when the exchange is over.
+func (a *Agent) watch(ctx context.Context) (context.Context, *watched) {
+	ctx, w := guard.Start(ctx, a.cfg.Limits)
+	g := &watched{w: w, max: a.cfg.Limits.MaxReplyBytes}
+	return context.WithValue(ctx, guardKey{}, g), g
+}
+
+// err is the limit the exchange passed, if any.
+func (g *watched) err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.tooLarge != nil {
+		return g.tooLarge
+	}
+	return g.w.Err()
+}
+
+// limited puts each response of an exchange under its limits.
+type limited struct{ next http.RoundTripper }
+
+func (l limited) RoundTrip(req *http.Request) (*http.Response, error) {
+	g, ok := req.Context().Value(guardKey{}).(*watched)
+	if !ok {
+		return l.next.RoundTrip(req)
+	}
+	resp, err := g.w.Middleware(req, l.next.RoundTrip)
+	if err == nil && resp != nil && resp.Body != nil {
+		resp.Body = &countedBody{ReadCloser: resp.Body, g: g}
+	}
+	return resp, err
+}
+
+type countedBody struct {
+	io.ReadCloser
+	g *watched
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	b.g.used += int64(n)
+	if b.g.used > b.g.max {
+		b.g.tooLarge = &guard.TooLargeError{Limit: b.g.max}
+		return n, b.g.tooLarge
+	}
+	return n, err
 }
 
 // Observe sets fn to be told the text of each status message the remote
@@ -179,7 +265,12 @@ func (a *Agent) connect(ctx context.Context) (*a2aclient.Client, error) {
 	if path != "" {
 		opts = append(opts, agentcard.WithPath(path))
 	}
-	card, err := agentcard.NewResolver(a.http).Resolve(ctx, base, opts...)
+	cctx, g := a.watch(ctx)
+	card, err := agentcard.NewResolver(a.http).Resolve(cctx, base, opts...)
+	g.w.Stop()
+	if lerr := g.err(); err != nil && lerr != nil {
+		return nil, a.fail("cannot read its agent card: %v", lerr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, a.fail("no agent card before the run stopped (%v)", context.Cause(ctx))
@@ -258,6 +349,8 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 	// of it, and only then is the stream dropped.
 	sctx, drop := context.WithCancel(context.WithoutCancel(ctx))
 	defer drop()
+	sctx, limits := a.watch(sctx)
+	defer limits.w.Stop()
 	var (
 		ex       exchange
 		idMu     sync.Mutex
@@ -312,7 +405,7 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 			break
 		}
 	}
-	if !ex.final() && ex.task != "" && ctx.Err() == nil {
+	if !ex.final() && ex.task != "" && ctx.Err() == nil && limits.err() == nil {
 		// The stream ended early (a dropped connection); the task goes on
 		// on the server: pick it up again.
 		if err := a.follow(sctx, client, &ex); err == nil {
@@ -320,6 +413,12 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 		} else if streamErr == nil {
 			streamErr = err
 		}
+	}
+	if limits.err() != nil && ex.task != "" && ctx.Err() == nil {
+		// cadre gave up on the task: the server should stop it too.
+		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
+		client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task})
+		stop()
 	}
 	close(finished)
 	<-watched
@@ -335,6 +434,9 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 			return "", fmt.Errorf("remote agent %q: task %s canceled: %w (%w)", a.cfg.Name, orNone(string(ex.task)), cause, ctx.Err())
 		}
 		return "", fmt.Errorf("remote agent %q: task %s canceled: %w", a.cfg.Name, orNone(string(ex.task)), ctx.Err())
+	}
+	if lerr := limits.err(); lerr != nil {
+		return "", a.fail("task %s: %v", orNone(string(ex.task)), lerr)
 	}
 	if streamErr != nil {
 		if ex.task == "" {

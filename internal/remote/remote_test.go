@@ -11,11 +11,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.uber.org/goleak"
 
+	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -413,4 +415,88 @@ func TestABrokenStreamIsPickedUpAgain(t *testing.T) {
 	if got != "after the break: go on" {
 		t.Errorf("answer %q", got)
 	}
+}
+
+// rawPeer serves an agent card naming a JSON-RPC interface at /rpc, and
+// answers /rpc with rpc: a peer that does not follow the protocol.
+func rawPeer(t *testing.T, rpc http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc(a2asrv.WellKnownAgentCardPath, func(w http.ResponseWriter, r *http.Request) {
+		card := &a2a.AgentCard{Name: "raw", Version: "1", Capabilities: a2a.AgentCapabilities{Streaming: true},
+			SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)}}
+		a2asrv.NewStaticAgentCardHandler(card).ServeHTTP(w, r)
+	})
+	mux.HandleFunc("/rpc", rpc)
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestRemoteAgentLimits is issue 22's unbounded remote agent: a peer that
+// goes silent no longer hangs the run, a huge answer is not read whole,
+// and a redirect to another host is not followed.
+func TestRemoteAgentLimits(t *testing.T) {
+	t.Run("silent", func(t *testing.T) {
+		srv := rawPeer(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // and then nothing
+		})
+		a, err := remote.New(remote.Config{Name: "mute", URL: srv.URL, CancelTimeout: time.Second,
+			Limits: guard.Limits{FirstByte: 300 * time.Millisecond, Idle: 300 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		_, err = ask(t, a, ctx, "hello")
+		if err == nil || !strings.Contains(err.Error(), "limits.stream") || ctx.Err() != nil {
+			t.Fatalf("a silent peer: %v (the test's own deadline: %v)", err, ctx.Err())
+		}
+	})
+	t.Run("flood", func(t *testing.T) {
+		srv := rawPeer(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			chunk := []byte("data: " + strings.Repeat("x", 64<<10))
+			for range 48 * 16 { // 48 MiB, one endless line
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		})
+		a, err := remote.New(remote.Config{Name: "flood", URL: srv.URL, CancelTimeout: time.Second,
+			Limits: guard.Limits{MaxReplyBytes: 1 << 20}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		_, err = ask(t, a, t.Context(), "hello")
+		if err == nil || !strings.Contains(err.Error(), "limits.maxReplyBytes") {
+			t.Fatalf("a 48 MiB answer under a 1 MiB limit: %v", err)
+		}
+	})
+	t.Run("redirect elsewhere", func(t *testing.T) {
+		p := newPeer(t, answer("elsewhere"))
+		redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, p.srv.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		}))
+		defer redirector.Close()
+		a, err := remote.New(remote.Config{Name: "moved", URL: redirector.URL, CancelTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		_, err = ask(t, a, t.Context(), "hello")
+		p.mu.Lock()
+		n := len(p.headers)
+		p.mu.Unlock()
+		if err == nil || !strings.Contains(err.Error(), "redirect") || n != 0 {
+			t.Fatalf("a redirect to another host: %v; the other host saw %d requests", err, n)
+		}
+	})
 }

@@ -23,6 +23,14 @@ var (
 // maxListLimit bounds ?limit= on the lists.
 const maxListLimit = 1000
 
+// maxMode is the most a run of this server may be given: its own mode.
+func (s *Server) maxMode() cadre.PermissionMode {
+	if s.cfg.PermissionMode != "" {
+		return s.cfg.PermissionMode
+	}
+	return s.rt.PermissionMode()
+}
+
 func validMode(m cadre.PermissionMode) error {
 	if _, err := permission.ParseMode(string(m)); err != nil {
 		return bad("permission_mode: %v", err)
@@ -88,6 +96,10 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	if req.PermissionMode != "" {
 		if err := validMode(req.PermissionMode); err != nil {
 			fail(w, err)
+			return
+		}
+		if max := s.maxMode(); !permission.Within(permission.Mode(req.PermissionMode), permission.Mode(max)) {
+			writeError(w, http.StatusForbidden, fmt.Errorf("permission_mode %s is above the server's (%s): a request cannot raise it; start cadre serve with --permission-mode", req.PermissionMode, max))
 			return
 		}
 	}

@@ -2,14 +2,13 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 )
@@ -19,9 +18,17 @@ type Config struct {
 	// Runtime runs every conversation; the caller owns it and closes it
 	// after Shutdown.
 	Runtime *cadre.Runtime
-	// Token, if set, is required as "Authorization: Bearer <token>" on
-	// every route but the agent card. CheckAddr says when it must be set.
+	// Token is required on every route but the agent card: as
+	// "Authorization: Bearer <token>", the web view's cookie, or a
+	// "token" query parameter. Empty, New makes a random one (Token()).
 	Token string
+	// Hosts, if set, are the only Host names served: for a loopback
+	// address, its own and LoopbackHosts, so that a DNS-rebinding page
+	// cannot reach it under its own name.
+	Hosts []string
+	// BodyTimeout bounds how long a request body may take to arrive; 0
+	// means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// A2A, if set, serves the A2A endpoints under /a2a/ (the prefix is
 	// stripped, so it sees the paths the A2A spec names: "/" for the
 	// JSON-RPC binding, "/v1/…" for HTTP+JSON). It is behind the token.
@@ -78,6 +85,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeepEnded == 0 {
 		cfg.KeepEnded = DefaultKeepEnded
 	}
+	if cfg.Token == "" {
+		cfg.Token = NewToken()
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -87,6 +100,13 @@ func New(cfg Config) (*Server, error) {
 	s.handler = s.routes()
 	return s, nil
 }
+
+// SetHosts sets Config.Hosts once the address is known (a listener on
+// port 0); call it before serving.
+func (s *Server) SetHosts(hosts []string) { s.cfg.Hosts = hosts }
+
+// Token is the token every request must carry.
+func (s *Server) Token() string { return s.cfg.Token }
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -153,48 +173,7 @@ func (s *Server) routes() http.Handler {
 	}
 	mux.Handle("/", webHandler())
 
-	authed := s.auth(mux)
-	outer := http.NewServeMux()
-	if s.cfg.AgentCard != nil {
-		outer.Handle("GET /.well-known/agent-card.json", s.cfg.AgentCard)
-	}
-	outer.Handle("/", authed)
-	return outer
-}
-
-// auth requires the bearer token, when there is one, compared in
-// constant time.
-func (s *Server) auth(next http.Handler) http.Handler {
-	if s.cfg.Token == "" {
-		return next
-	}
-	want := []byte(s.cfg.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := bearer(r)
-		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cadre"`)
-			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (Authorization: Bearer <token>)"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// bearer is the request's token: the Authorization header's, or, for the
-// web view's EventSource and links (which cannot set headers), the
-// "token" query parameter.
-func bearer(r *http.Request) (string, bool) {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, ok := strings.Cut(h, " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return "", false
-		}
-		return strings.TrimSpace(tok), true
-	}
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		return tok, true
-	}
-	return "", false
+	return s.guard(s.cfg.AgentCard, mux)
 }
 
 // CheckAddr refuses to serve addr without a token unless it is a loopback

@@ -57,6 +57,7 @@ func newFixture(t *testing.T, h testkit.Handler, cfg Config) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.token = f.srv.Token()
 	f.http = httptest.NewServer(f.srv)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -89,6 +90,9 @@ func (f *fixture) do(method, path string, body any, out any) int {
 	}
 	if f.token != "" {
 		req.Header.Set("Authorization", "Bearer "+f.token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := f.http.Client().Do(req)
 	if err != nil {

@@ -89,7 +89,7 @@ func TestSubagentsAndTasksOverHTTP(t *testing.T) {
 	if st := f.do("GET", "/api/tasks/"+subs[0].ID, nil, &one); st != 200 || one.ID != subs[0].ID || one.Status != cadre.TaskRunning {
 		t.Errorf("task: %d %+v", st, one)
 	}
-	resp, err := f.http.Client().Get(f.http.URL + "/api/tasks/" + subs[0].ID + "/output")
+	resp, err := f.http.Client().Get(f.http.URL + "/api/tasks/" + subs[0].ID + "/output?token=" + f.token)
 	if err != nil || resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
 		t.Errorf("task output: %v %v", resp, err)
 	}

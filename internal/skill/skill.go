@@ -79,11 +79,11 @@ func Tool(set *command.Set, grants *permission.Grants, fork Fork) tool.Tool {
 			return tool.Errorf("Unknown skill %q: the skills you can invoke are %s.", in.Skill, strings.Join(names, ", ")), nil
 		}
 		if fork != nil && Forks(c) {
-			// The fork gets the allowed-tools itself; the caller's
-			// session is not granted them.
+			// The fork gets the allowed-tools itself (unless the command
+			// may grant nothing); the caller's session is not granted them.
 			return fork(ctx, env, c, Text(c, in.Args))
 		}
-		if grants != nil && len(c.AllowedTools) > 0 {
+		if grants != nil && len(c.AllowedTools) > 0 && !c.NoGrant {
 			var rules []permission.Rule
 			for _, raw := range c.AllowedTools {
 				r, err := permission.ParseRule(raw)

@@ -79,3 +79,19 @@ func TestPreload(t *testing.T) {
 		t.Errorf("Preload = %q, missing %v", text, missing)
 	}
 }
+
+// TestUntrustedSkillGrantsNothing: a skill of a project the user has not
+// trusted still loads, but its allowed-tools grant no tool (issue 22).
+func TestUntrustedSkillGrantsNothing(t *testing.T) {
+	set := load(t, map[string]string{
+		".claude/skills/deploy/SKILL.md": "---\ndescription: Deploys\nallowed-tools: Bash\n---\nDeploy it.\n",
+	}).Narrowed(func(c *command.Command) { c.NoGrant = true })
+	grants := &permission.Grants{}
+	res, err := Tool(set, grants, nil).Call(context.Background(), tool.Env{SessionID: "s1"}, json.RawMessage(`{"skill":"deploy"}`))
+	if err != nil || res.IsError || !strings.Contains(res.Content[1].Text, "Deploy it.") {
+		t.Fatalf("the skill's prompt must still work: %+v %v", res, err)
+	}
+	if g := grants.Rules("s1"); len(g) != 0 {
+		t.Errorf("an untrusted skill granted %v", g)
+	}
+}

@@ -20,6 +20,9 @@ func (s *Service) grantMemory(def agent.Definition, pol *permission.Policy) (str
 	if dir == "" {
 		return "", nil
 	}
+	if err := memory.CheckDir(dir, memory.Root(def.Memory, s.cfg.MainCwd, pol.Home)); err != nil {
+		return "", fmt.Errorf("agent %q: %w", def.Name, err)
+	}
 	pol.Writable = append(slices.Clone(pol.Writable), dir)
 	for _, raw := range memory.Rules(dir) {
 		r, err := permission.ParseRule(raw)

@@ -27,6 +27,9 @@ type CommandRun struct {
 	// are. A fork is still shown the caller's every tool, for the shared
 	// prefix, and the others refuse to run.
 	AllowedTools []string
+	// NoGrant keeps AllowedTools from allowing anything: an untrusted
+	// project's command restricts the pool, never widens the rules.
+	NoGrant bool
 	// Turn is the caller's next request, before the command: system
 	// prompt, tools, settings and conversation. A fork continues it.
 	Turn *tool.Turn
@@ -52,7 +55,7 @@ type CommandOutcome struct {
 func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*CommandOutcome, error) {
 	req := spawnRequest{
 		ToolUseID: "command_" + strings.ReplaceAll(cr.Name, ":", "_"), Description: "/" + cr.Name, Prompt: cr.Prompt,
-		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools,
+		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, ToolsGrantNothing: cr.NoGrant,
 		Foreground: !cr.Background, Background: cr.Background,
 	}
 	if cr.Agent == "" && cr.Model == "" && cr.Turn != nil {
@@ -83,7 +86,7 @@ func (s *Service) SkillFork(c Caller) func(ctx context.Context, env tool.Env, cm
 		}
 		out, err := s.spawn(ctx, c, spawnRequest{
 			ToolUseID: env.ToolUseID, Description: "/" + cmd.Name, Prompt: prompt,
-			Tools: cmd.AllowedTools, Fork: env.Turn, Foreground: true,
+			Tools: cmd.AllowedTools, ToolsGrantNothing: cmd.NoGrant, Fork: env.Turn, Foreground: true,
 		})
 		if err != nil {
 			return tool.Errorf("%v", err), nil

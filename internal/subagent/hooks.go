@@ -42,7 +42,7 @@ func (s *Service) ownHooks(ctx context.Context, def agent.Definition) hook.Confi
 		return nil
 	}
 	if !s.cfg.ProjectHooks && !personal(def) {
-		s.log.WarnContext(ctx, "the agent file's hooks did not run: they are the project's; allow them with \"enableProjectHooks\": true in .cadre/settings.local.json or your user settings", "agent", def.Name, "path", def.Path)
+		s.log.WarnContext(ctx, "the agent file's hooks did not run: they are the project's, which runs them only once trusted (cadre trust)", "agent", def.Name, "path", def.Path)
 		return nil
 	}
 	own, err := DefinitionHooks(def)

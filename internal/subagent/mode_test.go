@@ -25,15 +25,19 @@ func TestChildPermissionMode(t *testing.T) {
 		wantRun bool   // the Edit tool ran
 		wantMsg string // in the denial the child saw
 	}{
-		{name: "default child is acceptEdits: edits inside run", parent: permission.ModeDefault, wantRun: true},
-		{name: "acceptEdits still refuses edits outside", parent: permission.ModeDefault, outside: true, wantMsg: "which is outside the workspace"},
+		{name: "default child is acceptEdits: edits inside run", parent: permission.ModeAcceptEdits, wantRun: true},
+		// issue 22: delegating is no way around the user's default mode.
+		{name: "a default parent's child asks for edits", parent: permission.ModeDefault, wantMsg: "needs approval in default mode"},
+		{name: "a definition's acceptEdits is capped by a default parent", parent: permission.ModeDefault, defMode: "acceptEdits", wantMsg: "needs approval in default mode"},
+		{name: "acceptEdits still refuses edits outside", parent: permission.ModeAcceptEdits, outside: true, wantMsg: "which is outside the workspace"},
 		{name: "definition mode default asks, and nobody can answer", parent: permission.ModeAcceptEdits, defMode: "default", wantMsg: "needs approval in default mode"},
 		{name: "definition mode plan is read-only", parent: permission.ModeDefault, defMode: "plan", wantMsg: "plan mode is read-only"},
 		{name: "a plan parent gives a plan child", parent: permission.ModePlan, defMode: "acceptEdits", wantMsg: "plan mode is read-only"},
 		{name: "a plan parent gives plan even for bypass", parent: permission.ModePlan, defMode: "bypassPermissions", wantMsg: "plan mode is read-only"},
 		{name: "bypass asked by a non-bypass parent is acceptEdits", parent: permission.ModeAcceptEdits, defMode: "bypassPermissions", outside: true, wantMsg: "which is outside the workspace"},
 		{name: "bypass from a bypass parent", parent: permission.ModeBypass, defMode: "bypassPermissions", outside: true, wantRun: true},
-		{name: "a bypass parent still gives acceptEdits by default", parent: permission.ModeBypass, outside: true, wantMsg: "which is outside the workspace"},
+		{name: "a bypass parent's child is bypass", parent: permission.ModeBypass, outside: true, wantRun: true},
+		{name: "a bypass parent's child is bypass whatever its definition", parent: permission.ModeBypass, defMode: "default", outside: true, wantRun: true},
 		{name: "deny rules hold for a bypass child", parent: permission.ModeBypass, defMode: "bypassPermissions", outside: true,
 			deny: []string{"Edit(/" + outside + ")"}, wantMsg: "denied by rule"},
 	}

@@ -235,7 +235,7 @@ func TestAgentInputRefusals(t *testing.T) {
 // child's working directory, and the main workspace stays reachable.
 func TestAgentCwd(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{script: func(_ context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+	h = newHarness(t, setup{mode: permission.ModeAcceptEdits, script: func(_ context.Context, _ string, req *llm.Request) (*llm.Response, error) {
 		if req.Agent == "general-purpose" && turn(req) == 0 {
 			return replyBlocks(
 				use("t1", "Read", fakeIn{FilePath: "here.txt"}),

@@ -51,6 +51,9 @@ type spawnRequest struct {
 	// Tools, when set, is the child's whole pool (a fork command's
 	// allowed-tools); its entries are allow rules for the child as well.
 	Tools []string
+	// ToolsGrantNothing keeps Tools from being allow rules (an untrusted
+	// project's command).
+	ToolsGrantNothing bool
 	// History is a conversation the new child continues (a fork command's).
 	History []llm.Message
 	// RunTimeout and Cleanup override subagents.runTimeoutSeconds and
@@ -340,7 +343,10 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	}
 	for _, raw := range req.Tools {
 		// allowed-tools allows what it names as well as restricting the
-		// pool to it.
+		// pool to it — unless an untrusted project wrote it.
+		if req.ToolsGrantNothing {
+			break
+		}
 		r, err := permission.ParseRule(raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("allowed-tools entry %q: %w", raw, err)

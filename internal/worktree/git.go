@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -287,4 +288,23 @@ func listWorktrees(ctx context.Context, dir string) ([]listEntry, error) {
 		}
 	}
 	return entries, nil
+}
+
+// Tracked reports whether git tracks path in the repository holding dir,
+// asked the way every git here is (nothing the repository configures
+// runs). A dir outside any repository tracks nothing.
+func Tracked(ctx context.Context, dir, path string) (bool, error) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return false, err
+	}
+	out, err := git(ctx, dir, "ls-files", "-z", "--", ":(literal)"+filepath.ToSlash(rel))
+	if err != nil {
+		var ge *gitError
+		if errors.As(err, &ge) && strings.Contains(ge.stderr, "not a git repository") {
+			return false, nil
+		}
+		return false, err
+	}
+	return strings.TrimRight(out, "\x00") != "", nil
 }

@@ -113,7 +113,70 @@ func locate(ctx context.Context, cwd string) (location, error) {
 	if len(lines) != 2 || lines[0] == "" || lines[1] == "" {
 		return location{}, fmt.Errorf("worktree: unexpected output from git rev-parse in %s: %q", cwd, out)
 	}
-	return location{top: lines[0], common: filepath.Clean(lines[1])}, nil
+	loc := location{top: lines[0], common: filepath.Clean(lines[1])}
+	if err := ownGitDir(loc.top); err != nil {
+		return location{}, err
+	}
+	return loc, nil
+}
+
+// ownGitDir checks that top/.git is the project's own: a directory, or a
+// .git file naming a git dir that names top back — git's own link for a
+// linked worktree (<gitdir>/gitdir) or a submodule's (core.worktree read
+// as the super-project's modules/ entry below a directory holding top). A
+// .git file or link naming another repository would have a worktree child
+// check out, read and write that one (issue 22).
+func ownGitDir(top string) error {
+	dotgit := filepath.Join(top, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return fmt.Errorf("worktree: %s: %w", dotgit, err)
+	}
+	switch {
+	case fi.IsDir():
+		return nil
+	case fi.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("worktree: %s is a symbolic link: isolation \"worktree\" uses only a project's own git directory", dotgit)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("worktree: %s is neither a directory nor a .git file", dotgit)
+	}
+	data, err := os.ReadFile(dotgit)
+	if err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
+	named, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return fmt.Errorf("worktree: %s does not name a git directory (want \"gitdir: <path>\")", dotgit)
+	}
+	gitdir := strings.TrimSpace(named)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(top, gitdir)
+	}
+	gitdir = filepath.Clean(gitdir)
+	same := func(a, b string) bool {
+		ra, err1 := filepath.EvalSymlinks(a)
+		rb, err2 := filepath.EvalSymlinks(b)
+		return err1 == nil && err2 == nil && ra == rb
+	}
+	// A linked worktree: git wrote top's .git file's path into
+	// <gitdir>/gitdir.
+	if back, err := os.ReadFile(filepath.Join(gitdir, "gitdir")); err == nil {
+		p := strings.TrimSpace(string(back))
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(gitdir, p)
+		}
+		if same(p, dotgit) {
+			return nil
+		}
+	}
+	// A submodule: <super>/.git/modules/<name…>, super holding top.
+	if i := strings.Index(gitdir, string(filepath.Separator)+".git"+string(filepath.Separator)+"modules"+string(filepath.Separator)); i >= 0 {
+		super := gitdir[:i]
+		if rel, err := filepath.Rel(super, top); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("worktree: %s names %s, which is not this project's own git directory (it does not name %s back): isolation \"worktree\" refuses it", dotgit, gitdir, top)
 }
 
 // Create makes a worktree for the run name (an agent id) on a new branch

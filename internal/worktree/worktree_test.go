@@ -468,3 +468,34 @@ func TestSweep(t *testing.T) {
 		t.Errorf("Sweep outside a repository: %v, want ErrNotRepo", err)
 	}
 }
+
+// TestForeignGitFileRefused is issue 22's .git-file attack: a project
+// whose .git is a file naming another repository's git dir must not get
+// a worktree of that repository; a real linked worktree (git's own .git
+// file, which its git dir names back) still works.
+func TestForeignGitFileRefused(t *testing.T) {
+	t.Parallel()
+	private := newRepo(t)
+	proj, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(proj, ".git"), "gitdir: "+filepath.Join(private, ".git")+"\n")
+	if _, err := Create(context.Background(), proj, "agent-x"); err == nil || !strings.Contains(err.Error(), "not this project's own git directory") {
+		t.Errorf("a .git file naming another repository: %v", err)
+	}
+	if branchExists(t, private, "cadre/agent-x") {
+		t.Error("a worktree of the other repository was made")
+	}
+
+	// A linked worktree's own .git file is fine.
+	linked := filepath.Join(t.TempDir(), "linked")
+	gitT(t, private, "worktree", "add", "-q", linked)
+	if linked, err = filepath.EvalSymlinks(linked); err != nil {
+		t.Fatal(err)
+	}
+	tr := create(t, linked, "agent-y")
+	if _, err := tr.Finish(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

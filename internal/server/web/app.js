@@ -2,7 +2,15 @@
 // API (docs/server.md) and follows a live run over its SSE stream.
 "use strict";
 
+// The token arrives once, in the URL cadre serve printed; the server has
+// moved it into an HttpOnly cookie, which authenticates every request from
+// here on, so it leaves the address bar (and the history) at once.
 const token = new URLSearchParams(location.search).get("token") || "";
+if (token) {
+  const u = new URL(location.href);
+  u.searchParams.delete("token");
+  history.replaceState(history.state, "", u.pathname + u.search + u.hash);
+}
 const app = document.getElementById("app");
 const crumbs = document.getElementById("crumbs");
 const conn = document.getElementById("conn");
@@ -48,7 +56,7 @@ function withToken(path) {
   return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token);
 }
 
-function link(hash) { return withToken(location.pathname) + hash; }
+function link(hash) { return location.pathname + hash; } // the cookie carries the token
 
 // Formatting.
 const fmt = {
