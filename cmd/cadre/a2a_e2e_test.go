@@ -155,8 +155,10 @@ func jsClientDrivesServe(t *testing.T, token string) {
 	if rep.Card.Name != "cadre" || !strings.Contains(strings.Join(rep.Card.Skills, ","), "general-purpose") {
 		t.Errorf("card %+v", rep.Card)
 	}
-	if wantBearer := token != ""; (strings.Join(rep.Card.Security, ",") == "bearer") != wantBearer {
-		t.Errorf("card security schemes %v with token %q", rep.Card.Security, token)
+	// A token always (issue 22): the card says so whether it was given or
+	// generated.
+	if strings.Join(rep.Card.Security, ",") != "bearer" {
+		t.Errorf("card security schemes %v with token %q, want bearer", rep.Card.Security, token)
 	}
 	f := rep.First
 	if strings.Join(f.Started, ",") != "part A,part B" && strings.Join(f.Started, ",") != "part B,part A" {

@@ -82,7 +82,7 @@ func TestClonedRepositoryGetsNothingUntilTrusted(t *testing.T) {
 		t.Errorf("%d requests went to the repository's base URL", n)
 	}
 	for _, r := range srv.Requests() {
-		if m := r.JSON()["model"]; m != "claude-sonnet-4-5" {
+		if m := r.JSON()["model"]; m != "claude-sonnet-5-5" {
 			t.Errorf("the repository's alias re-pointed --model sonnet to %v", m)
 		}
 		if strings.Contains(r.Header.Get("X-Api-Key"), "aws-secret") {
@@ -190,7 +190,7 @@ func TestLinkedAgentMemoryCannotReachGit(t *testing.T) {
 		}}}}
 	})
 	e.set("ANTHROPIC_BASE_URL=" + srv.URL)
-	p := e.run("", "-p", "remember", "--model", "claude-sonnet-4-5", "--permission-mode", "acceptEdits", "--trust-workspace")
+	p := e.run("", "-p", "remember", "--model", "claude-sonnet-5-5", "--permission-mode", "acceptEdits", "--trust-workspace")
 	after, _ := os.ReadFile(filepath.Join(e.dir, ".git", "config"))
 	if string(after) != string(before) {
 		t.Fatalf(".git/config was rewritten through the linked memory:\n%s\nstderr:\n%s", after, p.stderr)

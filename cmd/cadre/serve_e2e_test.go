@@ -58,7 +58,9 @@ func (e *env) serve(args ...string) *served {
 			s.stdout.WriteString(line + "\n")
 			s.mu.Unlock()
 			if rest, ok := strings.CutPrefix(line, "cadre serve: listening on "); ok {
-				if _, tok, ok := strings.Cut(rest, "?token="); ok {
+				// A token given by --token is not printed (the line
+				// says "?token=<token>"): only a generated one is read.
+				if _, tok, ok := strings.Cut(rest, "?token="); ok && s.token == "" {
 					s.token = strings.Fields(tok)[0]
 				}
 				urls <- strings.Fields(rest)[0]
