@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,21 +67,34 @@ func (r sdkReport) callsOf(kind string) []map[string]any {
 	return out
 }
 
+// agentIDPattern finds the agent id in an Agent call's result, as both
+// executables write it.
+var agentIDPattern = regexp.MustCompile(`agentId: ([0-9A-Za-z-]+)`)
+
 // sdkScript is the model behind every scenario. A conversation is known by
 // its first user message (the prompt, for the main agent and for each
 // subagent); its state by the last message.
 func sdkScript(req testkit.Request) testkit.Reply {
 	var body struct {
 		Messages []struct {
+			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
 	_ = json.Unmarshal(req.Body, &body)
-	if len(body.Messages) == 0 {
+	// Claude Code 2.1.330 sends its environment as a message of role
+	// "system" among the others for newer models; the conversation is
+	// the user's and assistant's messages.
+	var turns []string
+	for _, m := range body.Messages {
+		if m.Role != "system" {
+			turns = append(turns, string(m.Content))
+		}
+	}
+	if len(turns) == 0 {
 		return testkit.Reply{Text: "OK"}
 	}
-	first := string(body.Messages[0].Content)
-	last := string(body.Messages[len(body.Messages)-1].Content)
+	first, last := turns[0], turns[len(turns)-1]
 	results := strings.Contains(last, "tool_result")
 	agent := func(id, desc, prompt string, bg bool) testkit.ToolCall {
 		in := map[string]any{"description": desc, "prompt": prompt, "subagent_type": "general-purpose"}
@@ -99,6 +113,11 @@ func sdkScript(req testkit.Request) testkit.Reply {
 		return testkit.Reply{Text: "RESULT-PAR-2"}
 	case strings.Contains(first, "CHILD-BG"):
 		return testkit.Reply{Text: "RESULT-BG"}
+	case strings.Contains(first, "CHILD-RESUME"):
+		if strings.Contains(last, "FOLLOW-UP") {
+			return testkit.Reply{Text: "RESULT-SECOND"}
+		}
+		return testkit.Reply{Text: "RESULT-FIRST"}
 
 	case strings.Contains(first, "SAY-HELLO"):
 		return testkit.Reply{Text: "HELLO-BACK"}
@@ -118,6 +137,23 @@ func sdkScript(req testkit.Request) testkit.Reply {
 			}}
 		case !strings.Contains(all, "toolu_sync"):
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{agent("toolu_sync", "sync child", "CHILD-SYNC: answer in one line", false)}}
+		}
+		return testkit.Reply{Text: "WAITING"}
+
+	case strings.Contains(first, "SPAWN-RESUME"):
+		// The child answers once, is sent a follow-up by its agentId
+		// (read from the Agent call's result), and answers again.
+		all := string(req.Body)
+		id := agentIDPattern.FindStringSubmatch(all)
+		switch {
+		case strings.Contains(all, "RESULT-SECOND"):
+			return testkit.Reply{Text: "RESUME-DONE"}
+		case strings.Contains(all, "RESULT-FIRST") && id != nil && !strings.Contains(all, "toolu_send"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_send", Name: "SendMessage", Input: map[string]any{
+				"to": id[1], "message": "FOLLOW-UP: answer again", "summary": "Ask the child again",
+			}}}}
+		case !strings.Contains(all, "toolu_first"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{agent("toolu_first", "resumed child", "CHILD-RESUME: answer in one line", false)}}
 		}
 		return testkit.Reply{Text: "WAITING"}
 
@@ -146,7 +182,8 @@ func sdkScript(req testkit.Request) testkit.Reply {
 	case strings.Contains(first, "RUN-SLOW"):
 		if !results {
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_slow", Name: "Bash", Input: map[string]any{
-				"command": "sleep 30", "description": "Wait",
+				// Not a standalone sleep, which Claude Code 2.1.330 refuses.
+				"command": "tail -f /dev/null", "description": "Wait",
 			}}}}
 		}
 		return testkit.Reply{Text: "SLOW-DONE"}
@@ -220,7 +257,7 @@ func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer,
 	if err := os.WriteFile(driver, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	model := "claude-sonnet-4-5"
+	model := "claude-sonnet-5-5"
 	// No --model: the program uses default options, so the model comes
 	// from user settings (cadre) or the environment (Claude Code).
 	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(`{"model":"`+model+`"}`), 0o644); err != nil {
@@ -234,6 +271,7 @@ func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer,
 	}
 	if dir := os.Getenv("CADRE_SDK_RECORD"); dir != "" {
 		exe = recordingWrapper(t, exe, filepath.Join(dir, scenario))
+		t.Cleanup(func() { recordRequests(t, srv, filepath.Join(dir, scenario, "requests.jsonl")) })
 	}
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "CADRE_SDK_EXECUTABLE="+exe)
 	cmd := exec.Command("node", driver, scenario)
@@ -276,6 +314,19 @@ func recordingWrapper(t *testing.T, exe, dir string) string {
 	return w
 }
 
+// recordRequests writes the bodies of the requests the fake server got, one
+// a line.
+func recordRequests(t *testing.T, srv *testkit.AnthropicServer, path string) {
+	var b bytes.Buffer
+	for _, r := range srv.Requests() {
+		b.Write(bytes.TrimSpace(r.Body))
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
 func resultText(m map[string]any) string {
 	s, _ := m["result"].(string)
 	return s
@@ -302,6 +353,12 @@ func TestAgentSDK(t *testing.T) {
 		for id, want := range map[string]string{"toolu_sync": "RESULT-SYNC", "toolu_par1": "RESULT-PAR-1", "toolu_par2": "RESULT-PAR-2"} {
 			if !taggedWith(rep, id, want) {
 				t.Errorf("no message tagged parent_tool_use_id=%s carries %s", id, want)
+			}
+		}
+		// 9: a completed child's notification summary is its report.
+		for _, want := range []string{"RESULT-SYNC", "RESULT-PAR-1", "RESULT-PAR-2"} {
+			if !notifiedWith(rep, want) {
+				t.Errorf("no task_notification with summary %q and summary_is_report", want)
 			}
 		}
 		// 4: one assistant message per content block, the parallel
@@ -355,6 +412,9 @@ func TestAgentSDK(t *testing.T) {
 		if !updated {
 			t.Errorf("no task_updated with status completed")
 		}
+		if !notifiedWith(rep, "RESULT-BG") {
+			t.Errorf("no task_notification with the agent's report RESULT-BG as its summary")
+		}
 		if n := countOf(rep, "system", "background_tasks_changed"); n < 2 {
 			t.Errorf("%d background_tasks_changed messages, want one when the task starts and one when it ends", n)
 		}
@@ -378,6 +438,26 @@ func TestAgentSDK(t *testing.T) {
 		// 3: a built-in tool's result is a plain string.
 		if c := toolResult(rep, "toolu_bash"); c["content"] != "BASH-RAN" {
 			t.Errorf("Bash's tool_result = %v, want content \"BASH-RAN\" as a string", c)
+		}
+	})
+	t.Run("resume", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "resume")
+		if texts := rep.resultTexts(); !containsStr(texts, "RESUME-DONE") {
+			t.Fatalf("results %q, want RESUME-DONE among them", texts)
+		}
+		// 8: after SendMessage the resumed child's lines are tagged with
+		// the Agent call that launched it, not with the SendMessage call.
+		if !taggedWith(rep, "toolu_first", "RESULT-SECOND") {
+			t.Errorf("the resumed child's answer is not tagged parent_tool_use_id=toolu_first")
+		}
+		if taggedWith(rep, "toolu_send", "RESULT-SECOND") {
+			t.Errorf("the resumed child's answer is tagged with the SendMessage call's id")
+		}
+		// 9: each run's notification summary is the agent's report.
+		for _, want := range []string{"RESULT-FIRST", "RESULT-SECOND"} {
+			if !notifiedWith(rep, want) {
+				t.Errorf("no task_notification with summary %q and summary_is_report", want)
+			}
 		}
 	})
 	t.Run("stream", func(t *testing.T) {
@@ -439,7 +519,7 @@ func TestAgentSDK(t *testing.T) {
 		if v, ok := call("mcpServerStatus")["value"].([]any); !ok {
 			t.Errorf("mcpServerStatus() = %v, want a list", v)
 		}
-		if v, _ := call("getContextUsage")["value"].(map[string]any); v == nil || v["maxTokens"].(float64) <= 0 || v["categories"].(float64) == 0 || v["model"] != "claude-sonnet-4-5" {
+		if v, _ := call("getContextUsage")["value"].(map[string]any); v == nil || v["maxTokens"].(float64) <= 0 || v["categories"].(float64) == 0 || v["model"] != "claude-sonnet-5-5" {
 			t.Errorf("getContextUsage() = %v, want the window, categories and the model", v)
 		}
 		call("setMaxThinkingTokens")
@@ -481,6 +561,17 @@ func toolResult(rep sdkReport, id string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// notifiedWith reports whether a task_notification gives the agent's
+// report as its summary.
+func notifiedWith(rep sdkReport, report string) bool {
+	for _, m := range rep.Messages {
+		if m["subtype"] == "task_notification" && m["summary"] == report && m["summary_is_report"] == true {
+			return true
+		}
+	}
+	return false
 }
 
 // countOf counts the messages of a type and subtype.
