@@ -151,9 +151,12 @@ type TaskEvent struct {
 	// Status is how the run ended: TaskCompleted, TaskFailed, TaskKilled
 	// or TaskTimeout (stream-json writes the last two as Claude Code does,
 	// "stopped" and "failed").
-	Status     TaskStatus
-	Summary    string
-	OutputFile string
+	Status TaskStatus
+	// Summary is the agent's report when it completed with one
+	// (SummaryIsReport), else a sentence saying how it ended.
+	Summary         string
+	SummaryIsReport bool
+	OutputFile      string
 
 	Usage        *TaskUsage
 	LastToolName string
@@ -263,7 +266,7 @@ func taskEventOf(subtype string, t *event.Task) *TaskEvent {
 	out := &TaskEvent{
 		TaskID: t.TaskID, ToolUseID: t.ToolUseID, Description: t.Description, AgentType: t.SubagentType,
 		Prompt: t.Prompt, Background: t.Backgrounded, SpawnDepth: t.SpawnDepth, Kind: TaskKind(t.TaskType),
-		Status: TaskStatus(t.Status), Summary: t.Summary, OutputFile: t.OutputFile, LastToolName: t.LastToolName,
+		Status: TaskStatus(t.Status), Summary: t.Summary, SummaryIsReport: t.SummaryIsReport, OutputFile: t.OutputFile, LastToolName: t.LastToolName,
 	}
 	if subtype != SubtypeTaskStarted {
 		out.Usage = &TaskUsage{TotalTokens: t.Usage.TotalTokens, ToolUses: t.Usage.ToolUses, Duration: t.Usage.Duration}

@@ -104,10 +104,11 @@ func systemFields(e cadre.Event) []field {
 			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
 		}
 	case cadre.SubtypeTaskNotification:
-		return []field{
-			{"output_file", t.OutputFile}, {"run_id", t.TaskID}, {"status", taskStatus(t.Status)}, {"summary", t.Summary},
-			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
+		fs := []field{{"output_file", t.OutputFile}, {"run_id", t.TaskID}, {"status", taskStatus(t.Status)}, {"summary", t.Summary}}
+		if t.SummaryIsReport {
+			fs = append(fs, field{"summary_is_report", true})
 		}
+		return append(fs, field{"task_id", t.TaskID}, field{"tool_use_id", t.ToolUseID}, field{"usage", taskUsage(t.Usage)})
 	}
 	return nil
 }
