@@ -50,6 +50,10 @@ type Event struct {
 	// event left it (nil when the event has none): the agent is the
 	// event's (ParentToolUseID, AgentID).
 	Todos []Todo
+	// Refused lists the calls of a user event's tool results that the
+	// permission layer refused before asking anyone (a deny rule, the
+	// mode, nobody to ask); a canUseTool or prompt refusal is not here.
+	Refused []Refusal
 
 	Init    *InitInfo    // SubtypeInit
 	Task    *TaskEvent   // SubtypeTaskStarted, SubtypeTaskProgress, SubtypeTaskNotification
@@ -212,6 +216,15 @@ type ModelUsage struct {
 	CostUSD float64
 }
 
+// Refusal is a call refused before anyone was asked.
+type Refusal struct {
+	ToolName, ToolUseID string
+	// ReasonType says what decided: "rule", "mode" or "other".
+	ReasonType string
+	// Message is the refusal as the model got it.
+	Message string
+}
+
 // eventOf converts a bus event for SDK users.
 func eventOf(e event.Event) Event {
 	out := Event{
@@ -219,6 +232,9 @@ func eventOf(e event.Event) Event {
 		ParentToolUseID: e.ParentToolUseID, AgentID: e.AgentID, AgentType: e.AgentType, TaskDescription: e.TaskDescription,
 		AgentColor: e.AgentColor, Message: e.Message, ToolUseResult: e.ToolUseResult, Partial: e.Partial,
 		Todos: todosOf(e.ToolUseResult),
+	}
+	for _, r := range e.Refused {
+		out.Refused = append(out.Refused, Refusal{ToolName: r.ToolName, ToolUseID: r.ToolUseID, ReasonType: r.ReasonType, Message: r.Message})
 	}
 	if a := e.Assistant; a != nil {
 		out.Assistant = &AssistantInfo{MessageID: a.MessageID, Model: a.Model, StopReason: a.StopReason, Usage: a.Usage}

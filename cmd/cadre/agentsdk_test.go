@@ -174,7 +174,8 @@ func sdkScript(req testkit.Request) testkit.Reply {
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_bash", Name: "Bash", Input: map[string]any{
 				"command": "touch ran.txt && echo BASH-RAN", "description": "Create ran.txt",
 			}}}}
-		case strings.Contains(last, "BASH-RAN"):
+		// Claude Code's refusal quotes the command, BASH-RAN included.
+		case strings.Contains(last, "BASH-RAN") && !strings.Contains(last, `"is_error":true`):
 			return testkit.Reply{Text: "BASH-DONE"}
 		}
 		return testkit.Reply{Text: "BASH-FAILED"}
@@ -440,6 +441,29 @@ func TestAgentSDK(t *testing.T) {
 			t.Errorf("Bash's tool_result = %v, want content \"BASH-RAN\" as a string", c)
 		}
 	})
+	t.Run("denied", func(t *testing.T) {
+		rep, _, e := runSDK(t, "denied")
+		if texts := rep.resultTexts(); len(texts) != 1 || texts[0] != "BASH-FAILED" {
+			t.Fatalf("results %q, want BASH-FAILED", texts)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, "ran.txt")); err == nil {
+			t.Errorf("the denied command ran")
+		}
+		// 9: a call a rule refuses without asking is told in a
+		// permission_denied line before its result.
+		denied, result := -1, -1
+		for i, m := range rep.Messages {
+			if m["subtype"] == "permission_denied" && m["tool_name"] == "Bash" && m["tool_use_id"] == "toolu_bash" && m["message"] != "" && m["decision_reason_type"] != nil {
+				denied = i
+			}
+			if m["type"] == "user" && toolResultIn(m, "toolu_bash") {
+				result = i
+			}
+		}
+		if denied < 0 || result < 0 || denied > result {
+			t.Errorf("permission_denied at message %d, the tool result at %d: want a permission_denied line for toolu_bash before its result", denied, result)
+		}
+	})
 	t.Run("resume", func(t *testing.T) {
 		rep, _, _ := runSDK(t, "resume")
 		if texts := rep.resultTexts(); !containsStr(texts, "RESUME-DONE") {
@@ -547,6 +571,18 @@ func TestAgentSDK(t *testing.T) {
 			t.Errorf("no task_notification with status stopped for the stopped task")
 		}
 	})
+}
+
+// toolResultIn reports whether message m carries the call's tool_result.
+func toolResultIn(m map[string]any, id string) bool {
+	msg, _ := m["message"].(map[string]any)
+	blocks, _ := msg["content"].([]any)
+	for _, b := range blocks {
+		if b, _ := b.(map[string]any); b["type"] == "tool_result" && b["tool_use_id"] == id {
+			return true
+		}
+	}
+	return false
 }
 
 // toolResult returns the tool_result block for the call id.

@@ -83,6 +83,10 @@ const scenarios = {
     });
     await collect(query({ prompt: 'RUN-BASH', options }));
   },
+  // A Bash call that a deny rule refuses: the run goes on without it.
+  async denied() {
+    await collect(query({ prompt: 'RUN-BASH', options: base({ disallowedTools: ['Bash(touch:*)'] }) }));
+  },
   // A subagent that finishes, then is sent a second message with
   // SendMessage and resumes.
   async resume() {
