@@ -340,6 +340,10 @@ func TestAgentSDK(t *testing.T) {
 		if len(rs) != 1 || resultText(rs[0]) != "HELLO-BACK" || rs[0]["is_error"] != false {
 			t.Fatalf("results = %v, want one success HELLO-BACK", rs)
 		}
+		// 10: the result says why the turn ended.
+		if rs[0]["terminal_reason"] != "completed" {
+			t.Errorf("terminal_reason = %v, want completed", rs[0]["terminal_reason"])
+		}
 		if rep.Messages[0]["type"] != "system" || rep.Messages[0]["subtype"] != "init" {
 			t.Errorf("first message = %v, want system/init", rep.Messages[0])
 		}
@@ -510,16 +514,20 @@ func TestAgentSDK(t *testing.T) {
 	})
 	// 1: an error result ends the process with exit code 1, so the SDK's
 	// loop throws after yielding it.
-	for _, c := range []struct{ scenario, subtype string }{
-		{"maxturns", "error_max_turns"},
-		{"budget", "error_max_budget_usd"},
-		{"interrupt", "error_during_execution"},
+	for _, c := range []struct{ scenario, subtype, terminal string }{
+		{"maxturns", "error_max_turns", "max_turns"},
+		{"budget", "error_max_budget_usd", "budget_exhausted"},
+		{"interrupt", "error_during_execution", ""},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			rep, _, _ := runSDK(t, c.scenario)
 			rs := rep.results()
 			if len(rs) == 0 || rs[len(rs)-1]["subtype"] != c.subtype {
 				t.Fatalf("results = %v, want the last one %s", rs, c.subtype)
+			}
+			// 10: and why, where both executables can tell it.
+			if c.terminal != "" && rs[len(rs)-1]["terminal_reason"] != c.terminal {
+				t.Errorf("terminal_reason = %v, want %s", rs[len(rs)-1]["terminal_reason"], c.terminal)
 			}
 			if th := rep.callsOf("thrown"); len(th) != 1 || th[0]["thrown"] != true {
 				t.Errorf("the SDK's loop did not throw after the error result: %v", th)

@@ -407,6 +407,16 @@ type resultJSON struct {
 	ResultIndex int `json:"result_index"`
 	// Origin says the turn answered a background task's notification.
 	Origin *originJSON `json:"origin,omitempty"`
+	// TerminalReason is why the turn ended, in Claude Code's words, for
+	// the outcomes where cadre's and Claude Code's reasons are the same.
+	TerminalReason string `json:"terminal_reason,omitempty"`
+}
+
+// terminalReasons are Claude Code's terminal_reason values for the
+// result subtypes that say the same; an error during execution may be an
+// interrupt or a failure, which the subtype does not tell apart.
+var terminalReasons = map[string]string{
+	cadre.ResultSuccess: "completed", cadre.ResultMaxTurns: "max_turns", cadre.ResultMaxBudgetUSD: "budget_exhausted",
 }
 
 func resultLine(e cadre.Event) resultJSON {
@@ -437,7 +447,7 @@ func resultLine(e cadre.Event) resultJSON {
 		DurationMS: r.Duration.Milliseconds(), DurationAPIMS: r.APIDuration.Milliseconds(),
 		NumTurns: r.NumTurns, StopReason: stop, SessionID: e.SessionID,
 		TotalCostUSD: r.TotalCostUSD, Usage: resultUsage(r.Usage), ModelUsage: mu, PermissionDenials: denials,
-		UUID: e.UUID,
+		UUID: e.UUID, TerminalReason: terminalReasons[e.Subtype],
 	}
 	if r.IsError {
 		out.Errors = r.Errors
