@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cadre-dev/cadre"
@@ -87,7 +88,11 @@ type syntheticUserJSON struct {
 	Origin      *originJSON `json:"origin"`
 }
 
-var notificationTask = regexp.MustCompile(`<task-id>([^<]*)</task-id>`)
+// notificationTask finds a notification's task id; compiled when first
+// needed, not when every program that links output starts.
+var notificationTask = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<task-id>([^<]*)</task-id>`)
+})
 
 // notification reports the task a main-agent user message notifies of:
 // the runtime writes those messages (a user's own are not echoed).
@@ -99,7 +104,7 @@ func notification(e cadre.Event) (taskID string, ok bool) {
 		if b.Type != llm.BlockText || !strings.HasPrefix(strings.TrimSpace(b.Text), "<task-notification>") {
 			return "", false
 		}
-		if m := notificationTask.FindStringSubmatch(b.Text); m != nil {
+		if m := notificationTask().FindStringSubmatch(b.Text); m != nil {
 			taskID = m[1]
 		}
 	}
