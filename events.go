@@ -50,6 +50,10 @@ type Event struct {
 	// event left it (nil when the event has none): the agent is the
 	// event's (ParentToolUseID, AgentID).
 	Todos []Todo
+	// Refused lists the calls of a user event's tool results that the
+	// permission layer refused before asking anyone (a deny rule, the
+	// mode, nobody to ask); a canUseTool or prompt refusal is not here.
+	Refused []Refusal
 
 	Init    *InitInfo    // SubtypeInit
 	Task    *TaskEvent   // SubtypeTaskStarted, SubtypeTaskProgress, SubtypeTaskNotification
@@ -151,9 +155,12 @@ type TaskEvent struct {
 	// Status is how the run ended: TaskCompleted, TaskFailed, TaskKilled
 	// or TaskTimeout (stream-json writes the last two as Claude Code does,
 	// "stopped" and "failed").
-	Status     TaskStatus
-	Summary    string
-	OutputFile string
+	Status TaskStatus
+	// Summary is the agent's report when it completed with one
+	// (SummaryIsReport), else a sentence saying how it ended.
+	Summary         string
+	SummaryIsReport bool
+	OutputFile      string
 
 	Usage        *TaskUsage
 	LastToolName string
@@ -212,6 +219,15 @@ type ModelUsage struct {
 	CostUSD llm.Cost
 }
 
+// Refusal is a call refused before anyone was asked.
+type Refusal struct {
+	ToolName, ToolUseID string
+	// ReasonType says what decided: "rule", "mode" or "other".
+	ReasonType string
+	// Message is the refusal as the model got it.
+	Message string
+}
+
 // eventOf converts a bus event for SDK users.
 func eventOf(e event.Event) Event {
 	out := Event{
@@ -219,6 +235,9 @@ func eventOf(e event.Event) Event {
 		ParentToolUseID: e.ParentToolUseID, AgentID: e.AgentID, AgentType: e.AgentType, TaskDescription: e.TaskDescription,
 		AgentColor: e.AgentColor, Message: e.Message, ToolUseResult: e.ToolUseResult, Partial: e.Partial,
 		Todos: todosOf(e.ToolUseResult),
+	}
+	for _, r := range e.Refused {
+		out.Refused = append(out.Refused, Refusal{ToolName: r.ToolName, ToolUseID: r.ToolUseID, ReasonType: r.ReasonType, Message: r.Message})
 	}
 	if a := e.Assistant; a != nil {
 		out.Assistant = &AssistantInfo{MessageID: a.MessageID, Model: a.Model, StopReason: a.StopReason, Usage: a.Usage}
@@ -266,7 +285,7 @@ func taskEventOf(subtype string, t *event.Task) *TaskEvent {
 	out := &TaskEvent{
 		TaskID: t.TaskID, ToolUseID: t.ToolUseID, Description: t.Description, AgentType: t.SubagentType,
 		Prompt: t.Prompt, Background: t.Backgrounded, SpawnDepth: t.SpawnDepth, Kind: TaskKind(t.TaskType),
-		Status: TaskStatus(t.Status), Summary: t.Summary, OutputFile: t.OutputFile, LastToolName: t.LastToolName,
+		Status: TaskStatus(t.Status), Summary: t.Summary, SummaryIsReport: t.SummaryIsReport, OutputFile: t.OutputFile, LastToolName: t.LastToolName,
 	}
 	if subtype != SubtypeTaskStarted {
 		out.Usage = &TaskUsage{TotalTokens: t.Usage.TotalTokens, ToolUses: t.Usage.ToolUses, Duration: t.Usage.Duration}

@@ -225,7 +225,7 @@ func ExampleRuntime_Run_subagentEvents() {
 	// Unordered output:
 	// started "Count files" (counter, background true)
 	// counter (started by call-1): There are 42 files.
-	// ended: Agent "Count files" completed (completed)
+	// ended: There are 42 files. (completed)
 	// main: I started the count.
 	// main: The count is in: 42 files.
 }

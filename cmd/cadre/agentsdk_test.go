@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,21 +67,34 @@ func (r sdkReport) callsOf(kind string) []map[string]any {
 	return out
 }
 
+// agentIDPattern finds the agent id in an Agent call's result, as both
+// executables write it.
+var agentIDPattern = regexp.MustCompile(`agentId: ([0-9A-Za-z-]+)`)
+
 // sdkScript is the model behind every scenario. A conversation is known by
 // its first user message (the prompt, for the main agent and for each
 // subagent); its state by the last message.
 func sdkScript(req testkit.Request) testkit.Reply {
 	var body struct {
 		Messages []struct {
+			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
 	_ = json.Unmarshal(req.Body, &body)
-	if len(body.Messages) == 0 {
+	// Claude Code 2.1.330 sends its environment as a message of role
+	// "system" among the others for newer models; the conversation is
+	// the user's and assistant's messages.
+	var turns []string
+	for _, m := range body.Messages {
+		if m.Role != "system" {
+			turns = append(turns, string(m.Content))
+		}
+	}
+	if len(turns) == 0 {
 		return testkit.Reply{Text: "OK"}
 	}
-	first := string(body.Messages[0].Content)
-	last := string(body.Messages[len(body.Messages)-1].Content)
+	first, last := turns[0], turns[len(turns)-1]
 	results := strings.Contains(last, "tool_result")
 	agent := func(id, desc, prompt string, bg bool) testkit.ToolCall {
 		in := map[string]any{"description": desc, "prompt": prompt, "subagent_type": "general-purpose"}
@@ -99,6 +113,11 @@ func sdkScript(req testkit.Request) testkit.Reply {
 		return testkit.Reply{Text: "RESULT-PAR-2"}
 	case strings.Contains(first, "CHILD-BG"):
 		return testkit.Reply{Text: "RESULT-BG"}
+	case strings.Contains(first, "CHILD-RESUME"):
+		if strings.Contains(last, "FOLLOW-UP") {
+			return testkit.Reply{Text: "RESULT-SECOND"}
+		}
+		return testkit.Reply{Text: "RESULT-FIRST"}
 
 	case strings.Contains(first, "SAY-HELLO"):
 		return testkit.Reply{Text: "HELLO-BACK"}
@@ -121,6 +140,23 @@ func sdkScript(req testkit.Request) testkit.Reply {
 		}
 		return testkit.Reply{Text: "WAITING"}
 
+	case strings.Contains(first, "SPAWN-RESUME"):
+		// The child answers once, is sent a follow-up by its agentId
+		// (read from the Agent call's result), and answers again.
+		all := string(req.Body)
+		id := agentIDPattern.FindStringSubmatch(all)
+		switch {
+		case strings.Contains(all, "RESULT-SECOND"):
+			return testkit.Reply{Text: "RESUME-DONE"}
+		case strings.Contains(all, "RESULT-FIRST") && id != nil && !strings.Contains(all, "toolu_send"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_send", Name: "SendMessage", Input: map[string]any{
+				"to": id[1], "message": "FOLLOW-UP: answer again", "summary": "Ask the child again",
+			}}}}
+		case !strings.Contains(all, "toolu_first"):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{agent("toolu_first", "resumed child", "CHILD-RESUME: answer in one line", false)}}
+		}
+		return testkit.Reply{Text: "WAITING"}
+
 	case strings.Contains(first, "SPAWN-BG"):
 		switch {
 		case strings.Contains(last, "task-notification") && strings.Contains(last, "RESULT-BG"):
@@ -138,7 +174,8 @@ func sdkScript(req testkit.Request) testkit.Reply {
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_bash", Name: "Bash", Input: map[string]any{
 				"command": "touch ran.txt && echo BASH-RAN", "description": "Create ran.txt",
 			}}}}
-		case strings.Contains(last, "BASH-RAN"):
+		// Claude Code's refusal quotes the command, BASH-RAN included.
+		case strings.Contains(last, "BASH-RAN") && !strings.Contains(last, `"is_error":true`):
 			return testkit.Reply{Text: "BASH-DONE"}
 		}
 		return testkit.Reply{Text: "BASH-FAILED"}
@@ -146,7 +183,8 @@ func sdkScript(req testkit.Request) testkit.Reply {
 	case strings.Contains(first, "RUN-SLOW"):
 		if !results {
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_slow", Name: "Bash", Input: map[string]any{
-				"command": "sleep 30", "description": "Wait",
+				// Not a standalone sleep, which Claude Code 2.1.330 refuses.
+				"command": "tail -f /dev/null", "description": "Wait",
 			}}}}
 		}
 		return testkit.Reply{Text: "SLOW-DONE"}
@@ -220,7 +258,7 @@ func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer,
 	if err := os.WriteFile(driver, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	model := "claude-sonnet-4-5"
+	model := "claude-sonnet-5-5"
 	// No --model: the program uses default options, so the model comes
 	// from user settings (cadre) or the environment (Claude Code).
 	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(`{"model":"`+model+`"}`), 0o644); err != nil {
@@ -234,6 +272,7 @@ func runSDK(t *testing.T, scenario string) (sdkReport, *testkit.AnthropicServer,
 	}
 	if dir := os.Getenv("CADRE_SDK_RECORD"); dir != "" {
 		exe = recordingWrapper(t, exe, filepath.Join(dir, scenario))
+		t.Cleanup(func() { recordRequests(t, srv, filepath.Join(dir, scenario, "requests.jsonl")) })
 	}
 	e.set("ANTHROPIC_BASE_URL="+srv.URL, "CADRE_SDK_EXECUTABLE="+exe)
 	cmd := exec.Command("node", driver, scenario)
@@ -276,6 +315,19 @@ func recordingWrapper(t *testing.T, exe, dir string) string {
 	return w
 }
 
+// recordRequests writes the bodies of the requests the fake server got, one
+// a line.
+func recordRequests(t *testing.T, srv *testkit.AnthropicServer, path string) {
+	var b bytes.Buffer
+	for _, r := range srv.Requests() {
+		b.Write(bytes.TrimSpace(r.Body))
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
 func resultText(m map[string]any) string {
 	s, _ := m["result"].(string)
 	return s
@@ -287,6 +339,10 @@ func TestAgentSDK(t *testing.T) {
 		rs := rep.results()
 		if len(rs) != 1 || resultText(rs[0]) != "HELLO-BACK" || rs[0]["is_error"] != false {
 			t.Fatalf("results = %v, want one success HELLO-BACK", rs)
+		}
+		// 10: the result says why the turn ended.
+		if rs[0]["terminal_reason"] != "completed" {
+			t.Errorf("terminal_reason = %v, want completed", rs[0]["terminal_reason"])
 		}
 		if rep.Messages[0]["type"] != "system" || rep.Messages[0]["subtype"] != "init" {
 			t.Errorf("first message = %v, want system/init", rep.Messages[0])
@@ -302,6 +358,12 @@ func TestAgentSDK(t *testing.T) {
 		for id, want := range map[string]string{"toolu_sync": "RESULT-SYNC", "toolu_par1": "RESULT-PAR-1", "toolu_par2": "RESULT-PAR-2"} {
 			if !taggedWith(rep, id, want) {
 				t.Errorf("no message tagged parent_tool_use_id=%s carries %s", id, want)
+			}
+		}
+		// 9: a completed child's notification summary is its report.
+		for _, want := range []string{"RESULT-SYNC", "RESULT-PAR-1", "RESULT-PAR-2"} {
+			if !notifiedWith(rep, want) {
+				t.Errorf("no task_notification with summary %q and summary_is_report", want)
 			}
 		}
 		// 4: one assistant message per content block, the parallel
@@ -355,6 +417,9 @@ func TestAgentSDK(t *testing.T) {
 		if !updated {
 			t.Errorf("no task_updated with status completed")
 		}
+		if !notifiedWith(rep, "RESULT-BG") {
+			t.Errorf("no task_notification with the agent's report RESULT-BG as its summary")
+		}
 		if n := countOf(rep, "system", "background_tasks_changed"); n < 2 {
 			t.Errorf("%d background_tasks_changed messages, want one when the task starts and one when it ends", n)
 		}
@@ -378,6 +443,49 @@ func TestAgentSDK(t *testing.T) {
 		// 3: a built-in tool's result is a plain string.
 		if c := toolResult(rep, "toolu_bash"); c["content"] != "BASH-RAN" {
 			t.Errorf("Bash's tool_result = %v, want content \"BASH-RAN\" as a string", c)
+		}
+	})
+	t.Run("denied", func(t *testing.T) {
+		rep, _, e := runSDK(t, "denied")
+		if texts := rep.resultTexts(); len(texts) != 1 || texts[0] != "BASH-FAILED" {
+			t.Fatalf("results %q, want BASH-FAILED", texts)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, "ran.txt")); err == nil {
+			t.Errorf("the denied command ran")
+		}
+		// 9: a call a rule refuses without asking is told in a
+		// permission_denied line before its result.
+		denied, result := -1, -1
+		for i, m := range rep.Messages {
+			if m["subtype"] == "permission_denied" && m["tool_name"] == "Bash" && m["tool_use_id"] == "toolu_bash" && m["message"] != "" && m["decision_reason_type"] != nil {
+				denied = i
+			}
+			if m["type"] == "user" && toolResultIn(m, "toolu_bash") {
+				result = i
+			}
+		}
+		if denied < 0 || result < 0 || denied > result {
+			t.Errorf("permission_denied at message %d, the tool result at %d: want a permission_denied line for toolu_bash before its result", denied, result)
+		}
+	})
+	t.Run("resume", func(t *testing.T) {
+		rep, _, _ := runSDK(t, "resume")
+		if texts := rep.resultTexts(); !containsStr(texts, "RESUME-DONE") {
+			t.Fatalf("results %q, want RESUME-DONE among them", texts)
+		}
+		// 8: after SendMessage the resumed child's lines are tagged with
+		// the Agent call that launched it, not with the SendMessage call.
+		if !taggedWith(rep, "toolu_first", "RESULT-SECOND") {
+			t.Errorf("the resumed child's answer is not tagged parent_tool_use_id=toolu_first")
+		}
+		if taggedWith(rep, "toolu_send", "RESULT-SECOND") {
+			t.Errorf("the resumed child's answer is tagged with the SendMessage call's id")
+		}
+		// 9: each run's notification summary is the agent's report.
+		for _, want := range []string{"RESULT-FIRST", "RESULT-SECOND"} {
+			if !notifiedWith(rep, want) {
+				t.Errorf("no task_notification with summary %q and summary_is_report", want)
+			}
 		}
 	})
 	t.Run("stream", func(t *testing.T) {
@@ -406,16 +514,20 @@ func TestAgentSDK(t *testing.T) {
 	})
 	// 1: an error result ends the process with exit code 1, so the SDK's
 	// loop throws after yielding it.
-	for _, c := range []struct{ scenario, subtype string }{
-		{"maxturns", "error_max_turns"},
-		{"budget", "error_max_budget_usd"},
-		{"interrupt", "error_during_execution"},
+	for _, c := range []struct{ scenario, subtype, terminal string }{
+		{"maxturns", "error_max_turns", "max_turns"},
+		{"budget", "error_max_budget_usd", "budget_exhausted"},
+		{"interrupt", "error_during_execution", ""},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			rep, _, _ := runSDK(t, c.scenario)
 			rs := rep.results()
 			if len(rs) == 0 || rs[len(rs)-1]["subtype"] != c.subtype {
 				t.Fatalf("results = %v, want the last one %s", rs, c.subtype)
+			}
+			// 10: and why, where both executables can tell it.
+			if c.terminal != "" && rs[len(rs)-1]["terminal_reason"] != c.terminal {
+				t.Errorf("terminal_reason = %v, want %s", rs[len(rs)-1]["terminal_reason"], c.terminal)
 			}
 			if th := rep.callsOf("thrown"); len(th) != 1 || th[0]["thrown"] != true {
 				t.Errorf("the SDK's loop did not throw after the error result: %v", th)
@@ -439,7 +551,7 @@ func TestAgentSDK(t *testing.T) {
 		if v, ok := call("mcpServerStatus")["value"].([]any); !ok {
 			t.Errorf("mcpServerStatus() = %v, want a list", v)
 		}
-		if v, _ := call("getContextUsage")["value"].(map[string]any); v == nil || v["maxTokens"].(float64) <= 0 || v["categories"].(float64) == 0 || v["model"] != "claude-sonnet-4-5" {
+		if v, _ := call("getContextUsage")["value"].(map[string]any); v == nil || v["maxTokens"].(float64) <= 0 || v["categories"].(float64) == 0 || v["model"] != "claude-sonnet-5-5" {
 			t.Errorf("getContextUsage() = %v, want the window, categories and the model", v)
 		}
 		call("setMaxThinkingTokens")
@@ -469,6 +581,18 @@ func TestAgentSDK(t *testing.T) {
 	})
 }
 
+// toolResultIn reports whether message m carries the call's tool_result.
+func toolResultIn(m map[string]any, id string) bool {
+	msg, _ := m["message"].(map[string]any)
+	blocks, _ := msg["content"].([]any)
+	for _, b := range blocks {
+		if b, _ := b.(map[string]any); b["type"] == "tool_result" && b["tool_use_id"] == id {
+			return true
+		}
+	}
+	return false
+}
+
 // toolResult returns the tool_result block for the call id.
 func toolResult(rep sdkReport, id string) map[string]any {
 	for _, m := range rep.Messages {
@@ -481,6 +605,17 @@ func toolResult(rep sdkReport, id string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// notifiedWith reports whether a task_notification gives the agent's
+// report as its summary.
+func notifiedWith(rep sdkReport, report string) bool {
+	for _, m := range rep.Messages {
+		if m["subtype"] == "task_notification" && m["summary"] == report && m["summary_is_report"] == true {
+			return true
+		}
+	}
+	return false
 }
 
 // countOf counts the messages of a type and subtype.

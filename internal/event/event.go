@@ -51,6 +51,9 @@ type Event struct {
 	Assistant *Assistant
 	// ToolUseResult is structured detail of a tool result (user events).
 	ToolUseResult any
+	// Refused lists the calls whose results this user event carries that
+	// the permission layer refused before asking anyone.
+	Refused []Refusal
 
 	Init   *Init
 	Result *Result
@@ -123,6 +126,16 @@ type SubagentCost struct {
 	Usage                           llm.Usage
 	CostUSD                         llm.Cost
 	Status                          string // a task status
+}
+
+// Refusal is a call the permission layer refused before asking anyone:
+// by a rule, by the mode, or because nobody could be asked.
+type Refusal struct {
+	ToolName, ToolUseID string
+	// ReasonType is what decided: "rule", "mode" or "other".
+	ReasonType string
+	// Message is the refusal as the model got it.
+	Message string
 }
 
 // Denial records a tool call the permission layer refused.

@@ -35,10 +35,13 @@ type Task struct {
 
 	// task_notification: how the run ended (its task record's status:
 	// completed, failed, killed or timeout; output writes Claude Code's
-	// word for it), its output file and a one-line summary.
-	Status     string
-	OutputFile string
-	Summary    string
+	// word for it), its output file and a summary: the agent's report
+	// when it completed with one (SummaryIsReport), as Claude Code gives
+	// it, else a sentence saying how it ended.
+	Status          string
+	OutputFile      string
+	Summary         string
+	SummaryIsReport bool
 
 	// Usage: task_progress (so far) and task_notification (in all).
 	Usage TaskUsage

@@ -115,6 +115,11 @@ type Step struct {
 type Denial struct {
 	ToolUseID, Tool string
 	Input           json.RawMessage
+	// Message is the refusal as the model got it.
+	Message string
+	// Unasked is what refused the call before anyone was asked ("rule",
+	// "mode", "other"), or "" when an approver refused it.
+	Unasked string
 }
 
 // Config is one run of the loop.
@@ -513,8 +518,11 @@ type callResult struct {
 	block  llm.Block
 	meta   any
 	denied bool
-	stop   bool            // a hook asked to end the run
-	input  json.RawMessage // the input it ran with, when a hook or the approver changed it
+	// message and unasked: a denial's text, and what refused the call
+	// before anyone was asked (Denial).
+	message, unasked string
+	stop             bool            // a hook asked to end the run
+	input            json.RawMessage // the input it ran with, when a hook or the approver changed it
 }
 
 // withInputs returns m with the inputs of the tool calls named in inputs
@@ -527,6 +535,12 @@ func withInputs(m llm.Message, inputs map[string]json.RawMessage) llm.Message {
 		}
 	}
 	return m
+}
+
+// unaskedDenial is a denial decided before anyone was asked.
+type unaskedDenial interface {
+	error
+	Unasked() (reasonType string, unasked bool)
 }
 
 // interrupter is a denial that ends the turn.
@@ -570,7 +584,7 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop b
 			s.ToolMeta[uses[i].ID] = r.meta
 		}
 		if r.denied {
-			s.Denials = append(s.Denials, Denial{ToolUseID: uses[i].ID, Tool: uses[i].Name, Input: uses[i].Input})
+			s.Denials = append(s.Denials, Denial{ToolUseID: uses[i].ID, Tool: uses[i].Name, Input: uses[i].Input, Message: r.message, Unasked: r.unasked})
 		}
 		if r.input != nil {
 			if s.Inputs == nil {
@@ -663,7 +677,12 @@ func admit(ctx context.Context, cfg *Config, use llm.Block) (_ *admitted, res ca
 	t, found := cfg.Tools.Get(use.Name)
 	denied := func(err error) callResult {
 		r := errResult(use, "%v", err)
-		r.denied = true
+		r.denied, r.message = true, err.Error()
+		if u, ok := errors.AsType[unaskedDenial](err); ok {
+			if kind, unasked := u.Unasked(); unasked {
+				r.unasked = kind
+			}
+		}
 		if i, ok := errors.AsType[interrupter](err); ok && i.Interrupts() && cfg.interrupt != nil {
 			cfg.interrupt(fmt.Errorf("%w: %v", ErrInterrupted, err))
 		}

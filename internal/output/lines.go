@@ -105,10 +105,11 @@ func systemFields(e cadre.Event) []field {
 			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
 		}
 	case cadre.SubtypeTaskNotification:
-		return []field{
-			{"output_file", t.OutputFile}, {"run_id", t.TaskID}, {"status", taskStatus(t.Status)}, {"summary", t.Summary},
-			{"task_id", t.TaskID}, {"tool_use_id", t.ToolUseID}, {"usage", taskUsage(t.Usage)},
+		fs := []field{{"output_file", t.OutputFile}, {"run_id", t.TaskID}, {"status", taskStatus(t.Status)}, {"summary", t.Summary}}
+		if t.SummaryIsReport {
+			fs = append(fs, field{"summary_is_report", true})
 		}
+		return append(fs, field{"task_id", t.TaskID}, field{"tool_use_id", t.ToolUseID}, field{"usage", taskUsage(t.Usage)})
 	}
 	return nil
 }
@@ -410,6 +411,9 @@ type resultJSON struct {
 	// Subagents is cadre's extension: each subagent run of the tree with
 	// its share of the cost, when there was any.
 	Subagents []subagentCostJSON `json:"subagents,omitempty"`
+	// TerminalReason is why the turn ended, in Claude Code's words, for
+	// the outcomes where cadre's and Claude Code's reasons are the same.
+	TerminalReason string `json:"terminal_reason,omitempty"`
 }
 
 // subagentCostJSON is one entry of the result's "subagents": its usage in
@@ -444,6 +448,13 @@ func subagentCosts(list []cadre.SubagentCost) []subagentCostJSON {
 	return out
 }
 
+// terminalReasons are Claude Code's terminal_reason values for the
+// result subtypes that say the same; an error during execution may be an
+// interrupt or a failure, which the subtype does not tell apart.
+var terminalReasons = map[string]string{
+	cadre.ResultSuccess: "completed", cadre.ResultMaxTurns: "max_turns", cadre.ResultMaxBudgetUSD: "budget_exhausted",
+}
+
 func resultLine(e cadre.Event) resultJSON {
 	r := e.Result
 	if r == nil {
@@ -476,7 +487,7 @@ func resultLine(e cadre.Event) resultJSON {
 		DurationMS: r.Duration.Milliseconds(), DurationAPIMS: r.APIDuration.Milliseconds(),
 		NumTurns: r.NumTurns, StopReason: stop, SessionID: e.SessionID,
 		TotalCostUSD: r.TotalCostUSD, Usage: resultUsage(r.Usage), ModelUsage: mu, PermissionDenials: denials,
-		UUID: e.UUID,
+		UUID: e.UUID, TerminalReason: terminalReasons[e.Subtype],
 	}
 	if len(r.Subagents) > 0 {
 		out.Subagents = subagentCosts(r.Subagents)

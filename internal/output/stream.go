@@ -63,6 +63,21 @@ type taskUpdatedJSON struct {
 	SessionID string        `json:"session_id"`
 }
 
+// permissionDeniedJSON tells a program of a call refused before anyone
+// was asked (a deny rule, the mode), as Claude Code does before the call's
+// result; a refusal its canUseTool made it knows already.
+type permissionDeniedJSON struct {
+	Type               string `json:"type"`
+	Subtype            string `json:"subtype"`
+	ToolName           string `json:"tool_name"`
+	ToolUseID          string `json:"tool_use_id"`
+	AgentID            string `json:"agent_id,omitempty"`
+	DecisionReasonType string `json:"decision_reason_type"`
+	Message            string `json:"message"`
+	UUID               string `json:"uuid"`
+	SessionID          string `json:"session_id"`
+}
+
 // syntheticUserJSON is a user line the runtime wrote, not the user: the
 // message that hands the main agent a background task's notification.
 type syntheticUserJSON struct {
@@ -112,6 +127,15 @@ func (s *stream) lines(e cadre.Event) []any {
 		if id, ok := notification(e); ok {
 			s.origin = &originJSON{Kind: "task-notification", Producer: "session-task", RunID: id}
 			return []any{syntheticUserJSON{userJSON: userLine(e, s.tools), IsSynthetic: true, Origin: s.origin}}
+		}
+		if len(e.Refused) > 0 {
+			var out []any
+			for _, r := range e.Refused {
+				out = append(out, permissionDeniedJSON{Type: "system", Subtype: "permission_denied", ToolName: r.ToolName, ToolUseID: r.ToolUseID,
+					AgentID: e.AgentID, DecisionReasonType: r.ReasonType, Message: r.Message,
+					UUID: ids.Derive("stream-json permission_denied", e.UUID+"/"+r.ToolUseID), SessionID: e.SessionID})
+			}
+			return append(out, line(e, s.tools))
 		}
 	case e.Type == cadre.EventResult && e.ParentToolUseID == "":
 		r := resultLine(e)

@@ -123,12 +123,34 @@ type Denied struct {
 
 	// Interrupt: the approver also asked to end the agent's turn.
 	Interrupt bool
+	// Asked: the Asker was put the call and refused it (or failed); else
+	// a rule, the mode or the session decided before asking anyone.
+	Asked bool
+	// ByMode: the permission mode denies calls that need approval
+	// instead of asking.
+	ByMode bool
 
 	err error // what the Asker failed with, for errors.Is
 }
 
 // Interrupts reports whether the denial ends the turn (the loop asks).
 func (d *Denied) Interrupts() bool { return d.Interrupt }
+
+// Unasked reports whether the call was refused before anyone was asked,
+// and by what, in Claude Code's words: "rule", "mode" or "other". Claude
+// Code tells an SDK program of such a denial (permission_denied); one the
+// program's canUseTool made it knows already.
+func (d *Denied) Unasked() (reasonType string, unasked bool) {
+	switch {
+	case d.Asked:
+		return "", false
+	case d.Rule != "":
+		return "rule", true
+	case d.ByMode:
+		return "mode", true
+	}
+	return "other", true
+}
 
 func (d *Denied) Error() string {
 	var b strings.Builder
@@ -335,6 +357,7 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 		d.Reason = fmt.Sprintf("this call requires approval (%s) and the permission mode %s denies such calls instead of asking; "+
 			"do not retry it, but find another way or tell the user; the user can allow it with --allowedTools or permissions.allow",
 			reason, p.Mode)
+		d.ByMode = true
 		return d
 	}
 	if p.Asker == nil {
@@ -368,9 +391,10 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 	}
 	switch {
 	case err != nil:
-		d.Reason, d.err = fmt.Sprintf("the permission request failed: %v", err), err
+		d.Reason, d.err, d.Asked = fmt.Sprintf("the permission request failed: %v", err), err, true
 		return d
 	case !ans.Allow:
+		d.Asked = true
 		d.Reason, d.Interrupt = "the user refused this call; do not retry it, ask the user how to proceed if unsure", ans.Interrupt
 		if m := strings.TrimSpace(ans.Message); m != "" {
 			d.Reason = "the user refused this call: " + m

@@ -597,3 +597,32 @@ func TestAgentAccessIsLeftToPermitSpawn(t *testing.T) {
 		})
 	}
 }
+
+// A denial says whether it was decided before anyone was asked, and by
+// what: stream-json tells a program of those (permission_denied), not of
+// the ones its own approver made.
+func TestDeniedUnasked(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		p           Policy
+		wantType    string
+		wantUnasked bool
+	}{
+		{"deny rule", Policy{Workspace: "/ws", Asker: &asker{ok: true}, Rules: mustRules(t, "", "", "Bash(rm:*)")}, "rule", true},
+		{"mode that denies instead of asking", Policy{Mode: ModeDontAsk, Workspace: "/ws", Asker: &asker{ok: true}}, "mode", true},
+		{"nobody to ask", Policy{Workspace: "/ws"}, "other", true},
+		{"the approver refused", Policy{Workspace: "/ws", Asker: &asker{ok: false}}, "", false},
+		{"the approver failed", Policy{Workspace: "/ws", Asker: &asker{err: errors.New("prompt closed")}}, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.p.Permit(context.Background(), "Bash", tools["Bash"], env, input("Bash", "rm -rf x"))
+			var d *Denied
+			if !errors.As(err, &d) {
+				t.Fatalf("got %v, want a *Denied", err)
+			}
+			if typ, unasked := d.Unasked(); typ != tc.wantType || unasked != tc.wantUnasked {
+				t.Errorf("Unasked() = %q, %v; want %q, %v", typ, unasked, tc.wantType, tc.wantUnasked)
+			}
+		})
+	}
+}

@@ -405,6 +405,11 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 		UUID: id, Message: &s.Message, SessionID: t.RootSessionID, Time: r.spec.Now(),
 		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription, AgentColor: t.AgentColor,
 	}
+	for _, d := range s.Denials {
+		if d.Unasked != "" {
+			ev.Refused = append(ev.Refused, event.Refusal{ToolName: d.Tool, ToolUseID: d.ToolUseID, ReasonType: d.Unasked, Message: d.Message})
+		}
+	}
 	switch {
 	case s.Compaction:
 		trigger := "auto"

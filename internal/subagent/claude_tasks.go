@@ -196,11 +196,11 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 		return tool.Text(fmt.Sprintf("Message queued for agent %s; it will read it after its current step.", id)), nil
 	}
 	// Stopped or evicted: resume it from its transcript, in the background.
-	name := ""
+	name, call := "", ""
 	if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
-		name = rec.Name
+		name, call = rec.Name, rec.ToolUseID
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{ToolUseID: env.ToolUseID, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true})
+	out, err := s.spawn(ctx, c, spawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true})
 	if err != nil {
 		return tool.Errorf("cannot reach agent %q: %v", in.To, err), nil
 	}

@@ -2,6 +2,7 @@ package subagent
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
@@ -33,12 +34,22 @@ func (s *Service) started(t *liveTask, background bool) {
 // output file (a foreground run keeps its log in memory) and its figures.
 // Its result went to its caller as the Agent call's result, not through
 // the queue.
-func (s *Service) foregroundEnded(t *liveTask, status task.Status, toolUses int, res *runner.Result) {
+func (s *Service) foregroundEnded(t *liveTask, status task.Status, report string, toolUses int, res *runner.Result) {
+	summary, isReport := endSummary(t, status, report)
 	s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-		TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status),
-		Summary: fmt.Sprintf("Agent %q %s", t.description, endVerb[status]),
-		Usage:   event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
+		TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), Summary: summary, SummaryIsReport: isReport,
+		Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 	})
+}
+
+// endSummary is a task_notification's summary: the agent's report when it
+// completed with one, as Claude Code puts it there (a program shows the
+// answer without reading the output file), else how the run ended.
+func endSummary(t *liveTask, status task.Status, report string) (summary string, isReport bool) {
+	if status == task.StatusCompleted && strings.TrimSpace(report) != "" {
+		return report, true
+	}
+	return fmt.Sprintf("Agent %q %s", t.description, endVerb[status]), false
 }
 
 // progress reports a background run's figures so far.

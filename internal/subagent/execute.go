@@ -136,7 +136,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		Hooks:   hooks,
 		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID, r.req.Fork, hooks),
 		Tag: runner.Tag{
-			RootSessionID: r.c.RootSessionID, ParentToolUseID: r.req.ToolUseID,
+			RootSessionID: r.c.RootSessionID, ParentToolUseID: t.agentCall,
 			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description, AgentColor: r.def.Color,
 		},
 		Cost:          func(u llm.Usage) llm.Cost { return s.cfg.Pricing.Cost(r.child.caller.Ref, u) },
@@ -478,7 +478,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		}
 	}
 	if !background {
-		s.foregroundEnded(t, status, toolUses, res)
+		s.foregroundEnded(t, status, text, toolUses, res)
 	}
 	// Forget the run before announcing its end, so whoever wakes on done
 	// can continue the agent at once.
@@ -517,14 +517,15 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 		"Description": t.description, "Verb": verb, "Result": result,
 		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
 	})
+	summary, isReport := endSummary(t, status, text)
 	return &pendingNotice{
 		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
 		silent: t.skip,
 		event: func() {
 			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
 				TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), OutputFile: t.outputFile,
-				Summary: fmt.Sprintf("Agent %q %s", t.description, verb),
-				Usage:   event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
+				Summary: summary, SummaryIsReport: isReport,
+				Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 			})
 		},
 	}

@@ -50,7 +50,8 @@ type liveTask struct {
 	parentAgentID   string // who gets the notification ("" = main agent)
 	parentSessionID string
 	rootSessionID   string
-	toolUseID       string
+	toolUseID       string // the call this run answers (Agent, or SendMessage for a resumed agent)
+	agentCall       string // the Agent call that first launched the agent
 	agentType       string
 	kind            task.Kind // local_agent, or remote_agent for a definition with url
 	description     string

@@ -183,6 +183,11 @@ type Service struct {
 	// session being continued, a name being taken — so that two spawns in
 	// flight cannot both pass the same check.
 	reserved map[string]bool
+	// agentCalls holds, by agent id, the Agent call that first launched
+	// each agent this process ran: a resumed agent's messages stay tagged
+	// with it (a foreground agent has no task record to keep it). It
+	// grows by one short entry per agent.
+	agentCalls map[string]string
 	// delivery makes a notification's "mark notified, then queue" one
 	// step for the tools that read results (deliver.go).
 	delivery sync.Mutex
@@ -194,7 +199,7 @@ type Service struct {
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, lane: newLane(cfg.Settings.Lane())}
+	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, agentCalls: map[string]string{}, lane: newLane(cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
 	}

@@ -39,8 +39,12 @@ type spawnRequest struct {
 	Model        string
 	Cwd          string
 	SessionID    string // continue this child session
-	Name         string // SendMessage name
-	Background   bool   // run_in_background
+	// AgentCall, for a continued agent, is the Agent call that first
+	// launched it: its messages stay tagged with that call, as Claude
+	// Code tags them, while its task lines name the call that resumed it.
+	AgentCall  string
+	Name       string // SendMessage name
+	Background bool   // run_in_background
 	// Fork, when set, makes the run a fork of the caller continuing this
 	// turn (S-F1).
 	Fork    *tool.Turn
@@ -701,7 +705,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	id := r.sess.Info.ID
 	t := &liveTask{
 		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
-		toolUseID: r.req.ToolUseID, agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
+		toolUseID: r.req.ToolUseID, agentCall: s.agentCall(id, r.req), agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
 		name: r.req.Name, outputFile: s.outputFor(r.sess.Info), depth: r.child.caller.Depth,
 		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
 		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent, detached: r.req.dispatched,
@@ -810,13 +814,23 @@ func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
 	return nil
 }
 
+// agentCall is the Agent call that first launched agent id: the one the
+// request names, else the one this process saw, else the request's own.
+func (s *Service) agentCall(id string, req spawnRequest) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	call := cmp.Or(req.AgentCall, s.agentCalls[id], req.ToolUseID)
+	s.agentCalls[id] = call
+	return call
+}
+
 // record writes (or rewrites, for a continued agent) t's task record and
 // announces it. A child session not yet recorded (sess, when not nil) is
 // recorded in the same write.
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
 	rec := task.Task{
 		ID: t.id, Kind: t.taskKind(), Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
-		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.toolUseID,
+		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.agentCall,
 		Status: status, OutputFile: t.outputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
 	}
 	if t.elsewhere {

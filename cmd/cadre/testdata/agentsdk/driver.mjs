@@ -68,7 +68,7 @@ const scenarios = {
     const options = base({
       permissionMode: 'default',
       canUseTool: async (toolName, input, opts) => {
-        report.calls.push({ kind: 'canUseTool', toolName, input, toolUseID: opts.toolUseID, agentID: opts.agentID ?? null });
+        report.calls.push({ kind: 'canUseTool', toolName, input, toolUseID: opts.toolUseID, agentID: opts.agentID ?? null, suggestions: opts.suggestions ?? null, decisionReason: opts.decisionReason ?? null, title: opts.title ?? null, displayName: opts.displayName ?? null, description: opts.description ?? null, blockedPath: opts.blockedPath ?? null });
         return { behavior: 'allow', updatedInput: input };
       },
       hooks: {
@@ -82,6 +82,15 @@ const scenarios = {
       },
     });
     await collect(query({ prompt: 'RUN-BASH', options }));
+  },
+  // A Bash call that a deny rule refuses: the run goes on without it.
+  async denied() {
+    await collect(query({ prompt: 'RUN-BASH', options: base({ disallowedTools: ['Bash(touch:*)'] }) }));
+  },
+  // A subagent that finishes, then is sent a second message with
+  // SendMessage and resumes.
+  async resume() {
+    await collect(query({ prompt: 'SPAWN-RESUME', options: base() }));
   },
   // Streaming input: two messages, two results; supportedCommands() and
   // setPermissionMode() answered in between.
