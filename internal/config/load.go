@@ -165,6 +165,7 @@ func Load(opts LoadOptions) (*Loaded, error) {
 			out.Warnings = append(out.Warnings, dropProjectApproval(l.Path, &layer, generic)...)
 			out.Warnings = append(out.Warnings, dropHookApproval(l.Path, &layer, generic)...)
 			out.Warnings = append(out.Warnings, dropProjectStore(l.Path, &layer, generic)...)
+			out.Warnings = append(out.Warnings, dropProjectSandbox(l.Path, &layer, generic)...)
 		}
 		if len(layer.Hooks) > 0 {
 			out.Hooks = append(out.Hooks, HookLayer{Scope: l.Scope, Path: l.Path, Hooks: layer.Hooks})
@@ -426,6 +427,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 		return bad("compaction.window", "want 0 or more tokens, got %d", c.Window)
 	}
 	if err := s.Store.validate(generic, bad); err != nil {
+		return err
+	}
+	if err := s.Sandbox.validate(generic, bad); err != nil {
 		return err
 	}
 	if d := s.Store.Dispatch; d != "" && d != DispatchSticky && d != DispatchAny {
