@@ -130,4 +130,3 @@ func dropProjectSandbox(path string, layer *Settings, generic map[string]any) []
 	s.AutoAllowBashIfSandboxed, s.ExcludedCommands, s.AllowWrite = false, nil, nil
 	return out
 }
-
