@@ -100,6 +100,11 @@ type Policy struct {
 	// agent's own memory directory under .claude. Allow rules, the mode
 	// and deny rules still decide; only the protection is lifted.
 	Writable []string
+	// Sandboxed, when set, reports whether a Bash command will run inside
+	// the sandbox, where sandbox.autoAllowBashIfSandboxed lets it run
+	// without an ask in the default and acceptEdits modes unless a deny or
+	// ask rule names it (or a redirection it writes needs approval).
+	Sandboxed func(command string) bool
 	// Remembered, if set, are allow rules the user added while the
 	// conversation runs; they count as allow rules. A conversation's
 	// policies (its main agent's and its children's) share one set.
