@@ -112,7 +112,7 @@ the runtime opened and how each run started and ended.`,
 	f.sdk.register(fl)
 	// Persistent: the subcommands open a runtime too, and log through it.
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug detail to standard error (warnings always go there)")
-	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout), mcpCmd(stdout))
+	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout), mcpCmd(stdout), sandboxCmd(stdout))
 	root.AddCommand(acpCmd(stdin, stdout, stderr), serveCmd(stdout, stderr))
 	return root
 }

@@ -259,3 +259,11 @@ func (r *recordingAsker) Ask(_ context.Context, q Question) (Answer, error) {
 	r.asked, r.q = true, q
 	return Answer{}, nil
 }
+
+// CommandNamed reports whether the Bash rule specifier spec ("docker:*",
+// "npm test") names any command that the shell line command runs, read as
+// a deny rule reads it: through paths, wrappers and sh -c. A command that
+// cannot be read statically names nothing.
+func CommandNamed(spec, command string) bool {
+	return analyzeCommand(command).matches(spec, listDeny)
+}

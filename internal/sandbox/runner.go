@@ -44,8 +44,10 @@ type Runner struct {
 	ReadDeny []string
 	// Network is the commands' network.
 	Network Network
-	// TempDir, if set, is the commands' TMPDIR (it should be in Writable).
-	TempDir string
+	// TempDir: the commands get a temp dir of their own, made at the
+	// first command (and removed by Close), writable and their TMPDIR;
+	// the system's /tmp stays read-only.
+	TempDir bool
 	// Excluded reports whether a shell command runs outside the sandbox
 	// (sandbox.excludedCommands); nil excludes none.
 	Excluded func(command string) bool
@@ -53,6 +55,11 @@ type Runner struct {
 	Warn func(msg string)
 
 	warned sync.Once
+	tmp    struct {
+		once sync.Once
+		dir  string
+		err  error
+	}
 }
 
 // ErrRequired is Command's error when sandbox.mode is required and the
@@ -93,11 +100,16 @@ func (r *Runner) Command(cmd *exec.Cmd, cwd, command string) (*Policy, error) {
 		return nil, nil
 	}
 	p := r.Policy(cwd)
-	if r.TempDir != "" {
+	if r.TempDir {
+		r.tmp.once.Do(func() { r.tmp.dir, r.tmp.err = os.MkdirTemp("", "cadre-sandbox-") })
+		if r.tmp.err != nil {
+			return nil, fmt.Errorf("sandbox: make the commands' temp dir: %w", r.tmp.err)
+		}
+		p.Writable = append(p.Writable, r.tmp.dir)
 		if cmd.Env == nil {
 			cmd.Env = os.Environ()
 		}
-		cmd.Env = append(cmd.Env, "TMPDIR="+r.TempDir)
+		cmd.Env = append(cmd.Env, "TMPDIR="+r.tmp.dir)
 	}
 	if err := Wrap(cmd, p, r.Status.Launcher); err != nil {
 		return nil, err
@@ -152,4 +164,16 @@ func (r *Runner) Policy(cwd string) Policy {
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// Close removes the commands' temp dir.
+func (r *Runner) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.tmp.once.Do(func() {}) // no temp dir is made after Close
+	if r.tmp.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(r.tmp.dir)
 }
