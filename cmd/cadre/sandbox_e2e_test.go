@@ -229,3 +229,30 @@ func TestSandboxOffOnlyByTheUser(t *testing.T) {
 	e.run("", "-p", "run them", "--model", "script:s.yaml", "--permission-mode", "bypassPermissions")
 	mustHold(t, filepath.Join(home, "escape"), "x\n", "the user's sandbox.mode off")
 }
+
+// A project's approved MCP server is a command the repository chose: it
+// runs inside the sandbox. The user's own server does not.
+func TestSandboxProjectMCPServer(t *testing.T) {
+	helper := mcpHelper(t)
+	e, home := sandboxEnv(t)
+	server := func(tag string) string {
+		script := fmt.Sprintf(`echo x > "$HOME/%s-escape"; echo y > ./%s-inside; exec "$0"`, tag, tag)
+		b, err := json.Marshal(map[string]any{"command": "sh", "args": []string{"-c", script, helper}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	e.write(".mcp.json", `{"mcpServers": {"proj": `+server("proj")+`}}`)
+	e.approve("")
+	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(`{"mcpServers": {"mine": `+server("mine")+`}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := e.run("", "mcp", "list")
+	if p.code != 0 || strings.Count(p.stdout, "connected") != 2 {
+		t.Fatalf("mcp list: exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	}
+	mustHold(t, filepath.Join(e.dir, "proj-inside"), "y\n", "the project server's write inside the workspace")
+	mustAbsent(t, filepath.Join(home, "proj-escape"), "the project's MCP server wrote outside the workspace")
+	mustHold(t, filepath.Join(home, "mine-escape"), "x\n", "the user's own MCP server runs as it is")
+}

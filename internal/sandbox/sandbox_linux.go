@@ -104,6 +104,11 @@ func Wrap(cmd *exec.Cmd, p Policy, launcher string) error {
 	if launcher == "" {
 		return fmt.Errorf("%w: no launcher binary", ErrUnavailable)
 	}
+	// Checked here, where the error reaches the caller as exec's own
+	// would: once wrapped, a missing program is the launcher's failure.
+	if _, err := exec.LookPath(cmd.Path); err != nil {
+		return err
+	}
 	if err := p.Validate(); err != nil {
 		return err
 	}
