@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/sandbox/sandboxtest"
+	"github.com/cadre-dev/cadre/internal/testkit"
 )
 
 // sandboxEnv is an e2e env on a machine that can sandbox; elsewhere the
@@ -255,4 +256,42 @@ func TestSandboxProjectMCPServer(t *testing.T) {
 	mustHold(t, filepath.Join(e.dir, "proj-inside"), "y\n", "the project server's write inside the workspace")
 	mustAbsent(t, filepath.Join(home, "proj-escape"), "the project's MCP server wrote outside the workspace")
 	mustHold(t, filepath.Join(home, "mine-escape"), "x\n", "the user's own MCP server runs as it is")
+}
+
+// A worktree child's Bash writes in its own checkout (which lies under the
+// repository's read-only .git), not in the repository's .git itself: the
+// ../../config of its checkout is the repository's .git/config. The
+// runtime's own git work — making the worktree, keeping its changes — is
+// not the command's and still happens.
+func TestSandboxWorktreeChild(t *testing.T) {
+	sandboxtest.Require(t, bin)
+	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+		body := string(req.Body)
+		if strings.Contains(body, "started by another agent") {
+			if strings.Contains(body, "tool_result") {
+				return testkit.Reply{Text: "child done"}
+			}
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Bash", Input: map[string]any{
+				"command": "echo 'changed in the worktree' > notes.txt; cp ../../config c; echo '[core] evil = 1' >> c; cp c ../../config; rm c"}}}}
+		}
+		if strings.Contains(body, "tool_result") {
+			return testkit.Reply{Text: "main done"}
+		}
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: map[string]any{"description": "isolated job", "prompt": "EDIT the notes", "isolation": "worktree"}}}}
+	})
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	git(t, e.dir, "init", "-q", "-b", "main")
+	git(t, e.dir, "add", "notes.txt")
+	git(t, e.dir, "commit", "-q", "-m", "notes")
+	before, err := os.ReadFile(filepath.Join(e.dir, ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// cp writes where the rules cannot see (the child runs in acceptEdits):
+	// only the sandbox stands between it and the repository's .git.
+	p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-4-5", "--allowedTools", "Bash")
+	checkWorktreeRun(t, e.dir, p, true, git)
+	if after, _ := os.ReadFile(filepath.Join(e.dir, ".git", "config")); string(after) != string(before) {
+		t.Errorf("the worktree child rewrote the repository's .git/config:\n%s", after)
+	}
 }
