@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/internal/sandbox/sandboxtest"
 	"github.com/cadre-dev/cadre/internal/testkit"
 )
@@ -293,5 +295,71 @@ func TestSandboxWorktreeChild(t *testing.T) {
 	checkWorktreeRun(t, e.dir, p, true, git)
 	if after, _ := os.ReadFile(filepath.Join(e.dir, ".git", "config")); string(after) != string(before) {
 		t.Errorf("the worktree child rewrote the repository's .git/config:\n%s", after)
+	}
+}
+
+// autoAllowBashIfSandboxed in the user's settings lets a sandboxed command
+// run unasked in the default mode (headless, an ask is a denial); in the
+// project's shared settings it is ignored.
+func TestSandboxAutoAllow(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		ran        bool
+	}{
+		{"user", "user", true},
+		{"project", ".cadre/settings.json", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := sandboxEnv(t)
+			const settings = `{"sandbox":{"autoAllowBashIfSandboxed":true}}`
+			if tc.file == "user" {
+				if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(settings), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				e.write(tc.file, settings)
+			}
+			e.write("s.yaml", bashScenario("make --version >/dev/null 2>&1; echo ran > ran.txt"))
+			texts, isErr := bashResults(t, e, 1)
+			_, err := os.Stat(filepath.Join(e.dir, "ran.txt"))
+			if ran := err == nil; ran != tc.ran || isErr[0] == tc.ran {
+				t.Errorf("ran = %v (error result %v), want %v:\n%s", ran, isErr[0], tc.ran, texts[0])
+			}
+		})
+	}
+}
+
+// BenchmarkSandboxLauncher is the sandbox's cost per command through the
+// real binary: compare /bare with /sandboxed (Landlock only) and /mounts
+// (Landlock and a mount namespace with a read-only .git and a hidden dir).
+func BenchmarkSandboxLauncher(b *testing.B) {
+	sandboxtest.Require(b, bin)
+	dir := b.TempDir()
+	for _, d := range []string{".git", ".ssh"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, bc := range []struct {
+		name string
+		p    *sandbox.Policy
+	}{
+		{"bare", nil},
+		{"sandboxed", &sandbox.Policy{Writable: []string{dir}}},
+		{"mounts", &sandbox.Policy{Writable: []string{dir}, ReadOnly: []string{filepath.Join(dir, ".git")}, ReadDeny: []string{filepath.Join(dir, ".ssh")}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if bc.p != nil {
+					if err := sandbox.Wrap(cmd, *bc.p, bin); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+			}
+		})
 	}
 }

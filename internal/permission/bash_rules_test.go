@@ -260,7 +260,11 @@ func TestBashAutoAllowSandboxed(t *testing.T) {
 		{name: "deny rule names it", cmd: "rm -rf x", deny: "Bash(rm:*)", sandboxed: notDocker, want: "deny"},
 		{name: "deny rule, unreadable", cmd: `eval "$x"`, deny: "Bash(rm:*)", sandboxed: notDocker, want: "ask"},
 		{name: "unreadable, no rules", cmd: `eval "$x"`, sandboxed: notDocker, want: "allow"},
-		{name: "write outside asks", cmd: "echo x > /etc/passwd", sandboxed: notDocker, want: "ask"},
+		{name: "write inside", cmd: "echo x > /ws/out.txt", sandboxed: notDocker, want: "allow"},
+		{name: "write outside is the sandbox's", cmd: "echo x > /etc/passwd", sandboxed: notDocker, want: "allow"},
+		{name: "ask rule names the write", cmd: "echo x > /ws/secret.txt", ask: "Edit(//ws/secret.txt)", sandboxed: notDocker, want: "ask"},
+		{name: "deny rule names the write", cmd: "echo x > /ws/secret.txt", deny: "Edit(//ws/secret.txt)", sandboxed: notDocker, want: "deny"},
+		{name: "write target unreadable", cmd: "echo x > $out", sandboxed: notDocker, want: "ask"},
 		{name: "plan", cmd: "ls", mode: ModePlan, sandboxed: notDocker, want: "deny"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

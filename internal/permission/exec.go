@@ -27,7 +27,8 @@ import (
 //     if an Edit deny rule exists);
 //  6. ask rules ask; an unreadable command asks when any exists;
 //  7. a command the sandbox will hold runs unasked under
-//     autoAllowBashIfSandboxed (Policy.Sandboxed);
+//     autoAllowBashIfSandboxed (Policy.Sandboxed), unless an ask rule
+//     names a file it writes or a write's target cannot be read;
 //  8. allow rules approve the command, never an unreadable one, and never
 //     its writes: a write that an Edit would need approval for asks.
 func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input json.RawMessage) error {
@@ -62,6 +63,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 	var (
 		writeAsks []string // why a write needs approval
 		unknown   []string // writes whose target cannot be read
+		ruleAsks  bool     // an Edit ask rule names a write
 	)
 	for _, w := range a.writes {
 		target, why := p.redirectPath(w.target, a.cwdMoves)
@@ -83,6 +85,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 			return d
 		case verdictAsk:
 			writeAsks = append(writeAsks, fmt.Sprintf("it writes %s (%s), which needs approval as an edit of it would (%s)", v.target, w.op, v.reason))
+			ruleAsks = ruleAsks || p.editAskRule(target, env.Cwd)
 		}
 	}
 	if len(unknown) > 0 {
@@ -112,9 +115,10 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		}
 	}
 
-	if p.Sandboxed != nil && writeReason == "" && c.target != "" && p.Sandboxed(c.target) {
-		// The kernel holds the command to the workspace; no ask or deny
-		// rule named it (both were checked above).
+	if p.Sandboxed != nil && !ruleAsks && len(unknown) == 0 && c.target != "" && p.Sandboxed(c.target) {
+		// The kernel holds the command and its writes to the workspace;
+		// no ask or deny rule named it or a file it writes (checked
+		// above), and the sandbox decides what the mode would have asked.
 		return nil
 	}
 	approved := false
@@ -266,4 +270,15 @@ func (r *recordingAsker) Ask(_ context.Context, q Question) (Answer, error) {
 // cannot be read statically names nothing.
 func CommandNamed(spec, command string) bool {
 	return analyzeCommand(command).matches(spec, listDeny)
+}
+
+// editAskRule reports whether an ask rule names an edit of path.
+func (p *Policy) editAskRule(path, cwd string) bool {
+	c := call{name: redirectWrite{}.Info().Name, access: tool.AccessEdit, target: path, resolved: resolvePath(path), cwd: cwd}
+	for _, r := range p.Rules.Ask {
+		if p.matches(r, c, listAsk) {
+			return true
+		}
+	}
+	return false
 }
