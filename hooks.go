@@ -161,7 +161,11 @@ func (r *Runtime) hookEngine(env []string) (*hook.Engine, error) {
 		}
 		configs = append(configs, c)
 	}
-	return hook.New(hook.Options{ProjectDir: r.cwd, Env: env, Logger: r.log}, configs...)
+	o := hook.Options{ProjectDir: r.cwd, Env: env, Logger: r.log}
+	if s.Sandbox.Hooks {
+		o.Sandbox = r.sandbox
+	}
+	return hook.New(o, configs...)
 }
 
 // hooks are the main session's hooks; nil when none is set.

@@ -28,6 +28,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/skill"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
@@ -255,7 +256,9 @@ func wrapNotFound(err error) error {
 // Runtime runs sessions in one working directory. It is safe for
 // concurrent use; Close it when done.
 type Runtime struct {
-	opts     Options
+	opts Options
+	// sandbox starts every process for the model (sandbox.go).
+	sandbox  *sandbox.Runner
 	cwd      string
 	cfg      *config.Loaded
 	db       recordStore
@@ -415,6 +418,14 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	r.policy.ReadableFile = func(ctx context.Context, sessionID, path string) bool {
 		return r.subagents != nil && r.subagents.OwnOutput(ctx, sessionID, path)
 	}
+	r.sandbox = newSandbox(cwd, home, cfg, rules)
+	switch {
+	case r.sandbox.Mode == sandbox.ModeAuto && !r.sandbox.Status.Available():
+		r.warnings = append(r.warnings, "the sandbox is unavailable, so commands run under the permission rules alone: "+r.sandbox.Status.Reason+
+			" (set sandbox.mode to \"required\" to refuse them instead, or \"off\" to silence this; see `cadre sandbox status`)")
+	case r.sandbox.Active() && s.Sandbox.AutoAllowBashIfSandboxed:
+		r.policy.Sandboxed = r.sandbox.Sandboxes
+	}
 	// The asker is each conversation's (Options.Permission, or its
 	// OpenRequest's): r.policy has none, so nothing asks through it.
 	r.pricing.Overrides = map[string]provider.Price{}
@@ -453,7 +464,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	sort.Strings(env)
 	if r.baseTools, err = withTools(builtin.Tools(builtin.Options{
-		Env: env,
+		Env: env, Sandbox: r.sandbox,
 		// Off by default: a model's fetch must not reach the user's machine
 		// or network (docs/settings.md); tests and local setups turn it on.
 		WebFetchAllowPrivate: getenv("CADRE_WEBFETCH_ALLOW_PRIVATE") == "1",
@@ -836,7 +847,7 @@ func (r *Runtime) Close() error {
 	if r.node != nil {
 		nerr = r.node.Close()
 	}
-	return errors.Join(r.settleErr, nerr, r.owner.Close(), r.db.Close())
+	return errors.Join(r.settleErr, nerr, r.owner.Close(), r.db.Close(), r.sandbox.Close())
 }
 
 // Warnings are the non-fatal problems found in the settings (unknown keys).

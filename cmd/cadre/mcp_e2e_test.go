@@ -86,7 +86,7 @@ func TestMCPEchoFromProjectFile(t *testing.T) {
 		return testkit.Reply{Text: "done"}
 	})
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-	pid := filepath.Join(t.TempDir(), "pid")
+	pid := filepath.Join(e.dir, ".server.pid") // in the workspace: a project server runs sandboxed
 	e.write(".mcp.json", `{"mcpServers": {"everything": `+mcpServer(pid, everything)+`}}`)
 	e.approve("")
 	p := e.run("", "--trust-workspace", "-p", "echo something", "--output-format", "stream-json", "--verbose", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__everything")
@@ -195,7 +195,7 @@ func TestMCPServerThatCrashesMidRunIsReportedAndNothingHangs(t *testing.T) {
 		return testkit.Reply{Text: "carried on"}
 	})
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
-	pid := filepath.Join(t.TempDir(), "pid")
+	pid := filepath.Join(e.dir, ".server.pid") // in the workspace: a project server runs sandboxed
 	e.write(".mcp.json", `{"mcpServers": {"crashy": `+mcpServer(pid, helper, "-exit-on-call", "2")+`}}`)
 	e.approve("")
 	p := e.run("", "--trust-workspace", "-p", "echo thrice", "--output-format", "stream-json", "--model", "claude-sonnet-5-5", "--allowedTools", "mcp__crashy")
@@ -340,7 +340,7 @@ func TestSlowMCPServerDoesNotHoldTheFirstCall(t *testing.T) {
 	helper := mcpHelper(t)
 	srv := testkit.NewAnthropic(t, testkit.Queue(testkit.Reply{Text: "hi"}))
 	e := newEnv(t).set("ANTHROPIC_BASE_URL="+srv.URL, "MCP_TIMEOUT=3000")
-	pid := filepath.Join(t.TempDir(), "pid")
+	pid := filepath.Join(e.dir, ".server.pid") // in the workspace: a project server runs sandboxed
 	e.write(".mcp.json", `{"mcpServers": {"t": {"command": "`+helper+`"}, "silent": `+mcpServer(pid, "sleep", "600")+`}}`)
 	e.approve("")
 	p := e.run("", "--trust-workspace", "-p", "hi", "--output-format", "stream-json", "--model", "claude-sonnet-5-5")

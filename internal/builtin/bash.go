@@ -18,6 +18,11 @@ import (
 //go:embed bash.md
 var bashDescription string
 
+// sandboxRefused follows the sandbox's refusals in a Bash result.
+//
+//go:embed sandbox_refused.md
+var sandboxRefused string
+
 // BashInput is Bash's input, as Claude Code names it.
 type BashInput struct {
 	Command     string `json:"command" jsonschema:"The command to execute"`
@@ -96,6 +101,10 @@ func runBash(ctx context.Context, o Options, env tool.Env, in BashInput) (tool.R
 	// output pipes from holding the call.
 	ownProcessGroup(cmd)
 	cmd.WaitDelay = o.BashWaitDelay
+	walls, err := o.Sandbox.Command(cmd, dir, in.Command)
+	if err != nil {
+		return tool.Errorf("The command did not run: %v", err), nil
+	}
 	// One writer for both streams makes exec share a single pipe between
 	// them, so the output interleaves exactly as in a terminal.
 	out := newCapture(o.BashOutputLimit)
@@ -103,6 +112,13 @@ func runBash(ctx context.Context, o Options, env tool.Env, in BashInput) (tool.R
 
 	runErr := cmd.Run()
 	text := strings.TrimRight(out.String(), "\n")
+	if walls != nil {
+		// Said after the output, so the model reads the refusal as the
+		// sandbox's and asks for access instead of retrying.
+		if lines := walls.Explain(text, dir); len(lines) > 0 {
+			text += "\n\n" + strings.Join(lines, "\n") + "\n" + strings.TrimSpace(sandboxRefused)
+		}
+	}
 	meta := BashMeta{Stdout: text}
 	if cmd.ProcessState != nil {
 		meta.ExitCode = cmd.ProcessState.ExitCode()

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -66,6 +67,9 @@ type Options struct {
 	// Env is added to the environment Bash commands inherit ("KEY=value";
 	// later entries win), as the settings' "env" asks.
 	Env []string
+	// Sandbox, when set, starts every Bash command (sandbox.Runner.Command
+	// is the one way in), and its refusals are explained in the result.
+	Sandbox *sandbox.Runner
 }
 
 func (o Options) withDefaults() Options {

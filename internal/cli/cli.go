@@ -114,7 +114,7 @@ the runtime opened and how each run started and ended.`,
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust this project's files for this run without asking (automation; see cadre trust)")
 	// Persistent: the subcommands open a runtime too, and log through it.
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug detail to standard error (warnings always go there)")
-	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout), mcpCmd(stdout))
+	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout), mcpCmd(stdout), sandboxCmd(stdout))
 	root.AddCommand(acpCmd(stdin, stdout, stderr), serveCmd(stdout, stderr), trustCmd(stdin, stdout))
 	return root
 }

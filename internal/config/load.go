@@ -210,6 +210,9 @@ func Load(opts LoadOptions) (*Loaded, error) {
 			out.Warnings = append(out.Warnings, dropProjectApproval(l.Path, &layer, generic)...)
 			out.Warnings = append(out.Warnings, dropHookApproval(l.Path, &layer, generic)...)
 			out.Warnings = append(out.Warnings, dropProjectStore(l.Path, &layer, generic)...)
+			// The sandbox block keeps only what narrows, trusted or not:
+			// only the user's own layers may turn it off or widen it.
+			out.Warnings = append(out.Warnings, dropProjectSandbox(l.Path, &layer, generic)...)
 			if found {
 				out.Asks = append(out.Asks, narrow(l.Path, &layer, generic, merged, !opts.Trusted)...)
 			}
@@ -500,6 +503,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 		return bad("compaction.window", "want 0 or more tokens, got %d", c.Window)
 	}
 	if err := s.Store.validate(generic, bad); err != nil {
+		return err
+	}
+	if err := s.Sandbox.validate(generic, bad); err != nil {
 		return err
 	}
 	if d := s.Store.Dispatch; d != "" && d != DispatchSticky && d != DispatchAny {

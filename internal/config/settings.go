@@ -58,6 +58,9 @@ type Settings struct {
 	DisabledMcpjsonServers     []string `json:"disabledMcpjsonServers"`
 	// Store chooses where session and task records live.
 	Store Store `json:"store"`
+	// Sandbox puts the commands a model causes inside walls the kernel
+	// enforces (sandbox.go).
+	Sandbox Sandbox `json:"sandbox"`
 }
 
 // Store chooses where the session index and task records live.

@@ -23,7 +23,10 @@ import (
 // those that can only narrow what runs, or choose nothing that costs or
 // reaches out. Every other key is skipped and listed (an allowlist, so
 // that a key added later is skipped until someone decides otherwise).
-var narrowKeys = []string{"$schema", "disableAllHooks", "disabledMcpjsonServers", "model", "compaction", "maxTurns", "limits", "permissions"}
+var narrowKeys = []string{"$schema", "disableAllHooks", "disabledMcpjsonServers", "model", "compaction", "maxTurns", "limits", "permissions",
+	// What is left of a project's sandbox block narrows: dropProjectSandbox
+	// has removed the rest.
+	"sandbox"}
 
 // narrowPermissions are the keys of permissions an untrusted project
 // keeps: rules that refuse or ask.

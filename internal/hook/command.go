@@ -44,6 +44,9 @@ func runCommand(ctx context.Context, shell, command string, c Call) (Output, err
 	stdout, stderr := &capped{}, &capped{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	ownProcessGroup(cmd)
+	if _, err := c.Sandbox.Command(cmd, cmd.Dir, ""); err != nil {
+		return Output{}, err
+	}
 	// A background process the hook left holding its output must not hold
 	// the event.
 	cmd.WaitDelay = time.Second

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/sandbox"
 )
 
 // DefaultTimeout bounds a hook that names no timeout, as in Claude Code.
@@ -27,6 +29,8 @@ type Call struct {
 	// Env is added to a command's environment: CLAUDE_PROJECT_DIR and the
 	// settings' env.
 	Env []string
+	// Sandbox, when set, starts the command (Options.Sandbox).
+	Sandbox *sandbox.Runner
 }
 
 // Handler is one hook.
@@ -59,9 +63,10 @@ type Config map[Event][]Matcher
 // Engine holds a session's hooks and runs them. A nil *Engine has no
 // hooks: every method may be called on it.
 type Engine struct {
-	hooks Config
-	log   *slog.Logger
-	env   []string
+	hooks   Config
+	log     *slog.Logger
+	env     []string
+	sandbox *sandbox.Runner
 }
 
 // Options configure New.
@@ -72,12 +77,16 @@ type Options struct {
 	// Env is added to every command's environment (the settings' env).
 	Env    []string
 	Logger *slog.Logger
+	// Sandbox, when set, puts command hooks inside the sandbox: the user
+	// opted in (sandbox.hooks); by default they are the user's own
+	// commands and run as they are.
+	Sandbox *sandbox.Runner
 }
 
 // New checks and compiles hook configurations, the later ones' matchers
 // running after the earlier ones'. It returns nil when there are no hooks.
 func New(opts Options, configs ...Config) (*Engine, error) {
-	e := &Engine{hooks: Config{}, log: opts.Logger}
+	e := &Engine{hooks: Config{}, log: opts.Logger, sandbox: opts.Sandbox}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -222,7 +231,7 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 		wg.Go(func() {
 			hctx, cancel := context.WithTimeoutCause(ctx, j.timeout, errTimeout)
 			defer cancel()
-			answers[i] = call(hctx, j.h, Call{Input: in, Raw: raw, Env: e.env})
+			answers[i] = call(hctx, j.h, Call{Input: in, Raw: raw, Env: e.env, Sandbox: e.sandbox})
 			if answers[i].err != nil && errors.Is(context.Cause(hctx), errTimeout) {
 				answers[i].err = fmt.Errorf("%s hook %s timed out after %v and was stopped: %w", in.HookEventName, j.h.Name, j.timeout, answers[i].err)
 			}

@@ -46,6 +46,10 @@ type Server struct {
 	// Source says where the definition came from, for status and errors:
 	// ".mcp.json", "settings", "--mcp-config", "agent reviewer".
 	Source string
+	// Project: the definition came with the repository (.mcp.json, the
+	// project's shared settings) and was approved by the user; such a
+	// server runs inside the sandbox (Options.Sandbox).
+	Project bool
 }
 
 // ParseConfig reads one server definition and checks it.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,6 +64,9 @@ type Options struct {
 	// CallTimeout bounds one tool call (MCP_TOOL_TIMEOUT); 0: no bound
 	// but the run's own.
 	CallTimeout time.Duration
+	// Sandbox, when set, starts a project's stdio servers (Server.Project)
+	// inside the sandbox; the user's own servers run as they are.
+	Sandbox *sandbox.Runner
 }
 
 // Manager owns the connections to a set of servers. It is safe for
@@ -197,6 +201,11 @@ func (m *Manager) connect(s Server) (*mcp.ClientSession, error) {
 		// The server's own log goes nowhere: it is not cadre's output, and
 		// a chatty server must not fill a pipe nobody reads.
 		cmd.Stderr = nil
+		if s.Project {
+			if _, err := m.opts.Sandbox.Command(cmd, cmd.Dir, ""); err != nil {
+				return nil, err
+			}
+		}
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: m.opts.Terminate}
 	case TransportHTTP:
 		t = &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: m.httpClient(cfg.Headers), MaxRetries: 1}

@@ -120,6 +120,7 @@ func Resolve(src Sources) (Plan, error) {
 	var plan Plan
 	for _, name := range order {
 		if c, ok := chosen[name]; ok {
+			c.srv.Project = c.project
 			plan.Start = append(plan.Start, c.srv)
 		} else if st, ok := held[name]; ok {
 			plan.Held = append(plan.Held, st)

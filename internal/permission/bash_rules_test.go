@@ -251,3 +251,37 @@ func TestBashDenialText(t *testing.T) {
 		}
 	}
 }
+
+// Under autoAllowBashIfSandboxed a command the sandbox holds runs unasked,
+// unless a deny or ask rule names it; one it does not hold still asks.
+func TestBashAutoAllowSandboxed(t *testing.T) {
+	notDocker := func(cmd string) bool { return !strings.HasPrefix(cmd, "docker") }
+	for _, tc := range []struct {
+		name, cmd, ask, deny string
+		mode                 Mode
+		sandboxed            func(string) bool
+		want                 string
+	}{
+		{name: "sandboxed", cmd: "make test", sandboxed: notDocker, want: "allow"},
+		{name: "acceptEdits", cmd: "make test", mode: ModeAcceptEdits, sandboxed: notDocker, want: "allow"},
+		{name: "no sandbox", cmd: "make test", want: "ask"},
+		{name: "excluded command", cmd: "docker run x", sandboxed: notDocker, want: "ask"},
+		{name: "ask rule names it", cmd: "git push origin", ask: "Bash(git push:*)", sandboxed: notDocker, want: "ask"},
+		{name: "deny rule names it", cmd: "rm -rf x", deny: "Bash(rm:*)", sandboxed: notDocker, want: "deny"},
+		{name: "deny rule, unreadable", cmd: `eval "$x"`, deny: "Bash(rm:*)", sandboxed: notDocker, want: "ask"},
+		{name: "unreadable, no rules", cmd: `eval "$x"`, sandboxed: notDocker, want: "allow"},
+		{name: "write inside", cmd: "echo x > /ws/out.txt", sandboxed: notDocker, want: "allow"},
+		{name: "write outside is the sandbox's", cmd: "echo x > /etc/passwd", sandboxed: notDocker, want: "allow"},
+		{name: "ask rule names the write", cmd: "echo x > /ws/secret.txt", ask: "Edit(//ws/secret.txt)", sandboxed: notDocker, want: "ask"},
+		{name: "deny rule names the write", cmd: "echo x > /ws/secret.txt", deny: "Edit(//ws/secret.txt)", sandboxed: notDocker, want: "deny"},
+		{name: "write target unreadable", cmd: "echo x > $out", sandboxed: notDocker, want: "ask"},
+		{name: "plan", cmd: "ls", mode: ModePlan, sandboxed: notDocker, want: "deny"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Policy{Mode: tc.mode, Workspace: "/ws", Home: "/home/u", Rules: mustRules(t, "", tc.ask, tc.deny), Sandboxed: tc.sandboxed}
+			if got := decide(t, p, "Bash", tc.cmd); got != tc.want {
+				t.Errorf("%q: got %s, want %s", tc.cmd, got, tc.want)
+			}
+		})
+	}
+}

@@ -26,7 +26,10 @@ import (
 //  5. bypassPermissions allows (a write whose target cannot be read asks
 //     if an Edit deny rule exists);
 //  6. ask rules ask; an unreadable command asks when any exists;
-//  7. allow rules approve the command, never an unreadable one, and never
+//  7. a command the sandbox will hold runs unasked under
+//     autoAllowBashIfSandboxed (Policy.Sandboxed), unless an ask rule
+//     names a file it writes or a write's target cannot be read;
+//  8. allow rules approve the command, never an unreadable one, and never
 //     its writes: a write that an Edit would need approval for asks.
 //
 // unseen says why a deny or ask rule cannot be checked against what the
@@ -89,6 +92,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 	var (
 		writeAsks []string // why a write needs approval
 		unknown   []string // writes whose target cannot be read
+		ruleAsks  bool     // an Edit ask rule names a write
 	)
 	for _, w := range a.writes {
 		target, why := p.redirectPath(w.target, a.cwdMoves)
@@ -110,6 +114,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 			return d
 		case verdictAsk:
 			writeAsks = append(writeAsks, fmt.Sprintf("it writes %s (%s), which needs approval as an edit of it would (%s)", v.target, w.op, v.reason))
+			ruleAsks = ruleAsks || p.editAskRule(target, env.Cwd)
 		}
 	}
 	if len(unknown) > 0 {
@@ -144,6 +149,12 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		}
 	}
 
+	if p.Sandboxed != nil && !ruleAsks && len(unknown) == 0 && c.target != "" && p.Sandboxed(c.target) {
+		// The kernel holds the command and its writes to the workspace;
+		// no ask or deny rule named it or a file it writes (checked
+		// above), and the sandbox decides what the mode would have asked.
+		return nil
+	}
 	approved := false
 	if len(a.opaque) == 0 {
 		var specs []string
@@ -285,4 +296,23 @@ type recordingAsker struct {
 func (r *recordingAsker) Ask(_ context.Context, q Question) (Answer, error) {
 	r.asked, r.q = true, q
 	return Answer{}, nil
+}
+
+// CommandNamed reports whether the Bash rule specifier spec ("docker:*",
+// "npm test") names any command that the shell line command runs, read as
+// a deny rule reads it: through paths, wrappers and sh -c. A command that
+// cannot be read statically names nothing.
+func CommandNamed(spec, command string) bool {
+	return analyzeCommand(command).matches(spec, listDeny)
+}
+
+// editAskRule reports whether an ask rule names an edit of path.
+func (p *Policy) editAskRule(path, cwd string) bool {
+	c := call{name: redirectWrite{}.Info().Name, access: tool.AccessEdit, target: path, resolved: resolvePath(path), cwd: cwd}
+	for _, r := range p.Rules.Ask {
+		if p.matches(r, c, listAsk) {
+			return true
+		}
+	}
+	return false
 }

@@ -100,6 +100,12 @@ type Policy struct {
 	// agent's own memory directory under .claude. Allow rules, the mode
 	// and deny rules still decide; only the protection is lifted.
 	Writable []string
+	// Sandboxed, when set, reports whether a Bash command will run inside
+	// the sandbox, where sandbox.autoAllowBashIfSandboxed lets it run
+	// without an ask in the default and acceptEdits modes unless a deny or
+	// ask rule names it or a file it writes, or a write's target cannot
+	// be read. Deny rules and protected paths still decide its writes.
+	Sandboxed func(command string) bool
 	// Remembered, if set, are allow rules the user added while the
 	// conversation runs; they count as allow rules. A conversation's
 	// policies (its main agent's and its children's) share one set.
