@@ -247,7 +247,9 @@ func TestSandboxProjectMCPServer(t *testing.T) {
 		return string(b)
 	}
 	e.write(".mcp.json", `{"mcpServers": {"proj": `+server("proj")+`}}`)
-	e.approve("")
+	if p := e.run("", "trust", "--yes"); p.code != 0 {
+		t.Fatalf("cadre trust: exit %d\n%s", p.code, p.stderr)
+	}
 	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(`{"mcpServers": {"mine": `+server("mine")+`}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -289,9 +291,10 @@ func TestSandboxWorktreeChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// cp writes where the rules cannot see (the child runs in acceptEdits):
-	// only the sandbox stands between it and the repository's .git.
-	p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-4-5", "--allowedTools", "Bash")
+	// cp writes where the rules cannot see (the child runs in acceptEdits,
+	// which its parent's mode allows since issue 22): only the sandbox
+	// stands between it and the repository's .git.
+	p := e.run("", "-p", "go", "--output-format", "stream-json", "--model", "claude-sonnet-5-5", "--allowedTools", "Bash", "--permission-mode", "acceptEdits")
 	checkWorktreeRun(t, e.dir, p, true, git)
 	if after, _ := os.ReadFile(filepath.Join(e.dir, ".git", "config")); string(after) != string(before) {
 		t.Errorf("the worktree child rewrote the repository's .git/config:\n%s", after)

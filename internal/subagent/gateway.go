@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -190,11 +189,4 @@ func (s *Service) gatewayListed(c Caller) []agent.Definition {
 }
 
 // gatewayNames are gatewayListed's names, sorted, for error messages.
-func (s *Service) gatewayNames(c Caller) []string {
-	var out []string
-	for _, d := range s.gatewayListed(c) {
-		out = append(out, d.Name)
-	}
-	sort.Strings(out)
-	return out
-}
+func (s *Service) gatewayNames(c Caller) []string { return sortedNames(s.gatewayListed(c)) }

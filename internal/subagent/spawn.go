@@ -246,9 +246,12 @@ func (s *Service) withAllowed(c Caller, req spawnRequest, err error) error {
 
 // names are the agents c's spawn tool lists, for error messages: never a
 // hidden or a denied one.
-func (s *Service) names(c Caller) []string {
-	var out []string
-	for _, d := range s.listed(c) {
+func (s *Service) names(c Caller) []string { return sortedNames(s.listed(c)) }
+
+// sortedNames are the definitions' names, sorted.
+func sortedNames(defs []agent.Definition) []string {
+	out := make([]string, 0, len(defs))
+	for _, d := range defs {
 		out = append(out, d.Name)
 	}
 	sort.Strings(out)
