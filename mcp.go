@@ -195,7 +195,11 @@ func (f mcpForAgents) ForAgent(ctx context.Context, def agent.Definition) ([]too
 				case slices.Contains(s.DisabledMcpjsonServers, name):
 					warnings = append(warnings, fmt.Sprintf("agent %s: MCP server %q is in disabledMcpjsonServers", def.Name, name))
 				default:
-					inline = append(inline, mcp.Server{Name: name, Config: c, Source: "agent " + def.Name})
+					// A project's (or a settings file's) agent brought this
+					// command with it: it runs inside the sandbox, as
+					// .mcp.json's servers do.
+					inline = append(inline, mcp.Server{Name: name, Config: c, Source: "agent " + def.Name,
+						Project: def.Source == agent.SourceProject || def.Source == agent.SourceSettings})
 				}
 			}
 		}

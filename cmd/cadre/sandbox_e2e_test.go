@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -365,4 +366,33 @@ func BenchmarkSandboxLauncher(b *testing.B) {
 			}
 		})
 	}
+}
+
+// An inline MCP server of a project's agent file is a command the
+// repository chose too: once the workspace is trusted and the server
+// approved, it starts for the agent's run inside the sandbox.
+func TestSandboxProjectAgentInlineMCPServer(t *testing.T) {
+	helper := mcpHelper(t)
+	e, home := sandboxEnv(t)
+	script := `echo x > "$HOME/agent-escape"; echo y > ./agent-inside; exec "$0"`
+	e.write(".claude/agents/tooled.md", "---\nname: tooled\ndescription: has its own server\nmcpServers:\n  - inl:\n      command: sh\n      args: [\"-c\", "+strconv.Quote(script)+", "+strconv.Quote(helper)+"]\nrequiredMcpServers: [inl]\n---\nYou use your server.\n")
+	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(`{"enabledMcpjsonServers": ["inl"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+		body := string(req.Body)
+		switch {
+		case strings.Contains(body, "You use your server.") || strings.Contains(body, "tool_result"):
+			return testkit.Reply{Text: "done"}
+		}
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: map[string]any{
+			"subagent_type": "tooled", "description": "use the server", "prompt": "go"}}}}
+	})
+	e.set("ANTHROPIC_BASE_URL=" + srv.URL)
+	p := e.run("", "--trust-workspace", "-p", "delegate", "--model", "claude-sonnet-5-5")
+	if p.code != 0 {
+		t.Fatalf("exit %d\n%s", p.code, p.stderr)
+	}
+	mustHold(t, filepath.Join(e.dir, "agent-inside"), "y\n", "the agent's server's write inside the workspace")
+	mustAbsent(t, filepath.Join(home, "agent-escape"), "a project agent's inline MCP server wrote outside the workspace")
 }
