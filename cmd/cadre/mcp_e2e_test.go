@@ -249,11 +249,6 @@ func TestHostileMCPJSONDoesNotStartAProcess(t *testing.T) {
 
 func TestAgentMCPServersRequiredAndInline(t *testing.T) {
 	helper := mcpHelper(t)
-	pid := filepath.Join(t.TempDir(), "pid")
-	agents := map[string]string{
-		"needy": "---\nname: needy\ndescription: needs a server\nrequiredMcpServers: [absent]\n---\nNEEDY-PROMPT\n",
-		"owner": "---\nname: owner\ndescription: brings its server\nmcpServers:\n  - own: " + mcpServer(pid, helper) + "\n---\nOWNER-PROMPT\n",
-	}
 	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
 		body := string(req.Body)
 		switch {
@@ -272,6 +267,11 @@ func TestAgentMCPServersRequiredAndInline(t *testing.T) {
 		return testkit.Reply{Text: "main done"}
 	})
 	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	pid := filepath.Join(e.dir, ".server.pid") // in the workspace: a project agent's server runs sandboxed
+	agents := map[string]string{
+		"needy": "---\nname: needy\ndescription: needs a server\nrequiredMcpServers: [absent]\n---\nNEEDY-PROMPT\n",
+		"owner": "---\nname: owner\ndescription: brings its server\nmcpServers:\n  - own: " + mcpServer(pid, helper) + "\n---\nOWNER-PROMPT\n",
+	}
 	for name, file := range agents {
 		e.write(".claude/agents/"+name+".md", file)
 	}
