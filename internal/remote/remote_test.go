@@ -500,3 +500,115 @@ func TestRemoteAgentLimits(t *testing.T) {
 		}
 	})
 }
+
+// killable fails every request once killed: the network of a cadre
+// process that died, which can neither read its stream nor cancel.
+type killable struct {
+	mu   sync.Mutex
+	dead bool
+	next http.RoundTripper
+}
+
+func (k *killable) kill() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.dead = true
+}
+
+func (k *killable) RoundTrip(r *http.Request) (*http.Response, error) {
+	k.mu.Lock()
+	dead := k.dead
+	k.mu.Unlock()
+	if dead {
+		return nil, errors.New("this process is gone")
+	}
+	return k.next.RoundTrip(r)
+}
+
+// TestSW2ResumeFollowsATaskStartedByAnEarlierProcess: a run reports the
+// remote task id as soon as the server names it (Track); when the process
+// that started the task dies, a new Agent given that id subscribes to the
+// task and gets its answer, and the task was never canceled.
+func TestSW2ResumeFollowsATaskStartedByAnEarlierProcess(t *testing.T) {
+	release := make(chan struct{})
+	p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return
+		}
+		answer("late answer")(ctx, ec, yield)
+	})
+	net := &killable{next: http.DefaultTransport}
+	first, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL, HTTPClient: &http.Client{Transport: net}, CancelTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	ids := make(chan string, 4)
+	first.Track(func(id string) { ids <- id })
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := ask(t, first, t.Context(), "slow work")
+		firstDone <- err
+	}()
+	var id string
+	select {
+	case id = <-ids:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the remote task id was never reported")
+	}
+	net.kill()
+	p.srv.CloseClientConnections()
+	select {
+	case err := <-firstDone:
+		if err == nil {
+			t.Fatal("the first process's run ended without an error after its network died")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first process's run did not end after its network died")
+	}
+
+	second, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	got := make(chan string, 1)
+	errs := make(chan error, 1)
+	go func() {
+		text, err := second.Resume(t.Context(), id)
+		got <- text
+		errs <- err
+	}()
+	close(release)
+	select {
+	case text := <-got:
+		if err := <-errs; err != nil {
+			t.Fatalf("Resume: %v", err)
+		}
+		if text != "late answer: slow work" {
+			t.Errorf("Resume answered %q, want the task's answer", text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resume did not return")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.canceled) != 0 || len(p.texts) != 1 {
+		t.Errorf("the peer saw messages %q and cancels %v: want the one task, never canceled nor sent again", p.texts, p.canceled)
+	}
+}
+
+func TestResumeNeedsAnID(t *testing.T) {
+	a, err := remote.New(remote.Config{Name: "x", URL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Resume(t.Context(), " "); err == nil || !strings.Contains(err.Error(), "no remote task id") {
+		t.Errorf("Resume without an id: %v", err)
+	}
+}
