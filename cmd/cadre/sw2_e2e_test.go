@@ -88,6 +88,54 @@ func startSlowPeer(t *testing.T) *slowPeer {
 // answer arrives as the usual notification — the peer got one message and
 // no cancel.
 func TestSW2BackgroundRemoteRunSurvivesARestart(t *testing.T) {
+	e, peer, agents, sid := killedMidRemoteTask(t)
+
+	second := e.startLive("-p", "any news?", "--resume", sid, "--model", sonnet, "--agents", agents, "--output-format", "stream-json", "--verbose")
+	// Released once the new process has the session: the remote task is
+	// then most likely still working, so the answer comes by the new
+	// subscription (had it ended, GetTask would read it back).
+	second.await(t, "the session resumed", func(l map[string]any) bool { return l["session_id"] == sid })
+	close(peer.release)
+	p := second.finish(t)
+	if p.code != 0 {
+		t.Fatalf("the resumed run exited %d; stderr:\n%s", p.code, p.stderr)
+	}
+	if !strings.Contains(p.stdout, "notified: ") || !strings.Contains(p.stdout, "slow peer answer: SLOW work") {
+		t.Errorf("the remote answer did not arrive as a notification in the resumed run:\n%s\nstderr:\n%s", p.stdout, p.stderr)
+	}
+	peer.mu.Lock()
+	defer peer.mu.Unlock()
+	if peer.messages != 1 || peer.canceled != 0 {
+		t.Errorf("the peer got %d messages and %d cancels; want the one task, never canceled nor sent again", peer.messages, peer.canceled)
+	}
+	show := ok(t, e.run("", "tasks"))
+	if !strings.Contains(show.stdout, "completed") {
+		t.Errorf("the task is not recorded completed:\n%s", show.stdout)
+	}
+}
+
+// TestSW2RestartWithoutTheAgentDefinitionFailsTheRun: resumed by a cadre
+// that no longer knows the remote agent, the run cannot be followed: it
+// ends failed, and the main agent is told why, instead of the record
+// staying running forever.
+func TestSW2RestartWithoutTheAgentDefinitionFailsTheRun(t *testing.T) {
+	e, peer, _, sid := killedMidRemoteTask(t)
+	defer close(peer.release)
+	p := ok(t, e.run("", "-p", "any news?", "--resume", sid, "--model", sonnet, "--output-format", "stream-json", "--verbose"))
+	if !strings.Contains(p.stdout, `is not defined with a url here`) {
+		t.Errorf("the main agent was not told why the run could not be followed:\n%s", p.stdout)
+	}
+	show := ok(t, e.run("", "tasks"))
+	if !strings.Contains(show.stdout, "failed") {
+		t.Errorf("the task is not recorded failed:\n%s", show.stdout)
+	}
+}
+
+// killedMidRemoteTask starts a background remote run on a slow peer and
+// SIGKILLs cadre while the remote task works; it returns the env, the
+// peer, the --agents value and the session id.
+func killedMidRemoteTask(t *testing.T) (*env, *slowPeer, string, string) {
+	t.Helper()
 	peer := startSlowPeer(t)
 	agents, _ := json.Marshal(map[string]any{"slow": map[string]any{
 		"description": "A slow agent on another server", "url": peer.srv.URL,
@@ -125,25 +173,5 @@ func TestSW2BackgroundRemoteRunSurvivesARestart(t *testing.T) {
 	}
 	<-first.done
 
-	second := e.startLive("-p", "any news?", "--resume", sid, "--model", sonnet, "--agents", string(agents), "--output-format", "stream-json", "--verbose")
-	// The new process must be following the task before it is released:
-	// released earlier, the answer would be read back, not streamed.
-	second.await(t, "the session resumed", func(l map[string]any) bool { return l["session_id"] == sid })
-	close(peer.release)
-	p := second.finish(t)
-	if p.code != 0 {
-		t.Fatalf("the resumed run exited %d; stderr:\n%s", p.code, p.stderr)
-	}
-	if !strings.Contains(p.stdout, "notified: ") || !strings.Contains(p.stdout, "slow peer answer: SLOW work") {
-		t.Errorf("the remote answer did not arrive as a notification in the resumed run:\n%s\nstderr:\n%s", p.stdout, p.stderr)
-	}
-	peer.mu.Lock()
-	defer peer.mu.Unlock()
-	if peer.messages != 1 || peer.canceled != 0 {
-		t.Errorf("the peer got %d messages and %d cancels; want the one task, never canceled nor sent again", peer.messages, peer.canceled)
-	}
-	show := ok(t, e.run("", "tasks"))
-	if !strings.Contains(show.stdout, "completed") {
-		t.Errorf("the task is not recorded completed:\n%s", show.stdout)
-	}
+	return e, peer, string(agents), sid
 }

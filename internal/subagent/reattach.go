@@ -46,19 +46,10 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 		if listed.Kind != task.KindRemoteAgent || listed.RemoteTaskID == "" || s.live(listed.ID) != nil || !gone(listed.Owner) {
 			continue
 		}
-		def, ok := s.cfg.Agents.Get(listed.Agent)
-		if !ok || def.URL == "" {
-			errs = append(errs, s.failReattach(ctx, listed, fmt.Sprintf("its process ended, and the remote agent %q is no longer defined (with a url) here, so its task %s could not be followed again", listed.Agent, listed.RemoteTaskID)))
-			continue
-		}
-		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
-		if err != nil {
-			errs = append(errs, s.failReattach(ctx, listed, err.Error()))
-			continue
-		}
+		follow, closeAgent := s.remoteFollower(c, listed)
 		now := s.cfg.Now()
 		rec, err := s.cfg.Tasks.UpdateTask(ctx, listed.ID, func(t *task.Task) error {
-			if t.Status.Terminal() || t.Owner != listed.Owner || !t.Heartbeat.Equal(listed.Heartbeat) || !gone(t.Owner) {
+			if t.Status.Terminal() || t.Owner != listed.Owner || !t.Heartbeat.Equal(listed.Heartbeat) {
 				return errReattached
 			}
 			t.Owner, t.Heartbeat, t.Status = s.cfg.Owner, now, task.StatusRunning
@@ -68,40 +59,46 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 			return nil
 		})
 		if errors.Is(err, errReattached) {
-			ra.Close()
+			closeAgent()
 			continue
 		}
 		if err != nil {
-			ra.Close()
+			closeAgent()
 			errs = append(errs, fmt.Errorf("reattach remote run %s: %w", listed.ID, err))
 			continue
 		}
-		s.followRemote(c, rec, ra)
+		s.followRemote(c, rec, follow, closeAgent)
 		ids = append(ids, rec.ID)
 	}
 	return ids, errors.Join(errs...)
 }
 
-// failReattach ends the record of a remote run that cannot be followed
-// again, so that it does not stay running forever.
-func (s *Service) failReattach(ctx context.Context, rec task.Task, reason string) error {
-	_, err := s.cfg.Tasks.UpdateTask(ctx, rec.ID, func(t *task.Task) error {
-		if t.Status.Terminal() || t.Owner != rec.Owner {
-			return errReattached
-		}
-		t.Status, t.Error, t.Finished = task.StatusFailed, reason, s.cfg.Now()
-		return nil
-	})
-	if err != nil && !errors.Is(err, errReattached) {
-		return fmt.Errorf("fail remote run %s: %w", rec.ID, err)
+// remoteFollower is how the reattached run rec gets its answer: from its
+// remote task, through a new client for its agent's definition; or, when
+// that definition is gone here, the error that says the task cannot be
+// followed, so that the run ends and its agent is told rather than left
+// running forever. closeAgent releases the client.
+func (s *Service) remoteFollower(c Caller, rec task.Task) (follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
+	def, ok := s.cfg.Agents.Get(rec.Agent)
+	if !ok || def.URL == "" {
+		err := fmt.Errorf("the cadre process that ran it ended, and the remote agent %q is not defined with a url here, so its remote task %s could not be followed again", rec.Agent, rec.RemoteTaskID)
+		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
 	}
-	return nil
+	ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
+	if err != nil {
+		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
+	}
+	follow = func(ctx context.Context, progress func(line string)) (string, error) {
+		ra.Observe(progress)
+		return ra.Resume(ctx, rec.RemoteTaskID)
+	}
+	return follow, func() { ra.Close() }
 }
 
 // followRemote runs the reattached run rec in c's group: it waits for the
 // remote task's answer and ends as a background run launched here would
 // (finish), its notification reaching c's agent.
-func (s *Service) followRemote(c Caller, rec task.Task, ra *remote.Agent) {
+func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
 	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
 	t := &liveTask{
 		id: rec.ID, parentAgentID: c.AgentID, parentSessionID: rec.ParentSessionID, rootSessionID: rec.RootSessionID,
@@ -115,9 +112,8 @@ func (s *Service) followRemote(c Caller, rec task.Task, ra *remote.Agent) {
 	c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
 	c.Group.wg.Go(func() {
 		defer cancel(nil)
-		defer ra.Close()
-		ra.Observe(func(line string) { s.remoteProgress(runCtx, t, line) })
-		text, err := ra.Resume(runCtx, rec.RemoteTaskID)
+		defer closeAgent()
+		text, err := follow(runCtx, func(line string) { s.remoteProgress(runCtx, t, line) })
 		out := &loop.Outcome{Result: text}
 		if err != nil {
 			out.Subtype, out.Err = loop.SubtypeExecution, err
