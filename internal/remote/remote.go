@@ -109,7 +109,12 @@ func (a *Agent) Resume(ctx context.Context, id string) (string, error) {
 		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
 		client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task})
 		stop()
-		return "", fmt.Errorf("remote agent %q: task %s canceled: %w", a.cfg.Name, id, context.Cause(ctx))
+		// Both the cause and ctx's error, which tells the run it was
+		// stopped rather than failed (as in sendText).
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			return "", fmt.Errorf("remote agent %q: task %s canceled: %w (%w)", a.cfg.Name, id, cause, ctx.Err())
+		}
+		return "", fmt.Errorf("remote agent %q: task %s canceled: %w", a.cfg.Name, id, ctx.Err())
 	}
 	if err != nil {
 		return "", a.fail("task %s: cannot subscribe to it again nor read it: %v", id, err)

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -611,4 +612,81 @@ func TestResumeNeedsAnID(t *testing.T) {
 	if _, err := a.Resume(t.Context(), " "); err == nil || !strings.Contains(err.Error(), "no remote task id") {
 		t.Errorf("Resume without an id: %v", err)
 	}
+}
+
+// TestResumeStoppedCancelsTheTask: a resumed run that is stopped cancels
+// its remote task, and its error says it was stopped (context.Canceled,
+// with the cause), so the run ends killed rather than failed.
+func TestResumeStoppedCancelsTheTask(t *testing.T) {
+	p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("busy"))), nil) {
+			return
+		}
+		<-ctx.Done()
+	})
+	subscribed := make(chan struct{})
+	var once sync.Once
+	inner := p.srv.Config.Handler
+	p.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"SubscribeToTask"`)) {
+			once.Do(func() { close(subscribed) })
+		}
+		inner.ServeHTTP(w, r)
+	})
+	first, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	ids := make(chan string, 4)
+	first.Track(func(id string) { ids <- id })
+	firstCtx, stopFirst := context.WithCancel(t.Context())
+	firstDone := make(chan struct{})
+	go func() {
+		defer close(firstDone)
+		ask(t, first, firstCtx, "work")
+	}()
+	var id string
+	select {
+	case id = <-ids:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the remote task id was never reported")
+	}
+
+	second, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	stopped := errors.New("TaskStop")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	errs := make(chan error, 1)
+	go func() {
+		_, err := second.Resume(ctx, id)
+		errs <- err
+	}()
+	select {
+	case <-subscribed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resume never subscribed to the task")
+	}
+	cancel(stopped)
+	select {
+	case err := <-errs:
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, stopped) {
+			t.Errorf("Resume stopped: %v; want it to wrap context.Canceled and the cause", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resume did not return after the stop")
+	}
+	p.mu.Lock()
+	canceled := slices.Contains(p.canceled, a2a.TaskID(id))
+	p.mu.Unlock()
+	if !canceled {
+		t.Errorf("the peer's cancels %v do not include task %s", p.canceled, id)
+	}
+	stopFirst()
+	<-firstDone
 }
