@@ -234,6 +234,17 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	r.groupMu.Lock()
 	r.groups[c.target] = sr.caller.Group
 	r.groupMu.Unlock()
+	if len(sr.history) > 0 {
+		// Background remote runs this session started in a process that
+		// has ended go on on their servers: follow them again here, where
+		// their notifications reach the agent (S-W2).
+		gone := func(owner string) bool { return owner != r.owner.ID() && !r.ownerAlive(ctx, r.runDir, owner) }
+		if ids, err := r.subagents.Reattach(ctx, sr.caller, gone); err != nil {
+			r.log.WarnContext(ctx, "follow the background remote runs of a resumed session again", "session", c.target, "err", err)
+		} else if len(ids) > 0 {
+			r.log.Debug("followed background remote runs again", "session", c.target, "tasks", ids)
+		}
+	}
 	c.sub = r.bus.Subscribe(func(e event.Event) bool { return e.SessionID == c.target })
 	r.log.Debug("run started", "session", c.target, "model", sr.model.Name(), "resumed", len(sr.history) > 0)
 	go c.serve()

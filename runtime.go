@@ -298,6 +298,9 @@ type Runtime struct {
 	reported, settledCh chan struct{}
 	settleErr           error
 
+	// runDir holds the owner locks of this CADRE_HOME's processes.
+	runDir string
+
 	groupMu sync.Mutex
 	groups  map[string]*subagent.Group // run trees in progress, by main session id
 
@@ -449,6 +452,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	runDir := filepath.Join(cfg.Home, "run")
+	r.runDir = runDir
 	if r.owner, err = task.ClaimOwner(runDir); err != nil {
 		r.db.Close()
 		return nil, fmt.Errorf("claim the task owner lock: %w", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,7 +88,11 @@ func TestSweep(t *testing.T) {
 	}{
 		{"silent-running", "silent", task.KindLocalAgent, task.StatusRunning, old, `^executor lost: node silent sent no heartbeat for 1[12]\d\d seconds$`, true},
 		{"silent-pending", "silent", task.KindLocalBash, task.StatusPending, 0, `^executor lost: node silent sent no heartbeat for 1[12]\d\d seconds$`, true},
-		{"silent-remote", "silent", task.KindRemoteAgent, task.StatusRunning, old, "", true},
+		// A remote run whose remote task id is recorded is followed again
+		// by a later cadre (S-W2); one the server never named a task for
+		// cannot be, and fails.
+		{"silent-remote-named", "silent", task.KindRemoteAgent, task.StatusRunning, old, "", true},
+		{"silent-remote", "silent", task.KindRemoteAgent, task.StatusRunning, old, `^executor lost: node silent sent no heartbeat for 1[12]\d\d seconds$`, true},
 		{"silent-done", "silent", task.KindLocalAgent, task.StatusCompleted, old, "", true},
 		{"left-running", "left", task.KindLocalAgent, task.StatusRunning, 0, `^executor lost: node left shut down at \S+ before the task finished$`, true},
 		{"crashed-running", "crashed", task.KindLocalAgent, task.StatusRunning, 0, `^executor lost: node crashed ended before the task finished$`, true},
@@ -101,6 +106,11 @@ func TestSweep(t *testing.T) {
 	}
 	for _, c := range cases {
 		running(t, db, c.id, c.owner, c.kind, c.status, c.age)
+		if strings.HasSuffix(c.id, "-named") {
+			if _, err := db.UpdateTask(t.Context(), c.id, func(tk *task.Task) error { tk.RemoteTaskID = "a2a-" + c.id; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	// Sessions of a node that is gone fail with it, whatever their task
 	// (silent-remote's, silent-done's) and if they have none (a main

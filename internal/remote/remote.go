@@ -65,6 +65,69 @@ type Agent struct {
 	client    *a2aclient.Client
 	contextID string
 	waiting   a2a.TaskID // a task left input-required: the next message answers it
+	track     func(id string)
+}
+
+// Track sets fn to be told each remote task id as soon as the server
+// names it, besides Config.OnTask: the run records it so that a later
+// cadre can subscribe to the task again (Resume).
+func (a *Agent) Track(fn func(id string)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.track = fn
+}
+
+func (a *Agent) tracked(id string) {
+	a.mu.Lock()
+	fn := a.track
+	a.mu.Unlock()
+	if a.cfg.OnTask != nil {
+		a.cfg.OnTask(id)
+	}
+	if fn != nil {
+		fn(id)
+	}
+}
+
+// Resume subscribes to a task this agent's server is already working on,
+// started by an earlier cadre process (its id was recorded through
+// Track), and returns its answer as a run's first turn would: after a
+// restart, a background remote run goes on instead of being lost (S-W2).
+// A task that ended meanwhile is read with GetTask. When ctx ends first,
+// the remote task is canceled.
+func (a *Agent) Resume(ctx context.Context, id string) (string, error) {
+	if strings.TrimSpace(id) == "" {
+		return "", a.fail("no remote task id to resume")
+	}
+	client, err := a.connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	ex := exchange{task: a2a.TaskID(id)}
+	err = a.follow(ctx, client, &ex)
+	if ctx.Err() != nil {
+		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
+		client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task})
+		stop()
+		// Both the cause and ctx's error, which tells the run it was
+		// stopped rather than failed (as in sendText).
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			return "", fmt.Errorf("remote agent %q: task %s canceled: %w (%w)", a.cfg.Name, id, cause, ctx.Err())
+		}
+		return "", fmt.Errorf("remote agent %q: task %s canceled: %w", a.cfg.Name, id, ctx.Err())
+	}
+	if err != nil {
+		return "", a.fail("task %s: cannot subscribe to it again nor read it: %v", id, err)
+	}
+	a.mu.Lock()
+	if ex.contextID != "" {
+		a.contextID = ex.contextID
+	}
+	a.mu.Unlock()
+	if !ex.final() {
+		return "", a.fail("task %s: the server stopped sending its events while it was %s", id, ex.state)
+	}
+	return a.outcome(ctx, client, &ex)
 }
 
 // New checks cfg and returns the agent; nothing is requested yet.
@@ -397,9 +460,7 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 				idMu.Unlock()
 				close(known)
 			}
-			if a.cfg.OnTask != nil {
-				a.cfg.OnTask(string(ex.task))
-			}
+			a.tracked(string(ex.task))
 		}
 		if ex.final() {
 			break
@@ -444,6 +505,13 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 		}
 		return "", a.fail("task %s: the stream broke: %v", ex.task, streamErr)
 	}
+	return a.outcome(ctx, client, &ex)
+}
+
+// outcome is the answer of an exchange that reached a final state, or the
+// error that says how it ended otherwise; a task that waits for input asks
+// the user (Ask) and goes on with the answer.
+func (a *Agent) outcome(ctx context.Context, client *a2aclient.Client, ex *exchange) (string, error) {
 	switch ex.state {
 	case a2a.TaskStateCompleted, "":
 		if ex.answer() == "" && ex.state == "" {

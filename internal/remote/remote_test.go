@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -499,4 +500,193 @@ func TestRemoteAgentLimits(t *testing.T) {
 			t.Fatalf("a redirect to another host: %v; the other host saw %d requests", err, n)
 		}
 	})
+}
+
+// killable fails every request once killed: the network of a cadre
+// process that died, which can neither read its stream nor cancel.
+type killable struct {
+	mu   sync.Mutex
+	dead bool
+	next http.RoundTripper
+}
+
+func (k *killable) kill() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.dead = true
+}
+
+func (k *killable) RoundTrip(r *http.Request) (*http.Response, error) {
+	k.mu.Lock()
+	dead := k.dead
+	k.mu.Unlock()
+	if dead {
+		return nil, errors.New("this process is gone")
+	}
+	return k.next.RoundTrip(r)
+}
+
+// TestSW2ResumeFollowsATaskStartedByAnEarlierProcess: a run reports the
+// remote task id as soon as the server names it (Track); when the process
+// that started the task dies, a new Agent given that id subscribes to the
+// task and gets its answer, and the task was never canceled.
+func TestSW2ResumeFollowsATaskStartedByAnEarlierProcess(t *testing.T) {
+	release := make(chan struct{})
+	p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return
+		}
+		answer("late answer")(ctx, ec, yield)
+	})
+	net := &killable{next: http.DefaultTransport}
+	first, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL, HTTPClient: &http.Client{Transport: net}, CancelTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	ids := make(chan string, 4)
+	first.Track(func(id string) { ids <- id })
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := ask(t, first, t.Context(), "slow work")
+		firstDone <- err
+	}()
+	var id string
+	select {
+	case id = <-ids:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the remote task id was never reported")
+	}
+	net.kill()
+	p.srv.CloseClientConnections()
+	select {
+	case err := <-firstDone:
+		if err == nil {
+			t.Fatal("the first process's run ended without an error after its network died")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first process's run did not end after its network died")
+	}
+
+	second, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	got := make(chan string, 1)
+	errs := make(chan error, 1)
+	go func() {
+		text, err := second.Resume(t.Context(), id)
+		got <- text
+		errs <- err
+	}()
+	close(release)
+	select {
+	case text := <-got:
+		if err := <-errs; err != nil {
+			t.Fatalf("Resume: %v", err)
+		}
+		if text != "late answer: slow work" {
+			t.Errorf("Resume answered %q, want the task's answer", text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resume did not return")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.canceled) != 0 || len(p.texts) != 1 {
+		t.Errorf("the peer saw messages %q and cancels %v: want the one task, never canceled nor sent again", p.texts, p.canceled)
+	}
+}
+
+func TestResumeNeedsAnID(t *testing.T) {
+	a, err := remote.New(remote.Config{Name: "x", URL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Resume(t.Context(), " "); err == nil || !strings.Contains(err.Error(), "no remote task id") {
+		t.Errorf("Resume without an id: %v", err)
+	}
+}
+
+// TestResumeStoppedCancelsTheTask: a resumed run that is stopped cancels
+// its remote task, and its error says it was stopped (context.Canceled,
+// with the cause), so the run ends killed rather than failed.
+func TestResumeStoppedCancelsTheTask(t *testing.T) {
+	p := newPeer(t, func(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart("busy"))), nil) {
+			return
+		}
+		<-ctx.Done()
+	})
+	subscribed := make(chan struct{})
+	var once sync.Once
+	inner := p.srv.Config.Handler
+	p.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"SubscribeToTask"`)) {
+			once.Do(func() { close(subscribed) })
+		}
+		inner.ServeHTTP(w, r)
+	})
+	first, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	ids := make(chan string, 4)
+	first.Track(func(id string) { ids <- id })
+	firstCtx, stopFirst := context.WithCancel(t.Context())
+	firstDone := make(chan struct{})
+	go func() {
+		defer close(firstDone)
+		ask(t, first, firstCtx, "work")
+	}()
+	var id string
+	select {
+	case id = <-ids:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the remote task id was never reported")
+	}
+
+	second, err := remote.New(remote.Config{Name: "slow", URL: p.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	stopped := errors.New("TaskStop")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	errs := make(chan error, 1)
+	go func() {
+		_, err := second.Resume(ctx, id)
+		errs <- err
+	}()
+	select {
+	case <-subscribed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resume never subscribed to the task")
+	}
+	cancel(stopped)
+	select {
+	case err := <-errs:
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, stopped) {
+			t.Errorf("Resume stopped: %v; want it to wrap context.Canceled and the cause", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Resume did not return after the stop")
+	}
+	p.mu.Lock()
+	canceled := slices.Contains(p.canceled, a2a.TaskID(id))
+	p.mu.Unlock()
+	if !canceled {
+		t.Errorf("the peer's cancels %v do not include task %s", p.canceled, id)
+	}
+	stopFirst()
+	<-firstDone
 }

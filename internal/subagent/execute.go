@@ -151,6 +151,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		// A remote agent's own status messages are its progress lines;
 		// nothing is asked of it beyond its task (no summaries).
 		ra.Observe(func(line string) { s.remoteProgress(ctx, t, line) })
+		ra.Track(func(id string) { s.remoteTask(ctx, t, id) })
 	} else {
 		progress = s.newSummarizer(t, r, spec.Loop)
 	}
@@ -267,6 +268,29 @@ func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) 
 	}
 	s.progress(t)
 }
+
+// remoteTask records the id the remote server gave a background run's
+// task beside the run's record, so that a cadre started after this one
+// ended can subscribe to the task again (Reattach). A foreground run has
+// no record to keep it in, and needs none: its caller waits for it.
+func (s *Service) remoteTask(ctx context.Context, t *liveTask, id string) {
+	if !t.isBackground() {
+		return
+	}
+	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
+		if rec.RemoteTaskID == id {
+			return errUnchanged
+		}
+		rec.RemoteTaskID = id
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		s.log.WarnContext(ctx, "record a remote task's id", "task_id", t.id, "remote_task_id", id, "err", err)
+	}
+}
+
+// errUnchanged aborts an update that would store what is there already.
+var errUnchanged = errors.New("unchanged")
 
 // heartbeat honours a stop requested through the task's record — by `cadre
 // tasks stop` or TaskStop in another process (S-X2) — and keeps the

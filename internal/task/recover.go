@@ -20,8 +20,10 @@ type Judge func(t Task) (reason string, gone bool)
 // Sweep marks failed every pending or running task whose executor judge
 // says is gone, with judge's reason as Error and Finished = now, and
 // returns the tasks it changed, as stored. The caller also marks their
-// child sessions failed. Tasks of kind remote_agent are left alone: no
-// cadre process executes them (S-X2).
+// child sessions failed. A remote_agent task whose remote task id is
+// recorded is left alone: its work goes on on the remote server, and a
+// later cadre subscribes to it again (S-W2, subagent.Service.Reattach);
+// one the server never named a task for cannot be followed, and fails.
 //
 // It is safe to run from several processes at once: each task is re-checked
 // inside its atomic update — still unfinished, same owner, its heartbeat not
@@ -38,7 +40,7 @@ func Sweep(ctx context.Context, s Store, judge Judge, now time.Time) ([]Task, er
 	changed := []Task{}
 	var errs []error
 	for _, listed := range active {
-		if listed.Kind == KindRemoteAgent {
+		if followable(listed) {
 			continue
 		}
 		if _, gone := judge(listed); !gone {
@@ -49,7 +51,7 @@ func Sweep(ctx context.Context, s Store, judge Judge, now time.Time) ([]Task, er
 			break
 		}
 		t, err := s.UpdateTask(ctx, listed.ID, func(t *Task) error {
-			if t.Status.Terminal() || t.Owner != listed.Owner || t.Kind == KindRemoteAgent || !t.Heartbeat.Equal(listed.Heartbeat) {
+			if t.Status.Terminal() || t.Owner != listed.Owner || followable(*t) || !t.Heartbeat.Equal(listed.Heartbeat) {
 				return errSkip
 			}
 			reason, gone := judge(*t)
@@ -70,6 +72,12 @@ func Sweep(ctx context.Context, s Store, judge Judge, now time.Time) ([]Task, er
 		}
 	}
 	return changed, errors.Join(errs...)
+}
+
+// followable reports whether t is a remote run that a later process can
+// subscribe to again instead of failing it.
+func followable(t Task) bool {
+	return t.Kind == KindRemoteAgent && t.RemoteTaskID != ""
 }
 
 // Recover is Sweep with the owner locks in dir as the judge: a task's

@@ -25,6 +25,12 @@ func record(id, owner string, kind task.Kind, status task.Status) task.Task {
 	return tk
 }
 
+func remoteRecord(id, owner, remoteID string) task.Task {
+	tk := record(id, owner, task.KindRemoteAgent, task.StatusRunning)
+	tk.RemoteTaskID = remoteID
+	return tk
+}
+
 func TestRecover(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	live := claim(t, dir)
@@ -55,8 +61,12 @@ func TestRecover(t *testing.T) {
 		{record("closed-killed", closed.ID(), task.KindLocalAgent, task.StatusKilled), kept},
 		{record("unknown-timeout", unknown, task.KindLocalAgent, task.StatusTimeout), kept},
 		{record("unknown-failed", unknown, task.KindLocalAgent, task.StatusFailed), kept},
-		{record("remote-running", unknown, task.KindRemoteAgent, task.StatusRunning), kept},
-		{record("remote-pending", "", task.KindRemoteAgent, task.StatusPending), kept},
+		// A remote run with its remote task id recorded is followed again
+		// later (S-W2); one the server never named a task for cannot be.
+		{remoteRecord("remote-running", unknown, "a2a-task-1"), kept},
+		{remoteRecord("remote-live", live.ID(), ""), kept},
+		{remoteRecord("remote-unnamed", unknown, ""), failed},
+		{remoteRecord("remote-no-owner", "", ""), failed},
 	}
 	s := task.NewMem()
 	for _, c := range cases {

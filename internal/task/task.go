@@ -101,6 +101,13 @@ type Task struct {
 	// to observe (TaskStop from another process or node).
 	CancelRequested bool `json:"cancelRequested"`
 
+	// RemoteTaskID is, for a remote_agent task, the id the remote A2A
+	// server gave its work, recorded as soon as the server names it; ""
+	// before that and for every other kind. A cadre started after the
+	// process that launched the run subscribes to the remote task by it
+	// (S-W2).
+	RemoteTaskID string `json:"remoteTaskId,omitempty"`
+
 	Owner     string    `json:"owner"` // id of the process executing it (see Owner)
 	Heartbeat time.Time `json:"heartbeat"`
 

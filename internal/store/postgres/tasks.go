@@ -20,8 +20,8 @@ const taskUpdate = `UPDATE tasks SET kind = $1, agent = $2, name = $3, descripti
 	input_tokens = $13, output_tokens = $14, cache_creation_input_tokens = $15, cache_read_input_tokens = $16,
 	cost_usd = $17, tool_uses = $18, output_file = $19, notified = $20, cancel_requested = $21, owner = $22,
 	heartbeat_ms = $23, created_ms = $24, started_ms = $25, finished_ms = $26, progress = $27, archived = $28,
-	cost_unknown = $29
-	WHERE id = $30`
+	cost_unknown = $29, remote_task_id = $30
+	WHERE id = $31`
 
 // CreateTask implements task.Store.
 func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
@@ -36,7 +36,7 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 
 const (
 	insertTaskSQL = `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
 	ON CONFLICT (id) DO NOTHING`
 	selectTaskSQL = `SELECT ` + tablerow.TaskColumns + ` FROM tasks WHERE id = $1`
 )

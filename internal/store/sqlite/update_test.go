@@ -348,7 +348,7 @@ func TestColumnLists(t *testing.T) {
 	if n, v := len(sessionColumns), len(tablerow.SessionValues(session.Info{})); n != v {
 		t.Errorf("%d session columns after id, %d values", n, v)
 	}
-	if taskColumns[0] != "kind" || taskColumns[len(taskColumns)-1] != "cost_unknown" {
+	if taskColumns[0] != "kind" || taskColumns[len(taskColumns)-1] != "remote_task_id" {
 		t.Errorf("task columns: %q", taskColumns)
 	}
 }

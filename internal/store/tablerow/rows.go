@@ -66,7 +66,7 @@ const TaskColumns = `id, kind, agent, name, description, prompt,
 	status, result, error,
 	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
 	cost_usd, tool_uses, output_file, notified, cancel_requested, owner,
-	heartbeat_ms, created_ms, started_ms, finished_ms, progress, archived, cost_unknown`
+	heartbeat_ms, created_ms, started_ms, finished_ms, progress, archived, cost_unknown, remote_task_id`
 
 // ToMS is how a task's time is stored: unix milliseconds, NULL (nil) for
 // the zero time.
@@ -94,14 +94,18 @@ func ScanTask(r Scanner) (task.Task, error) {
 		heartbeat, created, started, finish *int64
 		cost                                float64
 		unknown                             bool
+		remoteTask                          *string
 	)
 	err := r.Scan(&t.ID, &kind, &t.Agent, &t.Name, &t.Description, &t.Prompt,
 		&t.ParentSessionID, &t.RootSessionID, &t.ChildSessionID, &t.ToolUseID,
 		&status, &t.Result, &t.Error,
 		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheCreationInputTokens, &t.Usage.CacheReadInputTokens,
 		&cost, &t.ToolUses, &t.OutputFile, &t.Notified, &t.CancelRequested, &t.Owner,
-		&heartbeat, &created, &started, &finish, &t.Progress, &t.Archived, &unknown)
+		&heartbeat, &created, &started, &finish, &t.Progress, &t.Archived, &unknown, &remoteTask)
 	t.CostUSD = costOf(cost, unknown)
+	if remoteTask != nil {
+		t.RemoteTaskID = *remoteTask
+	}
 	t.Kind = task.Kind(kind)
 	t.Status = task.Status(status)
 	t.Heartbeat, t.Created, t.Started, t.Finished = FromMS(heartbeat), FromMS(created), FromMS(started), FromMS(finish)
@@ -115,7 +119,15 @@ func TaskValues(t task.Task) []any {
 		string(t.Status), t.Result, t.Error,
 		t.Usage.InputTokens, t.Usage.OutputTokens, t.Usage.CacheCreationInputTokens, t.Usage.CacheReadInputTokens,
 		costUSD(t.CostUSD), t.ToolUses, t.OutputFile, t.Notified, t.CancelRequested, t.Owner,
-		ToMS(t.Heartbeat), ToMS(t.Created), ToMS(t.Started), ToMS(t.Finished), t.Progress, t.Archived, !t.CostUSD.Known()}
+		ToMS(t.Heartbeat), ToMS(t.Created), ToMS(t.Started), ToMS(t.Finished), t.Progress, t.Archived, !t.CostUSD.Known(), nullable(t.RemoteTaskID)}
+}
+
+// nullable stores "" as NULL: a column that most rows leave unset.
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // NormalizeTask is t as a read gives it back after storing it: its times

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"NotFound", testNotFound},
 		{"Update", testUpdate},
 		{"UnknownCost", testUnknownCost},
+		{"RemoteTaskID", testRemoteTaskID},
 		{"UpdateError", testUpdateError},
 		{"UpdateInvalid", testUpdateInvalid},
 		{"ConcurrentUpdates", testConcurrentUpdates},
@@ -294,6 +295,44 @@ func testUpdate(t *testing.T, s task.Store) {
 	}
 	if diff := cmp.Diff(want, mustGet(t, s, "t1"), timeEqual); diff != "" {
 		t.Errorf("after UpdateTask (-want +got):\n%s", diff)
+	}
+}
+
+// testRemoteTaskID: a remote_agent task's remote id is absent until the
+// server names it, is kept once recorded by an update, survives updates of
+// other fields, and can be cleared again (S-W2).
+func testRemoteTaskID(t *testing.T, s task.Store) {
+	tk := Sample("t1")
+	tk.Kind, tk.Status = task.KindRemoteAgent, task.StatusRunning
+	mustCreate(t, s, tk)
+	if got := mustGet(t, s, "t1").RemoteTaskID; got != "" {
+		t.Fatalf("created without a remote id, read back %q", got)
+	}
+	const rid = "0197a1b2-remote-task"
+	if _, err := s.UpdateTask(t.Context(), "t1", func(tk *task.Task) error { tk.RemoteTaskID = rid; return nil }); err != nil {
+		t.Fatalf("UpdateTask: %v", err)
+	}
+	if _, err := s.UpdateTask(t.Context(), "t1", func(tk *task.Task) error { tk.Progress = "working"; return nil }); err != nil {
+		t.Fatalf("UpdateTask: %v", err)
+	}
+	if got := mustGet(t, s, "t1"); got.RemoteTaskID != rid || got.Progress != "working" {
+		t.Errorf("after recording it and updating the progress: remote id %q, progress %q; want %q, working", got.RemoteTaskID, got.Progress, rid)
+	}
+	list, err := s.ListTasks(t.Context(), task.Filter{Statuses: []task.Status{task.StatusRunning}})
+	if err != nil || len(list) != 1 || list[0].RemoteTaskID != rid {
+		t.Errorf("ListTasks: %v, %v; want t1 with remote id %q", list, err, rid)
+	}
+	created := Sample("t2")
+	created.Kind, created.RemoteTaskID = task.KindRemoteAgent, "given-at-create"
+	mustCreate(t, s, created)
+	if got := mustGet(t, s, "t2").RemoteTaskID; got != created.RemoteTaskID {
+		t.Errorf("created with remote id %q, read back %q", created.RemoteTaskID, got)
+	}
+	if _, err := s.UpdateTask(t.Context(), "t2", func(tk *task.Task) error { tk.RemoteTaskID = ""; return nil }); err != nil {
+		t.Fatalf("UpdateTask: %v", err)
+	}
+	if got := mustGet(t, s, "t2").RemoteTaskID; got != "" {
+		t.Errorf("after clearing it, read back %q", got)
 	}
 }
 

@@ -1,0 +1,126 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/remote"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/task"
+)
+
+// errReattached aborts the claim of a record that changed since it was
+// listed: someone else took it, or it ended.
+var errReattached = errors.New("task changed since it was listed")
+
+// Reattach picks up, in c's group, the background remote runs that the main
+// agent of c's session started in a cadre process that has ended (gone
+// says, by owner id): their remote task goes on on its server, and its id
+// is on the record (remoteTask), so this process claims the record and
+// subscribes to the task again; its end is recorded and notified to c as
+// any background run's is (S-W2). A run the server never named a task for
+// is failed by the start-up recovery (task.Sweep) instead.
+//
+// The runtime calls it when it opens a conversation on an existing
+// session: that is where the notification has an agent to reach. It
+// returns the ids of the runs it reattached; an error for one run does
+// not stop the others.
+func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string) bool) ([]string, error) {
+	if c.Group == nil {
+		return nil, errors.New("reattach remote runs: the caller has no group")
+	}
+	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{
+		RootSessionID: c.RootSessionID, ParentSessionID: c.SessionID,
+		Statuses: []task.Status{task.StatusPending, task.StatusRunning},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reattach remote runs: %w", err)
+	}
+	var (
+		ids  []string
+		errs []error
+	)
+	for _, listed := range recs {
+		if listed.Kind != task.KindRemoteAgent || listed.RemoteTaskID == "" || s.live(listed.ID) != nil || !gone(listed.Owner) {
+			continue
+		}
+		follow, closeAgent := s.remoteFollower(c, listed)
+		now := s.cfg.Now()
+		rec, err := s.cfg.Tasks.UpdateTask(ctx, listed.ID, func(t *task.Task) error {
+			if t.Status.Terminal() || t.Owner != listed.Owner || !t.Heartbeat.Equal(listed.Heartbeat) {
+				return errReattached
+			}
+			t.Owner, t.Heartbeat, t.Status = s.cfg.Owner, now, task.StatusRunning
+			if t.Started.IsZero() {
+				t.Started = now
+			}
+			return nil
+		})
+		if errors.Is(err, errReattached) {
+			closeAgent()
+			continue
+		}
+		if err != nil {
+			closeAgent()
+			errs = append(errs, fmt.Errorf("reattach remote run %s: %w", listed.ID, err))
+			continue
+		}
+		s.followRemote(c, rec, follow, closeAgent)
+		ids = append(ids, rec.ID)
+	}
+	return ids, errors.Join(errs...)
+}
+
+// remoteFollower is how the reattached run rec gets its answer: from its
+// remote task, through a new client for its agent's definition; or, when
+// that definition is gone here, the error that says the task cannot be
+// followed, so that the run ends and its agent is told rather than left
+// running forever. closeAgent releases the client.
+func (s *Service) remoteFollower(c Caller, rec task.Task) (follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
+	def, ok := s.cfg.Agents.Get(rec.Agent)
+	if !ok || def.URL == "" {
+		err := fmt.Errorf("the cadre process that ran it ended, and the remote agent %q is not defined with a url here, so its remote task %s could not be followed again", rec.Agent, rec.RemoteTaskID)
+		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
+	}
+	ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
+	if err != nil {
+		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
+	}
+	follow = func(ctx context.Context, progress func(line string)) (string, error) {
+		ra.Observe(progress)
+		return ra.Resume(ctx, rec.RemoteTaskID)
+	}
+	return follow, func() { ra.Close() }
+}
+
+// followRemote runs the reattached run rec in c's group: it waits for the
+// remote task's answer and ends as a background run launched here would
+// (finish), its notification reaching c's agent.
+func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
+	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
+	t := &liveTask{
+		id: rec.ID, parentAgentID: c.AgentID, parentSessionID: rec.ParentSessionID, rootSessionID: rec.RootSessionID,
+		toolUseID: rec.ToolUseID, agentCall: rec.ToolUseID, agentType: rec.Agent, kind: task.KindRemoteAgent,
+		description: rec.Description, prompt: rec.Prompt, name: rec.Name, outputFile: rec.OutputFile,
+		started: rec.Started, group: c.Group, cancel: cancel,
+		done: make(chan struct{}), bgRequested: make(chan struct{}), background: true,
+	}
+	s.track(t)
+	c.Group.add(t)
+	c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
+	c.Group.wg.Go(func() {
+		defer cancel(nil)
+		defer closeAgent()
+		text, err := follow(runCtx, func(line string) { s.remoteProgress(runCtx, t, line) })
+		out := &loop.Outcome{Result: text}
+		if err != nil {
+			out.Subtype, out.Err = loop.SubtypeExecution, err
+		}
+		t.mu.Lock()
+		t.text = text
+		t.mu.Unlock()
+		s.finish(runCtx, t, &runner.Result{Outcome: out}, context.Cause(runCtx))
+	})
+}
