@@ -328,6 +328,45 @@ func recordRequests(t *testing.T, srv *testkit.AnthropicServer, path string) {
 	}
 }
 
+// exactLocalSuggestion reports whether suggestions (the SDK's
+// PermissionUpdate list) hold an addRules allow update for localSettings
+// whose rules are Bash rules for parts of command as written, no prefix
+// rule among them.
+func exactLocalSuggestion(suggestions any, command string) bool {
+	list, _ := suggestions.([]any)
+	for _, s := range list {
+		u, _ := s.(map[string]any)
+		if u["type"] != "addRules" || u["behavior"] != "allow" || u["destination"] != "localSettings" {
+			continue
+		}
+		rules, _ := u["rules"].([]any)
+		var texts []string
+		for _, r := range rules {
+			rv, _ := r.(map[string]any)
+			tool, _ := rv["toolName"].(string)
+			content, _ := rv["ruleContent"].(string)
+			texts = append(texts, tool+"("+content+")")
+		}
+		if len(texts) > 0 && allExactBash(texts, command) {
+			return true
+		}
+	}
+	return false
+}
+
+// allExactBash reports whether every rule is Bash(part) for a part of
+// command as written, not a prefix rule.
+func allExactBash(rules []string, command string) bool {
+	for _, r := range rules {
+		content, ok := strings.CutPrefix(r, "Bash(")
+		content, ok2 := strings.CutSuffix(content, ")")
+		if !ok || !ok2 || content == "" || strings.HasSuffix(content, "*") || !strings.Contains(command, content) {
+			return false
+		}
+	}
+	return true
+}
+
 func resultText(m map[string]any) string {
 	s, _ := m["result"].(string)
 	return s
@@ -443,6 +482,24 @@ func TestAgentSDK(t *testing.T) {
 		// 3: a built-in tool's result is a plain string.
 		if c := toolResult(rep, "toolu_bash"); c["content"] != "BASH-RAN" {
 			t.Errorf("Bash's tool_result = %v, want content \"BASH-RAN\" as a string", c)
+		}
+		// 10: the suggestion is to save the exact command (not a prefix)
+		// to the project's local settings, and the program's answer
+		// with it saves it there.
+		if len(asks) == 1 && !exactLocalSuggestion(asks[0]["suggestions"], "touch ran.txt && echo BASH-RAN") {
+			t.Errorf("suggestions = %v, want an addRules allow update for localSettings with the exact command", asks[0]["suggestions"])
+		}
+		local := filepath.Join(e.dir, ".cadre", "settings.local.json")
+		if _, claude := sdkExecutable(t); claude {
+			local = filepath.Join(e.dir, ".claude", "settings.local.json")
+		}
+		var saved struct {
+			Permissions struct{ Allow []string } `json:"permissions"`
+		}
+		if data, err := os.ReadFile(local); err != nil {
+			t.Errorf("the approved suggestion was not saved: %v", err)
+		} else if err := json.Unmarshal(data, &saved); err != nil || len(saved.Permissions.Allow) == 0 || !allExactBash(saved.Permissions.Allow, "touch ran.txt && echo BASH-RAN") {
+			t.Errorf("%s = %s, want permissions.allow with the exact command's Bash rules", local, data)
 		}
 	})
 	t.Run("denied", func(t *testing.T) {

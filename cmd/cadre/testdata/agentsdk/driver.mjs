@@ -69,7 +69,8 @@ const scenarios = {
       permissionMode: 'default',
       canUseTool: async (toolName, input, opts) => {
         report.calls.push({ kind: 'canUseTool', toolName, input, toolUseID: opts.toolUseID, agentID: opts.agentID ?? null, suggestions: opts.suggestions ?? null, decisionReason: opts.decisionReason ?? null, title: opts.title ?? null, displayName: opts.displayName ?? null, description: opts.description ?? null, blockedPath: opts.blockedPath ?? null });
-        return { behavior: 'allow', updatedInput: input };
+        // "Always allow", as a program offers it: the suggestions back.
+        return { behavior: 'allow', updatedInput: input, updatedPermissions: opts.suggestions ?? [] };
       },
       hooks: {
         PreToolUse: [{
