@@ -118,6 +118,9 @@ type InitInfo struct {
 	// MCPServers are the MCP servers with their status (connected,
 	// failed, pending, needs-approval, disabled) when the run starts.
 	MCPServers []MCPServerStatus
+	// AdditionalDirectories are the folders outside Cwd the agent may
+	// work in (permissions.additionalDirectories, --add-dir), absolute.
+	AdditionalDirectories []string
 }
 
 // MCPServerStatus is an MCP server's name and status on the init event.
@@ -246,6 +249,7 @@ func eventOf(e event.Event) Event {
 		out.Init = &InitInfo{
 			Cwd: in.Cwd, Tools: in.Tools, Model: in.Model, PermissionMode: PermissionMode(in.PermissionMode),
 			Agents: in.Agents, SlashCommands: in.SlashCommands, Skills: in.Skills, Version: in.Version, APIKeySource: in.APIKeySource,
+			AdditionalDirectories: in.AdditionalDirectories,
 		}
 		for _, m := range in.MCPServers {
 			out.Init.MCPServers = append(out.Init.MCPServers, MCPServerStatus{Name: m.Name, Status: m.Status})

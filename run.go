@@ -289,7 +289,7 @@ func (sr *sessionRun) publishInit(model string, mode permission.Mode) {
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: string(mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
-		MCPServers: r.mcpInit(),
+		MCPServers: r.mcpInit(), AdditionalDirectories: r.policy.AdditionalRoots(),
 	}})
 }
 

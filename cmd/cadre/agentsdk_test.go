@@ -383,8 +383,18 @@ func TestAgentSDK(t *testing.T) {
 		if rs[0]["terminal_reason"] != "completed" {
 			t.Errorf("terminal_reason = %v, want completed", rs[0]["terminal_reason"])
 		}
-		if rep.Messages[0]["type"] != "system" || rep.Messages[0]["subtype"] != "init" {
-			t.Errorf("first message = %v, want system/init", rep.Messages[0])
+		init := rep.Messages[0]
+		if init["type"] != "system" || init["subtype"] != "init" {
+			t.Fatalf("first message = %v, want system/init", init)
+		}
+		// 10: the init line names where the session started and the
+		// program's additional directory.
+		if init["original_cwd"] != init["cwd"] || init["cwd"] == "" {
+			t.Errorf("init original_cwd = %v, cwd = %v: want the same folder", init["original_cwd"], init["cwd"])
+		}
+		extra := rep.callsOf("extraDir")
+		if dirs, _ := init["additional_directories"].([]any); len(extra) != 1 || len(dirs) != 1 || dirs[0] != extra[0]["path"] {
+			t.Errorf("init additional_directories = %v, want [%v]", init["additional_directories"], extra)
 		}
 	})
 	t.Run("subagents", func(t *testing.T) {

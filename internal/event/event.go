@@ -89,6 +89,9 @@ type Init struct {
 	// MCPServers are the runtime's MCP servers and their status when the
 	// run starts.
 	MCPServers []MCPServer
+	// AdditionalDirectories are the folders outside Cwd the agent may
+	// work in, absolute.
+	AdditionalDirectories []string
 }
 
 // MCPServer is one MCP server on the init line, as Claude Code lists it.

@@ -163,6 +163,10 @@ type initJSON struct {
 	Skills            []string `json:"skills"`
 	Plugins           []any    `json:"plugins"`
 	UUID              string   `json:"uuid"`
+	// OriginalCwd is where the session started: cadre's working directory
+	// never moves, so it is Cwd.
+	OriginalCwd           string   `json:"original_cwd"`
+	AdditionalDirectories []string `json:"additional_directories"`
 }
 
 type mcpServerJSON struct {
@@ -186,6 +190,7 @@ func initLine(e cadre.Event) initJSON {
 		SlashCommands: nonNil(in.SlashCommands), APIKeySource: sdkKeySource(in.APIKeySource),
 		ClaudeCodeVersion: in.Version, Version: in.Version,
 		OutputStyle: "default", Agents: nonNil(in.Agents), Skills: nonNil(in.Skills), Plugins: []any{}, UUID: e.UUID,
+		OriginalCwd: in.Cwd, AdditionalDirectories: nonNil(in.AdditionalDirectories),
 	}
 }
 

@@ -492,6 +492,12 @@ func (p *Policy) contains(root, path string) bool {
 	return false
 }
 
+// AdditionalRoots are the additional directories, made absolute against
+// the workspace and the home folder, as the policy reads them.
+func (p *Policy) AdditionalRoots() []string {
+	return p.readRoots(p.Workspace)[1:]
+}
+
 // readRoots are root and the additional directories, made absolute.
 func (p *Policy) readRoots(root string) []string {
 	dirs := []string{filepath.Clean(root)}
