@@ -200,6 +200,9 @@ type ResultInfo struct {
 	PermissionDenials []PermissionDenial
 	// ModelUsage breaks usage and cost down by model name.
 	ModelUsage map[string]ModelUsage
+	// ModelUsageSinceLast is the share of ModelUsage spent since the
+	// conversation's previous result.
+	ModelUsageSinceLast map[string]ModelUsage
 	// StructuredOutput is the answer in the JSON schema of
 	// Options.JSONSchema, when the model gave it; Result then holds its
 	// JSON text.
@@ -276,12 +279,8 @@ func resultOf(r *event.Result) *ResultInfo {
 	for _, d := range r.PermissionDenials {
 		out.PermissionDenials = append(out.PermissionDenials, PermissionDenial{ToolName: d.ToolName, ToolUseID: d.ToolUseID, ToolInput: d.ToolInput})
 	}
-	if r.ModelUsage != nil {
-		out.ModelUsage = make(map[string]ModelUsage, len(r.ModelUsage))
-		for name, u := range r.ModelUsage {
-			out.ModelUsage[name] = ModelUsage{Usage: u.Usage, CostUSD: u.CostUSD}
-		}
-	}
+	out.ModelUsage = modelUsageOf(r.ModelUsage)
+	out.ModelUsageSinceLast = modelUsageOf(r.ModelUsageSinceLast)
 	return out
 }
 
@@ -345,6 +344,17 @@ func todosOf(meta any) []Todo {
 	out := make([]Todo, len(found.NewTodos))
 	for i, t := range found.NewTodos {
 		out[i] = Todo{Content: t.Content, Status: t.Status, ActiveForm: t.ActiveForm}
+	}
+	return out
+}
+
+func modelUsageOf(in map[string]event.ModelUsage) map[string]ModelUsage {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]ModelUsage, len(in))
+	for name, u := range in {
+		out[name] = ModelUsage{Usage: u.Usage, CostUSD: u.CostUSD}
 	}
 	return out
 }

@@ -568,6 +568,16 @@ func TestAgentSDK(t *testing.T) {
 				t.Errorf("result %d usage = %v, want input_tokens %v (that turn's)", i+1, rs[i]["usage"], want)
 			}
 		}
+		// 10: modelUsage counts the whole session, and
+		// model_usage_since_last_result each turn's share of it.
+		for i, want := range []float64{100, 200} {
+			byModel, _ := rs[i]["model_usage_since_last_result"].(map[string]any)
+			m, _ := byModel["claude-sonnet-5-5"].(map[string]any)
+			total, _ := rs[i]["modelUsage"].(map[string]any)["claude-sonnet-5-5"].(map[string]any)
+			if m == nil || m["inputTokens"] != want || total == nil || total["inputTokens"] != []float64{100, 300}[i] {
+				t.Errorf("result %d model_usage_since_last_result = %v, modelUsage = %v: want inputTokens %v of %v", i+1, byModel, rs[i]["modelUsage"], want, []float64{100, 300}[i])
+			}
+		}
 		// 7: every turn starts with system/init.
 		if n := countOf(rep, "system", "init"); n != 2 {
 			t.Errorf("%d system/init messages, want one before each of the 2 turns", n)

@@ -113,6 +113,9 @@ type Result struct {
 	PermissionDenials []Denial
 	// ModelUsage breaks usage and cost down by model name.
 	ModelUsage map[string]ModelUsage
+	// ModelUsageSinceLast is ModelUsage less what the conversation's
+	// previous result counted: this turn's share.
+	ModelUsageSinceLast map[string]ModelUsage
 	// StructuredOutput is the answer given in the requested JSON schema
 	// (Options.JSONSchema), when it was given.
 	StructuredOutput json.RawMessage
