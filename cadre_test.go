@@ -243,3 +243,78 @@ func TestUntrustedProjectSettingsDoNotWidenSDKRuns(t *testing.T) {
 		t.Errorf("result %q: the untrusted allow rule ran Bash", got)
 	}
 }
+
+// TestSavedRuleUpdates: an approval's rule updates land in the settings
+// file of their destination, hold for the rest of the conversation, and a
+// destination cadre does not write fails the call with an error naming it.
+func TestSavedRuleUpdates(t *testing.T) {
+	for _, tc := range []struct {
+		dest    cadre.RuleDestination
+		file    func(f *fixture) string // "" when nothing is written
+		wantErr string
+	}{
+		{dest: cadre.RulesLocal, file: func(f *fixture) string { return filepath.Join(f.dir, ".cadre", "settings.local.json") }},
+		{dest: cadre.RulesUser, file: func(f *fixture) string { return filepath.Join(f.home, "settings.json") }},
+		{dest: cadre.RulesSession},
+		{dest: cadre.RulesProject, wantErr: "cannot save Bash(echo ran) to projectSettings"},
+		{dest: "elsewhere", wantErr: `unknown destination "elsewhere"`},
+	} {
+		t.Run(string(tc.dest), func(t *testing.T) {
+			f := newFixture(t)
+			// Two calls of the same command, one after the other.
+			f.fn = func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+				switch len(req.Messages) {
+				case 1:
+					return llm.Reply(llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"echo ran"}`))), nil
+				case 3:
+					return llm.Reply(llm.ToolUse("t2", "Bash", json.RawMessage(`{"command":"echo ran"}`))), nil
+				}
+				return llm.Reply(llm.Text("done")), nil
+			}
+			asked := 0
+			rt := f.open(t, cadre.Options{Permission: func(_ context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
+				asked++
+				return cadre.PermissionDecision{Allow: true, Save: []cadre.RuleUpdate{{Destination: tc.dest, Behavior: "allow", Rules: req.ExactRules}}}, nil
+			}})
+			evs := collect(t, rt, cadre.Request{Prompt: "run bash"})
+			var results []llm.Block
+			for _, ev := range evs {
+				if ev.Message == nil {
+					continue
+				}
+				for _, b := range ev.Message.Content {
+					if b.Type == llm.BlockToolResult {
+						results = append(results, b)
+					}
+				}
+			}
+			if len(results) != 2 {
+				t.Fatalf("%d tool results, want 2", len(results))
+			}
+			if r := results[0]; tc.wantErr != "" {
+				if !r.IsError || !strings.Contains(r.ResultText(), tc.wantErr) {
+					t.Fatalf("result %q is_error=%v, want an error saying %q", r.ResultText(), r.IsError, tc.wantErr)
+				}
+			} else {
+				for _, r := range results {
+					if r.IsError || strings.TrimSpace(r.ResultText()) != "ran" {
+						t.Fatalf("result %q is_error=%v", r.ResultText(), r.IsError)
+					}
+				}
+			}
+			if tc.wantErr == "" && asked != 1 {
+				t.Errorf("asked %d times, want the saved rule to approve the second call", asked)
+			}
+			for _, p := range []string{filepath.Join(f.dir, ".cadre", "settings.local.json"), filepath.Join(f.home, "settings.json"), filepath.Join(f.dir, ".cadre", "settings.json")} {
+				data, err := os.ReadFile(p)
+				want := tc.file != nil && tc.file(f) == p
+				switch {
+				case want && (err != nil || !strings.Contains(string(data), `"Bash(echo ran)"`)):
+					t.Errorf("%s = %q (%v), want the rule saved", p, data, err)
+				case !want && err == nil:
+					t.Errorf("%s written: %s", p, data)
+				}
+			}
+		})
+	}
+}

@@ -118,6 +118,9 @@ type InitInfo struct {
 	// MCPServers are the MCP servers with their status (connected,
 	// failed, pending, needs-approval, disabled) when the run starts.
 	MCPServers []MCPServerStatus
+	// AdditionalDirectories are the folders outside Cwd the agent may
+	// work in (permissions.additionalDirectories, --add-dir), absolute.
+	AdditionalDirectories []string
 }
 
 // MCPServerStatus is an MCP server's name and status on the init event.
@@ -197,6 +200,9 @@ type ResultInfo struct {
 	PermissionDenials []PermissionDenial
 	// ModelUsage breaks usage and cost down by model name.
 	ModelUsage map[string]ModelUsage
+	// ModelUsageSinceLast is the share of ModelUsage spent since the
+	// conversation's previous result.
+	ModelUsageSinceLast map[string]ModelUsage
 	// StructuredOutput is the answer in the JSON schema of
 	// Options.JSONSchema, when the model gave it; Result then holds its
 	// JSON text.
@@ -246,6 +252,7 @@ func eventOf(e event.Event) Event {
 		out.Init = &InitInfo{
 			Cwd: in.Cwd, Tools: in.Tools, Model: in.Model, PermissionMode: PermissionMode(in.PermissionMode),
 			Agents: in.Agents, SlashCommands: in.SlashCommands, Skills: in.Skills, Version: in.Version, APIKeySource: in.APIKeySource,
+			AdditionalDirectories: in.AdditionalDirectories,
 		}
 		for _, m := range in.MCPServers {
 			out.Init.MCPServers = append(out.Init.MCPServers, MCPServerStatus{Name: m.Name, Status: m.Status})
@@ -272,12 +279,8 @@ func resultOf(r *event.Result) *ResultInfo {
 	for _, d := range r.PermissionDenials {
 		out.PermissionDenials = append(out.PermissionDenials, PermissionDenial{ToolName: d.ToolName, ToolUseID: d.ToolUseID, ToolInput: d.ToolInput})
 	}
-	if r.ModelUsage != nil {
-		out.ModelUsage = make(map[string]ModelUsage, len(r.ModelUsage))
-		for name, u := range r.ModelUsage {
-			out.ModelUsage[name] = ModelUsage{Usage: u.Usage, CostUSD: u.CostUSD}
-		}
-	}
+	out.ModelUsage = modelUsageOf(r.ModelUsage)
+	out.ModelUsageSinceLast = modelUsageOf(r.ModelUsageSinceLast)
 	return out
 }
 
@@ -341,6 +344,17 @@ func todosOf(meta any) []Todo {
 	out := make([]Todo, len(found.NewTodos))
 	for i, t := range found.NewTodos {
 		out[i] = Todo{Content: t.Content, Status: t.Status, ActiveForm: t.ActiveForm}
+	}
+	return out
+}
+
+func modelUsageOf(in map[string]event.ModelUsage) map[string]ModelUsage {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]ModelUsage, len(in))
+	for name, u := range in {
+		out[name] = ModelUsage{Usage: u.Usage, CostUSD: u.CostUSD}
 	}
 	return out
 }

@@ -129,6 +129,8 @@ type sessionRun struct {
 	start      time.Time
 	caller     subagent.Caller
 	totals     *runner.Totals
+	// counted is the totals by model the previous result reported.
+	counted map[string]event.ModelUsage
 	// structured is the StructuredOutput tool of Options.JSONSchema.
 	structured *structured.Tool
 }
@@ -289,7 +291,7 @@ func (sr *sessionRun) publishInit(model string, mode permission.Mode) {
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: string(mode),
 		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
-		MCPServers: r.mcpInit(),
+		MCPServers: r.mcpInit(), AdditionalDirectories: r.policy.AdditionalRoots(),
 	}})
 }
 
@@ -420,7 +422,9 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 		IsError: res.Subtype != loop.SubtypeSuccess, Result: res.Result, NumTurns: res.Turns,
 		Duration: sr.r.now().Sub(sr.start), APIDuration: res.APIDuration, TotalCostUSD: cost,
 		Usage: usage, StopReason: res.StopReason, ModelUsage: byModel,
+		ModelUsageSinceLast: sinceLast(byModel, sr.counted),
 	}
+	sr.counted = byModel
 	for _, d := range res.Denials {
 		out.PermissionDenials = append(out.PermissionDenials, event.Denial{ToolName: d.Tool, ToolUseID: d.ToolUseID, ToolInput: d.Input})
 	}
@@ -480,4 +484,28 @@ func (r *Runtime) commandNames(kind command.Kind) []string {
 		}
 	}
 	return names
+}
+
+// sinceLast is now less before, model by model, every model of now listed
+// (one that spent nothing since with zeros, as Claude Code lists it).
+// Totals only grow, so no count goes below zero;
+// a cost unknown on either side stays unknown.
+func sinceLast(now, before map[string]event.ModelUsage) map[string]event.ModelUsage {
+	out := map[string]event.ModelUsage{}
+	for name, n := range now {
+		b := before[name]
+		u := llm.Usage{
+			InputTokens: n.Usage.InputTokens - b.Usage.InputTokens, OutputTokens: n.Usage.OutputTokens - b.Usage.OutputTokens,
+			CacheCreationInputTokens: n.Usage.CacheCreationInputTokens - b.Usage.CacheCreationInputTokens,
+			CacheReadInputTokens:     n.Usage.CacheReadInputTokens - b.Usage.CacheReadInputTokens,
+		}
+		cost := llm.UnknownCost()
+		nv, nk := n.CostUSD.USD()
+		bv, bk := b.CostUSD.USD()
+		if nk && bk {
+			cost = llm.USD(nv - bv)
+		}
+		out[name] = event.ModelUsage{Usage: u, CostUSD: cost}
+	}
+	return out
 }

@@ -188,6 +188,37 @@ type PermissionRequest struct {
 	// "WebFetch". None when no rule could approve the call (an ask rule
 	// asks every time; a change of .git, .cadre or .claude always asks).
 	Suggestions []string
+	// ExactRules are allow rules that approve this very call and no wider
+	// one (a Bash call: each simple command as written), what an approval
+	// "for this project" saves; none when no rule could.
+	ExactRules []string
+	// Edits says the call changes files, so accepting edits for the
+	// session (PermissionAcceptEdits) would approve it.
+	Edits bool
+}
+
+// RuleDestination says where the rules of a RuleUpdate are kept.
+type RuleDestination string
+
+// The destinations of the Agent SDK's PermissionUpdate.
+const (
+	// RulesSession: this conversation's tree, as PermissionDecision.Remember.
+	RulesSession RuleDestination = "session"
+	// RulesLocal: the project's untracked .cadre/settings.local.json.
+	RulesLocal RuleDestination = "localSettings"
+	// RulesUser: the user's $CADRE_HOME/settings.json.
+	RulesUser RuleDestination = "userSettings"
+	// RulesProject: the project's shared .cadre/settings.json, which cadre
+	// never writes: it is the repository's, and a rule there would reach
+	// everyone who clones it.
+	RulesProject RuleDestination = "projectSettings"
+)
+
+// RuleUpdate adds permission rules (allow, ask or deny) to a destination.
+type RuleUpdate struct {
+	Destination RuleDestination
+	Behavior    string
+	Rules       []string
 }
 
 // PermissionDecision answers a PermissionRequest.
@@ -209,6 +240,13 @@ type PermissionDecision struct {
 	// count as allow rules: deny and ask rules, plan mode and protected
 	// paths still hold.
 	Remember []string
+	// Save, on an allow, adds rules to settings files before the call
+	// runs, creating the file if needed; saved allow rules also count for
+	// the rest of this conversation, as Remember's. A destination cadre
+	// will not write (RulesProject), a local settings file that git tracks
+	// or that is a link, or a file that cannot be written fails the call
+	// with an error saying which.
+	Save []RuleUpdate
 }
 
 // PermissionFunc decides a tool call that needs approval. It is called
@@ -228,11 +266,57 @@ func (a asker) Ask(ctx context.Context, q permission.Question) (permission.Answe
 	d, err := a.f(ctx, PermissionRequest{
 		Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason,
 		Agent: q.Agent, AgentID: q.AgentID, ParentToolUseID: q.ParentToolUseID, Suggestions: q.Suggestions,
+		ExactRules: q.Exact, Edits: q.Edits,
 	})
 	if err != nil {
 		return permission.Answer{}, err
 	}
-	return permission.Answer{Allow: d.Allow, UpdatedInput: d.UpdatedInput, Message: d.Message, Interrupt: d.Interrupt, Remember: d.Remember}, nil
+	remember := d.Remember
+	if d.Allow {
+		saved, err := a.r.saveRules(d.Save)
+		if err != nil {
+			return permission.Answer{}, err
+		}
+		remember = append(slices.Clip(remember), saved...)
+	}
+	return permission.Answer{Allow: d.Allow, UpdatedInput: d.UpdatedInput, Message: d.Message, Interrupt: d.Interrupt, Remember: remember}, nil
+}
+
+// saveRules writes the rule updates of an approval to their settings
+// files, and returns the allow rules among them, which hold for the rest
+// of the conversation too.
+func (r *Runtime) saveRules(updates []RuleUpdate) (allow []string, err error) {
+	for _, u := range updates {
+		if u.Behavior == "allow" {
+			allow = append(allow, u.Rules...)
+		}
+		if len(u.Rules) == 0 {
+			continue
+		}
+		switch u.Destination {
+		case RulesSession:
+			if u.Behavior != "allow" {
+				return nil, fmt.Errorf("cannot add %s rules for the session: only allow rules are kept per session; save them to localSettings or userSettings", u.Behavior)
+			}
+		case RulesLocal:
+			path := config.LocalSettingsPath(r.cwd)
+			if err := config.CheckLocal(r.cwd, path); err != nil {
+				return nil, err
+			}
+			if err := config.AddRules(path, u.Behavior, u.Rules); err != nil {
+				return nil, err
+			}
+		case RulesUser:
+			if err := config.AddRules(config.UserSettingsPath(r.cfg.Home), u.Behavior, u.Rules); err != nil {
+				return nil, err
+			}
+		case RulesProject:
+			return nil, fmt.Errorf("cannot save %s to projectSettings: cadre does not write the project's shared settings, which belong to the repository; save them to localSettings (untracked) or userSettings", strings.Join(u.Rules, ", "))
+		default:
+			return nil, fmt.Errorf("cannot save %s: unknown destination %q (want session, localSettings, userSettings)", strings.Join(u.Rules, ", "), u.Destination)
+		}
+	}
+	return allow, nil
 }
 
 // ErrNotFound is wrapped by the errors of Session and Task about a record

@@ -328,6 +328,45 @@ func recordRequests(t *testing.T, srv *testkit.AnthropicServer, path string) {
 	}
 }
 
+// exactLocalSuggestion reports whether suggestions (the SDK's
+// PermissionUpdate list) hold an addRules allow update for localSettings
+// whose rules are Bash rules for parts of command as written, no prefix
+// rule among them.
+func exactLocalSuggestion(suggestions any, command string) bool {
+	list, _ := suggestions.([]any)
+	for _, s := range list {
+		u, _ := s.(map[string]any)
+		if u["type"] != "addRules" || u["behavior"] != "allow" || u["destination"] != "localSettings" {
+			continue
+		}
+		rules, _ := u["rules"].([]any)
+		var texts []string
+		for _, r := range rules {
+			rv, _ := r.(map[string]any)
+			tool, _ := rv["toolName"].(string)
+			content, _ := rv["ruleContent"].(string)
+			texts = append(texts, tool+"("+content+")")
+		}
+		if len(texts) > 0 && allExactBash(texts, command) {
+			return true
+		}
+	}
+	return false
+}
+
+// allExactBash reports whether every rule is Bash(part) for a part of
+// command as written, not a prefix rule.
+func allExactBash(rules []string, command string) bool {
+	for _, r := range rules {
+		content, ok := strings.CutPrefix(r, "Bash(")
+		content, ok2 := strings.CutSuffix(content, ")")
+		if !ok || !ok2 || content == "" || strings.HasSuffix(content, "*") || !strings.Contains(command, content) {
+			return false
+		}
+	}
+	return true
+}
+
 func resultText(m map[string]any) string {
 	s, _ := m["result"].(string)
 	return s
@@ -344,8 +383,18 @@ func TestAgentSDK(t *testing.T) {
 		if rs[0]["terminal_reason"] != "completed" {
 			t.Errorf("terminal_reason = %v, want completed", rs[0]["terminal_reason"])
 		}
-		if rep.Messages[0]["type"] != "system" || rep.Messages[0]["subtype"] != "init" {
-			t.Errorf("first message = %v, want system/init", rep.Messages[0])
+		init := rep.Messages[0]
+		if init["type"] != "system" || init["subtype"] != "init" {
+			t.Fatalf("first message = %v, want system/init", init)
+		}
+		// 10: the init line names where the session started and the
+		// program's additional directory.
+		if init["original_cwd"] != init["cwd"] || init["cwd"] == "" {
+			t.Errorf("init original_cwd = %v, cwd = %v: want the same folder", init["original_cwd"], init["cwd"])
+		}
+		extra := rep.callsOf("extraDir")
+		if dirs, _ := init["additional_directories"].([]any); len(extra) != 1 || len(dirs) != 1 || dirs[0] != extra[0]["path"] {
+			t.Errorf("init additional_directories = %v, want [%v]", init["additional_directories"], extra)
 		}
 	})
 	t.Run("subagents", func(t *testing.T) {
@@ -444,6 +493,24 @@ func TestAgentSDK(t *testing.T) {
 		if c := toolResult(rep, "toolu_bash"); c["content"] != "BASH-RAN" {
 			t.Errorf("Bash's tool_result = %v, want content \"BASH-RAN\" as a string", c)
 		}
+		// 10: the suggestion is to save the exact command (not a prefix)
+		// to the project's local settings, and the program's answer
+		// with it saves it there.
+		if len(asks) == 1 && !exactLocalSuggestion(asks[0]["suggestions"], "touch ran.txt && echo BASH-RAN") {
+			t.Errorf("suggestions = %v, want an addRules allow update for localSettings with the exact command", asks[0]["suggestions"])
+		}
+		local := filepath.Join(e.dir, ".cadre", "settings.local.json")
+		if _, claude := sdkExecutable(t); claude {
+			local = filepath.Join(e.dir, ".claude", "settings.local.json")
+		}
+		var saved struct {
+			Permissions struct{ Allow []string } `json:"permissions"`
+		}
+		if data, err := os.ReadFile(local); err != nil {
+			t.Errorf("the approved suggestion was not saved: %v", err)
+		} else if err := json.Unmarshal(data, &saved); err != nil || len(saved.Permissions.Allow) == 0 || !allExactBash(saved.Permissions.Allow, "touch ran.txt && echo BASH-RAN") {
+			t.Errorf("%s = %s, want permissions.allow with the exact command's Bash rules", local, data)
+		}
 	})
 	t.Run("denied", func(t *testing.T) {
 		rep, _, e := runSDK(t, "denied")
@@ -499,6 +566,16 @@ func TestAgentSDK(t *testing.T) {
 		for i, want := range []float64{100, 200} {
 			if u, _ := rs[i]["usage"].(map[string]any); u == nil || u["input_tokens"] != want {
 				t.Errorf("result %d usage = %v, want input_tokens %v (that turn's)", i+1, rs[i]["usage"], want)
+			}
+		}
+		// 10: modelUsage counts the whole session, and
+		// model_usage_since_last_result each turn's share of it.
+		for i, want := range []float64{100, 200} {
+			byModel, _ := rs[i]["model_usage_since_last_result"].(map[string]any)
+			m, _ := byModel["claude-sonnet-5-5"].(map[string]any)
+			total, _ := rs[i]["modelUsage"].(map[string]any)["claude-sonnet-5-5"].(map[string]any)
+			if m == nil || m["inputTokens"] != want || total == nil || total["inputTokens"] != []float64{100, 300}[i] {
+				t.Errorf("result %d model_usage_since_last_result = %v, modelUsage = %v: want inputTokens %v of %v", i+1, byModel, rs[i]["modelUsage"], want, []float64{100, 300}[i])
 			}
 		}
 		// 7: every turn starts with system/init.

@@ -177,13 +177,15 @@ func permissionFunc(peer Peer) cadre.PermissionFunc {
 		ans, err := peer.Ask(ctx, Ask{
 			Tool: req.Tool, Input: req.Input, ToolUseID: req.ToolUseID, Reason: req.Reason,
 			BlockedPath: blockedPath(req), Description: description(req.Input),
-			Suggestions: req.Suggestions, Agent: req.Agent, AgentID: req.AgentID, ParentToolUseID: req.ParentToolUseID,
+			Suggestions: req.Suggestions, ExactRules: req.ExactRules, Edits: req.Edits,
+			Agent: req.Agent, AgentID: req.AgentID, ParentToolUseID: req.ParentToolUseID,
 		})
 		if err != nil {
 			return cadre.PermissionDecision{}, err
 		}
 		return cadre.PermissionDecision{
-			Allow: ans.Allow, UpdatedInput: ans.UpdatedInput, Message: ans.Message, Interrupt: ans.Interrupt, Remember: ans.Remember,
+			Allow: ans.Allow, UpdatedInput: ans.UpdatedInput, Message: ans.Message, Interrupt: ans.Interrupt,
+			Remember: ans.Remember, Save: ans.Save,
 		}, nil
 	}
 }

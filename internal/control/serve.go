@@ -536,13 +536,7 @@ func (s *server) Ask(ctx context.Context, a Ask) (Answer, error) {
 	if len(req.Input) == 0 {
 		req.Input = json.RawMessage("{}")
 	}
-	if len(a.Suggestions) > 0 {
-		u := permissionUpdate{Type: "addRules", Behavior: "allow", Destination: "session"}
-		for _, r := range a.Suggestions {
-			u.Rules = append(u.Rules, suggestion(r))
-		}
-		req.PermissionSuggestion = []permissionUpdate{u}
-	}
+	req.PermissionSuggestion = suggestions(a)
 	raw, err := s.call(ctx, req)
 	if errors.Is(err, ErrInputEnded) {
 		return Answer{Message: ErrInputEnded.Error()}, nil
@@ -558,7 +552,40 @@ func (s *server) Ask(ctx context.Context, a Ask) (Answer, error) {
 	if err != nil {
 		return Answer{}, fmt.Errorf("can_use_tool %s: %w", a.Tool, err)
 	}
+	if len(ans.Ignored) > 0 {
+		s.warn(fmt.Sprintf("can_use_tool %s: updatedPermissions not applied: %s", a.Tool, strings.Join(ans.Ignored, ", ")))
+	}
+	if ans.Allow && ans.Mode != "" {
+		if err := s.conv.SetPermissionMode(ans.Mode); err != nil {
+			return Answer{}, fmt.Errorf("can_use_tool %s: setMode: %w", a.Tool, err)
+		}
+	}
 	return ans, nil
+}
+
+// suggestions are the permission_suggestions of a question, in Claude
+// Code's shapes: the exact rules for the project's local settings, cadre's
+// wider rules for the session when there are no exact ones, and
+// acceptEdits for the session when the call edits files.
+func suggestions(a Ask) []permissionUpdate {
+	var out []permissionUpdate
+	add := func(rules []string, dest cadre.RuleDestination) {
+		u := permissionUpdate{Type: "addRules", Behavior: "allow", Destination: string(dest)}
+		for _, r := range rules {
+			u.Rules = append(u.Rules, suggestion(r))
+		}
+		out = append(out, u)
+	}
+	switch {
+	case len(a.ExactRules) > 0:
+		add(a.ExactRules, cadre.RulesLocal)
+	case len(a.Suggestions) > 0:
+		add(a.Suggestions, cadre.RulesSession)
+	}
+	if a.Edits {
+		out = append(out, permissionUpdate{Type: "setMode", Mode: string(cadre.PermissionAcceptEdits), Destination: string(cadre.RulesSession)})
+	}
+	return out
 }
 
 // Hook runs the program's hook callback.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -531,5 +532,57 @@ func TestForwardSubagentText(t *testing.T) {
 				t.Errorf("blocks (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCanUseToolSuggestsAndAppliesUpdates: the suggestions take Claude
+// Code's shapes, and each kind of update in an answer goes where it
+// belongs: session rules to Remember, saved rules to Save, a session mode
+// to the conversation, the rest named in a warning.
+func TestCanUseToolSuggestsAndAppliesUpdates(t *testing.T) {
+	h := start(t)
+	h.send(`{"type":"control_request","request_id":"i","request":{"subtype":"initialize"}}`)
+	h.next()
+	<-h.init
+	peer := <-h.peer
+	got := ask(peer, Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"touch a && echo ok"}`), ToolUseID: "toolu_1",
+		Suggestions: []string{"Bash(touch:*)", "Bash(echo:*)"}, ExactRules: []string{"Bash(touch a)", "Bash(echo ok)"}, Edits: true})
+	m := h.next()
+	wantSugg := []any{
+		map[string]any{"type": "addRules", "behavior": "allow", "destination": "localSettings", "rules": []any{
+			map[string]any{"toolName": "Bash", "ruleContent": "touch a"}, map[string]any{"toolName": "Bash", "ruleContent": "echo ok"}}},
+		map[string]any{"type": "setMode", "mode": "acceptEdits", "destination": "session"},
+	}
+	if diff := cmp.Diff(wantSugg, m["request"].(map[string]any)["permission_suggestions"]); diff != "" {
+		t.Errorf("suggestions (-want +got):\n%s", diff)
+	}
+	h.send(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"behavior":"allow","updatedPermissions":[
+		{"type":"addRules","rules":[{"toolName":"Read"}],"behavior":"allow","destination":"session"},
+		{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"touch a"}],"behavior":"allow","destination":"localSettings"},
+		{"type":"addRules","rules":[{"toolName":"WebFetch"}],"behavior":"deny","destination":"userSettings"},
+		{"type":"addRules","rules":[{"toolName":"Bash"}],"behavior":"allow","destination":"projectSettings"},
+		{"type":"setMode","mode":"acceptEdits","destination":"session"},
+		{"type":"addDirectories","directories":["/elsewhere"],"destination":"session"}]}}}`, m["request_id"]))
+	want := Answer{Allow: true, Remember: []string{"Read"}, Save: []cadre.RuleUpdate{
+		{Destination: cadre.RulesLocal, Behavior: "allow", Rules: []string{"Bash(touch a)"}},
+		{Destination: cadre.RulesUser, Behavior: "deny", Rules: []string{"WebFetch"}},
+		{Destination: cadre.RulesProject, Behavior: "allow", Rules: []string{"Bash"}},
+	}, Mode: "acceptEdits", Ignored: []string{"addDirectories (session)"}}
+	if diff := cmp.Diff(asked{Ans: want}, <-got); diff != "" {
+		t.Errorf("answer (-want +got):\n%s", diff)
+	}
+	if calls := h.conv.Calls(); !slices.Contains(calls, "mode acceptEdits") {
+		t.Errorf("conversation calls %v: the session mode was not set", calls)
+	}
+	select {
+	case w := <-h.warns:
+		if !strings.Contains(w, "addDirectories") {
+			t.Errorf("warning %q does not name the update not applied", w)
+		}
+	default:
+		t.Errorf("no warning about the addDirectories update")
+	}
+	if err := h.end(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/cadre-dev/cadre"
 )
 
 // envelope is any input line: its type says what the rest is.
@@ -277,6 +279,11 @@ type Ask struct {
 	// Suggestions are allow rules (permission-rule syntax) that "always
 	// allow" would add.
 	Suggestions []string
+	// ExactRules approve this very call; Claude Code suggests saving
+	// them to the project's local settings.
+	ExactRules []string
+	// Edits says accepting edits (acceptEdits) would approve the call.
+	Edits bool
 	// AgentID and ParentToolUseID are set when a subagent asks: its
 	// session id and the Agent call that started it.
 	AgentID, ParentToolUseID string
@@ -294,8 +301,15 @@ type Answer struct {
 	// Interrupt also stops the turn (deny).
 	Interrupt bool
 	// Remember are allow rules for the rest of the session (the answer's
-	// updatedPermissions of type addRules, behavior allow).
+	// updatedPermissions of type addRules, behavior allow, destination
+	// session).
 	Remember []string
+	// Save are the other addRules updates, for settings files.
+	Save []cadre.RuleUpdate
+	// Mode is the permission mode a setMode update asks for ("" for none).
+	Mode string
+	// Ignored names the updates cadre does not apply.
+	Ignored []string
 }
 
 // permissionRequest is can_use_tool on the wire.
@@ -314,10 +328,14 @@ type permissionRequest struct {
 	AgentType            string             `json:"agent_type,omitempty"`
 }
 
+// permissionUpdate is the SDK's PermissionUpdate: addRules (rules,
+// behavior), setMode (mode) or addDirectories (directories).
 type permissionUpdate struct {
 	Type        string      `json:"type"`
 	Rules       []ruleValue `json:"rules,omitempty"`
 	Behavior    string      `json:"behavior,omitempty"`
+	Mode        string      `json:"mode,omitempty"`
+	Directories []string    `json:"directories,omitempty"`
 	Destination string      `json:"destination"`
 }
 
@@ -343,11 +361,24 @@ func (r permissionResult) answer() (Answer, error) {
 			a.UpdatedInput = r.UpdatedInput
 		}
 		for _, u := range r.UpdatedPermissions {
-			if u.Type != "addRules" || u.Behavior != "allow" {
-				continue
-			}
-			for _, rv := range u.Rules {
-				a.Remember = append(a.Remember, rv.rule())
+			switch {
+			case u.Type == "addRules" && u.Behavior == "allow" && u.Destination == string(cadre.RulesSession):
+				for _, rv := range u.Rules {
+					a.Remember = append(a.Remember, rv.rule())
+				}
+			case u.Type == "addRules":
+				su := cadre.RuleUpdate{Destination: cadre.RuleDestination(u.Destination), Behavior: u.Behavior}
+				for _, rv := range u.Rules {
+					su.Rules = append(su.Rules, rv.rule())
+				}
+				a.Save = append(a.Save, su)
+			case u.Type == "setMode" && u.Destination == string(cadre.RulesSession):
+				a.Mode = u.Mode
+			default:
+				// addDirectories, replaceRules, removeRules and a saved
+				// mode: cadre applies none of them (docs/sdk.md), and
+				// says so rather than refuse the approved call.
+				a.Ignored = append(a.Ignored, u.Type+" ("+u.Destination+")")
 			}
 		}
 		return a, nil

@@ -89,6 +89,9 @@ type Init struct {
 	// MCPServers are the runtime's MCP servers and their status when the
 	// run starts.
 	MCPServers []MCPServer
+	// AdditionalDirectories are the folders outside Cwd the agent may
+	// work in, absolute.
+	AdditionalDirectories []string
 }
 
 // MCPServer is one MCP server on the init line, as Claude Code lists it.
@@ -110,6 +113,9 @@ type Result struct {
 	PermissionDenials []Denial
 	// ModelUsage breaks usage and cost down by model name.
 	ModelUsage map[string]ModelUsage
+	// ModelUsageSinceLast is ModelUsage less what the conversation's
+	// previous result counted: this turn's share.
+	ModelUsageSinceLast map[string]ModelUsage
 	// StructuredOutput is the answer given in the requested JSON schema
 	// (Options.JSONSchema), when it was given.
 	StructuredOutput json.RawMessage

@@ -163,6 +163,10 @@ type initJSON struct {
 	Skills            []string `json:"skills"`
 	Plugins           []any    `json:"plugins"`
 	UUID              string   `json:"uuid"`
+	// OriginalCwd is where the session started: cadre's working directory
+	// never moves, so it is Cwd.
+	OriginalCwd           string   `json:"original_cwd"`
+	AdditionalDirectories []string `json:"additional_directories"`
 }
 
 type mcpServerJSON struct {
@@ -186,6 +190,7 @@ func initLine(e cadre.Event) initJSON {
 		SlashCommands: nonNil(in.SlashCommands), APIKeySource: sdkKeySource(in.APIKeySource),
 		ClaudeCodeVersion: in.Version, Version: in.Version,
 		OutputStyle: "default", Agents: nonNil(in.Agents), Skills: nonNil(in.Skills), Plugins: []any{}, UUID: e.UUID,
+		OriginalCwd: in.Cwd, AdditionalDirectories: nonNil(in.AdditionalDirectories),
 	}
 }
 
@@ -391,13 +396,15 @@ type resultJSON struct {
 	NumTurns      int    `json:"num_turns"`
 	// Result is the answer; an error result has none (the Agent SDK's
 	// SDKResultError type has no such field).
-	Result            *string                   `json:"result,omitempty"`
-	StopReason        *llm.StopReason           `json:"stop_reason"`
-	SessionID         string                    `json:"session_id"`
-	TotalCostUSD      llm.Cost                  `json:"total_cost_usd"` // null when unknown
-	Usage             resultUsageJSON           `json:"usage"`
-	ModelUsage        map[string]modelUsageJSON `json:"modelUsage"`
-	PermissionDenials []cadre.PermissionDenial  `json:"permission_denials"`
+	Result       *string                   `json:"result,omitempty"`
+	StopReason   *llm.StopReason           `json:"stop_reason"`
+	SessionID    string                    `json:"session_id"`
+	TotalCostUSD llm.Cost                  `json:"total_cost_usd"` // null when unknown
+	Usage        resultUsageJSON           `json:"usage"`
+	ModelUsage   map[string]modelUsageJSON `json:"modelUsage"`
+	// ModelUsageSinceLast is this turn's share of ModelUsage.
+	ModelUsageSinceLast map[string]modelUsageJSON `json:"model_usage_since_last_result"`
+	PermissionDenials   []cadre.PermissionDenial  `json:"permission_denials"`
 	// Errors is on error results only, where the SDK requires it.
 	Errors []string `json:"errors,omitempty"`
 	// StructuredOutput is the answer in the --json-schema schema.
@@ -455,24 +462,30 @@ var terminalReasons = map[string]string{
 	cadre.ResultSuccess: "completed", cadre.ResultMaxTurns: "max_turns", cadre.ResultMaxBudgetUSD: "budget_exhausted",
 }
 
-func resultLine(e cadre.Event) resultJSON {
-	r := e.Result
-	if r == nil {
-		r = &cadre.ResultInfo{}
-	}
-	mu := make(map[string]modelUsageJSON, len(r.ModelUsage))
-	for name, u := range r.ModelUsage {
-		model := claudeModel(name)
+// modelUsageLines is a result's usage by model in the SDK's ModelUsage
+// shape, keyed by Claude Code's model names.
+func modelUsageLines(in map[string]cadre.ModelUsage) map[string]modelUsageJSON {
+	out := make(map[string]modelUsageJSON, len(in))
+	for name, u := range in {
 		var maxOut int64
 		if m, ok := catalog.Default().Lookup(bareModel(name)); ok {
 			maxOut = m.MaxOutput
 		}
-		mu[model] = modelUsageJSON{
+		out[claudeModel(name)] = modelUsageJSON{
 			InputTokens: u.Usage.InputTokens, OutputTokens: u.Usage.OutputTokens,
 			CacheReadInputTokens: u.Usage.CacheReadInputTokens, CacheCreationInputTokens: u.Usage.CacheCreationInputTokens,
 			CostUSD: u.CostUSD, ContextWindow: compact.Window(bareModel(name)), MaxOutputTokens: maxOut,
 		}
 	}
+	return out
+}
+
+func resultLine(e cadre.Event) resultJSON {
+	r := e.Result
+	if r == nil {
+		r = &cadre.ResultInfo{}
+	}
+	mu, since := modelUsageLines(r.ModelUsage), modelUsageLines(r.ModelUsageSinceLast)
 	var stop *llm.StopReason
 	if r.StopReason != "" {
 		s := r.StopReason
@@ -486,7 +499,7 @@ func resultLine(e cadre.Event) resultJSON {
 		Type: "result", Subtype: e.Subtype, IsError: r.IsError,
 		DurationMS: r.Duration.Milliseconds(), DurationAPIMS: r.APIDuration.Milliseconds(),
 		NumTurns: r.NumTurns, StopReason: stop, SessionID: e.SessionID,
-		TotalCostUSD: r.TotalCostUSD, Usage: resultUsage(r.Usage), ModelUsage: mu, PermissionDenials: denials,
+		TotalCostUSD: r.TotalCostUSD, Usage: resultUsage(r.Usage), ModelUsage: mu, ModelUsageSinceLast: since, PermissionDenials: denials,
 		UUID: e.UUID, TerminalReason: terminalReasons[e.Subtype],
 	}
 	if len(r.Subagents) > 0 {

@@ -30,6 +30,14 @@ type Question struct {
 	// session" would add (Answer.Remember), in rule syntax; none when no
 	// rule could approve the call (a protected path, an ask rule).
 	Suggestions []string
+	// Exact are allow rules that approve this very call and no other
+	// (a Bash call: each of its simple commands as written), the rules an
+	// approval "for this project" saves; none when no rule could, or when
+	// only a wider rule would (a command with a wildcard character).
+	Exact []string
+	// Edits says the call changes files: accepting edits for the session
+	// (acceptEdits) would approve it.
+	Edits bool
 }
 
 // Answer is the decision on a Question.
@@ -385,8 +393,9 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 		Reason:    reason,
 	}
 	if c.rememberable {
-		q.Suggestions = p.suggest(c)
+		q.Suggestions, q.Exact = p.suggest(c), exact(c)
 	}
+	q.Edits = c.access == tool.AccessEdit
 	ans, err := p.Asker.Ask(ctx, q)
 	if err == nil && ans.Allow && len(ans.Remember) > 0 {
 		if p.Remembered == nil {
@@ -481,6 +490,12 @@ func (p *Policy) contains(root, path string) bool {
 		}
 	}
 	return false
+}
+
+// AdditionalRoots are the additional directories, made absolute against
+// the workspace and the home folder, as the policy reads them.
+func (p *Policy) AdditionalRoots() []string {
+	return p.readRoots(p.Workspace)[1:]
 }
 
 // readRoots are root and the additional directories, made absolute.

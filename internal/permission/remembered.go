@@ -113,6 +113,31 @@ func (p *Policy) suggest(c call) []string {
 	return out
 }
 
+// exact is the allow rules that approve the call as it is: a Bash call's
+// simple commands, each as written. A command with a character a rule
+// reads as a wildcard or as the rule's end gets none, since its rule would
+// approve more than this call.
+func exact(c call) []string {
+	if c.access != tool.AccessExec {
+		return nil
+	}
+	a := analyzeCommand(c.target)
+	if len(a.opaque) > 0 || a.subst || len(a.written) == 0 {
+		return nil
+	}
+	var out []string
+	for _, text := range a.written {
+		text = collapseSpace(text)
+		if strings.ContainsAny(text, "*()") || strings.HasSuffix(text, ":*") {
+			return nil
+		}
+		if r := c.name + "(" + text + ")"; !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // commandPrefix is the part of a simple command an allow-for-the-session
 // rule keeps: the program, and its first argument when that names a
 // subcommand (a plain word: no option, path, assignment or quoting).

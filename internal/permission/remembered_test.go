@@ -199,6 +199,52 @@ func TestSuggestions(t *testing.T) {
 	}
 }
 
+// TestExactRules: the rules a "for this project" approval saves approve
+// the asked call again, and no wider one.
+func TestExactRules(t *testing.T) {
+	for _, tc := range []struct {
+		tool, arg string
+		want      []string
+		edits     bool
+	}{
+		{tool: "Bash", arg: "touch ran.txt && echo BASH-RAN", want: []string{"Bash(touch ran.txt)", "Bash(echo BASH-RAN)"}},
+		{tool: "Bash", arg: "npm   test", want: []string{"Bash(npm test)"}},
+		{tool: "Bash", arg: "rm *.o", want: nil},         // a rule would read * as a wildcard
+		{tool: "Bash", arg: "echo $(whoami)", want: nil}, // a substitution: no rule approves it
+		{tool: "Edit", arg: "/ws/src/a.go", want: nil, edits: true},
+		{tool: "WebFetch", arg: "https://example.com", want: nil},
+	} {
+		a := &answering{}
+		p := Policy{Mode: ModeDefault, Workspace: "/ws", Project: "/ws", Asker: a}
+		permitInput(&p, tc.tool, tc.arg)
+		if a.asked() != 1 {
+			t.Errorf("%s %q: asked %d times", tc.tool, tc.arg, a.asked())
+			continue
+		}
+		q := a.got[0]
+		if diff := cmp.Diff(tc.want, q.Exact); diff != "" {
+			t.Errorf("%s %q exact rules (-want +got):\n%s", tc.tool, tc.arg, diff)
+		}
+		if q.Edits != tc.edits {
+			t.Errorf("%s %q: Edits = %v", tc.tool, tc.arg, q.Edits)
+		}
+		if len(q.Exact) == 0 {
+			continue
+		}
+		// Remembered, they approve the same call without asking, and
+		// not another.
+		again := &answering{}
+		p = Policy{Mode: ModeDefault, Workspace: "/ws", Project: "/ws", Rules: mustRules(t, strings.Join(q.Exact, ","), "", ""), Asker: again}
+		if _, err := permitInput(&p, tc.tool, tc.arg); err != nil || again.asked() != 0 {
+			t.Errorf("%s %q with %v: err %v, asked %d, want allowed without asking", tc.tool, tc.arg, q.Exact, err, again.asked())
+		}
+		permitInput(&p, tc.tool, tc.arg+" more")
+		if again.asked() != 1 {
+			t.Errorf("%s %q with %v: a longer command was not asked about", tc.tool, tc.arg, q.Exact)
+		}
+	}
+}
+
 func TestIdentifyNamesTheAskingAgent(t *testing.T) {
 	a := &answering{}
 	main := Identify(a, Identity{Agent: "main"})

@@ -4,6 +4,8 @@
 // stdout: every message the program received, and what each callback saw.
 //
 // usage: node driver.mjs SCENARIO   (cwd: the project; NODE_PATH: node_modules)
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { query } from '@anthropic-ai/claude-agent-sdk';
 
 const scenario = process.argv[2];
@@ -52,8 +54,13 @@ async function control(name, fn) {
 
 const scenarios = {
   // A string prompt with default options.
+  // One more directory to work in, beside the project (the test's
+  // temporary folder holds both).
   async default() {
-    await collect(query({ prompt: 'SAY-HELLO', options: base() }));
+    const extra = join(process.cwd(), '..', 'extra');
+    mkdirSync(extra, { recursive: true });
+    report.calls.push({ kind: 'extraDir', path: extra });
+    await collect(query({ prompt: 'SAY-HELLO', options: base({ additionalDirectories: [extra] }) }));
   },
   // A synchronous subagent, then two in parallel.
   async subagents() {
@@ -69,7 +76,8 @@ const scenarios = {
       permissionMode: 'default',
       canUseTool: async (toolName, input, opts) => {
         report.calls.push({ kind: 'canUseTool', toolName, input, toolUseID: opts.toolUseID, agentID: opts.agentID ?? null, suggestions: opts.suggestions ?? null, decisionReason: opts.decisionReason ?? null, title: opts.title ?? null, displayName: opts.displayName ?? null, description: opts.description ?? null, blockedPath: opts.blockedPath ?? null });
-        return { behavior: 'allow', updatedInput: input };
+        // "Always allow", as a program offers it: the suggestions back.
+        return { behavior: 'allow', updatedInput: input, updatedPermissions: opts.suggestions ?? [] };
       },
       hooks: {
         PreToolUse: [{
