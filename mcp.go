@@ -189,9 +189,10 @@ func (f mcpForAgents) ForAgent(ctx context.Context, def agent.Definition) ([]too
 					warnings = append(warnings, fmt.Sprintf("agent %s: %v", def.Name, err))
 				case configured[name]:
 					warnings = append(warnings, fmt.Sprintf("agent %s defines MCP server %q, which is configured already; the configured one is used", def.Name, name))
-				case (def.Source == agent.SourceProject || def.Source == agent.SourceSettings) &&
-					!s.EnableAllProjectMcpServers && !slices.Contains(s.EnabledMcpjsonServers, name):
-					warnings = append(warnings, fmt.Sprintf("agent %s defines MCP server %q in the project: it starts only once approved (enabledMcpjsonServers or enableAllProjectMcpServers in .cadre/settings.local.json or your user settings)", def.Name, name))
+				case (def.Source == agent.SourceProject || def.Source == agent.SourceSettings) && !r.cfg.ProjectMCP(name):
+					// The same rule as .mcp.json's servers: the workspace's
+					// trust approves them, a refusal by name still holds.
+					warnings = append(warnings, fmt.Sprintf("agent %s defines MCP server %q in the project: it starts only in a trusted workspace that does not refuse it (disabledMcpjsonServers); see `cadre trust`", def.Name, name))
 				case slices.Contains(s.DisabledMcpjsonServers, name):
 					warnings = append(warnings, fmt.Sprintf("agent %s: MCP server %q is in disabledMcpjsonServers", def.Name, name))
 				default:

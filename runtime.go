@@ -1011,7 +1011,7 @@ func (r *Runtime) providerConfig() provider.Config {
 
 // notice warns, once per model, that ref's model is deprecated; it
 // returns the warning when this call is the one that gave it. The caller
-// holds modelMu.
+// holds modelMu, or is New, before anything else can resolve a model.
 func (r *Runtime) notice(pc provider.Config, ref provider.Ref) string {
 	st, text := pc.Lifecycle(ref)
 	if st != catalog.Deprecated || r.noticed[ref.String()] {

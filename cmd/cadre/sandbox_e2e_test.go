@@ -369,16 +369,13 @@ func BenchmarkSandboxLauncher(b *testing.B) {
 }
 
 // An inline MCP server of a project's agent file is a command the
-// repository chose too: once the workspace is trusted and the server
-// approved, it starts for the agent's run inside the sandbox.
+// repository chose too: trusting the workspace approves it, as it does
+// .mcp.json's, and it starts for the agent's run inside the sandbox.
 func TestSandboxProjectAgentInlineMCPServer(t *testing.T) {
 	helper := mcpHelper(t)
 	e, home := sandboxEnv(t)
 	script := `echo x > "$HOME/agent-escape"; echo y > ./agent-inside; exec "$0"`
 	e.write(".claude/agents/tooled.md", "---\nname: tooled\ndescription: has its own server\nmcpServers:\n  - inl:\n      command: sh\n      args: [\"-c\", "+strconv.Quote(script)+", "+strconv.Quote(helper)+"]\nrequiredMcpServers: [inl]\n---\nYou use your server.\n")
-	if err := os.WriteFile(filepath.Join(e.home, "settings.json"), []byte(`{"enabledMcpjsonServers": ["inl"]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
 		body := string(req.Body)
 		switch {
