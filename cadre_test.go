@@ -200,7 +200,11 @@ func TestStoppingIterationEndsTheRun(t *testing.T) {
 	}
 }
 
-func TestSettingsEnvReachesBash(t *testing.T) {
+// greetingFixture is a project whose shared settings set GREETING and
+// allow Bash, and a model that echoes $GREETING and answers with what Bash
+// printed.
+func greetingFixture(t *testing.T) *fixture {
+	t.Helper()
 	f := newFixture(t)
 	os.MkdirAll(filepath.Join(f.dir, ".cadre"), 0o755)
 	os.WriteFile(filepath.Join(f.dir, ".cadre", "settings.json"), []byte(`{"env": {"GREETING": "hi from settings"}, "permissions": {"allow": ["Bash"]}}`), 0o644)
@@ -210,6 +214,11 @@ func TestSettingsEnvReachesBash(t *testing.T) {
 		}
 		return llm.Reply(llm.Text(req.Messages[2].Content[0].ResultText())), nil
 	}
+	return f
+}
+
+func TestSettingsEnvReachesBash(t *testing.T) {
+	f := greetingFixture(t)
 	// The project's own settings: the SDK's option trusts them (issue 22).
 	rt := f.open(t, cadre.Options{TrustWorkspace: true})
 	evs := collect(t, rt, cadre.Request{Prompt: "greet"})
@@ -222,15 +231,7 @@ func TestSettingsEnvReachesBash(t *testing.T) {
 // project the user has not trusted may not allow tools or set env; the
 // runtime's warnings name what was skipped, and Trust says why.
 func TestUntrustedProjectSettingsDoNotWidenSDKRuns(t *testing.T) {
-	f := newFixture(t)
-	os.MkdirAll(filepath.Join(f.dir, ".cadre"), 0o755)
-	os.WriteFile(filepath.Join(f.dir, ".cadre", "settings.json"), []byte(`{"env": {"GREETING": "hi from settings"}, "permissions": {"allow": ["Bash"]}}`), 0o644)
-	f.fn = func(_ context.Context, req *llm.Request) (*llm.Response, error) {
-		if len(req.Messages) == 1 {
-			return llm.Reply(llm.ToolUse("t1", "Bash", json.RawMessage(`{"command":"echo $GREETING"}`))), nil
-		}
-		return llm.Reply(llm.Text(req.Messages[2].Content[0].ResultText())), nil
-	}
+	f := greetingFixture(t)
 	rt := f.open(t, cadre.Options{})
 	if w := rt.Trust(); w.Trusted || len(w.Asks) != 2 {
 		t.Errorf("trust %+v, want untrusted asking for env and an allow rule", w)
