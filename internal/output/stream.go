@@ -2,6 +2,7 @@ package output
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,12 @@ type stream struct {
 	origin *originJSON
 	// background are the background tasks running, in start order.
 	background []backgroundTaskJSON
+	// changed holds the event of the newest change to background not yet
+	// written: a burst of starts or ends is one background_tasks_changed
+	// line, written before the next line of another kind. One line per
+	// change would list every task again each time — a thousand children
+	// launched in one turn made half a million entries.
+	changed *cadre.Event
 }
 
 // originJSON says what started a turn other than a user's message.
@@ -111,6 +118,32 @@ func notification(e cadre.Event) (taskID string, ok bool) {
 
 // lines are the lines Claude Code writes for e.
 func (s *stream) lines(e cadre.Event) []any {
+	var out []any
+	if s.changed != nil && !s.burst(e) {
+		out = append(out, s.backgroundTasks(*s.changed))
+		s.changed = nil
+	}
+	return append(out, s.event(e)...)
+}
+
+// burst reports whether e changes the list of background tasks, as one
+// of a run of such changes whose background_tasks_changed line waits for
+// the run's end: a background task's start, or the end of one listed.
+func (s *stream) burst(e cadre.Event) bool {
+	if e.Type != cadre.EventSystem || e.Task == nil {
+		return false
+	}
+	switch e.Subtype {
+	case cadre.SubtypeTaskStarted:
+		return e.Task.Background
+	case cadre.SubtypeTaskNotification:
+		return slices.ContainsFunc(s.background, func(b backgroundTaskJSON) bool { return b.TaskID == e.Task.TaskID })
+	}
+	return false
+}
+
+// event is e's own lines.
+func (s *stream) event(e cadre.Event) []any {
 	if s.tools == nil {
 		s.tools = map[string]string{}
 	}
@@ -180,8 +213,8 @@ func (s *stream) assistant(e cadre.Event) []any {
 }
 
 // task writes a task line, with the lines Claude Code writes around it:
-// the list of background tasks when it changes, and task_updated with
-// the status before the notification.
+// task_updated with the status before the notification; the list of
+// background tasks, when it changes, follows the burst (lines).
 func (s *stream) task(e cadre.Event) []any {
 	t := e.Task
 	main := line(e, s.tools)
@@ -191,7 +224,8 @@ func (s *stream) task(e cadre.Event) []any {
 			return []any{main}
 		}
 		s.background = append(s.background, backgroundTaskJSON{TaskID: t.TaskID, RunID: t.TaskID, TaskType: string(t.Kind), SubagentType: t.AgentType, Description: t.Description})
-		return []any{s.backgroundTasks(e), main}
+		s.changed = &e
+		return []any{main}
 	case cadre.SubtypeTaskNotification:
 		end := e.Time
 		if end.IsZero() {
@@ -203,7 +237,7 @@ func (s *stream) task(e cadre.Event) []any {
 		for i, b := range s.background {
 			if b.TaskID == t.TaskID {
 				s.background = append(s.background[:i:i], s.background[i+1:]...)
-				out = append(out, s.backgroundTasks(e))
+				s.changed = &e
 				break
 			}
 		}
