@@ -79,3 +79,42 @@ func TestServerDoor(t *testing.T) {
 		t.Errorf("a proper run: %d %v", st, ok)
 	}
 }
+
+// TestWebViewTokenCookie: the URL cadre serve prints moves the token into a
+// cookie no script and no other site can use, and the web view's API calls
+// then need nothing else; the static page itself holds no data.
+func TestWebViewTokenCookie(t *testing.T) {
+	f := newFixture(t, func(testkit.Request) testkit.Reply { return testkit.Reply{Text: "RAN"} }, Config{})
+	resp, err := http.Get(f.http.URL + "/?token=" + f.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == CookieName {
+			cookie = c
+		}
+	}
+	if resp.StatusCode != http.StatusOK || cookie == nil || cookie.Value != f.token || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("%d, cookie %+v: want the token in an HttpOnly SameSite=Strict cookie", resp.StatusCode, cookie)
+	}
+	wrong, err := http.Get(f.http.URL + "/?token=nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong.Body.Close()
+	if len(wrong.Cookies()) != 0 {
+		t.Errorf("a wrong token set a cookie: %v", wrong.Cookies())
+	}
+	req, _ := http.NewRequest("GET", f.http.URL+"/api/sessions", nil)
+	req.AddCookie(cookie)
+	got, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Body.Close()
+	if got.StatusCode != http.StatusOK {
+		t.Errorf("the API with the cookie alone: %d", got.StatusCode)
+	}
+}
