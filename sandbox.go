@@ -20,7 +20,7 @@ func newSandbox(cwd, home string, cfg *config.Loaded, rules permission.Rules) *s
 	if err != nil {
 		exe = "" // Probe says there is no launcher
 	}
-	r := &sandbox.Runner{Mode: s.Mode, Status: sandbox.Probe(exe)}
+	r := &sandbox.Runner{Mode: s.Mode, Status: sandbox.Probe(sandbox.FindLauncher(exe))}
 	if r.Mode == "" {
 		r.Mode = sandbox.ModeAuto
 	}

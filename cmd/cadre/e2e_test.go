@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "cadre")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	// The sandbox launcher is installed beside cadre, as a release ships
+	// them; TestSandboxLauncherFallback runs cadre without it.
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../cadre-sandbox")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build cadre:", err)
@@ -50,6 +52,7 @@ type proc struct {
 // machine, and state goes to a temp CADRE_HOME.
 type env struct {
 	t    *testing.T
+	bin  string // the cadre binary run; "" for the one TestMain built
 	home string // CADRE_HOME
 	dir  string // the project (cwd)
 	vars []string
@@ -78,7 +81,11 @@ func (e *env) write(rel, content string) {
 
 func (e *env) run(stdin string, args ...string) proc {
 	e.t.Helper()
-	cmd := exec.Command(bin, args...)
+	exe := bin
+	if e.bin != "" {
+		exe = e.bin
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Dir = e.dir
 	cmd.Env = e.vars
 	cmd.Stdin = strings.NewReader(stdin)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/internal/sandbox/sandboxtest"
@@ -208,10 +209,32 @@ func TestSandboxRuntimeWritesAndStatus(t *testing.T) {
 	if p.code != 0 {
 		t.Fatalf("sandbox status: exit %d: %s", p.code, p.stderr)
 	}
-	for _, want := range []string{"sandbox: available", "landlock: ABI", "mode: auto (commands run sandboxed)", e.dir, "network: allow"} {
+	launcher := "launcher: " + filepath.Join(filepath.Dir(bin), sandbox.LauncherName) + "\n"
+	for _, want := range []string{"sandbox: available", "landlock: ABI", "mode: auto (commands run sandboxed)", e.dir, "network: allow", launcher} {
 		if !strings.Contains(p.stdout, want) {
 			t.Errorf("sandbox status lacks %q:\n%s", want, p.stdout)
 		}
+	}
+}
+
+// Without cadre-sandbox beside it, cadre is its own launcher: slower to
+// start a command, the same walls, and status says so.
+func TestSandboxLauncherFallback(t *testing.T) {
+	e, home := sandboxEnv(t)
+	e.bin = filepath.Join(t.TempDir(), "cadre")
+	if err := os.Link(bin, e.bin); err != nil {
+		t.Fatal(err)
+	}
+	p := e.run("", "sandbox", "status")
+	if want := "launcher: " + e.bin + " (this program itself"; p.code != 0 || !strings.Contains(p.stdout, want) {
+		t.Fatalf("sandbox status (exit %d) lacks %q:\n%s%s", p.code, want, p.stdout, p.stderr)
+	}
+	e.write("s.yaml", bashScenario(`sh -c 'echo x > ~/escape; echo y > ./inside'`))
+	texts, _ := bashResults(t, e, 1, "--permission-mode", "bypassPermissions")
+	mustHold(t, filepath.Join(e.dir, "inside"), "y\n", "the write inside the workspace")
+	mustAbsent(t, filepath.Join(home, "escape"), "the write outside the workspace, cadre its own launcher")
+	if want := "the sandbox refused writing " + filepath.Join(home, "escape"); !strings.Contains(texts[0], want) {
+		t.Errorf("the tool result does not name the refusal %q:\n%s", want, texts[0])
 	}
 }
 
@@ -344,27 +367,38 @@ func BenchmarkSandboxLauncher(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, bc := range []struct {
+	policies := []struct {
 		name string
-		p    *sandbox.Policy
+		p    sandbox.Policy
 	}{
-		{"bare", nil},
-		{"sandboxed", &sandbox.Policy{Writable: []string{dir}}},
-		{"mounts", &sandbox.Policy{Writable: []string{dir}, ReadOnly: []string{filepath.Join(dir, ".git")}, ReadDeny: []string{filepath.Join(dir, ".ssh")}}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			for b.Loop() {
-				cmd := exec.Command("/bin/true")
-				if bc.p != nil {
-					if err := sandbox.Wrap(cmd, *bc.p, bin); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%v: %s", err, out)
+		{"sandboxed", sandbox.Policy{Writable: []string{dir}}},
+		{"mounts", sandbox.Policy{Writable: []string{dir}, ReadOnly: []string{filepath.Join(dir, ".git")}, ReadDeny: []string{filepath.Join(dir, ".ssh")}}},
+	}
+	// cpu-us/op, the CPU time the command's process used (the launcher's
+	// and true's), moves less with the machine's load than the wall time.
+	launch := func(b *testing.B, p *sandbox.Policy, launcher string) {
+		var cpu time.Duration
+		for b.Loop() {
+			cmd := exec.Command("/bin/true")
+			if p != nil {
+				if err := sandbox.Wrap(cmd, *p, launcher); err != nil {
+					b.Fatal(err)
 				}
 			}
-		})
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	}
+	b.Run("bare", func(b *testing.B) { launch(b, nil, "") })
+	// cadre-sandbox is what an installed cadre starts (FindLauncher); cadre
+	// itself is the fallback without it.
+	for _, l := range []string{sandbox.LauncherName, "cadre"} {
+		for _, pc := range policies {
+			b.Run(pc.name+"/launcher="+l, func(b *testing.B) { launch(b, &pc.p, filepath.Join(filepath.Dir(bin), l)) })
+		}
 	}
 }
 

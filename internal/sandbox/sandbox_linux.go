@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,8 +34,15 @@ func init() {
 	}
 }
 
+// specVersion is the version of spec this launcher reads: a launcher
+// installed from another release refuses a spec it may misread, rather
+// than run the command inside walls cadre did not ask for.
+const specVersion = 1
+
 // spec is what Wrap hands the launcher.
 type spec struct {
+	// V is specVersion.
+	V int `json:"v"`
 	Policy
 	// Mounts: the launcher runs in its own mount namespace and makes the
 	// ReadOnly and ReadDeny mounts.
@@ -50,7 +55,7 @@ type spec struct {
 // would start ("" means none is known).
 func Probe(launcher string) Status {
 	s := Status{OS: runtime.GOOS, Launcher: launcher}
-	abi, err := ll.LandlockGetABIVersion()
+	abi, err := landlockABI()
 	if err != nil {
 		s.Reason = "this kernel has no Landlock (" + err.Error() + "); enable it with the lsm= boot parameter"
 	} else {
@@ -112,7 +117,7 @@ func Wrap(cmd *exec.Cmd, p Policy, launcher string) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	sp := spec{Policy: p, Path: cmd.Path, Mounts: len(p.ReadOnly)+len(p.ReadDeny) > 0}
+	sp := spec{V: specVersion, Policy: p, Path: cmd.Path, Mounts: len(p.ReadOnly)+len(p.ReadDeny) > 0}
 	enc, err := json.Marshal(sp)
 	if err != nil {
 		return fmt.Errorf("sandbox: encode the policy: %w", err)
@@ -153,6 +158,9 @@ func launch(args []string) int {
 	var sp spec
 	if err := json.Unmarshal([]byte(args[0]), &sp); err != nil {
 		return fail("bad policy: %v", err)
+	}
+	if sp.V != specVersion {
+		return fail("this launcher (%s) reads policy version %d, and was handed version %d: install cadre and %s from the same release", os.Args[0], specVersion, sp.V, LauncherName)
 	}
 	if err := sp.Validate(); err != nil {
 		return fail("%v", err)
@@ -247,35 +255,6 @@ func rebind(src, dst string, readOnly bool) error {
 	}
 	if err := unix.Mount("", dst, "", flags, ""); err != nil {
 		return fmt.Errorf("remount %s: %w", dst, err)
-	}
-	return nil
-}
-
-// writeAccess is what a writable tree grants: everything but making
-// device nodes (which would reach disks past every wall).
-const writeAccess = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSReadDir |
-	ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock |
-	ll.AccessFSMakeFifo | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
-
-// devices are the device files every command may write.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
-
-// restrict applies the Landlock ruleset of p to this process and all it
-// will start: read and execute everywhere, write only in p.Writable, and
-// with network deny no TCP.
-func restrict(p Policy) error {
-	cfg := landlock.V7
-	if p.Network != NetworkDeny {
-		cfg.HandledAccessNet = 0
-	}
-	rules := []landlock.Rule{
-		landlock.RODirs("/"),
-		landlock.PathAccess(writeAccess, p.Writable...).IgnoreIfMissing(),
-		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing(),
-	}
-	if err := cfg.BestEffort().Restrict(rules...); err != nil {
-		return err
 	}
 	return nil
 }

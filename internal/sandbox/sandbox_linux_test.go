@@ -111,6 +111,9 @@ func TestWalls(t *testing.T) {
 		{"read denied file", "cat " + filepath.Join(f.home, ".netrc") + "; test -s " + filepath.Join(f.home, ".netrc"), true, nil},
 		{"read elsewhere", "cat " + filepath.Join(f.outside, "keep"), false, nil},
 		{"mknod", "mknod disk b 8 0", true, func(t *testing.T) { mustNotExist(t, filepath.Join(f.ws, "disk")) }},
+		{"mknod in /dev/shm", "mknod /dev/shm/cadre-test-disk b 8 0", true, func(t *testing.T) { mustNotExist(t, "/dev/shm/cadre-test-disk") }},
+		{"devices", "echo x > /dev/null && head -c1 /dev/urandom > /dev/null", false, nil},
+		{"signal outside", fmt.Sprintf("kill -0 %d", os.Getpid()), true, nil},
 		{"umount the wall", "umount " + filepath.Join(f.ws, ".git") + " && echo '[x]' > .git/config", true, func(t *testing.T) {
 			mustContent(t, filepath.Join(f.ws, ".git", "config"), "[core]\n")
 		}},
@@ -230,41 +233,24 @@ func TestLauncherErrors(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 126 || !strings.HasPrefix(string(out), sandbox.LaunchPrefix+"bad policy") {
 		t.Fatalf("a bad policy: %v %q", err, out)
 	}
+	// A launcher from another release refuses a policy of another version
+	// before it runs anything: the command would otherwise run inside
+	// walls nobody asked for.
+	marker := filepath.Join(t.TempDir(), "ran")
+	cmd = exec.Command(exe, sandbox.LauncherArg, `{"v":2,"writable":["/tmp"],"path":"/bin/touch"}`, "--", "touch", marker)
+	out, err = cmd.CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != 126 || !strings.Contains(string(out), "reads policy version 1, and was handed version 2") {
+		t.Fatalf("a policy of another version: %v %q", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the launcher ran the command of a policy of another version")
+	}
 	cmd = exec.Command("cadre-no-such-program")
 	if err := sandbox.Wrap(cmd, sandbox.Policy{Writable: []string{"/tmp"}}, exe); err == nil {
 		t.Fatal("Wrap of a command that cannot be found succeeded")
 	}
 	if err := sandbox.Wrap(exec.Command("/bin/true"), sandbox.Policy{Writable: []string{"rel"}}, exe); err == nil {
 		t.Fatal("a relative writable path was accepted")
-	}
-}
-
-// BenchmarkTrue measures what the sandbox adds to `true`: compare
-// BenchmarkTrue/bare with /sandboxed (and /mounts, with carve-outs).
-func BenchmarkTrue(b *testing.B) {
-	dir := b.TempDir()
-	exe := launcher(b)
-	for _, bc := range []struct {
-		name string
-		p    *sandbox.Policy
-	}{
-		{"bare", nil},
-		{"sandboxed", &sandbox.Policy{Writable: []string{dir}}},
-		{"mounts", &sandbox.Policy{Writable: []string{dir}, ReadOnly: []string{filepath.Join(dir, ".git")}, ReadDeny: []string{filepath.Join(dir, ".ssh")}}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			for b.Loop() {
-				cmd := exec.Command("/bin/true")
-				if bc.p != nil {
-					if err := sandbox.Wrap(cmd, *bc.p, exe); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%v: %s", err, out)
-				}
-			}
-		})
 	}
 }
 

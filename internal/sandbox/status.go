@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -22,7 +23,8 @@ type Status struct {
 	// hidden paths are enforced (a private mount namespace can be made:
 	// as root, or through an unprivileged user namespace).
 	MountNamespace bool `json:"mountNamespace"`
-	// Launcher is the binary that sets the walls up (this program).
+	// Launcher is the binary that sets the walls up: cadre-sandbox beside
+	// this program, or this program itself (FindLauncher).
 	Launcher string `json:"launcher,omitempty"`
 	// Reason says why the sandbox is unavailable or partial.
 	Reason string `json:"reason,omitempty"`
@@ -56,6 +58,13 @@ func (s Status) String() string {
 	fmt.Fprintf(&b, "network deny (TCP connect and bind): %s\n", yes(s.TCP))
 	fmt.Fprintf(&b, "network deny (UDP, raw sockets): no (not enforced)\n")
 	fmt.Fprintf(&b, "signals and abstract sockets scoped to the sandbox: %s\n", yes(s.Scopes))
+	switch {
+	case s.Launcher == "":
+	case filepath.Base(s.Launcher) == LauncherName:
+		fmt.Fprintf(&b, "launcher: %s\n", s.Launcher)
+	default:
+		fmt.Fprintf(&b, "launcher: %s (this program itself: each sandboxed command starts it again, which costs a few ms; install %s beside it to make that about 1 ms)\n", s.Launcher, LauncherName)
+	}
 	if s.Reason != "" {
 		fmt.Fprintf(&b, "note: %s\n", s.Reason)
 	}
