@@ -706,7 +706,7 @@ func (c *Conversation) next(failed bool) []queue.Entry {
 		c.mu.Lock()
 		closed := c.closed
 		c.mu.Unlock()
-		es, over := nextTurn(closed, failed, func() int { return group.Running(c.target) }, func() []queue.Entry { return q.TakeTurn(c.target) })
+		es, over := nextTurn(closed, failed, func() bool { return group.HasRunning(c.target) }, func() []queue.Entry { return q.TakeTurn(c.target) })
 		if len(es) > 0 || over {
 			return es
 		}
@@ -732,15 +732,15 @@ func (c *Conversation) next(failed bool) []queue.Entry {
 // ends in between is either counted (and waited for) or already queued; the
 // other order could miss the last notification and end without answering
 // it.
-func nextTurn(closed, failed bool, running func() int, take func() []queue.Entry) (es []queue.Entry, over bool) {
-	n := running()
+func nextTurn(closed, failed bool, running func() bool, take func() []queue.Entry) (es []queue.Entry, over bool) {
+	some := running()
 	if es := take(); len(es) > 0 {
 		if closed && failed && es[0].Mode != queue.ModePrompt {
 			return nil, true
 		}
 		return es, false
 	}
-	return nil, closed && (failed || n == 0)
+	return nil, closed && (failed || !some)
 }
 
 // runTurn runs one turn on entries: a message, a direct agent run, or

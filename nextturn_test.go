@@ -29,10 +29,7 @@ func TestNextTurnDoesNotMissTheLastNotification(t *testing.T) {
 		{name: "a failed turn ends it", closed: true, failed: true, queued: true, wantOver: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			running := 0
-			if tc.endsDuringTake {
-				running = 1
-			}
+			running := tc.endsDuringTake
 			take := func() []queue.Entry {
 				if tc.queued {
 					return []queue.Entry{note}
@@ -40,11 +37,11 @@ func TestNextTurnDoesNotMissTheLastNotification(t *testing.T) {
 				if tc.endsDuringTake {
 					// The run ends just after the queue was found
 					// empty: it pushes (next look) and stops counting.
-					running = 0
+					running = false
 				}
 				return nil
 			}
-			es, over := nextTurn(tc.closed, tc.failed, func() int { return running }, take)
+			es, over := nextTurn(tc.closed, tc.failed, func() bool { return running }, take)
 			if (len(es) > 0) != tc.wantEntries || over != tc.wantOver {
 				t.Errorf("nextTurn = %d entries, over %v; want entries %v, over %v", len(es), over, tc.wantEntries, tc.wantOver)
 			}

@@ -133,6 +133,8 @@ type sessionRun struct {
 	counted map[string]event.ModelUsage
 	// structured is the StructuredOutput tool of Options.JSONSchema.
 	structured *structured.Tool
+	// costs are the subagents' figures as the results last read them.
+	costs costCache
 }
 
 func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*sessionRun, error) {

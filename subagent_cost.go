@@ -3,6 +3,7 @@ package cadre
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -49,10 +50,17 @@ func subagentCostOf(s event.SubagentCost) SubagentCost {
 
 // subagentCosts reads each run of the conversation's group from its
 // session record, where its run recorded its turns, usage and cost: the
-// figures the totals added up.
+// figures the totals added up. Every result lists them, and a run of
+// 10,000 children writes hundreds of results, so a record is read again
+// only when it can say something new (costCache).
 func (sr *sessionRun) subagentCosts(ctx context.Context) ([]event.SubagentCost, error) {
 	if sr.caller.Group == nil {
 		return nil, nil
+	}
+	sr.costs.mu.Lock()
+	defer sr.costs.mu.Unlock()
+	if sr.costs.seen == nil {
+		sr.costs.seen = map[string]costSeen{}
 	}
 	var out []event.SubagentCost
 	for _, run := range sr.caller.Group.Runs() {
@@ -62,16 +70,41 @@ func (sr *sessionRun) subagentCosts(ctx context.Context) ([]event.SubagentCost, 
 		if run.ParentSessionID != sr.sess.Info.ID {
 			s.ParentAgentID = run.ParentSessionID
 		}
-		info, err := sr.r.db.GetSession(ctx, run.ID)
+		ended := !run.Ended.IsZero()
+		seen, ok := sr.costs.seen[run.ID]
 		switch {
-		case errors.Is(err, session.ErrNotFound):
-			// Still waiting for a place in its lane: nothing spent yet.
-		case err != nil:
-			return nil, err
+		case ok && (seen.final || !ended && seen.tokens == run.Tokens):
+			// Ended and recorded as ended, or nothing spent since.
+			s.Model, s.Turns, s.Usage, s.CostUSD = seen.cost.Model, seen.cost.Turns, seen.cost.Usage, seen.cost.CostUSD
+		case !ok && !ended && run.Tokens == 0:
+			// Nothing spent yet (perhaps still waiting for a place in its
+			// lane, with no record at all).
 		default:
-			s.Model, s.Turns, s.Usage, s.CostUSD = info.Model, info.NumTurns, info.Usage, info.CostUSD
+			info, err := sr.r.db.GetSession(ctx, run.ID)
+			switch {
+			case errors.Is(err, session.ErrNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				s.Model, s.Turns, s.Usage, s.CostUSD = info.Model, info.NumTurns, info.Usage, info.CostUSD
+				sr.costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: ended && info.Status.Ended()}
+			}
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// costCache is what subagentCosts last read of each run: a run that ended
+// and whose record says so spends nothing more, and one whose token count
+// has not moved has recorded no turn since.
+type costCache struct {
+	mu   sync.Mutex
+	seen map[string]costSeen
+}
+
+type costSeen struct {
+	cost   event.SubagentCost
+	tokens int64 // the run's token count when read
+	final  bool
 }

@@ -2,7 +2,6 @@ package output
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +22,7 @@ type stream struct {
 	// origin is the notification the turn in progress answers, if any.
 	origin *originJSON
 	// background are the background tasks running, in start order.
-	background []backgroundTaskJSON
+	background runningTasks
 	// changed holds the event of the newest change to background not yet
 	// written: a burst of starts or ends is one background_tasks_changed
 	// line, written before the next line of another kind. One line per
@@ -137,7 +136,7 @@ func (s *stream) burst(e cadre.Event) bool {
 	case cadre.SubtypeTaskStarted:
 		return e.Task.Background
 	case cadre.SubtypeTaskNotification:
-		return slices.ContainsFunc(s.background, func(b backgroundTaskJSON) bool { return b.TaskID == e.Task.TaskID })
+		return s.background.has(e.Task.TaskID)
 	}
 	return false
 }
@@ -223,7 +222,7 @@ func (s *stream) task(e cadre.Event) []any {
 		if !t.Background {
 			return []any{main}
 		}
-		s.background = append(s.background, backgroundTaskJSON{TaskID: t.TaskID, RunID: t.TaskID, TaskType: string(t.Kind), SubagentType: t.AgentType, Description: t.Description})
+		s.background.add(backgroundTaskJSON{TaskID: t.TaskID, RunID: t.TaskID, TaskType: string(t.Kind), SubagentType: t.AgentType, Description: t.Description})
 		s.changed = &e
 		return []any{main}
 	case cadre.SubtypeTaskNotification:
@@ -234,12 +233,8 @@ func (s *stream) task(e cadre.Event) []any {
 		updated := taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: t.TaskID, RunID: t.TaskID,
 			Patch: taskPatchJSON{Status: patchStatus(t.Status), EndTime: end.UnixMilli()}, UUID: ids.Derive("stream-json task_updated", e.UUID), SessionID: e.SessionID}
 		out := []any{updated, main}
-		for i, b := range s.background {
-			if b.TaskID == t.TaskID {
-				s.background = append(s.background[:i:i], s.background[i+1:]...)
-				s.changed = &e
-				break
-			}
+		if s.background.remove(t.TaskID) {
+			s.changed = &e
 		}
 		return out
 	}
@@ -247,8 +242,7 @@ func (s *stream) task(e cadre.Event) []any {
 }
 
 func (s *stream) backgroundTasks(e cadre.Event) backgroundTasksJSON {
-	tasks := append([]backgroundTaskJSON{}, s.background...)
-	return backgroundTasksJSON{Type: "system", Subtype: "background_tasks_changed", Tasks: tasks, UUID: ids.Derive("stream-json background_tasks_changed", e.UUID), SessionID: e.SessionID}
+	return backgroundTasksJSON{Type: "system", Subtype: "background_tasks_changed", Tasks: s.background.snapshot(), UUID: ids.Derive("stream-json background_tasks_changed", e.UUID), SessionID: e.SessionID}
 }
 
 // patchStatus is a task's status in task_updated's words (the SDK's

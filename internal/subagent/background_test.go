@@ -1279,8 +1279,8 @@ func TestDrainAnswersNotifications(t *testing.T) {
 	if !strings.HasPrefix(last, "user: <task-notification>") || !strings.Contains(last, "<result>child result</result>") {
 		t.Errorf("the new turn's input: %s", last)
 	}
-	if n := h.group.Running(""); n != 0 {
-		t.Errorf("%d background runs left after Drain", n)
+	if h.group.HasRunning("") {
+		t.Errorf("background runs left after Drain: %d", h.group.BackgroundRunning())
 	}
 }
 

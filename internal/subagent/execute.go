@@ -379,7 +379,7 @@ func (p pending) Next(ctx context.Context) []llm.Message {
 		// its notification before it stops counting: one that ends in
 		// between is counted or already queued, never neither.
 		changed := p.group.Changed()
-		running := p.group.Running(p.agentID)
+		running := p.group.HasRunning(p.agentID)
 		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
 			return messages(es)
 		}
@@ -392,7 +392,7 @@ func (p pending) Next(ctx context.Context) []llm.Message {
 		if es := p.s.takeInbox(ctx, in); len(es) > 0 {
 			return messages(es)
 		}
-		if running == 0 {
+		if !running {
 			return nil
 		}
 		if in == nil {

@@ -20,14 +20,30 @@ type Group struct {
 	// listing front ends number (Runs), which a run's end must not shift.
 	// A run that ended is kept as its snapshot, not as the run: its
 	// result holds the child's whole conversation.
-	all     []groupRun
-	changed chan struct{} // closed and replaced when a run ends
+	all []groupRun
+	// at is where each live run's entry is in all: a run's end must not
+	// scan every run the group started (10,000 children made that
+	// quadratic).
+	at map[string]int
+	// children are the live runs by the agent that started them: an
+	// agent waiting for its own background runs looks at its own, not at
+	// every run of the tree.
+	children map[string]*childRuns
+	changed  chan struct{} // closed and replaced when a run ends
+}
+
+// childRuns are the live runs one agent started. A Go map keeps the room
+// it once needed, and iterating it visits that room: after a burst of
+// 10,000 children it is made again once a few are left.
+type childRuns struct {
+	runs map[string]*liveTask
+	peak int
 }
 
 // NewGroup returns a group whose runs end when ctx does.
 func NewGroup(ctx context.Context) *Group {
 	ctx, cancel := context.WithCancelCause(ctx)
-	return &Group{ctx: ctx, cancel: cancel, live: map[string]*liveTask{}, changed: make(chan struct{})}
+	return &Group{ctx: ctx, cancel: cancel, live: map[string]*liveTask{}, at: map[string]int{}, children: map[string]*childRuns{}, changed: make(chan struct{})}
 }
 
 // Stop cancels every run of the group.
@@ -40,17 +56,40 @@ func (g *Group) add(t *liveTask) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.live[t.id] = t
+	g.at[t.id] = len(g.all)
 	g.all = append(g.all, groupRun{live: t})
+	c := g.children[t.parentAgentID]
+	if c == nil {
+		c = &childRuns{runs: map[string]*liveTask{}}
+		g.children[t.parentAgentID] = c
+	}
+	c.runs[t.id] = t
+	c.peak = max(c.peak, len(c.runs))
 }
 
 func (g *Group) remove(id string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.live, id)
-	for i, r := range g.all {
-		if r.live != nil && r.live.id == id {
-			g.all[i] = groupRun{ended: r.live.run()}
+	if t, ok := g.live[id]; ok {
+		delete(g.live, id)
+		if c := g.children[t.parentAgentID]; c != nil && c.runs[id] == t {
+			delete(c.runs, id)
+			switch n := len(c.runs); {
+			case n == 0:
+				delete(g.children, t.parentAgentID)
+			case c.peak >= 1024 && n < c.peak/8:
+				// Copied key by key: maps.Clone keeps the room too.
+				runs := make(map[string]*liveTask, n)
+				for k, v := range c.runs {
+					runs[k] = v
+				}
+				c.runs, c.peak = runs, n
+			}
 		}
+	}
+	if i, ok := g.at[id]; ok {
+		g.all[i] = groupRun{ended: g.all[i].live.run()}
+		delete(g.at, id)
 	}
 	close(g.changed)
 	g.changed = make(chan struct{})
@@ -63,18 +102,22 @@ func (g *Group) Changed() <-chan struct{} {
 	return g.changed
 }
 
-// Running counts the unfinished background runs started by the agent with
-// this id ("" for the main agent).
-func (g *Group) Running(parentAgentID string) int {
+// HasRunning reports whether an unfinished background run started by the
+// agent with this id ("" for the main agent) is left: what a waiting
+// agent asks each time a run ends, so it stops at the first it finds.
+func (g *Group) HasRunning(parentAgentID string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	n := 0
-	for _, t := range g.live {
-		if t.parentAgentID == parentAgentID && t.isBackground() {
-			n++
+	c := g.children[parentAgentID]
+	if c == nil {
+		return false
+	}
+	for _, t := range c.runs {
+		if t.isBackground() {
+			return true
 		}
 	}
-	return n
+	return false
 }
 
 // BackgroundRunning counts the unfinished background runs of the whole
