@@ -207,8 +207,13 @@ type ResultInfo struct {
 	// Options.JSONSchema, when the model gave it; Result then holds its
 	// JSON text.
 	StructuredOutput json.RawMessage
-	// Subagents are the subagent runs of the tree, at any depth, each with
-	// its share: the total less these is the main agent's own.
+	// Subagents are the subagent runs of the tree, at any depth, whose
+	// figures or status changed since the previous result (all of them
+	// in a conversation's first): merged by AgentID, the newest entry
+	// wins, they are each run's share, and the total less them is the
+	// main agent's own. Conversation.SubagentCosts lists them all.
+	// (Listing every run in every result made a run of 10,000 background
+	// children write 400 MB of results.)
 	Subagents []SubagentCost
 }
 

@@ -432,7 +432,7 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 	}
 	// Read even when the conversation was stopped: the result says what
 	// was spent.
-	subagents, err := sr.subagentCosts(context.Background())
+	subagents, err := sr.subagentCosts(context.Background(), true)
 	if err != nil {
 		sr.r.log.Warn("read the subagents' costs for the result", "session", sr.sess.Info.ID, "err", err)
 	}

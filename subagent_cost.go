@@ -34,7 +34,7 @@ type SubagentCost struct {
 // the main agent's own add up to the conversation's total (a run still
 // going counts once its turn ends).
 func (c *Conversation) SubagentCosts(ctx context.Context) ([]SubagentCost, error) {
-	list, err := c.sr.subagentCosts(ctx)
+	list, err := c.sr.subagentCosts(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -52,15 +52,17 @@ func subagentCostOf(s event.SubagentCost) SubagentCost {
 // session record, where its run recorded its turns, usage and cost: the
 // figures the totals added up. Every result lists them, and a run of
 // 10,000 children writes hundreds of results, so a record is read again
-// only when it can say something new (costCache).
-func (sr *sessionRun) subagentCosts(ctx context.Context) ([]event.SubagentCost, error) {
+// only when it can say something new (costCache). sinceLast keeps only
+// the runs whose entry changed since the previous call that asked so:
+// what a result lists.
+func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]event.SubagentCost, error) {
 	if sr.caller.Group == nil {
 		return nil, nil
 	}
 	sr.costs.mu.Lock()
 	defer sr.costs.mu.Unlock()
 	if sr.costs.seen == nil {
-		sr.costs.seen = map[string]costSeen{}
+		sr.costs.seen, sr.costs.reported = map[string]costSeen{}, map[string]event.SubagentCost{}
 	}
 	var out []event.SubagentCost
 	for _, run := range sr.caller.Group.Runs() {
@@ -90,6 +92,12 @@ func (sr *sessionRun) subagentCosts(ctx context.Context) ([]event.SubagentCost, 
 				sr.costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: ended && info.Status.Ended()}
 			}
 		}
+		if sinceLast {
+			if last, ok := sr.costs.reported[run.ID]; ok && last == s {
+				continue
+			}
+			sr.costs.reported[run.ID] = s
+		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -101,6 +109,8 @@ func (sr *sessionRun) subagentCosts(ctx context.Context) ([]event.SubagentCost, 
 type costCache struct {
 	mu   sync.Mutex
 	seen map[string]costSeen
+	// reported is each run's entry as the results last listed it.
+	reported map[string]event.SubagentCost
 }
 
 type costSeen struct {

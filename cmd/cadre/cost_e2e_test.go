@@ -152,7 +152,7 @@ func TestResultSubagentsAddUp(t *testing.T) {
 	})
 	p := ok(t, e.run("", "-p", "delegate", "--model", sonnet, "--output-format", "stream-json", "--verbose", agents, costPricing))
 	res := finalResult(t, p.stdout)
-	subs, _ := res["subagents"].([]any)
+	subs := resultSubagents(t, p.stdout)
 	if len(subs) != 2 {
 		t.Fatalf("result subagents = %v, want two\n%s", res["subagents"], p.stdout)
 	}
@@ -204,6 +204,42 @@ func TestResultSubagentsAddUp(t *testing.T) {
 	}
 }
 
+// resultSubagents merges the subagents of every result line of out, as a
+// program reads them: each result lists the runs that changed since the
+// one before, so the newest entry of each agent_id wins. It fails t if a
+// result repeats an entry the one before already listed unchanged.
+func resultSubagents(t *testing.T, out string) []any {
+	t.Helper()
+	var (
+		order  []string
+		latest = map[string]any{}
+		listed = map[string]string{}
+	)
+	for _, l := range lines(t, out) {
+		if l["type"] != "result" {
+			continue
+		}
+		subs, _ := l["subagents"].([]any)
+		for _, s := range subs {
+			id := fmt.Sprint(s.(map[string]any)["agent_id"])
+			b, _ := json.Marshal(s)
+			if listed[id] == string(b) {
+				t.Errorf("a result lists subagent %s again, unchanged since an earlier result: %s", id, b)
+			}
+			listed[id] = string(b)
+			if _, seen := latest[id]; !seen {
+				order = append(order, id)
+			}
+			latest[id] = s
+		}
+	}
+	var merged []any
+	for _, id := range order {
+		merged = append(merged, latest[id])
+	}
+	return merged
+}
+
 // TestResultSubagentsNested: a subagent's own subagent is listed too,
 // its parent the agent that started it, and the costs still add up.
 func TestResultSubagentsNested(t *testing.T) {
@@ -234,7 +270,7 @@ func TestResultSubagentsNested(t *testing.T) {
 	settings := `--settings={"subagents": {"maxSpawnDepth": 2}, "pricing": {"claude-sonnet-5-5": {"input": 1, "output": 0}}}`
 	p := ok(t, e.run("", "-p", "delegate", "--model", sonnet, "--output-format", "stream-json", "--verbose", agents, settings))
 	res := finalResult(t, p.stdout)
-	subs, _ := res["subagents"].([]any)
+	subs := resultSubagents(t, p.stdout)
 	if len(subs) != 2 {
 		t.Fatalf("result subagents = %v, want two\n%s", res["subagents"], p.stdout)
 	}
