@@ -7,6 +7,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -64,8 +65,18 @@ func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]even
 	if sr.costs.seen == nil {
 		sr.costs.seen, sr.costs.reported = map[string]costSeen{}, map[string]event.SubagentCost{}
 	}
+	var (
+		runs []subagent.Run
+		ends []int // for each run, where its end is in the group's log
+		next int   // the mark of the next call
+	)
+	if sinceLast {
+		runs, ends, next = sr.caller.Group.RunsChanged(sr.costs.mark)
+	} else {
+		runs = sr.caller.Group.Runs()
+	}
 	var out []event.SubagentCost
-	for _, run := range sr.caller.Group.Runs() {
+	for k, run := range runs {
 		s := event.SubagentCost{
 			AgentID: run.ID, AgentType: run.Agent, Description: run.Description, Status: string(run.Status),
 		}
@@ -92,6 +103,9 @@ func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]even
 				sr.costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: ended && info.Status.Ended()}
 			}
 		}
+		if sinceLast && ends[k] >= 0 && ends[k] < next && !sr.costs.seen[run.ID].final {
+			next = ends[k]
+		}
 		if sinceLast {
 			if last, ok := sr.costs.reported[run.ID]; ok && last == s {
 				continue
@@ -99,6 +113,11 @@ func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]even
 			sr.costs.reported[run.ID] = s
 		}
 		out = append(out, s)
+	}
+	if sinceLast {
+		// An ended run whose record did not say so yet is read again next
+		// time: the mark stays at the first of them.
+		sr.costs.mark = next
 	}
 	return out, nil
 }
@@ -111,6 +130,9 @@ type costCache struct {
 	seen map[string]costSeen
 	// reported is each run's entry as the results last listed it.
 	reported map[string]event.SubagentCost
+	// mark is the group's count of ended runs the results last read
+	// (Group.RunsChanged).
+	mark int
 }
 
 type costSeen struct {

@@ -25,6 +25,9 @@ type Group struct {
 	// scan every run the group started (10,000 children made that
 	// quadratic).
 	at map[string]int
+	// ends are the places in all of the runs that ended, in the order
+	// they ended: what RunsChanged reads from a mark on.
+	ends []int
 	// children are the live runs by the agent that started them: an
 	// agent waiting for its own background runs looks at its own, not at
 	// every run of the tree.
@@ -90,6 +93,7 @@ func (g *Group) remove(id string) {
 	if i, ok := g.at[id]; ok {
 		g.all[i] = groupRun{ended: g.all[i].live.run()}
 		delete(g.at, id)
+		g.ends = append(g.ends, i)
 	}
 	close(g.changed)
 	g.changed = make(chan struct{})

@@ -3,6 +3,7 @@ package subagent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -45,4 +46,36 @@ func TestGroupHasRunning(t *testing.T) {
 	if g.at["fg"] != n || len(g.at) != 1 {
 		t.Errorf("the index of live runs: %v", g.at)
 	}
+}
+
+// RunsChanged lists the live runs and those that ended since the mark, in
+// launch order, and says where each end is so a caller can look again.
+func TestGroupRunsChanged(t *testing.T) {
+	g := NewGroup(context.Background())
+	for i := range 5 {
+		g.add(&liveTask{id: fmt.Sprintf("r%d", i), background: true})
+	}
+	g.remove("r3")
+	g.remove("r1")
+	runs, ends, next := g.RunsChanged(0)
+	if got := runIDs(runs); got != "r0 r1 r2 r3 r4" || fmt.Sprint(ends) != "[-1 1 -1 0 -1]" || next != 2 {
+		t.Fatalf("RunsChanged(0) = %s %v %d, want r0 r1 r2 r3 r4 [-1 1 -1 0 -1] 2", got, ends, next)
+	}
+	g.remove("r4")
+	runs, ends, next = g.RunsChanged(next)
+	if got := runIDs(runs); got != "r0 r2 r4" || fmt.Sprint(ends) != "[-1 -1 2]" || next != 3 {
+		t.Fatalf("RunsChanged(2) = %s %v %d, want r0 r2 r4 [-1 -1 2] 3", got, ends, next)
+	}
+	// Looking again from an earlier end lists the runs that ended since.
+	if runs, _, _ := g.RunsChanged(1); runIDs(runs) != "r0 r1 r2 r4" {
+		t.Fatalf("RunsChanged(1) = %s, want r0 r1 r2 r4", runIDs(runs))
+	}
+}
+
+func runIDs(runs []Run) string {
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	return strings.Join(ids, " ")
 }

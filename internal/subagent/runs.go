@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,6 +99,48 @@ func (g *Group) Runs() []Run {
 		out = append(out, r)
 	}
 	return out
+}
+
+// RunsChanged lists, in launch order, the runs that may have changed since
+// mark: every run going on, and every run that ended since (mark counts
+// the ends; 0 for all). ends holds, for each run listed, the count of ends
+// before its own, -1 for a run going on: a caller that wants to see an
+// ended run again passes that as the next mark. next is the mark of this
+// moment. A result of a tree of 10,000 runs lists what changed since the
+// one before without copying every run.
+func (g *Group) RunsChanged(mark int) (runs []Run, ends []int, next int) {
+	g.mu.Lock()
+	mark = min(max(mark, 0), len(g.ends))
+	endOf := make(map[int]int, len(g.ends)-mark)
+	at := make([]int, 0, len(g.at)+len(g.ends)-mark)
+	for _, i := range g.at {
+		at = append(at, i)
+	}
+	for k, i := range g.ends[mark:] {
+		endOf[i] = mark + k
+		at = append(at, i)
+	}
+	slices.Sort(at)
+	at = slices.Compact(at)
+	all := make([]groupRun, len(at))
+	ends = make([]int, len(at))
+	for k, i := range at {
+		all[k] = g.all[i]
+		ends[k] = -1
+		if e, ok := endOf[i]; ok && all[k].live == nil {
+			ends[k] = e
+		}
+	}
+	next = len(g.ends)
+	g.mu.Unlock()
+	runs = make([]Run, len(all))
+	for k, gr := range all {
+		runs[k] = gr.ended
+		if gr.live != nil {
+			runs[k] = gr.live.run()
+		}
+	}
+	return runs, ends, next
 }
 
 // Cleanup is the settings' cleanup for runs that set none: keep or delete.
