@@ -49,6 +49,13 @@ func subagentCostOf(s event.SubagentCost) SubagentCost {
 	}
 }
 
+// sessionsGetter reads many session records in one query: the PostgreSQL
+// store, where a read per run is a round trip per run (SQLite's are
+// local, and stay one by one).
+type sessionsGetter interface {
+	GetSessions(ctx context.Context, ids []string) (map[string]session.Info, error)
+}
+
 // subagentCosts reads each run of the conversation's group from its
 // session record, where its run recorded its turns, usage and cost: the
 // figures the totals added up. Every result lists them, and a run of
@@ -75,6 +82,10 @@ func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]even
 	} else {
 		runs = sr.caller.Group.Runs()
 	}
+	infos, err := sr.readRecords(ctx, runs)
+	if err != nil {
+		return nil, err
+	}
 	var out []event.SubagentCost
 	for k, run := range runs {
 		s := event.SubagentCost{
@@ -83,35 +94,23 @@ func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]even
 		if run.ParentSessionID != sr.sess.Info.ID {
 			s.ParentAgentID = run.ParentSessionID
 		}
-		ended := !run.Ended.IsZero()
-		seen, ok := sr.costs.seen[run.ID]
-		switch {
-		case ok && (seen.final || !ended && seen.tokens == run.Tokens):
-			// Ended and recorded as ended, or nothing spent since.
+		if info, read := infos[run.ID]; read {
+			s.Model, s.Turns, s.Usage, s.CostUSD = info.Model, info.NumTurns, info.Usage, info.CostUSD
+			sr.costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: !run.Ended.IsZero() && info.Status.Ended()}
+		} else if seen, ok := sr.costs.seen[run.ID]; ok {
 			s.Model, s.Turns, s.Usage, s.CostUSD = seen.cost.Model, seen.cost.Turns, seen.cost.Usage, seen.cost.CostUSD
-		case !ok && !ended && run.Tokens == 0:
-			// Nothing spent yet (perhaps still waiting for a place in its
-			// lane, with no record at all).
-		default:
-			info, err := sr.r.db.GetSession(ctx, run.ID)
-			switch {
-			case errors.Is(err, session.ErrNotFound):
-			case err != nil:
-				return nil, err
-			default:
-				s.Model, s.Turns, s.Usage, s.CostUSD = info.Model, info.NumTurns, info.Usage, info.CostUSD
-				sr.costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: ended && info.Status.Ended()}
-			}
 		}
-		if sinceLast && ends[k] >= 0 && ends[k] < next && !sr.costs.seen[run.ID].final {
+		if !sinceLast {
+			out = append(out, s)
+			continue
+		}
+		if ends[k] >= 0 && ends[k] < next && !sr.costs.seen[run.ID].final {
 			next = ends[k]
 		}
-		if sinceLast {
-			if last, ok := sr.costs.reported[run.ID]; ok && last == s {
-				continue
-			}
-			sr.costs.reported[run.ID] = s
+		if last, ok := sr.costs.reported[run.ID]; ok && last == s {
+			continue
 		}
+		sr.costs.reported[run.ID] = s
 		out = append(out, s)
 	}
 	if sinceLast {
@@ -120,6 +119,41 @@ func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]even
 		sr.costs.mark = next
 	}
 	return out, nil
+}
+
+// readRecords reads the session records of the runs whose figures may
+// have moved since costCache last saw them, in one query where the store
+// can. A run without a record yet (waiting for a place in its lane) is
+// left out.
+func (sr *sessionRun) readRecords(ctx context.Context, runs []subagent.Run) (map[string]session.Info, error) {
+	var ids []string
+	for _, run := range runs {
+		ended := !run.Ended.IsZero()
+		seen, ok := sr.costs.seen[run.ID]
+		switch {
+		case ok && (seen.final || !ended && seen.tokens == run.Tokens):
+			// Ended and recorded as ended, or nothing spent since.
+		case !ok && !ended && run.Tokens == 0:
+			// Nothing spent yet, perhaps no record at all.
+		default:
+			ids = append(ids, run.ID)
+		}
+	}
+	if g, ok := sr.r.db.(sessionsGetter); ok && len(ids) > 1 {
+		return g.GetSessions(ctx, ids)
+	}
+	infos := make(map[string]session.Info, len(ids))
+	for _, id := range ids {
+		info, err := sr.r.db.GetSession(ctx, id)
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			infos[id] = info
+		}
+	}
+	return infos, nil
 }
 
 // costCache is what subagentCosts last read of each run: a run that ended
