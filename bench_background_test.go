@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +20,14 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 )
 
-// bgChildren is how many background subagents one op starts.
-const bgChildren = 1000
+// bgChildren is how many background subagents one op starts: 1,000, or
+// CADRE_BENCH_BG_CHILDREN (10000 for issue 28's figure).
+func bgChildren() int {
+	if n, err := strconv.Atoi(os.Getenv("CADRE_BENCH_BG_CHILDREN")); err == nil && n > 0 {
+		return n
+	}
+	return 1000
+}
 
 // BenchmarkBackground1000 is one main run whose first turn starts 1,000
 // background subagents in one assistant message (Agent with
@@ -68,7 +75,7 @@ func benchBackground(b *testing.B, lane int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		f := newBgFanOut(bgChildren)
+		f := newBgFanOut(bgChildren())
 		clock := newStepClock()
 		rt := openBackground(b, f, lane, clock)
 		runtime.GC()

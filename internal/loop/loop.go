@@ -568,11 +568,7 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop b
 		if j-i == 1 {
 			results[i] = runOne(ctx, &cfg, uses[i])
 		} else {
-			var wg sync.WaitGroup
-			for k := i; k < j; k++ {
-				wg.Go(func() { results[k] = runOne(ctx, &cfg, uses[k]) })
-			}
-			wg.Wait()
+			runBatch(ctx, &cfg, uses[i:j], results[i:j])
 		}
 		i = j
 	}
@@ -597,6 +593,29 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop b
 		interrupted = cause
 	}
 	return s, stop, interrupted
+}
+
+// maxParallelCalls is how many calls of one parallel batch run at once.
+// A call that waits for something other than the machine (a subagent, a
+// person) gives its place up (tool.Yield). Unbounded, a message of 10,000
+// background Agent calls held 10,000 goroutines at once, each with a
+// 32 KB stack: 316 MB, more than the whole heap.
+const maxParallelCalls = 64
+
+// runBatch runs a batch of concurrency-safe calls, maxParallelCalls at a
+// time, each result in its place.
+func runBatch(ctx context.Context, cfg *Config, uses []llm.Block, results []callResult) {
+	places := make(chan struct{}, maxParallelCalls)
+	var wg sync.WaitGroup
+	for k := range uses {
+		places <- struct{}{}
+		release := sync.OnceFunc(func() { <-places })
+		wg.Go(func() {
+			defer release()
+			results[k] = runOne(tool.WithYield(ctx, release), cfg, uses[k])
+		})
+	}
+	wg.Wait()
 }
 
 func safe(set *tool.Set, name string) bool {

@@ -396,6 +396,7 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 		q.Suggestions, q.Exact = p.suggest(c), exact(c)
 	}
 	q.Edits = c.access == tool.AccessEdit
+	tool.Yield(ctx) // a person answers: the other calls go on meanwhile
 	ans, err := p.Asker.Ask(ctx, q)
 	if err == nil && ans.Allow && len(ans.Remember) > 0 {
 		if p.Remembered == nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // waitForeground waits for a foreground run (S-L1, S-L2): until it ends,
@@ -13,6 +14,7 @@ import (
 // deadline or by a request (SDK, later Ctrl+B) — in which case it goes on
 // and launched is true.
 func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.Duration, mayBackground bool) (launched bool) {
+	tool.Yield(ctx) // the child runs: the caller's other calls go on meanwhile
 	var deadline <-chan time.Time
 	bg := t.bgRequested
 	if !mayBackground {

@@ -14,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // The core's operations on runs and their task records, which every profile
@@ -154,6 +155,7 @@ func (s *Service) list(ctx context.Context, c Caller, statuses []task.Status) ([
 // in this process (w watches it), else by reading its record (it runs
 // elsewhere).
 func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Duration) (task.Task, error) {
+	tool.Yield(ctx) // the task runs on its own: the caller's other calls go on meanwhile
 	if w != nil {
 		if !w.wait(ctx, d) && ctx.Err() != nil {
 			return task.Task{}, ctx.Err()
