@@ -3,7 +3,7 @@ package builtin
 import (
 	"context"
 	"errors"
-		"io"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
