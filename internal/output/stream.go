@@ -43,7 +43,8 @@ type backgroundTaskJSON struct {
 	TaskID       string `json:"task_id"`
 	RunID        string `json:"run_id"`
 	TaskType     string `json:"task_type"`
-	SubagentType string `json:"subagent_type"`
+	// SubagentType is absent for a shell (local_bash), as in Claude Code.
+	SubagentType string `json:"subagent_type,omitempty"`
 	Description  string `json:"description"`
 }
 

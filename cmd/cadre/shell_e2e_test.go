@@ -1,0 +1,239 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Acceptance tests for background shells (issue 27, part 1): Bash with
+// run_in_background through the real binary and the scripted model.
+
+// shellLaunchPrefix starts the Bash result of a background command
+// (internal/subagent/prompts/shell_launched.md); the id follows it. The
+// scripted model has no regular expressions: it slices the id out.
+const shellLaunchPrefix = "Command running in the background with ID: "
+
+// shellIDTemplate is the scenario template that reads the id of the
+// command started in the turn before.
+var shellIDTemplate = fmt.Sprintf("{{slice .LastToolResult %d %d}}", len(shellLaunchPrefix), len(shellLaunchPrefix)+36)
+
+// bashToolResults are the tool_result blocks of the run's user lines (not
+// the notifications that arrive as user text).
+func bashToolResults(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var rs []map[string]any
+	for _, r := range toolResults(t, out) {
+		if r["type"] == "tool_result" {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// streamLines finds the stream-json lines of a type and subtype.
+func streamLines(t *testing.T, out, typ, subtype string) (found []map[string]any, at []int) {
+	t.Helper()
+	for i, l := range lines(t, out) {
+		if l["type"] == typ && (subtype == "" || l["subtype"] == subtype) {
+			found, at = append(found, l), append(at, i)
+		}
+	}
+	return found, at
+}
+
+// tasksJSON is `cadre tasks --json` in e's state.
+func tasksJSON(t *testing.T, e *env) []map[string]any {
+	t.Helper()
+	p := e.run("", "tasks", "--json")
+	if p.code != 0 {
+		t.Fatalf("cadre tasks --json: exit %d\n%s", p.code, p.stderr)
+	}
+	var ts []map[string]any
+	if err := json.Unmarshal([]byte(p.stdout), &ts); err != nil {
+		t.Fatalf("cadre tasks --json: %v\n%s", err, p.stdout)
+	}
+	return ts
+}
+
+// The acceptance scenario: a background `sleep 1; echo done` returns its
+// id at once (its tool result comes before the command's end), and the
+// headless run waits for it: the notification arrives with exit code 0
+// and "done", as one more turn of the main agent.
+func TestBackgroundShellNotifies(t *testing.T) {
+	e := newEnv(t)
+	e.write("s.yaml", `agents:
+  main:
+    - text: Starting it.
+      tool_use:
+        - name: Bash
+          input: {command: "sleep 1; echo done", run_in_background: true, description: "wait a second, say done"}
+    - text: Started; waiting for it.
+    - text: "Notified: {{.LastUserText}}"
+`)
+	p := e.run("", "-p", "go", "--model", "script:s.yaml", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash")
+	if p.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", p.code, p.stderr, p.stdout)
+	}
+	rs := bashToolResults(t, p.stdout)
+	if len(rs) != 1 || rs[0]["is_error"] == true || !strings.HasPrefix(fmt.Sprint(rs[0]["content"]), shellLaunchPrefix) {
+		t.Fatalf("Bash results = %v, want one naming the background id", rs)
+	}
+	id := fmt.Sprint(rs[0]["content"])[len(shellLaunchPrefix):][:36]
+
+	started, startedAt := streamLines(t, p.stdout, "system", "task_started")
+	if len(started) != 1 || started[0]["task_type"] != "local_bash" || started[0]["task_id"] != id || started[0]["is_backgrounded"] != true {
+		t.Fatalf("task_started lines = %v", started)
+	}
+	if _, ok := started[0]["subagent_type"]; ok {
+		t.Errorf("a shell's task_started names a subagent_type: %v", started[0])
+	}
+	ends, endAt := streamLines(t, p.stdout, "system", "task_notification")
+	if len(ends) != 1 || ends[0]["task_id"] != id || ends[0]["status"] != "completed" {
+		t.Fatalf("task_notification lines = %v", ends)
+	}
+	_, resultAt := streamLines(t, p.stdout, "user", "")
+	if resultAt[0] > startedAt[0] && resultAt[0] < endAt[0] {
+		// The tool result is written between the start and the end.
+	} else {
+		t.Errorf("the Bash result (line %d) does not come between task_started (line %d) and the command's end (line %d): it did not return at once", resultAt[0], startedAt[0], endAt[0])
+	}
+	changed, _ := streamLines(t, p.stdout, "system", "background_tasks_changed")
+	if len(changed) == 0 || !strings.Contains(fmt.Sprint(changed[0]["tasks"]), "local_bash") {
+		t.Errorf("background_tasks_changed lines = %v, want the shell listed", changed)
+	}
+
+	results, _ := streamLines(t, p.stdout, "result", "")
+	final := fmt.Sprint(results[len(results)-1]["result"])
+	for _, want := range []string{"Notified: <task-notification>", "<task-id>" + id + "</task-id>", "<status>completed</status>", "<exit-code>0</exit-code>", "done"} {
+		if !strings.Contains(final, want) {
+			t.Errorf("the final answer lacks %q:\n%s", want, final)
+		}
+	}
+	if n := strings.Count(p.stdout, "<task-notification>"); n < 1 {
+		t.Errorf("no notification in the output")
+	}
+
+	ts := tasksJSON(t, e)
+	if len(ts) != 1 || ts[0]["id"] != id || ts[0]["kind"] != "local_bash" || ts[0]["status"] != "completed" || ts[0]["notified"] != true {
+		t.Fatalf("cadre tasks --json = %v", ts)
+	}
+	out, err := os.ReadFile(fmt.Sprint(ts[0]["outputFile"]))
+	if err != nil || string(out) != "done\n" {
+		t.Errorf("output file = %q, %v; want done", out, err)
+	}
+	if p := e.run("", "tasks"); p.code != 0 || !strings.Contains(p.stdout, id) || !strings.Contains(p.stdout, "shell") {
+		t.Errorf("cadre tasks:\n%s%s", p.stdout, p.stderr)
+	}
+}
+
+// e2eGroupAlive reports whether a process of group pgid lives (zombies
+// waiting for their reaper do not count).
+func e2eGroupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		_, after, ok := strings.Cut(string(stat), ") ")
+		f := strings.Fields(after)
+		if ok && len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// TaskStop on a background `sleep 60` kills its process group: no process
+// of it is left, the one it put in the background included.
+func TestBackgroundShellStopLeavesNoProcess(t *testing.T) {
+	e := newEnv(t)
+	e.write("s.yaml", `agents:
+  main:
+    - text: Starting it.
+      tool_use:
+        - name: Bash
+          input: {command: "sleep 60 & echo $$ > pgid.txt; sleep 60", run_in_background: true}
+    - text: Stopping it once it is up.
+      tool_use:
+        - name: Bash
+          input: {command: "timeout 20 sh -c 'until [ -s pgid.txt ]; do sleep 0.05; done'"}
+        - name: TaskStop
+          input: {task_id: "`+shellIDTemplate+`"}
+    - text: Stopped.
+    - text: "Told: {{.LastUserText}}"
+`)
+	began := time.Now()
+	p := e.run("", "-p", "go", "--model", "script:s.yaml", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	if p.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", p.code, p.stderr, p.stdout)
+	}
+	if took := time.Since(began); took > 50*time.Second {
+		t.Errorf("the run took %v: the stop did not end the command", took)
+	}
+	rs := bashToolResults(t, p.stdout)
+	if len(rs) != 3 || !strings.Contains(fmt.Sprint(rs[2]["content"]), "Stopped task") {
+		t.Fatalf("tool results = %v, want the TaskStop to say it stopped the task", rs)
+	}
+	b, err := os.ReadFile(filepath.Join(e.dir, "pgid.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e2eGroupAlive(pgid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still has live processes after TaskStop", pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts := tasksJSON(t, e)
+	if len(ts) != 1 || ts[0]["status"] != "killed" || ts[0]["kind"] != "local_bash" {
+		t.Errorf("cadre tasks --json = %v", ts)
+	}
+}
+
+// A background command is sandboxed exactly as a foreground one: it cannot
+// write outside the workspace, and its notification names the refusal.
+func TestSandboxBackgroundBashCannotEscape(t *testing.T) {
+	e, home := sandboxEnv(t)
+	e.write("s.yaml", `agents:
+  main:
+    - text: Starting it.
+      tool_use:
+        - name: Bash
+          input: {command: "sh -c 'echo x > ~/escape; echo y > ./inside'", run_in_background: true}
+    - text: Started.
+    - text: "Told: {{.LastUserText}}"
+`)
+	p := e.run("", "-p", "go", "--model", "script:s.yaml", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	if p.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", p.code, p.stderr, p.stdout)
+	}
+	mustAbsent(t, filepath.Join(home, "escape"), "a background command wrote outside the workspace")
+	mustHold(t, filepath.Join(e.dir, "inside"), "y\n", "the background command's write inside the workspace")
+	results, _ := streamLines(t, p.stdout, "result", "")
+	final := fmt.Sprint(results[len(results)-1]["result"])
+	want := "the sandbox refused writing " + filepath.Join(home, "escape") + " (outside the workspace)"
+	if !strings.Contains(final, want) {
+		t.Errorf("the notification does not name the refusal %q:\n%s", want, final)
+	}
+}
