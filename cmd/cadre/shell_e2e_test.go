@@ -9,9 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/testkit/proctest"
 )
 
 // Acceptance tests for background shells (issue 27, part 1): Bash with
@@ -135,30 +136,6 @@ func TestBackgroundShellNotifies(t *testing.T) {
 	}
 }
 
-// e2eGroupAlive reports whether a process of group pgid lives (zombies
-// waiting for their reaper do not count).
-func e2eGroupAlive(pgid int) bool {
-	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
-		return false
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true
-	}
-	for _, e := range entries {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		_, after, ok := strings.Cut(string(stat), ") ")
-		f := strings.Fields(after)
-		if ok && len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
-			return true
-		}
-	}
-	return false
-}
-
 // TaskStop on a background `sleep 60` kills its process group: no process
 // of it is left, the one it put in the background included.
 func TestBackgroundShellStopLeavesNoProcess(t *testing.T) {
@@ -198,13 +175,7 @@ func TestBackgroundShellStopLeavesNoProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for e2eGroupAlive(pgid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still has live processes after TaskStop", pgid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.WaitGroupGone(t, pgid, 10*time.Second)
 	ts := tasksJSON(t, e)
 	if len(ts) != 1 || ts[0]["status"] != "killed" || ts[0]["kind"] != "local_bash" {
 		t.Errorf("cadre tasks --json = %v", ts)

@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/testkit/proctest"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -186,48 +187,6 @@ func TestShellNotifiesOnceWithExitCodeAndOutput(t *testing.T) {
 	}
 }
 
-// groupAlive reports whether a process of group pgid is still alive (a
-// zombie waiting for its reaper is not).
-func groupAlive(pgid int) bool {
-	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
-		return false
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true // no /proc: kill says some process is there
-	}
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		_, after, ok := strings.Cut(string(stat), ") ")
-		fields := strings.Fields(after)
-		if !ok || len(fields) < 3 {
-			continue
-		}
-		if fields[2] == strconv.Itoa(pgid) && fields[0] != "Z" && fields[0] != "X" {
-			return true
-		}
-	}
-	return false
-}
-
-// waitGroupGone waits, boundedly, until no process of group pgid lives.
-func waitGroupGone(t *testing.T, pgid int) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for groupAlive(pgid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d still has live processes %v after the stop", pgid, waitFor)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // shellPid starts a background command that writes its shell's pid (its
 // process group) to a pipe, then runs rest; it returns the id and pid.
 func shellPid(t *testing.T, h *harness, set *tool.Set, c Caller, rest string) (string, int) {
@@ -265,14 +224,14 @@ func TestShellStopKillsProcessGroup(t *testing.T) {
 			c := h.mainCaller()
 			set := h.shellTools(c, builtin.Options{})
 			id, pgid := shellPid(t, h, set, c, "sleep 60 & sleep 60")
-			if !groupAlive(pgid) {
+			if !proctest.GroupAlive(pgid) {
 				t.Fatalf("process group %d is not running", pgid)
 			}
 			res := useTool(t, set, c, "toolu_stop", tc.tool, tc.in(id))
 			if res.IsError || !strings.Contains(resultText(res), "Stopped task "+id) {
 				t.Fatalf("%s = %q", tc.tool, resultText(res))
 			}
-			waitGroupGone(t, pgid)
+			proctest.WaitGroupGone(t, pgid, waitFor)
 			rec, _ := h.svc.cfg.Tasks.GetTask(context.Background(), id)
 			if rec.Status != task.StatusKilled {
 				t.Errorf("status %s, want killed", rec.Status)
@@ -297,8 +256,8 @@ func TestShellDiesWithItsSession(t *testing.T) {
 	id, pgid := shellPid(t, h, set, c, "sleep 60 & sleep 60")
 	h.group.Stop(errSessionStopped)
 	h.group.Wait()
-	if groupAlive(pgid) {
-		waitGroupGone(t, pgid)
+	if proctest.GroupAlive(pgid) {
+		proctest.WaitGroupGone(t, pgid, waitFor)
 	}
 	rec, _ := h.svc.cfg.Tasks.GetTask(context.Background(), id)
 	if rec.Status != task.StatusKilled {
@@ -444,7 +403,7 @@ func TestHarnessToolsReachShells(t *testing.T) {
 	if !strings.Contains(resultText(res), "status: cancelled") {
 		t.Errorf("task_cancel = %q", resultText(res))
 	}
-	waitGroupGone(t, pgid)
+	proctest.WaitGroupGone(t, pgid, waitFor)
 	h.nextNotification("")
 	if got := resultText(useTool(t, set, c, "toolu_out2", "task_output", map[string]any{"task_id": "task_" + id})); !strings.Contains(got, "status: cancelled") || !strings.Contains(got, "hello") {
 		t.Errorf("task_output after the cancel:\n%s", got)
