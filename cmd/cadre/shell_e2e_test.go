@@ -131,6 +131,9 @@ func TestBackgroundShellNotifies(t *testing.T) {
 	if err != nil || string(out) != "done\n" {
 		t.Errorf("output file = %q, %v; want done", out, err)
 	}
+	if p := e.run("", "tasks", "output", id); p.code != 0 || !strings.HasPrefix(p.stdout, "done\n") || !strings.Contains(p.stdout, "completed (exit code 0)") {
+		t.Errorf("cadre tasks output:\n%s%s", p.stdout, p.stderr)
+	}
 	if p := e.run("", "tasks"); p.code != 0 || !strings.Contains(p.stdout, id) || !strings.Contains(p.stdout, "shell") {
 		t.Errorf("cadre tasks:\n%s%s", p.stdout, p.stderr)
 	}

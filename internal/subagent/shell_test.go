@@ -447,3 +447,27 @@ func TestShellLeftRunningIsFailedOnRestart(t *testing.T) {
 		t.Fatalf("Sweep = %+v, %v; want the shell task failed", changed, err)
 	}
 }
+
+// A background command's timeout is how long it may run: past it, it is
+// killed with its process group and ends with status timeout.
+func TestShellTimeout(t *testing.T) {
+	h := newHarness(t, setup{})
+	c := h.mainCaller()
+	set := h.shellTools(c, builtin.Options{})
+	res := useTool(t, set, c, "toolu_bg", "Bash", map[string]any{"command": "echo $$ > pid; sleep 60 & sleep 60", "run_in_background": true, "timeout": 300})
+	id := res.Meta.(builtin.BashMeta).BackgroundTaskID
+	body := h.nextNotification("").Message.Text()
+	if !strings.Contains(body, "<status>timeout</status>") || strings.Contains(body, "<exit-code>") {
+		t.Errorf("notification of a timed-out command:\n%s", body)
+	}
+	h.awaitDone(id)
+	if rec, _ := h.svc.cfg.Tasks.GetTask(context.Background(), id); rec.Status != task.StatusTimeout {
+		t.Errorf("status %s, want timeout", rec.Status)
+	}
+	b, err := os.ReadFile(filepath.Join(h.dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	proctest.WaitGroupGone(t, pgid, waitFor)
+}
