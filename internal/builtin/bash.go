@@ -60,7 +60,7 @@ func Bash(opts Options) tool.Tool {
 		return runBash(ctx, o, env, in)
 	})
 	t.TargetOf = func(_ tool.Env, in BashInput) string { return in.Command }
-	return &bashTool{Typed: t, o: opts}
+	return &bashTool{Typed: t, o: o}
 }
 
 // errBashTimeout is the cause of a Bash call's own deadline, telling it

@@ -72,7 +72,11 @@ func BindShells(t tool.Tool, shells Shells) tool.Tool {
 	}
 	o := b.o
 	o.Shells = shells
-	return Bash(o)
+	// A variant of the same tool: its description is rendered, and its
+	// schema resolved, once for every agent that gets one.
+	return &bashTool{Typed: b.Typed.With(b.Info(), func(ctx context.Context, env tool.Env, in BashInput) (tool.Result, error) {
+		return runBash(ctx, o, env, in)
+	}), o: o}
 }
 
 // bashTool is the built-in Bash, which BindShells recognises; the Typed
