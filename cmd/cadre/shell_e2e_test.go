@@ -3,15 +3,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"syscall"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/testkit/chromium"
 	"github.com/cadre-dev/cadre/internal/testkit/proctest"
 )
 
@@ -209,5 +213,73 @@ func TestSandboxBackgroundBashCannotEscape(t *testing.T) {
 	want := "the sandbox refused writing " + filepath.Join(home, "escape") + " (outside the workspace)"
 	if !strings.Contains(final, want) {
 		t.Errorf("the notification does not name the refusal %q:\n%s", want, final)
+	}
+}
+
+// The web view lists a session's background commands with its other
+// background tasks, and stops one from the page.
+func TestWebViewListsBackgroundShells(t *testing.T) {
+	exe, err := chromium.Find()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %v", err)
+		}
+		t.Skipf("SKIPPED, NOT TESTED: the web view needs chromium: %v", err)
+	}
+	e := newEnv(t)
+	e.write("scenario.yaml", `agents:
+  main:
+    - text: Starting the server.
+      tool_use:
+        - name: Bash
+          input: {command: "echo up; sleep 60", run_in_background: true, description: "serve the site"}
+    - text: It runs.
+    - text: "Told: {{.LastUserText}}"
+`)
+	s := e.serve("--model", "script:scenario.yaml", "--allowedTools", "Bash")
+	defer func() {
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		<-s.done
+	}()
+	var run struct{ ID string }
+	if st := s.post(t, "/api/runs", map[string]any{"prompt": "start the server"}, &run); st != http.StatusCreated {
+		t.Fatalf("start a run: %d", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b, err := chromium.Start(ctx, exe, t.TempDir(), 1400, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shown = `new Promise((resolve) => {
+	  const row = () => document.querySelector('tr[data-kind="local_bash"]');
+	  const ok = () => row() && row().querySelector(".status.s-running") && row().textContent.includes("echo up; sleep 60") && row().textContent.includes("serve the site");
+	  if (ok()) return resolve(row().dataset.task);
+	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(row().dataset.task); } })
+	    .observe(document, {childList: true, subtree: true, attributes: true});
+	})`
+	var id string
+	if err := page.Eval(ctx, shown, &id); err != nil {
+		t.Fatalf("the page never listed the running background command: %v", err)
+	}
+	const stopped = `new Promise((resolve) => {
+	  document.querySelector('tr[data-kind="local_bash"] button.danger').click();
+	  const ok = () => document.querySelector('tr[data-kind="local_bash"] .status.s-killed');
+	  if (ok()) return resolve(true);
+	  new MutationObserver((_, obs) => { if (ok()) { obs.disconnect(); resolve(true); } })
+	    .observe(document, {childList: true, subtree: true, attributes: true});
+	})`
+	if err := page.Eval(ctx, stopped, nil); err != nil {
+		t.Fatalf("the stop on the page never showed the command killed: %v", err)
+	}
+	var rec struct{ Kind, Status string }
+	getJSON(t, s.at("/api/tasks/"+id), &rec)
+	if rec.Kind != "local_bash" || rec.Status != "killed" {
+		t.Errorf("GET /api/tasks/%s = %+v", id, rec)
 	}
 }
