@@ -283,3 +283,29 @@ func TestWebViewListsBackgroundShells(t *testing.T) {
 		t.Errorf("GET /api/tasks/%s = %+v", id, rec)
 	}
 }
+
+// The TUI's /tasks lists a background command as a shell task, and
+// "/tasks stop #N" stops it.
+func TestTUITasksListsBackgroundShells(t *testing.T) {
+	e := newEnv(t)
+	e.write("s.yaml", `agents:
+  main:
+    - text: Starting the watcher.
+      tool_use:
+        - name: Bash
+          input: {command: "sleep 60", run_in_background: true, description: "watch the tests"}
+    - text: The watcher runs.
+    - text: "Told: {{.LastUserText}}"
+`)
+	s := e.tui("--model", "script:s.yaml", "--allowedTools", "Bash")
+	ask(s, "start the watcher")
+	s.WaitFor("The watcher runs.", screenWait)
+	ask(s, "/tasks")
+	screen := s.WaitFor("/tasks output #N", screenWait)
+	if rows := rowsWith(screen, "watch the tests"); len(rows) == 0 || !strings.Contains(rows[len(rows)-1], "shell") || !strings.Contains(rows[len(rows)-1], "running") {
+		t.Errorf("/tasks does not list the background command as a running shell task:\n%s", screen)
+	}
+	ask(s, "/tasks stop #1")
+	s.WaitFor("Stopped task", screenWait)
+	s.WaitFor("Told: <task-notification>", screenWait)
+}
