@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -308,4 +310,55 @@ func TestTUITasksListsBackgroundShells(t *testing.T) {
 	ask(s, "/tasks stop #1")
 	s.WaitFor("Stopped task", screenWait)
 	s.WaitFor("Told: <task-notification>", screenWait)
+}
+
+// A cadre killed while its background command runs leaves the task
+// running in the store; the next cadre to open it marks it failed, as it
+// does an orphaned agent's. (The command itself, in a session of its own,
+// is not killed by the crash: the test stops it.)
+func TestBackgroundShellOfAKilledProcessIsFailedOnRestart(t *testing.T) {
+	e := newEnv(t)
+	e.write("s.yaml", `agents:
+  main:
+    - text: Starting it.
+      tool_use:
+        - name: Bash
+          input: {command: "echo $$ > pgid.txt; sleep 60", run_in_background: true}
+    - text: Started.
+    - text: "Told: {{.LastUserText}}"
+`)
+	cmd := exec.Command(bin, "-p", "go", "--model", "script:s.yaml", "--permission-mode", "bypassPermissions")
+	cmd.Dir, cmd.Env = e.dir, e.vars
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	kill := sync.OnceFunc(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	defer kill()
+	// Running: recorded (the record is written before the call returns)
+	// and started (its first line ran).
+	deadline := time.Now().Add(30 * time.Second)
+	var pgid int
+	for {
+		b, _ := os.ReadFile(filepath.Join(e.dir, "pgid.txt"))
+		pgid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if ts := tasksJSON(t, e); pgid > 0 && len(ts) == 1 && ts[0]["status"] == "running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background command was never recorded running")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	defer syscall.Kill(-pgid, syscall.SIGKILL)
+	kill()
+
+	ts := tasksJSON(t, e)
+	if len(ts) != 1 || ts[0]["kind"] != "local_bash" || ts[0]["status"] != "failed" || !strings.Contains(fmt.Sprint(ts[0]["error"]), "ended before it finished") {
+		t.Errorf("after the restart: %v, want the shell task failed as orphaned", ts)
+	}
 }
