@@ -210,6 +210,8 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 			}
 		}
 	}
+	// The main agent's Bash runs its background commands as its tasks.
+	base = r.subagents.BindShells(sr.caller, base)
 	tools := slices.Concat(base, mcpTools, r.subagents.Tools(sr.caller))
 	if len(r.opts.JSONSchema) > 0 {
 		// Checked by New: the schema compiles.

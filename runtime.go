@@ -636,7 +636,8 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		BaseTools: func() []tool.Tool { return slices.Concat(r.baseTools, r.mcpTools()) }, MainCwd: cwd,
 		MCP:   mcpForAgents{r},
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
-		Mailbox: mailbox, Watch: watch,
+		ShellMaxOutputBytes: s.BackgroundShell.MaxOutputBytes,
+		Mailbox:             mailbox, Watch: watch,
 		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
@@ -919,12 +920,23 @@ func (r *Runtime) Agent(name string) (Agent, bool) {
 	return agentOf(d), true
 }
 
+// errRuntimeClosed stops the run trees of conversations still open when
+// the runtime closes.
+var errRuntimeClosed = errors.New("the runtime was closed")
+
 // Close stops what is still running, releases the owner lock and closes
 // the store.
 func (r *Runtime) Close() error {
 	// The start-up work is bounded and leaves the store consistent at every
 	// step, but it uses the store: it ends before the store closes.
 	<-r.settledCh
+	// The trees of conversations still open stop too: their background
+	// commands are process groups that must not outlive the runtime.
+	r.groupMu.Lock()
+	for _, g := range r.groups {
+		g.Stop(errRuntimeClosed)
+	}
+	r.groupMu.Unlock()
 	// The runs first, the dispatched ones this node works among them (a
 	// job fetched meanwhile is passed back for another node), while the
 	// node still heartbeats for them; then the node, the last of what

@@ -8,8 +8,10 @@ import (
 )
 
 // Task is the record of one background run (a subagent started with
-// run_in_background, or moved there), kept in the store that every cadre
-// process sharing the state dir sees. Its JSON is `cadre tasks --json`'s.
+// run_in_background, or moved there, or a Bash command started with
+// run_in_background: kind local_bash, agent "shell", its command in
+// Prompt), kept in the store that every cadre process sharing the state
+// dir sees. Its JSON is `cadre tasks --json`'s.
 type Task struct {
 	// ID names the run everywhere: for a subagent it is the agent id, which
 	// is also its session's id.

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -26,8 +28,11 @@ var sandboxRefused string
 // BashInput is Bash's input, as Claude Code names it.
 type BashInput struct {
 	Command     string `json:"command" jsonschema:"The command to execute"`
-	Timeout     int    `json:"timeout,omitempty" jsonschema:"Optional timeout in milliseconds (max 600000)"`
+	Timeout     int    `json:"timeout,omitempty" jsonschema:"Optional timeout in milliseconds (max 600000 for a foreground command)"`
 	Description string `json:"description,omitempty" jsonschema:"Clear, concise description of what this command does in 5-10 words. Examples: Input: ls → Output: Lists files in current directory; Input: git status → Output: Shows working tree status; Input: npm install → Output: Installs package dependencies"`
+	// RunInBackground starts the command as a background task (a shell
+	// task, local_bash) and returns its id at once.
+	RunInBackground bool `json:"run_in_background,omitempty" jsonschema:"Set to true to run this command in the background; its id comes back at once, and you are notified when it exits. With it, timeout limits how long the command may run before it is stopped (default 1800000 ms, max 7200000 ms)"`
 }
 
 // BashMeta is the Meta of a Bash result, shaped like Claude Code's. The
@@ -38,6 +43,9 @@ type BashMeta struct {
 	Stderr      string `json:"stderr"`
 	Interrupted bool   `json:"interrupted"`
 	ExitCode    int    `json:"exitCode"`
+	// BackgroundTaskID is the task id of a command started with
+	// run_in_background (Claude Code's backgroundTaskId).
+	BackgroundTaskID string `json:"backgroundTaskId,omitempty"`
 }
 
 // Bash returns the Bash tool.
@@ -52,7 +60,7 @@ func Bash(opts Options) tool.Tool {
 		return runBash(ctx, o, env, in)
 	})
 	t.TargetOf = func(_ tool.Env, in BashInput) string { return in.Command }
-	return t
+	return &bashTool{Typed: t, o: o}
 }
 
 // errBashTimeout is the cause of a Bash call's own deadline, telling it
@@ -63,12 +71,12 @@ func runBash(ctx context.Context, o Options, env tool.Env, in BashInput) (tool.R
 	if strings.TrimSpace(in.Command) == "" {
 		return tool.Errorf("command is empty: give the shell command to run."), nil
 	}
-	if in.Timeout < 0 {
-		return tool.Errorf("timeout must not be negative (got %d); it is in milliseconds, at most %d.", in.Timeout, o.BashMaxTimeout.Milliseconds()), nil
+	maxTimeout := o.BashMaxTimeout
+	if in.RunInBackground {
+		maxTimeout = o.BashBackgroundMaxTimeout
 	}
-	timeout := o.BashDefaultTimeout
-	if in.Timeout > 0 {
-		timeout = min(time.Duration(in.Timeout)*time.Millisecond, o.BashMaxTimeout)
+	if in.Timeout < 0 {
+		return tool.Errorf("timeout must not be negative (got %d); it is in milliseconds, at most %d.", in.Timeout, maxTimeout.Milliseconds()), nil
 	}
 	dir := env.Cwd
 	if dir == "" {
@@ -87,28 +95,23 @@ func runBash(ctx context.Context, o Options, env tool.Env, in BashInput) (tool.R
 	if err != nil {
 		return tool.Result{}, err
 	}
+	if in.RunInBackground {
+		return runBackground(ctx, o, env, in, shell, dir)
+	}
+	timeout := o.BashDefaultTimeout
+	if in.Timeout > 0 {
+		timeout = min(time.Duration(in.Timeout)*time.Millisecond, o.BashMaxTimeout)
+	}
 
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errBashTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, shell, "-c", in.Command)
-	cmd.Dir = dir
-	if len(o.Env) > 0 {
-		cmd.Env = append(os.Environ(), o.Env...)
-	}
-	cmd.Stdin = nil // /dev/null: nothing can wait for input
-	// The command gets its own process group, killed whole on timeout or
-	// cancellation; WaitDelay stops stray children that still hold the
-	// output pipes from holding the call.
-	ownProcessGroup(cmd)
-	cmd.WaitDelay = o.BashWaitDelay
-	walls, err := o.Sandbox.Command(cmd, dir, in.Command)
-	if err != nil {
-		return tool.Errorf("The command did not run: %v", err), nil
-	}
 	// One writer for both streams makes exec share a single pipe between
 	// them, so the output interleaves exactly as in a terminal.
 	out := newCapture(o.BashOutputLimit)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd, walls, err := bashCommand(runCtx, o, shell, dir, in.Command, out)
+	if err != nil {
+		return tool.Errorf("The command did not run: %v", err), nil
+	}
 
 	runErr := cmd.Run()
 	text := strings.TrimRight(out.String(), "\n")
@@ -158,6 +161,32 @@ func runBash(ctx context.Context, o Options, env tool.Env, in BashInput) (tool.R
 		return tool.Result{Content: tool.Text(text + status).Content, IsError: true, Meta: meta}, nil
 	}
 	return tool.Result{}, fmt.Errorf("bash: run %q: %w", in.Command, runErr)
+}
+
+// bashCommand prepares a Bash command, foreground or background, the one
+// way every command is started: shell -c command from dir, stdin closed,
+// the settings' env added, in a process group of its own that ctx's end
+// kills whole, and through the sandbox (sandbox.Runner.Command), whose
+// policy it returns (nil when none). Both output streams go to out.
+func bashCommand(ctx context.Context, o Options, shell, dir, command string, out io.Writer) (*exec.Cmd, *sandbox.Policy, error) {
+	cmd := exec.CommandContext(ctx, shell, "-c", command)
+	cmd.Dir = dir
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
+	cmd.Stdin = nil // /dev/null: nothing can wait for input
+	// The command gets its own process group, killed whole on timeout or
+	// cancellation; WaitDelay stops stray children that still hold the
+	// output pipes from holding the call.
+	ownProcessGroup(cmd)
+	cmd.WaitDelay = o.BashWaitDelay
+	walls, err := o.Sandbox.Command(cmd, dir, command)
+	if err != nil {
+		return nil, nil, err
+	}
+	// One writer for both streams: exec shares a single pipe between them.
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd, walls, nil
 }
 
 // findShell returns the shell to run commands with: the configured one,

@@ -44,6 +44,13 @@ type Options struct {
 	// BashOutputLimit caps Bash's combined output in characters, keeping
 	// the head and the tail (default 30000).
 	BashOutputLimit int
+	// BashBackgroundDefaultTimeout limits a run_in_background command that
+	// gives no timeout (default 30m); BashBackgroundMaxTimeout is the most
+	// one may ask for (default 2h). The command is killed when it passes.
+	BashBackgroundDefaultTimeout, BashBackgroundMaxTimeout time.Duration
+	// Shells, when set, starts run_in_background commands as tasks; nil
+	// refuses them. The subagent service sets it per agent (BindShells).
+	Shells Shells
 	// BashWaitDelay is how long Bash waits, after the shell has exited or been
 	// killed, for stray processes still holding its output open (default 1s).
 	BashWaitDelay time.Duration
@@ -98,6 +105,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BashDefaultTimeout > o.BashMaxTimeout {
 		o.BashDefaultTimeout = o.BashMaxTimeout
+	}
+	if o.BashBackgroundMaxTimeout <= 0 {
+		o.BashBackgroundMaxTimeout = 2 * time.Hour
+	}
+	if o.BashBackgroundDefaultTimeout <= 0 {
+		o.BashBackgroundDefaultTimeout = 30 * time.Minute
+	}
+	if o.BashBackgroundDefaultTimeout > o.BashBackgroundMaxTimeout {
+		o.BashBackgroundDefaultTimeout = o.BashBackgroundMaxTimeout
 	}
 	if o.BashWaitDelay <= 0 {
 		o.BashWaitDelay = time.Second

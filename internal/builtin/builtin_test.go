@@ -132,7 +132,7 @@ func TestSchemasMatchClaudeCode(t *testing.T) {
 		"Grep": {[]string{"-A", "-B", "-C", "-i", "-n", "glob", "head_limit", "multiline", "output_mode", "path", "pattern", "type"},
 			[]string{"pattern"}},
 		"LS":        {[]string{"ignore", "path"}, []string{"path"}},
-		"Bash":      {[]string{"command", "description", "timeout"}, []string{"command"}},
+		"Bash":      {[]string{"command", "description", "run_in_background", "timeout"}, []string{"command"}},
 		"TodoWrite": {[]string{"todos"}, []string{"todos"}},
 		"WebFetch":  {[]string{"offset", "prompt", "url"}, []string{"url", "prompt"}},
 	}

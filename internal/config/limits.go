@@ -64,3 +64,22 @@ func (l Limits) validate(bad func(key, format string, args ...any) error) error 
 	}
 	return nil
 }
+
+// BackgroundShell is the settings' "backgroundShell" block: background
+// Bash commands (run_in_background). Zero values mean the defaults.
+type BackgroundShell struct {
+	// MaxOutputBytes bounds a background command's output file: past it,
+	// the oldest output is dropped and a note at the top of the file says
+	// how much (default 8 MiB, at least 1024).
+	MaxOutputBytes int64 `json:"maxOutputBytes"`
+}
+
+// MinShellOutputBytes is the least backgroundShell.maxOutputBytes.
+const MinShellOutputBytes = 1024
+
+func (b BackgroundShell) validate(bad func(key, format string, args ...any) error) error {
+	if b.MaxOutputBytes != 0 && b.MaxOutputBytes < MinShellOutputBytes {
+		return bad("backgroundShell.maxOutputBytes", "want 0 (the default, 8 MiB) or at least %d bytes, got %d", MinShellOutputBytes, b.MaxOutputBytes)
+	}
+	return nil
+}

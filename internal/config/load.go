@@ -517,6 +517,9 @@ func validate(file string, s *Settings, generic map[string]any) error {
 	if err := s.Limits.validate(bad); err != nil {
 		return err
 	}
+	if err := s.BackgroundShell.validate(bad); err != nil {
+		return err
+	}
 	for name, p := range s.Providers {
 		if p.Type == "" && (name == "anthropic" || name == "openai") {
 			p.Type = name

@@ -30,6 +30,8 @@ type Settings struct {
 	Compaction Compaction `json:"compaction"`
 	// Limits bound model streams, replies and tool inputs.
 	Limits Limits `json:"limits"`
+	// BackgroundShell tunes Bash commands run with run_in_background.
+	BackgroundShell BackgroundShell `json:"backgroundShell"`
 	// Agents are agent definitions keyed by name; the agent package checks
 	// them, so they are kept raw here. Layers merge them by name.
 	Agents json.RawMessage `json:"agents"`

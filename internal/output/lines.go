@@ -95,6 +95,13 @@ func systemFields(e cadre.Event) []field {
 	}
 	switch e.Subtype {
 	case cadre.SubtypeTaskStarted:
+		if t.Kind == cadre.TaskLocalBash {
+			// Claude Code's shell: no agent type, prompt or spawn depth.
+			return []field{
+				{"description", t.Description}, {"is_backgrounded", t.Background},
+				{"run_id", t.TaskID}, {"task_id", t.TaskID}, {"task_type", t.Kind}, {"tool_use_id", t.ToolUseID},
+			}
+		}
 		return []field{
 			{"description", t.Description}, {"is_backgrounded", t.Background}, {"prompt", t.Prompt}, {"spawn_depth", t.SpawnDepth},
 			{"run_id", t.TaskID}, {"subagent_type", t.AgentType}, {"task_id", t.TaskID}, {"task_type", t.Kind}, {"tool_use_id", t.ToolUseID},

@@ -175,6 +175,38 @@ func TestTaskLines(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "task-lines.jsonl"), buf.Bytes())
 }
 
+// TestShellTaskLines: a background shell's (local_bash) lines, shaped as
+// Claude Code's for a shell: no subagent_type, prompt or spawn_depth.
+func TestShellTaskLines(t *testing.T) {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	task := func(subtype, uuid string, p cadre.TaskEvent) cadre.Event {
+		return cadre.Event{Type: cadre.EventSystem, Subtype: subtype, SessionID: "s", UUID: uuid, Time: at, Task: &p}
+	}
+	var buf bytes.Buffer
+	w := New(&buf, StreamJSON, false)
+	for _, e := range []cadre.Event{
+		task(cadre.SubtypeTaskStarted, "u-1", cadre.TaskEvent{
+			TaskID: "b1", ToolUseID: "toolu_1", Description: "start the dev server", Background: true, Kind: cadre.TaskLocalBash,
+		}),
+		// Any other line ends the burst: the list of background tasks
+		// is written before it.
+		{Type: cadre.EventSystem, Subtype: cadre.SubtypeCompactBoundary, SessionID: "s", UUID: "u-c", Compact: &cadre.CompactInfo{Trigger: "auto", PreTokens: 11}},
+		task(cadre.SubtypeTaskNotification, "u-2", cadre.TaskEvent{
+			TaskID: "b1", ToolUseID: "toolu_1", Status: cadre.TaskCompleted, OutputFile: "/tmp/b1.output",
+			Summary: `Background command "start the dev server" completed (exit code 0)`, Usage: &cadre.TaskUsage{Duration: 1500 * time.Millisecond},
+		}),
+	} {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	golden.Check(t, filepath.Join("testdata", "shell-task-lines.jsonl"), buf.Bytes())
+	if strings.Contains(buf.String(), "subagent_type") || strings.Contains(buf.String(), `"prompt"`) {
+		t.Errorf("a shell's lines name an agent type or prompt:\n%s", buf.String())
+	}
+}
+
 // TestCompactionLine: a compaction boundary's line, Claude Code's shape.
 func TestCompactionLine(t *testing.T) {
 	line, err := json.Marshal(Line(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeCompactBoundary, SessionID: "root", UUID: "u",

@@ -39,10 +39,11 @@ type originJSON struct {
 }
 
 type backgroundTaskJSON struct {
-	TaskID       string `json:"task_id"`
-	RunID        string `json:"run_id"`
-	TaskType     string `json:"task_type"`
-	SubagentType string `json:"subagent_type"`
+	TaskID   string `json:"task_id"`
+	RunID    string `json:"run_id"`
+	TaskType string `json:"task_type"`
+	// SubagentType is absent for a shell (local_bash), as in Claude Code.
+	SubagentType string `json:"subagent_type,omitempty"`
 	Description  string `json:"description"`
 }
 

@@ -14,14 +14,17 @@ import (
 
 // The tools that talk to running agents (S-T1…S-T4), claude profile.
 
-// TaskOutputInput is TaskOutput's input.
+// TaskOutputInput is TaskOutput's input. BashOutput, its older name for
+// background commands, calls it with bash_id and an optional filter.
 type TaskOutputInput struct {
-	TaskID  string `json:"task_id" jsonschema:"The id of the task (the agentId of a background agent)"`
+	TaskID  string `json:"task_id,omitempty" jsonschema:"The id of the task (the agentId of a background agent, or the ID of a background command)"`
 	Block   *bool  `json:"block,omitempty" jsonschema:"Wait for the task to finish (default true)"`
 	Timeout *int   `json:"timeout,omitempty" jsonschema:"How long to wait, in milliseconds (default 30000, at most 600000)"`
+	BashID  string `json:"bash_id,omitempty" jsonschema:"Alias of task_id, for a background command"`
+	Filter  string `json:"filter,omitempty" jsonschema:"For a background command: a regular expression; only the output lines it matches are shown"`
 }
 
-// TaskStopInput is TaskStop's input; shell_id is its old name.
+// TaskStopInput is TaskStop's input; shell_id is its old name (KillShell's).
 type TaskStopInput struct {
 	TaskID  string `json:"task_id,omitempty" jsonschema:"The id of the task to stop"`
 	ShellID string `json:"shell_id,omitempty" jsonschema:"Alias of task_id"`
@@ -40,11 +43,11 @@ type SendMessageInput struct {
 }
 
 func (s *Service) taskTools(c Caller) []tool.Tool {
-	output := protoTool(s, tool.Info{Name: "TaskOutput", InputSchema: schema("task_output"), Description: render(taskOutputTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	output := protoTool(s, tool.Info{Name: "TaskOutput", Aliases: []string{"BashOutput"}, InputSchema: schema("task_output"), Description: render(taskOutputTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in TaskOutputInput) (tool.Result, error) {
 			return s.taskOutput(ctx, c, in)
 		})
-	stop := protoTool(s, tool.Info{Name: "TaskStop", InputSchema: schema("task_stop"), Description: render(taskStopTmpl(), nil), Access: tool.AccessAgent},
+	stop := protoTool(s, tool.Info{Name: "TaskStop", Aliases: []string{"KillShell"}, InputSchema: schema("task_stop"), Description: render(taskStopTmpl(), nil), Access: tool.AccessAgent},
 		func(ctx context.Context, _ tool.Env, in TaskStopInput) (tool.Result, error) {
 			id := in.TaskID
 			if id == "" {
@@ -71,12 +74,26 @@ func (s *Service) taskTools(c Caller) []tool.Tool {
 }
 
 func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) (tool.Result, error) {
+	if in.TaskID == "" && in.BashID != "" {
+		// BashOutput's call: it only looked, never waited.
+		in.TaskID = in.BashID
+		if in.Block == nil {
+			in.Block = new(bool)
+		}
+	}
+	filter, err := shellFilter(in.Filter)
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
 	if err := s.inTree(ctx, c, in.TaskID); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
 	lt, rec, err := s.find(ctx, in.TaskID)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
+	}
+	if filter != nil && rec.Kind != task.KindLocalBash {
+		return tool.Errorf("filter applies to a background command's output; %s is a %s task", rec.ID, rec.Kind), nil
 	}
 	block := in.Block == nil || *in.Block
 	wait := defaultOutputWait
@@ -102,6 +119,12 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 	d := deliverShow
 	if rec.Status.Terminal() {
 		d = s.claim(ctx, rec.ID, lt)
+	}
+	if rec.Kind == task.KindLocalBash {
+		// A command's output is read, not delivered: it is shown each
+		// time (its file keeps it); the read above only took the end
+		// over from the notification.
+		return s.shellOutputResult(rec, filter)
 	}
 	var out string
 	switch {
@@ -139,6 +162,9 @@ func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.R
 	now := s.cfg.Now()
 	for _, t := range recs {
 		name := t.Agent
+		if t.Kind == task.KindLocalBash {
+			name = "shell: " + clip(oneLine(t.Prompt), 80)
+		}
 		if t.Name != "" {
 			name += " (" + t.Name + ")"
 		}
@@ -186,6 +212,9 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 	id, err := s.resolve(ctx, c, in.To)
 	if err == nil {
 		err = s.inTree(ctx, c, id)
+	}
+	if err == nil {
+		err = s.refuseShell(ctx, id)
 	}
 	if err != nil {
 		return tool.Errorf("%v", err), nil

@@ -39,6 +39,8 @@
 //	announce.go       the announce step (S-N2)
 //	archive.go        archiving finished child sessions (S-S3)
 //	worktree.go       worktree isolation (S-W1)
+//	shell.go          background shells: Bash run_in_background as local_bash tasks
+//	shell_output.go   a background shell's bounded output file
 //	fork.go           the Agent-tool fork (S-F1)
 //	fork_command.go   `context: fork` slash commands (S-F2)
 //	frame.go          escaping and framing a child's text

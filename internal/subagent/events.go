@@ -23,10 +23,16 @@ func (s *Service) taskStarted(t *liveTask) {
 // every subagent run (is_backgrounded false); a foreground run moved to
 // the background is announced again, backgrounded.
 func (s *Service) started(t *liveTask, background bool) {
-	s.publishTask(t.rootSessionID, event.SubtypeTaskStarted, event.Task{
+	e := event.Task{
 		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
 		Backgrounded: background, SpawnDepth: t.depth, TaskType: string(t.taskKind()), Prompt: t.prompt,
-	})
+	}
+	if t.kind == task.KindLocalBash {
+		// As Claude Code announces a shell: no agent type, prompt or
+		// spawn depth.
+		e.SubagentType, e.Prompt, e.SpawnDepth = "", "", 0
+	}
+	s.publishTask(t.rootSessionID, event.SubtypeTaskStarted, e)
 }
 
 // foregroundEnded reports the end of a run that stayed in the foreground,

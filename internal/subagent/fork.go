@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/builtin"
 	"slices"
 	"strings"
 
@@ -137,6 +138,9 @@ func (s *Service) forkTools(turn *tool.Turn, c Caller, only []string) (*tool.Set
 		switch {
 		case only != nil && !named(only, info.Name, info.Aliases):
 			tools = append(tools, &rebound{info: info, refusal: fmt.Sprintf("%s is not among this command's allowed-tools (%s); use one of those", info.Name, strings.Join(only, ", "))})
+		case info.Name == "Bash":
+			// The same Bash, its background commands the fork's own.
+			tools = append(tools, builtin.BindShells(t, s.Shells(c)))
 		case info.Access != tool.AccessAgent:
 			tools = append(tools, t)
 		default:

@@ -3,6 +3,8 @@ package subagent
 import (
 	"context"
 	"sync"
+
+	"github.com/cadre-dev/cadre/internal/task"
 )
 
 // Group owns the runs of one run tree (a main session and everything it
@@ -68,6 +70,14 @@ func (g *Group) add(t *liveTask) {
 	}
 	c.runs[t.id] = t
 	c.peak = max(c.peak, len(c.runs))
+}
+
+// addShell adds a background shell: it counts as a background run of the
+// agent that started it (Running), but it is not a subagent run (Runs).
+func (g *Group) addShell(t *liveTask) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.live[t.id] = t
 }
 
 func (g *Group) remove(id string) {
@@ -147,7 +157,7 @@ func (g *Group) Active(parentSessionID string) int {
 	for _, t := range g.live {
 		// A run whose end is decided no longer counts, though it is
 		// still announcing it.
-		if t.parentSessionID == parentSessionID && !t.ended() {
+		if t.parentSessionID == parentSessionID && t.kind != task.KindLocalBash && !t.ended() {
 			n++
 		}
 	}

@@ -49,6 +49,9 @@ func harnessStatus(st task.Status) string {
 // that says where it went.
 func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *liveTask, d delivery) string {
 	id := rec.ID
+	if rec.Kind == task.KindLocalBash {
+		return shellReport(rec)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
 	if rec.Name != "" {

@@ -142,6 +142,20 @@ func (s *Service) Output(ctx context.Context, rec task.Task) (string, error) {
 // as a log file ends with them (finish).
 func Output(rec task.Task) (string, error) {
 	b, err := os.ReadFile(rec.OutputFile)
+	if rec.Kind == task.KindLocalBash {
+		// A command's output, as it wrote it, and how it ended.
+		if errors.Is(err, fs.ErrNotExist) {
+			b, err = nil, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("task %s: %w", rec.ID, err)
+		}
+		out := string(b)
+		if rec.Status.Terminal() {
+			out += fmt.Sprintf("\n[%s]\n", shellSummary(rec.Description, rec))
+		}
+		return out, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) && rec.Started.IsZero() {
 		// A run gets its output file when it starts: one still waiting
 		// for a place in the lane, or stopped while it waited, has none.

@@ -31,6 +31,10 @@ var (
 	taskListText string
 	//go:embed prompts/send_message.md
 	sendMessageText string
+	//go:embed prompts/shell_notification.md
+	shellNotificationText string
+	//go:embed prompts/shell_launched.md
+	shellLaunchedText string
 
 	// The templates are parsed on first use (lazy): a process that never
 	// renders one (cadre version, a run without subagents) does not pay
@@ -45,6 +49,9 @@ var (
 	taskStopTmpl     = lazy("task_stop", taskStopText, nil)
 	taskListTmpl     = lazy("task_list", taskListText, nil)
 	sendMessageTmpl  = lazy("send_message", sendMessageText, nil)
+	// A background shell's (shell.go).
+	shellNotificationTmpl = lazy("shell_notification", shellNotificationText, frameFuncs)
+	shellLaunchedTmpl     = lazy("shell_launched", shellLaunchedText, nil)
 )
 
 // lazy returns a function that parses the template on its first call.

@@ -232,6 +232,9 @@ func (t *liveTask) outputTail(n int) string {
 		return s
 	}
 	t.mu.Unlock()
+	if t.kind == task.KindLocalBash {
+		return rawTail(t.outputFile, n)
+	}
 	return tailFile(t.outputFile, n)
 }
 

@@ -94,6 +94,10 @@ type Config struct {
 	Owner string
 	// OutputDir is where task output files go ($CADRE_HOME/tasks).
 	OutputDir string
+	// ShellMaxOutputBytes bounds a background shell's output file; the
+	// oldest output goes first (backgroundShell.maxOutputBytes; 0 means
+	// DefaultShellMaxOutputBytes).
+	ShellMaxOutputBytes int64
 	// Fork turns the Agent-tool fork on (subagents.fork or
 	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
 	// the caller instead of starting general-purpose.
@@ -219,6 +223,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.cfg.WatchInterval <= 0 {
 		s.cfg.WatchInterval = time.Second
+	}
+	if s.cfg.ShellMaxOutputBytes <= 0 {
+		s.cfg.ShellMaxOutputBytes = DefaultShellMaxOutputBytes
 	}
 	if s.cfg.OutputDir == "" {
 		s.cfg.OutputDir = filepath.Join(os.TempDir(), "cadre-tasks")

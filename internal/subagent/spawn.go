@@ -483,7 +483,8 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 	var tools []tool.Tool
 	// Concat, not append: BaseTools' slice belongs to the runtime and is
 	// shared by concurrent children.
-	for _, t := range slices.Concat(s.cfg.BaseTools(), own, s.Tools(ch.caller)) {
+	// Its Bash runs its background commands as its own tasks.
+	for _, t := range slices.Concat(s.BindShells(ch.caller, s.cfg.BaseTools()), own, s.Tools(ch.caller)) {
 		if keep(t) {
 			tools = append(tools, t)
 		}

@@ -84,6 +84,9 @@ func (s *Service) findKnown(ctx context.Context, id string, known *liveTask) (*l
 // is not running: the caller resumes it. A run that has stopped taking
 // messages is waited for first, so that it can be resumed at once.
 func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queued bool, err error) {
+	if err := s.refuseShell(ctx, id); err != nil {
+		return nil, false, err
+	}
 	if s.cfg.Mailbox != nil {
 		return s.sendMailbox(ctx, queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: id, Message: llm.UserText(text)})
 	}
@@ -201,6 +204,9 @@ func tailFile(path string, n int) string {
 // its output file's, or its transcript's when a store keeps that (no
 // output file), read wherever the run is.
 func (s *Service) tail(ctx context.Context, rec task.Task, n int) string {
+	if rec.Kind == task.KindLocalBash {
+		return rawTail(rec.OutputFile, n)
+	}
 	if rec.OutputFile != "" || rec.ChildSessionID == "" {
 		return tailFile(rec.OutputFile, n)
 	}

@@ -1,6 +1,7 @@
 // Package task keeps the durable records of cadre's background work: each
-// background subagent run (and later each background shell or remote agent
-// run) is a Task whose record survives the process that runs it.
+// background subagent run, background shell command (Bash with
+// run_in_background, kind local_bash) and remote agent run is a Task whose
+// record survives the process that runs it.
 //
 // # Lifecycle
 //

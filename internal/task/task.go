@@ -68,7 +68,7 @@ type Task struct {
 	Agent       string `json:"agent"`          // agent type (subagent_type)
 	Name        string `json:"name,omitempty"` // SendMessage name, "" if none
 	Description string `json:"description"`
-	Prompt      string `json:"prompt"`
+	Prompt      string `json:"prompt"` // a shell task's command
 
 	ParentSessionID string `json:"parentSessionId"` // the session whose agent launched it
 	RootSessionID   string `json:"rootSessionId"`   // the main session of the run tree

@@ -114,7 +114,7 @@ function show(...nodes) { app.replaceChildren(...nodes); }
 
 function sessionPage(id, selected) {
   const st = {
-    id, selected: selected || id, live: false, run: null, session: null, tree: null, activity: null,
+    id, selected: selected || id, live: false, run: null, session: null, tree: null, activity: null, tasks: [],
     approvals: [], transcript: [], es: null, timers: [], closed: false, error: "",
   };
   crumbs.replaceChildren(h("a", { href: link("#/") }, "sessions"), " › ", h("span", {}, fmt.short(id)));
@@ -122,11 +122,12 @@ function sessionPage(id, selected) {
     summary: h("div", { class: "summary" }),
     approvals: h("div", { class: "approvals" }),
     agents: h("div", {}),
+    tasks: h("div", {}),
     transcriptHead: h("h2", {}, "Transcript"),
     transcript: h("div", { class: "transcript" }),
     send: h("div", {}),
   };
-  show(els.summary, els.approvals, h("h2", {}, "Agents · timeline"), els.agents, els.transcriptHead, els.transcript, els.send);
+  show(els.summary, els.approvals, h("h2", {}, "Agents · timeline"), els.agents, els.tasks, els.transcriptHead, els.transcript, els.send);
 
   let pending = null;
   function refreshSoon(what) {
@@ -144,6 +145,7 @@ function sessionPage(id, selected) {
     const jobs = [];
     if (todo.has("session")) jobs.push(api("GET", "/api/sessions/" + id).then((d) => { st.session = d.session; }).catch((e) => { st.error = e.message; }));
     if (todo.has("tree")) jobs.push(api("GET", "/api/sessions/" + id + "/tree").then((d) => { st.tree = d; }).catch(() => {}));
+    if (todo.has("tasks")) jobs.push(api("GET", "/api/tasks?session=" + encodeURIComponent(id)).then((ts) => { st.tasks = ts; }).catch(() => {}));
     if (todo.has("run")) jobs.push(api("GET", "/api/runs/" + id).then((r) => { st.run = r; }).catch(() => { st.run = null; }));
     if (todo.has("activity") && st.run) jobs.push(api("GET", "/api/runs/" + id + "/activity").then((a) => { st.activity = a; }).catch(() => {}));
     if (todo.has("transcript")) jobs.push(api("GET", "/api/sessions/" + st.selected).then((d) => { st.transcript = d.transcript; st.selSession = d.session; }).catch((e) => { st.transcript = []; st.selSession = null; st.error = e.message; }));
@@ -156,7 +158,7 @@ function sessionPage(id, selected) {
 
   function render() {
     if (st.closed) return;
-    renderSummary(); renderAgents(); renderApprovals(); renderTranscript(); renderSend();
+    renderSummary(); renderAgents(); renderTasks(); renderApprovals(); renderTranscript(); renderSend();
   }
 
   function renderSummary() {
@@ -243,6 +245,32 @@ function sessionPage(id, selected) {
       body));
   }
 
+  // The session's background tasks, oldest first: its background agents
+  // and its background commands (Bash run_in_background, kind local_bash).
+  function renderTasks() {
+    const ts = (st.tasks || []).slice().reverse();
+    if (!ts.length) { els.tasks.replaceChildren(); return; }
+    const now = Date.now();
+    const body = h("tbody");
+    for (const t of ts) {
+      const start = Date.parse(t.started) || Date.parse(t.created);
+      const end = t.status === "running" || t.status === "pending" ? now : Date.parse(t.finished);
+      const what = t.kind === "local_bash" ? h("span", { class: "mono" }, t.prompt) : (t.description || "");
+      const stop = t.status === "running" || t.status === "pending"
+        ? h("button", { class: "danger", onclick: () => api("POST", "/api/tasks/" + encodeURIComponent(t.id) + "/stop").then(() => refreshSoon("tasks"), (e) => els.tasks.append(h("p", { class: "error" }, e.message))) }, "Stop")
+        : "";
+      body.append(h("tr", { "data-task": t.id, "data-kind": t.kind },
+        h("td", { class: "id", title: t.id }, fmt.short(t.id)),
+        h("td", { class: "mono" }, t.kind === "local_bash" ? "shell" : t.agent),
+        h("td", {}, status(t.status)),
+        h("td", { class: "title" }, t.kind === "local_bash" && t.description !== t.prompt ? [t.description, " · "] : "", what),
+        h("td", { class: "num" }, fmt.dur(end - start)),
+        h("td", {}, h("a", { href: "/api/tasks/" + encodeURIComponent(t.id) + "/output", target: "_blank", rel: "noopener" }, "output"), " ", stop)));
+    }
+    els.tasks.replaceChildren(h("h2", {}, "Background tasks"), h("table", { class: "tasks" },
+      h("thead", {}, h("tr", {}, ["id", "kind", "status", "task", "time", ""].map((x) => h("th", {}, x)))), body));
+  }
+
   function select(agentID) {
     st.selected = agentID;
     history.replaceState(null, "", link("#/session/" + id + (agentID === id ? "" : "/" + agentID)));
@@ -309,17 +337,17 @@ function sessionPage(id, selected) {
       const agent = d.parent_tool_use_id ? d.agent_id : id;
       const todo = ["activity", "run"];
       if (agent === st.selected || ev.type === "result") todo.push("transcript");
-      if (ev.type === "result" || (d.subtype && d.subtype.startsWith("task_"))) todo.push("tree", "session");
+      if (ev.type === "result" || (d.subtype && d.subtype.startsWith("task_"))) todo.push("tree", "session", "tasks");
       for (const w of todo) refreshSoon(w);
     };
     for (const t of ["system", "assistant", "user", "result"]) es.addEventListener(t, any);
     es.addEventListener("approvals", (ev) => { st.approvals = JSON.parse(ev.data); renderApprovals(); });
-    es.addEventListener("end", () => { es.close(); conn.className = "conn"; for (const w of ["run", "activity", "session", "tree", "transcript"]) refreshSoon(w); });
+    es.addEventListener("end", () => { es.close(); conn.className = "conn"; for (const w of ["run", "activity", "session", "tree", "transcript", "tasks"]) refreshSoon(w); });
   }
 
   page = { close() { st.closed = true; if (st.es) st.es.close(); st.timers.forEach(clearTimeout); clearInterval(st.tick); conn.className = "conn"; } };
   (async () => {
-    await load(new Set(["session", "tree", "run", "transcript"]));
+    await load(new Set(["session", "tree", "run", "transcript", "tasks"]));
     if (st.run) {
       await load(new Set(["activity"]));
       if (st.run.running) connect();

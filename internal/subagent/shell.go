@@ -1,0 +1,351 @@
+package subagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/builtin"
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// Background shells: a Bash call with run_in_background is a task of kind
+// local_bash, owned by the agent that made it, exactly as a background
+// subagent is owned by the agent that spawned it. It lives in that agent's
+// Group (stopped with it: the session's end, Close), is tracked as a
+// liveTask so that TaskOutput, TaskStop and the harness' task_output and
+// task_cancel reach it, heartbeats like any background run (a stop from
+// another process reaches it), and ends through the one delivery
+// machinery (deliver.go): one notification, unless a reader took the end.
+//
+// The command itself is started by the Bash tool (builtin.Shell.Start),
+// through the one path every Bash command takes: its process group, its
+// sandbox. This file only owns its lifecycle.
+
+// shellTail is how much of a shell's output its notification and record
+// carry.
+const shellTail = 4000
+
+// shellReadLimit is how much of a shell's output a reader shows at most,
+// Bash's own output limit.
+const shellReadLimit = 30000
+
+// shellAgent is what listings show as a shell task's agent.
+const shellAgent = "shell"
+
+// Shells returns the Shells that run c's background Bash commands as its
+// tasks.
+func (s *Service) Shells(c Caller) builtin.Shells {
+	if c.Group == nil {
+		c.Group = s.orphans
+	}
+	return shells{s: s, c: c}
+}
+
+// BindShells gives the built-in Bash among tools (if there) c's Shells:
+// the tools are then c's own.
+func (s *Service) BindShells(c Caller, tools []tool.Tool) []tool.Tool {
+	out := make([]tool.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = t
+		if t.Info().Name == "Bash" {
+			out[i] = builtin.BindShells(t, s.Shells(c))
+		}
+	}
+	return out
+}
+
+type shells struct {
+	s *Service
+	c Caller
+}
+
+// StartShell records sh as a running task of the caller, starts it, and
+// watches it to its end in the caller's group.
+func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shell) (builtin.ShellStarted, error) {
+	s, c := sh.s, sh.c
+	if err := c.Group.ctx.Err(); err != nil {
+		return builtin.ShellStarted{}, fmt.Errorf("the session is stopping: %w", context.Cause(c.Group.ctx))
+	}
+	id := ids.New()
+	path := s.outputPath(id)
+	out, err := openShellOutput(path, s.cfg.ShellMaxOutputBytes)
+	if err != nil {
+		return builtin.ShellStarted{}, err
+	}
+	now := s.cfg.Now()
+	description := strings.TrimSpace(spec.Description)
+	if description == "" {
+		description = clip(oneLine(spec.Command), 80)
+	}
+	t := &liveTask{
+		id: id, parentAgentID: c.AgentID, parentSessionID: c.SessionID, rootSessionID: c.RootSessionID,
+		toolUseID: env.ToolUseID, agentCall: env.ToolUseID, agentType: shellAgent, kind: task.KindLocalBash,
+		description: description, prompt: spec.Command, outputFile: path, depth: c.Depth,
+		started: now, done: make(chan struct{}), bgRequested: make(chan struct{}), background: true,
+		group: c.Group, filed: true,
+	}
+	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
+	t.cancel = cancel
+	wait, err := spec.Start(runCtx, out)
+	if err != nil {
+		cancel(nil)
+		out.Close()
+		os.Remove(path)
+		return builtin.ShellStarted{}, err
+	}
+	rec := task.Task{
+		ID: id, Kind: task.KindLocalBash, Agent: shellAgent, Description: description, Prompt: spec.Command,
+		ParentSessionID: c.SessionID, RootSessionID: c.RootSessionID, ToolUseID: env.ToolUseID,
+		Status: task.StatusRunning, OutputFile: path, Owner: s.cfg.Owner,
+		Created: now, Started: now, Heartbeat: now,
+	}
+	if err := s.cfg.Tasks.CreateTask(context.WithoutCancel(ctx), rec); err != nil {
+		// Not recorded, so not told of: it does not run either.
+		cancel(errStopped)
+		wait()
+		out.Close()
+		os.Remove(path)
+		return builtin.ShellStarted{}, fmt.Errorf("record the background command: %w", err)
+	}
+	s.track(t)
+	c.Group.addShell(t)
+	s.taskStarted(t)
+	c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
+	c.Group.wg.Go(func() {
+		end := wait()
+		out.Close()
+		s.finishShell(runCtx, t, end)
+	})
+	return builtin.ShellStarted{ID: id, OutputFile: path, Message: render(shellLaunchedTmpl(), map[string]string{
+		"ID": id, "OutputFile": path, "Output": s.shellOutputCall(id), "Stop": s.shellStopCall(id),
+	})}, nil
+}
+
+// shellOutputCall and shellStopCall name the caller's tool calls that read
+// and stop task id, in its profile's words.
+func (s *Service) shellOutputCall(id string) string {
+	if s.surface == "harness" {
+		return fmt.Sprintf("task_output with task_id %q (block: false to look without waiting)", harnessTaskID(id))
+	}
+	return fmt.Sprintf("TaskOutput with task_id %q (block: false to look without waiting; BashOutput with bash_id and a regex filter works too)", id)
+}
+
+func (s *Service) shellStopCall(id string) string {
+	if s.surface == "harness" {
+		return fmt.Sprintf("task_cancel with task_id %q", harnessTaskID(id))
+	}
+	return fmt.Sprintf("TaskStop with task_id %q", id)
+}
+
+// errNotExited is a shell end's error when the command did not exit by
+// itself (the run's result must be an error for every end but exit 0).
+var errNotExited = errors.New("the command did not exit by itself")
+
+// finishShell records how a background command ended, in the order S-L6
+// demands, as finish does for an agent: the terminal status and output
+// tail first, then the notification (once), then the run is forgotten.
+func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.ShellEnd) {
+	cause := context.Cause(ctx)
+	ctx = context.WithoutCancel(ctx)
+	tail := strings.TrimRight(rawTail(t.outputFile, shellTail), "\n")
+	if end.Explain != nil {
+		if why := end.Explain(tail); why != "" {
+			tail = strings.TrimSpace(tail + "\n\n" + why)
+		}
+	}
+	status, errText := shellStatus(end, cause)
+	var runErr error
+	if errText != "" {
+		runErr = errors.New(errText)
+	}
+	took := s.cfg.Now().Sub(t.started)
+	t.mu.Lock()
+	t.final = &runner.Result{Outcome: &loop.Outcome{Result: tail, Err: runErr}, Duration: took}
+	t.status, t.cause, t.endedAt, t.text = status, cause, s.cfg.Now(), tail
+	t.mu.Unlock()
+
+	claiming := s.beginEndClaim(t)
+	won := false
+	_, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
+		rec.Status, rec.Result, rec.Error = status, tail, errText
+		rec.Finished = s.cfg.Now()
+		if claiming {
+			won, rec.Notified = !rec.Notified, true
+		}
+		return nil
+	})
+	var n *pendingNotice
+	if err != nil {
+		// The end cannot be told before it is recorded (S-L6).
+		s.log.WarnContext(ctx, "record a background command's end; its agent is not notified", "task_id", t.id, "status", status, "err", err)
+	} else {
+		n = s.shellNotification(t, task.Task{Status: status, Error: errText}, tail, took)
+	}
+	if claiming {
+		s.endClaimed(ctx, t, n, won)
+	} else if n != nil {
+		s.notice(ctx, t, n)
+	}
+	s.untrack(t.id)
+	t.group.remove(t.id)
+	close(t.done)
+}
+
+// shellStatus is the task status and error of a command that ended so,
+// its run's context having ended for cause (nil if it did not).
+func shellStatus(end builtin.ShellEnd, cause error) (task.Status, string) {
+	switch {
+	case end.TimedOut:
+		return task.StatusTimeout, "timed out and was killed, with every process it started"
+	case cause != nil:
+		// TaskStop, or the end of the session that started it.
+		return task.StatusKilled, "stopped: " + cause.Error()
+	case end.Err != nil:
+		return task.StatusFailed, end.Err.Error()
+	case end.ExitCode == 0:
+		return task.StatusCompleted, ""
+	}
+	return task.StatusFailed, end.Status
+}
+
+// shellExitCode reads the exit code of an ended shell task from its
+// record: 0 when it completed, N for an error "exit code N"; ok is false
+// when it did not exit by itself (stopped, timed out, killed by a signal).
+func shellExitCode(rec task.Task) (code int, ok bool) {
+	if rec.Status == task.StatusCompleted {
+		return 0, true
+	}
+	if rec.Status != task.StatusFailed {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(rec.Error, "exit code "))
+	if err != nil || !strings.HasPrefix(rec.Error, "exit code ") {
+		return 0, false
+	}
+	return n, true
+}
+
+// shellSummary says how a command ended, in a sentence.
+func shellSummary(description string, rec task.Task) string {
+	var how string
+	code, exited := shellExitCode(rec)
+	switch {
+	case exited && code == 0:
+		how = "completed (exit code 0)"
+	case exited:
+		how = fmt.Sprintf("failed with exit code %d", code)
+	case rec.Status == task.StatusKilled:
+		how = "was stopped"
+	case rec.Status == task.StatusTimeout:
+		how = "timed out and was killed"
+	default:
+		how = "failed: " + rec.Error
+	}
+	return fmt.Sprintf("Background command %q %s", description, how)
+}
+
+// shellNotification is a background command's notification: its status,
+// exit code and the tail of its output.
+func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, took time.Duration) *pendingNotice {
+	status := rec.Status
+	code, exited := shellExitCode(rec)
+	summary := shellSummary(t.description, rec)
+	body := render(shellNotificationTmpl(), map[string]any{
+		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status,
+		"Summary": summary, "Exited": exited, "ExitCode": code, "Tail": tail,
+	})
+	return &pendingNotice{
+		entry: queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
+		event: func() {
+			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
+				TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), OutputFile: t.outputFile,
+				Summary: summary, Usage: event.TaskUsage{Duration: took},
+			})
+		},
+	}
+}
+
+// refuseShell says why a message cannot go to task id, when it is a
+// background command rather than an agent.
+func (s *Service) refuseShell(ctx context.Context, id string) error {
+	kind := task.Kind("")
+	if lt := s.live(id); lt != nil {
+		kind = lt.taskKind()
+	} else if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
+		kind = rec.Kind
+	}
+	if kind == task.KindLocalBash {
+		return fmt.Errorf("%s is a background command, not an agent: it cannot take messages (read its output, or stop it)", id)
+	}
+	return nil
+}
+
+// shellFilter compiles BashOutput's filter ("" for none).
+func shellFilter(expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("filter is not a valid regular expression (RE2 syntax): %w", err)
+	}
+	return re, nil
+}
+
+// shellOutputResult is TaskOutput's answer for a background command: its
+// status, its exit code once it exited, and its output (the lines filter
+// matches, if set), the newest part when it is long.
+func (s *Service) shellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.Result, error) {
+	out, err := shellText(rec.OutputFile, shellReadLimit, filter)
+	if err != nil {
+		return tool.Errorf("cannot read the output of %s: %v", rec.ID, err), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n", rec.ID, rec.Kind, rec.Status)
+	meta := map[string]any{"task_id": rec.ID, "task_type": string(rec.Kind), "status": string(rec.Status), "retrieval_status": retrieval(rec.Status)}
+	if code, ok := shellExitCode(rec); ok {
+		fmt.Fprintf(&b, "<exit_code>%d</exit_code>\n", code)
+		meta["exit_code"] = code
+	} else if rec.Status.Terminal() && rec.Error != "" {
+		fmt.Fprintf(&b, "<error>%s</error>\n", escapeTags(rec.Error))
+	}
+	if filter != nil {
+		fmt.Fprintf(&b, "<filter>%s</filter>\n", escapeTags(filter.String()))
+	}
+	fmt.Fprintf(&b, "<note>%s</note>\n<output>\n%s\n</output>", untrustedNote, escapeTags(strings.TrimRight(out, "\n")))
+	return tool.Result{Content: []llm.Block{llm.Text(b.String())}, Meta: meta}, nil
+}
+
+// shellReport describes a background command in the harness' form: its
+// task_id, command, status, exit code once it exited, and output (each
+// time it is asked: a command's output is read, not delivered).
+func shellReport(rec task.Task) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "task_id: %s\ntask_type: %s\ncommand: %s\nstatus: %s", harnessTaskID(rec.ID), rec.Kind, oneLine(rec.Prompt), harnessStatus(rec.Status))
+	if code, ok := shellExitCode(rec); ok {
+		fmt.Fprintf(&b, "\nexit_code: %d", code)
+	} else if rec.Status.Terminal() && rec.Error != "" {
+		fmt.Fprintf(&b, "\nerror: %s", oneLine(rec.Error))
+	}
+	out, err := shellText(rec.OutputFile, shellReadLimit, nil)
+	if err != nil {
+		fmt.Fprintf(&b, "\nerror: cannot read its output: %v", err)
+	}
+	if out = strings.TrimRight(out, "\n"); out != "" {
+		fmt.Fprintf(&b, "\noutput:\n%s", escapeTags(out))
+	}
+	return b.String()
+}
