@@ -60,9 +60,21 @@ func (g *Group) Wait() { g.wg.Wait() }
 func (g *Group) add(t *liveTask) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.live[t.id] = t
 	g.at[t.id] = len(g.all)
 	g.all = append(g.all, groupRun{live: t})
+	g.addLive(t)
+}
+
+// addShell adds a background shell: it counts as a background run of the
+// agent that started it (HasRunning), but it is not a subagent run (Runs).
+func (g *Group) addShell(t *liveTask) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.addLive(t)
+}
+
+func (g *Group) addLive(t *liveTask) {
+	g.live[t.id] = t
 	c := g.children[t.parentAgentID]
 	if c == nil {
 		c = &childRuns{runs: map[string]*liveTask{}}
@@ -70,14 +82,6 @@ func (g *Group) add(t *liveTask) {
 	}
 	c.runs[t.id] = t
 	c.peak = max(c.peak, len(c.runs))
-}
-
-// addShell adds a background shell: it counts as a background run of the
-// agent that started it (Running), but it is not a subagent run (Runs).
-func (g *Group) addShell(t *liveTask) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.live[t.id] = t
 }
 
 func (g *Group) remove(id string) {

@@ -138,8 +138,8 @@ func TestShellNotifiesOnceWithExitCodeAndOutput(t *testing.T) {
 	if rec.Kind != task.KindLocalBash || rec.Status != task.StatusRunning || rec.Owner != "process-a" || rec.RootSessionID != h.mainID || rec.ToolUseID != "toolu_bg" {
 		t.Errorf("record while it runs = %+v", rec)
 	}
-	if n := c.Group.Running(c.AgentID); n != 1 {
-		t.Errorf("the main agent's group counts %d background runs, want 1 (a headless run waits for it)", n)
+	if !c.Group.HasRunning(c.AgentID) || c.Group.BackgroundRunning() != 1 {
+		t.Errorf("the main agent's group counts %d background runs, want 1 (a headless run waits for it)", c.Group.BackgroundRunning())
 	}
 	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
 	if err != nil {
