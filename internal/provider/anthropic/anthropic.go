@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -51,6 +53,8 @@ type Config struct {
 	// Limits bound every stream: time to the first byte, silence mid-stream
 	// and the reply's size.
 	Limits guard.Limits
+	// Headers are added to every request (a provider profile's headers).
+	Headers map[string]string
 }
 
 // Model is an Anthropic model. It is safe for concurrent use.
@@ -111,6 +115,9 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
 	}
 	var limit int64 // the model's output limit; 0 when not known
 	if cm, ok := catalog.Default().Lookup(cfg.Model); ok {
