@@ -80,12 +80,12 @@ func Parse(name string, cfg Config) (Ref, error) {
 		if m == "" {
 			return Ref{}, configErr(fmt.Sprintf("model %q names no model after %q", orig, p+":"))
 		}
-		if !cfg.known(p) {
+		if !cfg.Known(p) {
 			return Ref{}, configErr(fmt.Sprintf("model %q: unknown provider %q (known: %s)", orig, p, strings.Join(cfg.providers(), ", ")))
 		}
 		return cfg.live(Ref{Provider: p, Model: m})
 	}
-	if p, m, ok := strings.Cut(name, "/"); ok && cfg.known(p) && m != "" {
+	if p, m, ok := strings.Cut(name, "/"); ok && cfg.Known(p) && m != "" {
 		return cfg.live(Ref{Provider: p, Model: m})
 	}
 	switch {
@@ -96,7 +96,7 @@ func Parse(name string, cfg Config) (Ref, error) {
 		return cfg.live(Ref{Provider: "openai", Model: name})
 	}
 	if cfg.DefaultProvider != "" {
-		if !cfg.known(cfg.DefaultProvider) {
+		if !cfg.Known(cfg.DefaultProvider) {
 			return Ref{}, configErr(fmt.Sprintf("defaultProvider %q is not a known provider (known: %s)", cfg.DefaultProvider, strings.Join(cfg.providers(), ", ")))
 		}
 		return cfg.live(Ref{Provider: cfg.DefaultProvider, Model: name})
@@ -238,7 +238,9 @@ func KeyVariables(cfg Config) []string {
 	return out
 }
 
-func (c Config) known(p string) bool {
+// Known reports whether p names a provider: built in, or an endpoint
+// (a profile) of the settings.
+func (c Config) Known(p string) bool {
 	if p == "anthropic" || p == "openai" || p == "script" {
 		return true
 	}
