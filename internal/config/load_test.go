@@ -463,10 +463,10 @@ func TestEveryField(t *testing.T) {
 	got := e.mustLoad(t, Overrides{})
 	want := Settings{
 		Model: "sonnet", DefaultProvider: "anthropic",
-		Aliases:   map[string]string{"sonnet": "anthropic:claude-sonnet-5-5"},
+		Aliases: map[string]string{"sonnet": "anthropic:claude-sonnet-5-5"},
 		Providers: map[string]Provider{"anthropic": {Type: "anthropic", BaseURL: "https://u.example", APIKey: "k", APIKeyEnv: "E", Headers: map[string]string{"X-Route": "r"}},
 			"acct": {Type: "openai", Organization: "org-1"}},
-		Pricing:   map[string]Price{"m": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}},
+		Pricing: map[string]Price{"m": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}},
 		Permissions: Permissions{Allow: []string{"Read"}, Ask: []string{"Bash"}, Deny: []string{"Write"},
 			DefaultMode: "plan", AdditionalDirectories: []string{"/x"},
 			Task: taskRules("*", "ask", "explore", "allow")},

@@ -2,7 +2,6 @@ package config
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -11,13 +10,29 @@ import (
 	"github.com/cadre-dev/cadre/internal/excerpt"
 )
 
-// providerName is what a provider profile may be called: it is the
+// providerName reports whether s may name a provider profile: it is the
 // prefix of "name:model", so no ":" or "/", and nothing a shell or a
 // listing would need to quote.
-var providerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+func providerName(s string) bool {
+	for i, c := range s {
+		if !alnum(c) && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return s != ""
+}
 
-// envName is a portable environment variable name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName reports whether s is a portable environment variable name.
+func envName(s string) bool {
+	for i, c := range s {
+		if !alnum(c) && c != '_' || i == 0 && c >= '0' && c <= '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func alnum(c rune) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 
 // reservedProviders name models that are not providers' endpoints: the
 // scripted model, the SDK's own model, remote agents.
@@ -33,7 +48,7 @@ var keyHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-author
 func (p Provider) validate(name string, bad func(key, format string, args ...any) error) error {
 	at := func(key string) string { return join(join("providers", name), key) }
 	switch {
-	case !providerName.MatchString(name):
+	case !providerName(name):
 		return bad(join("providers", name), "a provider name is letters, digits, '.', '_' and '-', starting with a letter or digit (it is the prefix of name:model), got %s", excerpt.Quote(name))
 	case slices.Contains(reservedProviders, name):
 		return bad(join("providers", name), "%q is reserved (it names %s), choose another name", name, map[string]string{"script": "the scripted model", "sdk": "a Go program's own model", "a2a": "remote agents"}[name])
@@ -49,7 +64,7 @@ func (p Provider) validate(name string, bad func(key, format string, args ...any
 	default:
 		return bad(at("type"), `want "anthropic" or "openai", got %s`, excerpt.Quote(p.Type))
 	}
-	if p.APIKeyEnv != "" && !envName.MatchString(p.APIKeyEnv) {
+	if p.APIKeyEnv != "" && !envName(p.APIKeyEnv) {
 		return bad(at("apiKeyEnv"), "want the name of an environment variable (letters, digits and '_', not starting with a digit), got %s", excerpt.Quote(p.APIKeyEnv))
 	}
 	if p.BaseURL != "" {
