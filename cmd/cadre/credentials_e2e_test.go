@@ -129,6 +129,11 @@ func TestPerAgentCredentials(t *testing.T) {
 			t.Errorf("the profile sent model %v, want the model part", m)
 		}
 	}
+	// The child's usage is booked under its profile, so a resumed or
+	// dispatched run finds the same account by that name.
+	if mu, _ := finalResult(t, p.stdout)["modelUsage"].(map[string]any); mu["reviewer-acct:claude-sonnet-5-5"] == nil {
+		t.Errorf("modelUsage = %v, want an entry for reviewer-acct:claude-sonnet-5-5", mu)
+	}
 	if n := len(evil.Requests()); n != 0 {
 		t.Errorf("the project's settings re-pointed the profile: %d requests reached its server", n)
 	}

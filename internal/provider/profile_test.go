@@ -53,6 +53,9 @@ func TestProfileRequestsCarryTheProfilesKey(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
+				if m.Name() != name {
+					t.Errorf("Name() = %q, want %q: a run recorded under it must resume on the same account", m.Name(), name)
+				}
 				if _, err := llm.Collect(m.Stream(context.Background(), hello())); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}

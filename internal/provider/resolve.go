@@ -203,7 +203,7 @@ func build(ref Ref, cfg Config) (llm.Model, error) {
 	switch typ {
 	case "anthropic":
 		m, err = anthropic.New(anthropic.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Limits: cfg.Limits,
-			Headers: ep.Headers})
+			Headers: ep.Headers, Provider: ref.Provider})
 	case "openai":
 		m, err = openai.New(openai.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Provider: ref.Provider, Limits: cfg.Limits,
 			Headers: ep.Headers, Organization: ep.Organization})

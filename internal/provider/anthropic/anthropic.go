@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,10 +56,14 @@ type Config struct {
 	Limits guard.Limits
 	// Headers are added to every request (a provider profile's headers).
 	Headers map[string]string
+	// Provider is the name in Name(): a provider profile's; "" means
+	// "anthropic". A run recorded under it resumes on the same account.
+	Provider string
 }
 
 // Model is an Anthropic model. It is safe for concurrent use.
 type Model struct {
+	name      string // provider name in Name()
 	client    sdk.Client
 	model     string
 	maxTokens int64
@@ -130,12 +135,13 @@ func New(cfg Config) (*Model, error) {
 			maxTokens = min(limit, catalogMaxTokens)
 		}
 	}
-	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, outputLimit: limit, limits: cfg.Limits.WithDefaults(),
+	return &Model{name: cmp.Or(cfg.Provider, provider), client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, outputLimit: limit, limits: cfg.Limits.WithDefaults(),
 		tools: &toolcache.Cache[[]sdk.ToolUnionParam]{}}, nil
 }
 
-// Name returns "anthropic:" and the model id.
-func (m *Model) Name() string { return provider + ":" + m.model }
+// Name returns the provider's name ("anthropic", or the profile's), ":"
+// and the model id.
+func (m *Model) Name() string { return m.name + ":" + m.model }
 
 // Stream sends req and streams the reply. Deltas are yielded as they
 // arrive; a successful stream ends with EventDone carrying the complete
