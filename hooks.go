@@ -161,7 +161,7 @@ func (r *Runtime) hookEngine(env []string) (*hook.Engine, error) {
 		}
 		configs = append(configs, c)
 	}
-	o := hook.Options{ProjectDir: r.cwd, Env: env, Logger: r.log}
+	o := hook.Options{ProjectDir: r.cwd, Env: env, Logger: r.log, HideEnv: r.sandbox.HideEnv}
 	if s.Sandbox.Hooks {
 		o.Sandbox = r.sandbox
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/mcp"
+	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -81,12 +82,14 @@ func (r *Runtime) openMCP() error {
 // newMCPManager makes a manager whose stdio servers get the settings' env
 // on top of cadre's environment, as the tools cadre runs do.
 func (r *Runtime) newMCPManager() *mcp.Manager {
-	environ := os.Environ()
+	// A server's own env block may still pass a key on purpose: it is
+	// the user's choice, written where the server is declared.
+	environ := sandbox.WithoutVars(os.Environ(), r.sandbox.HideEnv)
 	for _, k := range slices.Sorted(maps.Keys(r.cfg.Settings.Env)) {
 		environ = append(environ, k+"="+r.cfg.Settings.Env[k])
 	}
 	return mcp.NewManager(mcp.Options{Cwd: r.cwd, Getenv: r.getenv, Environ: environ, Logger: r.log,
-		HTTPClient: r.opts.HTTPClient, Version: Version, CallTimeout: r.mcp.callTimeout, Sandbox: r.sandbox})
+		HTTPClient: r.opts.HTTPClient, Version: Version, CallTimeout: r.mcp.callTimeout, Sandbox: r.sandbox, HideEnv: r.sandbox.HideEnv})
 }
 
 // millis reads an environment variable holding milliseconds; unset is

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/command"
+	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -291,7 +292,7 @@ func (sr *sessionRun) publishInit(model string, mode permission.Mode) {
 	r := sr.r
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: string(mode),
-		Version: Version, APIKeySource: apiKeySource(sr.ref, r.getenv), Agents: r.agentNames(),
+		Version: Version, APIKeySource: apiKeySource(sr.ref, r.cfg.Personal.Providers, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
 		MCPServers: r.mcpInit(), AdditionalDirectories: r.policy.AdditionalRoots(),
 	}})
@@ -452,7 +453,20 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 	sr.publish(event.Event{Type: event.TypeResult, Subtype: res.Subtype, Result: out})
 }
 
-func apiKeySource(ref provider.Ref, getenv func(string) string) string {
+// apiKeySource names where the key of ref's requests comes from (a
+// variable's name, never the key): a provider's own settings first, as
+// the model was built.
+func apiKeySource(ref provider.Ref, providers map[string]config.Provider, getenv func(string) string) string {
+	if p, ok := providers[ref.Provider]; ok {
+		switch {
+		case p.APIKey != "":
+			return "settings"
+		case p.APIKeyEnv != "" && getenv(p.APIKeyEnv) != "":
+			return p.APIKeyEnv
+		case p.APIKeyEnv != "":
+			return "none"
+		}
+	}
 	for _, v := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
 		if strings.HasPrefix(v, strings.ToUpper(ref.Provider)) && getenv(v) != "" {
 			return v

@@ -506,6 +506,10 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return r.subagents != nil && r.subagents.OwnOutput(ctx, sessionID, path)
 	}
 	r.sandbox = newSandbox(cwd, home, cfg, rules)
+	// Every command started for a model (Bash, hooks, MCP servers) runs
+	// without the variables that hold provider keys: a child on its own
+	// account must not be able to print its key, or the main one.
+	r.sandbox.HideEnv = provider.KeyVariables(r.providerConfig())
 	switch {
 	case r.sandbox.Mode == sandbox.ModeAuto && !r.sandbox.Status.Available():
 		r.warnings = append(r.warnings, "the sandbox is unavailable, so commands run under the permission rules alone: "+r.sandbox.Status.Reason+
@@ -602,6 +606,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		Cwd: cwd, UserDir: filepath.Join(cfg.Home, "agents"),
 		Settings: s.Agents, SettingsFile: "settings (agents)",
 		Declared: declared, Factories: factories,
+		KnownProvider: r.providerConfig().Known,
 	}
 	if !wt.Trusted {
 		r.agentLoad.Narrow = func(d *agent.Definition) { trust.NarrowAgent(d) }
@@ -1013,7 +1018,8 @@ func (r *Runtime) providerConfig() provider.Config {
 	mine := r.cfg.Personal
 	eps := map[string]provider.Endpoint{}
 	for name, p := range mine.Providers {
-		eps[name] = provider.Endpoint{Type: p.Type, BaseURL: p.BaseURL, APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv}
+		eps[name] = provider.Endpoint{Type: p.Type, BaseURL: p.BaseURL, APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv,
+			Headers: p.Headers, Organization: p.Organization}
 	}
 	return provider.Config{
 		DefaultProvider: mine.DefaultProvider, Aliases: mine.Aliases, Endpoints: eps,

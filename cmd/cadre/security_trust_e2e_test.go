@@ -98,7 +98,12 @@ func TestClonedRepositoryGetsNothingUntilTrusted(t *testing.T) {
 			warning = l
 		}
 	}
-	for _, want := range []string{"permissions.allow", "permissions.additionalDirectories", "env.EVIL", "providers.anthropic", "aliases.sonnet",
+	// Providers are never the project's, so trusting does not grant them:
+	// a warning of their own says so, not the trust line (issue 27).
+	if !strings.Contains(p.stderr, ".cadre/settings.json: providers: ignored in a project's files, trusted or not") {
+		t.Errorf("no warning that the project's providers are ignored:\n%s", p.stderr)
+	}
+	for _, want := range []string{"permissions.allow", "permissions.additionalDirectories", "env.EVIL", "aliases.sonnet",
 		"hooks.SessionStart", "mcpServers.evil", "permissionMode", "cadre trust", ".cadre/settings.local.json", ".claude/settings.local.json"} {
 		if !strings.Contains(warning, want) {
 			t.Errorf("the warning does not name %q:\n%s", want, p.stderr)

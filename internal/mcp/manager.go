@@ -67,6 +67,11 @@ type Options struct {
 	// Sandbox, when set, starts a project's stdio servers (Server.Project)
 	// inside the sandbox; the user's own servers run as they are.
 	Sandbox *sandbox.Runner
+	// HideEnv are variables (the provider keys) that a project's server
+	// definition may not expand: "${ANTHROPIC_API_KEY}" in its env or
+	// headers would hand the key to the repository's server. The user's
+	// own definitions may.
+	HideEnv []string
 }
 
 // Manager owns the connections to a set of servers. It is safe for
@@ -188,7 +193,22 @@ func (m *Manager) run(c *conn) {
 
 // connect starts the transport and the MCP handshake.
 func (m *Manager) connect(s Server) (*mcp.ClientSession, error) {
-	cfg, err := s.Config.Expand(m.opts.Getenv)
+	getenv := m.opts.Getenv
+	var asked []string
+	if s.Project && len(m.opts.HideEnv) > 0 {
+		getenv = func(k string) string {
+			if slices.Contains(m.opts.HideEnv, k) {
+				asked = append(asked, k)
+				return ""
+			}
+			return m.opts.Getenv(k)
+		}
+	}
+	cfg, err := s.Config.Expand(getenv)
+	if len(asked) > 0 {
+		slices.Sort(asked)
+		return nil, fmt.Errorf("a project's server may not read the provider key variable %s: only your own settings may pass a key to a server", strings.Join(slices.Compact(asked), ", "))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -512,5 +513,55 @@ func TestCallTimeout(t *testing.T) {
 	// The server lives on: only the call was abandoned.
 	if res := call(t, toolByName(t, m, "mcp__slow__echo"), `{"message":"still here"}`); text(res) != "Echo: still here" {
 		t.Errorf("after the timeout: %+v", res)
+	}
+}
+
+// TestProjectServerCannotExpandAProviderKey: a project's server definition
+// naming a provider key variable ("Bearer ${ANTHROPIC_API_KEY}" in its
+// headers) would send the key to the repository's server. It does not
+// start, the status says why, and no request carries the key; the same
+// definition in the user's own settings may.
+func TestProjectServerCannotExpandAProviderKey(t *testing.T) {
+	srv := mcptest.New(mcptest.Options{})
+	var mu sync.Mutex
+	var auth []string
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	t.Setenv("CADRE_TEST_PROVIDER_KEY", "sk-provider-secret")
+	for _, project := range []bool{true, false} {
+		mu.Lock()
+		auth = nil
+		mu.Unlock()
+		m := mcp.NewManager(mcp.Options{Cwd: t.TempDir(), HideEnv: []string{"CADRE_TEST_PROVIDER_KEY"}})
+		m.Start(mcp.Server{Name: "repo", Source: ".mcp.json", Project: project, Config: mcp.Config{Type: mcp.TransportHTTP, URL: hs.URL,
+			Headers: map[string]string{"Authorization": "Bearer ${CADRE_TEST_PROVIDER_KEY}"}}})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		m.Wait(ctx)
+		cancel()
+		st := m.Status()
+		m.Close()
+		mu.Lock()
+		got := slices.Clone(auth)
+		mu.Unlock()
+		if !project {
+			if len(got) == 0 || got[0] != "Bearer sk-provider-secret" {
+				t.Errorf("the user's own server did not get the key it asked for: %q", got)
+			}
+			continue
+		}
+		if len(st) != 1 || !strings.Contains(st[0].Err, "may not read the provider key variable CADRE_TEST_PROVIDER_KEY") {
+			t.Errorf("status = %+v, want the refusal", st)
+		}
+		for _, a := range got {
+			if strings.Contains(a, "sk-provider-secret") {
+				t.Errorf("the project's server got the key")
+			}
+		}
 	}
 }

@@ -25,6 +25,10 @@ type Endpoint struct {
 	BaseURL   string
 	APIKey    string
 	APIKeyEnv string // read the key from this variable instead
+	// Headers go with every request; Organization (openai only) as
+	// OpenAI-Organization.
+	Headers      map[string]string
+	Organization string
 }
 
 // Config is what resolution needs from the settings.
@@ -76,12 +80,12 @@ func Parse(name string, cfg Config) (Ref, error) {
 		if m == "" {
 			return Ref{}, configErr(fmt.Sprintf("model %q names no model after %q", orig, p+":"))
 		}
-		if !cfg.known(p) {
+		if !cfg.Known(p) {
 			return Ref{}, configErr(fmt.Sprintf("model %q: unknown provider %q (known: %s)", orig, p, strings.Join(cfg.providers(), ", ")))
 		}
 		return cfg.live(Ref{Provider: p, Model: m})
 	}
-	if p, m, ok := strings.Cut(name, "/"); ok && cfg.known(p) && m != "" {
+	if p, m, ok := strings.Cut(name, "/"); ok && cfg.Known(p) && m != "" {
 		return cfg.live(Ref{Provider: p, Model: m})
 	}
 	switch {
@@ -92,7 +96,7 @@ func Parse(name string, cfg Config) (Ref, error) {
 		return cfg.live(Ref{Provider: "openai", Model: name})
 	}
 	if cfg.DefaultProvider != "" {
-		if !cfg.known(cfg.DefaultProvider) {
+		if !cfg.Known(cfg.DefaultProvider) {
 			return Ref{}, configErr(fmt.Sprintf("defaultProvider %q is not a known provider (known: %s)", cfg.DefaultProvider, strings.Join(cfg.providers(), ", ")))
 		}
 		return cfg.live(Ref{Provider: cfg.DefaultProvider, Model: name})
@@ -105,12 +109,17 @@ func Parse(name string, cfg Config) (Ref, error) {
 // refusal, each naming the replacement. Only the providers' own endpoints
 // ("anthropic", "openai") are judged: a custom endpoint (a gateway, a
 // local server) may serve any name it likes.
+//
+// A provider profile (a custom name in Endpoints) with no base URL of
+// its own talks to its type's own API on another account: its models
+// are judged as that provider's.
 func (c Config) Lifecycle(ref Ref) (catalog.State, string) {
-	if ref.Provider != "anthropic" && ref.Provider != "openai" {
+	typ, ok := c.official(ref.Provider)
+	if !ok {
 		return catalog.Active, ""
 	}
 	m, ok := catalog.Default().Lookup(ref.Model)
-	if !ok || m.Provider != ref.Provider {
+	if !ok || m.Provider != typ {
 		return catalog.Active, ""
 	}
 	now := time.Now()
@@ -118,6 +127,20 @@ func (c Config) Lifecycle(ref Ref) (catalog.State, string) {
 		now = c.Now()
 	}
 	return m.State(now), m.Notice(now)
+}
+
+// official returns the type of provider p when its requests go to that
+// type's own API: the built-in anthropic and openai, or a profile that
+// sets no base URL.
+func (c Config) official(p string) (string, bool) {
+	if p == "anthropic" || p == "openai" {
+		return p, true
+	}
+	ep, ok := c.Endpoints[p]
+	if !ok || ep.BaseURL != "" || (ep.Type != "anthropic" && ep.Type != "openai") {
+		return "", false
+	}
+	return ep.Type, true
 }
 
 // live refuses a retired model: a request to it can only fail, later and
@@ -163,23 +186,61 @@ func build(ref Ref, cfg Config) (llm.Model, error) {
 	if typ == "" {
 		typ = ref.Provider
 	}
+	// The key is read now, when the model is first used, never stored in
+	// settings that cadre writes back or shows.
 	key := ep.APIKey
 	if key == "" && ep.APIKeyEnv != "" {
 		key = getenv(ep.APIKeyEnv)
 		if key == "" {
+			// Never another key in its place: a profile names an account.
 			return nil, &llm.Error{Kind: llm.ErrAuth, Provider: ref.Provider, Message: ep.APIKeyEnv + " is not set (providers." + ref.Provider + ".apiKeyEnv names it)"}
 		}
 	}
+	var (
+		m   llm.Model
+		err error
+	)
 	switch typ {
 	case "anthropic":
-		return anthropic.New(anthropic.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Limits: cfg.Limits})
+		m, err = anthropic.New(anthropic.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Limits: cfg.Limits,
+			Headers: ep.Headers, Provider: ref.Provider})
 	case "openai":
-		return openai.New(openai.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Provider: ref.Provider, Limits: cfg.Limits})
+		m, err = openai.New(openai.Config{Model: ref.Model, APIKey: key, BaseURL: ep.BaseURL, Getenv: getenv, HTTPClient: cfg.HTTPClient, Provider: ref.Provider, Limits: cfg.Limits,
+			Headers: ep.Headers, Organization: ep.Organization})
+	default:
+		return nil, configErr(fmt.Sprintf("provider %q has type %q; want anthropic or openai", ref.Provider, typ))
 	}
-	return nil, configErr(fmt.Sprintf("provider %q has type %q; want anthropic or openai", ref.Provider, typ))
+	if err != nil {
+		return nil, err
+	}
+	secrets := []string{key}
+	for _, v := range builtinKeyVars {
+		secrets = append(secrets, getenv(v))
+	}
+	return redact(m, secrets), nil
 }
 
-func (c Config) known(p string) bool {
+// builtinKeyVars are the variables the anthropic and openai adapters read
+// a key from when the settings give none.
+var builtinKeyVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"}
+
+// KeyVariables names every environment variable a model of cfg may take
+// its key from: the providers' own and each profile's apiKeyEnv. No
+// process the runtime starts may inherit them (docs/security.md).
+func KeyVariables(cfg Config) []string {
+	out := slices.Clone(builtinKeyVars)
+	for _, ep := range cfg.Endpoints {
+		if ep.APIKeyEnv != "" && !slices.Contains(out, ep.APIKeyEnv) {
+			out = append(out, ep.APIKeyEnv)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Known reports whether p names a provider: built in, or an endpoint
+// (a profile) of the settings.
+func (c Config) Known(p string) bool {
 	if p == "anthropic" || p == "openai" || p == "script" {
 		return true
 	}

@@ -53,6 +53,9 @@ type Runner struct {
 	Excluded func(command string) bool
 	// Warn hears, once, that auto mode runs commands unsandboxed.
 	Warn func(msg string)
+	// HideEnv are variables removed from every command's environment,
+	// sandboxed or not: the provider keys (provider.KeyVariables).
+	HideEnv []string
 
 	warned sync.Once
 	tmp    struct {
@@ -79,9 +82,14 @@ func (r *Runner) Sandboxes(command string) bool {
 
 // Command prepares cmd, not yet started, to run for the model from cwd:
 // inside the walls, or as it is when the sandbox is off, the command is
-// excluded, or (auto mode) the machine cannot sandbox. It returns the
+// excluded, or (auto mode) the machine cannot sandbox. Either way its
+// environment loses HideEnv. It returns the
 // policy the command runs under, nil when none.
 func (r *Runner) Command(cmd *exec.Cmd, cwd, command string) (*Policy, error) {
+	if r != nil && len(r.HideEnv) > 0 {
+		// First, so that no way out of the walls below keeps them.
+		cmd.Env = WithoutVars(cmd.Env, r.HideEnv)
+	}
 	if r == nil || r.Mode == ModeOff {
 		return nil, nil
 	}

@@ -135,3 +135,24 @@ func TestSessionsSpawnCannotChooseTheScriptedModel(t *testing.T) {
 		t.Errorf("sessions_spawn's model was resolved")
 	}
 }
+
+// TestProfileWithoutItsKeyDoesNotFallBack: an agent whose own model is a
+// provider profile with its key unset does not start on the parent's
+// account: the spawn fails naming the variable, and no request is made.
+func TestProfileWithoutItsKeyDoesNotFallBack(t *testing.T) {
+	h := newHarness(t, setup{agents: map[string]string{"reviewer": agentFile("reviewer", "Reviews", "model: reviewer-acct:claude-sonnet-5-5\n", "Review.")}})
+	resolve := h.svc.cfg.Resolve
+	h.svc.cfg.Resolve = func(n string) (llm.Model, provider.Ref, error) {
+		if n == "reviewer-acct:claude-sonnet-5-5" {
+			return nil, provider.Ref{}, &llm.Error{Kind: llm.ErrAuth, Provider: "reviewer-acct", Message: "REVIEWER_KEY is not set (providers.reviewer-acct.apiKeyEnv names it)"}
+		}
+		return resolve(n)
+	}
+	res := h.mustCall(h.mainCaller(), "toolu_1", AgentInput{Description: "review", Prompt: "hi", SubagentType: "reviewer"})
+	if !res.IsError || !strings.Contains(resultText(res), "REVIEWER_KEY is not set") {
+		t.Errorf("spawn = %v %s, want an error naming REVIEWER_KEY", res.IsError, resultText(res))
+	}
+	if r := h.requestsOf("reviewer"); len(r) != 0 {
+		t.Errorf("the reviewer ran %d requests on another account", len(r))
+	}
+}

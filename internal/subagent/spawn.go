@@ -307,7 +307,10 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 			return nil, nil, fmt.Errorf("cwd %q is outside the workspace (%s): a subagent works inside its parent's workspace or a directory the user added (permissions.additionalDirectories)", req.Cwd, parent.Workspace)
 		}
 	}
-	model, ref, warnings := s.model(c, req.Model, def.Model)
+	model, ref, warnings, err := s.model(c, req.Model, def.Model)
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
+	}
 	if def.URL != "" {
 		// A remote agent's one "model" is the server at its url (S-W2):
 		// each turn sends the message there and its answer is the reply.
@@ -401,7 +404,11 @@ func taskPairs(rules []agent.TaskRule) [][2]string {
 // The call's model comes from a model's tool input, and may not be the
 // scripted model: its name is a file path, and loading it reads that file.
 // Only the user picks it (--model, settings, an agent definition).
-func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []string) {
+//
+// The agent's own model failing for want of its key (a provider
+// profile's apiKeyEnv unset) is an error, not a fallback: the definition
+// chose that account, and the parent's would get work meant for another.
+func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []string, error) {
 	var warnings []string
 	type candidate struct {
 		name, from string
@@ -420,11 +427,14 @@ func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []
 		}
 		m, ref, err := s.cfg.Resolve(cand.name)
 		if err == nil {
-			return m, ref, warnings
+			return m, ref, warnings, nil
+		}
+		if le := (*llm.Error)(nil); cand.from == "the agent's model" && errors.As(err, &le) && le.Kind == llm.ErrAuth {
+			return nil, provider.Ref{}, nil, fmt.Errorf("its model %q cannot be used and no other account stands in for it: %w", cand.name, err)
 		}
 		warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (%v); falling back", cand.from, cand.name, err))
 	}
-	return c.Model, c.Ref, warnings
+	return c.Model, c.Ref, warnings, nil
 }
 
 // scripted reports whether name selects the scripted model, without

@@ -1,13 +1,16 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -51,10 +54,16 @@ type Config struct {
 	// Limits bound every stream: time to the first byte, silence mid-stream
 	// and the reply's size.
 	Limits guard.Limits
+	// Headers are added to every request (a provider profile's headers).
+	Headers map[string]string
+	// Provider is the name in Name(): a provider profile's; "" means
+	// "anthropic". A run recorded under it resumes on the same account.
+	Provider string
 }
 
 // Model is an Anthropic model. It is safe for concurrent use.
 type Model struct {
+	name      string // provider name in Name()
 	client    sdk.Client
 	model     string
 	maxTokens int64
@@ -112,6 +121,9 @@ func New(cfg Config) (*Model, error) {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
+	}
 	var limit int64 // the model's output limit; 0 when not known
 	if cm, ok := catalog.Default().Lookup(cfg.Model); ok {
 		limit = cm.MaxOutput
@@ -123,12 +135,13 @@ func New(cfg Config) (*Model, error) {
 			maxTokens = min(limit, catalogMaxTokens)
 		}
 	}
-	return &Model{client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, outputLimit: limit, limits: cfg.Limits.WithDefaults(),
+	return &Model{name: cmp.Or(cfg.Provider, provider), client: sdk.NewClient(opts...), model: cfg.Model, maxTokens: maxTokens, outputLimit: limit, limits: cfg.Limits.WithDefaults(),
 		tools: &toolcache.Cache[[]sdk.ToolUnionParam]{}}, nil
 }
 
-// Name returns "anthropic:" and the model id.
-func (m *Model) Name() string { return provider + ":" + m.model }
+// Name returns the provider's name ("anthropic", or the profile's), ":"
+// and the model id.
+func (m *Model) Name() string { return m.name + ":" + m.model }
 
 // Stream sends req and streams the reply. Deltas are yielded as they
 // arrive; a successful stream ends with EventDone carrying the complete

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -48,6 +50,10 @@ type Config struct {
 	// Limits bound every stream: time to the first byte, silence mid-stream
 	// and the reply's size.
 	Limits guard.Limits
+	// Headers are added to every request (a provider profile's headers).
+	Headers map[string]string
+	// Organization is sent as OpenAI-Organization when set.
+	Organization string
 }
 
 // Model is an OpenAI or OpenAI-compatible chat model. It is safe for
@@ -124,6 +130,12 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	if cfg.Organization != "" {
+		opts = append(opts, option.WithOrganization(cfg.Organization))
+	}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Headers)) {
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
 	}
 	return &Model{
 		provider: provider,
