@@ -1,7 +1,6 @@
 package tmplexec
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -545,11 +544,6 @@ func (s *state) number(n *parse.NumberNode) reflect.Value {
 	return reflect.Value{}
 }
 
-var (
-	errorType    = reflect.TypeFor[error]()
-	stringerType = reflect.TypeFor[fmt.Stringer]()
-)
-
 // print writes v as text/template prints an action's value.
 func (s *state) print(v reflect.Value) {
 	if v.Kind() == reflect.Pointer {
@@ -559,6 +553,7 @@ func (s *state) print(v reflect.Value) {
 		s.write("<no value>")
 		return
 	}
+	errorType, stringerType := reflect.TypeFor[error](), reflect.TypeFor[fmt.Stringer]()
 	if !v.Type().Implements(errorType) && !v.Type().Implements(stringerType) {
 		pt := reflect.PointerTo(v.Type())
 		if v.CanAddr() && (pt.Implements(errorType) || pt.Implements(stringerType)) {
@@ -619,9 +614,14 @@ func truth(v reflect.Value) bool {
 	return false
 }
 
-// errBadComparison and its kin are the comparison builtins' failures.
-var (
-	errBadComparisonType = errors.New("invalid type for comparison")
-	errBadComparison     = errors.New("incompatible types for comparison")
-	errNoComparison      = errors.New("missing argument for comparison")
+// The comparison builtins' failures: constants, so that the package has
+// nothing to initialise when the program starts.
+type compareError string
+
+func (e compareError) Error() string { return string(e) }
+
+const (
+	errBadComparisonType = compareError("invalid type for comparison")
+	errBadComparison     = compareError("incompatible types for comparison")
+	errNoComparison      = compareError("missing argument for comparison")
 )

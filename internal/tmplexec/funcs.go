@@ -32,7 +32,7 @@ func (s *state) call(dot reflect.Value, n *parse.IdentifierNode, args []parse.No
 		}
 		return s.invoke(name, fn, vals[1:])
 	}
-	b, ok := builtins[name]
+	b, ok := builtin(name)
 	if !ok {
 		s.errorf("%q is not a defined function", name)
 	}
@@ -115,7 +115,7 @@ func (s *state) invoke(name string, fn reflect.Value, args []reflect.Value) refl
 // as its second result stops the execution with that error.
 func (s *state) invokeValues(name string, fn reflect.Value, vals []reflect.Value) (out reflect.Value) {
 	t := fn.Type()
-	if t.NumOut() == 0 || t.NumOut() > 2 || (t.NumOut() == 2 && t.Out(1) != errorType) {
+	if t.NumOut() == 0 || t.NumOut() > 2 || (t.NumOut() == 2 && t.Out(1) != reflect.TypeFor[error]()) {
 		s.errorf("can't call %s: a template function returns one value, or a value and an error", name)
 	}
 	defer func() {
@@ -156,27 +156,47 @@ func (s *state) andOr(dot reflect.Value, and bool, args []parse.Node, final *ref
 	return v
 }
 
-type builtin func(args []reflect.Value) (reflect.Value, error)
+type builtinFunc = func(args []reflect.Value) (reflect.Value, error)
 
-// builtins are text/template's predefined functions, but and, or and call,
-// which need the state.
-var builtins = map[string]builtin{
-	"not":      fixed(1, func(a []reflect.Value) (reflect.Value, error) { return reflect.ValueOf(!truth(a[0])), nil }),
-	"len":      fixed(1, length),
-	"index":    atLeast(1, index),
-	"slice":    atLeast(1, slice),
-	"print":    printer(fmt.Sprint),
-	"println":  printer(fmt.Sprintln),
-	"printf":   atLeast(1, printf),
-	"html":     printer(template.HTMLEscaper),
-	"js":       printer(template.JSEscaper),
-	"urlquery": printer(template.URLQueryEscaper),
-	"eq":       atLeast(2, eq),
-	"ne":       fixed(2, func(a []reflect.Value) (reflect.Value, error) { return negate(eq(a)) }),
-	"lt":       fixed(2, func(a []reflect.Value) (reflect.Value, error) { return less(a[0], a[1], false) }),
-	"le":       fixed(2, func(a []reflect.Value) (reflect.Value, error) { return less(a[0], a[1], true) }),
-	"gt":       fixed(2, func(a []reflect.Value) (reflect.Value, error) { return negate(less(a[0], a[1], true)) }),
-	"ge":       fixed(2, func(a []reflect.Value) (reflect.Value, error) { return negate(less(a[0], a[1], false)) }),
+// builtin is text/template's predefined function called name, but and,
+// or and call, which need the state. A switch, not a package-level map:
+// a map would be built when the program starts, in every command.
+func builtin(name string) (func(args []reflect.Value) (reflect.Value, error), bool) {
+	switch name {
+	case "not":
+		return fixed(1, func(a []reflect.Value) (reflect.Value, error) { return reflect.ValueOf(!truth(a[0])), nil }), true
+	case "len":
+		return fixed(1, length), true
+	case "index":
+		return atLeast(1, index), true
+	case "slice":
+		return atLeast(1, slice), true
+	case "print":
+		return printer(fmt.Sprint), true
+	case "println":
+		return printer(fmt.Sprintln), true
+	case "printf":
+		return atLeast(1, printf), true
+	case "html":
+		return printer(template.HTMLEscaper), true
+	case "js":
+		return printer(template.JSEscaper), true
+	case "urlquery":
+		return printer(template.URLQueryEscaper), true
+	case "eq":
+		return atLeast(2, eq), true
+	case "ne":
+		return fixed(2, func(a []reflect.Value) (reflect.Value, error) { return negate(eq(a)) }), true
+	case "lt":
+		return fixed(2, func(a []reflect.Value) (reflect.Value, error) { return less(a[0], a[1], false) }), true
+	case "le":
+		return fixed(2, func(a []reflect.Value) (reflect.Value, error) { return less(a[0], a[1], true) }), true
+	case "gt":
+		return fixed(2, func(a []reflect.Value) (reflect.Value, error) { return negate(less(a[0], a[1], true)) }), true
+	case "ge":
+		return fixed(2, func(a []reflect.Value) (reflect.Value, error) { return negate(less(a[0], a[1], false)) }), true
+	}
+	return nil, false
 }
 
 func negate(v reflect.Value, err error) (reflect.Value, error) {
@@ -186,7 +206,7 @@ func negate(v reflect.Value, err error) (reflect.Value, error) {
 	return reflect.ValueOf(!v.Bool()), nil
 }
 
-func fixed(n int, f builtin) builtin {
+func fixed(n int, f builtinFunc) builtinFunc {
 	return func(a []reflect.Value) (reflect.Value, error) {
 		if len(a) != n {
 			return reflect.Value{}, fmt.Errorf("wrong number of args: want %d got %d", n, len(a))
@@ -195,7 +215,7 @@ func fixed(n int, f builtin) builtin {
 	}
 }
 
-func atLeast(n int, f builtin) builtin {
+func atLeast(n int, f builtinFunc) builtinFunc {
 	return func(a []reflect.Value) (reflect.Value, error) {
 		if len(a) < n {
 			return reflect.Value{}, fmt.Errorf("wrong number of args: want at least %d got %d", n, len(a))
@@ -214,7 +234,7 @@ func interfaces(a []reflect.Value) []any {
 	return out
 }
 
-func printer[T func(...any) string](f T) builtin {
+func printer(f func(...any) string) builtinFunc {
 	return func(a []reflect.Value) (reflect.Value, error) {
 		return reflect.ValueOf(f(interfaces(a)...)), nil
 	}
