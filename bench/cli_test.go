@@ -191,9 +191,7 @@ func BenchmarkStartup(b *testing.B) {
 // tools: load settings, open the session store, create a session and its
 // transcript, one streamed reply, the result line, and exit.
 func BenchmarkOneTurnRun(b *testing.B) {
-	srv := testkit.NewAnthropic(b, func(testkit.Request) testkit.Reply {
-		return testkit.Reply{Text: "hello", Usage: usage()}
-	})
+	srv := oneTurnServer(b)
 	p := newProject(b, "ANTHROPIC_BASE_URL="+srv.URL)
 	var peakAnon int64
 	loop(b, func() int64 {
@@ -206,6 +204,14 @@ func BenchmarkOneTurnRun(b *testing.B) {
 		return rss
 	})
 	b.ReportMetric(float64(peakAnon), "peak-RssAnon-KB")
+}
+
+// oneTurnServer is a fake Anthropic API that answers every request with
+// one short text.
+func oneTurnServer(b *testing.B) *testkit.AnthropicServer {
+	return testkit.NewAnthropic(b, func(testkit.Request) testkit.Reply {
+		return testkit.Reply{Text: "hello", Usage: usage()}
+	})
 }
 
 // BenchmarkToolLoopRun is a two-turn run: the model calls Read, cadre runs

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cadre-dev/cadre/internal/sandbox"
+	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -152,7 +153,7 @@ func describe(name, text string, o Options) string {
 		Options
 		BashDefaultTimeoutMs, BashMaxTimeoutMs int64
 	}{o, o.BashDefaultTimeout.Milliseconds(), o.BashMaxTimeout.Milliseconds()}
-	if err := t.Execute(&b, data); err != nil {
+	if err := tmplexec.New(t, nil).Execute(&b, data); err != nil {
 		panic(fmt.Sprintf("builtin: render %s description: %v", name, err))
 	}
 	return strings.TrimSpace(b.String())

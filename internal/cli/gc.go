@@ -4,7 +4,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 )
 
 // The command's collector: Go's default (GOGC=100) lets the heap grow to
@@ -24,20 +23,25 @@ const (
 
 // leanGC arms that switch: after each collection, until the live heap is
 // over above, it looks once (a cleanup of an object that lives for one
-// cycle), then sets the collector's percent and stops looking.
+// cycle), then sets the collector's percent and stops looking. It reads
+// the heap with ReadMemStats, not runtime/metrics: linking that package
+// costs every command its initialisation and, on first read, the
+// runtime's table of every metric (docs/performance.md, "Start-up"); the
+// heap allocated just after a collection is the live heap and what little
+// was allocated since, close enough for a threshold.
 func leanGC(above uint64, percent int) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var arm func()
 	arm = func() {
 		// A pointer field keeps the object out of the tiny allocator,
 		// whose blocks free together, late.
 		type tick struct{ _ *int }
 		runtime.AddCleanup(new(tick), func(struct{}) {
-			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() >= above {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc >= above {
 				debug.SetGCPercent(percent)
 				return
 			}

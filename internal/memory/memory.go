@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"text/template"
+
+	"github.com/cadre-dev/cadre/internal/tmplexec"
 )
 
 // Scopes.
@@ -97,8 +99,8 @@ func Rules(dir string) []string {
 //go:embed memory.md
 var promptText string
 
-var prompt = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("memory").Parse(promptText))
+var prompt = sync.OnceValue(func() *tmplexec.Template {
+	return tmplexec.New(template.Must(template.New("memory").Parse(promptText)), nil)
 })
 
 // Prompt is the system prompt section of the memory at dir: the

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/cadre-dev/cadre/internal/tmplexec"
 )
 
 // Model-facing text lives in these files, reviewed like code.
@@ -55,9 +57,10 @@ var (
 )
 
 // lazy returns a function that parses the template on its first call.
-func lazy(name, text string, funcs template.FuncMap) func() *template.Template {
-	return sync.OnceValue(func() *template.Template {
-		return template.Must(template.New(name).Funcs(funcs).Parse(text))
+// They run on tmplexec, not text/template's executor (see its doc.go).
+func lazy(name, text string, funcs template.FuncMap) func() *tmplexec.Template {
+	return sync.OnceValue(func() *tmplexec.Template {
+		return tmplexec.New(template.Must(template.New(name).Funcs(funcs).Parse(text)), funcs)
 	})
 }
 
@@ -67,7 +70,7 @@ var frameFuncs = template.FuncMap{
 	"untrusted": func() string { return untrustedNote },
 }
 
-func render(t *template.Template, data any) string {
+func render(t *tmplexec.Template, data any) string {
 	// Rendered for every spawn and notification: a buffer sized for a
 	// prompt rarely grows, and String keeps an exact copy, not the
 	// buffer's spare room, alive in the conversation.
@@ -86,8 +89,8 @@ var profilePromptFS embed.FS
 
 // profilePrompts() holds the harness and gateway tool descriptions, each named
 // after its file ("harness_agent_spawn.md").
-var profilePrompts = sync.OnceValue(func() *template.Template {
-	return template.Must(template.ParseFS(profilePromptFS, "prompts/harness_*.md", "prompts/gateway_*.md"))
+var profilePrompts = sync.OnceValue(func() *tmplexec.Template {
+	return tmplexec.New(template.Must(template.ParseFS(profilePromptFS, "prompts/harness_*.md", "prompts/gateway_*.md")), nil)
 })
 
 func profilePrompt(name string, data any) string {

@@ -73,7 +73,7 @@
 // # Templates
 //
 // text, thinking and the string values of a tool's input are Go templates
-// (text/template) that see:
+// (text/template's syntax and functions; internal/tmplexec runs them) that see:
 //
 //	{{.Prompt}}          the text of the first user message
 //	{{.LastUserText}}    the text of the newest user message that has text

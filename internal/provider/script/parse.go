@@ -18,6 +18,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/frontmatter"
 	"github.com/cadre-dev/cadre/internal/suggest"
+	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -553,7 +554,7 @@ func contains(list []string, s string) bool {
 // are, which also spares a template parse for the common case.
 type tmpl struct {
 	raw string
-	t   *template.Template
+	t   *tmplexec.Template
 }
 
 // data is what a template sees.
@@ -591,7 +592,7 @@ func parseTemplate(name, s string) (*tmpl, error) {
 			return nil, err
 		}
 	}
-	return &tmpl{raw: s, t: t}, nil
+	return &tmpl{raw: s, t: tmplexec.New(t, nil)}, nil
 }
 
 func (t *tmpl) render(d *data) (string, error) {
