@@ -57,8 +57,11 @@ type Entry struct {
 
 // Queue is safe for concurrent use. The zero value is ready.
 type Queue struct {
-	mu      sync.Mutex
-	entries []Entry
+	mu sync.Mutex
+	// entries are by target: an agent that looks for its own input must
+	// not read everyone's (thousands of notifications can wait for a busy
+	// main agent while each of its children looks for its own).
+	entries map[string][]Entry
 	seq     uint64
 	changed chan struct{} // closed and replaced on every Push
 }
@@ -79,7 +82,10 @@ func (q *Queue) Push(e Entry) {
 	if e.Enqueued.IsZero() {
 		e.Enqueued = time.Now()
 	}
-	q.entries = append(q.entries, e)
+	if q.entries == nil {
+		q.entries = map[string][]Entry{}
+	}
+	q.entries[e.Target] = append(q.entries[e.Target], e)
 	close(q.signal())
 	q.changed = make(chan struct{})
 }
@@ -101,9 +107,9 @@ func (q *Queue) TakeTurn(target string) []Entry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var first *Entry
-	for i := range q.entries {
-		e := &q.entries[i]
-		if e.Target == target && (first == nil || e.Priority < first.Priority || e.Priority == first.Priority && e.seq < first.seq) {
+	for i := range q.entries[target] {
+		e := &q.entries[target][i]
+		if first == nil || e.Priority < first.Priority || e.Priority == first.Priority && e.seq < first.seq {
 			first = e
 		}
 	}
@@ -141,16 +147,21 @@ func (q *Queue) takeWhere(target string, match func(Entry) bool) []Entry {
 	// Filtered in place: a take that finds nothing, the common case
 	// while many agents wait, allocates nothing.
 	var out []Entry
-	keep := q.entries[:0]
-	for _, e := range q.entries {
-		if e.Target == target && (match == nil || match(e)) {
+	all := q.entries[target]
+	keep := all[:0]
+	for _, e := range all {
+		if match == nil || match(e) {
 			out = append(out, e)
 		} else {
 			keep = append(keep, e)
 		}
 	}
-	clear(q.entries[len(keep):]) // the taken entries' messages are the taker's now
-	q.entries = keep
+	clear(all[len(keep):]) // the taken entries' messages are the taker's now
+	if len(keep) == 0 {
+		delete(q.entries, target)
+	} else {
+		q.entries[target] = keep
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Priority != out[j].Priority {
 			return out[i].Priority < out[j].Priority
@@ -188,17 +199,11 @@ func (q *Queue) Wait(ctx context.Context, target string, stop <-chan struct{}) (
 func (q *Queue) Withdraw(taskID string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	keep := q.entries[:0]
 	removed := false
-	for _, e := range q.entries {
-		if e.Mode == ModeNotification && e.TaskID == taskID {
-			removed = true
-			continue
-		}
-		keep = append(keep, e)
+	for target := range q.entries {
+		n := len(q.takeWhere(target, func(e Entry) bool { return e.Mode == ModeNotification && e.TaskID == taskID }))
+		removed = removed || n > 0
 	}
-	clear(q.entries[len(keep):])
-	q.entries = keep
 	return removed
 }
 
@@ -206,11 +211,5 @@ func (q *Queue) Withdraw(taskID string) bool {
 func (q *Queue) Len(target string) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	n := 0
-	for _, e := range q.entries {
-		if e.Target == target {
-			n++
-		}
-	}
-	return n
+	return len(q.entries[target])
 }
