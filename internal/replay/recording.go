@@ -1,0 +1,210 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Source reads recorded sessions. The runtime's store and transcripts
+// implement it through a small adapter.
+type Source interface {
+	// Session returns the record of id.
+	Session(ctx context.Context, id string) (session.Info, error)
+	// Children returns the sessions id's agent started, oldest first.
+	Children(ctx context.Context, id string) ([]session.Info, error)
+	// Transcript returns the entries of a session's transcript.
+	Transcript(ctx context.Context, info session.Info) ([]session.Entry, error)
+}
+
+// Conversation is one recorded agent run: a session of the tree.
+type Conversation struct {
+	SessionID string
+	ParentID  string
+	Agent     string // "main", or the subagent's type
+	Cwd       string
+	// Prompt is the text of the first user message.
+	Prompt string
+	Turns  []Turn
+	// SpawnedBy is the parent's Agent call that started this run, when
+	// its result names the run (Turn counts from 1); zero for the root.
+	SpawnedBy Call
+}
+
+// Call locates one tool call in a recording.
+type Call struct {
+	Turn      int
+	ToolUseID string
+	Tool      string
+}
+
+// Turn is one recorded model reply and what its tool calls returned.
+type Turn struct {
+	Message    llm.Message
+	MessageID  string
+	Model      string
+	StopReason llm.StopReason
+	Usage      llm.Usage
+	// Results are the recorded tool_result blocks, by tool_use id.
+	Results map[string]llm.Block
+}
+
+// Recording is a session tree as recorded: Root first, then every
+// descendant, depth first in the order they were started.
+type Recording struct {
+	Root  *Conversation
+	All   []*Conversation
+	byID  map[string]*Conversation
+	calls map[string]llm.Block // every recorded tool result, by tool_use id
+}
+
+// Conversation returns the recorded run with this session id.
+func (r *Recording) Conversation(id string) (*Conversation, bool) {
+	c, ok := r.byID[id]
+	return c, ok
+}
+
+// Result returns the recorded result of the tool call with this id.
+func (r *Recording) Result(toolUseID string) (llm.Block, bool) {
+	b, ok := r.calls[toolUseID]
+	return b, ok
+}
+
+// maxConversations bounds the tree a replay reads: a session tree is
+// small, and a store that answers with a cycle must not loop.
+const maxConversations = 10000
+
+// Load reads the session rootID and every session under it.
+func Load(ctx context.Context, src Source, rootID string) (*Recording, error) {
+	info, err := src.Session(ctx, rootID)
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recording{byID: map[string]*Conversation{}, calls: map[string]llm.Block{}}
+	var walk func(info session.Info) (*Conversation, error)
+	walk = func(info session.Info) (*Conversation, error) {
+		if _, seen := rec.byID[info.ID]; seen || len(rec.All) >= maxConversations {
+			return nil, fmt.Errorf("session %s: the session tree repeats a session or is too large", info.ID)
+		}
+		entries, err := src.Transcript(ctx, info)
+		if err != nil {
+			return nil, fmt.Errorf("read the transcript of session %s: %w", info.ID, err)
+		}
+		c := conversationOf(info, entries)
+		rec.byID[c.SessionID] = c
+		rec.All = append(rec.All, c)
+		for _, t := range c.Turns {
+			for id, b := range t.Results {
+				rec.calls[id] = b
+			}
+		}
+		kids, err := src.Children(ctx, info.ID)
+		if err != nil {
+			return nil, fmt.Errorf("list the subagents of session %s: %w", info.ID, err)
+		}
+		spawns := spawnCalls(c)
+		for _, k := range kids {
+			kc, err := walk(k)
+			if err != nil {
+				return nil, err
+			}
+			kc.SpawnedBy = spawns[kc.SessionID]
+		}
+		return c, nil
+	}
+	if rec.Root, err = walk(info); err != nil {
+		return nil, err
+	}
+	if len(rec.Root.Turns) == 0 {
+		return nil, fmt.Errorf("session %s has no recorded model turn to replay", rootID)
+	}
+	return rec, nil
+}
+
+// conversationOf reads a transcript's turns: each assistant entry starts
+// one, and the tool results of the user entries after it are its results.
+func conversationOf(info session.Info, entries []session.Entry) *Conversation {
+	c := &Conversation{SessionID: info.ID, ParentID: info.ParentID, Agent: info.Agent, Cwd: info.Cwd}
+	if c.Agent == "" {
+		c.Agent = "main"
+	}
+	prompted := false
+	for _, e := range entries {
+		if e.Message == nil {
+			continue
+		}
+		switch e.Type {
+		case session.EntryUser:
+			if !prompted {
+				c.Prompt, prompted = promptText(*e.Message), true
+			}
+			for _, b := range e.Message.Content {
+				if b.Type != llm.BlockToolResult {
+					continue
+				}
+				for i := len(c.Turns) - 1; i >= 0; i-- {
+					if hasToolUse(c.Turns[i].Message, b.ToolUseID) {
+						c.Turns[i].Results[b.ToolUseID] = b
+						break
+					}
+				}
+			}
+		case session.EntryAssistant:
+			t := Turn{Message: *e.Message, MessageID: e.MessageID, Model: e.Model, StopReason: llm.StopReason(e.StopReason), Results: map[string]llm.Block{}}
+			if e.Usage != nil {
+				t.Usage = *e.Usage
+			}
+			c.Turns = append(c.Turns, t)
+		}
+	}
+	return c
+}
+
+// promptText is the text of a user message, without the per-request
+// context the loop adds (never recorded, but present in a request).
+func promptText(m llm.Message) string {
+	var parts []string
+	for _, b := range m.Content {
+		if b.Type == llm.BlockText && !b.PerTurn {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func hasToolUse(m llm.Message, id string) bool {
+	for _, b := range m.Content {
+		if b.Type == llm.BlockToolUse && b.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// agentIDLine finds the child's id in an Agent call's result
+// ("agentId: <id>", Claude Code's usage footer, which cadre writes too).
+var agentIDLine = regexp.MustCompile(`agentId: ([A-Za-z0-9_-]+)`)
+
+// spawnCalls maps each child session id named in c's Agent call results to
+// the call.
+func spawnCalls(c *Conversation) map[string]Call {
+	out := map[string]Call{}
+	for i, t := range c.Turns {
+		for _, use := range t.Message.ToolUses() {
+			res, ok := t.Results[use.ID]
+			if !ok {
+				continue
+			}
+			if m := agentIDLine.FindStringSubmatch(res.ResultText()); m != nil {
+				if _, dup := out[m[1]]; !dup {
+					out[m[1]] = Call{Turn: i + 1, ToolUseID: use.ID, Tool: use.Name}
+				}
+			}
+		}
+	}
+	return out
+}
