@@ -168,6 +168,10 @@ type Options struct {
 	// (the default) or DispatchAny (cadre serve's). The SQLite store runs
 	// every run where it starts.
 	Dispatch Dispatch
+
+	// replay is set by Replay alone (replay.go): the runtime's every model
+	// and some of its tools come from a recording.
+	replay *replayHooks
 }
 
 // PermissionRequest is a tool call that needs approval.
@@ -567,6 +571,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r.baseTools = slices.DeleteFunc(r.baseTools, func(t tool.Tool) bool { return !offered(t, opts.ToolNames) })
+	if h := opts.replay; h != nil && h.tools != nil {
+		r.baseTools = h.tools(r.baseTools)
+	}
 	var problems []command.Problem
 	r.commands, problems = command.Load(cwd, cfg.Home)
 	if !wt.Trusted {
@@ -878,6 +885,14 @@ func (r *Runtime) checkPrice() func(provider.Ref) error {
 }
 
 func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
+	if h := r.opts.replay; h != nil {
+		return h.model, h.ref, nil
+	}
+	return r.resolveModel(name)
+}
+
+// resolveModel builds the model name names, ignoring a replay's.
+func (r *Runtime) resolveModel(name string) (llm.Model, provider.Ref, error) {
 	r.modelMu.Lock()
 	defer r.modelMu.Unlock()
 	if m, ok := r.models[name]; ok {
