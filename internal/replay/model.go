@@ -36,7 +36,7 @@ type Model struct {
 	mu          sync.Mutex
 	live        llm.Model
 	claimed     map[*Conversation]bool
-	replies     map[string]reply // fingerprint of an emitted message → where it came from
+	replies     map[string][]reply // fingerprint of an emitted message → where it came from
 	diverged    map[*Conversation]bool
 	divergences []Divergence
 	stopped     bool
@@ -59,7 +59,7 @@ func NewModel(cfg Config) *Model {
 	}
 	return &Model{
 		cfg: cfg, name: name,
-		claimed: map[*Conversation]bool{}, replies: map[string]reply{}, diverged: map[*Conversation]bool{},
+		claimed: map[*Conversation]bool{}, replies: map[string][]reply{}, diverged: map[*Conversation]bool{},
 	}
 }
 
@@ -156,8 +156,8 @@ func (m *Model) route(req *llm.Request) (*Turn, llm.Model, error) {
 			return m.diverge(*d, nil)
 		}
 	} else {
-		r, ok := m.replies[fingerprint(*last)]
-		if !ok || r.turn != k-1 {
+		r, ok := m.lookup(fingerprint(*last), k-1, agentOf(req))
+		if !ok {
 			// Its last reply was the live model's: it stays live.
 			if m.live == nil {
 				return nil, nil, &llm.Error{Kind: llm.ErrBadRequest, Provider: "replay", Message: fmt.Sprintf("agent %s: turn %d belongs to no recorded conversation", agentOf(req), k+1)}
@@ -185,9 +185,26 @@ func (m *Model) route(req *llm.Request) (*Turn, llm.Model, error) {
 			Detail: fmt.Sprintf("the replay asked for turn %d; the recorded run ended after %d", k+1, len(c.Turns))}, c)
 	}
 	t := &c.Turns[k]
-	m.replies[fingerprint(t.Message)] = reply{c, k}
+	fp := fingerprint(t.Message)
+	m.replies[fp] = append(m.replies[fp], reply{c, k})
 	m.fed++
 	return t, nil, nil
+}
+
+// lookup finds the conversation that was fed the message with fingerprint
+// fp as its turn (an index), preferring one of agent's.
+func (m *Model) lookup(fp string, turn int, agent string) (reply, bool) {
+	var found reply
+	ok := false
+	for _, r := range m.replies[fp] {
+		if r.turn != turn {
+			continue
+		}
+		if !ok || (found.c.Agent != agent && r.c.Agent == agent) {
+			found, ok = r, true
+		}
+	}
+	return found, ok
 }
 
 // claim matches the first call of a conversation to a recorded one not yet
@@ -247,7 +264,7 @@ func (m *Model) compare(c *Conversation, i int, msgs []llm.Message) *Divergence 
 			continue // the recorded run was cut before it answered
 		}
 		got, ok := findResult(msgs, use.ID)
-		d := Divergence{Kind: KindToolResult, Agent: c.Agent, AgentID: c.SessionID, Turn: i + 1, ToolUseID: use.ID, Tool: use.Name}
+		d := Divergence{Kind: KindToolResult, Agent: c.Agent, AgentID: c.SessionID, Turn: i + 1, ToolUseID: t.RecordedID(use.ID), Tool: use.Name}
 		if !ok {
 			d.Detail = "the replay has no result for this call"
 			return &d

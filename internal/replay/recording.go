@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/session"
@@ -51,6 +52,20 @@ type Turn struct {
 	Usage      llm.Usage
 	// Results are the recorded tool_result blocks, by tool_use id.
 	Results map[string]llm.Block
+	// recordedIDs maps the tool_use ids of Message that Load renamed to
+	// the recorded ones.
+	recordedIDs map[string]string
+}
+
+// RecordedID returns the id a tool call has in the recorded transcript:
+// Load renames ids the recording uses more than once (a model of the
+// caller's that numbers its calls from 1 in every conversation), since a
+// replay tells calls apart by id.
+func (t *Turn) RecordedID(id string) string {
+	if r, ok := t.recordedIDs[id]; ok {
+		return r
+	}
+	return id
 }
 
 // Recording is a session tree as recorded: Root first, then every
@@ -84,7 +99,7 @@ func Load(ctx context.Context, src Source, rootID string) (*Recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recording{byID: map[string]*Conversation{}, calls: map[string]llm.Block{}}
+	rec := &Recording{byID: map[string]*Conversation{}}
 	var walk func(info session.Info) (*Conversation, error)
 	walk = func(info session.Info) (*Conversation, error) {
 		if _, seen := rec.byID[info.ID]; seen || len(rec.All) >= maxConversations {
@@ -97,11 +112,6 @@ func Load(ctx context.Context, src Source, rootID string) (*Recording, error) {
 		c := conversationOf(info, entries)
 		rec.byID[c.SessionID] = c
 		rec.All = append(rec.All, c)
-		for _, t := range c.Turns {
-			for id, b := range t.Results {
-				rec.calls[id] = b
-			}
-		}
 		kids, err := src.Children(ctx, info.ID)
 		if err != nil {
 			return nil, fmt.Errorf("list the subagents of session %s: %w", info.ID, err)
@@ -119,10 +129,59 @@ func Load(ctx context.Context, src Source, rootID string) (*Recording, error) {
 	if rec.Root, err = walk(info); err != nil {
 		return nil, err
 	}
+	rec.uniqueIDs()
 	if len(rec.Root.Turns) == 0 {
 		return nil, fmt.Errorf("session %s has no recorded model turn to replay", rootID)
 	}
 	return rec, nil
+}
+
+// uniqueIDs renames the tool_use ids that occur more than once in the
+// recording (with their results) so that each call has its own.
+func (r *Recording) uniqueIDs() {
+	count := map[string]int{}
+	for _, c := range r.All {
+		for _, t := range c.Turns {
+			for _, u := range t.Message.ToolUses() {
+				count[u.ID]++
+			}
+		}
+	}
+	for ci, c := range r.All {
+		for ti := range c.Turns {
+			t := &c.Turns[ti]
+			renamed := false
+			content := slices.Clone(t.Message.Content)
+			for bi, b := range content {
+				if b.Type != llm.BlockToolUse || count[b.ID] < 2 {
+					continue
+				}
+				id := fmt.Sprintf("%s_r%dt%d", b.ID, ci, ti)
+				if t.recordedIDs == nil {
+					t.recordedIDs = map[string]string{}
+				}
+				t.recordedIDs[id] = b.ID
+				if res, ok := t.Results[b.ID]; ok {
+					delete(t.Results, b.ID)
+					res.ToolUseID = id
+					t.Results[id] = res
+				}
+				content[bi].ID = id
+				renamed = true
+			}
+			if renamed {
+				t.Message.Content = content
+			}
+		}
+	}
+	r.calls = map[string]llm.Block{}
+	for _, c := range r.All {
+		for _, t := range c.Turns {
+			for id, b := range t.Results {
+				r.calls[id] = b
+			}
+		}
+	}
 }
 
 // conversationOf reads a transcript's turns: each assistant entry starts

@@ -45,8 +45,23 @@ func (t *Tree) Overlay(ctx context.Context) error {
 	return nil
 }
 
+// Snapshot commits everything t holds (ignored files aside) on its
+// branch, so that Changed reports only what happened after it. The commit
+// is the scratch tree's own: Discard deletes it with the branch.
+func (t *Tree) Snapshot(ctx context.Context) error {
+	if _, err := git(ctx, t.Path, "add", "--all"); err != nil {
+		return fmt.Errorf("worktree: snapshot of %s: %w", t.Path, err)
+	}
+	if _, err := git(ctx, t.Path, "-c", "user.name=cadre", "-c", "user.email=cadre@localhost", "-c", "commit.gpgsign=false",
+		"commit", "--quiet", "--no-verify", "--allow-empty", "--message", "cadre: the workspace as it was"); err != nil {
+		return fmt.Errorf("worktree: snapshot of %s: %w", t.Path, err)
+	}
+	return nil
+}
+
 // Changed lists the paths (relative to t.Path) that differ from t's
-// starting commit: modified, added, untracked or deleted.
+// HEAD (its starting commit, or its Snapshot): modified, added, untracked
+// or deleted.
 func (t *Tree) Changed(ctx context.Context) ([]string, error) {
 	return statusPaths(ctx, t.Path)
 }
