@@ -261,21 +261,36 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 		model.SetLive(live)
 	}
 
-	for ev, err := range rt.Run(runCtx, Request{Prompt: rec.Root.Prompt}) {
-		if err != nil {
-			if _, stopped := model.Divergences(); !stopped {
-				return rep, err
+	// Each prompt of the recorded conversation starts a run, as it did:
+	// the first a new session, the later ones resume it.
+	prompts := rec.Root.Prompts
+	if len(prompts) == 0 {
+		prompts = []string{rec.Root.Prompt}
+	}
+	for i, p := range prompts {
+		req := Request{Prompt: p}
+		if i > 0 {
+			if rep.ReplaySession == "" || runCtx.Err() != nil {
+				break
 			}
-			break
+			req.Resume = rep.ReplaySession
 		}
-		if rep.ReplaySession == "" {
-			rep.ReplaySession = ev.SessionID
-		}
-		if ev.Type == EventResult && ev.Result != nil {
-			rep.Result, rep.IsError = ev.Result.Result, ev.Result.IsError
-		}
-		if opts.OnEvent != nil {
-			opts.OnEvent(ev)
+		for ev, err := range rt.Run(runCtx, req) {
+			if err != nil {
+				if _, stopped := model.Divergences(); !stopped {
+					return rep, err
+				}
+				break
+			}
+			if rep.ReplaySession == "" {
+				rep.ReplaySession = ev.SessionID
+			}
+			if ev.Type == EventResult && ev.Result != nil {
+				rep.Result, rep.IsError = ev.Result.Result, ev.Result.IsError
+			}
+			if opts.OnEvent != nil {
+				opts.OnEvent(ev)
+			}
 		}
 	}
 	divs, stopped := model.Divergences()
@@ -283,6 +298,11 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	rep.TurnsReplayed, rep.TurnsLive = model.Counts()
 	for _, d := range divs {
 		rep.Divergences = append(rep.Divergences, divergenceOf(d))
+	}
+	if len(divs) == 0 && !stopped {
+		for _, d := range model.Short() {
+			rep.Divergences = append(rep.Divergences, divergenceOf(d))
+		}
 	}
 	if len(divs) == 0 && !stopped && opts.FromTurn == 0 {
 		for _, c := range model.Unstarted() {

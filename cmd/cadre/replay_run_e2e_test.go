@@ -289,3 +289,26 @@ func TestReplayOutsideGitNeedsInPlace(t *testing.T) {
 		t.Error("a .git appeared in the workspace")
 	}
 }
+
+// A conversation of two prompts (the second with --continue) replays as
+// two runs of one session: every recorded turn is fed.
+func TestReplayConversationOfTwoPrompts(t *testing.T) {
+	srv := testkit.NewAnthropic(t, readThenAnswer)
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	git(t, e.dir, "init", "--quiet")
+	git(t, e.dir, "add", "--all")
+	git(t, e.dir, "commit", "--quiet", "-m", "fixture")
+	first := e.run("", "-p", "What is the secret word in notes.txt?", "--output-format", "json", "--model", "claude-sonnet-5-5")
+	second := e.run("", "-p", "And again?", "--continue", "--output-format", "json", "--model", "claude-sonnet-5-5")
+	var a, b struct {
+		SessionID string `json:"session_id"`
+	}
+	if json.Unmarshal([]byte(first.stdout), &a) != nil || json.Unmarshal([]byte(second.stdout), &b) != nil || a.SessionID == "" || a.SessionID != b.SessionID {
+		t.Fatalf("recording: %s\n%s\n%s%s", first.stdout, second.stdout, first.stderr, second.stderr)
+	}
+	e.set("ANTHROPIC_BASE_URL=" + deadURL(t))
+	j := decodeReplay(t, e.run("", "replay", "--json", a.SessionID))
+	if j.Diverged || j.TurnsReplayed != 3 || !strings.Contains(j.Result, "PAPAYA") {
+		t.Errorf("want the 3 turns of both prompts fed and no divergence: %+v", j)
+	}
+}

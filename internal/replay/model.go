@@ -38,6 +38,7 @@ type Model struct {
 	claimed     map[*Conversation]bool
 	replies     map[string][]reply // fingerprint of an emitted message → where it came from
 	diverged    map[*Conversation]bool
+	turns       map[*Conversation]int // how many of its recorded turns were fed
 	divergences []Divergence
 	stopped     bool
 	fed, asked  int // recorded turns emitted; turns the live model answered
@@ -59,7 +60,7 @@ func NewModel(cfg Config) *Model {
 	}
 	return &Model{
 		cfg: cfg, name: name,
-		claimed: map[*Conversation]bool{}, replies: map[string][]reply{}, diverged: map[*Conversation]bool{},
+		claimed: map[*Conversation]bool{}, replies: map[string][]reply{}, diverged: map[*Conversation]bool{}, turns: map[*Conversation]int{},
 	}
 }
 
@@ -100,6 +101,27 @@ func (m *Model) Unstarted() []*Conversation {
 		if c != m.cfg.Recording.Root && !m.claimed[c] {
 			out = append(out, c)
 		}
+	}
+	return out
+}
+
+// Short returns a divergence for each recorded run the replay started but
+// ended before its last recorded turn (one the live model did not take
+// over), for a replay that ran to its end.
+func (m *Model) Short() []Divergence {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Divergence
+	for _, c := range m.cfg.Recording.All {
+		n, started := m.turns[c]
+		if !started || m.diverged[c] || n >= len(c.Turns) {
+			continue
+		}
+		if c == m.cfg.Recording.Root && m.cfg.FromTurn > 0 {
+			continue
+		}
+		out = append(out, Divergence{Kind: KindTurn, Agent: c.Agent, AgentID: c.SessionID, Turn: n + 1,
+			Detail: fmt.Sprintf("the replayed run ended after turn %d; the recorded one went on to turn %d", n, len(c.Turns))})
 	}
 	return out
 }
@@ -187,6 +209,7 @@ func (m *Model) route(req *llm.Request) (*Turn, llm.Model, error) {
 	t := &c.Turns[k]
 	fp := fingerprint(t.Message)
 	m.replies[fp] = append(m.replies[fp], reply{c, k})
+	m.turns[c] = max(m.turns[c], k+1)
 	m.fed++
 	return t, nil, nil
 }

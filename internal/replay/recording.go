@@ -28,8 +28,12 @@ type Conversation struct {
 	ParentID  string
 	Agent     string // "main", or the subagent's type
 	Cwd       string
-	// Prompt is the text of the first user message.
-	Prompt string
+	// Prompt is the text of the first user message; Prompts that of every
+	// user message that started a run of the agent (the first and those
+	// sent later in the conversation, not tool results or task
+	// notifications).
+	Prompt  string
+	Prompts []string
 	Turns  []Turn
 	// SpawnedBy is the parent's Agent call that started this run, when
 	// its result names the run (Turn counts from 1); zero for the root.
@@ -198,8 +202,12 @@ func conversationOf(info session.Info, entries []session.Entry) *Conversation {
 		}
 		switch e.Type {
 		case session.EntryUser:
+			text := promptText(*e.Message)
 			if !prompted {
-				c.Prompt, prompted = promptText(*e.Message), true
+				c.Prompt, prompted = text, true
+			}
+			if startsRun(*e.Message, text) {
+				c.Prompts = append(c.Prompts, text)
 			}
 			for _, b := range e.Message.Content {
 				if b.Type != llm.BlockToolResult {
@@ -221,6 +229,19 @@ func conversationOf(info session.Info, entries []session.Entry) *Conversation {
 		}
 	}
 	return c
+}
+
+// startsRun reports whether a recorded user message is a prompt: text,
+// no tool results, and not one of the messages the runtime itself sends
+// (task notifications, which the replay's own runs send again).
+func startsRun(m llm.Message, text string) bool {
+	for _, b := range m.Content {
+		if b.Type == llm.BlockToolResult {
+			return false
+		}
+	}
+	t := strings.TrimSpace(text)
+	return t != "" && !strings.HasPrefix(t, "<task-notification>")
 }
 
 // promptText is the text of a user message, without the per-request
