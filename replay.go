@@ -247,8 +247,7 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	if opts.Tools == ReplayToolsReadOnly {
 		hooks.tools = func(ts []tool.Tool) []tool.Tool { return replay.ReadOnly(rec, ts) }
 	}
-	ro.replay = hooks
-	rt, err := New(ctx, ro)
+	rt, err := newRuntime(ctx, ro, hooks)
 	if err != nil {
 		return rep, err
 	}
@@ -345,7 +344,7 @@ type replayHooks struct {
 // when set) and the session the tree's workspace is recorded on.
 func loadRecording(ctx context.Context, opts ReplayOptions) (*replay.Recording, session.Info, error) {
 	ro := opts.Options
-	ro.Model, ro.LLM, ro.Agent, ro.replay = "", nil, "", nil
+	ro.Model, ro.LLM, ro.Agent = "", nil, ""
 	// Reading the store needs a runtime on some directory; the recorded
 	// one may be gone, so it is the caller's.
 	rt, err := New(ctx, ro)

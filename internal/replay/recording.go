@@ -34,7 +34,7 @@ type Conversation struct {
 	// notifications).
 	Prompt  string
 	Prompts []string
-	Turns  []Turn
+	Turns   []Turn
 	// SpawnedBy is the parent's Agent call that started this run, when
 	// its result names the run (Turn counts from 1); zero for the root.
 	SpawnedBy Call
