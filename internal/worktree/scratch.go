@@ -31,12 +31,21 @@ func (t *Tree) Overlay(ctx context.Context) error {
 		fi, err := os.Lstat(src)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
+			if err := mkdirInside(t.Path, filepath.Dir(dst)); err != nil {
+				return fmt.Errorf("worktree: %w", err)
+			}
 			if err := os.RemoveAll(dst); err != nil {
 				return fmt.Errorf("worktree: %w", err)
 			}
 			continue
 		case err != nil:
 			return fmt.Errorf("worktree: %w", err)
+		}
+		// A directory of the checkout may be a symlink in the tree (a
+		// committed link the checkout replaced with a directory): writing
+		// through it would land outside the tree.
+		if err := mkdirInside(t.Path, filepath.Dir(dst)); err != nil {
+			return fmt.Errorf("worktree: copying %s: %w", rel, err)
 		}
 		if err := copyEntry(src, dst, fi); err != nil {
 			return fmt.Errorf("worktree: copying %s: %w", rel, err)
@@ -103,12 +112,41 @@ func statusPaths(ctx context.Context, dir string) ([]string, error) {
 	return paths, nil
 }
 
+// mkdirInside makes dir (inside root) a real directory, every step of the
+// way: a symlink on the path is replaced by a directory, so nothing
+// written under dir can leave root.
+func mkdirInside(root, dir string) error {
+	rel, ok := relInside(root, dir)
+	if !ok {
+		return fmt.Errorf("%s is outside %s", dir, root)
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "" || part == "." {
+			continue
+		}
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := os.Mkdir(p, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // copyEntry copies a regular file (with its mode) or a symlink; anything
 // else (a nested repository git lists as a directory) is skipped.
 func copyEntry(src, dst string, fi fs.FileInfo) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(src)

@@ -60,3 +60,37 @@ func TestScratchTree(t *testing.T) {
 		t.Errorf("the checkout's a.txt became %q", b)
 	}
 }
+
+// The attack: the repository commits `link` as a symlink to a directory
+// outside; in the checkout, `link` is a real directory with an untracked
+// file. Laying the checkout over the tree must not write through the
+// tree's symlink.
+func TestOverlayDoesNotWriteThroughASymlink(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newRepo(t)
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(repo, "link")); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, repo, "add", "link")
+	gitT(t, repo, "commit", "-q", "-m", "link")
+	if err := os.Remove(filepath.Join(repo, "link")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(repo, "link", "x.txt"), "x\n")
+	tr := create(t, repo, "replay-link")
+	defer tr.Discard(ctx)
+	if err := tr.Overlay(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(outside, "x.txt")) {
+		t.Fatal("Overlay wrote outside the tree, through the committed symlink")
+	}
+	if fi, err := os.Lstat(filepath.Join(tr.Path, "link")); err != nil || !fi.IsDir() {
+		t.Errorf("link in the tree: %v, %v; want a directory, as in the checkout", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(tr.Path, "link", "x.txt")); string(b) != "x\n" {
+		t.Errorf("link/x.txt in the tree: %q", b)
+	}
+}
