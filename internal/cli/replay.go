@@ -109,8 +109,11 @@ func writeReplay(w io.Writer, rep cadre.ReplayReport) error {
 			b.WriteString("    " + l + "\n")
 		}
 	}
-	if n := len(rep.Divergences) - 1; n > 0 {
-		fmt.Fprintf(&b, "and %d more divergence(s) after it (--json lists them)\n", n)
+	switch n := len(rep.Divergences) - 1; {
+	case n == 1:
+		b.WriteString("and 1 more divergence after it (--json lists it)\n")
+	case n > 1:
+		fmt.Fprintf(&b, "and %d more divergences after it (--json lists them)\n", n)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
