@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Normalizer removes from a tool result what legitimately differs between
@@ -50,12 +51,16 @@ func NewNormalizer(replayDir, recordedDir string) *Normalizer {
 	return n
 }
 
-var (
-	uuidRE     = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	timeRE     = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
-	durFieldRE = regexp.MustCompile(`(duration_ms: |"duration_?[mM]s":\s*)\d+`)
-	durUnitRE  = regexp.MustCompile(`\b(\d+(\.\d+)?(ns|µs|us|ms)|\d+\.\d+s)\b`)
-)
+// rules are the patterns of the common rules, compiled on first use (not
+// when the program starts: most commands never replay).
+var rules = sync.OnceValue(func() [4]*regexp.Regexp {
+	return [4]*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`),
+		regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`),
+		regexp.MustCompile(`(duration_ms: |"duration_?[mM]s":\s*)\d+`),
+		regexp.MustCompile(`\b(\d+(\.\d+)?(ns|µs|us|ms)|\d+\.\d+s)\b`),
+	}
+})
 
 // Recorded normalises a recorded text.
 func (n *Normalizer) Recorded(s string) string { return n.common(s) }
@@ -70,9 +75,10 @@ func (n *Normalizer) Replayed(s string) string {
 }
 
 func (n *Normalizer) common(s string) string {
-	s = uuidRE.ReplaceAllString(s, "<id>")
-	s = timeRE.ReplaceAllString(s, "<time>")
-	s = durFieldRE.ReplaceAllString(s, "${1}<duration>")
-	s = durUnitRE.ReplaceAllString(s, "<duration>")
+	re := rules()
+	s = re[0].ReplaceAllString(s, "<id>")
+	s = re[1].ReplaceAllString(s, "<time>")
+	s = re[2].ReplaceAllString(s, "${1}<duration>")
+	s = re[3].ReplaceAllString(s, "<duration>")
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
@@ -267,7 +268,7 @@ func hasToolUse(m llm.Message, id string) bool {
 
 // agentIDLine finds the child's id in an Agent call's result
 // ("agentId: <id>", Claude Code's usage footer, which cadre writes too).
-var agentIDLine = regexp.MustCompile(`agentId: ([A-Za-z0-9_-]+)`)
+var agentIDLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`agentId: ([A-Za-z0-9_-]+)`) })
 
 // spawnCalls maps each child session id named in c's Agent call results to
 // the call.
@@ -279,7 +280,7 @@ func spawnCalls(c *Conversation) map[string]Call {
 			if !ok {
 				continue
 			}
-			if m := agentIDLine.FindStringSubmatch(res.ResultText()); m != nil {
+			if m := agentIDLine().FindStringSubmatch(res.ResultText()); m != nil {
 				if _, dup := out[m[1]]; !dup {
 					out[m[1]] = Call{Turn: i + 1, ToolUseID: use.ID, Tool: use.Name}
 				}
