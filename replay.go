@@ -1,9 +1,7 @@
 package cadre
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -318,7 +316,7 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 		}
 		rep.FilesChanged = changed
 		if len(rep.Divergences) == 0 && !stopped && opts.FromTurn == 0 {
-			for _, p := range recordedWrites(rec, root.Cwd) {
+			for _, p := range rec.Writes(root.Cwd, rep.Workspace) {
 				if !slices.Contains(changed, p) {
 					rep.Divergences = append(rep.Divergences, ReplayDivergence{
 						Kind: DivergedFile, Agent: rec.Root.Agent, Path: p,
@@ -459,53 +457,6 @@ func filesChanged(ctx context.Context, tree *worktree.Tree, cwd string) ([]strin
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// fileTools are the tools whose successful calls write their file_path.
-var fileTools = []string{"Write", "Edit", "MultiEdit", "NotebookEdit"}
-
-// recordedWrites lists the files the recorded run's file tools wrote,
-// relative to the workspace, sorted.
-func recordedWrites(rec *replay.Recording, workspace string) []string {
-	seen := map[string]bool{}
-	for _, c := range rec.All {
-		for _, t := range c.Turns {
-			for _, use := range t.Message.ToolUses() {
-				res, ok := t.Results[use.ID]
-				if !ok || res.IsError || !slices.Contains(fileTools, use.Name) {
-					continue
-				}
-				var in struct {
-					FilePath     string `json:"file_path"`
-					NotebookPath string `json:"notebook_path"`
-				}
-				if json.NewDecoder(bytes.NewReader(use.Input)).Decode(&in) != nil {
-					continue
-				}
-				p := in.FilePath
-				if p == "" {
-					p = in.NotebookPath
-				}
-				if p == "" {
-					continue
-				}
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(c.Cwd, p)
-				}
-				rel, err := filepath.Rel(workspace, p)
-				if err != nil || strings.HasPrefix(rel, "..") {
-					continue
-				}
-				seen[filepath.ToSlash(rel)] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for p := range seen {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // replayPermission answers the approvals a replay's calls need as the

@@ -312,3 +312,45 @@ func TestReplayConversationOfTwoPrompts(t *testing.T) {
 		t.Errorf("want the 3 turns of both prompts fed and no divergence: %+v", j)
 	}
 }
+
+// A run that edits files replays from the state it started in: right
+// after the run the workspace holds its edits, and the replay diverges;
+// with the workspace reset, it passes and lists what it changed, in the
+// scratch tree only.
+func TestReplayEditingRun(t *testing.T) {
+	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+		if assistantTurns(req) == 0 {
+			return testkit.Reply{Text: "Fixing.", ToolCalls: []testkit.ToolCall{
+				{Name: "Edit", Input: map[string]any{"file_path": "stock.go", "old_string": "return -n", "new_string": "return n"}},
+				{Name: "Write", Input: map[string]any{"file_path": "CHANGES.md", "content": "Take returns n.\n"}},
+			}}
+		}
+		return testkit.Reply{Text: "Fixed."}
+	})
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	e.write("stock.go", "package stock\n\nfunc Take(n int) int { return -n }\n")
+	git(t, e.dir, "init", "--quiet")
+	git(t, e.dir, "add", "--all")
+	git(t, e.dir, "commit", "--quiet", "-m", "fixture")
+	p := e.run("", "-p", "Fix Take", "--output-format", "json", "--model", "claude-sonnet-5-5", "--permission-mode", "acceptEdits")
+	var res struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(p.stdout), &res); err != nil || !strings.Contains(git(t, e.dir, "status", "--porcelain"), "CHANGES.md") {
+		t.Fatalf("recording: %v %s\n%s", err, p.stdout, p.stderr)
+	}
+	e.set("ANTHROPIC_BASE_URL=" + deadURL(t))
+	after := decodeReplay(t, e.run("", "replay", "--json", res.SessionID))
+	if !after.Diverged || after.Divergences[0].Tool != "Edit" {
+		t.Errorf("replayed on the run's own result, the Edit cannot apply: %+v", after)
+	}
+	git(t, e.dir, "stash", "--include-untracked", "--quiet")
+	p = e.run("", "replay", "--json", "--check", res.SessionID)
+	j := decodeReplay(t, p)
+	if p.code != 0 || j.Diverged || strings.Join(j.FilesChanged, ",") != "CHANGES.md,stock.go" {
+		t.Errorf("from the starting state: exit %d, %+v", p.code, j)
+	}
+	if st := git(t, e.dir, "status", "--porcelain"); strings.TrimSpace(st) != "" {
+		t.Errorf("the replay's edits reached the workspace: %s", st)
+	}
+}

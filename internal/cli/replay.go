@@ -64,7 +64,7 @@ Exit status: 0 when the replay ran (with --check: and did not diverge), 3 with
 	fl.StringVar(&tools, "tools", string(cadre.ReplayToolsAll), `which tools run again: "all", or "read-only" (the others answer with their recorded results)`)
 	fl.BoolVar(&o.InPlace, "in-place", false, "run the tools in the workspace itself, not in a scratch worktree")
 	fl.StringVar(&o.Workspace, "workspace", "", "the directory the recorded run worked in, if it moved (default: the recorded one)")
-	fl.StringVar(&o.Options.Cwd, "cwd", "", "the directory whose settings and store are read (default: the current one)")
+	fl.StringVar(&o.Options.Cwd, "cwd", "", "the directory whose settings name the session store to read (default: the current one)")
 	return cmd
 }
 

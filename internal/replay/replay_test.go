@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -347,5 +350,45 @@ func TestReadOnlyFeedsRecordedResults(t *testing.T) {
 	}
 	if err := tools[1].(tool.Validating).ValidateInput(json.RawMessage(`[]`)); err == nil {
 		t.Error("the wrapper dropped the tool's input check")
+	}
+}
+
+func TestWrites(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "same.txt"), []byte("same\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := memSource{
+		infos: []session.Info{{ID: "main-1", Agent: "main", Cwd: "/work"}, {ID: childSID, ParentID: "main-1", Agent: "writer", Cwd: "/work/sub"}},
+		entries: map[string][]session.Entry{
+			"main-1": {
+				user(llm.Text("Write them")),
+				assistant(
+					llm.ToolUse("w1", "Write", json.RawMessage(`{"file_path":"new.txt","content":"new\n"}`)),
+					llm.ToolUse("w2", "Write", json.RawMessage(`{"file_path":"/work/same.txt","content":"same\n"}`)),
+					llm.ToolUse("w3", "Edit", json.RawMessage(`{"file_path":"failed.go","old_string":"a","new_string":"b"}`)),
+					llm.ToolUse("w4", "Write", json.RawMessage(`{"file_path":"/elsewhere/x.txt","content":"x"}`)),
+					llm.ToolUse("r1", "Read", json.RawMessage(`{"file_path":"read.go"}`)),
+				),
+				user(result("w1", "ok"), result("w2", "ok"), llm.ToolResult("w3", "old_string not found", true), result("w4", "ok"), result("r1", "x")),
+				assistant(llm.Text("Done.")),
+			},
+			childSID: {
+				user(llm.Text("Edit it")),
+				assistant(llm.ToolUse("e1", "Edit", json.RawMessage(`{"file_path":"a.go","old_string":"a","new_string":"b"}`))),
+				user(result("e1", "ok")),
+				assistant(llm.Text("Edited.")),
+			},
+		},
+	}
+	rec, err := Load(context.Background(), src, "main-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// new.txt is written; same.txt already holds what was written; the
+	// failed Edit, the file outside the workspace and the Read do not
+	// count; the child's Edit resolves against its own cwd.
+	if got := rec.Writes("/work", ws); !slices.Equal(got, []string{"new.txt", "sub/a.go"}) {
+		t.Errorf("Writes = %v", got)
 	}
 }
