@@ -19,9 +19,12 @@
 // answered by the live model from then on; without one the first
 // divergence stops the replay.
 //
-// Recorded wraps the tools a read-only replay must not run: they answer
-// with the recorded result of the call.
+// ReadOnly wraps the tools a read-only replay must not run: they answer
+// with the recorded result of the call. Writes lists the files the
+// recorded run's file tools changed, for the check that a replay changed
+// them too.
 //
-// Scratch is the scratch copy of a workspace a replay runs in: a git
-// worktree at HEAD with the workspace's uncommitted changes laid over it.
+// The scratch worktree a replay runs in, and the runtime it opens, are the
+// root package's (replay.go) and internal/worktree's: this package knows
+// recordings, models and tools only.
 package replay
