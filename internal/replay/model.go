@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -33,12 +34,16 @@ type Model struct {
 	cfg  Config
 	name string
 
-	mu          sync.Mutex
-	live        llm.Model
-	claimed     map[*Conversation]bool
-	replies     map[string][]reply // fingerprint of an emitted message → where it came from
-	diverged    map[*Conversation]bool
-	turns       map[*Conversation]int // how many of its recorded turns were fed
+	mu       sync.Mutex
+	live     llm.Model
+	claimed  map[*Conversation]bool
+	replies  map[string][]reply // fingerprint of an emitted message → where it came from
+	diverged map[*Conversation]bool
+	turns    map[*Conversation]int // how many of its recorded turns were fed
+	// changed is closed (and replaced) whenever turns, diverged or
+	// stopped change: what a held turn waits on.
+	changed     chan struct{}
+	owner       map[*Turn]*Conversation // the run each fed turn belongs to
 	divergences []Divergence
 	stopped     bool
 	fed, asked  int // recorded turns emitted; turns the live model answered
@@ -60,7 +65,7 @@ func NewModel(cfg Config) *Model {
 	}
 	return &Model{
 		cfg: cfg, name: name,
-		claimed: map[*Conversation]bool{}, replies: map[string][]reply{}, diverged: map[*Conversation]bool{}, turns: map[*Conversation]int{},
+		claimed: map[*Conversation]bool{}, replies: map[string][]reply{}, diverged: map[*Conversation]bool{}, turns: map[*Conversation]int{}, changed: make(chan struct{}), owner: map[*Turn]*Conversation{},
 	}
 }
 
@@ -139,6 +144,12 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			return
 		}
 		t, live, err := m.route(req)
+		if err == nil && t != nil {
+			if err = m.hold(ctx, t); err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+		}
 		switch {
 		case err != nil:
 			yield(llm.Event{}, err)
@@ -207,11 +218,59 @@ func (m *Model) route(req *llm.Request) (*Turn, llm.Model, error) {
 			Detail: fmt.Sprintf("the replay asked for turn %d; the recorded run ended after %d", k+1, len(c.Turns))}, c)
 	}
 	t := &c.Turns[k]
+	m.owner[t] = c
 	fp := fingerprint(t.Message)
 	m.replies[fp] = append(m.replies[fp], reply{c, k})
 	m.turns[c] = max(m.turns[c], k+1)
 	m.fed++
+	m.signal()
 	return t, nil, nil
+}
+
+// maxHold bounds how long a background run's last turn waits for its
+// parent (hold): a recording the replay cannot follow must not hang it.
+const maxHold = 10 * time.Second
+
+// hold delays the last turn of a background run until its parent has been
+// fed the turns it had made when the recorded run's notification reached
+// it: fed at once, a replayed run ends sooner than the recorded one did,
+// and its notification would reach the parent a turn early.
+func (m *Model) hold(ctx context.Context, t *Turn) error {
+	m.mu.Lock()
+	c := m.owner[t]
+	m.mu.Unlock()
+	if c == nil || c.NotifiedAfter == 0 || t != &c.Turns[len(c.Turns)-1] {
+		return nil
+	}
+	parent, ok := m.cfg.Recording.Conversation(c.ParentID)
+	if !ok {
+		return nil
+	}
+	timer := time.NewTimer(maxHold)
+	defer timer.Stop()
+	for {
+		m.mu.Lock()
+		done := m.stopped || m.diverged[parent] || m.turns[parent] >= c.NotifiedAfter ||
+			(parent == m.cfg.Recording.Root && m.cfg.FromTurn > 0 && m.live != nil)
+		ch := m.changed
+		m.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// signal wakes the held turns; m.mu is held.
+func (m *Model) signal() {
+	close(m.changed)
+	m.changed = make(chan struct{})
 }
 
 // lookup finds the conversation that was fed the message with fingerprint
@@ -315,11 +374,13 @@ func (m *Model) diverge(d Divergence, c *Conversation) (*Turn, llm.Model, error)
 	if m.live != nil {
 		if c != nil {
 			m.diverged[c] = true
+			m.signal()
 		}
 		m.asked++
 		return nil, m.live, nil
 	}
 	m.stopped = true
+	m.signal()
 	if m.cfg.Stop != nil {
 		m.cfg.Stop()
 	}

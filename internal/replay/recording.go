@@ -39,6 +39,13 @@ type Conversation struct {
 	// SpawnedBy is the parent's Agent call that started this run, when
 	// its result names the run (Turn counts from 1); zero for the root.
 	SpawnedBy Call
+	// NotifiedAfter is, for a background run whose task notification the
+	// parent's transcript holds, how many turns the parent had made when
+	// it arrived; 0 otherwise.
+	NotifiedAfter int
+	// notified maps the Agent call ids named by the task notifications in
+	// this run's transcript to the number of its turns before each.
+	notified map[string]int
 }
 
 // Call locates one tool call in a recording.
@@ -128,6 +135,9 @@ func Load(ctx context.Context, src Source, rootID string) (*Recording, error) {
 				return nil, err
 			}
 			kc.SpawnedBy = spawns[kc.SessionID]
+			if n, ok := c.notified[kc.SpawnedBy.ToolUseID]; ok && kc.SpawnedBy.ToolUseID != "" {
+				kc.NotifiedAfter = n
+			}
 		}
 		return c, nil
 	}
@@ -210,6 +220,14 @@ func conversationOf(info session.Info, entries []session.Entry) *Conversation {
 			if startsRun(*e.Message, text) {
 				c.Prompts = append(c.Prompts, text)
 			}
+			for _, m := range notificationCall().FindAllStringSubmatch(text, -1) {
+				if c.notified == nil {
+					c.notified = map[string]int{}
+				}
+				if _, seen := c.notified[m[1]]; !seen {
+					c.notified[m[1]] = len(c.Turns)
+				}
+			}
 			for _, b := range e.Message.Content {
 				if b.Type != llm.BlockToolResult {
 					continue
@@ -269,6 +287,11 @@ func hasToolUse(m llm.Message, id string) bool {
 // agentIDLine finds the child's id in an Agent call's result
 // ("agentId: <id>", Claude Code's usage footer, which cadre writes too).
 var agentIDLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`agentId: ([A-Za-z0-9_-]+)`) })
+
+// notificationCall finds the Agent call a task notification is about.
+var notificationCall = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<task-notification>\s*<task-id>[^<]*</task-id>\s*<tool-use-id>([A-Za-z0-9_-]+)</tool-use-id>`)
+})
 
 // spawnCalls maps each child session id named in c's Agent call results to
 // the call.

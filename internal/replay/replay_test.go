@@ -14,7 +14,10 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // memSource is a recorded session tree held in memory.
 type memSource struct {
@@ -390,5 +393,69 @@ func TestWrites(t *testing.T) {
 	// count; the child's Edit resolves against its own cwd.
 	if got := rec.Writes("/work", ws); !slices.Equal(got, []string{"new.txt", "sub/a.go"}) {
 		t.Errorf("Writes = %v", got)
+	}
+}
+
+// A background run's last turn waits for the parent turn its recorded
+// notification came after, so the replay delivers it at the same turn.
+func TestModelHoldsABackgroundRunsLastTurn(t *testing.T) {
+	src := memSource{
+		infos: []session.Info{{ID: "main-1", Agent: "main", Cwd: "/work"}, {ID: childSID, ParentID: "main-1", Agent: "reviewer", Cwd: "/work"}},
+		entries: map[string][]session.Entry{
+			"main-1": {
+				user(llm.Text("Review it")),
+				assistant(llm.ToolUse("toolu_bg", "Agent", json.RawMessage(`{"subagent_type":"reviewer","prompt":"Review a.go","run_in_background":true}`))),
+				user(result("toolu_bg", "Async agent launched successfully.\nagentId: "+childSID+" (use SendMessage…)")),
+				assistant(llm.Text("Waiting.")),
+				user(llm.Text("<task-notification>\n<task-id>"+childSID+"</task-id>\n<tool-use-id>toolu_bg</tool-use-id>\n<status>completed</status>\n</task-notification>")),
+				assistant(llm.Text("Done.")),
+			},
+			childSID: {
+				user(llm.Text("Review a.go")),
+				assistant(llm.ToolUse("toolu_read", "Read", json.RawMessage(`{"file_path":"a.go"}`))),
+				user(result("toolu_read", "package a")),
+				assistant(llm.Text("All good.")),
+			},
+		},
+	}
+	rec, err := Load(context.Background(), src, "main-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.All[1].NotifiedAfter; n != 2 {
+		t.Fatalf("NotifiedAfter = %d, want 2 (the notification followed main's second turn)", n)
+	}
+	m := NewModel(Config{Recording: rec})
+	mainMsgs := []llm.Message{llm.UserText("Review it")}
+	a1, err := ask(m, &llm.Request{Agent: "main", Messages: mainMsgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	childMsgs := []llm.Message{llm.UserText("Review a.go")}
+	c1, err := ask(m, &llm.Request{Agent: "reviewer", Messages: childMsgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	childMsgs = append(childMsgs, c1, llm.Message{Role: llm.RoleUser, Content: []llm.Block{result("toolu_read", "package a")}})
+	m.mu.Lock()
+	fed := m.changed
+	m.mu.Unlock()
+	done := make(chan llm.Message, 1)
+	go func() {
+		c2, _ := ask(m, &llm.Request{Agent: "reviewer", Messages: childMsgs})
+		done <- c2
+	}()
+	<-fed // the child's last turn is chosen; it must not be answered yet
+	select {
+	case c2 := <-done:
+		t.Fatalf("the background run's last turn %q came before its parent's second turn", c2.Text())
+	default:
+	}
+	mainMsgs = append(mainMsgs, a1, llm.Message{Role: llm.RoleUser, Content: []llm.Block{result("toolu_bg", "Async agent launched successfully.\nagentId: 01a2244c-5538-7360-8f76-00000000000f (use SendMessage…)")}})
+	if a2, err := ask(m, &llm.Request{Agent: "main", Messages: mainMsgs}); err != nil || a2.Text() != "Waiting." {
+		t.Fatalf("main's turn 2: %q %v", a2.Text(), err)
+	}
+	if c2 := <-done; c2.Text() != "All good." {
+		t.Errorf("the child's last turn: %q", c2.Text())
 	}
 }
