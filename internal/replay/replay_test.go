@@ -407,7 +407,7 @@ func TestModelHoldsABackgroundRunsLastTurn(t *testing.T) {
 				assistant(llm.ToolUse("toolu_bg", "Agent", json.RawMessage(`{"subagent_type":"reviewer","prompt":"Review a.go","run_in_background":true}`))),
 				user(result("toolu_bg", "Async agent launched successfully.\nagentId: "+childSID+" (use SendMessage…)")),
 				assistant(llm.Text("Waiting.")),
-				user(llm.Text("<task-notification>\n<task-id>"+childSID+"</task-id>\n<tool-use-id>toolu_bg</tool-use-id>\n<status>completed</status>\n</task-notification>")),
+				user(llm.Text("<task-notification>\n<task-id>" + childSID + "</task-id>\n<tool-use-id>toolu_bg</tool-use-id>\n<status>completed</status>\n</task-notification>")),
 				assistant(llm.Text("Done.")),
 			},
 			childSID: {
