@@ -341,6 +341,8 @@ func wrapNotFound(err error) error {
 // concurrent use; Close it when done.
 type Runtime struct {
 	opts Options
+	// replay is set when Replay opened the runtime (replay.go).
+	replay *replayHooks
 	// sandbox starts every process for the model (sandbox.go).
 	sandbox  *sandbox.Runner
 	cwd      string
@@ -411,6 +413,13 @@ type resolved struct {
 // New opens a Runtime: it loads settings, validates them, and opens the
 // session store under the state dir (CADRE_HOME, default ~/.cadre).
 func New(ctx context.Context, opts Options) (*Runtime, error) {
+	return newRuntime(ctx, opts, nil)
+}
+
+// newRuntime is New, with the hooks of a replay (replay.go) when replay is set:
+// the runtime's every model and some of its tools then come from a
+// recording.
+func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtime, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -488,7 +497,7 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	home, _ := os.UserHomeDir()
 	r := &Runtime{
-		opts: opts, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now, log: logger(opts.Logger),
+		opts: opts, replay: replay, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now, log: logger(opts.Logger),
 		tracer: telemetry.New(opts.TracerProvider, Version),
 		policy: permission.Policy{
 			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
@@ -571,6 +580,9 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	r.baseTools = slices.DeleteFunc(r.baseTools, func(t tool.Tool) bool { return !offered(t, opts.ToolNames) })
+	if replay != nil && replay.tools != nil {
+		r.baseTools = replay.tools(r.baseTools)
+	}
 	var problems []command.Problem
 	r.commands, problems = command.Load(cwd, cfg.Home)
 	if !wt.Trusted {
@@ -884,6 +896,14 @@ func (r *Runtime) checkPrice() func(provider.Ref) error {
 }
 
 func (r *Runtime) model(name string) (llm.Model, provider.Ref, error) {
+	if h := r.replay; h != nil {
+		return h.model, h.ref, nil
+	}
+	return r.resolveModel(name)
+}
+
+// resolveModel builds the model name names, ignoring a replay's.
+func (r *Runtime) resolveModel(name string) (llm.Model, provider.Ref, error) {
 	r.modelMu.Lock()
 	defer r.modelMu.Unlock()
 	if m, ok := r.models[name]; ok {

@@ -116,6 +116,7 @@ the runtime opened and how each run started and ended.`,
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug detail to standard error (warnings always go there)")
 	root.AddCommand(versionCmd(stdout), sessionsCmd(stdout), agentsCmd(stdout), tasksCmd(stdout), mcpCmd(stdout), sandboxCmd(stdout))
 	root.AddCommand(acpCmd(stdin, stdout, stderr), serveCmd(stdout, stderr), trustCmd(stdin, stdout))
+	root.AddCommand(replayCmd(stdout))
 	return root
 }
 

@@ -22,6 +22,12 @@
 // context, so a cancelled run is still cleaned up, and it never leaves git
 // with a registered worktree whose directory is gone.
 //
+// A scratch tree (cadre replay's) is made with Create too, then given the
+// caller's checkout as it is now: Overlay copies its uncommitted changes
+// over (never writing through a symlink the tree holds), Snapshot commits
+// them on the tree's branch so that Changed reports only what happens
+// after, and Discard removes the tree and its branch whatever they hold.
+//
 // Everything is done by the git binary on PATH, with the repository
 // located explicitly (-C), prompts disabled and repository-locating
 // environment variables (GIT_DIR and friends) dropped; no git configuration
