@@ -25,6 +25,10 @@ type DB struct {
 	// listen is the one LISTEN connection, started by the first watch
 	// (listen.go).
 	listen *listener
+	// retryFor bounds the retries of one operation through a passing
+	// connection failure (retry.go); log hears of them.
+	retryFor time.Duration
+	log      *slog.Logger
 }
 
 // DefaultPoolConns is the size of the store's pool when the URL does not
@@ -41,7 +45,10 @@ const DefaultPoolConns = 20
 // Option adjusts how Open sets up a DB.
 type Option func(*options)
 
-type options struct{ log *slog.Logger }
+type options struct {
+	log      *slog.Logger
+	retryFor time.Duration
+}
 
 // WithLogger gives the DB a logger for what it does in the background: the
 // change listener warns there when it loses its connection. Without it
@@ -54,7 +61,7 @@ func WithLogger(l *slog.Logger) Option {
 // URL) and brings its schema up to date. The password, if the URL has one,
 // never appears in its errors.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
-	o := options{log: slog.New(slog.DiscardHandler)}
+	o := options{log: slog.New(slog.DiscardHandler), retryFor: DefaultRetryFor}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -73,7 +80,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
-	db := &DB{pool: pool}
+	db := &DB{pool: pool, retryFor: o.retryFor, log: o.log}
 	listenCfg := cfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = ListenerName
 	db.listen = newListener(func(ctx context.Context) (*pgx.Conn, error) {
@@ -150,10 +157,4 @@ func (db *DB) Close() error {
 	err := db.writers.closeAll(db)
 	db.pool.Close()
 	return err
-}
-
-// inTx runs fn in a transaction, committed if fn returns nil and rolled
-// back otherwise.
-func (db *DB) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, db.pool, fn)
 }

@@ -35,7 +35,7 @@ func (db *DB) Mailbox() *Mailbox { return &Mailbox{db: db} }
 // Open opens agentID's inbox for a run of it, keeping any messages still
 // there from an earlier run (they were accepted: they are read now).
 func (m *Mailbox) Open(ctx context.Context, agentID, owner string) error {
-	_, err := m.db.pool.Exec(ctx, `INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
+	_, err := m.db.exec(ctx, true, `INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
 		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms`,
 		agentID, owner, time.Now().UnixMilli())
 	if err != nil {

@@ -20,7 +20,7 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 	if s.ID == "" {
 		return fmt.Errorf("create session: the id is empty")
 	}
-	if err := insertSession(ctx, db.pool, s); err != nil {
+	if err := db.retry(ctx, false, func(ctx context.Context, _ int) error { return insertSession(ctx, db.pool, s) }); err != nil {
 		return fmt.Errorf("create session %q: %w", s.ID, err)
 	}
 	return nil
@@ -86,7 +86,8 @@ func updateSession(ctx context.Context, tx pgx.Tx, id string, fn func(*session.I
 
 // GetSession implements session.Index.
 func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
-	s, err := tablerow.ScanSession(db.pool.QueryRow(ctx, selectSessionSQL, id))
+	var s session.Info
+	err := db.queryRow(ctx, func(r pgx.Row) (err error) { s, err = tablerow.ScanSession(r); return err }, selectSessionSQL, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
@@ -157,12 +158,11 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		w.add(`transcript_path NOT LIKE '%.deleted.%'`)
 	}
 	q := w.sql(`SELECT `+tablerow.SessionColumns+` FROM sessions`, "updated_ms DESC, id DESC", f.Limit)
-	rows, err := db.pool.Query(ctx, q, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	out, err := tablerow.Collect(rows, tablerow.ScanSession)
+	var out []session.Info
+	err := db.query(ctx, func(rows pgx.Rows) (err error) {
+		out, err = tablerow.Collect(rows, tablerow.ScanSession)
+		return err
+	}, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}

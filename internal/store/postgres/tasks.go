@@ -28,7 +28,7 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
-	if err := insertTask(ctx, db.pool, t); err != nil {
+	if err := db.retry(ctx, false, func(ctx context.Context, _ int) error { return insertTask(ctx, db.pool, t) }); err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
 	}
 	return nil
@@ -55,7 +55,8 @@ func insertTask(ctx context.Context, q execer, t task.Task) error {
 
 // GetTask implements task.Store.
 func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
-	t, err := tablerow.ScanTask(db.pool.QueryRow(ctx, selectTaskSQL, id))
+	var t task.Task
+	err := db.queryRow(ctx, func(r pgx.Row) (err error) { t, err = tablerow.ScanTask(r); return err }, selectTaskSQL, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return task.Task{}, fmt.Errorf("get task %q: %w", id, task.ErrNotFound)
 	} else if err != nil {
@@ -126,12 +127,11 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	// A task with no creation time sorts as the oldest, as in the SQLite
 	// store (PostgreSQL would put NULLs first in a descending order).
 	q := w.sql(`SELECT `+tablerow.TaskColumns+` FROM tasks`, "created_ms DESC NULLS LAST, id DESC", f.Limit)
-	rows, err := db.pool.Query(ctx, q, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
-	}
-	defer rows.Close()
-	out, err := tablerow.Collect(rows, tablerow.ScanTask)
+	var out []task.Task
+	err := db.query(ctx, func(rows pgx.Rows) (err error) {
+		out, err = tablerow.Collect(rows, tablerow.ScanTask)
+		return err
+	}, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
