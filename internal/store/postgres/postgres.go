@@ -19,6 +19,10 @@ import (
 // number of DBs, in one process or on many machines, may share a database.
 type DB struct {
 	pool *pgxpool.Pool
+	// river is River's own pool (RiverPool), apart from pool so that
+	// a node's runs, however many, never starve River's leader
+	// election, fetches and completions of a connection.
+	river *pgxpool.Pool
 	// writers are the open transcript writers, whose claims Close
 	// releases.
 	writers writers
@@ -41,6 +45,14 @@ type DB struct {
 // serve a full lane of 64 runs (docs/scaling.md has the measurements and
 // the sizing of max_connections).
 const DefaultPoolConns = 20
+
+// RiverConns is the size of River's own pool (RiverPool): its notifier's
+// listening connection (held for good), the leader's election and
+// maintenance, each queue's fetches and the batched completions. Kept
+// apart from the store's pool: at 10,000 runs on two nodes, River's
+// elector shared a pool that the runs' appends and the launch's job
+// inserts kept busy, and its election timed out (issue 28).
+const RiverConns = 6
 
 // Option adjusts how Open sets up a DB.
 type Option func(*options)
@@ -80,7 +92,15 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
-	db := &DB{pool: pool, retryFor: o.retryFor, log: o.log}
+	riverCfg := cfg.Copy()
+	riverCfg.MaxConns = RiverConns
+	riverCfg.ConnConfig.RuntimeParams["application_name"] = RiverName
+	river, err := pgxpool.NewWithConfig(ctx, riverCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
+	}
+	db := &DB{pool: pool, river: river, retryFor: o.retryFor, log: o.log}
 	listenCfg := cfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = ListenerName
 	db.listen = newListener(func(ctx context.Context) (*pgx.Conn, error) {
@@ -92,6 +112,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	}
 	if err != nil {
 		pool.Close()
+		river.Close()
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
 	return db, nil
@@ -135,9 +156,17 @@ func checkURL(dsn string) (string, error) {
 	return u.Redacted(), nil
 }
 
-// Pool is the store's connection pool, for what runs beside the store on
-// the same database (River, in package cluster). It is closed by Close.
+// Pool is the store's connection pool, for what writes beside the store
+// on the same database (a job inserted in a transaction of the store's,
+// package dispatch). It is closed by Close.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// RiverPool is River's own pool, RiverConns connections at most, for the
+// River client of package cluster. It is closed by Close.
+func (db *DB) RiverPool() *pgxpool.Pool { return db.river }
+
+// RiverName is the application_name of River's connections.
+const RiverName = "cadre-river"
 
 // Transcripts is the store's transcripts (session.Transcripts), written by
 // this process as node: the id of its record in nodes, whose heartbeats
@@ -156,5 +185,6 @@ func (db *DB) Close() error {
 	db.listen.close()
 	err := db.writers.closeAll(db)
 	db.pool.Close()
+	db.river.Close()
 	return err
 }
