@@ -92,6 +92,9 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	if p.code != 0 {
 		t.Fatalf("cadre -p through a %s restart exited %d; stderr:\n%s", blipOutage, p.code, p.stderr)
 	}
+	if strings.Contains(p.stderr, "cadre: error:") {
+		t.Errorf("the restart left an error on stderr (a warning is expected, an error is not):\n%s", p.stderr)
+	}
 	res := finalResult(t, p.stdout)
 	sid, _ := res["session_id"].(string)
 	if res["result"] != "MAIN-ANSWER: all three are back." || sid == "" {

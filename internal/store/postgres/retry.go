@@ -70,6 +70,12 @@ func retryable(err error, idempotent bool) bool {
 		errors.Is(err, net.ErrClosed) || isConnClosed(err)
 }
 
+// Transient reports whether err is a passing failure of the connection or
+// of the server's availability (a restart, a failover) after which an
+// idempotent operation may be tried again, as the store's own retries do
+// for up to DefaultRetryFor.
+func Transient(err error) bool { return retryable(err, true) }
+
 // isConnClosed is pgx's error for a statement on a connection that a
 // failure closed before it.
 func isConnClosed(err error) bool {

@@ -48,10 +48,10 @@ func insertSession(ctx context.Context, q execer, s session.Info) error {
 }
 
 // UpdateSession implements session.Index: the row is read FOR UPDATE and
-// stays locked until the write commits (doc.go).
+// stays locked until the write commits (doc.go), in two round trips (rmw).
 func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Info) error) error {
-	err := db.inTx(ctx, func(tx pgx.Tx) error { return updateSession(ctx, tx, id, fn) })
-	if err != nil {
+	u := &sessionUpdater{id: id, fn: fn}
+	if err := db.rmw(ctx, u.read, u.scan, u.write); err != nil {
 		return fmt.Errorf("update session %q: %w", id, err)
 	}
 	return nil
@@ -66,22 +66,33 @@ const (
 		WHERE id = $19`
 )
 
-// updateSession is UpdateSession inside tx.
-func updateSession(ctx context.Context, tx pgx.Tx, id string, fn func(*session.Info) error) error {
-	s, err := tablerow.ScanSession(tx.QueryRow(ctx, selectSessionSQL+` FOR UPDATE`, id))
+// sessionUpdater is one session's part of a read-modify-write (rmw).
+type sessionUpdater struct {
+	id string
+	fn func(*session.Info) error
+	s  session.Info
+}
+
+func (u *sessionUpdater) read(b *pgx.Batch) { b.Queue(selectSessionSQL+` FOR UPDATE`, u.id) }
+
+func (u *sessionUpdater) scan(br pgx.BatchResults) error {
+	s, err := tablerow.ScanSession(br.QueryRow())
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.ErrNotFound
-	} else if err != nil {
-		return err
 	}
-	if err := fn(&s); err != nil {
-		return err
-	}
-	if s.ID != id {
-		return fmt.Errorf("the update changed the id to %q", s.ID)
-	}
-	_, err = tx.Exec(ctx, updateSessionSQL, append(tablerow.SessionValues(s), id)...)
+	u.s = s
 	return err
+}
+
+func (u *sessionUpdater) write(b *pgx.Batch) error {
+	if err := u.fn(&u.s); err != nil {
+		return err
+	}
+	if u.s.ID != u.id {
+		return fmt.Errorf("the update changed the id to %q", u.s.ID)
+	}
+	b.Queue(updateSessionSQL, append(tablerow.SessionValues(u.s), u.id)...)
+	return nil
 }
 
 // GetSession implements session.Index.

@@ -129,7 +129,8 @@ func (tr *Transcripts) claim(ctx context.Context, query, id string, more ...any)
 	}
 	var claimed bool
 	args := append([]any{id, tr.node, token}, more...)
-	err = tr.db.retry(ctx, false, func(ctx context.Context, attempt int) error {
+	// Retried as idempotent: a retry first checks for its own token.
+	err = tr.db.retry(ctx, true, func(ctx context.Context, attempt int) error {
 		if attempt > 0 {
 			// An earlier attempt may have claimed it and lost the
 			// answer: the token is this writer's, so the row says.
@@ -335,7 +336,8 @@ func (s *sink) AppendLine(line []byte) error {
 	defer cancel()
 	entry := string(bytes.TrimSuffix(line, []byte("\n")))
 	var tag pgconn.CommandTag
-	err := s.db.retry(ctx, false, func(ctx context.Context, attempt int) (err error) {
+	// Retried as idempotent: a retry first checks for its own entry.
+	err := s.db.retry(ctx, true, func(ctx context.Context, attempt int) (err error) {
 		if attempt > 0 {
 			// An earlier attempt may have committed and lost the
 			// answer. Under the claim only this writer appends, so
