@@ -47,6 +47,13 @@ func subagentCostOf(s event.SubagentCost) SubagentCost {
 	}
 }
 
+// sessionsGetter reads many session records in one query: the PostgreSQL
+// store, where a read per run is a round trip per run (SQLite's are
+// local, and stay one by one).
+type sessionsGetter interface {
+	GetSessions(ctx context.Context, ids []string) (map[string]session.Info, error)
+}
+
 // subagentCosts reads each run of the conversation's group from its
 // session record, where its run recorded its turns, usage and cost: the
 // figures the totals added up.
@@ -54,15 +61,38 @@ func (sr *sessionRun) subagentCosts(ctx context.Context) ([]event.SubagentCost, 
 	if sr.caller.Group == nil {
 		return nil, nil
 	}
+	runs := sr.caller.Group.Runs()
+	var many map[string]session.Info // every record at once, where the store can
+	if g, ok := sr.r.db.(sessionsGetter); ok && len(runs) > 1 {
+		ids := make([]string, len(runs))
+		for i, run := range runs {
+			ids[i] = run.ID
+		}
+		var err error
+		if many, err = g.GetSessions(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
 	var out []event.SubagentCost
-	for _, run := range sr.caller.Group.Runs() {
+	for _, run := range runs {
 		s := event.SubagentCost{
 			AgentID: run.ID, AgentType: run.Agent, Description: run.Description, Status: string(run.Status),
 		}
 		if run.ParentSessionID != sr.sess.Info.ID {
 			s.ParentAgentID = run.ParentSessionID
 		}
-		info, err := sr.r.db.GetSession(ctx, run.ID)
+		var (
+			info session.Info
+			err  error
+		)
+		if many != nil {
+			var ok bool
+			if info, ok = many[run.ID]; !ok {
+				err = session.ErrNotFound
+			}
+		} else {
+			info, err = sr.r.db.GetSession(ctx, run.ID)
+		}
 		switch {
 		case errors.Is(err, session.ErrNotFound):
 			// Still waiting for a place in its lane: nothing spent yet.

@@ -107,6 +107,26 @@ func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
 	return s, nil
 }
 
+// GetSessions returns the records of the sessions among ids that have
+// one, by id, in one query: a caller that needs many (a result's cost of
+// each subagent, at every turn of a main agent with 1,000 of them) would
+// otherwise pay a round trip for each.
+func (db *DB) GetSessions(ctx context.Context, ids []string) (map[string]session.Info, error) {
+	out := make(map[string]session.Info, len(ids))
+	err := db.query(ctx, func(rows pgx.Rows) error {
+		clear(out)
+		list, err := tablerow.Collect(rows, tablerow.ScanSession)
+		for _, s := range list {
+			out[s.ID] = s
+		}
+		return err
+	}, `SELECT `+tablerow.SessionColumns+` FROM sessions WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("get %d sessions: %w", len(ids), err)
+	}
+	return out, nil
+}
+
 // where gathers a query's conditions and their numbered arguments.
 type where struct {
 	terms []string
