@@ -227,8 +227,8 @@ func openBackgroundOn(b *testing.B, f *bgFanOut, lane int, clock *stepClock, sto
 		b.Fatal(err)
 	}
 	rt, err := cadre.New(context.Background(), cadre.Options{
-		Cwd:    dir,
-		LLM:    &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
+		Cwd: dir,
+		LLM: &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
 		Getenv: func(k string) string {
 			if k == "CADRE_STORE_URL" {
 				return storeURL
