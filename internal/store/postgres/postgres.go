@@ -100,7 +100,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
-	db := &DB{pool: pool, river: river, retryFor: o.retryFor, log: o.log}
+	// Open itself retries nothing: a URL that cannot be reached at start
+	// stops the command at once with its error (docs/scaling.md), rather
+	// than after the retry bound. The retries start once it is open.
+	db := &DB{pool: pool, river: river, log: o.log}
 	listenCfg := cfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = ListenerName
 	db.listen = newListener(func(ctx context.Context) (*pgx.Conn, error) {
@@ -115,6 +118,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 		river.Close()
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
+	db.retryFor = o.retryFor
 	return db, nil
 }
 

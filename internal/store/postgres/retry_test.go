@@ -218,3 +218,19 @@ func TestRetryable(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenDoesNotRetry: a server that cannot be reached at start fails
+// Open at once, not after the retry bound.
+func TestOpenDoesNotRetry(t *testing.T) {
+	proxy, url := newCutProxy(t, pg.URL(t))
+	proxy.cut()
+	start := time.Now()
+	db, err := Open(t.Context(), url)
+	if err == nil {
+		db.Close()
+		t.Fatal("Open with the server cut off succeeded")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Open with the server cut off failed after %s, want at once", took)
+	}
+}
