@@ -48,6 +48,7 @@ func benchCluster(b *testing.B, children, nodes int) {
 		wall                              time.Duration
 		busiest                           float64
 		warned                            warnCounter
+		mainRequests                      int
 	)
 	for b.Loop() {
 		b.StopTimer()
@@ -72,6 +73,7 @@ func benchCluster(b *testing.B, children, nodes int) {
 		if err == nil {
 			err = f.latencies(ctx, rt, clock, &recToEnq, &enqToReq, &total, &steady)
 		}
+		mainRequests += f.mainRequests
 		if err == nil && second != nil {
 			busiest += busiestShare(ctx, rt, f.sessionID)
 		}
@@ -98,6 +100,7 @@ func benchCluster(b *testing.B, children, nodes int) {
 	if nodes == 2 {
 		b.ReportMetric(busiest/float64(b.N), "busiest-node-share")
 	}
+	b.ReportMetric(float64(mainRequests)/float64(b.N), "main-requests/op")
 	b.ReportMetric(float64(warned.election.Load())/float64(b.N), "election-errors/op")
 	b.ReportMetric(float64(warned.all.Load())/float64(b.N), "warnings/op")
 	if first := warned.first.Load(); first != nil {
