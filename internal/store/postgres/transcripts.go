@@ -191,6 +191,11 @@ func (tr *Transcripts) Create(ctx context.Context, id string, fresh bool) (*sess
 		}
 		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), session.ErrInUse)
 	}
+	if fresh {
+		// The claim inserted the transcript's row, so it has no
+		// entries (they reference the row): nothing to read.
+		return session.NewWriter(tr.Locate(id), s, ""), nil
+	}
 	// The claim holds: nothing is appended between this read and the
 	// writer's first entry.
 	var line string
