@@ -47,8 +47,10 @@ type Config struct {
 	// Store is the PostgreSQL store the node shares with the others: it
 	// holds the node records, and the tasks and sessions the sweep fails.
 	Store Store
-	// Pool is the store's connection pool; River runs on it. It must allow
-	// at least minConns connections (pool_max_conns).
+	// Pool is the pool River runs on: a pool of River's own
+	// (postgres.DB.RiverPool), so that a node's runs cannot take the
+	// connections its leader election and fetches need. It must allow at
+	// least minConns connections.
 	Pool *pgxpool.Pool
 	// NodeID names this node: the process's task owner id
 	// (task.Owner.ID), which its tasks and sessions record. It is also
