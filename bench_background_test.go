@@ -217,6 +217,13 @@ func taskIDs(s string) []string {
 // settings set the subagent lane, and a private state dir.
 func openBackground(b *testing.B, f *bgFanOut, lane int, clock *stepClock) *cadre.Runtime {
 	b.Helper()
+	return openBackgroundOn(b, f, lane, clock, "")
+}
+
+// openBackgroundOn is openBackground on the PostgreSQL store at storeURL
+// (the SQLite file when it is ""), with the default dispatch (sticky).
+func openBackgroundOn(b *testing.B, f *bgFanOut, lane int, clock *stepClock, storeURL string) *cadre.Runtime {
+	b.Helper()
 	home, dir := b.TempDir(), b.TempDir()
 	b.Chdir(dir)
 	settings := fmt.Sprintf(`{"subagents": {"maxConcurrent": %d}}`, lane)
@@ -227,10 +234,15 @@ func openBackground(b *testing.B, f *bgFanOut, lane int, clock *stepClock) *cadr
 		b.Fatal(err)
 	}
 	rt, err := cadre.New(context.Background(), cadre.Options{
-		Cwd:    dir,
-		LLM:    &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
-		Getenv: testkit.Home(home),
-		Now:    clock.Now,
+		Cwd: dir,
+		LLM: &llm.ModelFunc{ID: "bench:zero-latency", Func: f.model},
+		Getenv: func(k string) string {
+			if k == "CADRE_STORE_URL" {
+				return storeURL
+			}
+			return testkit.Home(home)(k)
+		},
+		Now: clock.Now,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -3,10 +3,13 @@ package cadre_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +47,8 @@ func benchCluster(b *testing.B, children, nodes int) {
 		recToEnq, enqToReq, total, steady []time.Duration
 		wall                              time.Duration
 		busiest                           float64
+		warned                            warnCounter
+		mainRequests                      int
 	)
 	for b.Loop() {
 		b.StopTimer()
@@ -52,10 +57,10 @@ func benchCluster(b *testing.B, children, nodes int) {
 		clock := newStepClock()
 		home, dir := b.TempDir(), b.TempDir()
 		b.Chdir(dir)
-		rt := openClusterNode(b, home, dir, url, f.model, lane, clock)
+		rt := openClusterNode(b, home, dir, url, f.model, lane, clock, &warned)
 		var second *cadre.Runtime
 		if nodes == 2 {
-			second = openClusterNode(b, b.TempDir(), dir, url, f.model, lane, clock)
+			second = openClusterNode(b, b.TempDir(), dir, url, f.model, lane, clock, &warned)
 		}
 		runtime.GC()
 		start := time.Now()
@@ -68,6 +73,7 @@ func benchCluster(b *testing.B, children, nodes int) {
 		if err == nil {
 			err = f.latencies(ctx, rt, clock, &recToEnq, &enqToReq, &total, &steady)
 		}
+		mainRequests += f.mainRequests
 		if err == nil && second != nil {
 			busiest += busiestShare(ctx, rt, f.sessionID)
 		}
@@ -94,11 +100,41 @@ func benchCluster(b *testing.B, children, nodes int) {
 	if nodes == 2 {
 		b.ReportMetric(busiest/float64(b.N), "busiest-node-share")
 	}
+	b.ReportMetric(float64(mainRequests)/float64(b.N), "main-requests/op")
+	b.ReportMetric(float64(warned.election.Load())/float64(b.N), "election-errors/op")
+	b.ReportMetric(float64(warned.all.Load())/float64(b.N), "warnings/op")
+	if first := warned.first.Load(); first != nil {
+		b.Logf("first warning: %s", *first)
+	}
 }
+
+// warnCounter is a slog handler counting the warnings and errors the
+// nodes log: River's elector among them (a leader election that failed,
+// as when its pool ran dry at 10,000 runs on two nodes).
+type warnCounter struct {
+	all, election atomic.Int64
+	first         atomic.Pointer[string]
+}
+
+func (w *warnCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (w *warnCounter) Handle(_ context.Context, r slog.Record) error {
+	w.all.Add(1)
+	text := r.Message
+	r.Attrs(func(a slog.Attr) bool { text += " " + a.String(); return true })
+	if strings.Contains(strings.ToLower(text), "elect") {
+		w.election.Add(1)
+	}
+	w.first.CompareAndSwap(nil, &text)
+	return nil
+}
+
+func (w *warnCounter) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnCounter) WithGroup(string) slog.Handler      { return w }
 
 // openClusterNode opens a runtime on the store at url with its own state
 // dir, as one node: dispatch any and a lane of lane.
-func openClusterNode(b *testing.B, home, dir, url string, model func(context.Context, *llm.Request) (*llm.Response, error), lane int, clock *stepClock) *cadre.Runtime {
+func openClusterNode(b *testing.B, home, dir, url string, model func(context.Context, *llm.Request) (*llm.Response, error), lane int, clock *stepClock, warned *warnCounter) *cadre.Runtime {
 	b.Helper()
 	if err := os.WriteFile(filepath.Join(home, "settings.json"), fmt.Appendf(nil, `{"subagents": {"maxConcurrent": %d}}`, lane), 0o600); err != nil {
 		b.Fatal(err)
@@ -114,7 +150,7 @@ func openClusterNode(b *testing.B, home, dir, url string, model func(context.Con
 			}
 			return ""
 		},
-		Now: clock.Now, Dispatch: cadre.DispatchAny,
+		Now: clock.Now, Dispatch: cadre.DispatchAny, Logger: slog.New(warned),
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -83,7 +83,7 @@ func startNode(ctx context.Context, db recordStore, ownerID string, s config.Sto
 		return nil, nil
 	}
 	cfg := cluster.Config{
-		Store: pg, Pool: pg.Pool(), NodeID: ownerID,
+		Store: pg, Pool: pg.RiverPool(), NodeID: ownerID,
 		Heartbeat: s.Heartbeat(), OrphanAfter: s.OrphanAfter(),
 		Logger: log,
 	}
@@ -167,7 +167,12 @@ func dispatcher(r *Runtime, worker *dispatch.Worker) subagent.Dispatcher {
 	if worker == nil {
 		return nil
 	}
-	return dispatch.Dispatcher{Clients: nodeClients{r}}
+	d := dispatch.Dispatcher{Clients: nodeClients{r}}
+	if pg, ok := r.db.(*postgres.DB); ok {
+		// Jobs go in through the store's pool, River's own is for River.
+		d.Pool = pg.Pool()
+	}
+	return d
 }
 
 type nodeClients struct{ r *Runtime }

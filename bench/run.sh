@@ -13,8 +13,8 @@ cd "$(dirname "$0")/.."
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 
-go test -run XXX -bench . -skip 'Background1000|TUIIdle|Cluster' -benchtime "${BENCHTIME:-20x}" "$@" ./bench/ ./internal/loop/ . | tee "$raw"
-go test -run XXX -bench 'Background1000|TUIIdle|Cluster' -benchtime "${BG_BENCHTIME:-1x}" "$@" ./bench/ . | tee -a "$raw"
+go test -run XXX -bench . -skip 'Background1000|BackgroundPostgres|TUIIdle|Cluster' -benchtime "${BENCHTIME:-20x}" "$@" ./bench/ ./internal/loop/ . | tee "$raw"
+go test -run XXX -bench 'Background1000|BackgroundPostgres|TUIIdle|Cluster' -benchtime "${BG_BENCHTIME:-1x}" "$@" ./bench/ . | tee -a "$raw"
 
 echo
 echo "== cadre overhead (zero-latency fake model) =="

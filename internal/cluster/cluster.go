@@ -47,8 +47,10 @@ type Config struct {
 	// Store is the PostgreSQL store the node shares with the others: it
 	// holds the node records, and the tasks and sessions the sweep fails.
 	Store Store
-	// Pool is the store's connection pool; River runs on it. It must allow
-	// at least minConns connections (pool_max_conns).
+	// Pool is the pool River runs on: a pool of River's own
+	// (postgres.DB.RiverPool), so that a node's runs cannot take the
+	// connections its leader election and fetches need. It must allow at
+	// least minConns connections.
 	Pool *pgxpool.Pool
 	// NodeID names this node: the process's task owner id
 	// (task.Owner.ID), which its tasks and sessions record. It is also
@@ -216,7 +218,7 @@ func (n *Node) run(ctx context.Context) {
 	// The record first: liveness should not wait for River. A failure
 	// is retried at every heartbeat.
 	registered := n.register(ctx, log)
-	err := migrateRiver(ctx, n.cfg.Pool, n.cfg.Logger)
+	err := n.migrate(ctx, log)
 	if err == nil {
 		// River's own context is not ctx: cancelling it would hard-stop
 		// running jobs, and Close wants a graceful stop (below).
@@ -263,6 +265,29 @@ func (n *Node) run(ctx context.Context) {
 }
 
 // register records the node; it reports whether that worked.
+// migrate brings River's tables up to date, retrying through a passing
+// connection failure (a server restarting as the node starts) for up to
+// postgres.DefaultRetryFor, as the store's own statements do.
+func (n *Node) migrate(ctx context.Context, log *slog.Logger) error {
+	deadline := time.Now().Add(postgres.DefaultRetryFor)
+	wait := 20 * time.Millisecond
+	for {
+		err := migrateRiver(ctx, n.cfg.Pool, n.cfg.Logger)
+		if err == nil || !postgres.Transient(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		log.WarnContext(ctx, "migrate River: the database is not reachable; retrying", "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 func (n *Node) register(ctx context.Context, log *slog.Logger) bool {
 	err := n.cfg.Store.RegisterNode(ctx, n.cfg.NodeID, n.cfg.Host, n.cfg.PID)
 	if err != nil && ctx.Err() == nil {

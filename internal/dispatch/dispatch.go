@@ -78,9 +78,20 @@ type Clients interface {
 	Client(ctx context.Context) (*river.Client[pgx.Tx], error)
 }
 
+// Beginner starts a transaction: the store's connection pool.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
 // Dispatcher inserts background runs into the shared queue.
 type Dispatcher struct {
 	Clients Clients
+	// Pool, if set, is where jobs are inserted (each in a transaction
+	// of its own) rather than through the River client's pool. A
+	// launch of thousands of runs inserts thousands of jobs at once;
+	// through River's own small pool they would starve its leader
+	// election and fetches of connections.
+	Pool Beginner
 }
 
 // Dispatch stores job in the queue; the first node with a free place
@@ -91,7 +102,16 @@ func (d Dispatcher) Dispatch(ctx context.Context, job subagent.Job) error {
 	if err != nil {
 		return fmt.Errorf("the job queue is not available: %w", err)
 	}
-	if _, err := c.Insert(ctx, Args{job}, &river.InsertOpts{Queue: Queue, MaxAttempts: 1}); err != nil {
+	opts := &river.InsertOpts{Queue: Queue, MaxAttempts: 1}
+	if d.Pool == nil {
+		_, err = c.Insert(ctx, Args{job}, opts)
+	} else {
+		err = pgx.BeginFunc(ctx, d.Pool, func(tx pgx.Tx) error {
+			_, err := c.InsertTx(ctx, tx, Args{job}, opts)
+			return err
+		})
+	}
+	if err != nil {
 		return fmt.Errorf("queue the run: %w", err)
 	}
 	return nil

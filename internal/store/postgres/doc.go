@@ -27,6 +27,22 @@
 // once: notifications sent while nobody listened are lost, so a subscriber
 // treats a wake-up as "read your state again", never as the news itself.
 //
+// # Connection failures
+//
+// Once open, every statement is retried through a failure that passes — a
+// server restarting, a connection it ended, one refused while it starts —
+// with backoff from 20 ms to 2 s for at most DefaultRetryFor (retry.go); a
+// transaction is run again from its BEGIN, never after a COMMIT whose
+// answer was lost, and a statement that may have run is retried only where
+// running it twice cannot differ (an append and a claim first look for
+// their own entry or token). Open itself retries nothing.
+//
+// # Round trips
+//
+// A record's read-modify-write sends BEGIN with its reads FOR UPDATE in one
+// pgx batch and its writes with COMMIT in a second (pipeline.go): two
+// round trips where one statement at a time took four to six.
+//
 // # Messages for running agents
 //
 // Mailbox keeps SendMessage's messages in agent_messages, behind a per-agent

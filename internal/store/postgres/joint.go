@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -24,15 +25,24 @@ func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("create session %q and task: %w", s.ID, err)
 	}
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
-		if err := insertSession(ctx, tx, s); err != nil {
-			return fmt.Errorf("session: %w", err)
-		}
-		if err := insertTask(ctx, tx, t); err != nil {
-			return fmt.Errorf("task: %w", err)
+	// BEGIN and both inserts go in one round trip, the COMMIT in a
+	// second (rmw); an id already there inserts nothing and is rolled
+	// back.
+	err := db.rmw(ctx, func(b *pgx.Batch) {
+		b.Queue(insertSessionSQL, append([]any{s.ID}, tablerow.SessionValues(s)...)...)
+		b.Queue(insertTaskSQL, append([]any{t.ID}, tablerow.TaskValues(t)...)...)
+	}, func(br pgx.BatchResults) error {
+		for _, what := range []string{"session", "task"} {
+			tag, err := br.Exec()
+			if err == nil && tag.RowsAffected() == 0 {
+				err = fmt.Errorf("a %s with this id already exists", what)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
 		}
 		return nil
-	})
+	}, func(*pgx.Batch) error { return nil })
 	if err != nil {
 		return fmt.Errorf("create session %q and task %q: %w", s.ID, t.ID, err)
 	}
@@ -44,12 +54,23 @@ func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task
 // either fn stores nothing). It returns the task as stored. The session's
 // row is always locked before the task's, so two of these never deadlock.
 func (db *DB) UpdateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error) {
-	var t task.Task
-	err := db.inTx(ctx, func(tx pgx.Tx) (err error) {
-		if err := updateSession(ctx, tx, sessionID, sfn); err != nil {
+	su, tu := &sessionUpdater{id: sessionID, fn: sfn}, &taskUpdater{id: taskID, fn: tfn}
+	err := db.rmw(ctx, func(b *pgx.Batch) {
+		su.read(b) // the session's row first, always: no deadlock between two of these
+		tu.read(b)
+	}, func(br pgx.BatchResults) error {
+		if err := su.scan(br); err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
-		if t, err = updateTask(ctx, tx, taskID, tfn); err != nil {
+		if err := tu.scan(br); err != nil {
+			return fmt.Errorf("task: %w", err)
+		}
+		return nil
+	}, func(b *pgx.Batch) error {
+		if err := su.write(b); err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		if err := tu.write(b); err != nil {
 			return fmt.Errorf("task: %w", err)
 		}
 		return nil
@@ -57,5 +78,5 @@ func (db *DB) UpdateSessionTask(ctx context.Context, sessionID string, sfn func(
 	if err != nil {
 		return task.Task{}, fmt.Errorf("update session %q and task %q: %w", sessionID, taskID, err)
 	}
-	return t, nil
+	return tu.t, nil
 }

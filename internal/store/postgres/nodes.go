@@ -29,7 +29,7 @@ type Node struct {
 // start and heartbeat now. Registering an id again (a node whose row was
 // pruned while it was silent) starts its record afresh.
 func (db *DB) RegisterNode(ctx context.Context, id, host string, pid int) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, now(), now())
+	_, err := db.exec(ctx, true, `INSERT INTO nodes (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, now(), now())
 		ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, heartbeat_at = now(), left_at = NULL`, id, host, pid)
 	if err != nil {
 		return fmt.Errorf("register node %q: %w", id, err)
@@ -40,7 +40,7 @@ func (db *DB) RegisterNode(ctx context.Context, id, host string, pid int) error 
 // HeartbeatNode stamps node id's heartbeat now. A node with no row, or one
 // that has left, is an error wrapping ErrNodeNotFound: it must register.
 func (db *DB) HeartbeatNode(ctx context.Context, id string) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE nodes SET heartbeat_at = now() WHERE id = $1 AND left_at IS NULL`, id)
+	tag, err := db.exec(ctx, true, `UPDATE nodes SET heartbeat_at = now() WHERE id = $1 AND left_at IS NULL`, id)
 	if err != nil {
 		return fmt.Errorf("heartbeat of node %q: %w", id, err)
 	}
@@ -52,7 +52,7 @@ func (db *DB) HeartbeatNode(ctx context.Context, id string) error {
 
 // LeaveNode records that node id closed cleanly, now.
 func (db *DB) LeaveNode(ctx context.Context, id string) error {
-	tag, err := db.pool.Exec(ctx, `UPDATE nodes SET left_at = now(), heartbeat_at = now() WHERE id = $1`, id)
+	tag, err := db.exec(ctx, true, `UPDATE nodes SET left_at = now(), heartbeat_at = now() WHERE id = $1`, id)
 	if err != nil {
 		return fmt.Errorf("record that node %q left: %w", id, err)
 	}
@@ -101,7 +101,7 @@ func (db *DB) Nodes(ctx context.Context, ids []string) (now time.Time, nodes map
 // than age, and returns how many. A live node heartbeats, so its record
 // is never that old.
 func (db *DB) PruneNodes(ctx context.Context, age time.Duration) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM nodes WHERE heartbeat_at < now() - make_interval(secs => $1)`, age.Seconds())
+	tag, err := db.exec(ctx, true, `DELETE FROM nodes WHERE heartbeat_at < now() - make_interval(secs => $1)`, age.Seconds())
 	if err != nil {
 		return 0, fmt.Errorf("prune node records: %w", err)
 	}

@@ -19,12 +19,20 @@ import (
 // number of DBs, in one process or on many machines, may share a database.
 type DB struct {
 	pool *pgxpool.Pool
+	// river is River's own pool (RiverPool), apart from pool so that
+	// a node's runs, however many, never starve River's leader
+	// election, fetches and completions of a connection.
+	river *pgxpool.Pool
 	// writers are the open transcript writers, whose claims Close
 	// releases.
 	writers writers
 	// listen is the one LISTEN connection, started by the first watch
 	// (listen.go).
 	listen *listener
+	// retryFor bounds the retries of one operation through a passing
+	// connection failure (retry.go); log hears of them.
+	retryFor time.Duration
+	log      *slog.Logger
 }
 
 // DefaultPoolConns is the size of the store's pool when the URL does not
@@ -38,10 +46,21 @@ type DB struct {
 // the sizing of max_connections).
 const DefaultPoolConns = 20
 
+// RiverConns is the size of River's own pool (RiverPool): its notifier's
+// listening connection (held for good), the leader's election and
+// maintenance, each queue's fetches and the batched completions. Kept
+// apart from the store's pool: at 10,000 runs on two nodes, River's
+// elector shared a pool that the runs' appends and the launch's job
+// inserts kept busy, and its election timed out (issue 28).
+const RiverConns = 6
+
 // Option adjusts how Open sets up a DB.
 type Option func(*options)
 
-type options struct{ log *slog.Logger }
+type options struct {
+	log      *slog.Logger
+	retryFor time.Duration
+}
 
 // WithLogger gives the DB a logger for what it does in the background: the
 // change listener warns there when it loses its connection. Without it
@@ -54,7 +73,7 @@ func WithLogger(l *slog.Logger) Option {
 // URL) and brings its schema up to date. The password, if the URL has one,
 // never appears in its errors.
 func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
-	o := options{log: slog.New(slog.DiscardHandler)}
+	o := options{log: slog.New(slog.DiscardHandler), retryFor: DefaultRetryFor}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -73,7 +92,18 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
-	db := &DB{pool: pool}
+	riverCfg := cfg.Copy()
+	riverCfg.MaxConns = RiverConns
+	riverCfg.ConnConfig.RuntimeParams["application_name"] = RiverName
+	river, err := pgxpool.NewWithConfig(ctx, riverCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
+	}
+	// Open itself retries nothing: a URL that cannot be reached at start
+	// stops the command at once with its error (docs/scaling.md), rather
+	// than after the retry bound. The retries start once it is open.
+	db := &DB{pool: pool, river: river, log: o.log}
 	listenCfg := cfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = ListenerName
 	db.listen = newListener(func(ctx context.Context) (*pgx.Conn, error) {
@@ -85,8 +115,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	}
 	if err != nil {
 		pool.Close()
+		river.Close()
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
+	db.retryFor = o.retryFor
 	return db, nil
 }
 
@@ -128,9 +160,17 @@ func checkURL(dsn string) (string, error) {
 	return u.Redacted(), nil
 }
 
-// Pool is the store's connection pool, for what runs beside the store on
-// the same database (River, in package cluster). It is closed by Close.
+// Pool is the store's connection pool, for what writes beside the store
+// on the same database (a job inserted in a transaction of the store's,
+// package dispatch). It is closed by Close.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// RiverPool is River's own pool, RiverConns connections at most, for the
+// River client of package cluster. It is closed by Close.
+func (db *DB) RiverPool() *pgxpool.Pool { return db.river }
+
+// RiverName is the application_name of River's connections.
+const RiverName = "cadre-river"
 
 // Transcripts is the store's transcripts (session.Transcripts), written by
 // this process as node: the id of its record in nodes, whose heartbeats
@@ -149,11 +189,6 @@ func (db *DB) Close() error {
 	db.listen.close()
 	err := db.writers.closeAll(db)
 	db.pool.Close()
+	db.river.Close()
 	return err
-}
-
-// inTx runs fn in a transaction, committed if fn returns nil and rolled
-// back otherwise.
-func (db *DB) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, db.pool, fn)
 }

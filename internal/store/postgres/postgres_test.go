@@ -253,3 +253,21 @@ func mustLoad(t *testing.T, fsys fs.FS) []migration.Step {
 	}
 	return ms
 }
+
+// TestGetSessions: the records of the ids that have one, in one query;
+// an unknown id is simply absent.
+func TestGetSessions(t *testing.T) {
+	db := open(t, pg.URL(t))
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if err := db.CreateSession(t.Context(), info(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.GetSessions(t.Context(), []string{"s1", "s3", "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["s1"].ID != "s1" || got["s3"].ID != "s3" {
+		t.Fatalf("GetSessions(s1, s3, nope) = %v, want s1 and s3", got)
+	}
+}

@@ -35,7 +35,7 @@ func (db *DB) Mailbox() *Mailbox { return &Mailbox{db: db} }
 // Open opens agentID's inbox for a run of it, keeping any messages still
 // there from an earlier run (they were accepted: they are read now).
 func (m *Mailbox) Open(ctx context.Context, agentID, owner string) error {
-	_, err := m.db.pool.Exec(ctx, `INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
+	_, err := m.db.exec(ctx, true, `INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
 		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms`,
 		agentID, owner, time.Now().UnixMilli())
 	if err != nil {
@@ -89,7 +89,13 @@ func (m *Mailbox) Push(ctx context.Context, e queue.Entry) (bool, error) {
 // priority first, in the order they were pushed within a priority. Of
 // concurrent takers each message goes to exactly one.
 func (m *Mailbox) Take(ctx context.Context, agentID string) ([]queue.Entry, error) {
-	out, err := take(ctx, m.db.pool, agentID)
+	var out []queue.Entry
+	// Not idempotent (a DELETE whose answer was lost took messages):
+	// retried only when nothing reached the server.
+	err := m.db.retry(ctx, false, func(ctx context.Context, _ int) (err error) {
+		out, err = take(ctx, m.db.pool, agentID)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("take the messages of agent %q: %w", agentID, err)
 	}
@@ -101,17 +107,28 @@ func (m *Mailbox) Take(ctx context.Context, agentID string) ([]queue.Entry, erro
 // the messages, which the run answers before it tries again.
 func (m *Mailbox) CloseIfEmpty(ctx context.Context, agentID string) ([]queue.Entry, error) {
 	var out []queue.Entry
-	err := m.db.inTx(ctx, func(tx pgx.Tx) error {
-		// Waits for the pushes in flight, which hold the row FOR SHARE.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM agent_inboxes WHERE agent_id = $1 FOR UPDATE`, agentID); err != nil {
+	// Two round trips (rmw): the lock and the take, then the close (when
+	// nothing was taken) with the commit.
+	err := m.db.rmw(ctx, func(b *pgx.Batch) {
+		// Waits for the pushes in flight, which hold the row FOR SHARE;
+		// the take that follows reads what they committed.
+		b.Queue(`SELECT 1 FROM agent_inboxes WHERE agent_id = $1 FOR UPDATE`, agentID)
+		b.Queue(takeSQL, agentID)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		var err error
-		if out, err = take(ctx, tx, agentID); err != nil || len(out) > 0 {
+		rows, err := br.Query()
+		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM agent_inboxes WHERE agent_id = $1`, agentID)
+		out, err = scanTaken(rows, agentID)
 		return err
+	}, func(b *pgx.Batch) error {
+		if len(out) == 0 {
+			b.Queue(`DELETE FROM agent_inboxes WHERE agent_id = $1`, agentID)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("close the inbox of agent %q: %w", agentID, err)
@@ -132,13 +149,23 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
+// takeSQL deletes and returns an agent's messages.
+const takeSQL = `DELETE FROM agent_messages WHERE agent_id = $1
+		RETURNING seq, priority, mode, task_id, uuid, agent, message, enqueued_ms`
+
 // take deletes and returns agentID's messages in queue order.
 func take(ctx context.Context, q querier, agentID string) ([]queue.Entry, error) {
-	rows, err := q.Query(ctx, `DELETE FROM agent_messages WHERE agent_id = $1
-		RETURNING seq, priority, mode, task_id, uuid, agent, message, enqueued_ms`, agentID)
+	rows, err := q.Query(ctx, takeSQL, agentID)
 	if err != nil {
 		return nil, err
 	}
+	return scanTaken(rows, agentID)
+}
+
+// scanTaken reads takeSQL's rows (and closes them) into entries in queue
+// order.
+func scanTaken(rows pgx.Rows, agentID string) ([]queue.Entry, error) {
+	defer rows.Close()
 	type row struct {
 		seq int64
 		e   queue.Entry

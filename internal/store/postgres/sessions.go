@@ -20,7 +20,7 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 	if s.ID == "" {
 		return fmt.Errorf("create session: the id is empty")
 	}
-	if err := insertSession(ctx, db.pool, s); err != nil {
+	if err := db.retry(ctx, false, func(ctx context.Context, _ int) error { return insertSession(ctx, db.pool, s) }); err != nil {
 		return fmt.Errorf("create session %q: %w", s.ID, err)
 	}
 	return nil
@@ -48,10 +48,10 @@ func insertSession(ctx context.Context, q execer, s session.Info) error {
 }
 
 // UpdateSession implements session.Index: the row is read FOR UPDATE and
-// stays locked until the write commits (doc.go).
+// stays locked until the write commits (doc.go), in two round trips (rmw).
 func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Info) error) error {
-	err := db.inTx(ctx, func(tx pgx.Tx) error { return updateSession(ctx, tx, id, fn) })
-	if err != nil {
+	u := &sessionUpdater{id: id, fn: fn}
+	if err := db.rmw(ctx, u.read, u.scan, u.write); err != nil {
 		return fmt.Errorf("update session %q: %w", id, err)
 	}
 	return nil
@@ -66,33 +66,65 @@ const (
 		WHERE id = $19`
 )
 
-// updateSession is UpdateSession inside tx.
-func updateSession(ctx context.Context, tx pgx.Tx, id string, fn func(*session.Info) error) error {
-	s, err := tablerow.ScanSession(tx.QueryRow(ctx, selectSessionSQL+` FOR UPDATE`, id))
+// sessionUpdater is one session's part of a read-modify-write (rmw).
+type sessionUpdater struct {
+	id string
+	fn func(*session.Info) error
+	s  session.Info
+}
+
+func (u *sessionUpdater) read(b *pgx.Batch) { b.Queue(selectSessionSQL+` FOR UPDATE`, u.id) }
+
+func (u *sessionUpdater) scan(br pgx.BatchResults) error {
+	s, err := tablerow.ScanSession(br.QueryRow())
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.ErrNotFound
-	} else if err != nil {
-		return err
 	}
-	if err := fn(&s); err != nil {
-		return err
-	}
-	if s.ID != id {
-		return fmt.Errorf("the update changed the id to %q", s.ID)
-	}
-	_, err = tx.Exec(ctx, updateSessionSQL, append(tablerow.SessionValues(s), id)...)
+	u.s = s
 	return err
+}
+
+func (u *sessionUpdater) write(b *pgx.Batch) error {
+	if err := u.fn(&u.s); err != nil {
+		return err
+	}
+	if u.s.ID != u.id {
+		return fmt.Errorf("the update changed the id to %q", u.s.ID)
+	}
+	b.Queue(updateSessionSQL, append(tablerow.SessionValues(u.s), u.id)...)
+	return nil
 }
 
 // GetSession implements session.Index.
 func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
-	s, err := tablerow.ScanSession(db.pool.QueryRow(ctx, selectSessionSQL, id))
+	var s session.Info
+	err := db.queryRow(ctx, func(r pgx.Row) (err error) { s, err = tablerow.ScanSession(r); return err }, selectSessionSQL, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, err)
 	}
 	return s, nil
+}
+
+// GetSessions returns the records of the sessions among ids that have
+// one, by id, in one query: a caller that needs many (a result's cost of
+// each subagent, at every turn of a main agent with 1,000 of them) would
+// otherwise pay a round trip for each.
+func (db *DB) GetSessions(ctx context.Context, ids []string) (map[string]session.Info, error) {
+	out := make(map[string]session.Info, len(ids))
+	err := db.query(ctx, func(rows pgx.Rows) error {
+		clear(out)
+		list, err := tablerow.Collect(rows, tablerow.ScanSession)
+		for _, s := range list {
+			out[s.ID] = s
+		}
+		return err
+	}, `SELECT `+tablerow.SessionColumns+` FROM sessions WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("get %d sessions: %w", len(ids), err)
+	}
+	return out, nil
 }
 
 // where gathers a query's conditions and their numbered arguments.
@@ -157,12 +189,11 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		w.add(`transcript_path NOT LIKE '%.deleted.%'`)
 	}
 	q := w.sql(`SELECT `+tablerow.SessionColumns+` FROM sessions`, "updated_ms DESC, id DESC", f.Limit)
-	rows, err := db.pool.Query(ctx, q, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	out, err := tablerow.Collect(rows, tablerow.ScanSession)
+	var out []session.Info
+	err := db.query(ctx, func(rows pgx.Rows) (err error) {
+		out, err = tablerow.Collect(rows, tablerow.ScanSession)
+		return err
+	}, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}

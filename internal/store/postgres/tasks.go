@@ -28,7 +28,7 @@ func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
-	if err := insertTask(ctx, db.pool, t); err != nil {
+	if err := db.retry(ctx, false, func(ctx context.Context, _ int) error { return insertTask(ctx, db.pool, t) }); err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
 	}
 	return nil
@@ -55,7 +55,8 @@ func insertTask(ctx context.Context, q execer, t task.Task) error {
 
 // GetTask implements task.Store.
 func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
-	t, err := tablerow.ScanTask(db.pool.QueryRow(ctx, selectTaskSQL, id))
+	var t task.Task
+	err := db.queryRow(ctx, func(r pgx.Row) (err error) { t, err = tablerow.ScanTask(r); return err }, selectTaskSQL, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return task.Task{}, fmt.Errorf("get task %q: %w", id, task.ErrNotFound)
 	} else if err != nil {
@@ -65,40 +66,47 @@ func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
 }
 
 // UpdateTask implements task.Store: the row is read FOR UPDATE and stays
-// locked until the write commits (doc.go).
+// locked until the write commits (doc.go), in two round trips (rmw).
 func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
-	var t task.Task
-	err := db.inTx(ctx, func(tx pgx.Tx) (err error) {
-		t, err = updateTask(ctx, tx, id, fn)
-		return err
-	})
-	if err != nil {
+	u := &taskUpdater{id: id, fn: fn}
+	if err := db.rmw(ctx, u.read, u.scan, u.write); err != nil {
 		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
 	}
-	return t, nil
+	return u.t, nil
 }
 
-// updateTask is UpdateTask inside tx.
-func updateTask(ctx context.Context, tx pgx.Tx, id string, fn func(*task.Task) error) (task.Task, error) {
-	t, err := tablerow.ScanTask(tx.QueryRow(ctx, selectTaskSQL+` FOR UPDATE`, id))
+// taskUpdater is one task's part of a read-modify-write (rmw): it reads
+// the row FOR UPDATE, applies fn and writes the result.
+type taskUpdater struct {
+	id string
+	fn func(*task.Task) error
+	t  task.Task
+}
+
+func (u *taskUpdater) read(b *pgx.Batch) { b.Queue(selectTaskSQL+` FOR UPDATE`, u.id) }
+
+func (u *taskUpdater) scan(br pgx.BatchResults) error {
+	t, err := tablerow.ScanTask(br.QueryRow())
 	if errors.Is(err, pgx.ErrNoRows) {
-		return task.Task{}, task.ErrNotFound
-	} else if err != nil {
-		return task.Task{}, err
+		return task.ErrNotFound
 	}
-	if err := fn(&t); err != nil {
-		return task.Task{}, err
+	u.t = t
+	return err
+}
+
+func (u *taskUpdater) write(b *pgx.Batch) error {
+	if err := u.fn(&u.t); err != nil {
+		return err
 	}
-	if t.ID != id {
-		return task.Task{}, fmt.Errorf("the update changed the id to %q", t.ID)
+	if u.t.ID != u.id {
+		return fmt.Errorf("the update changed the id to %q", u.t.ID)
 	}
-	if err := t.Validate(); err != nil {
-		return task.Task{}, err
+	if err := u.t.Validate(); err != nil {
+		return err
 	}
-	if _, err := tx.Exec(ctx, taskUpdate, append(tablerow.TaskValues(t), id)...); err != nil {
-		return task.Task{}, err
-	}
-	return tablerow.NormalizeTask(t), nil
+	b.Queue(taskUpdate, append(tablerow.TaskValues(u.t), u.id)...)
+	u.t = tablerow.NormalizeTask(u.t)
+	return nil
 }
 
 // ListTasks implements task.Store.
@@ -126,29 +134,35 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	// A task with no creation time sorts as the oldest, as in the SQLite
 	// store (PostgreSQL would put NULLs first in a descending order).
 	q := w.sql(`SELECT `+tablerow.TaskColumns+` FROM tasks`, "created_ms DESC NULLS LAST, id DESC", f.Limit)
-	rows, err := db.pool.Query(ctx, q, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
-	}
-	defer rows.Close()
-	out, err := tablerow.Collect(rows, tablerow.ScanTask)
+	var out []task.Task
+	err := db.query(ctx, func(rows pgx.Rows) (err error) {
+		out, err = tablerow.Collect(rows, tablerow.ScanTask)
+		return err
+	}, q, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	return out, nil
 }
 
-// MarkNotified implements task.Store. The row is read FOR UPDATE, so of
-// all the calls (on any node) each sees the flag as the one before it left
-// it, and only the first to find a finished task unflagged flips it.
+// MarkNotified implements task.Store. Its one UPDATE flips the flag only
+// of a finished task that has it unset: a concurrent call (on any node)
+// waits for the row lock, then re-checks the condition on the row as the
+// first left it, so exactly one call wins. Only a call that flipped
+// nothing reads the row, to tell why.
 func (db *DB) MarkNotified(ctx context.Context, id string) (bool, error) {
+	terminal := statuses([]task.Status{task.StatusCompleted, task.StatusFailed, task.StatusKilled, task.StatusTimeout})
 	var won bool
-	err := db.inTx(ctx, func(tx pgx.Tx) error {
+	err := db.retry(ctx, false, func(ctx context.Context, attempt int) error {
+		err := db.pool.QueryRow(ctx, `UPDATE tasks SET notified = true WHERE id = $1 AND NOT notified AND status = ANY($2) RETURNING true`, id, terminal).Scan(&won)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		var (
 			status   string
 			notified bool
 		)
-		err := tx.QueryRow(ctx, `SELECT status, notified FROM tasks WHERE id = $1 FOR UPDATE`, id).Scan(&status, &notified)
+		err = db.pool.QueryRow(ctx, `SELECT status, notified FROM tasks WHERE id = $1`, id).Scan(&status, &notified)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return task.ErrNotFound
@@ -156,14 +170,8 @@ func (db *DB) MarkNotified(ctx context.Context, id string) (bool, error) {
 			return err
 		case !task.Status(status).Terminal():
 			return fmt.Errorf("%w (status %s)", task.ErrNotTerminal, status)
-		case notified:
-			return nil // someone else was first
 		}
-		if _, err := tx.Exec(ctx, `UPDATE tasks SET notified = true WHERE id = $1`, id); err != nil {
-			return err
-		}
-		won = true
-		return nil
+		return nil // someone else was first
 	})
 	if err != nil {
 		return false, fmt.Errorf("mark task %q notified: %w", id, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cadre-dev/cadre/internal/session"
 )
@@ -128,7 +129,18 @@ func (tr *Transcripts) claim(ctx context.Context, query, id string, more ...any)
 	}
 	var claimed bool
 	args := append([]any{id, tr.node, token}, more...)
-	err = tr.db.pool.QueryRow(ctx, query, args...).Scan(&claimed)
+	// Retried as idempotent: a retry first checks for its own token.
+	err = tr.db.retry(ctx, true, func(ctx context.Context, attempt int) error {
+		if attempt > 0 {
+			// An earlier attempt may have claimed it and lost the
+			// answer: the token is this writer's, so the row says.
+			err := tr.db.pool.QueryRow(ctx, `SELECT true FROM transcripts WHERE session_id = $1 AND writer_token = $2`, id, token).Scan(&claimed)
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		return tr.db.pool.QueryRow(ctx, query, args...).Scan(&claimed)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		tr.db.writers.remove(s)
 		return nil, nil
@@ -179,10 +191,15 @@ func (tr *Transcripts) Create(ctx context.Context, id string, fresh bool) (*sess
 		}
 		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), session.ErrInUse)
 	}
+	if fresh {
+		// The claim inserted the transcript's row, so it has no
+		// entries (they reference the row): nothing to read.
+		return session.NewWriter(tr.Locate(id), s, ""), nil
+	}
 	// The claim holds: nothing is appended between this read and the
 	// writer's first entry.
 	var line string
-	err = tr.db.pool.QueryRow(ctx, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`, id).Scan(&line)
+	err = tr.db.queryRow(ctx, func(r pgx.Row) error { return r.Scan(&line) }, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`, id)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, errors.Join(fmt.Errorf("create transcript %s: %w", tr.Locate(id), err), s.Close())
 	}
@@ -198,7 +215,7 @@ func (tr *Transcripts) Resume(ctx context.Context, info session.Info) (*session.
 	}
 	if s == nil {
 		var exists bool
-		if err := tr.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1)`, info.ID).Scan(&exists); err != nil {
+		if err := tr.db.queryRow(ctx, func(r pgx.Row) error { return r.Scan(&exists) }, `SELECT EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1)`, info.ID); err != nil {
 			return nil, nil, nil, fmt.Errorf("open transcript %s: %w", tr.Locate(info.ID), err)
 		}
 		if !exists {
@@ -231,25 +248,25 @@ func (tr *Transcripts) Read(ctx context.Context, info session.Info) ([]session.E
 // lines reads session id's transcript lines; an error wrapping
 // fs.ErrNotExist when it has no transcript.
 func (tr *Transcripts) lines(ctx context.Context, id string) ([][]byte, error) {
-	rows, err := tr.db.pool.Query(ctx, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
-	}
 	var (
 		lines [][]byte
 		line  []byte
 	)
-	_, err = pgx.ForEachRow(rows, []any{&line}, func() error {
-		lines = append(lines, bytes.Clone(line))
-		return nil
-	})
+	err := tr.db.query(ctx, func(rows pgx.Rows) error {
+		lines = lines[:0]
+		_, err := pgx.ForEachRow(rows, []any{&line}, func() error {
+			lines = append(lines, bytes.Clone(line))
+			return nil
+		})
+		return err
+	}, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
 	}
 	if len(lines) == 0 {
 		// No entries: an empty transcript, or none at all.
 		var exists bool
-		if err := tr.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1)`, id).Scan(&exists); err != nil {
+		if err := tr.db.queryRow(ctx, func(r pgx.Row) error { return r.Scan(&exists) }, `SELECT EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1)`, id); err != nil {
 			return nil, fmt.Errorf("read transcript %s: %w", tr.Locate(id), err)
 		}
 		if !exists {
@@ -269,7 +286,7 @@ func (tr *Transcripts) Archive(ctx context.Context, info session.Info, at time.T
 	if session.Archived(from) {
 		return from, nil
 	}
-	tag, err := tr.db.pool.Exec(ctx, `UPDATE transcripts SET archived_ms = $2 WHERE session_id = $1`, info.ID, at.UnixMilli())
+	tag, err := tr.db.exec(ctx, true, `UPDATE transcripts SET archived_ms = $2 WHERE session_id = $1`, info.ID, at.UnixMilli())
 	if err != nil {
 		return "", fmt.Errorf("archive session %s: %w", info.ID, err)
 	}
@@ -322,7 +339,27 @@ func (s *sink) AppendLine(line []byte) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
 	defer cancel()
-	tag, err := s.db.pool.Exec(ctx, appendEntry, s.id, s.token, string(bytes.TrimSuffix(line, []byte("\n"))))
+	entry := string(bytes.TrimSuffix(line, []byte("\n")))
+	var tag pgconn.CommandTag
+	// Retried as idempotent: a retry first checks for its own entry.
+	err := s.db.retry(ctx, true, func(ctx context.Context, attempt int) (err error) {
+		if attempt > 0 {
+			// An earlier attempt may have committed and lost the
+			// answer. Under the claim only this writer appends, so
+			// it did if the last entry is this one.
+			var last string
+			err := s.db.pool.QueryRow(ctx, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`, s.id).Scan(&last)
+			if err == nil && last == entry {
+				tag = pgconn.NewCommandTag("INSERT 0 1")
+				return nil
+			}
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+		}
+		tag, err = s.db.pool.Exec(ctx, appendEntry, s.id, s.token, entry)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("append to transcript %s: %w", s.loc, oneLine{err})
 	}
@@ -350,7 +387,7 @@ func (s *sink) Close() error {
 func (s *sink) release() error {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	if _, err := s.db.pool.Exec(ctx, releaseClaims, []string{s.id}, []string{s.token}); err != nil {
+	if _, err := s.db.exec(ctx, true, releaseClaims, []string{s.id}, []string{s.token}); err != nil {
 		return fmt.Errorf("close transcript %s: release its claim: %w", s.loc, oneLine{err})
 	}
 	return nil
@@ -405,7 +442,7 @@ func (ws *writers) closeAll(db *DB) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	if _, err := db.pool.Exec(ctx, releaseClaims, ids, tokens); err != nil {
+	if _, err := db.exec(ctx, true, releaseClaims, ids, tokens); err != nil {
 		return fmt.Errorf("release the claims of %d open transcript writers: %w", len(tokens), oneLine{err})
 	}
 	return nil

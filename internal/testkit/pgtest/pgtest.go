@@ -151,7 +151,7 @@ func (s *Server) start() error {
 			return errors.Join(err, s.stop())
 		}
 		out, err := s.command(ctx, "pg_ctl", "-D", dir, "-l", filepath.Join(dir, "log"), "-w", "-t", strconv.Itoa(int(startTimeout/time.Second)),
-			"-o", fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c max_connections=200", port, dir), "start").CombinedOutput()
+			"-o", s.serverOptions(port), "start").CombinedOutput()
 		if err == nil {
 			s.port = port
 			return nil
@@ -212,6 +212,47 @@ func (s *Server) logTail() string {
 		b = b[len(b)-4000:]
 	}
 	return "server log:\n" + string(b)
+}
+
+// Down stops the running server as an operator's restart does (pg_ctl
+// stop -m fast: every connection is ended with SQLSTATE 57P01, new ones
+// are refused), keeping its data; Up starts it again on the same port. A
+// test that takes its server down should have a Server of its own, not
+// the binary's shared one.
+func (s *Server) Down() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchdog == nil {
+		return errors.New("pgtest: Down: the server is not running")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if out, err := s.command(ctx, "pg_ctl", "-D", s.dir, "-m", "fast", "-w", "-t", strconv.Itoa(int(startTimeout/time.Second)), "stop").CombinedOutput(); err != nil {
+		return fmt.Errorf("pgtest: pg_ctl stop: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Up starts a server that Down stopped, on the port it had.
+func (s *Server) Up() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watchdog == nil {
+		return errors.New("pgtest: Up: the server was never started")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	out, err := s.command(ctx, "pg_ctl", "-D", s.dir, "-l", filepath.Join(s.dir, "log"), "-w", "-t", strconv.Itoa(int(startTimeout/time.Second)),
+		"-o", s.serverOptions(s.port), "start").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pgtest: pg_ctl start on port %d: %w\n%s\n%s", s.port, err, out, s.logTail())
+	}
+	return nil
+}
+
+// serverOptions are the server's settings (pg_ctl -o) on port.
+func (s *Server) serverOptions(port int) string {
+	return fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off -c max_connections=200", port, s.dir)
 }
 
 // Stop stops the server and deletes its directory. Stopping a server that

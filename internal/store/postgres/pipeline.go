@@ -1,0 +1,86 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// A read-modify-write of a record is a transaction of four round trips
+// when each statement waits for its answer: BEGIN, the row read FOR
+// UPDATE, the UPDATE, COMMIT (six for a session and its task). pgx's
+// batches send several statements at once, so rmw takes two: BEGIN with
+// the reads, then the writes with COMMIT. The row locks, and so the
+// guarantees of doc.go, are the same.
+
+// rmw runs one read-modify-write transaction: reads queues the reads
+// (after BEGIN), scan reads their results, writes queues the writes
+// (before COMMIT) or returns an error that rolls everything back. Like
+// inTx it is run again through a passing connection failure before its
+// commit, and not after a commit whose answer was lost.
+func (db *DB) rmw(ctx context.Context, reads func(*pgx.Batch), scan func(pgx.BatchResults) error, writes func(*pgx.Batch) error) error {
+	return db.retry(ctx, true, func(ctx context.Context, _ int) error {
+		conn, err := db.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Release()
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		reads(b)
+		br := conn.SendBatch(ctx, b)
+		_, err = br.Exec()
+		if err == nil {
+			err = scan(br)
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			w := &pgx.Batch{}
+			if err = writes(w); err == nil {
+				w.Queue("COMMIT")
+				err = sendAll(ctx, conn, w)
+				var pgErr *pgconn.PgError
+				if err != nil && !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err) {
+					// The COMMIT may have been executed.
+					rollback(conn)
+					return ambiguous{err}
+				}
+			}
+		}
+		if err != nil {
+			rollback(conn)
+		}
+		return err
+	})
+}
+
+// sendAll sends b and reads every result, returning the first error.
+func sendAll(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) error {
+	br := conn.SendBatch(ctx, b)
+	var err error
+	for range b.Len() {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// rollback ends a failed transaction on conn; a connection that cannot is
+// closed, so that the pool does not hand it out inside a transaction.
+func rollback(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		conn.Conn().Close(ctx)
+	}
+}
