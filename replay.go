@@ -110,24 +110,7 @@ type ReplayDivergence struct {
 
 // String is the divergence in one line.
 func (d ReplayDivergence) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: agent %s", d.Kind, d.Agent)
-	if d.AgentID != "" {
-		fmt.Fprintf(&b, " (%s)", d.AgentID)
-	}
-	if d.Turn > 0 {
-		fmt.Fprintf(&b, ", turn %d", d.Turn)
-	}
-	if d.ToolUseID != "" {
-		fmt.Fprintf(&b, ", tool %s (call %s)", d.Tool, d.ToolUseID)
-	}
-	if d.Path != "" {
-		fmt.Fprintf(&b, ", file %s", d.Path)
-	}
-	if d.Detail != "" {
-		b.WriteString(": " + d.Detail)
-	}
-	return b.String()
+	return replay.Describe(string(d.Kind), d.Agent, d.AgentID, d.Turn, d.Tool, d.ToolUseID, d.Path, d.Detail)
 }
 
 // ReplayReport is what a replay found.

@@ -39,19 +39,28 @@ type Divergence struct {
 
 // String is the divergence in one line, without its diff.
 func (d Divergence) String() string {
+	return Describe(d.Kind, d.Agent, d.AgentID, d.Turn, d.Tool, d.ToolUseID, "", d.Detail)
+}
+
+// Describe is a divergence in one line, as the report and the SDK's
+// ReplayDivergence print it.
+func Describe(kind, agent, agentID string, turn int, tool, toolUseID, path, detail string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: agent %s", d.Kind, d.Agent)
-	if d.AgentID != "" {
-		fmt.Fprintf(&b, " (%s)", d.AgentID)
+	fmt.Fprintf(&b, "%s: agent %s", kind, agent)
+	if agentID != "" {
+		fmt.Fprintf(&b, " (%s)", agentID)
 	}
-	if d.Turn > 0 {
-		fmt.Fprintf(&b, ", turn %d", d.Turn)
+	if turn > 0 {
+		fmt.Fprintf(&b, ", turn %d", turn)
 	}
-	if d.ToolUseID != "" {
-		fmt.Fprintf(&b, ", tool %s call %s", d.Tool, d.ToolUseID)
+	if toolUseID != "" {
+		fmt.Fprintf(&b, ", tool %s (call %s)", tool, toolUseID)
 	}
-	if d.Detail != "" {
-		b.WriteString(": " + d.Detail)
+	if path != "" {
+		fmt.Fprintf(&b, ", file %s", path)
+	}
+	if detail != "" {
+		b.WriteString(": " + detail)
 	}
 	return b.String()
 }

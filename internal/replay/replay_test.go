@@ -178,7 +178,7 @@ func TestModelStopsAtTheFirstDivergence(t *testing.T) {
 	stops := 0
 	m := NewModel(Config{Recording: load(t), Normalizer: NewNormalizer("/scratch/w", "/work"), Stop: func() { stops++ }})
 	_, err := replayed(t, m, "/scratch/w/a.go: package b")
-	if err == nil || !strings.Contains(err.Error(), "replay diverged: tool_result: agent reviewer (01a2244c-5538-7360-8f76-000000000001), turn 1, tool Read call call-1") {
+	if err == nil || !strings.Contains(err.Error(), "replay diverged: tool_result: agent reviewer (01a2244c-5538-7360-8f76-000000000001), turn 1, tool Read (call call-1)") {
 		t.Fatalf("error %v", err)
 	}
 	var le *llm.Error
