@@ -414,9 +414,11 @@ func scratchTree(ctx context.Context, workspace string) (*worktree.Tree, error) 
 	if err != nil {
 		return nil, fmt.Errorf("replay needs a scratch git worktree of the workspace (or --in-place to run the tools in it): %w", err)
 	}
-	if err := tree.Overlay(ctx); err == nil {
+	err = tree.Overlay(ctx)
+	if err == nil {
 		err = tree.Snapshot(ctx)
-	} else {
+	}
+	if err != nil {
 		_ = tree.Discard(ctx)
 		return nil, fmt.Errorf("replay scratch worktree: %w", err)
 	}

@@ -188,13 +188,13 @@ func TestTracingSpanTree(t *testing.T) {
 		t.Errorf("chat span kind = %v, want client", chat.SpanKind)
 	}
 	if v, _ := attr(chat, "gen_ai.usage.input_tokens"); v.AsInt64() != 13 {
-		t.Errorf("gen_ai.usage.input_tokens = %v, want 13 (10 and 3 read from the cache)", v.Emit())
+		t.Errorf("gen_ai.usage.input_tokens = %v, want 13 (10 and 3 read from the cache)", v.String())
 	}
 	if v, _ := attr(chat, "gen_ai.usage.output_tokens"); v.AsInt64() != 5 {
-		t.Errorf("gen_ai.usage.output_tokens = %v, want 5", v.Emit())
+		t.Errorf("gen_ai.usage.output_tokens = %v, want 5", v.String())
 	}
 	if v, _ := attr(chat, "gen_ai.response.finish_reasons"); !slices.Equal(v.AsStringSlice(), []string{"tool_use"}) {
-		t.Errorf("gen_ai.response.finish_reasons = %v, want [tool_use]", v.Emit())
+		t.Errorf("gen_ai.response.finish_reasons = %v, want [tool_use]", v.String())
 	}
 
 	calls := map[string]tracetest.SpanStub{}

@@ -133,11 +133,11 @@ func twoNodes(t *testing.T, extra string) (g *gate, n1, n2 *env, s1 *served, run
 // once each.
 func TestTwoServeNodesShareBackgroundRuns(t *testing.T) {
 	g, n1, n2, s1, runID := twoNodes(t, "")
-	ts := waitTasks(t, n1, 30*time.Second, "three running, on two nodes", func(ts []task.Task) bool {
+	waitTasks(t, n1, 30*time.Second, "three running, on two nodes", func(ts []task.Task) bool {
 		return slices.Equal(byOwner(ts, task.StatusRunning), []int{1, 2})
 	})
 	g.open()
-	ts = waitTasks(t, n2, 60*time.Second, "three completed and notified", func(ts []task.Task) bool {
+	ts := waitTasks(t, n2, 60*time.Second, "three completed and notified", func(ts []task.Task) bool {
 		return len(ts) == 3 && !slices.ContainsFunc(ts, func(t task.Task) bool { return t.Status != task.StatusCompleted || !t.Notified })
 	})
 	var info struct {

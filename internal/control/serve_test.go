@@ -24,11 +24,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeConv records what the protocol asked of the session; each message
 // sent becomes one result event, so the output shows the turns in order.
 type fakeConv struct {
-	mu       sync.Mutex
-	calls    []string
-	events   chan cadre.Event
-	closed   bool
-	failMode bool
+	mu     sync.Mutex
+	calls  []string
+	events chan cadre.Event
+	closed bool
 }
 
 func newFakeConv() *fakeConv { return &fakeConv{events: make(chan cadre.Event, 16)} }

@@ -25,24 +25,22 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 		defer timer.Stop()
 		deadline = timer.C
 	}
-	for {
-		select {
-		case <-t.done:
-			return false
-		case <-ctx.Done():
-			t.cancel(context.Cause(ctx))
-			<-t.done
-			return false
-		case <-deadline:
-		case <-bg:
-		}
-		if s.toBackground(ctx, t) {
-			return true
-		}
-		// It finished while we decided; its result is ready.
+	select {
+	case <-t.done:
+		return false
+	case <-ctx.Done():
+		t.cancel(context.Cause(ctx))
 		<-t.done
 		return false
+	case <-deadline:
+	case <-bg:
 	}
+	if s.toBackground(ctx, t) {
+		return true
+	}
+	// It finished while we decided; its result is ready.
+	<-t.done
+	return false
 }
 
 // toBackground turns a foreground run into a background task, unless it

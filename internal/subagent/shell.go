@@ -150,10 +150,6 @@ func (s *Service) shellStopCall(id string) string {
 	return fmt.Sprintf("TaskStop with task_id %q", id)
 }
 
-// errNotExited is a shell end's error when the command did not exit by
-// itself (the run's result must be an error for every end but exit 0).
-var errNotExited = errors.New("the command did not exit by itself")
-
 // finishShell records how a background command ended, in the order S-L6
 // demands, as finish does for an agent: the terminal status and output
 // tail first, then the notification (once), then the run is forgotten.
