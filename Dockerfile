@@ -24,10 +24,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# Static, as the release build (.goreleaser.yaml); .git stays out of the
-# context (.dockerignore), so VCS stamping is off rather than failing.
+# Static, as the release build (.goreleaser.yaml). From a clone's context,
+# .git comes along so that the go command records the commit in the build
+# info (`go version -m /usr/local/bin/cadre`).
 ENV CGO_ENABLED=0
-RUN go build -trimpath -buildvcs=false -ldflags='-s -w' -o /out/ ./cmd/cadre ./cmd/cadre-sandbox
+RUN go build -trimpath -ldflags='-s -w' -o /out/ ./cmd/cadre ./cmd/cadre-sandbox
 
 FROM debian:trixie-slim
 # bash is already there: cadre's Bash tool prefers it to sh, and models write
