@@ -264,28 +264,11 @@ func (n *Node) run(ctx context.Context) {
 	n.closeErr = errors.Join(errs...)
 }
 
-// register records the node; it reports whether that worked.
 // migrate brings River's tables up to date, retrying through a passing
 // connection failure (a server restarting as the node starts) for up to
 // postgres.DefaultRetryFor, as the store's own statements do.
 func (n *Node) migrate(ctx context.Context, log *slog.Logger) error {
-	deadline := time.Now().Add(postgres.DefaultRetryFor)
-	wait := 20 * time.Millisecond
-	for {
-		err := migrateRiver(ctx, n.cfg.Pool, n.cfg.Logger)
-		if err == nil || !postgres.Transient(err) || time.Now().Add(wait).After(deadline) {
-			return err
-		}
-		log.WarnContext(ctx, "migrate River: the database is not reachable; retrying", "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		wait = min(2*wait, 2*time.Second)
-	}
+	return postgres.Retry(ctx, log, func(ctx context.Context) error { return migrateRiver(ctx, n.cfg.Pool, n.cfg.Logger) })
 }
 
 func (n *Node) register(ctx context.Context, log *slog.Logger) bool {

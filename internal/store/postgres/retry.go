@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"syscall"
 	"time"
@@ -97,17 +98,29 @@ func (e ambiguous) Unwrap() error { return e.err }
 // not idempotent can first check whether an earlier attempt, whose answer
 // was lost, did its work.
 func (db *DB) retry(ctx context.Context, idempotent bool, fn func(ctx context.Context, attempt int) error) error {
+	return retryFor(ctx, db.retryFor, db.log, idempotent, fn)
+}
+
+// Retry runs fn, an idempotent operation on the database, again through
+// passing connection failures (Transient) for up to DefaultRetryFor, with
+// the store's own waits: what runs beside the store on its server (River's
+// migrations) rides out a restart as the store's statements do.
+func Retry(ctx context.Context, log *slog.Logger, fn func(ctx context.Context) error) error {
+	return retryFor(ctx, DefaultRetryFor, log, true, func(ctx context.Context, _ int) error { return fn(ctx) })
+}
+
+func retryFor(ctx context.Context, bound time.Duration, log *slog.Logger, idempotent bool, fn func(ctx context.Context, attempt int) error) error {
 	var deadline time.Time
 	wait := time.Duration(0)
 	for attempt := 0; ; attempt++ {
 		err := fn(ctx, attempt)
 		var amb ambiguous
-		if err == nil || errors.As(err, &amb) || !retryable(err, idempotent) || ctx.Err() != nil || db.retryFor <= 0 {
+		if err == nil || errors.As(err, &amb) || !retryable(err, idempotent) || ctx.Err() != nil || bound <= 0 {
 			return err
 		}
 		now := time.Now()
 		if deadline.IsZero() {
-			deadline = now.Add(db.retryFor)
+			deadline = now.Add(bound)
 		}
 		if !now.Before(deadline) {
 			return err
@@ -115,7 +128,7 @@ func (db *DB) retry(ctx context.Context, idempotent bool, fn func(ctx context.Co
 		// The last wait ends at the bound, for one attempt there.
 		wait = min(max(2*wait, retryFirst), retryMost, deadline.Sub(now))
 		if attempt == 0 {
-			db.log.WarnContext(ctx, "PostgreSQL connection failed; retrying", "retry_for", db.retryFor, "err", oneLine{err})
+			log.WarnContext(ctx, "PostgreSQL connection failed; retrying", "retry_for", bound, "err", oneLine{err})
 		}
 		t := time.NewTimer(wait)
 		select {
