@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ type fake struct {
 	// closing is closed when the test ends, so handlers parked on Reply.Wait
 	// return and httptest.Server.Close, which waits for them, does not hang.
 	closing chan struct{}
+	stop    sync.Once
 	// ids numbers request ids, message ids and tool call ids, so they are
 	// unique within a server.
 	ids atomic.Int64
@@ -44,11 +46,17 @@ func (f *fake) start(t testing.TB, h Handler, serve http.HandlerFunc) string {
 	f.srv.Listener.Close()
 	f.srv.Listener = ln
 	f.srv.Start()
-	t.Cleanup(func() {
+	t.Cleanup(f.Close)
+	return f.srv.URL
+}
+
+// Close stops the server before the test ends, as a provider that went
+// away: connections to its URL are refused from then on.
+func (f *fake) Close() {
+	f.stop.Do(func() {
 		close(f.closing)
 		f.srv.Close()
 	})
-	return f.srv.URL
 }
 
 // route is the one endpoint a fake server answers.
