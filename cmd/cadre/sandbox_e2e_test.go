@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,25 +124,8 @@ func TestSandboxWalls(t *testing.T) {
 // none); allow, the default, leaves them alone.
 func TestSandboxNetworkDeny(t *testing.T) {
 	e, _ := sandboxEnv(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted := make(chan struct{}, 8)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
-	defer func() { ln.Close(); <-done }()
-	connect := fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", ln.Addr().(*net.TCPAddr).Port)
+	port, accepted := sandboxtest.Listen(t)
+	connect := fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", port)
 	e.write("s.yaml", bashScenario(connect))
 
 	texts, _ := bashResults(t, e, 1, "--permission-mode", "bypassPermissions", "--settings", `{"sandbox":{"network":{"mode":"deny"}}}`)

@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,26 +170,7 @@ func TestWritableInsideReadOnly(t *testing.T) {
 
 func TestNetworkDeny(t *testing.T) {
 	f := newFixture(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan struct{}, 4)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- struct{}{}
-			c.Close()
-		}
-	}()
-	defer func() { ln.Close(); <-done }()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, accepted := sandboxtest.Listen(t)
 	script := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
