@@ -21,12 +21,16 @@ func TestBatchBoundsCallsAtOnce(t *testing.T) {
 		now, most int
 	)
 	full, gate := make(chan struct{}), make(chan struct{})
+	// Once: after the gate opens, every later call that refills the
+	// places meets the condition again (a second close would panic with
+	// mu held, which the loop's recover turns into a deadlock).
+	fill := sync.OnceFunc(func() { close(full) })
 	work := echo("work", true, func(context.Context, echoIn) error {
 		mu.Lock()
 		now++
 		most = max(most, now)
 		if now == maxParallelCalls && most == maxParallelCalls {
-			close(full)
+			fill()
 		}
 		mu.Unlock()
 		<-gate
