@@ -61,9 +61,10 @@ type Env struct {
 	Readable func(path string) bool
 }
 
-// Turn is the model exchange a tool call came from: the request as sent,
-// the assistant message that holds the call, and the tools that were
-// offered. Forks reuse them exactly, so that their requests share the
+// Turn is the model exchange a tool call came from: the request as sent
+// (its per-turn context included; only the session preamble, which every
+// loop of the session puts in front again, left out), the assistant message
+// that holds the call, and the tools that were offered. Forks reuse them exactly, so that their requests share the
 // parent's prefix. Read-only: calls of one message run concurrently.
 type Turn struct {
 	Request *llm.Request

@@ -19,14 +19,15 @@ allowed-tools: Read, Grep
 AUDIT-COMMAND: audit $ARGUMENTS for TODOs and report them.
 `
 
-// messagesJSON is the JSON of a request's first n messages.
-func messagesJSON(t *testing.T, req testkit.Request, n int) string {
+// messagesJSON is the JSON of a request's messages [from, to), without
+// cache breakpoints (they sit on a request's last message, wherever that is).
+func messagesJSON(t *testing.T, req testkit.Request, from, to int) string {
 	t.Helper()
 	msgs, _ := req.JSON()["messages"].([]any)
-	if len(msgs) < n {
-		t.Fatalf("a request with %d messages, want at least %d: %.300s", len(msgs), n, req.Body)
+	if len(msgs) < to {
+		t.Fatalf("a request with %d messages, want at least %d: %.300s", len(msgs), to, req.Body)
 	}
-	b, err := json.Marshal(msgs[:n])
+	b, err := json.Marshal(withoutCacheControl(msgs[from:to]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestSF2ForkCommandSharesThePrefix(t *testing.T) {
 	}
 	// The conversation before the command, as the main agent's next
 	// request sends it.
-	if got, want := messagesJSON(t, forks[0], 2), messagesJSON(t, mains[1], 2); got != want {
+	if got, want := messagesJSON(t, forks[0], 0, 2), messagesJSON(t, mains[1], 0, 2); got != want {
 		t.Errorf("the fork's conversation differs from the main agent's:\n%s\nvs\n%s", got, want)
 	}
 	if !strings.Contains(string(forks[1].Body), "Glob is not among this command's allowed-tools (Read, Grep)") {
@@ -172,9 +173,13 @@ func TestSF2ModelInvokedForkSkill(t *testing.T) {
 	if fmt.Sprint(fork["system"]) != fmt.Sprint(main["system"]) || fmt.Sprint(fork["tools"]) != fmt.Sprint(main["tools"]) {
 		t.Error("the skill's fork does not share the main agent's system prompt and tools")
 	}
-	// The turn that called Skill: the main request's messages, then its
-	// reply as the main agent's next request records it.
-	if got, want := messagesJSON(t, forks[0], 2), messagesJSON(t, mains[1], 2); got != want {
+	// The turn that called Skill: the main request's messages as sent (its
+	// per-turn context included), then its reply as the main agent's next
+	// request records it.
+	if got, want := messagesJSON(t, forks[0], 0, 1), messagesJSON(t, mains[0], 0, 1); got != want {
+		t.Errorf("the fork does not start with the request that called Skill:\n%s\nvs\n%s", got, want)
+	}
+	if got, want := messagesJSON(t, forks[0], 1, 2), messagesJSON(t, mains[1], 1, 2); got != want {
 		t.Errorf("the fork does not continue the turn that called Skill:\n%s\nvs\n%s", got, want)
 	}
 	if !strings.Contains(string(mains[1].Body), "SUM-RESULT: a small tool") {

@@ -122,6 +122,25 @@ func TestThreeForksShareTheParentsPrefix(t *testing.T) {
 	if fmt.Sprint(fork["system"]) != fmt.Sprint(mainFirst["system"]) || fmt.Sprint(fork["tools"]) != fmt.Sprint(mainFirst["tools"]) {
 		t.Error("the fork's system prompt or tools differ from the parent's")
 	}
+	// The fork's request starts with the parent's request that forked,
+	// message for message, the per-turn context the parent's last user
+	// message carried included. Only the cache breakpoints move: the
+	// parent's was on its last message, which the fork's request carries on.
+	parentMsgs, _ := withoutCacheControl(mainFirst["messages"]).([]any)
+	forkMsgs, _ := withoutCacheControl(fork["messages"]).([]any)
+	if len(parentMsgs) == 0 || len(forkMsgs) <= len(parentMsgs) {
+		t.Fatalf("the parent's request has %d messages, the fork's %d", len(parentMsgs), len(forkMsgs))
+	}
+	if last, _ := json.Marshal(parentMsgs[len(parentMsgs)-1]); !strings.Contains(string(last), "system-reminder") {
+		t.Fatalf("the parent's last user message carries no per-turn context: %.300s", last)
+	}
+	for i, m := range parentMsgs {
+		pm, _ := json.Marshal(m)
+		fm, _ := json.Marshal(forkMsgs[i])
+		if string(pm) != string(fm) {
+			t.Errorf("message %d of the fork's request differs from the parent's:\nparent %.400s\nfork   %.400s", i, pm, fm)
+		}
+	}
 	// A cache breakpoint ends the shared prefix: on the last placeholder.
 	prefix := first[0][:at]
 	last := strings.LastIndex(prefix, `"tool_use_id"`)
@@ -142,6 +161,28 @@ func TestThreeForksShareTheParentsPrefix(t *testing.T) {
 	if res := ls[len(ls)-1]; res["result"] != "all three forks reported" {
 		t.Errorf("final result %v", res["result"])
 	}
+}
+
+// withoutCacheControl is v, a decoded request body, without its
+// cache_control fields.
+func withoutCacheControl(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if k != "cache_control" {
+				out[k] = withoutCacheControl(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutCacheControl(e)
+		}
+		return out
+	}
+	return v
 }
 
 func TestWithoutTheGateAnUntypedAgentCallRunsGeneralPurpose(t *testing.T) {

@@ -424,9 +424,11 @@ func compact(ctx context.Context, cfg Config, out *Outcome) error {
 	return nil
 }
 
-// call makes one model call. The request it returns is the conversation's
-// (what a fork of this turn shares), without the per-turn context, which
-// went to this call alone.
+// call makes one model call. The request it returns is what a fork of this
+// turn starts from: the request as sent, per-turn context included (still
+// marked PerTurn), so that a fork's first request repeats the parent's
+// byte for byte; only the preamble is left out, because the fork's loop
+// puts its own (the same blocks) in front again.
 func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *llm.Response, time.Duration, error) {
 	req := &llm.Request{
 		System:    cfg.System,
@@ -444,11 +446,15 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 		r.Messages = preamble(msgs, cfg.Preamble)
 		sent = &r
 	}
+	forkable := req
 	if cfg.SystemContext != nil {
 		if extra := cfg.SystemContext(ctx); extra != "" {
 			r := *sent
 			r.Messages = remind(r.Messages, extra)
 			sent = &r
+			f := *req
+			f.Messages = remind(f.Messages, extra)
+			forkable = &f
 		}
 	}
 	var span telemetry.Span
@@ -461,7 +467,7 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 	start := time.Now()
 	resp, err := stream(ctx, cfg, sent)
 	span.EndChat(resp, err)
-	return req, resp, time.Since(start), err
+	return forkable, resp, time.Since(start), err
 }
 
 // stream sends req and returns the model's complete reply.
