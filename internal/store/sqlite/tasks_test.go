@@ -180,8 +180,8 @@ func TestTaskMigrationFromSessionsOnly(t *testing.T) {
 	}
 	// Roll the file back to what version 1 left (later migrations added
 	// the tasks table and the sessions' owner, cost_unknown and model
-	// columns).
-	for _, stmt := range []string{`DROP TABLE tasks`, `ALTER TABLE sessions DROP COLUMN owner`,
+	// columns, and the task lists' tables).
+	for _, stmt := range []string{`DROP TABLE task_list_items`, `DROP TABLE task_lists`, `DROP TABLE tasks`, `ALTER TABLE sessions DROP COLUMN owner`,
 		`ALTER TABLE sessions DROP COLUMN cost_unknown`, `ALTER TABLE sessions DROP COLUMN model`, `DELETE FROM schema_version WHERE version > 1`} {
 		if _, err := db.w.ExecContext(t.Context(), stmt); err != nil {
 			t.Fatal(err)

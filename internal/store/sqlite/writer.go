@@ -355,3 +355,11 @@ func (t *wtx) queryRow(query string, args ...any) row {
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
+
+func (t *wtx) query(query string, args ...any) (*sql.Rows, error) {
+	s, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(t.ctx, args...)
+}

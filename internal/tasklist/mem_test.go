@@ -1,0 +1,12 @@
+package tasklist_test
+
+import (
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/tasklist"
+	"github.com/cadre-dev/cadre/internal/tasklist/tasklisttest"
+)
+
+func TestMemConformance(t *testing.T) {
+	tasklisttest.Run(t, func(t *testing.T) []tasklist.Store { return []tasklist.Store{tasklist.NewMem()} })
+}
