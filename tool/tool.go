@@ -63,9 +63,10 @@ type Env struct {
 
 // Turn is the model exchange a tool call came from: the request as sent
 // (its per-turn context included; only the session preamble, which every
-// loop of the session puts in front again, left out), the assistant message
-// that holds the call, and the tools that were offered. Forks reuse them exactly, so that their requests share the
-// parent's prefix. Read-only: calls of one message run concurrently.
+// loop of the session puts in front again, left out), the assistant
+// message that holds the call, and the tools that were offered. Forks
+// reuse them exactly, so that their requests share the parent's prefix.
+// Read-only: calls of one message run concurrently.
 type Turn struct {
 	Request *llm.Request
 	Reply   llm.Message
