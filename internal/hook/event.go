@@ -22,11 +22,17 @@ const (
 	SessionStart     Event = "SessionStart"
 	SessionEnd       Event = "SessionEnd"
 	Notification     Event = "Notification"
+	// The team events (DESIGN S-A6): a task of the team's list created or
+	// completed (a block refuses it), a teammate about to go idle (a block
+	// keeps it working, the reason as its next prompt).
+	TaskCreated   Event = "TaskCreated"
+	TaskCompleted Event = "TaskCompleted"
+	TeammateIdle  Event = "TeammateIdle"
 )
 
 // Events lists every event cadre fires, in Claude Code's order.
 func Events() []Event {
-	return []Event{PreToolUse, PostToolUse, Notification, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStart, SubagentStop, PreCompact}
+	return []Event{PreToolUse, PostToolUse, Notification, UserPromptSubmit, SessionStart, SessionEnd, Stop, SubagentStart, SubagentStop, PreCompact, TaskCreated, TaskCompleted, TeammateIdle}
 }
 
 // Known reports whether cadre fires e.
@@ -88,6 +94,14 @@ type Input struct {
 	Message          string `json:"message,omitempty"`
 	Title            string `json:"title,omitempty"`
 	NotificationType string `json:"notification_type,omitempty"`
+
+	// TaskCreated and TaskCompleted: the task of the team's list;
+	// TeammateIdle too: the teammate (the agent acting) and its team.
+	TaskID          string `json:"task_id,omitempty"`
+	TaskSubject     string `json:"task_subject,omitempty"`
+	TaskDescription string `json:"task_description,omitempty"`
+	TeammateName    string `json:"teammate_name,omitempty"`
+	TeamName        string `json:"team_name,omitempty"`
 }
 
 // fields lists, per event, the JSON keys its input carries after
@@ -103,6 +117,9 @@ var fields = map[Event][]string{
 	SessionStart:     {"source", "model"},
 	SessionEnd:       {"reason"},
 	Notification:     {"message", "title", "notification_type"},
+	TaskCreated:      {"task_id", "task_subject", "task_description", "teammate_name", "team_name"},
+	TaskCompleted:    {"task_id", "task_subject", "task_description", "teammate_name", "team_name"},
+	TeammateIdle:     {"teammate_name", "team_name"},
 }
 
 // noMode lists the events whose input has no permission_mode: they are

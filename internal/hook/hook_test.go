@@ -75,6 +75,9 @@ func TestInputJSON(t *testing.T) {
 		{"session_start", Input{HookEventName: SessionStart, Source: "startup", Model: "claude-x"}},
 		{"session_end", Input{HookEventName: SessionEnd, Reason: "other"}},
 		{"notification", Input{HookEventName: Notification, Message: "needs approval", NotificationType: "permission_prompt"}},
+		{"task_created", Input{HookEventName: TaskCreated, TaskID: "1", TaskSubject: "Write the parser", TaskDescription: "Parse it", TeammateName: "main", TeamName: "S"}},
+		{"task_completed", Input{HookEventName: TaskCompleted, AgentID: "A", AgentType: "general-purpose", TaskID: "1", TaskSubject: "Write the parser", TaskDescription: "Parse it", TeammateName: "alice", TeamName: "S"}},
+		{"teammate_idle", Input{HookEventName: TeammateIdle, AgentID: "A", AgentType: "general-purpose", TeammateName: "alice", TeamName: "S"}},
 	} {
 		in := tc.in
 		in.SessionID, in.TranscriptPath, in.Cwd, in.PermissionMode = base.SessionID, base.TranscriptPath, base.Cwd, base.PermissionMode
