@@ -19,15 +19,18 @@ import (
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/tasklist"
 )
 
-// recordStore holds a runtime's session index and task records: the
-// embedded SQLite file, or a PostgreSQL database several processes share.
+// recordStore holds a runtime's session index, task records and teams'
+// task lists: the embedded SQLite file, or a PostgreSQL database several
+// processes share.
 // Both write a child's session and task records together (the joint
 // writes the subagent service looks for).
 type recordStore interface {
 	session.Index
 	task.Store
+	tasklist.Store
 	CreateSessionTask(ctx context.Context, s session.Info, t task.Task) error
 	UpdateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error)
 	Close() error
