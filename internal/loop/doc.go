@@ -3,7 +3,8 @@
 // turn limit is reached.
 //
 // Tool calls of one assistant message that are concurrency-safe run at the
-// same time (reads, and later Agent calls); the others run alone, in order.
+// same time (reads, Agent calls: at most maxParallelCalls at once,
+// a call waiting on a subagent or a person giving its place up); the others run alone, in order.
 // Results always go back in call order. A tool failure, an input that
 // violates the tool's schema, or a permission denial becomes an is_error
 // tool_result and the loop carries on, so the model can correct itself.

@@ -24,8 +24,8 @@
 // # Index
 //
 // Index is declared here, where it is consumed, and implemented by Mem (in
-// memory, for tests and embedding) and by the store packages (SQLite, and
-// later PostgreSQL). Every implementation runs the conformance suite in
+// memory, for tests and embedding) and by the store packages (SQLite and
+// PostgreSQL). Every implementation runs the conformance suite in
 // package sessiontest.
 //
 // Manager ties the two together: it creates sessions (index record plus

@@ -30,8 +30,8 @@ type AgentInput struct {
 	TimeoutSeconds  *int   `json:"timeout_seconds,omitempty" jsonschema:"Wait at most this many seconds (up to 600) for the agent, then let it go on in the background; 0 starts it in the background"`
 }
 
-// refusals are the parts of S-A1 that later issues build; until then a call
-// using them is refused clearly rather than silently ignored.
+// refusals checks what the schema cannot: ranges, names, and the fields
+// that exclude each other. A refused call is told why.
 func (in AgentInput) refusals() error {
 	switch {
 	case in.TimeoutSeconds != nil && (*in.TimeoutSeconds < 0 || *in.TimeoutSeconds > 600):
