@@ -869,11 +869,15 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.id); gerr != nil {
 			return fmt.Errorf("record task %s: %w", t.id, err)
 		}
-		_, err = s.cfg.Tasks.UpdateTask(ctx, t.id, func(old *task.Task) error {
-			created := old.Created
+		ev := task.EventResume
+		if status == task.StatusPending {
+			ev = task.EventRequeue
+		}
+		_, err = s.cfg.Tasks.Transition(ctx, t.id, func(old *task.Task) (task.Event, error) {
+			created, was := old.Created, old.Status
 			*old = rec
-			old.Created = created
-			return nil
+			old.Created, old.Status = created, was // the event sets it
+			return ev, nil
 		})
 		if err != nil {
 			return fmt.Errorf("record task %s: %w", t.id, err)

@@ -215,7 +215,8 @@ func Fields(fn func(*Task) error) func(*Task) error {
 // Step returns Transition's fn as a store runs it: fn sees the record as
 // stored, changes what the event carries and names the event; the event
 // is then applied to the record as stored (Apply). fn may not set the
-// status itself.
+// status itself. An fn that names no event ("") found that the record
+// calls for no status change: its update is stored as UpdateTask's.
 func Step(fn func(*Task) (Event, error)) func(*Task) error {
 	return func(t *Task) error {
 		before := *t
@@ -225,6 +226,9 @@ func Step(fn func(*Task) (Event, error)) func(*Task) error {
 		}
 		if t.Status != before.Status {
 			return fmt.Errorf("task %s: a transition's fn set the status to %s; it names the event instead: %w", t.ID, t.Status, ErrTransition)
+		}
+		if ev == "" {
+			return nil
 		}
 		next, err := Apply(before, ev)
 		if err != nil {

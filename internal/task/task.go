@@ -191,7 +191,8 @@ type Store interface {
 	// cannot happen to the task in its status stores nothing and returns
 	// an error wrapping ErrTransition that names the task, the event and
 	// the status: of two events racing on one task, the second finds the
-	// first's status.
+	// first's status. fn returns no event ("") when the record it found
+	// calls for none: the update is then UpdateTask's.
 	Transition(ctx context.Context, id string, fn func(*Task) (Event, error)) (Task, error)
 	// ListTasks returns the tasks matching f, newest Created first (ties:
 	// greater ID first). A filter with an unknown status is an error.

@@ -119,6 +119,21 @@ func testTransitionFn(t *testing.T, s task.Store) {
 	if diff := cmp.Diff(Sample("t1"), mustGet(t, s, "t1"), timeEqual); diff != "" {
 		t.Errorf("refused transitions were stored (-want +got):\n%s", diff)
 	}
+	// No event: the fields are stored, the status stays.
+	got, err := s.Transition(t.Context(), "t1", func(rec *task.Task) (task.Event, error) {
+		rec.CancelRequested = false
+		return "", nil
+	})
+	if err != nil || got.Status != task.StatusRunning || got.CancelRequested {
+		t.Errorf("Transition naming no event = %s, cancel requested %v, %v; want running, false, nil", got.Status, got.CancelRequested, err)
+	}
+	_, err = s.Transition(t.Context(), "t1", func(rec *task.Task) (task.Event, error) {
+		rec.Status = task.StatusKilled
+		return "", nil
+	})
+	if !errors.Is(err, task.ErrTransition) {
+		t.Errorf("Transition naming no event whose fn set the status: err = %v, want ErrTransition", err)
+	}
 	if _, err := s.Transition(t.Context(), "nope", func(*task.Task) (task.Event, error) { return task.EventStop, nil }); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("Transition of a missing task: err = %v, want ErrNotFound", err)
 	}
