@@ -112,7 +112,7 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 	}
 	if t != nil {
 		t.mu.Lock()
-		ended, background := t.final != nil, t.background
+		ended, background := t.phase.ended(), t.phase.background()
 		t.mu.Unlock()
 		if ended && !background {
 			return deliveredToSpawner

@@ -192,7 +192,7 @@ func TestClaim(t *testing.T) {
 			}
 			var lt *liveTask
 			if tt.run != "" {
-				lt = &liveTask{id: id, done: make(chan struct{}), final: &runner.Result{Outcome: &loop.Outcome{}}, status: task.StatusCompleted, background: tt.run == "background", notice: tt.notice}
+				lt = &liveTask{id: id, done: make(chan struct{}), final: &runner.Result{Outcome: &loop.Outcome{}}, status: task.StatusCompleted, phase: phaseOf(tt.run == "background").end(), notice: tt.notice}
 			}
 			if got := h.svc.claim(ctx, id, lt); got != tt.want {
 				t.Errorf("claim = %v, want %v", got, tt.want)

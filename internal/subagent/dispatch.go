@@ -286,7 +286,7 @@ func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Tas
 		res.Duration = rec.Finished.Sub(rec.Started)
 	}
 	t.mu.Lock()
-	t.final, t.status, t.endedAt = res, rec.Status, s.cfg.Now()
+	t.final, t.status, t.endedAt, t.phase = res, rec.Status, s.cfg.Now(), phaseEndedBackground
 	t.text, t.toolUses = rec.Result, rec.ToolUses
 	t.mu.Unlock()
 	s.notice(ctx, t, s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res))

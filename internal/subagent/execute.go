@@ -441,7 +441,8 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	}
 	t.mu.Lock()
 	t.final, t.status, t.cause, t.endedAt = res, status, cause, s.cfg.Now()
-	background := t.background
+	background := t.phase.background()
+	t.phase = t.phase.end()
 	if t.out != nil {
 		fmt.Fprintf(t.out, "\n[%s]\n%s\n", status, text)
 		t.out.Close()

@@ -106,7 +106,7 @@ func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.
 		toolUseID: rec.ToolUseID, agentCall: rec.ToolUseID, agentType: rec.Agent, kind: task.KindRemoteAgent,
 		description: rec.Description, prompt: rec.Prompt, name: rec.Name, outputFile: rec.OutputFile,
 		started: rec.Started, group: c.Group, cancel: cancel,
-		done: make(chan struct{}), bgRequested: make(chan struct{}), background: true,
+		done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
 	}
 	s.track(t)
 	c.Group.add(t)

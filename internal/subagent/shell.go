@@ -94,7 +94,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 		id: id, parentAgentID: c.AgentID, parentSessionID: c.SessionID, rootSessionID: c.RootSessionID,
 		toolUseID: env.ToolUseID, agentCall: env.ToolUseID, agentType: shellAgent, kind: task.KindLocalBash,
 		description: description, prompt: spec.Command, outputFile: path, depth: c.Depth,
-		started: now, done: make(chan struct{}), bgRequested: make(chan struct{}), background: true,
+		started: now, done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
 		group: c.Group, filed: true,
 	}
 	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
@@ -170,7 +170,7 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 	took := s.cfg.Now().Sub(t.started)
 	t.mu.Lock()
 	t.final = &runner.Result{Outcome: &loop.Outcome{Result: tail, Err: runErr}, Duration: took}
-	t.status, t.cause, t.endedAt, t.text = status, cause, s.cfg.Now(), tail
+	t.status, t.cause, t.endedAt, t.text, t.phase = status, cause, s.cfg.Now(), tail, phaseEndedBackground
 	t.mu.Unlock()
 
 	claiming := s.beginEndClaim(t)

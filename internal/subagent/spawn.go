@@ -721,7 +721,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
 		toolUseID: r.req.ToolUseID, agentCall: s.agentCall(id, r.req), agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
 		name: r.req.Name, outputFile: s.outputFor(r.sess.Info), depth: r.child.caller.Depth,
-		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
+		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseOf(background),
 		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent, detached: r.req.dispatched,
 	}
 	if r.def.URL != "" {
