@@ -51,7 +51,9 @@ type Swept struct {
 // which its node stamped.
 //
 // Any number of nodes may sweep at once: task.Sweep re-checks each task
-// inside its atomic update, so each is failed, and reported, once.
+// inside its atomic update and fails it by the lifecycle's orphan event,
+// which a task that ended meanwhile refuses, so each is failed, and
+// reported, once.
 func Sweep(ctx context.Context, st Store, orphanAfter time.Duration, ended func(owner string) bool) (Swept, error) {
 	if orphanAfter <= 0 {
 		return Swept{}, fmt.Errorf("sweep: orphan timeout %s is not positive", orphanAfter)

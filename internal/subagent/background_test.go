@@ -283,6 +283,23 @@ func (m *markStore) UpdateTask(ctx context.Context, id string, fn func(*task.Tas
 	return rec, err
 }
 
+// Transition counts the same write, which records the end as an event.
+func (m *markStore) Transition(ctx context.Context, id string, fn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	var flipped bool
+	rec, err := m.Store.Transition(ctx, id, func(t *task.Task) (task.Event, error) {
+		before := t.Notified
+		ev, err := fn(t)
+		flipped = !before && t.Notified
+		return ev, err
+	})
+	if err == nil && flipped {
+		m.mu.Lock()
+		m.wins[id] = append(m.wins[id], "runtime")
+		m.mu.Unlock()
+	}
+	return rec, err
+}
+
 func (m *markStore) winners(id string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -1400,9 +1417,9 @@ func testAnotherProcess(t *testing.T) {
 	out := make(chan tool.Result, 1)
 	go func() { out <- h.mustUse(c, "TaskOutput", TaskOutputInput{TaskID: "remote-running"}) }()
 	recv(t, polling.reached, "TaskOutput reading the record while it waits")
-	if _, err := h.svc.cfg.Tasks.UpdateTask(ctx, "remote-running", func(r *task.Task) error {
-		r.Status, r.Result = task.StatusKilled, "partial work"
-		return nil
+	if _, err := h.svc.cfg.Tasks.Transition(ctx, "remote-running", func(r *task.Task) (task.Event, error) {
+		r.Result = "partial work"
+		return task.EventStop, nil
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -88,11 +88,12 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 	if err := s.inTree(ctx, c, in.TaskID); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	lt, rec, err := s.find(ctx, in.TaskID)
+	r, err := s.read(ctx, in.TaskID)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	if filter != nil && rec.Kind != task.KindLocalBash {
+	defer r.close()
+	if rec := r.record(); filter != nil && rec.Kind != task.KindLocalBash {
 		return tool.Errorf("filter applies to a background command's output; %s is a %s task", rec.ID, rec.Kind), nil
 	}
 	block := in.Block == nil || *in.Block
@@ -103,23 +104,18 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
-	var w *watcher
-	if lt != nil {
-		w = s.watch(lt)
-		defer w.leave()
-	}
-	if block && !rec.Status.Terminal() {
-		rec, err = s.awaitEnd(ctx, in.TaskID, w, wait)
-		if err != nil {
-			return tool.Result{}, err
+	if block {
+		if err := r.await(ctx, wait); err != nil {
+			if ctx.Err() != nil {
+				return tool.Result{}, err
+			}
+			return tool.Errorf("%v", err), nil
 		}
 	}
 	// Delivered once (deliver.go): a result the notification already
 	// brought is not repeated.
-	d := deliverShow
-	if rec.Status.Terminal() {
-		d = s.claim(ctx, rec.ID, lt)
-	}
+	d := r.claim(ctx)
+	lt, rec := r.live(), r.record()
 	if rec.Kind == task.KindLocalBash {
 		// A command's output is read, not delivered: it is shown each
 		// time (its file keeps it); the read above only took the end

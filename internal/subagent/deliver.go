@@ -10,8 +10,10 @@ import (
 )
 
 // A run's result reaches the model once (S-N1). This file is the only
-// place that decides who shows it; every profile goes through claim, watch
-// and notice, and none reads the state below itself.
+// place that decides who shows it: a run's end goes out through notice,
+// and every reader of every profile through one read sequence (reading, at
+// the end of the file: read, await, claim, close); none reads the state
+// below itself.
 //
 // Who may deliver how a run ended:
 //   - the spawn call that waits for the run in the foreground: the result
@@ -110,7 +112,7 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 	}
 	if t != nil {
 		t.mu.Lock()
-		ended, background := t.final != nil, t.background
+		ended, background := t.phase.ended(), t.phase.background()
 		t.mu.Unlock()
 		if ended && !background {
 			return deliveredToSpawner
@@ -311,5 +313,103 @@ func (w *watcher) leave() {
 	s.delivery.Unlock()
 	if sent && n.event != nil {
 		n.event()
+	}
+}
+
+// reading is one reader's look at a task, from the moment it finds the
+// task to the moment it has shown what it saw: the one read sequence
+// every reader goes through (TaskOutput, task_output, wait_async_results,
+// agent_send's wait), so that they cannot differ in how they deliver:
+//
+//	r, err := s.read(ctx, id) // find the task and watch its run
+//	defer r.close()           // stop watching, once shown
+//	err = r.await(ctx, d)     // if the reader blocks: its end, or d
+//	d := r.claim(ctx)         // who delivers the end it saw
+//
+// then show r.record() (and r.live()'s output so far while it goes on),
+// or d's note instead of a result it must not show.
+type reading struct {
+	s  *Service
+	id string
+	// watched is the run in this process the reader watches (nil: none
+	// when it looked); it decides the claim, even once the run is over.
+	watched *liveTask
+	w       *watcher
+	lt      *liveTask // the run as last read: nil once it is over
+	rec     task.Task
+}
+
+// read finds task id — its run in this process, its record, or a
+// foreground run's description — and watches the run, if there is one,
+// until close: a run that ends meanwhile hands its end to the reader
+// rather than notifying (watch).
+func (s *Service) read(ctx context.Context, id string) (*reading, error) {
+	lt, rec, err := s.findKnown(ctx, id, nil)
+	if err != nil {
+		return nil, err
+	}
+	r := &reading{s: s, id: rec.ID, watched: lt, lt: lt, rec: rec}
+	if lt != nil {
+		r.w = s.watch(lt)
+	}
+	return r, nil
+}
+
+// readLive is read of a run the reader holds already (agent_send waiting
+// for the agent its message went to), not yet known to have ended.
+func (s *Service) readLive(lt *liveTask) *reading {
+	return &reading{s: s, id: lt.id, watched: lt, w: s.watch(lt), lt: lt,
+		rec: task.Task{ID: lt.id, Kind: lt.taskKind(), Status: task.StatusRunning}}
+}
+
+// await waits up to d for the task to end, unless it has, then reads it
+// again: the record, or for a run that ended in the foreground (it leaves
+// none) what the run says of itself. The error is the context's when the
+// wait was cancelled, else the read's.
+func (r *reading) await(ctx context.Context, d time.Duration) error {
+	if r.ended() {
+		return nil
+	}
+	if _, err := r.s.awaitEnd(ctx, r.id, r.w, d); err != nil && ctx.Err() != nil {
+		return err
+	}
+	return r.refresh(ctx)
+}
+
+// refresh reads the task again; on an error the last reading stands.
+func (r *reading) refresh(ctx context.Context) error {
+	lt, rec, err := r.s.findKnown(ctx, r.id, r.watched)
+	if err != nil {
+		return err
+	}
+	r.lt, r.rec = lt, rec
+	return nil
+}
+
+// ended reports whether the task had ended when last read.
+func (r *reading) ended() bool { return r.rec.Status.Terminal() }
+
+// record is the task as last read.
+func (r *reading) record() task.Task { return r.rec }
+
+// live is the task's run in this process as last read, nil when it has
+// none (it is over, or runs elsewhere).
+func (r *reading) live() *liveTask { return r.lt }
+
+// claim decides what the reader may show of the end it saw (deliver.go's
+// rules); of a task still going there is no end to deliver, and its
+// output so far is shown (deliverShow).
+func (r *reading) claim(ctx context.Context) delivery {
+	if !r.ended() {
+		return deliverShow
+	}
+	return r.s.claim(ctx, r.id, r.watched)
+}
+
+// close stops watching the run; the reader has claimed the end it saw, if
+// any (watcher.leave). Calling it again does nothing.
+func (r *reading) close() {
+	if r.w != nil {
+		r.w.leave()
 	}
 }

@@ -43,6 +43,14 @@ func (m *heldMark) UpdateTask(ctx context.Context, id string, fn func(*task.Task
 	return rec, err
 }
 
+func (m *heldMark) Transition(ctx context.Context, id string, fn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	rec, err := m.Store.Transition(ctx, id, fn)
+	if err == nil && rec.Notified {
+		m.hold(id)
+	}
+	return rec, err
+}
+
 // One run's notification waiting on the store must not hold up another
 // run's: the delivery lock is not held across the store write.
 func TestNotificationsDoNotWaitForEachOthersStoreWrites(t *testing.T) {

@@ -192,7 +192,7 @@ func TestClaim(t *testing.T) {
 			}
 			var lt *liveTask
 			if tt.run != "" {
-				lt = &liveTask{id: id, done: make(chan struct{}), final: &runner.Result{Outcome: &loop.Outcome{}}, status: task.StatusCompleted, background: tt.run == "background", notice: tt.notice}
+				lt = &liveTask{id: id, done: make(chan struct{}), final: &runner.Result{Outcome: &loop.Outcome{}}, status: task.StatusCompleted, phase: phaseOf(tt.run == "background").end(), notice: tt.notice}
 			}
 			if got := h.svc.claim(ctx, id, lt); got != tt.want {
 				t.Errorf("claim = %v, want %v", got, tt.want)
@@ -201,5 +201,62 @@ func TestClaim(t *testing.T) {
 				t.Errorf("the reader shows the result and %d notifications stay queued", left)
 			}
 		})
+	}
+}
+
+// Every TaskOutput reads through one sequence (reading): a blocking read
+// of a run that ends in the foreground while it waits says the run ended
+// and that its result is the reply of the call that started it. The claude
+// profile's TaskOutput used to answer that with an error (the run left no
+// record to read after the wait); the harness's task_output did not.
+func TestTaskOutputOfAForegroundRunThatEnds(t *testing.T) {
+	wait := 30
+	readers := []struct {
+		surface, spawn, tool string
+		spawnInput           any
+		input                func(id string) any
+		want                 []string
+	}{
+		{"claude", "Agent", "TaskOutput", AgentInput{Description: "fg", Prompt: "work"},
+			func(id string) any { return TaskOutputInput{TaskID: id} },
+			[]string{"<status>completed</status>", "ran in the foreground"}},
+		{"harness", "agent_spawn", "task_output", AgentSpawnInput{AgentID: "general-purpose", Task: "work", TimeoutSeconds: &wait},
+			func(id string) any { return HarnessTaskOutputInput{TaskID: "task_" + id} },
+			[]string{"status: completed", "ran in the foreground"}},
+	}
+	for _, rd := range readers {
+		t.Run(rd.tool, inBubble(func(t *testing.T) {
+			g := newGate()
+			h := newProfileHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+				if err := g.wait(ctx, req); err != nil {
+					return nil, err
+				}
+				return reply("the answer"), nil
+			}}, rd.surface)
+			c := h.mainCaller()
+			tools := h.profileTools(c, rd.surface)
+			spawned := invokeAsync(tools, rd.spawn, c, rd.spawnInput)
+			recv(t, g.entered, "the child's model call")
+			var id string
+			for _, lt := range h.svc.treeRuns(c.RootSessionID) {
+				id = lt.id
+			}
+			read := invokeAsync(tools, rd.tool, c, rd.input(id))
+			eventually(t, rd.tool+" watches the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
+			close(g.release)
+			if res := recv(t, spawned, rd.spawn); !strings.Contains(resultText(res), "the answer") {
+				t.Errorf("%s, which waited in the foreground, does not give the result:\n%s", rd.spawn, resultText(res))
+			}
+			res := recv(t, read, rd.tool)
+			text := resultText(res)
+			if res.IsError || strings.Contains(text, "the answer") {
+				t.Errorf("%s of a run that ended in the foreground (error %v) shows the result or fails:\n%s", rd.tool, res.IsError, text)
+			}
+			for _, w := range rd.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%s = %s\nwant it to contain %q", rd.tool, text, w)
+				}
+			}
+		}))
 	}
 }

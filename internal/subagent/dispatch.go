@@ -113,13 +113,14 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 // session; notified says its caller was told already (no notification).
 func (s *Service) failUnstarted(ctx context.Context, id string, cause error, notified bool) error {
 	ctx = context.WithoutCancel(ctx)
-	_, err := s.cfg.Tasks.UpdateTask(ctx, id, func(rec *task.Task) error {
-		if !rec.Status.Terminal() {
-			rec.Status, rec.Error, rec.Finished = task.StatusFailed, cause.Error(), s.cfg.Now()
-			rec.Notified = rec.Notified || notified
-		}
-		return nil
+	_, err := s.cfg.Tasks.Transition(ctx, id, func(rec *task.Task) (task.Event, error) {
+		rec.Error, rec.Finished = cause.Error(), s.cfg.Now()
+		rec.Notified = rec.Notified || notified
+		return task.EventFail, nil
 	})
+	if errors.Is(err, task.ErrTransition) {
+		err = nil // it ended otherwise already (a stop): that end stands
+	}
 	if err == nil {
 		err = s.cfg.Index.UpdateSession(ctx, id, func(in *session.Info) error {
 			in.Status = session.StatusFailed
@@ -236,17 +237,19 @@ func (s *Service) stopElsewhere(ctx context.Context, id string) {
 // does. A run that has ended is an error wrapping errNotRunning.
 func (s *Service) requestStop(ctx context.Context, id string) (unclaimed bool, err error) {
 	now := s.cfg.Now()
-	_, err = s.cfg.Tasks.UpdateTask(ctx, id, func(t *task.Task) error {
-		if t.Status.Terminal() {
-			return notRunning{id, t.Status}
-		}
+	_, err = s.cfg.Tasks.Transition(ctx, id, func(t *task.Task) (task.Event, error) {
 		if unclaimed = t.Owner == "" && t.Kind == task.KindLocalAgent; unclaimed {
-			killUnclaimed(t, now)
-			return nil
+			return killUnclaimed(t, now), nil
+		}
+		if t.Status.Terminal() {
+			return "", notRunning{id, t.Status}
 		}
 		t.CancelRequested = true
-		return nil
+		return "", nil
 	})
+	if te := (*task.TransitionError)(nil); errors.As(err, &te) {
+		return false, notRunning{id, te.Status}
+	}
 	return unclaimed, err
 }
 
@@ -264,9 +267,11 @@ func (e notRunning) Error() string {
 }
 func (e notRunning) Is(target error) bool { return target == errNotRunning }
 
-// killUnclaimed ends the record of a dispatched run that no node started.
-func killUnclaimed(t *task.Task, now time.Time) {
-	t.Status, t.Finished, t.Error = task.StatusKilled, now, "stopped before a node started it"
+// killUnclaimed is the stop of a dispatched run that no node started: what
+// its record says of it, and the event.
+func killUnclaimed(t *task.Task, now time.Time) task.Event {
+	t.Finished, t.Error = now, "stopped before a node started it"
+	return task.EventStop
 }
 
 // finishElsewhere ends the stand-in of a dispatched run with the end its
@@ -281,7 +286,7 @@ func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Tas
 		res.Duration = rec.Finished.Sub(rec.Started)
 	}
 	t.mu.Lock()
-	t.final, t.status, t.endedAt = res, rec.Status, s.cfg.Now()
+	t.final, t.status, t.endedAt, t.phase = res, rec.Status, s.cfg.Now(), phaseEndedBackground
 	t.text, t.toolUses = rec.Result, rec.ToolUses
 	t.mu.Unlock()
 	s.notice(ctx, t, s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res))
@@ -309,21 +314,21 @@ func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 	}()
 	now := s.cfg.Now()
 	var stopped bool
-	rec, err := s.cfg.Tasks.UpdateTask(ctx, job.TaskID, func(rec *task.Task) error {
+	rec, err := s.cfg.Tasks.Transition(ctx, job.TaskID, func(rec *task.Task) (task.Event, error) {
 		switch {
-		case rec.Status.Terminal(), rec.Owner != "":
+		case rec.Owner != "":
 			// A second delivery of the job (River rescues a job after
 			// an hour): whoever claimed it runs it, this node included.
-			return errClaimed
+			return "", errClaimed
 		case rec.CancelRequested:
 			stopped = true
-			killUnclaimed(rec, now)
-		default:
-			rec.Owner, rec.Status, rec.Started, rec.Heartbeat = s.cfg.Owner, task.StatusRunning, now, now
+			return killUnclaimed(rec, now), nil
 		}
-		return nil
+		rec.Owner, rec.Started, rec.Heartbeat = s.cfg.Owner, now, now
+		return task.EventStart, nil
 	})
-	if errors.Is(err, errClaimed) {
+	if errors.Is(err, errClaimed) || errors.Is(err, task.ErrTransition) {
+		// Claimed, or ended (stopped before any node started it).
 		return nil
 	}
 	if err != nil {

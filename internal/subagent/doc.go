@@ -17,8 +17,9 @@
 //
 // # One core, four profiles
 //
-// The core spawns a run (spawn), delivers its end once (claim, watch,
-// notice), awaits it (awaitEnd), stops it (Stop), lists a tree's tasks
+// The core spawns a run (spawn), delivers its end once (notice, and for the
+// tools that read results one sequence: read, await, claim), stops it
+// (Stop), lists a tree's tasks
 // (list) and sends it messages (send). The profiles — the tool surfaces of
 // DESIGN §12 — are built on those calls alone; they read a run through
 // liveTask.about and liveTask.end, never through its fields or the
@@ -29,7 +30,8 @@
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat, finish (S-L6)
 //	run.go            liveTask, a run in this process, and what profiles read of it
-//	deliver.go        a result reaches the model once (S-N1): who delivers, what wins
+//	deliver.go        a result reaches the model once (S-N1): who delivers, what wins;
+//	                  reading, the one read sequence of every reader tool
 //	tasks.go          find, await, send, list, stop; the run-tree check
 //	events.go         the task_* events
 //	group.go          Group: the runs of one run tree

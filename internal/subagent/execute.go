@@ -75,9 +75,9 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		}
 		t.laneHeld = true
 		t.started = s.cfg.Now()
-		_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
-			rec.Status, rec.Started = task.StatusRunning, t.started
-			return nil
+		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.id, func(rec *task.Task) (task.Event, error) {
+			rec.Started = t.started
+			return task.EventStart, nil
 		})
 		if err != nil {
 			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
@@ -441,7 +441,8 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	}
 	t.mu.Lock()
 	t.final, t.status, t.cause, t.endedAt = res, status, cause, s.cfg.Now()
-	background := t.background
+	background := t.phase.background()
+	t.phase = t.phase.end()
 	if t.out != nil {
 		fmt.Fprintf(t.out, "\n[%s]\n%s\n", status, text)
 		t.out.Close()
@@ -463,18 +464,19 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		// whose stand-in delivers the end (dispatch.go).
 		claiming := !t.detached && s.beginEndClaim(t)
 		won := false
-		end := func(rec *task.Task) error {
-			rec.Status, rec.Result, rec.Error = status, text, errText
+		ev, _ := task.Ends(status) // statusOf's are terminal
+		end := func(rec *task.Task) (task.Event, error) {
+			rec.Result, rec.Error = text, errText
 			rec.Usage, rec.CostUSD, rec.ToolUses = res.Usage, res.Cost, toolUses
 			rec.Finished = s.cfg.Now()
 			if claiming {
 				won, rec.Notified = !rec.Notified, true
 			}
-			return nil
+			return ev, nil
 		}
 		var err error
 		if t.sessionEnd != nil {
-			_, err = s.joint.UpdateSessionTask(ctx, t.id, t.sessionEnd, t.id, end)
+			_, err = s.joint.TransitionSessionTask(ctx, t.id, t.sessionEnd, t.id, end)
 			if err != nil {
 				// The session's end is not lost with the task's.
 				won = false
@@ -483,22 +485,23 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 				}
 			}
 		} else {
-			_, err = s.cfg.Tasks.UpdateTask(ctx, t.id, end)
+			_, err = s.cfg.Tasks.Transition(ctx, t.id, end)
 		}
-		var n *pendingNotice
-		if err != nil {
+		var n, first *pendingNotice
+		switch {
+		case errors.Is(err, task.ErrTransition):
+			if rec, ok := s.endRecordedFirst(ctx, t, err); ok {
+				first = s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res)
+			}
+		case err != nil:
 			// The end cannot be recorded before it is told (S-L6): it is
 			// not told. TaskOutput still shows the run's output so far.
 			s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "status", status, "err", err)
-		} else {
+		default:
 			n = s.notification(t, status, text, errText, toolUses, res)
 		}
-		switch {
-		case t.detached:
-		case claiming:
-			s.endClaimed(ctx, t, n, won)
-		case n != nil:
-			s.notice(ctx, t, n)
+		if !t.detached {
+			s.deliverEnd(ctx, t, claiming, won, n, first)
 		}
 	}
 	if !background {
@@ -516,6 +519,38 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		if err := s.archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
 			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.id, "err", err)
 		}
+	}
+}
+
+// endRecordedFirst reads the end another party recorded for t before t's
+// own end could be (err, the refused event): a sweep that judged this
+// process gone, or a later process that took the run over. That end
+// stands, and is the one the parent is told (S-L6: what is told is what is
+// recorded); ok is false when the record cannot be read.
+func (s *Service) endRecordedFirst(ctx context.Context, t *liveTask, err error) (rec task.Task, ok bool) {
+	rec, gerr := s.cfg.Tasks.GetTask(ctx, t.id)
+	if gerr != nil || !rec.Status.Terminal() {
+		s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "err", errors.Join(err, gerr))
+		return rec, false
+	}
+	s.log.WarnContext(ctx, "a background task's end was recorded by another party first; its parent is told of that one", "task_id", t.id, "status", rec.Status, "err", err)
+	return rec, true
+}
+
+// deliverEnd delivers the end of t, a run of this process whose parent is
+// here, once the write recording it answered: n is its notification, nil
+// when the write failed (then nothing is told, S-L6); first is the
+// notification of an end recorded before it, which stands instead.
+// claiming and won are the write's claim of the notified flag
+// (beginEndClaim).
+func (s *Service) deliverEnd(ctx context.Context, t *liveTask, claiming, won bool, n, first *pendingNotice) {
+	if claiming {
+		s.endClaimed(ctx, t, n, won)
+	} else if n != nil {
+		s.notice(ctx, t, n)
+	}
+	if first != nil {
+		s.notice(ctx, t, first)
 	}
 }
 

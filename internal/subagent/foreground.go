@@ -52,10 +52,10 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.final != nil {
+	switch t.phase {
+	case phaseEndedForeground, phaseEndedBackground:
 		return false
-	}
-	if t.background {
+	case phaseBackground:
 		return true
 	}
 	// The task's output file exists before its record names it.
@@ -67,7 +67,7 @@ func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
 		s.log.WarnContext(ctx, "move a run to the background: its task record cannot be written; it stays in the foreground", "task_id", t.id, "err", err)
 		return false
 	}
-	t.background = true
+	t.phase = phaseBackground
 	t.slot = s.lane.join()
 	// The run's goroutine is in the group until it ends, after this.
 	// The heartbeat outlives the wait that moved the run.

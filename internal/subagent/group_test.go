@@ -14,10 +14,10 @@ func TestGroupHasRunning(t *testing.T) {
 	g := NewGroup(context.Background())
 	const n = 3000
 	for i := range n {
-		g.add(&liveTask{id: fmt.Sprintf("c%d", i), background: true})
+		g.add(&liveTask{id: fmt.Sprintf("c%d", i), phase: phaseBackground})
 	}
 	g.add(&liveTask{id: "fg", parentAgentID: "c0"})
-	g.add(&liveTask{id: "gc", parentAgentID: "c1", background: true})
+	g.add(&liveTask{id: "gc", parentAgentID: "c1", phase: phaseBackground})
 	for _, tc := range []struct {
 		parent string
 		want   bool
@@ -53,7 +53,7 @@ func TestGroupHasRunning(t *testing.T) {
 func TestGroupRunsChanged(t *testing.T) {
 	g := NewGroup(context.Background())
 	for i := range 5 {
-		g.add(&liveTask{id: fmt.Sprintf("r%d", i), background: true})
+		g.add(&liveTask{id: fmt.Sprintf("r%d", i), phase: phaseBackground})
 	}
 	g.remove("r3")
 	g.remove("r1")

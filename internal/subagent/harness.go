@@ -468,15 +468,15 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Duration) (r harnessReply, ok bool) {
 	// Watching makes the run hand its end to this wait instead of
 	// notifying, as for a blocking task_output.
-	w := h.s.watch(lt)
-	defer w.leave()
-	if !w.wait(ctx, d) {
+	rd := h.s.readLive(lt)
+	defer rd.close()
+	if err := rd.await(ctx, d); err != nil || !rd.ended() {
 		return r, false
 	}
 	res, status, _ := lt.end()
 	a := lt.about()
 	r = harnessFinal(a.AgentType, a.ID, res, status, nil)
-	if note := h.s.claim(ctx, a.ID, lt).note(); note != "" {
+	if note := rd.claim(ctx).note(); note != "" {
 		r.err, r.reply, r.hasReply = "", "", false
 		r.notes = append(r.notes, note)
 	}

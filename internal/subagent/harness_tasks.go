@@ -90,21 +90,21 @@ func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *live
 	return b.String()
 }
 
-// lookup is s.find for an id in any harness form; it also finds a run that
-// just ended in the foreground, given its live task.
-func (h *harnessProfile) lookup(ctx context.Context, ref string, known *liveTask) (*liveTask, task.Task, error) {
+// read is s.read for an id in any harness form, of the caller's tree.
+func (h *harnessProfile) read(ctx context.Context, ref string) (*reading, error) {
 	id, _, _ := harnessRef(ref)
 	if err := h.s.inTree(ctx, h.c, id); err != nil {
-		return nil, task.Task{}, err
+		return nil, err
 	}
-	return h.s.findKnown(ctx, id, known)
+	return h.s.read(ctx, id)
 }
 
 func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessTaskOutputInput) (tool.Result, error) {
-	lt, rec, err := h.lookup(ctx, in.TaskID, nil)
+	r, err := h.read(ctx, in.TaskID)
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
+	defer r.close()
 	block := in.Block == nil || *in.Block
 	wait := defaultOutputWait
 	if in.Timeout != nil {
@@ -113,26 +113,18 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessT
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
-	var w *watcher
-	watched := lt
-	if lt != nil {
-		w = h.s.watch(lt)
-		defer w.leave()
-	}
-	if block && !rec.Status.Terminal() {
-		if _, err := h.s.awaitEnd(ctx, rec.ID, w, wait); err != nil && ctx.Err() != nil {
-			return tool.Result{}, err
-		}
-		if lt, rec, err = h.lookup(ctx, rec.ID, lt); err != nil {
+	if block {
+		if err := r.await(ctx, wait); err != nil {
+			if ctx.Err() != nil {
+				return tool.Result{}, err
+			}
 			return harnessErr("%v", err), nil
 		}
 	}
-	d := deliverShow
-	if rec.Status.Terminal() {
-		d = h.s.claim(ctx, rec.ID, watched)
-	}
+	d := r.claim(ctx)
+	rec := r.record()
 	return tool.Result{
-		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, lt, d))},
+		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, r.live(), d))},
 		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
 	}, nil
 }
@@ -189,70 +181,62 @@ func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Resu
 // waitAsync waits for several tasks: all of them, or the first to end, up
 // to a timeout; then reports each one (S-T2's semantics, per task).
 func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsyncResultsInput) (tool.Result, error) {
-	s := h.s
-	type entry struct {
-		id  string
-		lt  *liveTask
-		rec task.Task
-	}
-	var entries []entry
+	var reads []*reading
+	defer func() {
+		for _, r := range reads {
+			r.close()
+		}
+	}()
 	seen := map[string]bool{}
 	for _, ref := range in.TaskIDs {
-		lt, rec, err := h.lookup(ctx, ref, nil)
+		// Each run is watched until reported: the runs hand their ends
+		// to this call.
+		r, err := h.read(ctx, ref)
 		if err != nil {
 			return harnessErr("%v", err), nil
 		}
-		if !seen[rec.ID] {
-			seen[rec.ID] = true
-			entries = append(entries, entry{rec.ID, lt, rec})
+		if seen[r.id] {
+			r.close()
+			continue
 		}
+		seen[r.id] = true
+		reads = append(reads, r)
 	}
 	switch {
-	case len(entries) == 0:
+	case len(reads) == 0:
 		return harnessErr("task_ids is empty: list the task_ids to wait for"), nil
-	case len(entries) > harnessMaxWaitIDs:
-		return harnessErr("too many task_ids (%d): at most %d at once", len(entries), harnessMaxWaitIDs), nil
+	case len(reads) > harnessMaxWaitIDs:
+		return harnessErr("too many task_ids (%d): at most %d at once", len(reads), harnessMaxWaitIDs), nil
 	}
 	waitAll := in.WaitAll == nil || *in.WaitAll
 	timeout, err := harnessTimeout(in.TimeoutSeconds)
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
-	need := len(entries)
+	need := len(reads)
 	if !waitAll {
 		need = 1
 	}
 	finished := 0
-	watchers := make([]*watcher, len(entries))
-	for i, e := range entries {
-		if e.rec.Status.Terminal() {
+	for _, r := range reads {
+		if r.ended() {
 			finished++
-		}
-		if e.lt != nil {
-			// Watched until reported: the runs hand their ends to this call.
-			watchers[i] = s.watch(e.lt)
-			defer watchers[i].leave()
 		}
 	}
 	if finished < need && timeout > 0 {
 		d := time.Duration(timeout) * time.Second
 		wctx, cancel := context.WithCancel(ctx)
-		ended := make(chan bool, len(entries)) // one per waiter: did its task end?
+		ended := make(chan bool, len(reads)) // one per waiter: did its task end?
 		var wg sync.WaitGroup
 		waiting := 0
-		for i, e := range entries {
-			if e.rec.Status.Terminal() {
+		for _, r := range reads {
+			if r.ended() {
 				continue
 			}
 			waiting++
 			wg.Go(func() {
-				rec, err := s.awaitEnd(wctx, e.id, watchers[i], d)
-				terminal := err == nil && rec.Status.Terminal()
-				if !terminal && e.lt != nil {
-					// A foreground run leaves no record; its end is its done.
-					terminal = e.lt.over()
-				}
-				ended <- terminal
+				err := r.await(wctx, d)
+				ended <- err == nil && r.ended()
 			})
 		}
 		timer := time.NewTimer(d)
@@ -279,28 +263,25 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 	}
 	// Report everything as it stands now, fresh.
 	finished = 0
-	reports := make([]string, len(entries))
+	reports := make([]string, len(reads))
 	statuses := map[string]string{}
-	for i, e := range entries {
-		lt, rec, err := h.lookup(ctx, e.id, e.lt)
-		if err != nil {
-			lt, rec = e.lt, e.rec
-		}
-		d := deliverShow
-		if rec.Status.Terminal() {
+	for i, r := range reads {
+		_ = r.refresh(ctx) // on an error, the last reading stands
+		d := r.claim(ctx)
+		rec := r.record()
+		if r.ended() {
 			finished++
-			d = s.claim(ctx, rec.ID, e.lt)
 		}
-		reports[i] = h.taskReport(ctx, rec, lt, d)
+		reports[i] = h.taskReport(ctx, rec, r.live(), d)
 		statuses[harnessTaskID(rec.ID)] = harnessStatus(rec.Status)
 	}
 	mode := "all"
 	if !waitAll {
 		mode = "first"
 	}
-	head := fmt.Sprintf("wait: %s\nfinished: %d of %d\ntimed_out: %t", mode, finished, len(entries), finished < need)
+	head := fmt.Sprintf("wait: %s\nfinished: %d of %d\ntimed_out: %t", mode, finished, len(reads), finished < need)
 	return tool.Result{
 		Content: []llm.Block{llm.Text(head + "\n\n" + strings.Join(reports, "\n---\n"))},
-		Meta:    map[string]any{"finished": finished, "total": len(entries), "timed_out": finished < need, "statuses": statuses},
+		Meta:    map[string]any{"finished": finished, "total": len(reads), "timed_out": finished < need, "statuses": statuses},
 	}, nil
 }

@@ -21,7 +21,7 @@ import (
 // *sqlite.DB implements it.
 type jointStore interface {
 	CreateSessionTask(ctx context.Context, s session.Info, t task.Task) error
-	UpdateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error)
+	TransitionSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) (task.Event, error)) (task.Task, error)
 }
 
 // jointOf returns the store that holds both cfg's sessions and its tasks

@@ -62,6 +62,24 @@ func (s endlessTasks) UpdateTask(ctx context.Context, id string, fn func(*task.T
 	return s.Store.UpdateTask(ctx, id, fn)
 }
 
+// Transition fails every event that would end the task.
+func (s endlessTasks) Transition(ctx context.Context, id string, fn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	rec, err := s.Store.GetTask(ctx, id)
+	if err != nil {
+		return rec, err
+	}
+	ev, err := fn(&rec)
+	if err != nil {
+		return rec, err
+	}
+	if ev != "" {
+		if next, aerr := task.Apply(rec, ev); aerr == nil && next.Status.Terminal() {
+			return rec, errDiskFull
+		}
+	}
+	return s.Store.Transition(ctx, id, fn)
+}
+
 // unarchivable is a session index whose records cannot be changed.
 type unarchivable struct{ session.Index }
 

@@ -48,17 +48,18 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 		}
 		follow, closeAgent := s.remoteFollower(c, listed)
 		now := s.cfg.Now()
-		rec, err := s.cfg.Tasks.UpdateTask(ctx, listed.ID, func(t *task.Task) error {
-			if t.Status.Terminal() || t.Owner != listed.Owner || !t.Heartbeat.Equal(listed.Heartbeat) {
-				return errReattached
+		rec, err := s.cfg.Tasks.Transition(ctx, listed.ID, func(t *task.Task) (task.Event, error) {
+			if t.Owner != listed.Owner || !t.Heartbeat.Equal(listed.Heartbeat) {
+				return "", errReattached
 			}
-			t.Owner, t.Heartbeat, t.Status = s.cfg.Owner, now, task.StatusRunning
+			t.Owner, t.Heartbeat = s.cfg.Owner, now
 			if t.Started.IsZero() {
 				t.Started = now
 			}
-			return nil
+			return task.EventReattach, nil
 		})
-		if errors.Is(err, errReattached) {
+		// One that ended since (ErrTransition) is someone else's too.
+		if errors.Is(err, errReattached) || errors.Is(err, task.ErrTransition) {
 			closeAgent()
 			continue
 		}
@@ -105,7 +106,7 @@ func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.
 		toolUseID: rec.ToolUseID, agentCall: rec.ToolUseID, agentType: rec.Agent, kind: task.KindRemoteAgent,
 		description: rec.Description, prompt: rec.Prompt, name: rec.Name, outputFile: rec.OutputFile,
 		started: rec.Started, group: c.Group, cancel: cancel,
-		done: make(chan struct{}), bgRequested: make(chan struct{}), background: true,
+		done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
 	}
 	s.track(t)
 	c.Group.add(t)

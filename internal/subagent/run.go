@@ -87,14 +87,15 @@ type liveTask struct {
 	// task's (joint.go); nil when the session recorded it itself.
 	sessionEnd func(*session.Info) error
 
-	mu          sync.Mutex
-	background  bool
-	bgRequested chan struct{} // closed when someone asks a foreground waiter to let go
-	final       *runner.Result
-	status      task.Status
-	cause       error     // why the run's context ended, if it did (finish)
-	endedAt     time.Time // when final was set
-	text        string    // newest assistant text: the partial result
+	mu sync.Mutex
+	// phase is where the run is in its life in this process (runPhase).
+	phase       runPhase
+	bgRequested chan struct{}  // closed when someone asks a foreground waiter to let go
+	final       *runner.Result // the run's result, once it ended
+	status      task.Status    // its terminal status, once it ended
+	cause       error          // why the run's context ended, if it did (finish)
+	endedAt     time.Time      // when final was set
+	text        string         // newest assistant text: the partial result
 	tokens      int64
 	toolUses    int
 	lastTool    string
@@ -129,10 +130,45 @@ type liveTask struct {
 	marked chan struct{}
 }
 
+// runPhase is where a run is in its life in this process. It only moves
+// forward: a foreground run ends, or moves to the background (toBackground)
+// and ends there; a background run ends. Whether it ended in the
+// foreground or the background decides who delivers its result
+// (deliver.go). What its task record says — pending, running, the terminal
+// status — follows the task lifecycle (task.Lifecycle); the phase is what
+// only this process knows.
+type runPhase int
+
+const (
+	phaseForeground      runPhase = iota // its caller waits for it
+	phaseBackground                      // a background task: recorded, notified at its end
+	phaseEndedForeground                 // its end is decided; the caller's reply has the result
+	phaseEndedBackground                 // its end is decided and recorded (or being recorded)
+)
+
+// phaseOf is the phase a run starts in.
+func phaseOf(background bool) runPhase {
+	if background {
+		return phaseBackground
+	}
+	return phaseForeground
+}
+
+func (p runPhase) background() bool { return p == phaseBackground || p == phaseEndedBackground }
+func (p runPhase) ended() bool      { return p >= phaseEndedForeground }
+
+// end is the phase of the run once it ended, from p.
+func (p runPhase) end() runPhase {
+	if p.background() {
+		return phaseEndedBackground
+	}
+	return phaseEndedForeground
+}
+
 func (t *liveTask) isBackground() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.background
+	return t.phase.background()
 }
 
 // ended reports whether the run's end is decided: its terminal status is
@@ -140,7 +176,7 @@ func (t *liveTask) isBackground() bool {
 func (t *liveTask) ended() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.final != nil
+	return t.phase.ended()
 }
 
 // requestBackground asks the foreground waiter to let the run go on in the
@@ -149,7 +185,7 @@ func (t *liveTask) ended() bool {
 func (t *liveTask) requestBackground() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.background || t.final != nil {
+	if t.phase != phaseForeground {
 		return false
 	}
 	select {
@@ -185,7 +221,7 @@ func (t *liveTask) observe(s loop.Step) {
 	case b.Len() == 0:
 	case t.out != nil:
 		t.out.WriteString(b.String())
-	case t.final == nil:
+	case !t.phase.ended():
 		if t.early.Len()+b.Len() > maxEarlyOutput {
 			kept := t.early.String()
 			kept = kept[min(len(kept), len(kept)+b.Len()-maxEarlyOutput/2):]
@@ -298,7 +334,7 @@ func (t *liveTask) about() runInfo {
 func (t *liveTask) end() (res *runner.Result, status task.Status, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.final, t.status, t.final != nil
+	return t.final, t.status, t.phase.ended()
 }
 
 // timedOut reports why the run ended past its time limit, if it did: the

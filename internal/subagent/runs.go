@@ -53,11 +53,11 @@ func (t *liveTask) run() Run {
 	defer t.mu.Unlock()
 	r := Run{
 		ID: t.id, ParentSessionID: t.parentSessionID, ToolUseID: t.toolUseID, Agent: t.agentType, Name: t.name,
-		Description: t.description, Prompt: t.prompt, Depth: t.depth, Background: t.background, Cleanup: t.cleanup,
+		Description: t.description, Prompt: t.prompt, Depth: t.depth, Background: t.phase.background(), Cleanup: t.cleanup,
 		Started: t.started, Ended: t.endedAt, Status: task.StatusRunning,
 		Tokens: t.tokens, ToolUses: t.toolUses, LastTool: t.lastTool, Result: t.text,
 	}
-	if t.final != nil {
+	if t.phase.ended() {
 		r.Status = t.status
 		if text := strings.TrimSpace(t.final.Result); text != "" {
 			r.Result = text

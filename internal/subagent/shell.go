@@ -94,7 +94,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 		id: id, parentAgentID: c.AgentID, parentSessionID: c.SessionID, rootSessionID: c.RootSessionID,
 		toolUseID: env.ToolUseID, agentCall: env.ToolUseID, agentType: shellAgent, kind: task.KindLocalBash,
 		description: description, prompt: spec.Command, outputFile: path, depth: c.Depth,
-		started: now, done: make(chan struct{}), bgRequested: make(chan struct{}), background: true,
+		started: now, done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
 		group: c.Group, filed: true,
 	}
 	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
@@ -170,31 +170,33 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 	took := s.cfg.Now().Sub(t.started)
 	t.mu.Lock()
 	t.final = &runner.Result{Outcome: &loop.Outcome{Result: tail, Err: runErr}, Duration: took}
-	t.status, t.cause, t.endedAt, t.text = status, cause, s.cfg.Now(), tail
+	t.status, t.cause, t.endedAt, t.text, t.phase = status, cause, s.cfg.Now(), tail, phaseEndedBackground
 	t.mu.Unlock()
 
 	claiming := s.beginEndClaim(t)
 	won := false
-	_, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
-		rec.Status, rec.Result, rec.Error = status, tail, errText
+	ev, _ := task.Ends(status) // shellStatus's are terminal
+	_, err := s.cfg.Tasks.Transition(ctx, t.id, func(rec *task.Task) (task.Event, error) {
+		rec.Result, rec.Error = tail, errText
 		rec.Finished = s.cfg.Now()
 		if claiming {
 			won, rec.Notified = !rec.Notified, true
 		}
-		return nil
+		return ev, nil
 	})
-	var n *pendingNotice
-	if err != nil {
+	var n, first *pendingNotice
+	switch {
+	case errors.Is(err, task.ErrTransition):
+		if rec, ok := s.endRecordedFirst(ctx, t, err); ok {
+			first = s.shellNotification(t, rec, tail, took)
+		}
+	case err != nil:
 		// The end cannot be told before it is recorded (S-L6).
 		s.log.WarnContext(ctx, "record a background command's end; its agent is not notified", "task_id", t.id, "status", status, "err", err)
-	} else {
+	default:
 		n = s.shellNotification(t, task.Task{Status: status, Error: errText}, tail, took)
 	}
-	if claiming {
-		s.endClaimed(ctx, t, n, won)
-	} else if n != nil {
-		s.notice(ctx, t, n)
-	}
+	s.deliverEnd(ctx, t, claiming, won, n, first)
 	s.untrack(t.id)
 	t.group.remove(t.id)
 	close(t.done)

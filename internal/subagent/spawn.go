@@ -721,7 +721,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
 		toolUseID: r.req.ToolUseID, agentCall: s.agentCall(id, r.req), agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
 		name: r.req.Name, outputFile: s.outputFor(r.sess.Info), depth: r.child.caller.Depth,
-		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), background: background,
+		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseOf(background),
 		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent, detached: r.req.dispatched,
 	}
 	if r.def.URL != "" {
@@ -869,11 +869,15 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.id); gerr != nil {
 			return fmt.Errorf("record task %s: %w", t.id, err)
 		}
-		_, err = s.cfg.Tasks.UpdateTask(ctx, t.id, func(old *task.Task) error {
-			created := old.Created
+		ev := task.EventResume
+		if status == task.StatusPending {
+			ev = task.EventRequeue
+		}
+		_, err = s.cfg.Tasks.Transition(ctx, t.id, func(old *task.Task) (task.Event, error) {
+			created, was := old.Created, old.Status
 			*old = rec
-			old.Created = created
-			return nil
+			old.Created, old.Status = created, was // the event sets it
+			return ev, nil
 		})
 		if err != nil {
 			return fmt.Errorf("record task %s: %w", t.id, err)

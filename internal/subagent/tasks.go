@@ -347,7 +347,7 @@ func (s *Service) treeRuns(root string) []*liveTask {
 	var out []*liveTask
 	for _, t := range tree {
 		t.mu.Lock()
-		ended := t.final != nil
+		ended := t.phase.ended()
 		t.mu.Unlock()
 		if !ended {
 			out = append(out, t)

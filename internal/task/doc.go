@@ -11,12 +11,20 @@
 // everywhere (S-T0); for a local agent it is the agent id and the child
 // session id.
 //
+// Statuses change only by events (start, complete, fail, stop, time out,
+// orphan, resume, ...), and lifecycle.go holds the whole state machine as
+// one table: which statuses each event may happen to, where it leads, who
+// causes it and what it announces. Every store enforces it: UpdateTask
+// refuses a status change, and Store.Transition applies an event to the
+// record as stored, in the same atomic update, so of two ends racing on
+// one run exactly one is recorded and the other is refused (ErrTransition).
+//
 // Termination happens in a fixed order (S-L6): the terminal status and the
-// result are recorded first (UpdateTask); only then is the parent told
+// result are recorded first (Transition); only then is the parent told
 // (the notification); slow cleanup comes last. Whoever tells the parent —
 // the notifier, or a blocking TaskOutput that saw the terminal status —
 // first calls Store.MarkNotified, and only the caller that gets true
-// speaks. The notifier may instead claim the flag in the very UpdateTask
+// speaks. The notifier may instead claim the flag in the very Transition
 // that records the terminal status, saving a write: MarkNotified refuses a
 // task not yet terminal, so it finds the flag already taken. The flag flips false → true atomically in the store, across
 // goroutines and across processes sharing the store, so a finished task

@@ -73,6 +73,15 @@ func (m *Mem) GetTask(ctx context.Context, id string) (Task, error) {
 
 // UpdateTask implements Store. fn runs with the Mem locked.
 func (m *Mem) UpdateTask(ctx context.Context, id string, fn func(*Task) error) (Task, error) {
+	return m.update(ctx, id, Fields(fn))
+}
+
+// Transition implements Store. fn runs with the Mem locked.
+func (m *Mem) Transition(ctx context.Context, id string, fn func(*Task) (Event, error)) (Task, error) {
+	return m.update(ctx, id, Step(fn))
+}
+
+func (m *Mem) update(ctx context.Context, id string, fn func(*Task) error) (Task, error) {
 	if err := ctx.Err(); err != nil {
 		return Task{}, fmt.Errorf("update task %q: %w", id, err)
 	}

@@ -50,21 +50,22 @@ func Sweep(ctx context.Context, s Store, judge Judge, now time.Time) ([]Task, er
 			errs = append(errs, err)
 			break
 		}
-		t, err := s.UpdateTask(ctx, listed.ID, func(t *Task) error {
-			if t.Status.Terminal() || t.Owner != listed.Owner || followable(*t) || !t.Heartbeat.Equal(listed.Heartbeat) {
-				return errSkip
+		// A task that ended since it was listed refuses the event
+		// (ErrTransition): someone else recorded its end.
+		t, err := s.Transition(ctx, listed.ID, func(t *Task) (Event, error) {
+			if t.Owner != listed.Owner || followable(*t) || !t.Heartbeat.Equal(listed.Heartbeat) {
+				return "", errSkip
 			}
 			reason, gone := judge(*t)
 			if !gone {
-				return errSkip
+				return "", errSkip
 			}
-			t.Status = StatusFailed
 			t.Error = reason
 			t.Finished = now
-			return nil
+			return EventOrphan, nil
 		})
 		switch {
-		case errors.Is(err, errSkip):
+		case errors.Is(err, errSkip), errors.Is(err, ErrTransition):
 		case err != nil:
 			errs = append(errs, err)
 		default:

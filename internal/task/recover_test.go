@@ -188,6 +188,13 @@ func (f failingStore) UpdateTask(ctx context.Context, id string, fn func(*task.T
 	return f.Mem.UpdateTask(ctx, id, fn)
 }
 
+func (f failingStore) Transition(ctx context.Context, id string, fn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	if id == f.failID {
+		return task.Task{}, fmt.Errorf("update task %q: disk on fire", id)
+	}
+	return f.Mem.Transition(ctx, id, fn)
+}
+
 func TestRecoverErrors(t *testing.T) {
 	dir := t.TempDir()
 	s := failingStore{Mem: task.NewMem(), failID: "t2"}

@@ -11,7 +11,7 @@ import (
 )
 
 // Status is where a task is in its lifecycle: pending → running → one of the
-// terminal statuses.
+// terminal statuses. Events move it (lifecycle.go).
 type Status string
 
 const (
@@ -90,7 +90,7 @@ type Task struct {
 	// Notified is set once the parent has been told of the terminal status
 	// (a notification, or a blocking TaskOutput that saw it). Exactly one
 	// party sets it: a caller of Store.MarkNotified that gets true, or the
-	// runtime's UpdateTask that records the terminal status and sets it in
+	// runtime's Transition that records the terminal status and sets it in
 	// the same write (its fn sees whether it was set; a task not yet
 	// terminal cannot be marked, so no MarkNotified can come first).
 	Notified bool `json:"notified"`
@@ -159,7 +159,7 @@ func (f Filter) Validate() error {
 }
 
 // Store holds task records. It is declared here, where it is consumed, and
-// implemented by Mem and by the store packages (SQLite, later PostgreSQL);
+// implemented by Mem and by the store packages (SQLite, PostgreSQL);
 // every implementation passes the conformance suite in package tasktest.
 //
 // Implementations must be safe for concurrent use, by several goroutines and
@@ -180,10 +180,20 @@ type Store interface {
 	// stored. fn must be quick and must not call back into the Store (it may
 	// run while the store is locked).
 	//
-	// The store does not police status transitions: the runtime does, inside
-	// fn (a resumed agent's record goes from a terminal status back to
-	// running, with Notified cleared).
+	// fn may not change the status: that is an event (Transition), and an
+	// update that does is refused with an error wrapping ErrTransition
+	// (Fields).
 	UpdateTask(ctx context.Context, id string, fn func(*Task) error) (Task, error)
+	// Transition is UpdateTask for a status change (lifecycle.go): fn sees
+	// the record as stored, changes what the event carries (result, error,
+	// times, ...) and returns the event, which the store then applies to
+	// the record as stored, all in one atomic update (Step). An event that
+	// cannot happen to the task in its status stores nothing and returns
+	// an error wrapping ErrTransition that names the task, the event and
+	// the status: of two events racing on one task, the second finds the
+	// first's status. fn returns no event ("") when the record it found
+	// calls for none: the update is then UpdateTask's.
+	Transition(ctx context.Context, id string, fn func(*Task) (Event, error)) (Task, error)
 	// ListTasks returns the tasks matching f, newest Created first (ties:
 	// greater ID first). A filter with an unknown status is an error.
 	ListTasks(ctx context.Context, f Filter) ([]Task, error)

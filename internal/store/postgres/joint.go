@@ -51,9 +51,21 @@ func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task
 
 // UpdateSessionTask is UpdateSession of sessionID and UpdateTask of taskID
 // in one transaction: both updates are stored, or neither (an error from
-// either fn stores nothing). It returns the task as stored. The session's
-// row is always locked before the task's, so two of these never deadlock.
+// either fn stores nothing). It returns the task as stored.
 func (db *DB) UpdateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error) {
+	return db.updateSessionTask(ctx, sessionID, sfn, taskID, task.Fields(tfn))
+}
+
+// TransitionSessionTask is UpdateSession of sessionID and Transition of
+// taskID in one transaction: both updates are stored, or neither (an error
+// from either fn, or an event the task's status refuses, stores nothing).
+// It returns the task as stored. The session's row is always locked before
+// the task's, so two of these never deadlock.
+func (db *DB) TransitionSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	return db.updateSessionTask(ctx, sessionID, sfn, taskID, task.Step(tfn))
+}
+
+func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error) {
 	su, tu := &sessionUpdater{id: sessionID, fn: sfn}, &taskUpdater{id: taskID, fn: tfn}
 	err := db.rmw(ctx, func(b *pgx.Batch) {
 		su.read(b) // the session's row first, always: no deadlock between two of these

@@ -47,25 +47,34 @@ func TestJointWrites(t *testing.T) {
 	}
 
 	// Both updates are stored together...
-	got, err := db.UpdateSessionTask(ctx, "s1", func(s *session.Info) error { s.Status = session.StatusCompleted; return nil },
-		"t1", func(t *task.Task) error { t.Status, t.Notified = task.StatusCompleted, true; return nil })
+	got, err := db.TransitionSessionTask(ctx, "s1", func(s *session.Info) error { s.Status = session.StatusCompleted; return nil },
+		"t1", func(t *task.Task) (task.Event, error) { t.Notified = true; return task.EventComplete, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != task.StatusCompleted || !got.Notified {
-		t.Errorf("UpdateSessionTask returned %s notified=%v", got.Status, got.Notified)
+		t.Errorf("TransitionSessionTask returned %s notified=%v", got.Status, got.Notified)
 	}
 	if gs, _ := db.GetSession(ctx, "s1"); gs.Status != session.StatusCompleted {
 		t.Errorf("session status %s after the joint update", gs.Status)
 	}
 	// ...or neither: the task's fn fails after the session's ran.
 	boom := errors.New("boom")
-	_, err = db.UpdateSessionTask(ctx, "s1", func(s *session.Info) error { s.Title = "changed"; return nil },
-		"t1", func(*task.Task) error { return boom })
+	_, err = db.TransitionSessionTask(ctx, "s1", func(s *session.Info) error { s.Title = "changed"; return nil },
+		"t1", func(*task.Task) (task.Event, error) { return task.EventFail, boom })
 	if !errors.Is(err, boom) {
-		t.Fatalf("UpdateSessionTask with a failing task fn: err = %v", err)
+		t.Fatalf("TransitionSessionTask with a failing task fn: err = %v", err)
 	}
 	if gs, _ := db.GetSession(ctx, "s1"); gs.Title != s.Title {
 		t.Errorf("a failed joint update stored the session's half (title %q)", gs.Title)
+	}
+	// ...or neither: the task's event is refused (it ended already).
+	_, err = db.TransitionSessionTask(ctx, "s1", func(s *session.Info) error { s.Title = "changed"; return nil },
+		"t1", func(*task.Task) (task.Event, error) { return task.EventStop, nil })
+	if !errors.Is(err, task.ErrTransition) {
+		t.Fatalf("TransitionSessionTask stopping a completed task: err = %v, want ErrTransition", err)
+	}
+	if gs, _ := db.GetSession(ctx, "s1"); gs.Title != s.Title {
+		t.Errorf("a refused joint transition stored the session's half (title %q)", gs.Title)
 	}
 }

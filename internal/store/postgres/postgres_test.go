@@ -62,6 +62,14 @@ func TestTaskEndClaimTwoHandles(t *testing.T) {
 	tasktest.RaceEndClaim(t, open(t, url), open(t, url), open(t, url))
 }
 
+// TestTaskEndsTwoHandles: two nodes record different ends of one run at
+// once (it completes as a stop or a sweep fails it); one wins, the other
+// is refused.
+func TestTaskEndsTwoHandles(t *testing.T) {
+	url := pg.URL(t)
+	tasktest.RaceEnds(t, open(t, url), open(t, url))
+}
+
 // TestUpdatesTwoHandles: read-modify-writes of one record through two
 // handles lose nothing, for tasks and sessions alike (without the row lock
 // both would read the same count and one increment would be lost).

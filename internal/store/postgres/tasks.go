@@ -68,6 +68,17 @@ func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
 // UpdateTask implements task.Store: the row is read FOR UPDATE and stays
 // locked until the write commits (doc.go), in two round trips (rmw).
 func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
+	return db.updateTask(ctx, id, task.Fields(fn))
+}
+
+// Transition implements task.Store, as UpdateTask: the event is applied to
+// the row as read FOR UPDATE, so of two racing events the second waits for
+// the first's commit and is judged on its status.
+func (db *DB) Transition(ctx context.Context, id string, fn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	return db.updateTask(ctx, id, task.Step(fn))
+}
+
+func (db *DB) updateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
 	u := &taskUpdater{id: id, fn: fn}
 	if err := db.rmw(ctx, u.read, u.scan, u.write); err != nil {
 		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)

@@ -42,6 +42,18 @@ func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task
 // in one transaction: both updates are stored, or neither (an error from
 // either fn stores nothing). It returns the task as stored.
 func (db *DB) UpdateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error) {
+	return db.updateSessionTask(ctx, sessionID, sfn, taskID, task.Fields(tfn))
+}
+
+// TransitionSessionTask is UpdateSession of sessionID and Transition of
+// taskID in one transaction: both updates are stored, or neither (an error
+// from either fn, or an event the task's status refuses, stores nothing).
+// It returns the task as stored.
+func (db *DB) TransitionSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	return db.updateSessionTask(ctx, sessionID, sfn, taskID, task.Step(tfn))
+}
+
+func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error) {
 	var t task.Task
 	err := db.write(ctx, func(tx *wtx) (err error) {
 		if err := updateSession(tx, sessionID, sfn); err != nil {

@@ -49,14 +49,14 @@ func TestJointWrites(t *testing.T) {
 	}
 
 	ended := func(in *session.Info) error { in.Status = session.StatusCompleted; return nil }
-	done := func(t *task.Task) error { t.Status, t.Result = task.StatusCompleted, "ok"; return nil }
+	done := func(t *task.Task) (task.Event, error) { t.Result = "ok"; return task.EventComplete, nil }
 	before = db.Stats()
-	got, err := db.UpdateSessionTask(ctx, "s1", ended, "s1", done)
+	got, err := db.TransitionSessionTask(ctx, "s1", ended, "s1", done)
 	if err != nil || got.Status != task.StatusCompleted || got.Result != "ok" {
-		t.Fatalf("UpdateSessionTask = %+v, %v", got, err)
+		t.Fatalf("TransitionSessionTask = %+v, %v", got, err)
 	}
 	if after := db.Stats(); after.Commits-before.Commits != 1 {
-		t.Errorf("UpdateSessionTask: %d commits, want 1", after.Commits-before.Commits)
+		t.Errorf("TransitionSessionTask: %d commits, want 1", after.Commits-before.Commits)
 	}
 	if s, _ := db.GetSession(ctx, "s1"); s.Status != session.StatusCompleted {
 		t.Errorf("session after the joint update: %s", s.Status)
@@ -65,13 +65,20 @@ func TestJointWrites(t *testing.T) {
 	// The task's update fails: the session's is undone.
 	boom := errors.New("boom")
 	failed := func(in *session.Info) error { in.Status = session.StatusFailed; return nil }
-	if _, err := db.UpdateSessionTask(ctx, "s1", failed, "s1", func(*task.Task) error { return boom }); !errors.Is(err, boom) {
-		t.Fatalf("UpdateSessionTask err = %v, want boom", err)
+	if _, err := db.TransitionSessionTask(ctx, "s1", failed, "s1", func(*task.Task) (task.Event, error) { return task.EventFail, boom }); !errors.Is(err, boom) {
+		t.Fatalf("TransitionSessionTask err = %v, want boom", err)
 	}
 	if s, _ := db.GetSession(ctx, "s1"); s.Status != session.StatusCompleted {
 		t.Errorf("a failed joint update changed the session to %s", s.Status)
 	}
-	if _, err := db.UpdateSessionTask(ctx, "s1", failed, "nope", done); !errors.Is(err, task.ErrNotFound) {
+	// The task's event is refused (it completed already): the same.
+	if _, err := db.TransitionSessionTask(ctx, "s1", failed, "s1", done); !errors.Is(err, task.ErrTransition) {
+		t.Fatalf("TransitionSessionTask completing a completed task: err = %v, want ErrTransition", err)
+	}
+	if s, _ := db.GetSession(ctx, "s1"); s.Status != session.StatusCompleted {
+		t.Errorf("a refused joint transition changed the session to %s", s.Status)
+	}
+	if _, err := db.TransitionSessionTask(ctx, "s1", failed, "nope", done); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("joint update of a missing task: %v", err)
 	}
 }
@@ -143,9 +150,9 @@ func BenchmarkChildLifecycle(b *testing.B) {
 				return
 			}
 			started := base.Add(time.Duration(i) * time.Millisecond)
-			_, err := db.UpdateTask(ctx, id, func(t *task.Task) error {
-				t.Status, t.Started = task.StatusRunning, started
-				return nil
+			_, err := db.Transition(ctx, id, func(t *task.Task) (task.Event, error) {
+				t.Started = started
+				return task.EventStart, nil
 			})
 			if err != nil {
 				b.Error(err)
@@ -153,13 +160,13 @@ func BenchmarkChildLifecycle(b *testing.B) {
 			}
 			ended := started.Add(time.Second)
 			usage := llm.Usage{InputTokens: 1000 + i, OutputTokens: 100}
-			_, err = db.UpdateSessionTask(ctx, id, func(s *session.Info) error {
+			_, err = db.TransitionSessionTask(ctx, id, func(s *session.Info) error {
 				s.Status, s.Updated, s.Usage, s.CostUSD, s.NumTurns = session.StatusCompleted, ended, usage, llm.USD(0.01), 1
 				return nil
-			}, id, func(t *task.Task) error {
-				t.Status, t.Result, t.Usage, t.CostUSD, t.ToolUses = task.StatusCompleted, "done: part "+id, usage, llm.USD(0.01), 1
+			}, id, func(t *task.Task) (task.Event, error) {
+				t.Result, t.Usage, t.CostUSD, t.ToolUses = "done: part "+id, usage, llm.USD(0.01), 1
 				t.Finished, t.Notified = ended, true
-				return nil
+				return task.EventComplete, nil
 			})
 			if err != nil {
 				b.Error(err)

@@ -98,11 +98,11 @@ func TestUpdatesUseRememberedRows(t *testing.T) {
 	mustBeGiven(t, want, "after the create", seen, nil)
 
 	want = storedRows(t, db, "c1")
-	_, err := db.UpdateSessionTask(ctx, "c1", seenSession(&seenS, func(s *session.Info) {
+	_, err := db.TransitionSessionTask(ctx, "c1", seenSession(&seenS, func(s *session.Info) {
 		s.Status, s.Updated, s.CostUSD = session.StatusCompleted, at, llm.USD(math.Copysign(0, -1))
-	}), "c1", seenTask(&seen, func(tk *task.Task) {
-		tk.Status, tk.Finished = task.StatusCompleted, at
-	}))
+	}), "c1", event(task.EventComplete, seenTask(&seen, func(tk *task.Task) {
+		tk.Finished = at
+	})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,4 +300,9 @@ func TestRowSet(t *testing.T) {
 	if get("1") != "unknown" || len(s.committed) != 0 {
 		t.Errorf("forget kept rows")
 	}
+}
+
+// event makes fn a transition's fn that causes ev.
+func event(ev task.Event, fn func(*task.Task) error) func(*task.Task) (task.Event, error) {
+	return func(tk *task.Task) (task.Event, error) { return ev, fn(tk) }
 }

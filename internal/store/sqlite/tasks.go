@@ -64,6 +64,17 @@ func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
 // IMMEDIATE transaction, so the write lock is held (across processes too)
 // from before the read until the commit; fn runs inside it.
 func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
+	return db.updateTask(ctx, id, task.Fields(fn))
+}
+
+// Transition implements task.Store, as UpdateTask: the event is applied to
+// the record read inside the write transaction, so of two racing events
+// the second is judged on the first's status.
+func (db *DB) Transition(ctx context.Context, id string, fn func(*task.Task) (task.Event, error)) (task.Task, error) {
+	return db.updateTask(ctx, id, task.Step(fn))
+}
+
+func (db *DB) updateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
 	var t task.Task
 	err := db.write(ctx, func(tx *wtx) (err error) {
 		t, err = updateTask(tx, id, fn)
@@ -75,8 +86,9 @@ func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) err
 	return t, nil
 }
 
-// updateTask is UpdateTask inside tx. It writes only the columns fn
-// changed (update.go).
+// updateTask is an update inside tx; fn is task.Fields' or task.Step's
+// wrapping of the caller's. It writes only the columns fn changed
+// (update.go).
 func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error) {
 	t, err := tx.readTask(id)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -30,6 +30,14 @@ func TestTaskMarkNotifiedTwoHandles(t *testing.T) {
 	tasktest.RaceMarkNotified(t, open(t, path), open(t, path))
 }
 
+// TestTaskEndsTwoHandles is two cadre processes recording different ends
+// of one run at once (it completes as a stop or a sweep fails it): one
+// wins, the other is refused.
+func TestTaskEndsTwoHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cadre.db")
+	tasktest.RaceEnds(t, open(t, path), open(t, path))
+}
+
 // TestTaskUpdateTwoHandles: read-modify-writes through two handles of one
 // file lose nothing.
 func TestTaskUpdateTwoHandles(t *testing.T) {
@@ -138,9 +146,8 @@ func TestTaskPersistsAcrossReopen(t *testing.T) {
 	if err := db.CreateTask(t.Context(), want); err != nil {
 		t.Fatal(err)
 	}
-	want, err := db.UpdateTask(t.Context(), "t1", func(t *task.Task) error {
-		t.Status = task.StatusCompleted
-		return nil
+	want, err := db.Transition(t.Context(), "t1", func(*task.Task) (task.Event, error) {
+		return task.EventComplete, nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -96,35 +96,36 @@ func TestUpdateSetsOnlyChangedColumns(t *testing.T) {
 		name string
 		sfn  func(*session.Info) error // nil: UpdateTask alone
 		tfn  func(*task.Task) error
+		ev   task.Event // not "": Transition, with this event after tfn
 		want []string
 	}{
-		{"nothing", nil, func(*task.Task) error { return nil }, []string{}},
+		{"nothing", nil, func(*task.Task) error { return nil }, "", []string{}},
 		{"the same values", nil, func(tk *task.Task) error {
 			tk.Status, tk.Progress, tk.Owner = sample.Status, sample.Progress, sample.Owner
 			return nil
-		}, []string{}},
+		}, "", []string{}},
 		{"a time moved within its millisecond", nil, func(tk *task.Task) error {
 			tk.Created = tk.Created.Add(300 * time.Microsecond)
 			return nil
-		}, []string{}},
+		}, "", []string{}},
 		{"progress", nil, func(tk *task.Task) error { tk.Progress = "writing the report"; return nil },
-			[]string{"tasks.progress"}},
+			"", []string{"tasks.progress"}},
 		{"a time cleared", nil, func(tk *task.Task) error { tk.Heartbeat = time.Time{}; return nil },
-			[]string{"tasks.heartbeat_ms"}},
+			"", []string{"tasks.heartbeat_ms"}},
 		{"a task's end", nil, func(tk *task.Task) error {
-			tk.Status, tk.Result, tk.Finished = task.StatusCompleted, "done", end
+			tk.Result, tk.Finished = "done", end
 			return nil
-		}, []string{"tasks.finished_ms", "tasks.result", "tasks.status"}},
+		}, task.EventComplete, []string{"tasks.finished_ms", "tasks.result", "tasks.status"}},
 		{"a session and a task unchanged", func(*session.Info) error { return nil },
-			func(*task.Task) error { return nil }, []string{}},
+			func(*task.Task) error { return nil }, "", []string{}},
 		{"a session's end, the task unchanged", func(s *session.Info) error {
 			s.Status, s.Updated, s.NumTurns = session.StatusCompleted, end, s.NumTurns+1
 			return nil
 		}, func(*task.Task) error { return nil },
-			[]string{"sessions.num_turns", "sessions.status", "sessions.updated_ms"}},
+			"", []string{"sessions.num_turns", "sessions.status", "sessions.updated_ms"}},
 		{"both changed", func(s *session.Info) error { s.Title = "renamed"; return nil },
 			func(tk *task.Task) error { tk.Notified = true; return nil },
-			[]string{"sessions.title", "tasks.notified"}},
+			"", []string{"sessions.title", "tasks.notified"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			wantTask, err := db.GetTask(ctx, "t1")
@@ -136,10 +137,18 @@ func TestUpdateSetsOnlyChangedColumns(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.tfn(&wantTask)
+			if c.ev != "" {
+				if wantTask, err = task.Apply(wantTask, c.ev); err != nil {
+					t.Fatal(err)
+				}
+			}
 			var got task.Task
-			if c.sfn == nil {
+			switch {
+			case c.ev != "":
+				got, err = db.Transition(ctx, "t1", func(tk *task.Task) (task.Event, error) { return c.ev, c.tfn(tk) })
+			case c.sfn == nil:
 				got, err = db.UpdateTask(ctx, "t1", c.tfn)
-			} else {
+			default:
 				c.sfn(&wantSession)
 				got, err = db.UpdateSessionTask(ctx, "t1", c.sfn, "t1", c.tfn)
 			}

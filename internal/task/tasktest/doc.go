@@ -7,6 +7,10 @@
 // not-found errors, updates (a failing fn, one that changes the id or sets
 // an unknown status, atomicity of concurrent read-modify-writes), list order
 // and filters, MarkNotified (exactly one winner among racing callers, refusal
-// of unfinished tasks) and cancelled contexts. RaceMarkNotified lets a store
-// also race several handles of one database, as separate processes would.
+// of unfinished tasks), the task lifecycle (every event of task.Lifecycle on
+// a task in every status: moved where the table says, or refused with
+// ErrTransition and nothing stored; UpdateTask refusing a status change;
+// two racing ends, one of which wins) and cancelled contexts.
+// RaceMarkNotified, RaceEndClaim and RaceEnds let a store also race several
+// handles of one database, as separate processes would.
 package tasktest

@@ -43,6 +43,10 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"MarkNotifiedExactlyOnce", func(t *testing.T, s task.Store) { RaceMarkNotified(t, s) }},
 		{"EndClaimsNotified", func(t *testing.T, s task.Store) { RaceEndClaim(t, s) }},
 		{"CanceledContext", testCanceled},
+		{"Lifecycle", testLifecycle},
+		{"UpdateKeepsStatus", testUpdateKeepsStatus},
+		{"TransitionFn", testTransitionFn},
+		{"ConcurrentEnds", func(t *testing.T, s task.Store) { RaceEnds(t, s) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,8 +269,7 @@ func testNotFound(t *testing.T, s task.Store) {
 
 func testUpdate(t *testing.T, s task.Store) {
 	mustCreate(t, s, Sample("t1"))
-	got, err := s.UpdateTask(t.Context(), "t1", func(tk *task.Task) error {
-		tk.Status = task.StatusCompleted
+	got, err := s.Transition(t.Context(), "t1", func(tk *task.Task) (task.Event, error) {
 		tk.Result = "found it"
 		tk.Usage = tk.Usage.Add(llm.Usage{InputTokens: 1, OutputTokens: 2, CacheCreationInputTokens: 3, CacheReadInputTokens: 4})
 		tk.CostUSD = tk.CostUSD.Add(llm.USD(1))
@@ -275,10 +278,10 @@ func testUpdate(t *testing.T, s task.Store) {
 		tk.Owner = ""
 		tk.Heartbeat = time.Time{}
 		tk.Finished = at(5000)
-		return nil
+		return task.EventComplete, nil
 	})
 	if err != nil {
-		t.Fatalf("UpdateTask: %v", err)
+		t.Fatalf("Transition: %v", err)
 	}
 	want := Sample("t1")
 	want.Status = task.StatusCompleted
@@ -291,10 +294,10 @@ func testUpdate(t *testing.T, s task.Store) {
 	want.Heartbeat = time.Time{}
 	want.Finished = at(5000)
 	if diff := cmp.Diff(want, got, timeEqual); diff != "" {
-		t.Errorf("UpdateTask result (-want +got):\n%s", diff)
+		t.Errorf("Transition result (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, mustGet(t, s, "t1"), timeEqual); diff != "" {
-		t.Errorf("after UpdateTask (-want +got):\n%s", diff)
+		t.Errorf("after Transition (-want +got):\n%s", diff)
 	}
 }
 
@@ -562,14 +565,14 @@ func testMarkNotified(t *testing.T, s task.Store) {
 	}
 
 	// The flag is data: a resumed run clears it, and its next end notifies again.
-	_, err := s.UpdateTask(t.Context(), "t1", func(tk *task.Task) error {
-		tk.Status, tk.Notified = task.StatusRunning, false
-		return nil
+	_, err := s.Transition(t.Context(), "t1", func(tk *task.Task) (task.Event, error) {
+		tk.Notified = false
+		return task.EventResume, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.UpdateTask(t.Context(), "t1", func(tk *task.Task) error { tk.Status = task.StatusKilled; return nil })
+	_, err = s.Transition(t.Context(), "t1", func(tk *task.Task) (task.Event, error) { return task.EventStop, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -659,7 +662,7 @@ func RaceMarkNotified(t *testing.T, stores ...task.Store) {
 }
 
 // RaceEndClaim checks the other way to win the notified flag: the
-// UpdateTask that records a task's terminal status and sets Notified in the
+// Transition that records a task's terminal status and sets Notified in the
 // same write (the runtime's, when no reader watches the run). For each of
 // 30 running tasks (created through stores[0]), 8 goroutines spread over
 // stores call MarkNotified while that update runs; the update must see the
@@ -692,10 +695,10 @@ func RaceEndClaim(t *testing.T, stores ...task.Store) {
 		}
 		wg.Go(func() {
 			<-start
-			_, err := stores[0].UpdateTask(t.Context(), id, func(tk *task.Task) error {
+			_, err := stores[0].Transition(t.Context(), id, func(tk *task.Task) (task.Event, error) {
 				sawSet = tk.Notified
-				tk.Status, tk.Notified = task.StatusCompleted, true
-				return nil
+				tk.Notified = true
+				return task.EventComplete, nil
 			})
 			errs <- err
 		})
@@ -739,6 +742,8 @@ func testCanceled(t *testing.T, s task.Store) {
 	check("GetTask", err)
 	_, err = s.UpdateTask(ctx, "t1", func(tk *task.Task) error { tk.Result = "x"; return nil })
 	check("UpdateTask", err)
+	_, err = s.Transition(ctx, "t1", func(tk *task.Task) (task.Event, error) { return task.EventResume, nil })
+	check("Transition", err)
 	_, err = s.ListTasks(ctx, task.Filter{})
 	check("ListTasks", err)
 	ok, err := s.MarkNotified(ctx, "t1")
