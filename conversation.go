@@ -231,7 +231,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	// --tools picks from the built-in set, as Claude Code's does: MCP
 	// tools are offered whatever it lists (rules still apply).
 	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool {
-		return (offered(t, r.opts.ToolNames) || slices.Contains(mcpTools, t)) && r.mainAgentOffers(t)
+		return (offered(t, r.opts.ToolNames) || slices.Contains(mcpTools, t)) && r.mainAgentOffers(t) && r.coordinatorOffers(t)
 	}))
 	r.groupMu.Lock()
 	r.groups[c.target] = sr.caller.Group

@@ -270,7 +270,11 @@ func DefaultSystemPrompt() string { return prompts.System }
 
 func (r *Runtime) systemPrompt() string {
 	sys := r.opts.SystemPrompt
-	if sys == "" {
+	switch {
+	case sys != "":
+	case r.coordinator:
+		sys = prompts.Coordinator
+	default:
 		sys = prompts.System
 	}
 	return runner.SystemPrompt(sys, r.cwd, r.now(), r.opts.AppendSystemPrompt)

@@ -64,6 +64,13 @@ type Options struct {
 	// last two unless Model/LLM and PermissionMode are set. An unknown
 	// name makes New fail, listing the known agents.
 	Agent string
+	// Coordinator runs the main agent in coordinator mode (DESIGN S-A7),
+	// as subagents.coordinator and CADRE_COORDINATOR_MODE=1 also do: it
+	// keeps only Agent, SendMessage, TaskOutput, TaskStop and the task
+	// tools; every Agent call runs in the background with its definition's
+	// model; forks are off; the system prompt is the coordinator's unless
+	// SystemPrompt is set. It needs the claude surface profile.
+	Coordinator bool
 	// AllowedTools and DisallowedTools add permission rules in Claude Code
 	// syntax ("Bash(git diff:*)", "Edit"); a disallowed bare tool name
 	// removes the tool from the model's pool.
@@ -395,6 +402,8 @@ type Runtime struct {
 	defaultModel bool
 	// mainAgent is the definition the main agent runs as (Options.Agent).
 	mainAgent *agent.Definition
+	// coordinator: the main agent is a coordinator (Options.Coordinator).
+	coordinator bool
 	// trust is the user's trust in the project, decided when it opened.
 	trust WorkspaceTrust
 
@@ -634,6 +643,12 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		r.db.Close()
 		return nil, err
 	}
+	r.coordinator = opts.Coordinator || s.Subagents.Coordinator || forkEnv(getenv("CADRE_COORDINATOR_MODE"))
+	if r.coordinator && s.Subagents.Surface != "" && s.Subagents.Surface != config.SurfaceClaude {
+		r.owner.Close()
+		r.db.Close()
+		return nil, fmt.Errorf("coordinator mode needs the claude surface profile; subagents.surface is %q", s.Subagents.Surface)
+	}
 	// A broken or mistyped agent file is reported by every run, not only
 	// by `cadre agents`: once per file, with file:line.
 	r.warnings = append(r.warnings, r.agents.Report()...)
@@ -655,7 +670,9 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
 		ShellMaxOutputBytes: s.BackgroundShell.MaxOutputBytes,
 		Mailbox:             mailbox, Watch: watch,
-		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
+		// Coordinator mode has no forks (S-F1): its workers start fresh.
+		Fork:              (s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT"))) && !r.coordinator,
+		Coordinator:       r.coordinator,
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
 		ContextFiles:      files,
@@ -1099,7 +1116,8 @@ func offered(t tool.Tool, names []string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return n == info.Name || slices.Contains(info.Aliases, n) })
 }
 
-// forkEnv reads CADRE_FORK_SUBAGENT: 1 or true turns the fork gate on.
+// forkEnv reads a switch such as CADRE_FORK_SUBAGENT: 1 or true turns it
+// on.
 func forkEnv(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "1", "true", "yes", "on":

@@ -226,7 +226,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		AllowedTools: allowed, DisallowedTools: denied,
 		SystemPrompt: f.systemPrompt, AppendSystemPrompt: f.appendSystemPrompt,
 		SettingSources: settingSources(fl, f.sdk.settingSources), Settings: f.sdk.settings,
-		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: json.RawMessage(f.sdk.agents), Agent: f.sdk.agent,
+		AdditionalDirectories: f.sdk.addDir, ToolNames: toolNames(fl, f.sdk.tools), AgentsJSON: json.RawMessage(f.sdk.agents), Agent: f.sdk.agent, Coordinator: f.sdk.coordinator,
 		MCPConfig: f.sdk.mcpConfig, StrictMCPConfig: f.sdk.strictMCPConfig,
 		FallbackModel: f.sdk.fallbackModel, MaxBudgetUSD: f.sdk.maxBudgetUSD,
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,

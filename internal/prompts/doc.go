@@ -9,3 +9,10 @@ import _ "embed"
 //
 //go:embed system.md
 var System string
+
+// Coordinator is the main agent's system prompt in coordinator mode
+// (DESIGN S-A7): a lead that only plans, delegates, steers and
+// synthesises.
+//
+//go:embed coordinator.md
+var Coordinator string

@@ -63,6 +63,12 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 		if err := in.refusals(); err != nil {
 			return tool.Errorf("%v", err), nil
 		}
+		if s.cfg.Coordinator && c.Depth == 0 {
+			// A coordinator's workers run in the background, each on
+			// its definition's model: it waits for notifications, and
+			// does not pick models (S-A7).
+			in.RunInBackground, in.Model, in.TimeoutSeconds = true, "", nil
+		}
 		if fork, err := s.forking(c, in, env.Turn); err != nil {
 			return tool.Errorf("%v", err), nil
 		} else if fork {

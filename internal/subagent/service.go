@@ -102,6 +102,10 @@ type Config struct {
 	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
 	// the caller instead of starting general-purpose.
 	Fork bool
+	// Coordinator: the main agent is a coordinator (DESIGN S-A7). Its
+	// Agent calls all run in the background, with the model their
+	// definition gives (a call's model is ignored).
+	Coordinator bool
 	// Compaction, if set, compacts children's contexts as the main
 	// agent's is (nil: never).
 	Compaction *compact.Config
