@@ -136,10 +136,13 @@ type Dispatch string
 const (
 	// DispatchSticky runs it in the process whose agent started it, as
 	// with the SQLite store.
-	DispatchSticky Dispatch = config.DispatchSticky
+	//
+	// The values are the settings' (config.DispatchSticky, DispatchAny),
+	// written out so that go doc shows them rather than an internal name.
+	DispatchSticky Dispatch = "sticky"
 	// DispatchAny queues it for any process with a free place in its
 	// lane, this one included.
-	DispatchAny Dispatch = config.DispatchAny
+	DispatchAny Dispatch = "any"
 )
 
 // dispatchMode is the settings' store.dispatch, else the front end's
