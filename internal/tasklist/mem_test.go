@@ -10,3 +10,8 @@ import (
 func TestMemConformance(t *testing.T) {
 	tasklisttest.Run(t, func(t *testing.T) []tasklist.Store { return []tasklist.Store{tasklist.NewMem()} })
 }
+
+// 8 teammates through 200 dependent tasks, in memory.
+func BenchmarkTeamWork(b *testing.B) {
+	tasklisttest.Bench(b, []tasklist.Store{tasklist.NewMem()})
+}

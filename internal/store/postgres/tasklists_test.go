@@ -15,3 +15,11 @@ func TestTaskListConformance(t *testing.T) {
 		return []tasklist.Store{open(t, url), open(t, url)}
 	})
 }
+
+// 8 teammates through 200 dependent tasks on one PostgreSQL database,
+// over two handles with pools of their own (two nodes). Every list read
+// is one round trip, every update two (rmw).
+func BenchmarkTeamWork(b *testing.B) {
+	url := pg.URL(b)
+	tasklisttest.Bench(b, []tasklist.Store{open(b, url), open(b, url)})
+}

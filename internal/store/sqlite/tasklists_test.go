@@ -16,3 +16,10 @@ func TestTaskListConformance(t *testing.T) {
 		return []tasklist.Store{open(t, path), open(t, path)}
 	})
 }
+
+// 8 teammates through 200 dependent tasks on one SQLite file, over two
+// handles (two processes' worth).
+func BenchmarkTeamWork(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "cadre.db")
+	tasklisttest.Bench(b, []tasklist.Store{open(b, path), open(b, path)})
+}
