@@ -37,14 +37,16 @@ import (
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/trust"
+	"github.com/cadre-dev/cadre/internal/version"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Version is cadre's version.
-const Version = "0.1.0"
+// Version is cadre's version: a release's, else the module version (or
+// "devel") the go command recorded in the binary (internal/version).
+func Version() string { return version.Get().Version }
 
 // Options configures a Runtime. Zero fields take the settings' values.
 type Options struct {
@@ -498,7 +500,7 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 	home, _ := os.UserHomeDir()
 	r := &Runtime{
 		opts: opts, replay: replay, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now, log: logger(opts.Logger),
-		tracer: telemetry.New(opts.TracerProvider, Version),
+		tracer: telemetry.New(opts.TracerProvider, Version()),
 		policy: permission.Policy{
 			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
 			AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home, ConfigDirs: []string{cfg.Home},

@@ -460,13 +460,6 @@ func TestCwdFlag(t *testing.T) {
 	}
 }
 
-func TestVersion(t *testing.T) {
-	p := ok(t, newEnv(t).run("", "version"))
-	if want := "cadre " + cadre.Version + "\n"; p.stdout != want {
-		t.Errorf("stdout %q, want %q", p.stdout, want)
-	}
-}
-
 func TestResume(t *testing.T) {
 	e, srv := anthropicEnv(t, readThenAnswer)
 	first := ok(t, e.run("", "-p", secretAsk, "--model", sonnet, "--output-format", "stream-json"))

@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/output"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -30,7 +31,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, received, stop := onSignals(context.Background())
 	defer stop()
 	// A reader that goes away (cadre -p … | head) must not kill the run:
 	// with SIGPIPE ignored, writes fail with EPIPE, which is reported once
@@ -44,14 +45,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
+		// A server stopped by SIGTERM (cadre serve) shut down as asked.
 		return 0
 	}
+	code := 1
 	var ee exitError
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
+	} else {
+		fmt.Fprintf(stderr, "cadre: %s\n", oneLine(err.Error()))
 	}
-	fmt.Fprintf(stderr, "cadre: %s\n", oneLine(err.Error()))
-	return 1
+	// The run was stopped cleanly (its result written, its session
+	// recorded); the status says a signal stopped it.
+	if s := received(); s != nil {
+		return signalExit(s)
+	}
+	return code
 }
 
 type runFlags struct {
@@ -79,9 +88,12 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cadre [flags] [prompt]",
 		Short: "cadre — an agent runtime whose agents delegate to subagents",
-		Long: `cadre runs a coding agent. With -p it runs headless: it answers the prompt
-(given as an argument or on standard input), using its tools, and prints the
-result as text, json or stream-json (Claude Code's headless protocol).
+		Long: `cadre runs a coding agent. In a terminal, plain cadre opens its TUI, the
+interactive interface: you talk with the agent, watch its subagents work and
+answer its permission requests (? there lists the keys). With -p it runs
+headless: it answers the prompt (given as an argument or on standard input),
+using its tools, and prints the result as text, json or stream-json (Claude
+Code's headless protocol).
 
 Warnings (settings, agent files, writes that failed) go to standard error as
 "cadre: warning: …" lines; --debug adds "cadre: debug: …" lines saying how
@@ -93,6 +105,12 @@ the runtime opened and how each run started and ended.`,
 			return runPrompt(cmd.Context(), cmd.Flags(), f, args, stdin, stdout, stderr)
 		},
 	}
+	// --version and -v: cobra adds both for a Version, printed alone.
+	root.Version = version.Get().String()
+	root.Flags().BoolP("version", "v", false, "print the version and the commit cadre was built from")
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
+	setHelp(root)
 	fl := root.Flags()
 	fl.BoolVarP(&f.print, "print", "p", false, "run headless: answer the prompt and exit")
 	fl.StringVar(&f.outputFormat, "output-format", "text", "text, json or stream-json")
@@ -123,10 +141,10 @@ the runtime opened and how each run started and ended.`,
 func versionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "print cadre's version",
+		Short: "print cadre's version and the commit it was built from (as --version)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(stdout, "cadre %s\n", cadre.Version)
+			_, err := fmt.Fprintln(stdout, version.Get().String())
 			return err
 		},
 	}
@@ -255,6 +273,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	w := output.New(stdout, format, f.verbose)
 	if format == output.Text {
 		prog := newProgress(stderr, isTerminalWriter(stderr), time.Now)
+		prog.color = prog.tty && colorAllowed(os.Getenv)
 		stopTicks := tickEvery(100*time.Millisecond, prog.Tick)
 		defer func() { stopTicks(); prog.Close() }()
 		w = progressWriter{Writer: w, prog: prog}
