@@ -189,9 +189,9 @@ func TestResultSubagentsAddUp(t *testing.T) {
 	list := ok(t, e.run("", "tasks", "--json"))
 	var tasks []struct {
 		ID       string
-		CostUSD  llm.Cost `json:"costUsd"`
+		CostUSD  llm.Cost `json:"cost_usd"`
 		Model    string
-		NumTurns int
+		NumTurns int `json:"num_turns"`
 	}
 	if err := json.Unmarshal([]byte(list.stdout), &tasks); err != nil || len(tasks) != 2 {
 		t.Fatalf("cadre tasks --json: %v\n%s", err, list.stdout)
