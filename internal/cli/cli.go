@@ -250,6 +250,9 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,
 		Logger: log, TrustWorkspace: f.trustWorkspace,
+		// A run that keeps nothing and resumes nothing needs no store:
+		// it runs even where CADRE_HOME is read-only.
+		Ephemeral: f.sdk.noPersist && f.resume == "" && !f.cont,
 	}
 	// Deferred before the runtime's Close, so it runs after it: every
 	// span has ended by then.
@@ -264,6 +267,9 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	}
 	rt, err := cadre.New(ctx, opts)
 	if err != nil {
+		if errors.Is(err, cadre.ErrStateNotWritable) {
+			err = fmt.Errorf("%w; or run with --no-session-persistence, which writes nothing there", err)
+		}
 		return fail(err)
 	}
 	defer rt.Close()
