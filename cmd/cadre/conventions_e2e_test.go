@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -280,8 +281,23 @@ func TestProgressNumbersRunsOfOneType(t *testing.T) {
 	}
 }
 
-// sgrColor matches an SGR sequence that sets a foreground colour.
-var sgrColor = regexp.MustCompile(`\x1b\[(3[0-9]|38;)`)
+// sgr matches a Select Graphic Rendition sequence.
+var sgr = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
+
+// coloured reports whether screen sets a colour, foreground or background
+// (30–38, 40–48, 90–97, 100–107); 39 and 49 go back to the default, and
+// bold, dim or reverse are no colour.
+func coloured(screen string) bool {
+	for _, m := range sgr.FindAllStringSubmatch(screen, -1) {
+		for _, p := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ';' || r == ':' }) {
+			// 38;5;N and 38;2;R;G;B are caught at their 38.
+			if n, _ := strconv.Atoi(p); n >= 30 && n <= 38 || n >= 40 && n <= 48 || n >= 90 && n <= 97 || n >= 100 && n <= 107 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // TestNoColor: on a terminal, -p's progress shows an agent's colour,
 // unless NO_COLOR is set.
@@ -305,8 +321,32 @@ func TestNoColor(t *testing.T) {
 			if !strings.Contains(screen, "All three looked.") || !strings.Contains(screen, "painter") {
 				t.Fatalf("the run did not show its progress and answer:\n%s", screen)
 			}
-			if got := sgrColor.MatchString(screen); got == tc.noColor {
+			if got := coloured(screen); got == tc.noColor {
 				t.Errorf("colour shown = %v with NO_COLOR=%v:\n%q", got, tc.noColor, screen)
+			}
+		})
+	}
+}
+
+// TestNoColorTUI: the TUI, which colours its frame, shows no colour with
+// NO_COLOR set.
+func TestNoColorTUI(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		noColor bool
+	}{{"colour", false}, {"NO_COLOR", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("hi.yaml", "agents:\n  main:\n    - text: \"hello **there**\"\n")
+			if tc.noColor {
+				e.set("NO_COLOR=1")
+			}
+			s := tmux.Start(t, tmux.Options{Dir: e.dir, Env: e.vars}, bin, "--model", "script:hi.yaml")
+			s.WaitFor(inputHint, screenWait)
+			ask(s, "hi")
+			s.WaitFor("hello", screenWait)
+			if got := coloured(s.CaptureStyled()); got == tc.noColor {
+				t.Errorf("colour shown = %v with NO_COLOR=%v:\n%q", got, tc.noColor, s.CaptureStyled())
 			}
 		})
 	}

@@ -53,8 +53,8 @@ func TestUnpricedModelCostIsUnknown(t *testing.T) {
 	if err := json.Unmarshal([]byte(list.stdout), &rows); err != nil || len(rows) != 1 {
 		t.Fatalf("sessions --json: %v\n%s", err, list.stdout)
 	}
-	if !keyIsNull(rows[0], "CostUSD") {
-		t.Errorf("sessions --json cost = %v, want null", rows[0]["CostUSD"])
+	if !keyIsNull(rows[0], "cost_usd") {
+		t.Errorf("sessions --json cost = %v, want null", rows[0]["cost_usd"])
 	}
 	if text := ok(t, e.run("", "sessions", "show", sessionID(t, p))).stdout; !strings.Contains(text, "cost      ?\n") {
 		t.Errorf("sessions show does not say the cost is unknown:\n%s", text)

@@ -90,7 +90,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Short: "cadre — an agent runtime whose agents delegate to subagents",
 		Long: `cadre runs a coding agent. In a terminal, plain cadre opens its TUI, the
 interactive interface: you talk with the agent, watch its subagents work and
-answer its permission requests (? there lists the keys). With -p it runs
+answer its permission requests (/help there lists the keys). With -p it runs
 headless: it answers the prompt (given as an argument or on standard input),
 using its tools, and prints the result as text, json or stream-json (Claude
 Code's headless protocol).
