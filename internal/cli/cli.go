@@ -102,13 +102,17 @@ the runtime opened and how each run started and ended.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				_, err := fmt.Fprintln(stdout, version.Get().String())
+				return err
+			}
 			return runPrompt(cmd.Context(), cmd.Flags(), f, args, stdin, stdout, stderr)
 		},
 	}
-	// --version and -v: cobra adds both for a Version, printed alone.
-	root.Version = version.Get().String()
+	// Not cobra's Version: printing it goes through text/template, whose
+	// reflection keeps every method of the program linked (bench
+	// TestNoMethodLookupByName).
 	root.Flags().BoolP("version", "v", false, "print the version and the commit cadre was built from")
-	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	setHelp(root)
 	fl := root.Flags()

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 )
 
@@ -32,14 +34,17 @@ const environment = `Environment:
   GOGC                                      Go's collector; cadre sets a lean default when unset
 `
 
-// rootHelp is cobra's help template with the environment after the flags,
-// on the root command only.
-const rootHelp = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
-
-{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{if not .HasParent}}
-` + environment + `{{end}}`
-
+// setHelp gives the root command its examples, and its help the
+// environment after the flags. A help func, not a template: cobra's
+// templates go through text/template, whose reflection keeps every method
+// of the program linked (bench TestNoMethodLookupByName).
 func setHelp(root *cobra.Command) {
 	root.Example = examples
-	root.SetHelpTemplate(rootHelp)
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		help(cmd, args)
+		if !cmd.HasParent() {
+			fmt.Fprint(cmd.OutOrStdout(), "\n"+environment)
+		}
+	})
 }
