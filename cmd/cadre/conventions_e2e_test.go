@@ -103,6 +103,7 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"-p", "hi", "--verbse"}, "did you mean --verbose?"},
 		{[]string{"-p", "hi", "--max-turn", "3"}, "did you mean --max-turns?"},
 		{[]string{"sessions", "--jsn"}, "did you mean --json?"},
+		{[]string{"sesions"}, "did you mean cadre sessions?"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			failsWith(t, e.run("", tc.args...), tc.want)

@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/output"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/suggest"
 	"github.com/cadre-dev/cadre/internal/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -105,6 +106,13 @@ the runtime opened and how each run started and ended.`,
 			if v, _ := cmd.Flags().GetBool("version"); v {
 				_, err := fmt.Fprintln(stdout, version.Get().String())
 				return err
+			}
+			// "cadre sesions" from a script: a mistyped command, not a
+			// prompt for a TUI there is no terminal for.
+			if len(args) == 1 && !f.print && f.inputFormat == "text" && !(isTerminal(stdin) && isTerminalWriter(stdout)) {
+				if near, ok := suggest.Closest(args[0], commandNames(cmd)); ok {
+					return fmt.Errorf("unknown command %q (did you mean cadre %s?); to send it as a prompt, add -p", args[0], near)
+				}
 			}
 			return runPrompt(cmd.Context(), cmd.Flags(), f, args, stdin, stdout, stderr)
 		},

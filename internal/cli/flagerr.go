@@ -67,3 +67,17 @@ func flagNames(cmd *cobra.Command) []string {
 	slices.Sort(names)
 	return names
 }
+
+// commandNames are the subcommands of cmd, sorted; cobra's help and
+// completion are left out, as a one-word prompt ("hello") is more often
+// near them than meant for them.
+func commandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.Name() != "help" && c.Name() != "completion" {
+			names = append(names, c.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
+}
