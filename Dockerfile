@@ -26,9 +26,11 @@ RUN go mod download
 COPY . .
 # Static, as the release build (.goreleaser.yaml). From a clone's context,
 # .git comes along so that the go command records the commit in the build
-# info (`go version -m /usr/local/bin/cadre`).
+# info (`go version -m /usr/local/bin/cadre`). --build-arg VERSION=v1.2.3
+# sets the version `cadre --version` prints, as a release build does.
 ENV CGO_ENABLED=0
-RUN go build -trimpath -ldflags='-s -w' -o /out/ ./cmd/cadre ./cmd/cadre-sandbox
+ARG VERSION=
+RUN go build -trimpath -ldflags="-s -w ${VERSION:+-X github.com/cadre-dev/cadre/internal/version.release=$VERSION}" -o /out/ ./cmd/cadre ./cmd/cadre-sandbox
 
 FROM debian:trixie-slim
 # bash is already there: cadre's Bash tool prefers it to sh, and models write

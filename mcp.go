@@ -89,7 +89,7 @@ func (r *Runtime) newMCPManager() *mcp.Manager {
 		environ = append(environ, k+"="+r.cfg.Settings.Env[k])
 	}
 	return mcp.NewManager(mcp.Options{Cwd: r.cwd, Getenv: r.getenv, Environ: environ, Logger: r.log,
-		HTTPClient: r.opts.HTTPClient, Version: Version, CallTimeout: r.mcp.callTimeout, Sandbox: r.sandbox, HideEnv: r.sandbox.HideEnv})
+		HTTPClient: r.opts.HTTPClient, Version: Version(), CallTimeout: r.mcp.callTimeout, Sandbox: r.sandbox, HideEnv: r.sandbox.HideEnv})
 }
 
 // millis reads an environment variable holding milliseconds; unset is

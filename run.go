@@ -296,7 +296,7 @@ func (sr *sessionRun) publishInit(model string, mode permission.Mode) {
 	r := sr.r
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
 		Cwd: r.cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: string(mode),
-		Version: Version, APIKeySource: apiKeySource(sr.ref, r.cfg.Personal.Providers, r.getenv), Agents: r.agentNames(),
+		Version: Version(), APIKeySource: apiKeySource(sr.ref, r.cfg.Personal.Providers, r.getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
 		MCPServers: r.mcpInit(), AdditionalDirectories: r.policy.AdditionalRoots(),
 	}})

@@ -37,14 +37,16 @@ import (
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/trust"
+	"github.com/cadre-dev/cadre/internal/version"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Version is cadre's version.
-const Version = "0.1.0"
+// Version is cadre's version: a release's, else the module version (or
+// "devel") the go command recorded in the binary (internal/version).
+func Version() string { return version.Get().Version }
 
 // Options configures a Runtime. Zero fields take the settings' values.
 type Options struct {
@@ -170,6 +172,12 @@ type Options struct {
 	// TrustWorkspace) runs in the narrowed mode docs/security.md
 	// describes: its files may only narrow what runs.
 	TrustWorkspace bool
+	// Ephemeral keeps nothing: the sessions, tasks and transcripts of the
+	// runtime's runs go to a scratch directory removed by Close, and the
+	// state dir (CADRE_HOME) is only read (settings, agents, trust), so
+	// it may be read-only. `cadre -p --no-session-persistence` sets it;
+	// resuming a stored session needs the store, so it ignores the flag.
+	Ephemeral bool
 	// Dispatch is where a background run executes with a PostgreSQL
 	// store when the settings' store.dispatch does not say: DispatchSticky
 	// (the default) or DispatchAny (cadre serve's). The SQLite store runs
@@ -393,6 +401,8 @@ type Runtime struct {
 
 	// runDir holds the owner locks of this CADRE_HOME's processes.
 	runDir string
+	// scratch is an ephemeral runtime's state, removed by Close.
+	scratch string
 
 	groupMu sync.Mutex
 	groups  map[string]*subagent.Group // run trees in progress, by main session id
@@ -507,7 +517,7 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 	home, _ := os.UserHomeDir()
 	r := &Runtime{
 		opts: opts, replay: replay, cwd: cwd, cfg: cfg, bus: &event.Bus{}, getenv: getenv, now: now, log: logger(opts.Logger),
-		tracer: telemetry.New(opts.TracerProvider, Version),
+		tracer: telemetry.New(opts.TracerProvider, Version()),
 		policy: permission.Policy{
 			Mode: mode, Rules: rules, Task: s.Permissions.Task, Workspace: cwd, Project: cwd,
 			AdditionalDirs: s.Permissions.AdditionalDirectories, Home: home, ConfigDirs: []string{cfg.Home},
@@ -554,16 +564,33 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 	if err != nil {
 		return nil, err
 	}
-	if r.db, err = openStore(ctx, cfg.Home, s.Store.URL, getenv, r.log); err != nil {
+	// state is where the runtime writes: the state dir, or a scratch
+	// directory of an ephemeral runtime.
+	state, storeURL, storeEnv := cfg.Home, s.Store.URL, getenv
+	opened := false // set once New returns the runtime
+	if opts.Ephemeral {
+		if state, err = os.MkdirTemp("", "cadre-ephemeral-"); err != nil {
+			return nil, fmt.Errorf("ephemeral runtime: %w", err)
+		}
+		r.scratch = state
+		defer func() {
+			if !opened {
+				os.RemoveAll(state)
+			}
+		}()
+		// No PostgreSQL either: an ephemeral run shares nothing.
+		storeURL, storeEnv = "", func(string) string { return "" }
+	}
+	if r.db, err = openStore(ctx, state, storeURL, storeEnv, r.log); err != nil {
 		return nil, err
 	}
-	runDir := filepath.Join(cfg.Home, "run")
+	runDir := filepath.Join(state, "run")
 	r.runDir = runDir
 	if r.owner, err = task.ClaimOwner(runDir); err != nil {
 		r.db.Close()
 		return nil, fmt.Errorf("claim the task owner lock: %w", err)
 	}
-	r.sessions = session.NewManagerWith(r.db, transcriptsOf(r.db, cfg.Home, r.owner.ID(), s.Store.OrphanAfter()), now, nil)
+	r.sessions = session.NewManagerWith(r.db, transcriptsOf(r.db, state, r.owner.ID(), s.Store.OrphanAfter()), now, nil)
 	r.sessions.SetOwner(r.owner.ID())
 	r.queue = &queue.Queue{}
 	r.groups = map[string]*subagent.Group{}
@@ -667,7 +694,7 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		// that stopped is gone from later pools.
 		BaseTools: func() []tool.Tool { return slices.Concat(r.baseTools, r.mcpTools()) }, MainCwd: cwd,
 		MCP:   mcpForAgents{r},
-		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
+		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(state, "tasks"),
 		ShellMaxOutputBytes: s.BackgroundShell.MaxOutputBytes,
 		Mailbox:             mailbox, Watch: watch,
 		// Coordinator mode has no forks (S-F1): its workers start fresh.
@@ -700,7 +727,8 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		worker.Bind(r.subagents)
 	}
 	r.settle(context.WithoutCancel(ctx), runDir)
-	r.log.Debug("runtime opened", "cwd", cwd, "state_dir", cfg.Home, "model", s.Model, "tools", len(r.baseTools))
+	r.log.Debug("runtime opened", "cwd", cwd, "state_dir", cfg.Home, "scratch", r.scratch, "model", s.Model, "tools", len(r.baseTools))
+	opened = true
 	return r, nil
 }
 
@@ -989,7 +1017,11 @@ func (r *Runtime) Close() error {
 	if r.node != nil {
 		nerr = r.node.Close()
 	}
-	return errors.Join(r.settleErr, nerr, r.owner.Close(), r.db.Close(), r.sandbox.Close())
+	err := errors.Join(r.settleErr, nerr, r.owner.Close(), r.db.Close(), r.sandbox.Close())
+	if r.scratch != "" {
+		err = errors.Join(err, os.RemoveAll(r.scratch))
+	}
+	return err
 }
 
 // Warnings are the non-fatal problems found in the settings (unknown keys).

@@ -9,7 +9,8 @@ import (
 )
 
 // Session is the index record of a session: a main agent's conversation or
-// a subagent's. Its JSON is `cadre sessions --json`'s.
+// a subagent's. `cadre sessions --json` and the HTTP API write it in the
+// API's shape (internal/server).
 type Session struct {
 	ID       string
 	ParentID string // the parent session of a subagent's; "" for a main session
@@ -49,20 +50,23 @@ const (
 	SessionKilled    SessionStatus = "killed"
 )
 
-// TranscriptEntry is one line of a session's transcript.
+// TranscriptEntry is one line of a session's transcript. Its JSON (cadre
+// sessions show --json, the HTTP API) has snake_case keys, as every JSON
+// cadre writes for people and scripts; the transcript file itself keeps
+// Claude Code's line format.
 type TranscriptEntry struct {
 	// Type is "user", "assistant", "system" or "summary".
 	Type       string       `json:"type"`
 	UUID       string       `json:"uuid"`
-	ParentUUID string       `json:"parentUuid,omitempty"`
-	SessionID  string       `json:"sessionId"`
+	ParentUUID string       `json:"parent_uuid,omitempty"`
+	SessionID  string       `json:"session_id"`
 	Timestamp  time.Time    `json:"timestamp"`
 	Message    *llm.Message `json:"message,omitempty"`
 
 	// Assistant metadata.
-	MessageID  string     `json:"messageId,omitempty"`
+	MessageID  string     `json:"message_id,omitempty"`
 	Model      string     `json:"model,omitempty"`
-	StopReason string     `json:"stopReason,omitempty"`
+	StopReason string     `json:"stop_reason,omitempty"`
 	Usage      *llm.Usage `json:"usage,omitempty"`
 
 	// Subtype and Data carry what other entries need (a compaction

@@ -3,8 +3,11 @@ package cadre
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -61,6 +64,10 @@ func openStore(ctx context.Context, home, settingsURL string, getenv func(string
 	if url == "" {
 		db, err := sqlite.Open(ctx, filepath.Join(home, "cadre.db"))
 		if err != nil {
+			// SQLite says "unable to open database file (14)": say why.
+			if werr := writable(home); werr != nil {
+				return nil, fmt.Errorf("%w: %s (CADRE_HOME) %s; cadre keeps its sessions and tasks there: make it writable or point CADRE_HOME at a directory that is", ErrStateNotWritable, home, werr)
+			}
 			return nil, fmt.Errorf("open session store: %w", err)
 		}
 		return db, nil
@@ -185,4 +192,29 @@ type nodeClients struct{ r *Runtime }
 
 func (c nodeClients) Client(ctx context.Context) (*river.Client[pgx.Tx], error) {
 	return c.r.node.Client(ctx)
+}
+
+// ErrStateNotWritable is the error of a runtime whose state dir
+// (CADRE_HOME) it cannot write: an Ephemeral runtime only reads it.
+var ErrStateNotWritable = errors.New("the state directory is not writable")
+
+// writable says, in words, why dir cannot hold new files, or nil when it
+// can: it creates dir if need be, then a file in it, which it removes.
+func writable(dir string) error {
+	words := func(err error) error {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("cannot be written (%w)", pe.Err)
+		}
+		return fmt.Errorf("cannot be written (%w)", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return words(err)
+	}
+	f, err := os.CreateTemp(dir, ".cadre-write-probe-")
+	if err != nil {
+		return words(err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

@@ -22,10 +22,10 @@ type Task struct {
 	Description string   `json:"description"`
 	Prompt      string   `json:"prompt"`
 
-	ParentSessionID string `json:"parentSessionId"` // the session whose agent launched it
-	RootSessionID   string `json:"rootSessionId"`   // the main session of the run tree
-	ChildSessionID  string `json:"childSessionId"`
-	ToolUseID       string `json:"toolUseId"` // the Agent call that launched it
+	ParentSessionID string `json:"parent_session_id"` // the session whose agent launched it
+	RootSessionID   string `json:"root_session_id"`   // the main session of the run tree
+	ChildSessionID  string `json:"child_session_id"`
+	ToolUseID       string `json:"tool_use_id"` // the Agent call that launched it
 
 	Status TaskStatus `json:"status"`
 	// Result is the final text, or the partial text of a run that did not
@@ -37,22 +37,22 @@ type Task struct {
 
 	Usage llm.Usage `json:"usage"`
 	// CostUSD is null in JSON when the run's model has no known price.
-	CostUSD  llm.Cost `json:"costUsd"`
-	ToolUses int      `json:"toolUses"`
+	CostUSD  llm.Cost `json:"cost_usd"`
+	ToolUses int      `json:"tool_uses"`
 	// Model and NumTurns are its session's: the model it ran on
 	// ("provider:model") and its model calls so far.
 	Model    string `json:"model,omitempty"`
-	NumTurns int    `json:"numTurns"`
+	NumTurns int    `json:"num_turns"`
 
 	// OutputFile holds the run's progress and, at the end, its result.
-	OutputFile string `json:"outputFile"`
+	OutputFile string `json:"output_file"`
 	// Notified is set once the parent agent was told of the end.
 	Notified bool `json:"notified"`
 	// Archived is set once the child session's transcript was archived.
 	Archived bool `json:"archived,omitempty"`
 	// CancelRequested is a stop request waiting for the process that runs
 	// the task.
-	CancelRequested bool `json:"cancelRequested"`
+	CancelRequested bool `json:"cancel_requested"`
 
 	// Owner is the id of the process running the task; Heartbeat when it
 	// last said so.

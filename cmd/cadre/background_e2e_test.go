@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cadre-dev/cadre"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -319,22 +320,38 @@ func finalResult(t *testing.T, out string) map[string]any {
 func cliTasks(t *testing.T, e *env) []task.Task {
 	t.Helper()
 	p := ok(t, e.run("", "tasks", "--json"))
-	var ts []task.Task
+	var ts []cadre.Task
 	if err := json.Unmarshal([]byte(p.stdout), &ts); err != nil {
 		t.Fatalf("cadre tasks --json: %v\n%s", err, p.stdout)
 	}
-	return ts
+	out := make([]task.Task, 0, len(ts))
+	for _, c := range ts {
+		out = append(out, record(c))
+	}
+	return out
 }
 
 // cliTask is `cadre tasks show ID --json`.
 func cliTask(t *testing.T, e *env, id string) task.Task {
 	t.Helper()
 	p := ok(t, e.run("", "tasks", "show", id, "--json"))
-	var ts task.Task
-	if err := json.Unmarshal([]byte(p.stdout), &ts); err != nil {
+	var c cadre.Task
+	if err := json.Unmarshal([]byte(p.stdout), &c); err != nil {
 		t.Fatalf("cadre tasks show --json: %v\n%s", err, p.stdout)
 	}
-	return ts
+	return record(c)
+}
+
+// record is a task as printed (cadre.Task, the JSON shape) in the form of
+// the store's record, which the tests compare.
+func record(c cadre.Task) task.Task {
+	return task.Task{
+		ID: c.ID, Kind: task.Kind(c.Kind), Agent: c.Agent, Name: c.Name, Description: c.Description, Prompt: c.Prompt,
+		ParentSessionID: c.ParentSessionID, RootSessionID: c.RootSessionID, ChildSessionID: c.ChildSessionID, ToolUseID: c.ToolUseID,
+		Status: task.Status(c.Status), Result: c.Result, Progress: c.Progress, Error: c.Error,
+		Usage: c.Usage, CostUSD: c.CostUSD, ToolUses: c.ToolUses, OutputFile: c.OutputFile, Notified: c.Notified, Archived: c.Archived,
+		CancelRequested: c.CancelRequested, Owner: c.Owner, Heartbeat: c.Heartbeat, Created: c.Created, Started: c.Started, Finished: c.Finished,
+	}
 }
 
 func bgAgentCall(id, description, prompt string, extra ...any) testkit.ToolCall {

@@ -53,8 +53,8 @@ func TestUnpricedModelCostIsUnknown(t *testing.T) {
 	if err := json.Unmarshal([]byte(list.stdout), &rows); err != nil || len(rows) != 1 {
 		t.Fatalf("sessions --json: %v\n%s", err, list.stdout)
 	}
-	if !keyIsNull(rows[0], "CostUSD") {
-		t.Errorf("sessions --json cost = %v, want null", rows[0]["CostUSD"])
+	if !keyIsNull(rows[0], "cost_usd") {
+		t.Errorf("sessions --json cost = %v, want null", rows[0]["cost_usd"])
 	}
 	if text := ok(t, e.run("", "sessions", "show", sessionID(t, p))).stdout; !strings.Contains(text, "cost      ?\n") {
 		t.Errorf("sessions show does not say the cost is unknown:\n%s", text)
@@ -189,9 +189,9 @@ func TestResultSubagentsAddUp(t *testing.T) {
 	list := ok(t, e.run("", "tasks", "--json"))
 	var tasks []struct {
 		ID       string
-		CostUSD  llm.Cost `json:"costUsd"`
+		CostUSD  llm.Cost `json:"cost_usd"`
 		Model    string
-		NumTurns int
+		NumTurns int `json:"num_turns"`
 	}
 	if err := json.Unmarshal([]byte(list.stdout), &tasks); err != nil || len(tasks) != 2 {
 		t.Fatalf("cadre tasks --json: %v\n%s", err, list.stdout)

@@ -85,7 +85,10 @@ func replayFixture(t *testing.T) (e *env, sessionID, childID string, srv *testki
 		t.Fatalf("recording run result %q (%v)", p.stdout, err)
 	}
 	ls := e.run("", "sessions", "--json", "--all")
-	var sessions []struct{ ID, ParentID, Agent string }
+	var sessions []struct {
+		ID, Agent string
+		ParentID  string `json:"parent_id"`
+	}
 	if err := json.Unmarshal([]byte(ls.stdout), &sessions); err != nil {
 		t.Fatalf("sessions --json: %v\n%s", err, ls.stdout)
 	}

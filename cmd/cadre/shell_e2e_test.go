@@ -133,7 +133,7 @@ func TestBackgroundShellNotifies(t *testing.T) {
 	if len(ts) != 1 || ts[0]["id"] != id || ts[0]["kind"] != "local_bash" || ts[0]["status"] != "completed" || ts[0]["notified"] != true {
 		t.Fatalf("cadre tasks --json = %v", ts)
 	}
-	out, err := os.ReadFile(fmt.Sprint(ts[0]["outputFile"]))
+	out, err := os.ReadFile(fmt.Sprint(ts[0]["output_file"]))
 	if err != nil || string(out) != "done\n" {
 		t.Errorf("output file = %q, %v; want done", out, err)
 	}

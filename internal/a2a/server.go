@@ -136,7 +136,7 @@ func (s *Server) Card(base string) *a2a.AgentCard {
 	card := &a2a.AgentCard{
 		Name:        s.cfg.Name,
 		Description: s.cfg.Description,
-		Version:     cadre.Version,
+		Version:     cadre.Version(),
 		SupportedInterfaces: []*a2a.AgentInterface{
 			a2a.NewAgentInterface(base+JSONRPCPath, a2a.TransportProtocolJSONRPC),
 			a2a.NewAgentInterface(base+RESTPath, a2a.TransportProtocolHTTPJSON),

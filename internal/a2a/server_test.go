@@ -108,7 +108,7 @@ func TestAgentCardListsTheAgentAndItsVisibleSubagents(t *testing.T) {
 		{Name: "reviewer", Description: "Reviews a change", Prompt: "Review."},
 		{Name: "secret", Description: "Not for others", Prompt: "x", Hidden: true},
 	}})
-	if f.card.Name != "cadre" || f.card.Version != cadre.Version || !f.card.Capabilities.Streaming {
+	if f.card.Name != "cadre" || f.card.Version != cadre.Version() || !f.card.Capabilities.Streaming {
 		t.Errorf("card %+v", f.card)
 	}
 	var urls []string

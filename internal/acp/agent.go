@@ -72,7 +72,7 @@ var _ acpsdk.AgentLoader = (*agent)(nil)
 func (a *agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
-		AgentInfo:       &acpsdk.Implementation{Name: "cadre", Title: acpsdk.Ptr("cadre"), Version: cadre.Version},
+		AgentInfo:       &acpsdk.Implementation{Name: "cadre", Title: acpsdk.Ptr("cadre"), Version: cadre.Version()},
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession: true,
 			// Text and resource links are the baseline; embedded resources

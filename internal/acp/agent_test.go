@@ -291,7 +291,7 @@ func TestInitialize(t *testing.T) {
 			caps.PromptCapabilities.Audio || caps.PromptCapabilities.Image != images || !caps.McpCapabilities.Http || !caps.McpCapabilities.Sse || caps.McpCapabilities.Acp {
 			t.Errorf("initialize with images=%v answered %+v", images, resp)
 		}
-		if resp.AgentInfo == nil || resp.AgentInfo.Name != "cadre" || resp.AgentInfo.Version != cadre.Version {
+		if resp.AgentInfo == nil || resp.AgentInfo.Name != "cadre" || resp.AgentInfo.Version != cadre.Version() {
 			t.Errorf("agentInfo = %+v", resp.AgentInfo)
 		}
 	}

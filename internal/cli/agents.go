@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -27,7 +29,7 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 						Format      string   `json:"format"`
 						Path        string   `json:"path,omitempty"`
 						Status      string   `json:"status"`
-						ShadowedBy  string   `json:"shadowedBy,omitempty"`
+						ShadowedBy  string   `json:"shadowed_by,omitempty"`
 						Error       string   `json:"error,omitempty"`
 						Warnings    []string `json:"warnings,omitempty"`
 						Description string   `json:"description"`
@@ -91,13 +93,7 @@ func agentsCmd(stdout io.Writer) *cobra.Command {
 				}
 				d := found.Agent
 				if asJSON {
-					return writeJSON(stdout, struct {
-						cadre.Agent
-						Source   cadre.AgentSource
-						Path     string
-						Line     int
-						Warnings []string
-					}{d, found.Source, found.Path, found.Line, found.Warnings})
+					return writeJSON(stdout, agentOf(*found))
 				}
 				tools := "all available"
 				if len(d.Tools) > 0 {
@@ -157,4 +153,63 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// agentJSON is a definition as `cadre agents show --json` writes it.
+type agentJSON struct {
+	Name            string   `json:"name"`
+	Description     string   `json:"description"`
+	Prompt          string   `json:"prompt"`
+	Tools           []string `json:"tools"` // null: every available tool
+	DisallowedTools []string `json:"disallowed_tools,omitempty"`
+	Model           string   `json:"model,omitempty"`
+	PermissionMode  string   `json:"permission_mode,omitempty"`
+	Background      bool     `json:"background"`
+	Isolation       string   `json:"isolation,omitempty"`
+	MaxTurns        int      `json:"max_turns,omitempty"`
+	Hidden          bool     `json:"hidden"`
+	Mode            string   `json:"mode,omitempty"`
+	Workspace       *struct {
+		Mode string `json:"mode,omitempty"`
+		Path string `json:"path,omitempty"`
+	} `json:"workspace,omitempty"`
+	TaskRules []taskRuleJSON `json:"task_rules,omitempty"`
+	Allow     []string       `json:"allow,omitempty"`
+	Ask       []string       `json:"ask,omitempty"`
+	Deny      []string       `json:"deny,omitempty"`
+	Format    string         `json:"format,omitempty"`
+	URL       string         `json:"url,omitempty"`
+	// HeaderNames are the names of the headers sent to a remote agent:
+	// their values are credentials, which a listing never shows.
+	HeaderNames []string `json:"header_names,omitempty"`
+	Source      string   `json:"source"`
+	Path        string   `json:"path,omitempty"`
+	Line        int      `json:"line,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+type taskRuleJSON struct {
+	Pattern string `json:"pattern"`
+	Action  string `json:"action"`
+}
+
+func agentOf(e cadre.AgentEntry) agentJSON {
+	d := e.Agent
+	out := agentJSON{
+		Name: d.Name, Description: d.Description, Prompt: d.Prompt, Tools: d.Tools, DisallowedTools: d.DisallowedTools,
+		Model: d.Model, PermissionMode: string(d.PermissionMode), Background: d.Background, Isolation: string(d.Isolation),
+		MaxTurns: d.MaxTurns, Hidden: d.Hidden, Mode: string(d.Mode), Allow: d.Allow, Ask: d.Ask, Deny: d.Deny,
+		Format: string(d.Format), URL: d.URL, Source: string(e.Source), Path: e.Path, Line: e.Line, Warnings: e.Warnings,
+	}
+	if w := d.Workspace; w != nil {
+		out.Workspace = &struct {
+			Mode string `json:"mode,omitempty"`
+			Path string `json:"path,omitempty"`
+		}{string(w.Mode), w.Path}
+	}
+	for _, r := range d.TaskRules {
+		out.TaskRules = append(out.TaskRules, taskRuleJSON{r.Pattern, string(r.Action)})
+	}
+	out.HeaderNames = slices.Sorted(maps.Keys(d.Headers))
+	return out
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/output"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/suggest"
+	"github.com/cadre-dev/cadre/internal/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -30,7 +32,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, received, stop := onSignals(context.Background())
 	defer stop()
 	// A reader that goes away (cadre -p … | head) must not kill the run:
 	// with SIGPIPE ignored, writes fail with EPIPE, which is reported once
@@ -44,14 +46,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
+		// A server stopped by SIGTERM (cadre serve) shut down as asked.
 		return 0
 	}
+	code := 1
 	var ee exitError
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
+	} else {
+		fmt.Fprintf(stderr, "cadre: %s\n", oneLine(err.Error()))
 	}
-	fmt.Fprintf(stderr, "cadre: %s\n", oneLine(err.Error()))
-	return 1
+	// The run was stopped cleanly (its result written, its session
+	// recorded); the status says a signal stopped it.
+	if s := received(); s != nil {
+		return signalExit(s)
+	}
+	return code
 }
 
 type runFlags struct {
@@ -79,9 +89,12 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cadre [flags] [prompt]",
 		Short: "cadre — an agent runtime whose agents delegate to subagents",
-		Long: `cadre runs a coding agent. With -p it runs headless: it answers the prompt
-(given as an argument or on standard input), using its tools, and prints the
-result as text, json or stream-json (Claude Code's headless protocol).
+		Long: `cadre runs a coding agent. In a terminal, plain cadre opens its TUI, the
+interactive interface: you talk with the agent, watch its subagents work and
+answer its permission requests (/help there lists the keys). With -p it runs
+headless: it answers the prompt (given as an argument or on standard input),
+using its tools, and prints the result as text, json or stream-json (Claude
+Code's headless protocol).
 
 Warnings (settings, agent files, writes that failed) go to standard error as
 "cadre: warning: …" lines; --debug adds "cadre: debug: …" lines saying how
@@ -90,9 +103,26 @@ the runtime opened and how each run started and ended.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				_, err := fmt.Fprintln(stdout, version.Get().String())
+				return err
+			}
+			// "cadre sesions" from a script: a mistyped command, not a
+			// prompt for a TUI there is no terminal for.
+			if len(args) == 1 && !f.print && f.inputFormat == "text" && !(isTerminal(stdin) && isTerminalWriter(stdout)) {
+				if near, ok := suggest.Closest(args[0], commandNames(cmd)); ok {
+					return fmt.Errorf("unknown command %q (did you mean cadre %s?); to send it as a prompt, add -p", args[0], near)
+				}
+			}
 			return runPrompt(cmd.Context(), cmd.Flags(), f, args, stdin, stdout, stderr)
 		},
 	}
+	// Not cobra's Version: printing it goes through text/template, whose
+	// reflection keeps every method of the program linked (bench
+	// TestNoMethodLookupByName).
+	root.Flags().BoolP("version", "v", false, "print the version and the commit cadre was built from")
+	root.SetFlagErrorFunc(flagError)
+	setHelp(root)
 	fl := root.Flags()
 	fl.BoolVarP(&f.print, "print", "p", false, "run headless: answer the prompt and exit")
 	fl.StringVar(&f.outputFormat, "output-format", "text", "text, json or stream-json")
@@ -123,10 +153,10 @@ the runtime opened and how each run started and ended.`,
 func versionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "print cadre's version",
+		Short: "print cadre's version and the commit it was built from (as --version)",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(stdout, "cadre %s\n", cadre.Version)
+			_, err := fmt.Fprintln(stdout, version.Get().String())
 			return err
 		},
 	}
@@ -232,6 +262,9 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,
 		Logger: log, TrustWorkspace: f.trustWorkspace,
+		// A run that keeps nothing and resumes nothing needs no store:
+		// it runs even where CADRE_HOME is read-only.
+		Ephemeral: f.sdk.noPersist && f.resume == "" && !f.cont,
 	}
 	// Deferred before the runtime's Close, so it runs after it: every
 	// span has ended by then.
@@ -246,6 +279,9 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	}
 	rt, err := cadre.New(ctx, opts)
 	if err != nil {
+		if errors.Is(err, cadre.ErrStateNotWritable) {
+			err = fmt.Errorf("%w; or run with --no-session-persistence, which writes nothing there", err)
+		}
 		return fail(err)
 	}
 	defer rt.Close()
@@ -255,6 +291,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 	w := output.New(stdout, format, f.verbose)
 	if format == output.Text {
 		prog := newProgress(stderr, isTerminalWriter(stderr), time.Now)
+		prog.color = prog.tty && colorAllowed(os.Getenv)
 		stopTicks := tickEvery(100*time.Millisecond, prog.Tick)
 		defer func() { stopTicks(); prog.Close() }()
 		w = progressWriter{Writer: w, prog: prog}

@@ -43,10 +43,13 @@ var (
 // lines appended as things happen. It never fails the run: write errors only
 // stop further output.
 type progress struct {
-	w    io.Writer
-	tty  bool
-	now  func() time.Time
-	cols func() int
+	w   io.Writer
+	tty bool
+	// color shows agents in their colours (on a terminal, without
+	// NO_COLOR).
+	color bool
+	now   func() time.Time
+	cols  func() int
 
 	// mu guards everything below: Event and Tick come from two goroutines.
 	mu sync.Mutex
@@ -62,7 +65,13 @@ type progress struct {
 	// arrives at launch, and their end is a task_notification instead.
 	background map[string]bool
 	// ended keeps late events of a finished run from starting it again.
-	ended  map[string]bool
+	ended map[string]bool
+	// number holds the number of each Agent call among the calls of its
+	// subagent type, in the order the calls were made, and count how many
+	// of each type there were: the second run of a type is "#2" on every
+	// line about it.
+	number map[string]int
+	count  map[string]int
 	frame  int
 	drawn  int // live lines currently on screen (TTY)
 	closed bool
@@ -75,6 +84,7 @@ type run struct {
 	parent    *run
 	depth     int
 	agentType string
+	label     string // agentType, numbered from the second run of its type: "general-purpose #2"
 	color     string // the agent file's color, shown on a terminal
 	desc      string
 	start     time.Time
@@ -88,7 +98,7 @@ type run struct {
 // a time.
 func newProgress(w io.Writer, tty bool, now func() time.Time) *progress {
 	return &progress{
-		w: w, tty: tty, now: now,
+		w: w, tty: tty, color: tty, now: now,
 		cols: func() int {
 			if n := terminalWidth(w); n > 0 {
 				return n
@@ -99,8 +109,14 @@ func newProgress(w io.Writer, tty bool, now func() time.Time) *progress {
 		owner:      map[string]string{},
 		background: map[string]bool{},
 		ended:      map[string]bool{},
+		number:     map[string]int{},
+		count:      map[string]int{},
 	}
 }
+
+// colorAllowed reports whether output may be coloured: not when NO_COLOR
+// is set to anything but "" (no-color.org).
+func colorAllowed(getenv func(string) string) bool { return getenv("NO_COLOR") == "" }
 
 // isTerminalWriter reports whether w is a character device, where the live
 // block can be drawn.
@@ -234,10 +250,10 @@ func (p *progress) colored(r *run) string {
 			code, ok = fmt.Sprintf("38;2;%d;%d;%d", v>>16, v>>8&0xff, v&0xff), true
 		}
 	}
-	if !p.tty || !ok {
-		return r.agentType
+	if !p.color || !ok {
+		return r.label
 	}
-	return "\x1b[" + code + "m" + r.agentType + "\x1b[0m"
+	return "\x1b[" + code + "m" + r.label + "\x1b[0m"
 }
 
 // Tick advances the spinner and redraws elapsed times (TTY only).
@@ -275,6 +291,17 @@ func (p *progress) begin(e cadre.Event, at time.Time) *run {
 	r := &run{key: e.ParentToolUseID, agentType: clean(e.AgentType), color: e.AgentColor, desc: clean(e.TaskDescription), start: at}
 	if r.agentType == "" {
 		r.agentType = "agent"
+	}
+	n, ok := p.number[r.key]
+	if !ok {
+		// Not an Agent call seen here (or one without a type): numbered as
+		// it starts.
+		p.count[r.agentType]++
+		n = p.count[r.agentType]
+	}
+	r.label = r.agentType
+	if n > 1 {
+		r.label = fmt.Sprintf("%s #%d", r.agentType, n)
 	}
 	if owner := p.owner[r.key]; owner != "" {
 		if parent := p.runs[owner]; parent != nil {
@@ -316,10 +343,18 @@ func (p *progress) noteCalls(e cadre.Event, tag string) []llm.Block {
 	for _, b := range calls {
 		p.owner[b.ID] = tag
 		var in struct {
-			Background bool `json:"run_in_background"`
+			Background bool   `json:"run_in_background"`
+			Type       string `json:"subagent_type"`
 		}
-		if json.Unmarshal(b.Input, &in) == nil && in.Background {
+		if json.Unmarshal(b.Input, &in) != nil {
+			continue
+		}
+		if in.Background {
 			p.background[b.ID] = true
+		}
+		if typ := clean(in.Type); typ != "" && (b.Name == "Agent" || b.Name == "Task") {
+			p.count[typ]++
+			p.number[b.ID] = p.count[typ]
 		}
 	}
 	return calls
@@ -328,6 +363,7 @@ func (p *progress) noteCalls(e cadre.Event, tag string) []llm.Block {
 // finish stops tracking r and returns its final line.
 func (p *progress) finish(r *run, failed bool, reason string, at time.Time) string {
 	delete(p.runs, r.key)
+	delete(p.number, r.key)
 	p.ended[r.key] = true
 	for i, o := range p.order {
 		if o == r {
@@ -431,7 +467,7 @@ func startLine(r *run) string {
 func chain(r *run) string {
 	var names []string
 	for ; r != nil; r = r.parent {
-		names = append(names, r.agentType)
+		names = append(names, r.label)
 	}
 	var b strings.Builder
 	for i := len(names) - 1; i >= 0; i-- {

@@ -52,6 +52,9 @@ var (
 	explorer  = agentTag{"toolu_A2", "explorer", "find stock callers"}
 	tester    = agentTag{"toolu_R2", "general-purpose", "check the tests"}
 	bgAgent   = agentTag{"toolu_B1", "indexer", "index the repo"}
+	gp1       = agentTag{"toolu_G1", "general-purpose", "first look"}
+	gp2       = agentTag{"toolu_G2", "general-purpose", "second look"}
+	gp3       = agentTag{"toolu_G3", "general-purpose", "third look"}
 )
 
 func tagged(a agentTag, sec int, typ cadre.EventType, blocks ...llm.Block) cadre.Event {
@@ -188,6 +191,23 @@ func TestProgressPlain(t *testing.T) {
 			},
 			want: "[indexer] started: index the repo\n" +
 				"[indexer] failed after 2s, 0 tokens, 0 tool uses: killed\n",
+		},
+		{
+			name: "runs of one type are numbered in the order of their calls, whatever order they start in",
+			events: []cadre.Event{
+				say(mainAgent, 0, 100, agentCall(gp1), agentCall(gp2), agentCall(gp3)),
+				prompt(gp3, 1),
+				prompt(gp1, 1),
+				prompt(gp2, 2),
+				results(mainAgent, 3, llm.ToolResult(gp2.parent, "ok", false)),
+				results(mainAgent, 4, llm.ToolResult(gp1.parent, "ok", false), llm.ToolResult(gp3.parent, "ok", false)),
+			},
+			want: "[general-purpose #3] started: third look\n" +
+				"[general-purpose] started: first look\n" +
+				"[general-purpose #2] started: second look\n" +
+				"[general-purpose #2] done in 1s, 0 tokens, 0 tool uses\n" +
+				"[general-purpose] done in 3s, 0 tokens, 0 tool uses\n" +
+				"[general-purpose #3] done in 3s, 0 tokens, 0 tool uses\n",
 		},
 		{
 			name: "late events of a finished run do not start it again",
@@ -549,5 +569,38 @@ func TestToolLabel(t *testing.T) {
 				t.Errorf("toolLabel = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestProgressColor: an agent's colour shows on a terminal unless colour
+// is off (NO_COLOR), and never in plain lines.
+func TestProgressColor(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		tty, color bool
+		want       bool
+	}{
+		{"terminal", true, true, true},
+		{"terminal with NO_COLOR", true, false, false},
+		{"plain", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			p := newProgress(&buf, tc.tty, (&clock{t: t0}).now)
+			p.color = tc.color
+			p.cols = func() int { return 200 }
+			start := prompt(reviewer, 0)
+			start.AgentColor = "red"
+			p.Event(say(mainAgent, 0, 10, agentCall(reviewer)))
+			p.Event(start)
+			p.Event(results(mainAgent, 1, llm.ToolResult(reviewer.parent, "ok", false)))
+			p.Close()
+			if got := strings.Contains(buf.String(), "\x1b[31m"); got != tc.want {
+				t.Errorf("red shown = %v, want %v: %q", got, tc.want, buf.String())
+			}
+		})
+	}
+	if colorAllowed(func(string) string { return "1" }) || !colorAllowed(func(string) string { return "" }) {
+		t.Error("colorAllowed does not follow NO_COLOR")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/server"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +33,11 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(stdout, infos)
+					out := make([]server.SessionJSON, 0, len(infos))
+					for _, s := range infos {
+						out = append(out, server.SessionOf(s))
+					}
+					return writeJSON(stdout, out)
 				}
 				if len(infos) == 0 {
 					_, err := fmt.Fprintln(stdout, "No sessions yet.")
@@ -63,7 +68,10 @@ func sessionsCmd(stdout io.Writer) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(stdout, map[string]any{"session": info, "transcript": entries})
+					if entries == nil {
+						entries = []cadre.TranscriptEntry{}
+					}
+					return writeJSON(stdout, map[string]any{"session": server.SessionOf(info), "transcript": entries})
 				}
 				fmt.Fprintf(stdout, "session   %s\nagent     %s\nstatus    %s\ncwd       %s\ncreated   %s\nupdated   %s\nturns     %d\ntokens    %d in, %d out, %d cache read, %d cache write\ncost      %s\ntranscript %s\n",
 					info.ID, info.Agent, info.Status, info.Cwd, info.Created.Local().Format(time.DateTime), info.Updated.Local().Format(time.DateTime),

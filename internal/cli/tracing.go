@@ -15,7 +15,7 @@ import (
 // within otlpenv.FlushTimeout. A configuration that cannot work is
 // reported and the run goes on untraced: telemetry never stops the work.
 func openTracing(ctx context.Context, log *slog.Logger) (trace.TracerProvider, func()) {
-	t, err := otlpenv.Open(ctx, "cadre", cadre.Version, func(msg string) { log.Warn(msg) })
+	t, err := otlpenv.Open(ctx, "cadre", cadre.Version(), func(msg string) { log.Warn(msg) })
 	if err != nil {
 		log.Warn(err.Error() + "; tracing is off")
 		return nil, func() {}

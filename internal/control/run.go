@@ -131,7 +131,7 @@ func agentOf(name string, d AgentDefinition) cadre.Agent {
 // initInfo is what initialize is answered with: the runtime's commands and
 // agents, the models a program can name.
 func initInfo(rt *cadre.Runtime, opts cadre.Options) InitInfo {
-	info := InitInfo{Version: cadre.Version, APIKeySource: apiKeySource(opts)}
+	info := InitInfo{Version: cadre.Version(), APIKeySource: apiKeySource(opts)}
 	for _, c := range rt.Commands() {
 		info.Commands = append(info.Commands, SlashCommand{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint})
 	}

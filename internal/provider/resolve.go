@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/provider/guard"
 	"github.com/cadre-dev/cadre/internal/provider/openai"
 	"github.com/cadre-dev/cadre/internal/provider/script"
+	"github.com/cadre-dev/cadre/internal/suggest"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -81,7 +83,7 @@ func Parse(name string, cfg Config) (Ref, error) {
 			return Ref{}, configErr(fmt.Sprintf("model %q names no model after %q", orig, p+":"))
 		}
 		if !cfg.Known(p) {
-			return Ref{}, configErr(fmt.Sprintf("model %q: unknown provider %q (known: %s)", orig, p, strings.Join(cfg.providers(), ", ")))
+			return Ref{}, configErr(fmt.Sprintf("model %q: unknown provider %q%s (known: %s)", orig, p, didYouMean(p, cfg.providers()), strings.Join(cfg.providers(), ", ")))
 		}
 		return cfg.live(Ref{Provider: p, Model: m})
 	}
@@ -101,7 +103,38 @@ func Parse(name string, cfg Config) (Ref, error) {
 		}
 		return cfg.live(Ref{Provider: cfg.DefaultProvider, Model: name})
 	}
+	if hint := didYouMean(name, cfg.modelNames()); hint != "" {
+		return Ref{}, configErr(fmt.Sprintf("cannot tell the provider of model %q%s", orig, hint))
+	}
 	return Ref{}, configErr(fmt.Sprintf("cannot tell the provider of model %q: write it as provider:model (e.g. anthropic:%s or openai:%s) or set defaultProvider", orig, name, name))
+}
+
+// modelNames are the names a model may be given by: the aliases of the
+// settings and of the catalogue, and the catalogue's model ids, sorted
+// (aliases first) so that the nearest of equally near names is stable.
+func (c Config) modelNames() []string {
+	aliases := slices.Sorted(maps.Keys(c.Aliases))
+	for a := range catalog.Default().Aliases {
+		if _, ok := c.Aliases[a]; !ok {
+			aliases = append(aliases, a)
+		}
+	}
+	slices.Sort(aliases[len(c.Aliases):])
+	var ids []string
+	for _, m := range catalog.Default().Models {
+		ids = append(ids, m.ID)
+	}
+	slices.Sort(ids)
+	return append(aliases, ids...)
+}
+
+// didYouMean is ` (did you mean "x"?)` for the candidate nearest to name
+// by edit distance, or "" when none is near enough to be a typo of it.
+func didYouMean(name string, candidates []string) string {
+	if s, ok := suggest.Closest(name, candidates); ok {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
 }
 
 // Lifecycle says where ref's model stands today, by the catalogue, and

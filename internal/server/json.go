@@ -151,6 +151,7 @@ type sessionJSON struct {
 	Tokens         int64     `json:"tokens"`
 	CostUSD        llm.Cost  `json:"cost_usd"` // null when unknown
 	NumTurns       int       `json:"num_turns"`
+	Model          string    `json:"model,omitempty"` // "provider:model"
 	TranscriptPath string    `json:"transcript_path"`
 	Live           bool      `json:"live"` // a run of this server is its conversation
 	Description    string    `json:"description,omitempty"`
@@ -164,7 +165,7 @@ func sessionOf(s cadre.Session) sessionJSON {
 	return sessionJSON{
 		ID: s.ID, ParentID: s.ParentID, Agent: s.Agent, Key: s.Key, Title: s.Title, Cwd: s.Cwd, Status: string(s.Status),
 		Created: s.Created, Updated: s.Updated, Usage: s.Usage, Tokens: s.Usage.Total(), CostUSD: s.CostUSD, NumTurns: s.NumTurns,
-		TranscriptPath: s.TranscriptPath,
+		Model: s.Model, TranscriptPath: s.TranscriptPath,
 	}
 }
 
