@@ -156,6 +156,11 @@ func (s *Server) start(ctx context.Context, req startRequest) (*run, error) {
 		return nil, badRequest{fmt.Errorf("open the conversation: %w", err)}
 	}
 	rn := newRun(conv, approvals, time.Now())
+	rn.main.prompt = req.Prompt
+	rn.record = func(ctx context.Context) (cadre.Session, error) {
+		t, err := s.rt.SessionTree(ctx, rn.id)
+		return t.Session.Session, err
+	}
 	if req.Prompt != "" {
 		if err := conv.Send(ctx, cadre.Message{Text: req.Prompt}); err != nil {
 			conv.Stop()
@@ -450,10 +455,13 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]sessionJSON, 0, len(list))
+	waiting := s.waiting()
 	switch q.Get("order") {
 	case "", "newest":
 		for _, ss := range list {
-			out = append(out, s.session(ss))
+			sj := s.session(ss)
+			sj.Pending = waiting[ss.ID]
+			out = append(out, sj)
 		}
 	case "tree":
 		// As `cadre sessions` shows them: each session followed by its
@@ -464,7 +472,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 				root = row.ID
 			}
 			sj := s.session(row.Session)
-			sj.Depth, sj.RootID = row.Depth, root
+			sj.Depth, sj.RootID, sj.Pending = row.Depth, root, waiting[row.ID]
 			out = append(out, sj)
 		}
 	default:
@@ -480,6 +488,26 @@ func (s *Server) session(ss cadre.Session) sessionJSON {
 	rn := s.runs[ss.ID]
 	s.mu.Unlock()
 	out.Live = rn != nil && !rn.done()
+	if out.Live {
+		rn.mu.Lock()
+		out.State = rn.stateLocked()
+		rn.mu.Unlock()
+	}
+	return out
+}
+
+// waiting counts the permission requests waiting for an answer, by the
+// session of the agent that asked: what the sessions list badges.
+func (s *Server) waiting() map[string]int {
+	s.mu.Lock()
+	runs := append([]*run(nil), s.order...)
+	s.mu.Unlock()
+	out := map[string]int{}
+	for _, rn := range runs {
+		for _, a := range rn.approvals.Pending() {
+			out[a.Request.SessionID]++
+		}
+	}
 	return out
 }
 

@@ -75,6 +75,9 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		}
 		t.laneHeld = true
 		t.started = s.cfg.Now()
+		t.mu.Lock()
+		t.waiting = false
+		t.mu.Unlock()
 		_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
 			rec.Status, rec.Started = task.StatusRunning, t.started
 			return nil
