@@ -29,6 +29,8 @@ type agentJSON struct {
 	State   string     `json:"state"`
 	Started time.Time  `json:"started"`
 	Ended   *time.Time `json:"ended,omitempty"`
+	// LastActive is, for the main agent, when its newest turn ended.
+	LastActive *time.Time `json:"last_active,omitempty"`
 	// Model is "provider:model" for a subagent (from its session record),
 	// the init event's model for the main agent; "" until known.
 	Model string `json:"model,omitempty"`
@@ -92,6 +94,10 @@ func (r *run) agents(subs []cadre.SubagentRun, costs []cadre.SubagentCost, def f
 	if !r.ended.IsZero() {
 		t := r.ended
 		main.Ended = &t
+	}
+	if !r.main.answered.IsZero() {
+		t := r.main.answered
+		main.LastActive = &t
 	}
 	out := []agentJSON{main}
 	at := map[string]int{r.id: 0}

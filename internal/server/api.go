@@ -489,8 +489,19 @@ func (s *Server) session(ss cadre.Session) sessionJSON {
 	s.mu.Unlock()
 	out.Live = rn != nil && !rn.done()
 	if out.Live {
+		// The record's figures change when the conversation ends; the
+		// run's own are the main agent's so far.
 		rn.mu.Lock()
 		out.State = rn.stateLocked()
+		out.NumTurns, out.Tokens = rn.main.turns, rn.main.tokens
+		if out.Title == "" && out.ParentID == "" {
+			// A main session is titled when it ends; until then, its
+			// first prompt says what it is.
+			out.Title = firstLine(rn.main.prompt, 100)
+		}
+		if rn.main.results > 0 {
+			out.CostUSD = rn.ownCostLocked()
+		}
 		rn.mu.Unlock()
 	}
 	return out
@@ -640,4 +651,17 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// firstLine is s's first non-empty line, cut to at most n runes.
+func firstLine(s string, n int) string {
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			if r := []rune(l); len(r) > n {
+				return string(r[:n-1]) + "…"
+			}
+			return l
+		}
+	}
+	return ""
 }

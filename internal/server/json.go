@@ -101,7 +101,7 @@ type runJSON struct {
 	NumTurns   int   `json:"num_turns"`
 	MainTokens int64 `json:"main_tokens"`
 	Events     int   `json:"events"`
-	Pending   int        `json:"pending_approvals"`
+	Pending    int   `json:"pending_approvals"`
 	// Tokens and CostUSD are the whole tree's so far (the main agent and
 	// every subagent), growing during a turn (Conversation.Stats); the
 	// session record's figures change only when a turn ends.
@@ -160,13 +160,14 @@ type sessionJSON struct {
 	Tokens         int64     `json:"tokens"`
 	CostUSD        llm.Cost  `json:"cost_usd"` // null when unknown
 	NumTurns       int       `json:"num_turns"`
+	Model          string    `json:"model,omitempty"`
 	TranscriptPath string    `json:"transcript_path"`
 	Live           bool      `json:"live"` // a run of this server is its conversation
 	// State is, for a live run's session, its main agent's (runJSON's).
 	State string `json:"state,omitempty"`
 	// Pending counts the permission requests its agent waits on.
-	Pending int `json:"pending_approvals"`
-	Description    string    `json:"description,omitempty"`
+	Pending     int    `json:"pending_approvals"`
+	Description string `json:"description,omitempty"`
 	// Depth and RootID are set with ?order=tree: 0 and the session's own
 	// id for a session whose parent is not listed.
 	Depth  int    `json:"depth"`
@@ -177,7 +178,7 @@ func sessionOf(s cadre.Session) sessionJSON {
 	return sessionJSON{
 		ID: s.ID, ParentID: s.ParentID, Agent: s.Agent, Key: s.Key, Title: s.Title, Cwd: s.Cwd, Status: string(s.Status),
 		Created: s.Created, Updated: s.Updated, Usage: s.Usage, Tokens: s.Usage.Total(), CostUSD: s.CostUSD, NumTurns: s.NumTurns,
-		TranscriptPath: s.TranscriptPath,
+		Model: s.Model, TranscriptPath: s.TranscriptPath,
 	}
 }
 

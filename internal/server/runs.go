@@ -53,6 +53,9 @@ type mainFigures struct {
 	total    llm.Cost
 	subCosts map[string]llm.Cost
 	results  int
+	// answered is when the newest turn ended: where an idle main agent's
+	// bar on the timeline stops.
+	answered time.Time
 }
 
 // observeLocked takes what the main agent's figures and the runs'
@@ -71,6 +74,7 @@ func (r *run) observeLocked(ev cadre.Event) {
 		r.main.turns += ev.Result.NumTurns
 		r.main.total = ev.Result.TotalCostUSD
 		r.main.results++
+		r.main.answered = ev.Time
 		for _, s := range ev.Result.Subagents {
 			r.main.subCosts[s.AgentID] = s.CostUSD
 		}

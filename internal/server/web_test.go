@@ -11,7 +11,7 @@ import (
 // The web view is served from the binary, each file with its type.
 func TestWebViewIsServed(t *testing.T) {
 	f := newFixture(t, readThenAnswer, Config{})
-	for path, typ := range map[string]string{"/": "text/html", "/app.js": "text/javascript", "/style.css": "text/css"} {
+	for path, typ := range map[string]string{"/": "text/html", "/app.js": "text/javascript", "/md.js": "text/javascript", "/style.css": "text/css"} {
 		resp, err := f.http.Client().Get(f.http.URL + path)
 		if err != nil {
 			t.Fatal(err)
