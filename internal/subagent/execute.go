@@ -74,9 +74,8 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 			return
 		}
 		t.laneHeld = true
-		t.started = s.cfg.Now()
 		t.mu.Lock()
-		t.waiting = false
+		t.started, t.waiting = s.cfg.Now(), false
 		t.mu.Unlock()
 		_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
 			rec.Status, rec.Started = task.StatusRunning, t.started

@@ -542,7 +542,7 @@ function sessionPage(id, selected) {
       ]),
       a.prompt ? h("details", { class: "prompt", open: true }, h("summary", {}, "Prompt"), md(a.prompt)) : "",
       a.summary && a.state !== "running" ? h("details", { class: "prompt" }, h("summary", {}, "Result"), md(a.summary)) : "",
-      a.children && a.children.length ? [h("h3", {}, "Subagents (" + a.children.length + ")"), h("ul", { class: "kids" }, a.children.map(kid))] : "");
+      ...(a.children && a.children.length ? [h("h3", {}, "Subagents (" + a.children.length + ")"), h("ul", { class: "kids" }, a.children.map(kid))] : []));
   }
 
   function connect() {
@@ -581,7 +581,7 @@ function sessionPage(id, selected) {
       if (st.run.running) connect();
     }
     // Running bars grow with the clock.
-    st.tick = setInterval(() => { if (live()) renderAgents(); }, 1000);
+    st.tick = setInterval(() => { if (live()) { renderAgents(); renderTasks(); } }, 1000);
   })();
 }
 
