@@ -1,15 +1,18 @@
 // A small Markdown renderer for the web view. It builds DOM nodes and
 // sets every piece of text as text: nothing a model, a repository or a
 // tool wrote is ever parsed as HTML, so <img onerror=…> shows as the
-// characters it is. Links keep only http, https and mailto addresses;
-// images are not loaded (a model's answer must not make the browser
-// fetch anything), they show as links.
+// characters it is. Links keep only absolute http, https and mailto
+// addresses; images are not loaded (a model's answer must not make the
+// browser fetch anything), they show as links.
 "use strict";
 
 const md = (() => {
+  // Only absolute addresses: a relative one would point into this
+  // server (its API, with the user's cookie).
   const safeHref = (url) => {
+    if (!/^(https?:\/\/|mailto:)/i.test(url)) return null;
     try {
-      const u = new URL(url, location.href);
+      const u = new URL(url);
       return ["http:", "https:", "mailto:"].includes(u.protocol) ? u.href : null;
     } catch (_) { return null; }
   };
