@@ -215,6 +215,21 @@ func TestWebViewFollowsARun(t *testing.T) {
 		t.Errorf("subagent rows titled %q", titles)
 	}
 	shot(t, ctx, home, "web-home")
+	// Keys on the home page: j to the first row, Enter opens it.
+	for _, k := range []string{"j", "Enter"} {
+		for _, typ := range []string{"keyDown", "keyUp"} {
+			params := map[string]any{"type": typ, "key": k}
+			if k == "Enter" {
+				params["code"], params["windowsVirtualKeyCode"] = "Enter", 13
+			}
+			if err := home.Key(ctx, params); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := home.Eval(ctx, waitJS(`location.hash === "#/session/`+run.ID+`" && document.querySelector("tr.agent")`), nil); err != nil {
+		t.Errorf("j, Enter on the home page did not open the run: %v", err)
+	}
 
 	// The conversation: cards, events, Markdown, and no attack.
 	var conv struct {
