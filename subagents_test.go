@@ -253,10 +253,7 @@ func TestSubagentsOfAResumedConversation(t *testing.T) {
 	}
 	for _, b := range before {
 		got := byID[b.ID]
-		want := b.Description
-		if !b.Background {
-			want = "(@helper subagent)" // a foreground run's session title
-		}
+		want := b.Description // a foreground run's session title is its description too
 		if got.Description != want || got.Background != b.Background {
 			t.Errorf("stored run %s: %+v, want description %q", b.ID, got, want)
 		}

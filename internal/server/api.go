@@ -156,6 +156,11 @@ func (s *Server) start(ctx context.Context, req startRequest) (*run, error) {
 		return nil, badRequest{fmt.Errorf("open the conversation: %w", err)}
 	}
 	rn := newRun(conv, approvals, time.Now())
+	rn.main.prompt = req.Prompt
+	rn.record = func(ctx context.Context) (cadre.Session, error) {
+		t, err := s.rt.SessionTree(ctx, rn.id)
+		return t.Session.Session, err
+	}
 	if req.Prompt != "" {
 		if err := conv.Send(ctx, cadre.Message{Text: req.Prompt}); err != nil {
 			conv.Stop()
@@ -450,10 +455,13 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]sessionJSON, 0, len(list))
+	waiting := s.waiting()
 	switch q.Get("order") {
 	case "", "newest":
 		for _, ss := range list {
-			out = append(out, s.session(ss))
+			sj := s.session(ss)
+			sj.Pending = waiting[ss.ID]
+			out = append(out, sj)
 		}
 	case "tree":
 		// As `cadre sessions` shows them: each session followed by its
@@ -464,7 +472,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 				root = row.ID
 			}
 			sj := s.session(row.Session)
-			sj.Depth, sj.RootID = row.Depth, root
+			sj.Depth, sj.RootID, sj.Pending = row.Depth, root, waiting[row.ID]
 			out = append(out, sj)
 		}
 	default:
@@ -480,6 +488,37 @@ func (s *Server) session(ss cadre.Session) sessionJSON {
 	rn := s.runs[ss.ID]
 	s.mu.Unlock()
 	out.Live = rn != nil && !rn.done()
+	if out.Live {
+		// The record's figures change when the conversation ends; the
+		// run's own are the main agent's so far.
+		rn.mu.Lock()
+		out.State = rn.stateLocked()
+		out.NumTurns, out.Tokens = rn.main.turns, rn.main.tokens
+		if out.Title == "" && out.ParentID == "" {
+			// A main session is titled when it ends; until then, its
+			// first prompt says what it is.
+			out.Title = firstLine(rn.main.prompt, 100)
+		}
+		if rn.main.results > 0 {
+			out.CostUSD = rn.ownCostLocked()
+		}
+		rn.mu.Unlock()
+	}
+	return out
+}
+
+// waiting counts the permission requests waiting for an answer, by the
+// session of the agent that asked: what the sessions list badges.
+func (s *Server) waiting() map[string]int {
+	s.mu.Lock()
+	runs := append([]*run(nil), s.order...)
+	s.mu.Unlock()
+	out := map[string]int{}
+	for _, rn := range runs {
+		for _, a := range rn.approvals.Pending() {
+			out[a.Request.SessionID]++
+		}
+	}
 	return out
 }
 
@@ -612,4 +651,17 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// firstLine is s's first non-empty line, cut to at most n runes.
+func firstLine(s string, n int) string {
+	for l := range strings.Lines(s) {
+		if l = strings.TrimSpace(l); l != "" {
+			if r := []rune(l); len(r) > n {
+				return string(r[:n-1]) + "…"
+			}
+			return l
+		}
+	}
+	return ""
 }

@@ -91,8 +91,17 @@ type runJSON struct {
 	Started   time.Time  `json:"started"`
 	Ended     *time.Time `json:"ended,omitempty"`
 	Running   bool       `json:"running"`
-	Events    int        `json:"events"`
-	Pending   int        `json:"pending_approvals"`
+	// State is the main agent's: running (in a turn), idle (between
+	// turns of an open run), or how the run ended.
+	State string `json:"state"`
+	// Background counts the tree's background runs not yet finished.
+	Background int `json:"background_running"`
+	// NumTurns and MainTokens are the main agent's own: its model turns
+	// (counted as each turn ends) and its replies' tokens.
+	NumTurns   int   `json:"num_turns"`
+	MainTokens int64 `json:"main_tokens"`
+	Events     int   `json:"events"`
+	Pending    int   `json:"pending_approvals"`
 	// Tokens and CostUSD are the whole tree's so far (the main agent and
 	// every subagent), growing during a turn (Conversation.Stats); the
 	// session record's figures change only when a turn ends.
@@ -154,7 +163,11 @@ type sessionJSON struct {
 	Model          string    `json:"model,omitempty"` // "provider:model"
 	TranscriptPath string    `json:"transcript_path"`
 	Live           bool      `json:"live"` // a run of this server is its conversation
-	Description    string    `json:"description,omitempty"`
+	// State is, for a live run's session, its main agent's (runJSON's).
+	State string `json:"state,omitempty"`
+	// Pending counts the permission requests its agent waits on.
+	Pending     int    `json:"pending_approvals"`
+	Description string `json:"description,omitempty"`
 	// Depth and RootID are set with ?order=tree: 0 and the session's own
 	// id for a session whose parent is not listed.
 	Depth  int    `json:"depth"`

@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/output"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // run is one live conversation of the server and the log of its events,
@@ -25,6 +27,72 @@ type run struct {
 	changed  chan struct{} // closed and replaced when log grows or the run ends
 	ended    time.Time     // zero while the run lives
 	result   *cadre.ResultInfo
+	main     mainFigures
+	// prompts are the subagent runs' prompts by agent id, from their
+	// task_started events.
+	prompts map[string]string
+	// endStatus is the session record's status once the run has ended:
+	// how the runtime recorded its end (completed, failed, killed).
+	endStatus string
+	// record reads it (Runtime.SessionTree's).
+	record func(context.Context) (cadre.Session, error)
+}
+
+// mainFigures are the main agent's own, as its events tell them: what
+// its row in the web view shows (the session record's change only when
+// the conversation ends).
+type mainFigures struct {
+	prompt string   // the run's first prompt
+	model  string   // the newest init event's
+	tools  []string // the pool the model is offered
+	tokens int64    // its own replies', reply by reply
+	turns  int      // its model turns, counted when each turn ends
+	// total is the tree's cost at the newest result; subCosts each
+	// subagent run's share as the results listed them (the newest entry
+	// wins): the total less them is the main agent's own.
+	total    llm.Cost
+	subCosts map[string]llm.Cost
+	results  int
+	// answered is when the newest turn ended: where an idle main agent's
+	// bar on the timeline stops.
+	answered time.Time
+}
+
+// observeLocked takes what the main agent's figures and the runs'
+// prompts need from an event. r.mu is held.
+func (r *run) observeLocked(ev cadre.Event) {
+	main := ev.ParentToolUseID == ""
+	switch {
+	case ev.Init != nil && main:
+		r.main.model, r.main.tools = ev.Init.Model, slices.Clone(ev.Init.Tools)
+	case ev.Task != nil && ev.Subtype == cadre.SubtypeTaskStarted && ev.Task.TaskID != "" && ev.Task.Prompt != "":
+		r.prompts[ev.Task.TaskID] = ev.Task.Prompt
+	case ev.Type == cadre.EventAssistant && main && ev.Assistant != nil:
+		r.main.tokens += ev.Assistant.Usage.Total()
+	case ev.Type == cadre.EventResult && main && ev.Result != nil:
+		r.result = ev.Result
+		r.main.turns += ev.Result.NumTurns
+		r.main.total = ev.Result.TotalCostUSD
+		r.main.results++
+		r.main.answered = ev.Time
+		for _, s := range ev.Result.Subagents {
+			r.main.subCosts[s.AgentID] = s.CostUSD
+		}
+	}
+}
+
+// ownCostLocked is the main agent's own cost: the tree's at the newest
+// result less its subagents' shares. r.mu is held.
+func (r *run) ownCostLocked() llm.Cost {
+	total, known := r.main.total.USD()
+	if !known {
+		return llm.UnknownCost()
+	}
+	for _, c := range r.main.subCosts {
+		v, _ := c.USD()
+		total -= v
+	}
+	return llm.USD(max(total, 0))
 }
 
 // record is one entry of a run's event log: an event of the
@@ -35,7 +103,8 @@ type record struct {
 }
 
 func newRun(conv *cadre.Conversation, approvals *cadre.Approvals, now time.Time) *run {
-	return &run{id: conv.SessionID(), conv: conv, approvals: approvals, started: now, activity: cadre.NewActivity(), changed: make(chan struct{})}
+	return &run{id: conv.SessionID(), conv: conv, approvals: approvals, started: now, activity: cadre.NewActivity(), changed: make(chan struct{}),
+		prompts: map[string]string{}, main: mainFigures{subCosts: map[string]llm.Cost{}}}
 }
 
 // pump reads the conversation's events into the log until it ends.
@@ -51,14 +120,20 @@ func (r *run) pump() {
 		}
 		r.mu.Lock()
 		r.activity.Observe(ev)
-		if ev.Type == cadre.EventResult && ev.ParentToolUseID == "" {
-			r.result = ev.Result
-		}
+		r.observeLocked(ev)
 		r.mu.Unlock()
 		r.add(record{name: string(ev.Type), data: data})
 	}
+	var status string
+	if r.record != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if ss, err := r.record(ctx); err == nil {
+			status = string(ss.Status)
+		}
+		cancel()
+	}
 	r.mu.Lock()
-	r.ended = time.Now()
+	r.ended, r.endStatus = time.Now(), status
 	r.notifyLocked()
 	r.mu.Unlock()
 }
@@ -113,7 +188,8 @@ func (r *run) info() runJSON {
 	defer r.mu.Unlock()
 	stats := r.conv.Stats()
 	out := runJSON{ID: r.id, SessionID: r.id, Started: r.started, Events: len(r.log), Running: r.ended.IsZero(), Pending: len(r.approvals.Pending()),
-		Tokens: stats.Usage.Total(), CostUSD: stats.CostUSD}
+		Tokens: stats.Usage.Total(), CostUSD: stats.CostUSD, State: r.stateLocked(), Background: stats.BackgroundTasks,
+		NumTurns: r.main.turns, MainTokens: r.main.tokens}
 	if !r.ended.IsZero() {
 		t := r.ended
 		out.Ended = &t
@@ -122,6 +198,25 @@ func (r *run) info() runJSON {
 		out.Result = &resultJSON{IsError: r.result.IsError, Result: r.result.Result, Errors: r.result.Errors, CostUSD: r.result.TotalCostUSD, NumTurns: r.result.NumTurns}
 	}
 	return out
+}
+
+// stateLocked is the main agent's state: "running" in a turn, "idle"
+// between turns of an open run (its background subagents may go on),
+// and once the run has ended how it ended ("completed", "failed",
+// "killed"). r.mu is held.
+func (r *run) stateLocked() string {
+	switch {
+	case r.ended.IsZero() && r.conv.InTurn():
+		return "running"
+	case r.ended.IsZero():
+		return "idle"
+	case r.endStatus != "":
+		return r.endStatus
+	case r.result == nil || r.result.IsError:
+		return "failed"
+	default:
+		return "completed"
+	}
 }
 
 // activityBody is what the run's activity shows so far.

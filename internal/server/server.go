@@ -147,6 +147,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/runs/{id}", s.withRun(s.getRun))
 	mux.HandleFunc("GET /api/runs/{id}/events", s.withRun(s.streamEvents))
 	mux.HandleFunc("GET /api/runs/{id}/activity", s.withRun(s.getActivity))
+	mux.HandleFunc("GET /api/runs/{id}/agents", s.withRun(s.getAgents))
 	mux.HandleFunc("POST /api/runs/{id}/messages", s.withRun(s.sendMessage))
 	mux.HandleFunc("POST /api/runs/{id}/interrupt", s.withRun(s.interrupt))
 	mux.HandleFunc("POST /api/runs/{id}/abort", s.withRun(s.abort))

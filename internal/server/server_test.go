@@ -39,6 +39,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, h testkit.Handler, cfg Config) *fixture {
 	t.Helper()
+	return newFixtureWith(t, h, cfg, "")
+}
+
+// newFixtureWith is newFixture with settings (a JSON object, as
+// cadre.Options.Settings takes it).
+func newFixtureWith(t *testing.T, h testkit.Handler, cfg Config, settings string) *fixture {
+	t.Helper()
 	f := &fixture{t: t, model: testkit.NewAnthropic(t, h), dir: t.TempDir(), token: cfg.Token}
 	if err := os.WriteFile(filepath.Join(f.dir, "notes.txt"), []byte("The secret word is PAPAYA.\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -47,7 +54,8 @@ func newFixture(t *testing.T, h testkit.Handler, cfg Config) *fixture {
 	env := map[string]string{"CADRE_HOME": home, "ANTHROPIC_BASE_URL": f.model.URL}
 	rt, err := cadre.New(context.Background(), cadre.Options{
 		Cwd: f.dir, Model: "claude-sonnet-5-5", Getenv: func(k string) string { return env[k] },
-		Agents: []cadre.Agent{{Name: "slow", Description: "Works slowly.", Prompt: "SLOW-CHILD: work.", Tools: []string{"Read"}}},
+		Agents:   []cadre.Agent{{Name: "slow", Description: "Works slowly.", Prompt: "SLOW-CHILD: work.", Tools: []string{"Read"}}},
+		Settings: settings,
 	})
 	if err != nil {
 		t.Fatal(err)

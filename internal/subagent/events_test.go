@@ -106,7 +106,7 @@ func TestChildEvents(t *testing.T) {
 	}
 
 	wantInfo := session.Info{
-		ID: id, ParentID: root, Agent: "explorer", Key: "agent:explorer:subagent:" + id, Title: "(@explorer subagent)",
+		ID: id, ParentID: root, Agent: "explorer", Key: "agent:explorer:subagent:" + id, Title: "Find the bug", // the task's description
 		Cwd: h.dir, Status: session.StatusCompleted, NumTurns: 2, Usage: llm.Usage{InputTokens: 20, OutputTokens: 10},
 		CostUSD: llm.USD((20*1 + 10*2) / 1e6), Model: "test:haiku",
 	}

@@ -74,7 +74,9 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 			return
 		}
 		t.laneHeld = true
-		t.started = s.cfg.Now()
+		t.mu.Lock()
+		t.started, t.waiting = s.cfg.Now(), false
+		t.mu.Unlock()
 		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.id, func(rec *task.Task) (task.Event, error) {
 			rec.Started = t.started
 			return task.EventStart, nil

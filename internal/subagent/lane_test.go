@@ -133,9 +133,21 @@ func TestPendingRunHoldsNoFiles(t *testing.T) {
 		}
 		return info.TranscriptPath, h.record(id).OutputFile
 	}
+	// What front ends list (Group.Runs): waiting, not running.
+	listed := func(id string) task.Status {
+		for _, r := range c.Group.Runs() {
+			if r.ID == id {
+				return r.Status
+			}
+		}
+		return ""
+	}
 	for _, id := range []string{pending, stopped} {
 		if st := h.record(id).Status; st != task.StatusPending {
 			t.Fatalf("task %s is %s, want pending", id, st)
+		}
+		if st := listed(id); st != task.StatusPending {
+			t.Errorf("Group.Runs lists the waiting run %s as %s, want pending", id, st)
 		}
 		tr, out := files(id)
 		for _, p := range []string{tr, out} {
@@ -152,6 +164,9 @@ func TestPendingRunHoldsNoFiles(t *testing.T) {
 	}
 	send(t, g.release, struct{}{}, "the first child's release")
 	recv(t, g.entered, "the pending child, started")
+	if st := listed(pending); st != task.StatusRunning {
+		t.Errorf("Group.Runs lists the started run as %s, want running", st)
+	}
 	tr, out := files(pending)
 	a, aerr := os.Stat(tr)
 	b, berr := os.Stat(out)

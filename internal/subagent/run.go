@@ -99,6 +99,9 @@ type liveTask struct {
 	tokens      int64
 	toolUses    int
 	lastTool    string
+	// waiting says the run waits for a lane slot (queued at launch and
+	// not started yet): Run lists it pending, not running.
+	waiting bool
 	// out is the output file, opened only once the run is (or becomes) a
 	// background task: a foreground run's output goes to its caller, so
 	// until then its log is kept in early (capped at maxEarlyOutput),

@@ -57,6 +57,9 @@ func (t *liveTask) run() Run {
 		Started: t.started, Ended: t.endedAt, Status: task.StatusRunning,
 		Tokens: t.tokens, ToolUses: t.toolUses, LastTool: t.lastTool, Result: t.text,
 	}
+	if !t.phase.ended() && t.waiting {
+		r.Status = task.StatusPending
+	}
 	if t.phase.ended() {
 		r.Status = t.status
 		if text := strings.TrimSpace(t.final.Result); text != "" {

@@ -449,14 +449,15 @@ func (s *Service) scripted(name string) bool {
 }
 
 // create makes the child session: parent id, session key and title (S-L1).
-// A background child's record waits for its task's, to be written with it
-// (joint.go).
-func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, ch *child, background bool) (*session.Session, error) {
+// The title is the task's description, what a list of sessions should
+// say; "(@type subagent)" only for a call that gave none. A background
+// child's record waits for its task's, to be written with it (joint.go).
+func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, ch *child, description string, background bool) (*session.Session, error) {
 	id := ids.New()
 	info := session.Info{
 		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: ch.cwd, Model: ch.caller.Ref.String(),
 		Key:   "agent:" + def.Name + ":subagent:" + id,
-		Title: "(@" + def.Name + " subagent)",
+		Title: cmp.Or(strings.TrimSpace(description), "(@"+def.Name+" subagent)"),
 	}
 	if background && s.joint != nil {
 		// Its transcript is created when it runs (ready): a run that
@@ -628,7 +629,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 		if r.sess, r.history, err = s.cfg.Sessions.Open(ctx, req.SessionID); err != nil {
 			return nil, err
 		}
-	} else if r.sess, err = s.create(ctx, c, def, ch, startsInBackground(req, def)); err != nil {
+	} else if r.sess, err = s.create(ctx, c, def, ch, req.Description, startsInBackground(req, def)); err != nil {
 		return nil, err
 	}
 	if iso := cmp.Or(req.Isolation, def.Isolation); iso == "worktree" {
@@ -763,6 +764,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 			t.laneHeld, status = true, task.StatusRunning
 		}
 		t.queued = !t.laneHeld
+		t.waiting = t.queued // not shared yet
 		if err := s.enter(ctx, t, r, status); err != nil {
 			if t.laneHeld {
 				s.lane.release()

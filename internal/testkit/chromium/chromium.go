@@ -224,6 +224,12 @@ func (p *Page) Eval(ctx context.Context, expr string, out any) error {
 	return nil
 }
 
+// Key dispatches a key event to the page as a user's key press would
+// (Input.dispatchKeyEvent's params: type, key, code, text…).
+func (p *Page) Key(ctx context.Context, params map[string]any) error {
+	return p.b.Call(ctx, p.session, "Input.dispatchKeyEvent", params, nil)
+}
+
 // DOM is the page's document as HTML, as --dump-dom prints it.
 func (p *Page) DOM(ctx context.Context) (string, error) {
 	var s string
