@@ -456,11 +456,15 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]sessionJSON, 0, len(list))
 	waiting := s.waiting()
+	subs := s.liveSubagentStates(r)
 	switch q.Get("order") {
 	case "", "newest":
 		for _, ss := range list {
 			sj := s.session(ss)
 			sj.Pending = waiting[ss.ID]
+			if sj.State == "" {
+				sj.State = subs[ss.ID]
+			}
 			out = append(out, sj)
 		}
 	case "tree":
@@ -473,6 +477,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 			}
 			sj := s.session(row.Session)
 			sj.Depth, sj.RootID, sj.Pending = row.Depth, root, waiting[row.ID]
+			if sj.State == "" {
+				sj.State = subs[row.ID]
+			}
 			out = append(out, sj)
 		}
 	default:
@@ -503,6 +510,34 @@ func (s *Server) session(ss cadre.Session) sessionJSON {
 			out.CostUSD = rn.ownCostLocked()
 		}
 		rn.mu.Unlock()
+	}
+	return out
+}
+
+// liveSubagentStates are the states of the subagent runs of this server's
+// live runs, by session id, as the agents tree names them: a session
+// record says running from its launch, while the run may still wait for
+// a place in the lane.
+func (s *Server) liveSubagentStates(r *http.Request) map[string]string {
+	s.mu.Lock()
+	runs := append([]*run(nil), s.order...)
+	s.mu.Unlock()
+	out := map[string]string{}
+	for _, rn := range runs {
+		if rn.done() {
+			continue
+		}
+		subs, err := rn.conv.Subagents(r.Context())
+		if err != nil {
+			continue // the list shows the records' statuses
+		}
+		for _, sa := range subs {
+			st := string(sa.Status)
+			if sa.Status == cadre.TaskPending {
+				st = "queued"
+			}
+			out[sa.ID] = st
+		}
 	}
 	return out
 }

@@ -163,7 +163,9 @@ type sessionJSON struct {
 	Model          string    `json:"model,omitempty"` // "provider:model"
 	TranscriptPath string    `json:"transcript_path"`
 	Live           bool      `json:"live"` // a run of this server is its conversation
-	// State is, for a live run's session, its main agent's (runJSON's).
+	// State is, for a live run's session, its main agent's (runJSON's);
+	// for a subagent's session in a live run, the run's as the agents
+	// tree has it (queued, running, or how it ended).
 	State string `json:"state,omitempty"`
 	// Pending counts the permission requests its agent waits on.
 	Pending     int    `json:"pending_approvals"`

@@ -108,10 +108,16 @@ func TestQueuedSubagentsAreQueued(t *testing.T) {
 	}
 	var rows []sessionJSON
 	f.do("GET", "/api/sessions?order=tree", nil, &rows)
+	listed := map[string]int{}
 	for _, row := range rows[1:] {
+		listed[row.State]++
 		if !strings.HasPrefix(row.Title, "task ") {
 			t.Errorf("a subagent session is titled %q, want its task's description", row.Title)
 		}
+	}
+	// The sessions list (the home page) says the same as the agents tree.
+	if rows[0].State != "idle" || listed["running"] != 1 || listed["queued"] != 1 {
+		t.Errorf("sessions list: main %q, children %v; want main idle, one running and one queued", rows[0].State, listed)
 	}
 	f.do("POST", "/api/runs/"+r.ID+"/subagents/all/stop", nil, nil)
 }

@@ -184,7 +184,7 @@ function sessionsPage() {
     const hash = "#/session/" + (s.root_id || s.id) + (d ? "/" + s.id : "");
     // A live run shows its main agent's state; a run waiting on the user
     // says so, on the run's row as on the agent's that asked.
-    const state = s.live ? (s.state || "live") : s.status;
+    const state = s.state || (s.live ? "live" : s.status);
     const waiting = d ? s.pending_approvals : waitingTree;
     return h("tr", { class: (d ? "child" : "root") + (s.live ? " live" : ""), "data-session": s.id, "data-state": state, "data-hash": hash },
       h("td", { class: "id", title: s.id }, d ? h("span", { class: "tree" }, "  ".repeat(d - 1) + "└ ") : "", h("a", { href: link(hash) }, fmt.short(s.id))),
