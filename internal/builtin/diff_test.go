@@ -109,8 +109,8 @@ func TestStructuredPatch(t *testing.T) {
 func TestStructuredPatchApplies(t *testing.T) {
 	long := numberedText(1, 60)
 	cases := [][2]string{
-		{long, strings.ReplaceAll(long, "line 1", "LINE 1")},        // many hunks
-		{long, "head\n" + long + "tail"},                              // both ends
+		{long, strings.ReplaceAll(long, "line 1", "LINE 1")},              // many hunks
+		{long, "head\n" + long + "tail"},                                  // both ends
 		{long, strings.Replace(long, numberedText(10, 50), "", 1)},        // a big cut
 		{long, strings.Replace(long, "line 30\n", numberedText(1, 9), 1)}, // a repeat
 		{"a\r\nb\r\n", "a\r\nc\r\n"},
