@@ -47,29 +47,47 @@ const (
 	ignoreName    = ".ignore"
 )
 
-// ignoreLayer is what the ignore files say about one directory's entries:
-// those of the directory and of its parents, in increasing precedence
-// (the last pattern that matches decides).
+// ignoreLayer is what the ignore files of one directory say, on top of
+// its parent's layer: together, what applies to the directory's entries.
+// Each layer holds only its own patterns, so that a deep tree of ignore
+// files costs what they hold, not that times their depth.
 type ignoreLayer struct {
-	ignore []gitignore.Pattern // .ignore files: take precedence, as in ripgrep
-	git    []gitignore.Pattern // .git/info/exclude, then .gitignore files
-	size   int                 // bytes of the patterns, up to ignoreRulesMax
+	parent *ignoreLayer
+	ignore []gitignore.Pattern // its .ignore: .ignore files take precedence, as in ripgrep
+	git    []gitignore.Pattern // its .gitignore (the bottom layer: .git/info/exclude)
+	size   int                 // bytes of the patterns here and above, up to ignoreRulesMax
 }
 
 // decide returns whether the layer ignores the path (components relative
-// to the walk's top), and whether any pattern spoke of it.
+// to the walk's top), and whether any pattern spoke of it. The last
+// pattern that matches decides: deeper files, and later lines, first.
 func (l *ignoreLayer) decide(parts []string, isDir bool) (ignored, matched bool) {
-	for _, ps := range [][]gitignore.Pattern{l.ignore, l.git} {
-		for i := len(ps) - 1; i >= 0; i-- {
-			switch ps[i].Match(parts, isDir) {
-			case gitignore.Exclude:
-				return true, true
-			case gitignore.Include:
-				return false, true
+	for _, pick := range []func(*ignoreLayer) []gitignore.Pattern{
+		func(l *ignoreLayer) []gitignore.Pattern { return l.ignore },
+		func(l *ignoreLayer) []gitignore.Pattern { return l.git },
+	} {
+		for at := l; at != nil; at = at.parent {
+			ps := pick(at)
+			for i := len(ps) - 1; i >= 0; i-- {
+				switch ps[i].Match(parts, isDir) {
+				case gitignore.Exclude:
+					return true, true
+				case gitignore.Include:
+					return false, true
+				}
 			}
 		}
 	}
 	return false, false
+}
+
+// count is how many patterns the layer and its parents hold.
+func (l *ignoreLayer) count() int {
+	n := 0
+	for at := l; at != nil; at = at.parent {
+		n += len(at.ignore) + len(at.git)
+	}
+	return n
 }
 
 // treeFilter decides which entries one walk of Grep, Glob or LS shows.
@@ -180,12 +198,7 @@ func (f *treeFilter) load(dir string, domain []string, parent *ignoreLayer) *ign
 	if len(git) == 0 && len(ign) == 0 {
 		return parent
 	}
-	// Fresh slices: siblings must not share what one of them appends.
-	return &ignoreLayer{
-		ignore: append(append([]gitignore.Pattern(nil), parent.ignore...), ign...),
-		git:    append(append([]gitignore.Pattern(nil), parent.git...), git...),
-		size:   size,
-	}
+	return &ignoreLayer{parent: parent, ignore: ign, git: git, size: size}
 }
 
 // read appends the patterns of the ignore file at p to ps, adding their

@@ -3,7 +3,9 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -286,7 +288,7 @@ func TestIgnorePathologicalPatternsAreBounded(t *testing.T) {
 	f := newTreeFilter(tool.Env{Cwd: dir}, real, nil)
 	f.enter(filepath.Join(real, "da"), "da")
 	for rel, l := range f.layers {
-		if n := len(l.git) + len(l.ignore); l.size > ignoreRulesMax || n > ignoreRulesMax/len(line)+1 {
+		if n := l.count(); l.size > ignoreRulesMax || n > ignoreRulesMax/len(line)+1 {
 			t.Errorf("layer %q holds %d patterns, %d bytes; the cap is %d bytes", rel, n, l.size, ignoreRulesMax)
 		}
 	}
@@ -330,5 +332,39 @@ func callWithin(t *testing.T, d time.Duration, tl tool.Tool, env tool.Env, input
 	case <-time.After(d + 5*time.Second):
 		t.Fatalf("%s did not return within %v", tl.Info().Name, d)
 		return tool.Result{}
+	}
+}
+
+// A deep tree of ignore files holds each pattern once: a layer keeps its
+// own patterns and points at its parent's, so memory grows with what the
+// files hold, not with that times their depth.
+func TestIgnoreLayersShareTheirParents(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{".git/HEAD": ""}
+	rel := ""
+	for i := range 50 {
+		rel = filepath.Join(rel, fmt.Sprintf("d%d", i))
+		files[filepath.Join(rel, ".gitignore")] = strings.Repeat(fmt.Sprintf("pattern%d\n", i), 10)
+	}
+	writeTree(t, dir, files)
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newTreeFilter(tool.Env{Cwd: dir}, real, nil)
+	rel = ""
+	for i := range 50 {
+		rel = path.Join(rel, fmt.Sprintf("d%d", i))
+		f.enter(filepath.Join(real, filepath.FromSlash(rel)), rel)
+	}
+	held := 0
+	for at := f.layers[rel]; at != nil; at = at.parent {
+		held += len(at.ignore) + len(at.git)
+	}
+	if want := 500; held != want || f.layers[rel].count() != want {
+		t.Errorf("the deepest layer holds %d patterns (count %d), want %d", held, f.layers[rel].count(), want)
+	}
+	if ignored, _ := f.layers[rel].decide(strings.Split(rel+"/pattern0", "/"), false); !ignored {
+		t.Error("the top directory's pattern does not hold at the bottom")
 	}
 }
