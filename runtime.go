@@ -208,8 +208,8 @@ type FileChange struct {
 	Create bool
 	// Old and New are the file's text before and after ("" before a
 	// create), and Diff the change as a unified diff ("--- /dev/null" for
-	// a create); all three are empty when the change is too large to
-	// show.
+	// a create). Diff is empty when the change is too large to diff; Old
+	// and New are empty then too, and when together they pass 1 MiB.
 	Old, New, Diff string
 }
 

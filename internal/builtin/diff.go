@@ -32,6 +32,9 @@ const (
 	// originalFileMax is the largest original a result carries whole
 	// (originalFile); a larger one is null, as in Claude Code.
 	originalFileMax = 256 << 10
+	// changeTextMax is the most file text, before and after together, an
+	// approval carries beside its diff (ACP sends it to the editor).
+	changeTextMax = 1 << 20
 )
 
 // structuredPatch returns the hunks that turn old into new: none when

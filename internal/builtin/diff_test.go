@@ -286,6 +286,13 @@ func TestEditAndWritePreview(t *testing.T) {
 	if got := readFile(t, f); got != "a\nb\nc\n" {
 		t.Errorf("a preview changed the file: %q", got)
 	}
+	// A large file's change carries its diff, not the file twice.
+	big := "first\n" + strings.Repeat("x\n", changeTextMax/2)
+	writeTree(t, dir, map[string]string{"big.txt": big})
+	got, err := Edit(Options{}).(permission.Previewer).Preview(env, json.RawMessage(`{"file_path":"big.txt","old_string":"first","new_string":"FIRST"}`))
+	if err != nil || got == nil || got.Diff == "" || got.Old != "" || got.New != "" {
+		t.Errorf("a large file's change: %v, %+.80v", err, got)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "n")); err == nil {
 		t.Error("a preview made a directory")
 	}

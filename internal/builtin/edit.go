@@ -102,8 +102,12 @@ func (p *editPlan) change() *permission.Change {
 func fileChange(path string, created bool, old, new string) *permission.Change {
 	c := &permission.Change{Path: path, Create: created}
 	hunks, ok := structuredPatch(old, new)
-	if ok {
-		c.Old, c.New, c.Diff = old, new, unifiedDiff(path, created, hunks)
+	if !ok {
+		return c
+	}
+	c.Diff = unifiedDiff(path, created, hunks)
+	if len(old)+len(new) <= changeTextMax {
+		c.Old, c.New = old, new
 	}
 	return c
 }

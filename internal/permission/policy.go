@@ -49,8 +49,9 @@ type Change struct {
 	// Create: the file does not exist yet (Old is "").
 	Create bool
 	// Old and New are the file's text before and after, and Diff the
-	// change as a unified diff; all three are empty when the change is
-	// too large to show.
+	// change as a unified diff. Diff is empty when the change is too
+	// large to diff; Old and New are empty too then, and when together
+	// they pass a size a question should carry (1 MiB).
 	Old, New, Diff string
 }
 
