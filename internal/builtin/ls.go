@@ -91,6 +91,11 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 		}
 		d := queue[0]
 		queue = queue[1:]
+		if d.rel != "" {
+			// Read when listed, not when queued: the cap leaves most
+			// of a large tree's queue unlisted.
+			filter.enter(d.real, d.rel)
+		}
 		entries, err := os.ReadDir(d.abs)
 		if err != nil && d.rel == "" {
 			return fsFailure("list", root, err)
@@ -112,7 +117,6 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 			count++
 			children[d.rel] = append(children[d.rel], e)
 			if e.IsDir() && !lsNoExpand(e.Name()) {
-				filter.enter(real, rel)
 				queue = append(queue, dir{abs, real, rel})
 			}
 		}
