@@ -368,3 +368,57 @@ func TestIgnoreLayersShareTheirParents(t *testing.T) {
 		t.Error("the top directory's pattern does not hold at the bottom")
 	}
 }
+
+// FuzzIgnoreFiles: whatever a repository's .gitignore and .ignore hold,
+// a search neither panics nor shows a path outside its root, and the
+// patterns in effect stay under the cap.
+func FuzzIgnoreFiles(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"*.log\n!keep.log\n", "vendor/\n"},
+		{"/build/\n\\#x\n\\!y\n", ""},
+		{"**/a/**/b\n", "!**\n"},
+		{"!\n/\n//\n***\n[\n[!]\n\\\n", "a/**/\n"},
+		{strings.Repeat("*a", 600) + "\n", "\r\n\r\n#\n"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, gitignore, ignore string) {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{
+			".git/HEAD": "", ".gitignore": gitignore, ".ignore": ignore,
+			"a/b/c.go": "needle", "a/keep.log": "needle", "build/x": "needle", "vendor/v.go": "needle",
+			"a/.gitignore": gitignore,
+		})
+		for _, tl := range []tool.Tool{Glob(Options{}), Grep(Options{}), LS(Options{})} {
+			input := map[string]any{"pattern": "**/*"}
+			switch tl.Info().Name {
+			case "Grep":
+				input = map[string]any{"pattern": "needle"}
+			case "LS":
+				input = map[string]any{"path": dir}
+			}
+			raw, _ := json.Marshal(input)
+			res, err := tl.Call(context.Background(), tool.Env{Cwd: dir}, raw)
+			if err != nil || res.IsError {
+				t.Fatalf("%s: %v %s", tl.Info().Name, err, text(res))
+			}
+			if tl.Info().Name == "LS" {
+				continue
+			}
+			for _, l := range strings.Split(text(res), "\n") {
+				if filepath.IsAbs(l) && !strings.HasPrefix(l, dir+string(filepath.Separator)) {
+					t.Errorf("%s shows %q, outside %s", tl.Info().Name, l, dir)
+				}
+			}
+		}
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		filter := newTreeFilter(tool.Env{Cwd: dir}, real, nil)
+		filter.enter(filepath.Join(real, "a"), "a")
+		if l := filter.layers["a"]; l != nil && l.size > ignoreRulesMax {
+			t.Errorf("layer holds %d bytes of patterns", l.size)
+		}
+	})
+}
