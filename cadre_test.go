@@ -13,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/google/go-cmp/cmp"
 )
 
 // pg is a throwaway PostgreSQL server, started by the first test that asks
@@ -180,6 +181,35 @@ func TestPermissionCallbackAnswersAsks(t *testing.T) {
 		if res := evs[len(evs)-1].Result; !allow && len(res.PermissionDenials) != 1 {
 			t.Errorf("denials %+v", res.PermissionDenials)
 		}
+	}
+}
+
+// An approval of an edit shows the diff it would make, computed by the
+// tool before it runs.
+func TestPermissionRequestCarriesTheDiff(t *testing.T) {
+	f := newFixture(t)
+	f.fn = func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		if len(req.Messages) == 1 {
+			return llm.Reply(llm.ToolUse("t1", "Edit", json.RawMessage(`{"file_path":"notes.txt","old_string":"PAPAYA","new_string":"MANGO"}`))), nil
+		}
+		return llm.Reply(llm.Text("done")), nil
+	}
+	var asked []cadre.PermissionRequest
+	rt := f.open(t, cadre.Options{Permission: func(_ context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
+		asked = append(asked, req)
+		return cadre.PermissionDecision{Allow: true}, nil
+	}})
+	collect(t, rt, cadre.Request{Prompt: "edit"})
+	path := filepath.Join(f.dir, "notes.txt")
+	want := &cadre.FileChange{
+		Path: path, Old: "The secret word is PAPAYA.\n", New: "The secret word is MANGO.\n",
+		Diff: "--- " + path + "\n+++ " + path + "\n@@ -1 +1 @@\n-The secret word is PAPAYA.\n+The secret word is MANGO.\n",
+	}
+	if len(asked) != 1 {
+		t.Fatalf("asked %d times", len(asked))
+	}
+	if diff := cmp.Diff(want, asked[0].Change); diff != "" {
+		t.Errorf("change (-want +got):\n%s", diff)
 	}
 }
 

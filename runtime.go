@@ -210,6 +210,22 @@ type PermissionRequest struct {
 	// Edits says the call changes files, so accepting edits for the
 	// session (PermissionAcceptEdits) would approve it.
 	Edits bool
+	// Change is what the call would do to a file, for the tools that can
+	// tell before they run (Edit, Write); nil for other calls.
+	Change *FileChange
+}
+
+// FileChange is what an edit would do to one file, as an approval shows
+// it.
+type FileChange struct {
+	Path string
+	// Create: the file does not exist yet.
+	Create bool
+	// Old and New are the file's text before and after ("" before a
+	// create), and Diff the change as a unified diff ("--- /dev/null" for
+	// a create). Diff is empty when the change is too large to diff; Old
+	// and New are empty then too, and when together they pass 1 MiB.
+	Old, New, Diff string
 }
 
 // RuleDestination says where the rules of a RuleUpdate are kept.
@@ -281,7 +297,7 @@ func (a asker) Ask(ctx context.Context, q permission.Question) (permission.Answe
 	d, err := a.f(ctx, PermissionRequest{
 		Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason,
 		Agent: q.Agent, AgentID: q.AgentID, ParentToolUseID: q.ParentToolUseID, Suggestions: q.Suggestions,
-		ExactRules: q.Exact, Edits: q.Edits,
+		ExactRules: q.Exact, Edits: q.Edits, Change: fileChange(q.Change),
 	})
 	if err != nil {
 		return permission.Answer{}, err
@@ -295,6 +311,14 @@ func (a asker) Ask(ctx context.Context, q permission.Question) (permission.Answe
 		remember = append(slices.Clip(remember), saved...)
 	}
 	return permission.Answer{Allow: d.Allow, UpdatedInput: d.UpdatedInput, Message: d.Message, Interrupt: d.Interrupt, Remember: remember}, nil
+}
+
+// fileChange is the runtime's view of a question's change.
+func fileChange(c *permission.Change) *FileChange {
+	if c == nil {
+		return nil
+	}
+	return &FileChange{Path: c.Path, Create: c.Create, Old: c.Old, New: c.New, Diff: c.Diff}
 }
 
 // saveRules writes the rule updates of an approval to their settings

@@ -342,3 +342,40 @@ func TestStreamInputInterruptAndSetModel(t *testing.T) {
 		t.Errorf("the turn after set_model used %v", m)
 	}
 }
+
+// An Edit that asks reaches the program with the diff it would make, and
+// its result carries structuredPatch as Claude Code's does.
+func TestStreamInputEditAsksWithTheDiff(t *testing.T) {
+	srv := testkit.NewAnthropic(t, func(req testkit.Request) testkit.Reply {
+		if !strings.Contains(string(req.Body), "tool_result") {
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{ID: "toolu_edit", Name: "Edit", Input: map[string]any{"file_path": "notes.txt", "old_string": "PAPAYA", "new_string": "MANGO"}}}}
+		}
+		return testkit.Reply{Text: "EDITED"}
+	})
+	e := newEnv(t).set("ANTHROPIC_BASE_URL=" + srv.URL)
+	l := e.startPiped(streamArgs("--permission-prompt-tool", "stdio", "--permission-mode", "default")...)
+	l.user("go")
+	req := l.until("a can_use_tool request", func(m map[string]any) bool { return m["type"] == "control_request" })
+	inner := req["request"].(map[string]any)
+	path := filepath.Join(e.dir, "notes.txt")
+	if real, err := filepath.EvalSymlinks(e.dir); err == nil {
+		path = filepath.Join(real, "notes.txt")
+	}
+	want := "--- " + path + "\n+++ " + path + "\n@@ -1,2 +1,2 @@\n Meeting notes.\n-The secret word is PAPAYA.\n+The secret word is MANGO.\n"
+	if inner["tool_name"] != "Edit" || inner["diff"] != want {
+		t.Fatalf("can_use_tool = %v, want the Edit with diff %q", inner, want)
+	}
+	l.send(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"behavior":"allow"}}}`, req["request_id"]))
+	res := l.until("the Edit's result", func(m map[string]any) bool { return m["type"] == "user" && m["tool_use_result"] != nil })
+	patch, _ := json.Marshal(res["tool_use_result"].(map[string]any)["structuredPatch"])
+	wantPatch := `[{"lines":[" Meeting notes.","-The secret word is PAPAYA.","+The secret word is MANGO."],"newLines":2,"newStart":1,"oldLines":2,"oldStart":1}]`
+	if string(patch) != wantPatch {
+		t.Errorf("structuredPatch = %s, want %s", patch, wantPatch)
+	}
+	if r := l.until("a result", isResult); r["result"] != "EDITED" {
+		t.Errorf("result = %v", r)
+	}
+	if code, stderr := l.end(); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

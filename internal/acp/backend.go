@@ -75,6 +75,9 @@ type Ask struct {
 	Agent, AgentID, ParentToolUseID string
 	// Suggestions are the rules "always allow" adds.
 	Suggestions []string
+	// Change is what an Edit or Write would do to its file: the editor
+	// shows the whole file's diff rather than the call's strings.
+	Change *cadre.FileChange
 }
 
 // Answer is the user's decision.

@@ -87,6 +87,7 @@ func (r *Runtimes) Open(ctx context.Context, req OpenRequest) (Conversation, err
 			a, err := ask(ctx, Ask{
 				Tool: q.Tool, Target: q.Target, Input: q.Input, ToolUseID: q.ToolUseID, Reason: q.Reason,
 				Agent: q.Agent, AgentID: q.AgentID, ParentToolUseID: q.ParentToolUseID, Suggestions: q.Suggestions,
+				Change: q.Change,
 			})
 			return cadre.PermissionDecision{Allow: a.Allow, Message: a.Message, Remember: a.Remember}, err
 		}

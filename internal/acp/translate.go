@@ -332,6 +332,14 @@ func (t *translator) permission(a Ask) (acpsdk.ToolCallUpdate, []acpsdk.SessionU
 		pre = append(pre, t.running(p)...) // its subagent is asking: it runs
 	}
 	p := present(a.Tool, a.Input, t.cwd)
+	if ch := a.Change; ch != nil && ch.Diff != "" && ch.Old+ch.New != "" {
+		// The file before and after, not just the strings the call swaps.
+		if ch.Create {
+			p.diff = []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(ch.Path, ch.New)}
+		} else {
+			p.diff = []acpsdk.ToolCallContent{acpsdk.ToolDiffContent(ch.Path, ch.New, ch.Old)}
+		}
+	}
 	title, status := first(a.Agent, "main")+": "+p.title, c.status
 	return acpsdk.ToolCallUpdate{
 		ToolCallId: acpsdk.ToolCallId(a.ToolUseID), Title: &title, Kind: &p.kind, Status: &status,

@@ -134,6 +134,15 @@ func TestTranslate(t *testing.T) {
 			ev(user("toolu_agent", nil, llm.ToolResult("toolu_cb", "ok", false))),
 			{ask: &Ask{Tool: "Edit", Input: json.RawMessage(`{"file_path":"a.go","old_string":"x","new_string":"y"}`), ToolUseID: "toolu_me", Agent: "main"}},
 		}},
+		{"permission_with_the_file_change", []step{
+			{ask: &Ask{Tool: "Edit", Input: json.RawMessage(`{"file_path":"/work/project/a.go","old_string":"x","new_string":"y"}`), ToolUseID: "toolu_e", Agent: "main",
+				Change: &cadre.FileChange{Path: "/work/project/a.go", Old: "package a\n\nvar x = 1\n", New: "package a\n\nvar y = 1\n", Diff: "--- /work/project/a.go\n+++ /work/project/a.go\n@@ -1,3 +1,3 @@\n package a\n \n-var x = 1\n+var y = 1\n"}}},
+			{ask: &Ask{Tool: "Write", Input: json.RawMessage(`{"file_path":"/work/project/new.go","content":"package a\n"}`), ToolUseID: "toolu_w", Agent: "main",
+				Change: &cadre.FileChange{Path: "/work/project/new.go", Create: true, New: "package a\n", Diff: "--- /dev/null\n+++ /work/project/new.go\n@@ -0,0 +1 @@\n+package a\n"}}},
+			// Too large to carry whole: the call's own strings.
+			{ask: &Ask{Tool: "Edit", Input: json.RawMessage(`{"file_path":"/work/project/big.go","old_string":"p","new_string":"q"}`), ToolUseID: "toolu_big", Agent: "main",
+				Change: &cadre.FileChange{Path: "/work/project/big.go", Diff: "--- /work/project/big.go\n+++ /work/project/big.go\n@@ -1 +1 @@\n-p\n+q\n"}}},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

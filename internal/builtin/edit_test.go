@@ -184,7 +184,11 @@ func TestEditPreservesMode(t *testing.T) {
 	if got := readFile(t, p); got != "echo two\n" {
 		t.Errorf("got %q", got)
 	}
-	want := EditMeta{FilePath: p, OldString: "one", NewString: "two", Replacements: 1}
+	original := "echo one\n"
+	want := EditMeta{
+		FilePath: p, OldString: "one", NewString: "two", Replacements: 1, OriginalFile: &original,
+		StructuredPatch: []Hunk{{OldStart: 1, OldLines: 1, NewStart: 1, NewLines: 1, Lines: []string{"-echo one", "+echo two"}}},
+	}
 	if diff := cmp.Diff(want, res.Meta); diff != "" {
 		t.Errorf("meta (-want +got):\n%s", diff)
 	}

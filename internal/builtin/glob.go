@@ -84,9 +84,9 @@ func runGlob(ctx context.Context, o Options, env tool.Env, in GlobInput) (tool.R
 	prune := newGlobPruner(pattern)
 
 	var found []globMatch
-	err := walkTree(ctx, root, func(p, real, rel string, d fs.DirEntry) error {
+	err := walkIgnoring(ctx, env, root, namesHidden(pattern), func(p, real, rel string, d fs.DirEntry) error {
 		if d.IsDir() {
-			if isVCSDir(d.Name()) || !prune.mayContain(rel) || !shown(env, p, real, d) {
+			if !prune.mayContain(rel) || !shown(env, p, real, d) {
 				return fs.SkipDir
 			}
 			return nil

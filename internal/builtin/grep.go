@@ -170,9 +170,10 @@ func runGrep(ctx context.Context, o Options, types map[string][]string, env tool
 			out.add(f)
 		}
 	} else {
-		err = walkTree(ctx, root, func(p, real, rel string, d fs.DirEntry) error {
+		hidden := namesHidden(append(slices.Clone(g.include), g.typeGlobs...)...)
+		err = walkIgnoring(ctx, env, root, hidden, func(p, real, rel string, d fs.DirEntry) error {
 			if d.IsDir() {
-				if isVCSDir(d.Name()) || d.Name() == "node_modules" || g.excluded(rel, d.Name()) || !shown(env, p, real, d) {
+				if d.Name() == "node_modules" || g.excluded(rel, d.Name()) || !shown(env, p, real, d) {
 					return fs.SkipDir
 				}
 				return nil

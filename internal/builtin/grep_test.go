@@ -21,18 +21,18 @@ func TestGrep(t *testing.T) {
 		fmt.Fprintf(&ctxFile, "%s %d\n", word, i)
 	}
 	writeTree(t, dir, map[string]string{
-		"a.go":                  "package a\n\nfunc Hello() {}\n// hello world\nvar x = 1\n",
-		"b/b.go":                "package b\nfunc helloB() {}\n",
-		"web/app.ts":            "const hello = 1;\n",
-		"web/app.tsx":           "export const Hello = () => null;\n",
-		"notes.md":              "Hello notes\n",
-		"ctx.txt":               ctxFile.String(),
-		"node_modules/m/i.js":   "hello\n",
-		".git/HEAD":             "hello\n",
-		"bin.dat":               "hello\x00\x01",
-		"web/.hidden/secret.ts": "const hello = 2;\n",
+		"a.go":                "package a\n\nfunc Hello() {}\n// hello world\nvar x = 1\n",
+		"b/b.go":              "package b\nfunc helloB() {}\n",
+		"web/app.ts":          "const hello = 1;\n",
+		"web/app.tsx":         "export const Hello = () => null;\n",
+		"notes.md":            "Hello notes\n",
+		"ctx.txt":             ctxFile.String(),
+		"node_modules/m/i.js": "hello\n",
+		".git/HEAD":           "hello\n",
+		"bin.dat":             "hello\x00\x01",
+		"web/gen/secret.ts":   "const hello = 2;\n",
 	})
-	setMtimes(t, dir, "web/app.ts", "b/b.go", "a.go", "web/app.tsx", "notes.md", "ctx.txt", "web/.hidden/secret.ts")
+	setMtimes(t, dir, "web/app.ts", "b/b.go", "a.go", "web/app.tsx", "notes.md", "ctx.txt", "web/gen/secret.ts")
 	p := func(rel string) string { return filepath.Join(dir, rel) }
 	lines := func(ls ...string) string { return strings.Join(ls, "\n") }
 	tests := []struct {
@@ -44,7 +44,7 @@ func TestGrep(t *testing.T) {
 	}{
 		{name: "files_with_matches by mtime; skips node_modules, .git, binaries",
 			input: map[string]any{"pattern": "hello"},
-			want:  lines("Found 4 files", p("web/app.ts"), p("b/b.go"), p("a.go"), p("web/.hidden/secret.ts"))},
+			want:  lines("Found 4 files", p("web/app.ts"), p("b/b.go"), p("a.go"), p("web/gen/secret.ts"))},
 		{name: "ignore case",
 			input: map[string]any{"pattern": "hello", "-i": true, "glob": "*.{md,tsx}"},
 			want:  lines("Found 2 files", p("web/app.tsx"), p("notes.md"))},
@@ -80,13 +80,13 @@ func TestGrep(t *testing.T) {
 			want:  lines("Found 1 file", p("web/app.ts"))},
 		{name: "negated glob",
 			input: map[string]any{"pattern": "hello", "glob": "!*.go"},
-			want:  lines("Found 2 files", p("web/app.ts"), p("web/.hidden/secret.ts"))},
+			want:  lines("Found 2 files", p("web/app.ts"), p("web/gen/secret.ts"))},
 		{name: "negated glob prunes directories",
-			input: map[string]any{"pattern": "hello", "glob": "!.hidden"},
+			input: map[string]any{"pattern": "hello", "glob": "!gen"},
 			want:  lines("Found 3 files", p("web/app.ts"), p("b/b.go"), p("a.go"))},
 		{name: "type",
 			input: map[string]any{"pattern": "(?i)hello", "type": "ts"},
-			want:  lines("Found 3 files", p("web/app.ts"), p("web/app.tsx"), p("web/.hidden/secret.ts"))},
+			want:  lines("Found 3 files", p("web/app.ts"), p("web/app.tsx"), p("web/gen/secret.ts"))},
 		{name: "type alias",
 			input: map[string]any{"pattern": "Hello", "type": "markdown"},
 			want:  lines("Found 1 file", p("notes.md"))},

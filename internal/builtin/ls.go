@@ -83,12 +83,19 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 	children := map[string][]fs.DirEntry{} // by rel ("" for root)
 	queue := []dir{{root, real, ""}}
 	count, truncated := 0, false
+	filter := newTreeFilter(env, real, nil)
+	unlisted := 0 // hidden or ignored entries the caller may see
 	for len(queue) > 0 && !truncated {
 		if ctx.Err() != nil {
 			return tool.Result{}, cancelled(ctx, "LS")
 		}
 		d := queue[0]
 		queue = queue[1:]
+		if d.rel != "" {
+			// Read when listed, not when queued: the cap leaves most
+			// of a large tree's queue unlisted.
+			filter.enter(d.real, d.rel)
+		}
 		entries, err := os.ReadDir(d.abs)
 		if err != nil && d.rel == "" {
 			return fsFailure("list", root, err)
@@ -96,7 +103,11 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 		for _, e := range entries {
 			rel := path.Join(d.rel, e.Name())
 			abs, real := filepath.Join(d.abs, e.Name()), filepath.Join(d.real, e.Name())
-			if (e.IsDir() && isVCSDir(e.Name())) || ignored(rel, e.Name()) || !shown(env, abs, real, e) {
+			if ignored(rel, e.Name()) || !shown(env, abs, real, e) {
+				continue
+			}
+			if filter.skip(rel, e.IsDir()) {
+				unlisted++
 				continue
 			}
 			if count == o.LSMaxEntries {
@@ -132,6 +143,9 @@ func runLS(ctx context.Context, o Options, env tool.Env, in LSInput) (tool.Resul
 	print("", 1)
 	if count == 0 {
 		b.WriteString("  (empty directory)\n")
+	}
+	if unlisted > 0 {
+		fmt.Fprintf(&b, "(%d hidden or ignored not listed: dot-files and what .gitignore and .ignore files exclude; LS such a directory by its path to list it)\n", unlisted)
 	}
 	return tool.Text(strings.TrimSuffix(b.String(), "\n")), nil
 }

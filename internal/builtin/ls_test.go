@@ -31,7 +31,6 @@ func TestLS(t *testing.T) {
 	}{
 		{"tree", map[string]any{"path": dir}, []string{
 			"- " + dir + "/",
-			"  - .env",
 			"  - a/",
 			"    - debug.log",
 			"    - y/",
@@ -41,17 +40,17 @@ func TestLS(t *testing.T) {
 			"  - build/",
 			"    - out.bin",
 			"  - empty/",
-			"    - .keep",
 			"  - node_modules/",
+			"(3 hidden or ignored not listed: dot-files and what .gitignore and .ignore files exclude; LS such a directory by its path to list it)",
 		}, false},
 		{"ignore names and paths", map[string]any{"path": ".", "ignore": []string{"*.log", "build", "a/y", ".keep"}}, []string{
 			"- " + dir + "/",
-			"  - .env",
 			"  - a/",
 			"    - z.go",
 			"  - b.txt",
 			"  - empty/",
 			"  - node_modules/",
+			"(2 hidden or ignored not listed: dot-files and what .gitignore and .ignore files exclude; LS such a directory by its path to list it)",
 		}, false},
 		{"subdirectory", map[string]any{"path": "a/y"}, []string{
 			"- " + filepath.Join(dir, "a/y") + "/",

@@ -79,8 +79,9 @@ func TestSearchesLeaveOutWhatReadableRejects(t *testing.T) {
 			}
 		})
 	}
-	// Without a filter, the same calls show everything (but follow no link).
-	got := text(call(t, Grep(Options{}), tool.Env{Cwd: ws}, map[string]any{"pattern": "SECRET", "output_mode": "content"}))
+	// Without a filter, the same calls show everything (but follow no
+	// link); dot-files when named, as always.
+	got := text(call(t, Grep(Options{}), tool.Env{Cwd: ws}, map[string]any{"pattern": "SECRET", "output_mode": "content", "glob": "{.env,*.txt}"}))
 	if !strings.Contains(got, "SECRET-DOTENV") || strings.Contains(got, "SECRET-OUTSIDE") {
 		t.Errorf("unfiltered grep:\n%s", got)
 	}

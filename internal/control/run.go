@@ -171,6 +171,14 @@ func apiKeySource(opts cadre.Options) string {
 	return "none"
 }
 
+// diffOf is a change's unified diff, "" without one.
+func diffOf(c *cadre.FileChange) string {
+	if c == nil {
+		return ""
+	}
+	return c.Diff
+}
+
 // permissionFunc asks the program.
 func permissionFunc(peer Peer) cadre.PermissionFunc {
 	return func(ctx context.Context, req cadre.PermissionRequest) (cadre.PermissionDecision, error) {
@@ -179,6 +187,7 @@ func permissionFunc(peer Peer) cadre.PermissionFunc {
 			BlockedPath: blockedPath(req), Description: description(req.Input),
 			Suggestions: req.Suggestions, ExactRules: req.ExactRules, Edits: req.Edits,
 			Agent: req.Agent, AgentID: req.AgentID, ParentToolUseID: req.ParentToolUseID,
+			Diff: diffOf(req.Change),
 		})
 		if err != nil {
 			return cadre.PermissionDecision{}, err

@@ -528,7 +528,7 @@ func (s *server) Ask(ctx context.Context, a Ask) (Answer, error) {
 	req := permissionRequest{
 		Subtype: "can_use_tool", ToolName: a.Tool, DisplayName: a.Tool, Input: a.Input,
 		Description: a.Description, BlockedPath: a.BlockedPath, DecisionReason: a.Reason,
-		ToolUseID: a.ToolUseID, AgentID: a.AgentID, ParentToolUseID: a.ParentToolUseID,
+		ToolUseID: a.ToolUseID, AgentID: a.AgentID, ParentToolUseID: a.ParentToolUseID, Diff: a.Diff,
 	}
 	if a.Agent != "" && a.Agent != "main" {
 		req.AgentType = a.Agent

@@ -379,7 +379,7 @@ func TestCanUseToolMatchedByRequestID(t *testing.T) {
 	bash := ask(peer, Ask{Tool: "Bash", Input: json.RawMessage(`{"command":"rm -rf build"}`), ToolUseID: "toolu_1", Description: "Clean", Suggestions: []string{"Bash(rm -rf build)"}})
 	first := h.next()
 	write := ask(peer, Ask{Tool: "Write", Input: json.RawMessage(`{"file_path":"/w/a.txt"}`), ToolUseID: "toolu_2", BlockedPath: "/w/a.txt",
-		Agent: "reviewer", AgentID: "agent-7", ParentToolUseID: "toolu_agent"})
+		Agent: "reviewer", AgentID: "agent-7", ParentToolUseID: "toolu_agent", Diff: "--- /dev/null\n+++ /w/a.txt\n@@ -0,0 +1 @@\n+a\n"})
 	second := h.next()
 	// Requests sent: check the wire shape of the child's, which names its agent.
 	req := second["request"].(map[string]any)
@@ -388,7 +388,8 @@ func TestCanUseToolMatchedByRequestID(t *testing.T) {
 		req = second["request"].(map[string]any)
 	}
 	wantReq := map[string]any{"subtype": "can_use_tool", "tool_name": "Write", "display_name": "Write", "input": map[string]any{"file_path": "/w/a.txt"},
-		"blocked_path": "/w/a.txt", "tool_use_id": "toolu_2", "agent_id": "agent-7", "parent_tool_use_id": "toolu_agent", "agent_type": "reviewer"}
+		"blocked_path": "/w/a.txt", "tool_use_id": "toolu_2", "agent_id": "agent-7", "parent_tool_use_id": "toolu_agent", "agent_type": "reviewer",
+		"diff": "--- /dev/null\n+++ /w/a.txt\n@@ -0,0 +1 @@\n+a\n"}
 	if diff := cmp.Diff(wantReq, req); diff != "" {
 		t.Errorf("child's can_use_tool (-want +got):\n%s", diff)
 	}

@@ -289,6 +289,9 @@ type Ask struct {
 	AgentID, ParentToolUseID string
 	// Agent names the asking agent ("main" or the subagent's type).
 	Agent string
+	// Diff is the unified diff an edit would make (Edit, Write), "" for
+	// other calls.
+	Diff string
 }
 
 // Answer is the program's decision (the SDK's PermissionResult).
@@ -326,6 +329,9 @@ type permissionRequest struct {
 	AgentID              string             `json:"agent_id,omitempty"`
 	ParentToolUseID      string             `json:"parent_tool_use_id,omitempty"`
 	AgentType            string             `json:"agent_type,omitempty"`
+	// Diff is cadre's: the unified diff an Edit or Write would make, so
+	// that a program need not recompute it.
+	Diff string `json:"diff,omitempty"`
 }
 
 // permissionUpdate is the SDK's PermissionUpdate: addRules (rules,

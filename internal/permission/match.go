@@ -34,6 +34,8 @@ type call struct {
 	// approval receives the input the approver changed the call to, if
 	// it did.
 	approval *json.RawMessage
+	// tool is the called tool, nil when the question is not about one.
+	tool tool.Tool
 }
 
 // list says which rule list a rule comes from; allow rules match compound

@@ -38,6 +38,28 @@ type Question struct {
 	// Edits says the call changes files: accepting edits for the session
 	// (acceptEdits) would approve it.
 	Edits bool
+	// Change is what the call would do to a file, when its tool can say
+	// (a Previewer: Edit, Write); nil otherwise.
+	Change *Change
+}
+
+// Change is what an edit would do to one file, for the person asked.
+type Change struct {
+	Path string
+	// Create: the file does not exist yet (Old is "").
+	Create bool
+	// Old and New are the file's text before and after, and Diff the
+	// change as a unified diff. Diff is empty when the change is too
+	// large to diff; Old and New are empty too then, and when together
+	// they pass a size a question should carry (1 MiB).
+	Old, New, Diff string
+}
+
+// Previewer is implemented by tools that can tell, before a call runs,
+// what it would change; a question about such a call carries it. An
+// error, or a nil Change (a call that will fail), shows nothing.
+type Previewer interface {
+	Preview(env tool.Env, input json.RawMessage) (*Change, error)
 }
 
 // Answer is the decision on a Question.
@@ -243,7 +265,7 @@ func (p *Policy) PermitInput(ctx context.Context, name string, t tool.Tool, env 
 		return q.PermitInput(ctx, name, t, env, input)
 	}
 	var changed json.RawMessage
-	c := call{name: name, access: t.Info().Access, cwd: env.Cwd, approval: &changed}
+	c := call{name: name, access: t.Info().Access, cwd: env.Cwd, approval: &changed, tool: t}
 	target, err := p.target(t, c, env, input)
 	if err != nil {
 		return nil, &Denied{Tool: name, Reason: fmt.Sprintf("cannot tell what this call would touch: %v", err)}
@@ -396,6 +418,13 @@ func (p *Policy) ask(ctx context.Context, c call, env tool.Env, input json.RawMe
 		q.Suggestions, q.Exact = p.suggest(c), exact(c)
 	}
 	q.Edits = c.access == tool.AccessEdit
+	if pv, ok := c.tool.(Previewer); ok {
+		// A preview that fails shows the input alone: the question
+		// must still be put.
+		if ch, err := pv.Preview(env, input); err == nil {
+			q.Change = ch
+		}
+	}
 	tool.Yield(ctx) // a person answers: the other calls go on meanwhile
 	ans, err := p.Asker.Ask(ctx, q)
 	if err == nil && ans.Allow && len(ans.Remember) > 0 {

@@ -626,3 +626,45 @@ func TestDeniedUnasked(t *testing.T) {
 		})
 	}
 }
+
+// previewTool is an edit tool that can say what a call would change.
+type previewTool struct {
+	tool.Tool
+	change *Change
+	err    error
+}
+
+func (p previewTool) Target(env tool.Env, input json.RawMessage) (string, error) {
+	return p.Tool.(tool.Targeted).Target(env, input)
+}
+
+func (p previewTool) Preview(tool.Env, json.RawMessage) (*Change, error) { return p.change, p.err }
+
+// A question about a call whose tool can preview it carries the change;
+// a preview that fails still asks, without one.
+func TestQuestionCarriesTheChange(t *testing.T) {
+	ch := &Change{Path: "/ws/a.go", Old: "a\n", New: "b\n", Diff: "--- /ws/a.go\n+++ /ws/a.go\n@@ -1 +1 @@\n-a\n+b\n"}
+	for _, tc := range []struct {
+		name string
+		tool tool.Tool
+		want *Change
+	}{
+		{"previewer", previewTool{Tool: fileTool("Edit", tool.AccessEdit), change: ch}, ch},
+		{"failing previewer", previewTool{Tool: fileTool("Edit", tool.AccessEdit), err: errors.New("unreadable")}, nil},
+		{"plain tool", fileTool("Edit", tool.AccessEdit), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &asker{ok: true}
+			p := Policy{Workspace: "/ws", Asker: a}
+			if err := p.Permit(context.Background(), "Edit", tc.tool, env, input("Edit", "/ws/a.go")); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.got) != 1 {
+				t.Fatalf("asked %d times", len(a.got))
+			}
+			if diff := cmp.Diff(tc.want, a.got[0].Change); diff != "" {
+				t.Errorf("change (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

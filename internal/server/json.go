@@ -131,6 +131,8 @@ type approvalJSON struct {
 	AgentID         string          `json:"agent_id,omitempty"`
 	ParentToolUseID string          `json:"parent_tool_use_id,omitempty"`
 	Suggestions     []string        `json:"suggestions"`
+	// Diff is the unified diff an Edit or Write would make.
+	Diff string `json:"diff,omitempty"`
 }
 
 func approvalsOf(runID string, as []cadre.Approval) []approvalJSON {
@@ -142,6 +144,9 @@ func approvalsOf(runID string, as []cadre.Approval) []approvalJSON {
 			SessionID: q.SessionID, ToolUseID: q.ToolUseID, Agent: q.Agent, AgentID: q.AgentID,
 			ParentToolUseID: q.ParentToolUseID, Suggestions: append([]string{}, q.Suggestions...),
 		})
+		if q.Change != nil {
+			out[len(out)-1].Diff = q.Change.Diff
+		}
 	}
 	return out
 }

@@ -143,7 +143,12 @@ func (m *Model) approvalView() string {
 		}
 	}
 	b.WriteString(styleWarn.Bold(true).Render(ansi.Truncate(title, w, "…")) + "\n")
-	for _, line := range inputLines(r, w-2, 6) {
+	body := inputLines(r, w-2, 6)
+	if c := r.Change; c != nil && c.Diff != "" {
+		// An edit shows what it changes, not its strings.
+		body = diffLines(c, w-2, min(16, max(3, m.height/2)))
+	}
+	for _, line := range body {
 		b.WriteString("  " + line + "\n")
 	}
 	if r.Reason != "" {
@@ -180,6 +185,41 @@ func inputLines(r cadre.PermissionRequest, width, n int) []string {
 	}
 	if len(out) == 0 && r.Target != "" {
 		out = append(out, ansi.Truncate(oneLine(r.Target), width, "…"))
+	}
+	return out
+}
+
+// diffLines shows an edit's change: the file, then its unified diff
+// (without the file headers), lines coloured by kind and cut to width, at
+// most n diff lines. The file's text is from outside: cleaned of escape
+// sequences before it is drawn.
+func diffLines(c *cadre.FileChange, width, n int) []string {
+	head := oneLine(c.Path)
+	if c.Create {
+		head += " (new file)"
+	}
+	out := []string{ansi.Truncate(styleTool.Render(head), width, "…")}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n") {
+		if !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
+			lines = append(lines, l)
+		}
+	}
+	for i, l := range lines {
+		if i == n {
+			out = append(out, styleDim.Render(fmt.Sprintf("… %d more lines of the diff", len(lines)-n)))
+			break
+		}
+		text := ansi.Truncate(strings.TrimRight(clean(l), "\r "), width, "…")
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			text = styleDim.Render(text)
+		case strings.HasPrefix(l, "+"):
+			text = styleOK.Render(text)
+		case strings.HasPrefix(l, "-"):
+			text = styleError.Render(text)
+		}
+		out = append(out, text)
 	}
 	return out
 }

@@ -461,6 +461,14 @@ function sessionPage(id, selected) {
     load(new Set(["transcript"]));
   }
 
+  // diffView shows an edit's unified diff, its lines coloured by kind
+  // (the file headers are left out: the card's head names the file).
+  function diffView(diff) {
+    const lines = diff.replace(/\n$/, "").split("\n").filter((l) => !/^(---|\+\+\+) /.test(l));
+    const kind = (l) => l.startsWith("@@") ? "hunk" : l[0] === "+" ? "add" : l[0] === "-" ? "del" : "";
+    return h("pre", { class: "diff" }, ...lines.map((l) => h("span", { class: kind(l) }, l + "\n")));
+  }
+
   function renderApprovals() {
     if (!st.approvals.length) { els.approvals.replaceChildren(); return; }
     els.approvals.replaceChildren(h("h2", {}, "Waiting for approval"), ...st.approvals.map((a) => {
@@ -470,7 +478,7 @@ function sessionPage(id, selected) {
       return h("div", { class: "ask", "data-approval": a.id },
         h("div", { class: "head" }, h("b", {}, a.agent), a.agent_id ? h("span", { title: a.agent_id }, " " + fmt.short(a.agent_id)) : "", " wants ", h("b", {}, a.tool), a.target ? " " + a.target : ""),
         a.reason ? h("div", { class: "muted" }, a.reason) : "",
-        inputView(a.input),
+        a.diff ? diffView(a.diff) : inputView(a.input),
         h("div", { class: "actions" },
           h("button", { class: "primary", onclick: () => answer("allow") }, "Allow once"),
           a.suggestions && a.suggestions.length ? h("button", { onclick: () => answer("always"), title: "adds " + a.suggestions.join(", ") }, "Always allow") : "",

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/testkit/chromium"
+)
+
+// editScenario is a main agent that edits notes.txt, which asks.
+const editScenario = `model: scripted-edit
+agents:
+  main:
+    - text: "Renaming the fruit."
+      tool_use:
+        - name: Edit
+          input: {file_path: notes.txt, old_string: PAPAYA, new_string: MANGO}
+    - text: "Renamed."
+`
+
+// The web view's approval card for an Edit shows the diff the edit would
+// make, its removed and added lines marked, instead of the JSON input;
+// allowed on the page, the edit runs. The screenshot is kept under
+// testdata/artifacts.
+func TestWebViewApprovalShowsTheDiff(t *testing.T) {
+	exe, err := chromium.Find()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %v", err)
+		}
+		t.Skipf("SKIPPED, NOT TESTED: the web view needs chromium: %v", err)
+	}
+	e := newEnv(t)
+	e.write("scenario.yaml", editScenario)
+	s := e.serve("--model", "script:scenario.yaml", "--permission-mode", "default")
+	var run struct{ ID string }
+	if st := s.post(t, "/api/runs", map[string]any{"prompt": "Rename the fruit."}, &run); st != http.StatusCreated {
+		t.Fatalf("start a run: %d", st)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b, err := chromium.Start(ctx, exe, t.TempDir(), 1200, 700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []struct{ Kind, Text string }
+	if err := page.Eval(ctx, `new Promise((resolve) => {
+	  const get = () => [...document.querySelectorAll(".ask pre.diff span")].map((s) => ({Kind: s.className, Text: s.textContent.trimEnd()}));
+	  if (get().length) return resolve(get());
+	  new MutationObserver((_, obs) => { if (get().length) { obs.disconnect(); resolve(get()); } })
+	    .observe(document, {childList: true, subtree: true});
+	})`, &lines); err != nil {
+		t.Fatalf("the approval never showed a diff: %v", err)
+	}
+	want := []struct{ Kind, Text string }{
+		{"hunk", "@@ -1,2 +1,2 @@"}, {"", " Meeting notes."},
+		{"del", "-The secret word is PAPAYA."}, {"add", "+The secret word is MANGO."},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("diff lines %+v, want %+v", lines, want)
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("line %d = %+v, want %+v", i, lines[i], want[i])
+		}
+	}
+	png, err := page.Screenshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot, _ := filepath.Abs(filepath.Join(dir, "web-approval-diff.png"))
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the approval's screenshot: %s (%d bytes)", shot, len(png))
+
+	if err := page.Eval(ctx, `document.querySelector(".ask button.primary").click()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitResult(t, s, run.ID)
+	if got, _ := os.ReadFile(filepath.Join(e.dir, "notes.txt")); !strings.Contains(string(got), "MANGO") {
+		t.Errorf("notes.txt after the approval: %q", got)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+}
+
+// waitResult reads the run's event stream until its turn's result.
+func waitResult(t *testing.T, s *served, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.at("/api/runs/"+id+"/events"), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"type":"result"`) {
+			return
+		}
+	}
+	t.Fatalf("the stream ended before the run's result: %v", sc.Err())
+}
