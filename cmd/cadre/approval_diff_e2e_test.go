@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cadre-dev/cadre/internal/testkit/chromium"
 )
 
 // editScenario is a main agent that edits notes.txt, which asks.
@@ -27,16 +25,10 @@ agents:
 
 // The web view's approval card for an Edit shows the diff the edit would
 // make, its removed and added lines marked, instead of the JSON input;
-// allowed on the page, the edit runs. The screenshot is kept under
-// testdata/artifacts.
+// allowed on the page, the edit runs. The screenshot is kept among the
+// test's artifacts (go test -artifacts).
 func TestWebViewApprovalShowsTheDiff(t *testing.T) {
-	exe, err := chromium.Find()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true: %v", err)
-		}
-		t.Skipf("SKIPPED, NOT TESTED: the web view needs chromium: %v", err)
-	}
+	exe := chromiumExe(t)
 	e := newEnv(t)
 	e.write("scenario.yaml", editScenario)
 	s := e.serve("--model", "script:scenario.yaml", "--permission-mode", "default")
@@ -47,11 +39,7 @@ func TestWebViewApprovalShowsTheDiff(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b, err := chromium.Start(ctx, exe, t.TempDir(), 1200, 700)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
+	b := startBrowser(t, ctx, exe, 1200, 700)
 	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -77,19 +65,7 @@ func TestWebViewApprovalShowsTheDiff(t *testing.T) {
 			t.Errorf("line %d = %+v, want %+v", i, lines[i], want[i])
 		}
 	}
-	png, err := page.Screenshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join("testdata", "artifacts")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shot, _ := filepath.Abs(filepath.Join(dir, "web-approval-diff.png"))
-	if err := os.WriteFile(shot, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("the approval's screenshot: %s (%d bytes)", shot, len(png))
+	shot(t, ctx, page, "web-approval-diff")
 
 	if err := page.Eval(ctx, `document.querySelector(".ask button.primary").click()`, nil); err != nil {
 		t.Fatal(err)

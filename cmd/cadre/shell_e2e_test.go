@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/testkit/chromium"
 	"github.com/cadre-dev/cadre/internal/testkit/proctest"
 )
 
@@ -221,13 +220,7 @@ func TestSandboxBackgroundBashCannotEscape(t *testing.T) {
 // The web view lists a session's background commands with its other
 // background tasks, and stops one from the page.
 func TestWebViewListsBackgroundShells(t *testing.T) {
-	exe, err := chromium.Find()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true: %v", err)
-		}
-		t.Skipf("SKIPPED, NOT TESTED: the web view needs chromium: %v", err)
-	}
+	exe := chromiumExe(t)
 	e := newEnv(t)
 	e.write("scenario.yaml", `agents:
   main:
@@ -249,11 +242,7 @@ func TestWebViewListsBackgroundShells(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b, err := chromium.Start(ctx, exe, t.TempDir(), 1400, 800)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
+	b := startBrowser(t, ctx, exe, 1400, 800)
 	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
 	if err != nil {
 		t.Fatal(err)

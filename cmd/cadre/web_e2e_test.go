@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,15 +54,9 @@ const slowAgents = `{"alpha": {"description": "Surveys code.", "prompt": "You su
 // agent, each with a running bar on the timeline and its tool call
 // marked; beta's approval is shown and answered on the page; a click shows
 // a transcript; a stop reaches the page over the event stream. The DOM
-// and a screenshot are kept under testdata/artifacts.
+// and a screenshot are kept among the test's artifacts (go test -artifacts).
 func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
-	exe, err := chromium.Find()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true: %v", err)
-		}
-		t.Skipf("SKIPPED, NOT TESTED: the web view needs chromium: %v", err)
-	}
+	exe := chromiumExe(t)
 	e := newEnv(t)
 	e.write("scenario.yaml", slowPair)
 	s := e.serve("--model", "script:scenario.yaml", "--agents", slowAgents)
@@ -76,11 +68,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b, err := chromium.Start(ctx, exe, t.TempDir(), 1400, 800)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
+	b := startBrowser(t, ctx, exe, 1400, 800)
 	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -99,24 +87,11 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 	if err := page.Eval(ctx, drawn, nil); err != nil {
 		t.Fatalf("the page never showed both running subagents: %v", err)
 	}
+	shot(t, ctx, page, "web-session")
 	dom, err := page.DOM(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	png, err := page.Screenshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join("testdata", "artifacts")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shot, _ := filepath.Abs(filepath.Join(dir, "web-session.png"))
-	if err := os.WriteFile(shot, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "web-session.html"), []byte(dom), 0o644)
-	t.Logf("the web view's screenshot: %s (%d bytes); its DOM beside it", shot, len(png))
 
 	// They still run: the page showed them live, not after the fact.
 	var subs []struct {
@@ -279,13 +254,7 @@ func getJSON(t *testing.T, url string, out any) {
 // to /a2a/ — and tries to read the sessions. No run starts and nothing is
 // read.
 func TestCrossOriginPageCannotStartARun(t *testing.T) {
-	exe, err := chromium.Find()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true: %v", err)
-		}
-		t.Skipf("SKIPPED, NOT TESTED: the browser test needs chromium: %v", err)
-	}
+	exe := chromiumExe(t)
 	e := newEnv(t)
 	e.write("scenario.yaml", slowPair)
 	s := e.serve("--model", "script:scenario.yaml", "--agents", slowAgents)
@@ -315,11 +284,7 @@ Promise.allSettled([
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	b, err := chromium.Start(ctx, exe, t.TempDir(), 1000, 700)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
+	b := startBrowser(t, ctx, exe, 1000, 700)
 	// The user's web view, opened from the URL cadre serve printed.
 	view, err := b.Open(ctx, s.url+"/?token="+s.token)
 	if err != nil {

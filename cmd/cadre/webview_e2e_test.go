@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,24 +78,6 @@ func waitJS(cond string) string {
 	})`
 }
 
-// shot keeps a screenshot of the page among the test's artifacts (go test
-// -artifacts keeps them; docs/images has copies).
-func shot(t *testing.T, ctx context.Context, p *chromium.Page, name string) {
-	t.Helper()
-	png, err := p.Screenshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.ArtifactDir(), name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if dom, err := p.DOM(ctx); err == nil {
-		os.WriteFile(filepath.Join(t.ArtifactDir(), name+".html"), []byte(dom), 0o644)
-	}
-	t.Logf("screenshot %s (%d bytes)", path, len(png))
-}
-
 // The web view follows a run in headless chromium, as a user would: the
 // live home page shows the new run with its waiting-for-approval badge and
 // distinct short ids; the session page shows the runtime's states (the
@@ -108,24 +88,14 @@ func shot(t *testing.T, ctx context.Context, p *chromium.Page, name string) {
 // details panel and the keys work; "Stop run" stops it; an unknown session
 // is said to be unknown.
 func TestWebViewFollowsARun(t *testing.T) {
-	exe, err := chromium.Find()
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true: %v", err)
-		}
-		t.Skipf("SKIPPED, NOT TESTED: the web view needs chromium: %v", err)
-	}
+	exe := chromiumExe(t)
 	e := newEnv(t)
 	e.write("scenario.yaml", lanePair)
 	s := e.serve("--model", "script:scenario.yaml", "--agents", laneAgents, "--settings", `{"subagents": {"maxConcurrent": 1}}`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	b, err := chromium.Start(ctx, exe, t.TempDir(), 1400, 900)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(context.Background())
+	b := startBrowser(t, ctx, exe, 1400, 900)
 	home, err := b.Open(ctx, s.url+"/?token="+s.token)
 	if err != nil {
 		t.Fatal(err)
