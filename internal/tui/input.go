@@ -14,7 +14,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
 	if s != "ctrl+c" {
 		m.quitArmed = false
-	} else if m.quitArmed {
+	} else if m.quitArmed && m.cfg.Now().Sub(m.quitAt) < quitWindow {
 		// Twice quits, whatever is on screen (prompts still waiting are
 		// denied as the conversation stops).
 		return tea.Quit
@@ -24,10 +24,20 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	switch s {
 	case "ctrl+c":
-		m.quitArmed = true
-		m.input.Reset()
-		m.refresh()
-		return nil
+		m.completion = nil
+		switch {
+		case m.busy:
+			// As in Claude Code: the first thing Ctrl+C stops is the
+			// turn. A second press quits, for a turn that will not stop.
+			m.interrupt()
+			return m.armQuit()
+		case m.input.Value() != "":
+			m.quitArmed = false
+			m.input.Reset()
+			m.refresh()
+			return nil
+		}
+		return m.armQuit()
 	case "esc":
 		if m.completion != nil {
 			m.completion = nil
@@ -35,8 +45,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		if m.busy {
-			m.conv.Interrupt()
-			m.Info("Interrupted.")
+			m.interrupt()
 		}
 		return nil
 	case "shift+tab":
@@ -93,6 +102,22 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	m.suggest()
 	m.refresh()
 	return cmd
+}
+
+// interrupt stops the turn in progress; running background subagents go
+// on.
+func (m *Model) interrupt() {
+	m.conv.Interrupt()
+	m.Info("Interrupted.")
+}
+
+// armQuit shows "press again to quit" for quitWindow: a second Ctrl+C
+// within it quits.
+func (m *Model) armQuit() tea.Cmd {
+	m.quitArmed, m.quitAt = true, m.cfg.Now()
+	m.quitSeq++
+	m.refresh()
+	return m.after(quitWindow, quitExpiredMsg{m.quitSeq})
 }
 
 // submit sends what was typed: a command, an "@name" run, or a message.

@@ -101,7 +101,14 @@ type Model struct {
 	rows      map[string]int
 	rowBase   int
 	panel     []string
-	quitArmed bool // Ctrl+C pressed once
+	// quitArmed is set by a first Ctrl+C at quitAt; quitSeq names the
+	// expiry tick of the latest, so an older tick cannot end a newer one.
+	quitArmed bool
+	quitAt    time.Time
+	quitSeq   int
+	// after returns the command that delivers msg in d (tea.Tick; tests
+	// deliver it when they choose).
+	after func(d time.Duration, msg tea.Msg) tea.Cmd
 	ticking   bool // a tick is scheduled
 	frame     int
 	endErr    error // why its events ended, if they failed
@@ -143,6 +150,9 @@ func New(ctx context.Context, cfg Config) *Model {
 		input: in, reason: reason, view: viewport.New(),
 		calls: map[string]*item{}, runs: cadre.NewActivity(), decided: map[uint64]bool{},
 		model: cfg.Model, mode: cfg.Mode, startMode: cfg.Mode,
+		after: func(d time.Duration, msg tea.Msg) tea.Cmd {
+			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
+		},
 	}
 	m.replay(cfg.History)
 	if cfg.Sent != "" {
@@ -171,6 +181,13 @@ type ApprovalsMsg struct{ Pending []cadre.Approval }
 // tickMsg advances spinners and elapsed times while something runs.
 type tickMsg struct{}
 
+// quitExpiredMsg ends the "press again to quit" state armed as seq.
+type quitExpiredMsg struct{ seq int }
+
+// quitWindow is how long a first Ctrl+C waits for the second: a stray
+// press minutes later must not quit.
+const quitWindow = 2 * time.Second
+
 // tickEvery is the spinner's and elapsed times' pace while something runs.
 const tickEvery = 150 * time.Millisecond
 
@@ -198,6 +215,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setApprovals(msg.Pending)
 	case commandMsg:
 		cmds = append(cmds, m.commandDone(msg))
+	case quitExpiredMsg:
+		if m.quitArmed && msg.seq == m.quitSeq {
+			m.quitArmed = false
+			m.refresh()
+		}
 	case tickMsg:
 		m.ticking = false
 		m.frame++

@@ -91,6 +91,8 @@ func newHarness(t *testing.T, agents ...string) *harness {
 		Conversation: h.conv, Approvals: cadre.NewApprovals(), Model: "sonnet", Mode: cadre.PermissionDefault,
 		Agents: agents, Now: func() time.Time { return h.now },
 	})
+	// Timed messages come when a test delivers them, never by waiting.
+	h.m.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	h.update(tea.WindowSizeMsg{Width: 80, Height: 20})
 	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "claude-sonnet-5-5", PermissionMode: cadre.PermissionDefault, SlashCommands: []string{"review"}}})
 	return h

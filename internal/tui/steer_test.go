@@ -254,7 +254,11 @@ func TestSteeringKeys(t *testing.T) {
 	if last := h.conv.sent[len(h.conv.sent)-1]; last != "one\ntwo" {
 		t.Fatalf("sent %q, want two lines", last)
 	}
-	// Ctrl+C once warns, twice quits.
+	// Ctrl+C once warns, twice quits (with the turn over: while it runs,
+	// Ctrl+C interrupts it); each result starts the next message queued.
+	for h.m.busy {
+		h.event(result())
+	}
 	if cmd := h.press('c', tea.ModCtrl); cmd != nil && isQuit(cmd) {
 		t.Fatal("the first ctrl+c quit")
 	}
