@@ -114,4 +114,3 @@ func TestCtrlCHintExpires(t *testing.T) {
 		t.Fatal("a second ctrl+c within the window did not quit")
 	}
 }
-

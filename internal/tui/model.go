@@ -98,9 +98,9 @@ type Model struct {
 	// rows are the transcript rows of the run lines, by call, as last
 	// rendered (rowBase is the row a group of them starts at); panel is
 	// the background panel drawn.
-	rows      map[string]int
-	rowBase   int
-	panel     []string
+	rows    map[string]int
+	rowBase int
+	panel   []string
 	// quitArmed is set by a first Ctrl+C at quitAt; quitSeq names the
 	// expiry tick of the latest, so an older tick cannot end a newer one.
 	quitArmed bool
@@ -108,10 +108,10 @@ type Model struct {
 	quitSeq   int
 	// after returns the command that delivers msg in d (tea.Tick; tests
 	// deliver it when they choose).
-	after func(d time.Duration, msg tea.Msg) tea.Cmd
-	ticking   bool // a tick is scheduled
-	frame     int
-	endErr    error // why its events ended, if they failed
+	after   func(d time.Duration, msg tea.Msg) tea.Cmd
+	ticking bool // a tick is scheduled
+	frame   int
+	endErr  error // why its events ended, if they failed
 }
 
 // maxInputLines bounds the input's height; longer text scrolls inside it.
