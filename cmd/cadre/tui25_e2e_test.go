@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -45,5 +46,78 @@ func TestTUICtrlCInterruptsAndTheHintExpires(t *testing.T) {
 	s.SendKeys("C-c")
 	if status := s.WaitExit(screenWait); status != 0 {
 		t.Errorf("cadre quit with status %d, want 0", status)
+	}
+}
+
+// numberOf is the "#N" that starts the row of a table holding desc.
+func numberOf(screen, desc string) string {
+	for _, row := range rowsWith(screen, desc) {
+		if f := strings.Fields(row); len(f) > 0 && strings.HasPrefix(f[0], "#") {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+// A background subagent that finishes says so on a line of its own while
+// the main agent's reply to its notification is still held; /tasks and
+// /subagents give it the same number, and /tasks stop #N names that run.
+func TestTUIBackgroundEndShownAndOneNumbering(t *testing.T) {
+	bgHold, replyHold := make(chan struct{}), make(chan struct{}) // dropped by the fake server when the test ends
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && c.has("FG-TASK"):
+			return testkit.Reply{Text: "looked around"}
+		case c.child() && c.has("BG-TASK"):
+			return testkit.Reply{Text: "subtask done", Wait: bgHold}
+		case c.child():
+			return testkit.Reply{Text: "TEST: unexpected child request"}
+		case len(c.notifications()) > 0:
+			return testkit.Reply{Text: "The subtask reported back.", Wait: replyHold}
+		case !c.anyToolResult():
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				fgAgentCall("Look around", "FG-TASK", "general-purpose"),
+			}}
+		case len(c.uses("Agent")) == 1:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{bgAgentCall("bg1", "Subtask one", "BG-TASK")}}
+		}
+		return testkit.Reply{Text: "Started the subtask in the background."}
+	}))
+	s := e.tui()
+	ask(s, "Look, then start the subtask")
+	s.WaitFor("Started the subtask in the background.", screenWait)
+
+	ask(s, "/subagents list")
+	sub := numberOf(s.WaitFor("Subagents: 1 running · 1 done", screenWait), "Subtask one")
+	ask(s, "/tasks")
+	tasks := numberOf(s.WaitFor("/tasks output #N", screenWait), "Subtask one")
+	if sub != "#2" || tasks != sub {
+		t.Errorf("the background run is %q in /subagents and %q in /tasks, want #2 in both", sub, tasks)
+	}
+	ask(s, "/tasks stop #1")
+	s.WaitFor("subagent #1 ran in the foreground", screenWait)
+
+	close(bgHold)
+	screen := s.WaitFor("● Subtask one finished · ", screenWait)
+	if strings.Contains(screen, "The subtask reported back.") {
+		t.Errorf("the main agent's reply came before it was released:\n%s", screen)
+	}
+	close(replyHold)
+	screen = s.WaitFor("The subtask reported back.", screenWait)
+	rows := strings.Split(screen, "\n")
+	line, reply := -1, -1
+	for i, r := range rows {
+		if strings.Contains(r, "● Subtask one finished") {
+			line = i
+		}
+		if strings.Contains(r, "The subtask reported back.") {
+			reply = i
+		}
+	}
+	if line < 0 || line > reply {
+		t.Errorf("the finished line (row %d) is not above the reply (row %d):\n%s", line, reply, screen)
+	}
+	if !regexp.MustCompile(`● Subtask one finished · \d+s · [\d.]+k? tokens`).MatchString(screen) {
+		t.Errorf("the finished line lacks its time and tokens:\n%s", screen)
 	}
 }

@@ -65,15 +65,17 @@ type Model struct {
 	screens       []Screen
 
 	// Conversation state.
-	items    []*item
-	calls    map[string]*item // tool items by tool-use id
-	stream   *item            // the main agent's reply still streaming
-	runs     *cadre.Activity
-	queued   []string // messages sent while a turn runs, oldest first
-	busy     bool     // a turn of the main agent is going on
-	thinking bool     // its reply streams a thinking block now
-	model    string
-	mode     cadre.PermissionMode
+	items  []*item
+	calls  map[string]*item // tool items by tool-use id
+	stream *item            // the main agent's reply still streaming
+	runs   *cadre.Activity
+	// announced are the background runs whose end the transcript told.
+	announced map[string]bool
+	queued    []string // messages sent while a turn runs, oldest first
+	busy      bool     // a turn of the main agent is going on
+	thinking  bool     // its reply streams a thinking block now
+	model     string
+	mode      cadre.PermissionMode
 	// startMode is the mode the conversation opened in: Shift+Tab's
 	// cycle keeps it.
 	startMode cadre.PermissionMode
@@ -148,11 +150,22 @@ func New(ctx context.Context, cfg Config) *Model {
 	m := &Model{
 		cfg: cfg, ctx: ctx, conv: cfg.Conversation,
 		input: in, reason: reason, view: viewport.New(),
-		calls: map[string]*item{}, runs: cadre.NewActivity(), decided: map[uint64]bool{},
+		calls: map[string]*item{}, runs: cadre.NewActivity(), announced: map[string]bool{}, decided: map[uint64]bool{},
 		model: cfg.Model, mode: cfg.Mode, startMode: cfg.Mode,
-		after: func(d time.Duration, msg tea.Msg) tea.Cmd {
-			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
-		},
+	}
+	m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
+		// Unlike tea.Tick, it ends with the program's context: Bubble
+		// Tea does not wait for its commands' goroutines.
+		return func() tea.Msg {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return msg
+			case <-m.ctx.Done():
+				return nil
+			}
+		}
 	}
 	m.replay(cfg.History)
 	if cfg.Sent != "" {
