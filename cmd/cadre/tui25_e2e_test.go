@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/testkit"
+	"github.com/cadre-dev/cadre/internal/testkit/tmux"
 )
 
 // The TUI's problems of issue 25, each shown fixed through the real
@@ -119,5 +121,99 @@ func TestTUIBackgroundEndShownAndOneNumbering(t *testing.T) {
 	}
 	if !regexp.MustCompile(`● Subtask one finished · \d+s · [\d.]+k? tokens`).MatchString(screen) {
 		t.Errorf("the finished line lacks its time and tokens:\n%s", screen)
+	}
+}
+
+// Twenty children, eight quick and twelve held, in a 24-row terminal: the
+// twelve running rows all show though the quick ones were called first,
+// and what does not fit is the finished ones, summed up.
+func TestTUIFanOutShowsRunningFirst(t *testing.T) {
+	const quick, held = 8, 12
+	hold := make(chan struct{}) // dropped by the fake server when the test ends
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child() && c.has("QUICK"):
+			return testkit.Reply{Text: "quick answer"}
+		case c.child():
+			return testkit.Reply{Text: "held answer", Wait: hold}
+		case !c.anyToolResult():
+			var calls []testkit.ToolCall
+			for i := 1; i <= quick; i++ {
+				calls = append(calls, fgAgentCall(fmt.Sprintf("Quick part %02d", i), "QUICK", "general-purpose"))
+			}
+			for i := 1; i <= held; i++ {
+				calls = append(calls, fgAgentCall(fmt.Sprintf("Held part %02d", i), "HELD", "general-purpose"))
+			}
+			return testkit.Reply{ToolCalls: calls}
+		}
+		return testkit.Reply{Text: "All parts answered."}
+	}))
+	s := tmux.Start(e.t, tmux.Options{Dir: e.dir, Env: e.vars, Height: 24}, bin, "--model", sonnet)
+	s.WaitFor(inputHint, screenWait)
+	ask(s, "Survey all parts")
+	// Whether every running part shows is the test: wait for the state
+	// (all quick parts done, every held one running), then read it.
+	screen := s.WaitUntil("the quick parts done, the held ones running", screenWait, func(screen string) bool {
+		return strings.Contains(screen, fmt.Sprintf("working · %d subagents", held)) &&
+			strings.Count(screen, "✓ general-purpose Quick part") > 0 && !strings.Contains(screen, "Agent(")
+	})
+	for i := 1; i <= held; i++ {
+		if d := fmt.Sprintf("Held part %02d", i); !runsOn(screen, d) {
+			t.Errorf("running %q has no row:\n%s", d, screen)
+		}
+	}
+	// 19 rows for runs: the 12 running, 7 of the 8 done, one summed up.
+	if !strings.Contains(screen, "… 1 more subagents (0 running, 1 done)") {
+		t.Errorf("the finished runs are not the ones summed up:\n%s", screen)
+	}
+	if !strings.Contains(screen, inputHint) {
+		t.Errorf("the input left the screen:\n%s", screen)
+	}
+	close(hold)
+	s.WaitFor("All parts answered.", screenWait)
+}
+
+// The mouse wheel scrolls a long answer back into view and down again;
+// after quitting, the conversation is on the terminal's own screen, not
+// lost with the alternate one.
+func TestTUIWheelScrollsAndTheConversationStaysOnExit(t *testing.T) {
+	var rows []string
+	for i := 1; i <= 60; i++ {
+		rows = append(rows, fmt.Sprintf("- row %02d", i))
+	}
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		return testkit.Reply{Text: strings.Join(rows, "\n")}
+	}))
+	s := e.tui()
+	ask(s, "Show me sixty rows")
+	atEnd := func(screen string) bool {
+		return strings.Contains(screen, "row 60") && !strings.Contains(screen, "row 05") && !strings.Contains(screen, "working")
+	}
+	s.WaitUntil("the answer's end in view", screenWait, atEnd)
+	for range 10 {
+		s.Wheel(true, 10, 10)
+	}
+	s.WaitUntil("the answer's start scrolled into view", screenWait, func(screen string) bool {
+		return strings.Contains(screen, "row 05") && !strings.Contains(screen, "row 60")
+	})
+	for range 10 {
+		s.Wheel(false, 10, 10)
+	}
+	s.WaitUntil("the answer's end back in view", screenWait, atEnd)
+
+	s.SendKeys("C-c")
+	s.WaitFor("Press Ctrl+C again to quit", screenWait)
+	s.SendKeys("C-c")
+	if status := s.WaitExit(screenWait); status != 0 {
+		t.Errorf("cadre quit with status %d, want 0", status)
+	}
+	screen := s.Capture()
+	for _, want := range []string{"row 30", "row 60", "cadre -r "} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("after quitting the terminal lacks %q:\n%s", want, screen)
+		}
+	}
+	if strings.Contains(screen, inputHint) {
+		t.Errorf("the TUI's input is still on the screen after quitting:\n%s", screen)
 	}
 }

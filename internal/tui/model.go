@@ -254,6 +254,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		switch msg := msg.(type) {
 		case tea.KeyPressMsg:
 			cmds = append(cmds, m.key(msg))
+		case tea.MouseWheelMsg:
+			m.wheel(msg.Mouse())
 		case tea.PasteMsg:
 			var cmd tea.Cmd
 			if m.reasoning {
@@ -266,6 +268,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	cmds = append(cmds, m.tick())
 	return m, tea.Batch(cmds...)
+}
+
+// wheelLines is how far one notch of the mouse wheel scrolls.
+const wheelLines = 3
+
+// wheel scrolls the transcript with the mouse wheel.
+func (m *Model) wheel(e tea.Mouse) {
+	switch e.Button {
+	case tea.MouseWheelUp:
+		m.view.ScrollUp(wheelLines)
+	case tea.MouseWheelDown:
+		m.view.ScrollDown(wheelLines)
+	default:
+		return
+	}
+	m.refresh()
 }
 
 // running reports whether anything moves on screen: a turn, a subagent.

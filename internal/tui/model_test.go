@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -256,5 +257,28 @@ func TestSentPromptShown(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 60, Height: 12})
 	if s := m.Screen(); !strings.Contains(s, "› What is in notes.txt?") || !strings.Contains(s, "working") {
 		t.Fatalf("the sent prompt is not shown with its turn running:\n%s", s)
+	}
+}
+
+// The mouse wheel scrolls the transcript, and back down to its end.
+func TestMouseWheelScrolls(t *testing.T) {
+	h := newHarness(t)
+	for i := range 40 {
+		h.m.Info(fmt.Sprintf("filler line %02d", i))
+	}
+	if s := h.m.Screen(); strings.Contains(s, "filler line 10") || !strings.Contains(s, "filler line 39") {
+		t.Fatalf("the transcript does not end at its bottom:\n%s", s)
+	}
+	for range 8 {
+		h.update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	}
+	if s := h.m.Screen(); !strings.Contains(s, "filler line 10") || strings.Contains(s, "filler line 39") {
+		t.Fatalf("the wheel did not scroll up:\n%s", s)
+	}
+	for range 8 {
+		h.update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	}
+	if s := h.m.Screen(); !strings.Contains(s, "filler line 39") {
+		t.Fatalf("the wheel did not scroll back down:\n%s", s)
 	}
 }

@@ -20,6 +20,9 @@ func (m *Model) View() tea.View {
 	}
 	v := tea.NewView(content)
 	v.AltScreen = true
+	// The wheel scrolls the transcript (text is selected with Shift held,
+	// as in other full-screen programs).
+	v.MouseMode = tea.MouseModeCellMotion
 	return v
 }
 
@@ -27,6 +30,15 @@ func (m *Model) View() tea.View {
 // golden tests compare.
 func (m *Model) Screen() string {
 	return ansi.Strip(m.View().Content)
+}
+
+// Transcript is the conversation as drawn, with its styles, for the
+// terminal's scrollback when the TUI quits ("" when nothing was said).
+func (m *Model) Transcript() string {
+	if len(m.items) == 0 {
+		return ""
+	}
+	return strings.TrimRight(m.transcript(), "\n")
 }
 
 // bottom is everything under the transcript.
