@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -215,5 +217,66 @@ func TestTUIWheelScrollsAndTheConversationStaysOnExit(t *testing.T) {
 	}
 	if strings.Contains(screen, inputHint) {
 		t.Errorf("the TUI's input is still on the screen after quitting:\n%s", screen)
+	}
+}
+
+// The first screen says where cadre runs and on which model; "?" on the
+// empty prompt opens the shortcut sheet and Esc closes it.
+func TestTUIWelcomeAndShortcutSheet(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply { return testkit.Reply{Text: "hello"} }))
+	s := e.tui()
+	screen := s.Capture()
+	welcome := rowsWith(screen, "✻ cadre · ")
+	if len(welcome) != 1 || !strings.Contains(welcome[0], filepath.Base(e.dir)) || !strings.Contains(welcome[0], sonnet) {
+		t.Errorf("no welcome line with the directory %s and the model %s:\n%s", e.dir, sonnet, screen)
+	}
+	s.Type("?")
+	s.WaitFor("shell command", screenWait)
+	s.SendKeys("Escape")
+	s.WaitUntil("the sheet closed", screenWait, func(screen string) bool { return !strings.Contains(screen, "shell command") })
+}
+
+// "@mai" completes to main.go with Tab, and the model reads the file with
+// the message; a mention that leaves the workspace — by "..", or by a link
+// inside that points out — is refused on screen and never reaches the
+// model.
+func TestTUIFileMentions(t *testing.T) {
+	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		// An attachment is a <system-reminder> block: the decoder keeps
+		// those apart from the messages.
+		seen := strings.Join(c.reminders, "\n") + c.dump()
+		switch {
+		case strings.Contains(seen, "OUTSIDE-SECRET") || strings.Contains(seen, "root:"):
+			return testkit.Reply{Text: "LEAKED"}
+		case strings.Contains(seen, "The fruit is MANGO.") && c.has("which fruit?"):
+			return testkit.Reply{Text: "The file names the fruit mango."}
+		}
+		return testkit.Reply{Text: "TEST: no attachment in " + c.dump()}
+	}))
+	e.write("main.go", "package main\n\n// The fruit is MANGO.\nfunc main() {}\n")
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(outside, []byte("OUTSIDE-SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(e.dir, "notes.link")); err != nil {
+		t.Fatal(err)
+	}
+	s := e.tui()
+	for _, line := range []string{"@../../../../../../etc/passwd what is this?", "what does @notes.link say?"} {
+		ask(s, line)
+		s.WaitFor("outside the workspace", screenWait)
+		s.SendKeys("C-u") // the next line starts clean whatever is left
+	}
+	s.Type("@mai")
+	s.WaitFor("main.go", screenWait)
+	s.SendKeys("Tab")
+	s.WaitFor("› @main.go", screenWait)
+	ask(s, "which fruit?")
+	screen := s.WaitFor("The file names the fruit mango.", screenWait)
+	if !strings.Contains(screen, "attached main.go (4 lines)") {
+		t.Errorf("the transcript does not say main.go was attached:\n%s", screen)
+	}
+	if strings.Contains(screen, "LEAKED") {
+		t.Errorf("a file outside the workspace reached the model:\n%s", screen)
 	}
 }

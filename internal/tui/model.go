@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -9,6 +10,8 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/mention"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // Conversation is what the TUI needs of a live conversation;
@@ -48,6 +51,9 @@ type Config struct {
 	// (/clear, /resume): the caller of Run opens it once the program
 	// has quit, and runs the TUI again over it.
 	Reopen func(cadre.OpenRequest)
+	// Cwd is the workspace, named by the welcome line (and the root of
+	// "@path" mentions).
+	Cwd string
 	// Runtime serves the slash commands (commands.go); nil leaves out
 	// those that need it.
 	Runtime Runtime
@@ -89,6 +95,7 @@ type Model struct {
 	historyAt  int    // index into history while browsing; len(history) when not
 	draft      string // the unsent text kept while browsing history
 	completion []string
+	shortcuts  bool // the shortcut sheet is open ("?" on an empty prompt)
 
 	// Approval state: the requests waiting, the first shown.
 	approvals []cadre.Approval
@@ -167,6 +174,7 @@ func New(ctx context.Context, cfg Config) *Model {
 			}
 		}
 	}
+	m.items = append(m.items, &item{kind: kindWelcome})
 	m.replay(cfg.History)
 	if cfg.Sent != "" {
 		m.busy = true
@@ -363,11 +371,23 @@ func (m *Model) Height() int { return m.height }
 
 // send queues text as a message of the conversation; while a turn runs it
 // shows as queued until its own turn starts.
-func (m *Model) send(text string) {
-	if err := m.conv.Send(m.ctx, cadre.Message{Text: text}); err != nil {
+func (m *Model) send(text string) { m.sendFiles(text, nil) }
+
+// sendFiles sends text with the files it mentions attached.
+func (m *Model) sendFiles(text string, files []mention.File) {
+	msg := cadre.Message{Text: text}
+	for _, f := range files {
+		msg.Blocks = append(msg.Blocks, llm.Text(mention.Block(f)))
+	}
+	if err := m.conv.Send(m.ctx, msg); err != nil {
 		m.Error(err.Error())
 		return
 	}
+	defer func() {
+		for _, f := range files {
+			m.Info(fmt.Sprintf("  ⎿ attached %s (%d lines)", f.Path, f.Lines))
+		}
+	}()
 	if m.busy {
 		m.queued = append(m.queued, text)
 		m.refresh()

@@ -23,6 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type fakeConv struct {
 	mu          sync.Mutex
 	sent        []string
+	msgs        []cadre.Message
 	agents      [][2]string
 	interrupts  int
 	modes       []cadre.PermissionMode
@@ -37,6 +38,7 @@ func (f *fakeConv) Send(_ context.Context, m cadre.Message) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, m.Text)
+	f.msgs = append(f.msgs, m)
 	if f.sentCh != nil {
 		f.sentCh <- m.Text
 	}

@@ -251,7 +251,7 @@ func TestSteeringKeys(t *testing.T) {
 	}
 	h.typeText("@nobody hi")
 	h.press(tea.KeyEnter, 0)
-	if !strings.Contains(h.m.Screen(), `no agent named "nobody"`) {
+	if !strings.Contains(h.m.Screen(), `no agent or file named "nobody"`) {
 		t.Fatalf("@ an unknown agent says nothing:\n%s", h.m.Screen())
 	}
 	// Up brings back the history, Down the draft.

@@ -28,6 +28,8 @@ const (
 	// kindNote is an event of the conversation on one line: a background
 	// run that ended.
 	kindNote
+	// kindWelcome is the first line: the workspace and the model.
+	kindWelcome
 )
 
 // item is one entry of the transcript.
@@ -120,6 +122,19 @@ func (m *Model) event(e cadre.Event) {
 	m.refresh()
 }
 
+// welcome is the first line of the transcript: where cadre runs, on
+// which model, and where help is.
+func (m *Model) welcome() string {
+	head := styleHeading.Render("✻ cadre")
+	if m.cfg.Cwd != "" {
+		head += " · " + oneLine(m.cfg.Cwd)
+	}
+	if m.model != "" {
+		head += " · " + m.model
+	}
+	return ansi.Truncate(head, m.width, "…") + "\n" + styleDim.Render(ansi.Truncate("  /help for commands · ? for shortcuts · @ mentions an agent or a file", m.width, "…"))
+}
+
 // finished announces a background run of the main agent that ended: the
 // main agent is told of it and speaks again, and the user sees why. A
 // foreground run's end shows on its own line, under its call.
@@ -156,7 +171,7 @@ func (m *Model) replay(entries []cadre.TranscriptEntry) {
 			m.assistant(msg)
 		case e.Type == "user":
 			m.results(msg)
-			if text := strings.TrimSpace(msg.Text()); text != "" {
+			if text := strings.TrimSpace(typed(msg)); text != "" {
 				if strings.HasPrefix(text, "<task-notification>") {
 					m.items = append(m.items, &item{kind: kindInfo, text: "(a background task's notification)"})
 				} else {
@@ -172,6 +187,18 @@ func (m *Model) replay(entries []cadre.TranscriptEntry) {
 		}
 	}
 	m.items = append(m.items, &item{kind: kindInfo, text: "— resumed: new messages continue this session —"})
+}
+
+// typed is the text a user message was typed with: without the blocks
+// that attached files to it ("@path"), which the model read, not the user.
+func typed(msg *llm.Message) string {
+	var b strings.Builder
+	for _, c := range msg.Content {
+		if c.Type == llm.BlockText && !c.PerTurn && !strings.HasPrefix(c.Text, "<system-reminder>") {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
 }
 
 // answered reports whether the main agent's text shows after the last
@@ -297,6 +324,9 @@ func (m *Model) render(it *item) string {
 		out = styleDim.Render(ansi.Wrap(it.text, w, ""))
 	case kindError:
 		out = styleError.Render(ansi.Wrap("✗ "+clean(it.text), w, ""))
+	case kindWelcome:
+		// Live: the model changes with the init event and /model.
+		return m.welcome()
 	case kindNote:
 		style := styleOK
 		if it.isError {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -35,7 +36,7 @@ func (m *Model) Screen() string {
 // Transcript is the conversation as drawn, with its styles, for the
 // terminal's scrollback when the TUI quits ("" when nothing was said).
 func (m *Model) Transcript() string {
-	if len(m.items) == 0 {
+	if !slices.ContainsFunc(m.items, func(it *item) bool { return it.kind != kindWelcome }) {
 		return ""
 	}
 	return strings.TrimRight(m.transcript(), "\n")
@@ -53,6 +54,9 @@ func (m *Model) bottom() string {
 		parts = append(parts, m.approvalView())
 	} else {
 		parts = append(parts, m.input.View())
+		if m.shortcuts {
+			parts = append(parts, m.shortcutSheet()...)
+		}
 		if len(m.completion) > 0 {
 			lead := "@ "
 			if strings.HasPrefix(m.completion[0], "/") {
@@ -122,6 +126,36 @@ func (m *Model) backgroundPanel() []string {
 	}
 	if n > maxPanelLines {
 		lines = append(lines, styleDim.Render(fmt.Sprintf("… %d more running in the background (/tasks lists them)", n-maxPanelLines)))
+	}
+	return lines
+}
+
+// shortcuts are the keys the sheet lists ("?" on an empty prompt).
+var shortcuts = [][2]string{
+	{"enter", "send"}, {"shift+enter, ctrl+j", "new line"},
+	{"↑ / ↓", "message history"}, {"esc, ctrl+c", "interrupt the turn"},
+	{"ctrl+c twice", "quit"}, {"shift+tab", "permission mode"},
+	{"@name", "run an agent / attach a file"}, {"/", "commands"},
+	{"!", "shell command"}, {"ctrl+b", "subagents to the background"},
+	{"ctrl+o", "unfold tool results"}, {"ctrl+t", "session tree"},
+	{"pgup / pgdn, wheel", "scroll"}, {"tab", "complete"},
+}
+
+// shortcutSheet lays the shortcuts out in as many columns as fit.
+func (m *Model) shortcutSheet() []string {
+	const keyW, cellW = 20, 50
+	cols := max(1, m.width/cellW)
+	var lines []string
+	for i := 0; i < len(shortcuts); i += cols {
+		var b strings.Builder
+		for j := i; j < min(i+cols, len(shortcuts)); j++ {
+			cell := fmt.Sprintf("%-*s %s", keyW, shortcuts[j][0], shortcuts[j][1])
+			if j < i+cols-1 {
+				cell = fmt.Sprintf("%-*s", cellW, cell)
+			}
+			b.WriteString(cell)
+		}
+		lines = append(lines, styleDim.Render(ansi.Truncate("  "+b.String(), m.width, "…")))
 	}
 	return lines
 }
