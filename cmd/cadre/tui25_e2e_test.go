@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/testkit"
@@ -278,5 +279,28 @@ func TestTUIFileMentions(t *testing.T) {
 	}
 	if strings.Contains(screen, "LEAKED") {
 		t.Errorf("a file outside the workspace reached the model:\n%s", screen)
+	}
+}
+
+// An overloaded model is retried with a countdown on the status line —
+// the reason, the seconds left and the attempt — not a bare spinner; the
+// answer of the retry follows.
+func TestTUIRetryCountdown(t *testing.T) {
+	var calls atomic.Int32
+	e, _ := anthropicEnv(t, func(req testkit.Request) testkit.Reply {
+		if calls.Add(1) == 1 {
+			return testkit.Reply{Status: 529, Header: map[string]string{"retry-after": "3"}}
+		}
+		return testkit.Reply{Text: "Recovered after the retry."}
+	})
+	s := e.tui()
+	ask(s, "Are you up?")
+	screen := s.WaitFor("retrying in ", screenWait)
+	if !regexp.MustCompile(`overloaded \(HTTP 529\) · retrying in [1-3]s \(2/5\)`).MatchString(screen) {
+		t.Errorf("the status line does not count down to the retry:\n%s", screen)
+	}
+	screen = s.WaitFor("Recovered after the retry.", screenWait)
+	if strings.Contains(screen, "retrying in") {
+		t.Errorf("the countdown stayed after the answer:\n%s", screen)
 	}
 }

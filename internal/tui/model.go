@@ -88,6 +88,10 @@ type Model struct {
 	// initSeen is set by the conversation's first init event.
 	initSeen bool
 	stats    cadre.ConversationStats
+	// retry is the main agent's model call waiting to be retried, since
+	// retryAt: the status line counts down to it.
+	retry   *cadre.RetryInfo
+	retryAt time.Time
 	commands []string // the project's slash commands (init event)
 
 	// Input state.

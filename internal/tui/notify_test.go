@@ -55,3 +55,35 @@ func TestBackgroundRunEndAnnounced(t *testing.T) {
 		t.Errorf("%d runs announced, want the two background children of the main agent:\n%s", n, s)
 	}
 }
+
+// A retry of the main agent's model call shows on the status line with
+// its reason and a countdown that follows the clock, until the model
+// answers.
+func TestRetryCountdown(t *testing.T) {
+	h := newHarness(t)
+	h.update(tea.WindowSizeMsg{Width: 140, Height: 20})
+	h.typeText("hello")
+	h.press(tea.KeyEnter, 0)
+	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeAPIRetry, Retry: &cadre.RetryInfo{
+		Attempt: 1, MaxRetries: 4, Delay: 4 * time.Second, Status: 529, Kind: "overloaded",
+	}})
+	if s := h.m.status(); !strings.Contains(s, "overloaded (HTTP 529) · retrying in 4s (2/5)") {
+		t.Fatalf("the status line does not show the retry: %q", s)
+	}
+	h.now = h.now.Add(2500 * time.Millisecond)
+	h.update(tickMsg{})
+	if s := h.m.status(); !strings.Contains(s, "retrying in 2s (2/5)") {
+		t.Fatalf("the countdown did not follow the clock: %q", s)
+	}
+	// A subagent's retry is its own, not the main agent's.
+	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeAPIRetry, ParentToolUseID: "c1", Retry: &cadre.RetryInfo{
+		Attempt: 3, MaxRetries: 4, Delay: time.Second, Kind: "rate_limit",
+	}})
+	if s := h.m.status(); strings.Contains(s, "rate limit") {
+		t.Fatalf("a subagent's retry shows as the main agent's: %q", s)
+	}
+	h.event(partial("Hi"))
+	if s := h.m.status(); strings.Contains(s, "retrying") {
+		t.Fatalf("the retry stayed after the model answered: %q", s)
+	}
+}

@@ -69,6 +69,9 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 // event takes one event of the conversation.
 func (m *Model) event(e cadre.Event) {
 	m.runs.Observe(e)
+	if e.ParentToolUseID == "" && (e.Type == cadre.EventStreamEvent || e.Type == cadre.EventAssistant || e.Type == cadre.EventResult) {
+		m.retry = nil // the model answers again, or the turn is over
+	}
 	switch {
 	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeInit && e.Init != nil:
 		if e.Init.Model != "" {
@@ -92,6 +95,14 @@ func (m *Model) event(e cadre.Event) {
 		it := &item{kind: kindTool, id: e.Task.ToolUseID, tool: "Agent"}
 		m.calls[it.id] = it
 		m.items = append(m.items, it)
+	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeAPIRetry && e.Retry != nil:
+		if e.ParentToolUseID == "" {
+			at := e.Time
+			if at.IsZero() {
+				at = m.cfg.Now()
+			}
+			m.retry, m.retryAt = e.Retry, at
+		}
 	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeTaskNotification && e.Task != nil:
 		m.finished(e.Task)
 	case e.ParentToolUseID != "":

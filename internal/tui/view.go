@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -87,6 +88,9 @@ func (m *Model) status() string {
 		if m.thinking {
 			state = spinner[m.frame%len(spinner)] + " thinking"
 		}
+		if m.retry != nil {
+			state = spinner[m.frame%len(spinner)] + " " + m.retryText()
+		}
 		if n := m.runs.Running(); n > 0 {
 			state += fmt.Sprintf(" · %d subagent%s", n, plural(n))
 		}
@@ -101,6 +105,18 @@ func (m *Model) status() string {
 		return ansi.Truncate(line, m.width, "…")
 	}
 	return styleDim.Render(ansi.Truncate(line, m.width, "…"))
+}
+
+// retryText is the retry waited for: why, and the countdown to it.
+func (m *Model) retryText() string {
+	r := m.retry
+	left := r.Delay - m.cfg.Now().Sub(m.retryAt)
+	secs := int((max(left, 0) + time.Second - 1) / time.Second)
+	why := strings.ReplaceAll(r.Kind, "_", " ")
+	if r.Status != 0 {
+		why += fmt.Sprintf(" (HTTP %d)", r.Status)
+	}
+	return fmt.Sprintf("%s · retrying in %ds (%d/%d)", why, secs, r.Attempt+1, r.MaxRetries+1)
 }
 
 // maxPanelLines caps the background panel's run lines.
