@@ -90,8 +90,8 @@ type Model struct {
 	stats    cadre.ConversationStats
 	// retry is the main agent's model call waiting to be retried, since
 	// retryAt: the status line counts down to it.
-	retry   *cadre.RetryInfo
-	retryAt time.Time
+	retry    *cadre.RetryInfo
+	retryAt  time.Time
 	commands []string // the project's slash commands (init event)
 
 	// Input state.
