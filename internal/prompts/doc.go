@@ -9,3 +9,9 @@ import _ "embed"
 //
 //go:embed system.md
 var System string
+
+// Shell is the template of the message that records a user's own shell
+// command ("!command") and its output: .Command, .Output, .Failed.
+//
+//go:embed shell.tmpl
+var Shell string

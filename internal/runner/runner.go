@@ -223,6 +223,17 @@ func (c *Conversation) Record(msgs ...llm.Message) error {
 	return nil
 }
 
+// RunTool runs one call of the user's with the turn's configuration
+// (loop.Call): the same hooks, permission layer and sandbox as the
+// model's calls, without a model call. Nothing is recorded.
+func (c *Conversation) RunTool(ctx context.Context, use llm.Block) (result llm.Block, denied bool) {
+	cfg := c.spec.Loop
+	if cfg.Logger == nil {
+		cfg.Logger = c.spec.Logger
+	}
+	return loop.Call(ctx, cfg, use)
+}
+
 // History is the conversation soFar.
 func (c *Conversation) History() []llm.Message { return c.history }
 
