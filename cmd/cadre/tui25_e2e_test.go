@@ -304,3 +304,51 @@ func TestTUIRetryCountdown(t *testing.T) {
 		t.Errorf("the countdown stayed after the answer:\n%s", screen)
 	}
 }
+
+// "!command" is no side door around the Bash tool's gates: a deny rule
+// refuses it without a prompt, the default mode asks, a denial runs
+// nothing; an allowed one runs, shows its output, and the model sees the
+// command and its output with the next message (and was asked nothing
+// for the commands themselves).
+func TestTUIShellModeGoesThroughPermissions(t *testing.T) {
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		all := c.dump()
+		switch {
+		case strings.Contains(all, "shell-ran") || strings.Contains(all, "rm -f keep.txt"):
+			return testkit.Reply{Text: "TEST: a refused command reached the model: " + all}
+		case strings.Contains(all, "<bash-input>printf SHELL-OUT-42</bash-input>") && strings.Contains(all, "SHELL-OUT-42\n</bash-output>"):
+			return testkit.Reply{Text: "Your command printed 42."}
+		}
+		return testkit.Reply{Text: "TEST: no shell command in " + all}
+	}))
+	e.write(".cadre/settings.json", `{"permissions": {"deny": ["Bash(rm:*)"]}}`)
+	e.write("keep.txt", "keep me\n")
+	s := e.tui()
+
+	ask(s, "!rm -f keep.txt")
+	s.WaitFor("!rm -f keep.txt was not run", screenWait)
+	if _, err := os.Stat(filepath.Join(e.dir, "keep.txt")); err != nil {
+		t.Fatalf("a denied rm ran: %v", err)
+	}
+
+	ask(s, "!printf shell-ran > shell.txt")
+	screen := s.WaitFor("wants to use Bash", screenWait)
+	if !strings.Contains(screen, "printf shell-ran > shell.txt") {
+		t.Errorf("the prompt does not show the command:\n%s", screen)
+	}
+	s.SendKeys("Escape")
+	s.WaitFor("!printf shell-ran > shell.txt was not run", screenWait)
+	if _, err := os.Stat(filepath.Join(e.dir, "shell.txt")); err == nil {
+		t.Fatal("a denied ! command ran")
+	}
+
+	ask(s, "!printf SHELL-OUT-42")
+	s.WaitFor("wants to use Bash", screenWait)
+	s.Type("y")
+	s.WaitFor("⎿ SHELL-OUT-42", screenWait)
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d model requests for ! commands, want none", n)
+	}
+	ask(s, "What did my command print?")
+	s.WaitFor("Your command printed 42.", screenWait)
+}

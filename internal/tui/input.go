@@ -152,6 +152,10 @@ func (m *Model) submit() tea.Cmd {
 	if strings.HasPrefix(line, "/") {
 		return m.command(line)
 	}
+	if strings.HasPrefix(line, "!") {
+		m.runShell(line)
+		return nil
+	}
 	name, prompt, isMention := agentMention(line)
 	if isMention && slices.Contains(m.cfg.Agents, name) {
 		if prompt == "" {

@@ -2,7 +2,9 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -19,6 +21,7 @@ import (
 type Conversation interface {
 	Send(ctx context.Context, m cadre.Message) error
 	RunAgent(ctx context.Context, agent, prompt string) error
+	Shell(ctx context.Context, command string) error
 	Interrupt()
 	SetPermissionMode(m cadre.PermissionMode) error
 	Background(toolUseID string) (bool, error)
@@ -78,10 +81,13 @@ type Model struct {
 	// announced are the background runs whose end the transcript told.
 	announced map[string]bool
 	queued    []string // messages sent while a turn runs, oldest first
-	busy      bool     // a turn of the main agent is going on
-	thinking  bool     // its reply streams a thinking block now
-	model     string
-	mode      cadre.PermissionMode
+	// shell is the "!command" whose turn runs now: its result is the
+	// turn's.
+	shell    *item
+	busy     bool // a turn of the main agent is going on
+	thinking bool // its reply streams a thinking block now
+	model    string
+	mode     cadre.PermissionMode
 	// startMode is the mode the conversation opened in: Shift+Tab's
 	// cycle keeps it.
 	startMode cadre.PermissionMode
@@ -399,6 +405,29 @@ func (m *Model) sendFiles(text string, files []mention.File) {
 	}
 	m.busy = true
 	m.add(&item{kind: kindUser, text: text})
+}
+
+// runShell runs "!command" through the conversation (Conversation.Shell:
+// the Bash tool's permission checks and sandbox), between turns.
+func (m *Model) runShell(line string) {
+	command := strings.TrimSpace(strings.TrimPrefix(line, "!"))
+	switch {
+	case command == "":
+		m.Error("! needs a command: !git status")
+		return
+	case m.busy:
+		m.Error("A turn is running: run a ! command when it ends (Esc stops it).")
+		return
+	}
+	if err := m.conv.Shell(m.ctx, command); err != nil {
+		m.Error(err.Error())
+		return
+	}
+	input, _ := json.Marshal(map[string]string{"command": command})
+	m.busy = true
+	m.items = append(m.items, &item{kind: kindUser, text: "!" + command})
+	m.shell = &item{kind: kindTool, id: "shell", tool: "Bash", input: input}
+	m.add(m.shell)
 }
 
 // runAgent runs "@name prompt".

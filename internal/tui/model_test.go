@@ -24,6 +24,7 @@ type fakeConv struct {
 	mu          sync.Mutex
 	sent        []string
 	msgs        []cadre.Message
+	shells      []string
 	agents      [][2]string
 	interrupts  int
 	modes       []cadre.PermissionMode
@@ -49,6 +50,13 @@ func (f *fakeConv) RunAgent(_ context.Context, agent, prompt string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.agents = append(f.agents, [2]string{agent, prompt})
+	return nil
+}
+
+func (f *fakeConv) Shell(_ context.Context, command string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shells = append(f.shells, command)
 	return nil
 }
 

@@ -114,6 +114,16 @@ func (m *Model) event(e cadre.Event) {
 		m.assistant(e.Message)
 	case e.Type == cadre.EventUser && e.Message != nil:
 		m.results(e.Message)
+	case e.Type == cadre.EventResult && e.Result != nil && m.shell != nil:
+		// A "!command" turn: its result is the command's output.
+		it := m.shell
+		it.result, it.isError, it.returned = e.Result.Result, e.Result.IsError, true
+		if e.Result.IsError && len(e.Result.Errors) > 0 {
+			it.result = e.Result.Errors[0]
+		}
+		m.shell = nil
+		m.stats = m.conv.Stats()
+		m.turnEnded()
 	case e.Type == cadre.EventResult && e.Result != nil:
 		if e.Result.IsError {
 			reason := "the turn failed"
