@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -353,8 +355,11 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation,
 	return sr.exchange(conv, res, prompt, fmt.Sprintf("(/%s produced no output", cmd.Name))
 }
 
-// shellTemplate records a user's "!command" for the model.
-var shellTemplate = template.Must(template.New("shell").Parse(prompts.Shell))
+// shellTemplate records a user's "!command" for the model; parsed on
+// first use, it runs on tmplexec (see its doc.go).
+var shellTemplate = sync.OnceValue(func() *tmplexec.Template {
+	return tmplexec.New(template.Must(template.New("shell").Parse(prompts.Shell)), nil)
+})
 
 // runShell runs the user's "!command" (Conversation.Shell) as the main
 // agent's Bash call would run — hooks, permission layer, sandbox — and
@@ -378,7 +383,7 @@ func (sr *sessionRun) runShell(ctx context.Context, conv *runner.Conversation, c
 		return fail(fmt.Errorf("!%s was not run: %s", command, output))
 	}
 	var text strings.Builder
-	if err := shellTemplate.Execute(&text, map[string]any{"Command": command, "Output": strings.TrimRight(output, "\n"), "Failed": res.IsError}); err != nil {
+	if err := shellTemplate().Execute(&text, map[string]any{"Command": command, "Output": strings.TrimRight(output, "\n"), "Failed": res.IsError}); err != nil {
 		return fail(err)
 	}
 	if err := conv.Record(llm.UserText(strings.TrimSpace(text.String()))); err != nil {

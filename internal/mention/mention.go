@@ -10,9 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cadre-dev/cadre/internal/tmplexec"
 )
 
 // ErrOutside is the error for a path that leaves the workspace.
@@ -127,12 +130,16 @@ func Read(root, name string) (File, error) {
 //go:embed attachment.tmpl
 var attachmentText string
 
-var attachment = template.Must(template.New("attachment").Parse(attachmentText))
+// attachment is parsed on first use, and runs on tmplexec, not
+// text/template's executor (see its doc.go).
+var attachment = sync.OnceValue(func() *tmplexec.Template {
+	return tmplexec.New(template.Must(template.New("attachment").Parse(attachmentText)), nil)
+})
 
 // Block is the text that attaches f to a message for the model.
 func Block(f File) string {
 	var b strings.Builder
-	if err := attachment.Execute(&b, f); err != nil {
+	if err := attachment().Execute(&b, f); err != nil {
 		// The template and File are fixed: this cannot fail.
 		panic(err)
 	}
