@@ -298,15 +298,15 @@ func (m *Model) tasksCommand(args string) tea.Cmd {
 }
 
 // taskTable lists tasks oldest first, each with its run's number in
-// /subagents (none for a task that is no subagent, such as a shell
-// command: its id names it).
+// /subagents; a task that is no subagent (a background shell command)
+// has a number of its own, sN (taskNumbers).
 func (m *Model) taskTable(tasks []cadre.Task, runs []cadre.SubagentRun) string {
 	if len(tasks) == 0 {
 		return "No background tasks in this conversation."
 	}
 	rows := [][]string{{"#", "ID", "STATUS", "AGENT", "ELAPSED", "COST", "DESCRIPTION · PROGRESS"}}
 	now := m.cfg.Now()
-	numbers := taskNumbers(runs)
+	numbers := taskNumbers(tasks, runs)
 	for _, t := range oldestFirst(tasks) {
 		start := t.Started
 		if start.IsZero() {
@@ -320,20 +320,26 @@ func (m *Model) taskTable(tasks []cadre.Task, runs []cadre.SubagentRun) string {
 		if t.Progress != "" && !t.Status.Terminal() {
 			what += " · " + oneLine(t.Progress)
 		}
-		n := "—"
-		if i, ok := numbers[t.ID]; ok {
-			n = fmt.Sprintf("#%d", i)
-		}
-		rows = append(rows, []string{n, short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), t.CostUSD.String(), what})
+		rows = append(rows, []string{numbers[t.ID], short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), t.CostUSD.String(), what})
 	}
-	return table(rows, m.width) + "\n" + styleDim.Render("/tasks output #N opens one's output · /tasks stop #N stops one · the numbers are /subagents'")
+	return table(rows, m.width) + "\n" + styleDim.Render("/tasks output #N opens one's output · /tasks stop #N stops one · #N is the run's number in /subagents, sN a shell command's")
 }
 
-// taskNumbers maps a subagent's id (its task's) to its number.
-func taskNumbers(runs []cadre.SubagentRun) map[string]int {
-	out := make(map[string]int, len(runs))
+// taskNumbers are the tasks' numbers by id: a subagent's is its run's
+// ("#2", as /subagents shows it); other tasks (background shell
+// commands) are counted apart, oldest first ("s1"), so that neither
+// numbering shifts when the other grows.
+func taskNumbers(tasks []cadre.Task, runs []cadre.SubagentRun) map[string]string {
+	out := make(map[string]string, len(tasks))
 	for _, r := range runs {
-		out[r.ID] = r.Index
+		out[r.ID] = fmt.Sprintf("#%d", r.Index)
+	}
+	shells := 0
+	for _, t := range oldestFirst(tasks) {
+		if _, ok := out[t.ID]; !ok {
+			shells++
+			out[t.ID] = fmt.Sprintf("s%d", shells)
+		}
 	}
 	return out
 }
@@ -352,6 +358,17 @@ func oldestFirst(tasks []cadre.Task) []cadre.Task {
 // shows ids' ends).
 func findTask(tasks []cadre.Task, runs []cadre.SubagentRun, target string) (cadre.Task, error) {
 	list := oldestFirst(tasks)
+	if n := strings.TrimPrefix(target, "#"); len(n) > 1 && n[0] == 's' {
+		if _, err := strconv.Atoi(n[1:]); err == nil {
+			numbers := taskNumbers(tasks, runs)
+			for _, t := range list {
+				if numbers[t.ID] == n {
+					return t, nil
+				}
+			}
+			return cadre.Task{}, fmt.Errorf("no task %s in this conversation (/tasks lists them)", n)
+		}
+	}
 	if n, err := strconv.Atoi(strings.TrimPrefix(target, "#")); err == nil {
 		i := slices.IndexFunc(runs, func(r cadre.SubagentRun) bool { return r.Index == n })
 		if i < 0 {
