@@ -287,6 +287,29 @@ func (c *Conversation) Send(ctx context.Context, m Message) error {
 	return nil
 }
 
+// Shell queues the user's own shell command (the TUI's "!command"): in
+// its turn it runs as a Bash call of the main agent would — through the
+// PreToolUse hooks, the permission rules and mode (a prompt, if they ask),
+// the sandbox and the PostToolUse hooks, never around them — without a
+// model call. The command and its output join the conversation as the
+// user's message, which the main agent sees from its next turn on; the
+// turn's result is the output.
+func (c *Conversation) Shell(ctx context.Context, command string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(command) == "" {
+		return errors.New("run a shell command: the command is empty")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errClosed
+	}
+	c.r.queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeShell, Target: c.target, Message: llm.UserText(command)})
+	return nil
+}
+
 // RunAgent queues a direct run of the named subagent with prompt (the
 // TUI's "@name text"): in its turn, the agent runs as a foreground child of
 // the main agent, started without a main-model round trip; its events are
@@ -750,6 +773,9 @@ func nextTurn(closed, failed bool, running func() bool, take func() []queue.Entr
 func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, hooks *runner.Hooks, entries []queue.Entry) *runner.Result {
 	if len(entries) == 1 && entries[0].Mode == queue.ModeAgent {
 		return c.sr.runAgent(ctx, conv, entries[0].Agent, entries[0].Message.Text())
+	}
+	if len(entries) == 1 && entries[0].Mode == queue.ModeShell {
+		return c.sr.runShell(ctx, conv, entries[0].Message.Text())
 	}
 	if len(entries) == 1 && entries[0].Mode == queue.ModeCompact {
 		return compactTurn(ctx, conv)

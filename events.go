@@ -58,6 +58,7 @@ type Event struct {
 	Init    *InitInfo    // SubtypeInit
 	Task    *TaskEvent   // SubtypeTaskStarted, SubtypeTaskProgress, SubtypeTaskNotification
 	Compact *CompactInfo // SubtypeCompactBoundary
+	Retry   *RetryInfo   // SubtypeAPIRetry
 	Result  *ResultInfo  // EventResult
 	// Partial is an EventStreamEvent's payload: one event of the Anthropic
 	// Messages API's stream (message_start, content_block_start,
@@ -91,7 +92,23 @@ const (
 	SubtypeTaskNotification = "task_notification"
 	// Older turns were replaced by a summary.
 	SubtypeCompactBoundary = "compact_boundary"
+	// A model call failed and is retried after a wait (Claude Code's
+	// api_retry); the event's agent is the one whose call it is.
+	SubtypeAPIRetry = "api_retry"
 )
+
+// RetryInfo is a model call about to be retried.
+type RetryInfo struct {
+	// Attempt counts the retries (1 for the first) of at most MaxRetries;
+	// Delay is the wait before it.
+	Attempt, MaxRetries int
+	Delay               time.Duration
+	// Status is the HTTP status of the failure (0 without a response);
+	// Kind its kind in Claude Code's words (rate_limit, overloaded,
+	// server_error, …); Message the error as text.
+	Status        int
+	Kind, Message string
+}
 
 // Subtypes of result events, as Claude Code names them.
 const (
@@ -272,6 +289,9 @@ func eventOf(e event.Event) Event {
 	if e.Subtype == SubtypeCompactBoundary {
 		out.Compact = compactOf(e.Fields)
 	}
+	if e.Subtype == SubtypeAPIRetry {
+		out.Retry = retryOf(e.Fields)
+	}
 	return out
 }
 
@@ -306,6 +326,16 @@ func compactOf(f map[string]any) *CompactInfo {
 	m, _ := f["compact_metadata"].(map[string]any)
 	trigger, _ := m["trigger"].(string)
 	return &CompactInfo{Trigger: trigger, PreTokens: number(m["pre_tokens"])}
+}
+
+func retryOf(f map[string]any) *RetryInfo {
+	kind, _ := f["error"].(string)
+	msg, _ := f["message"].(string)
+	return &RetryInfo{
+		Attempt: int(number(f["attempt"])), MaxRetries: int(number(f["max_retries"])),
+		Delay: time.Duration(number(f["retry_delay_ms"])) * time.Millisecond, Status: int(number(f["error_status"])),
+		Kind: kind, Message: msg,
+	}
 }
 
 func number(v any) int64 {

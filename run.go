@@ -2,10 +2,13 @@ package cadre
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
+	"text/template"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/command"
@@ -22,6 +25,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -354,6 +358,46 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation,
 	}
 	return sr.exchange(conv, res, prompt, fmt.Sprintf("(/%s produced no output", cmd.Name))
 }
+
+// shellTemplate records a user's "!command" for the model; parsed on
+// first use, it runs on tmplexec (see its doc.go).
+var shellTemplate = sync.OnceValue(func() *tmplexec.Template {
+	return tmplexec.New(template.Must(template.New("shell").Parse(prompts.Shell)), nil)
+})
+
+// runShell runs the user's "!command" (Conversation.Shell) as the main
+// agent's Bash call would run — hooks, permission layer, sandbox — and
+// records the command and its output as the user's message; the turn's
+// result is the output.
+func (sr *sessionRun) runShell(ctx context.Context, conv *runner.Conversation, command string) *runner.Result {
+	fail := func(err error) *runner.Result {
+		return &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}, Status: session.StatusFailed}
+	}
+	if _, ok := sr.tools.Get(shellTool); !ok {
+		return fail(fmt.Errorf("!%s: the main agent has no %s tool to run it with", command, shellTool))
+	}
+	input, err := json.Marshal(map[string]string{"command": command, "description": "The user's own command (!)"})
+	if err != nil {
+		return fail(err)
+	}
+	res, denied := conv.RunTool(ctx, llm.Block{Type: llm.BlockToolUse, ID: "shell_" + ids.New(), Name: shellTool, Input: input})
+	output := res.ResultText()
+	if denied {
+		// Nothing ran: nothing joins the conversation.
+		return fail(fmt.Errorf("!%s was not run: %s", command, output))
+	}
+	var text strings.Builder
+	if err := shellTemplate().Execute(&text, map[string]any{"Command": command, "Output": strings.TrimRight(output, "\n"), "Failed": res.IsError}); err != nil {
+		return fail(err)
+	}
+	if err := conv.Record(llm.UserText(strings.TrimSpace(text.String()))); err != nil {
+		return fail(err)
+	}
+	return &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeSuccess, Result: output}, Status: session.StatusCompleted}
+}
+
+// shellTool is the tool a "!command" runs as.
+const shellTool = "Bash"
 
 // runAgent runs an agent directly (Conversation.RunAgent): a foreground
 // child of the main agent, started without a model's call; its answer is

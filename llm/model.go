@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"time"
 )
 
 // ToolSpec describes a tool to the model.
@@ -93,7 +94,8 @@ const (
 	// EventToolUseStart announces a tool call (Name, ID) before its input arrives.
 	EventToolUseStart EventType = "tool_use_start"
 	// EventRetry says the attempt so far failed and is being retried; Delta
-	// holds the reason. Deltas received before it are void.
+	// holds the reason, and Retry, when a retry policy sent it, the
+	// attempt and the wait. Deltas received before it are void.
 	EventRetry EventType = "retry"
 	// EventDone is the last event of a successful stream; Response is set.
 	EventDone EventType = "done"
@@ -106,6 +108,17 @@ type Event struct {
 	Delta    string // text or thinking fragment
 	ID, Name string // tool_use start
 	Response *Response
+	Retry    *Retry // EventRetry from a retry policy
+}
+
+// Retry describes a retry about to happen: front ends show its countdown.
+type Retry struct {
+	// Attempt is the attempt about to start (2 for the first retry) of
+	// MaxAttempts; Delay the wait before it.
+	Attempt, MaxAttempts int
+	Delay                time.Duration
+	// Err is the failure retried.
+	Err error
 }
 
 // Model is a language model that streams. Implementations must honour ctx

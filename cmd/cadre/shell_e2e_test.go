@@ -275,8 +275,8 @@ func TestWebViewListsBackgroundShells(t *testing.T) {
 	}
 }
 
-// The TUI's /tasks lists a background command as a shell task, and
-// "/tasks stop #N" stops it.
+// The TUI's /tasks lists a background command as a shell task, numbered
+// apart from the subagents (s1), and "/tasks stop s1" stops it.
 func TestTUITasksListsBackgroundShells(t *testing.T) {
 	e := newEnv(t)
 	e.write("s.yaml", `agents:
@@ -296,7 +296,11 @@ func TestTUITasksListsBackgroundShells(t *testing.T) {
 	if rows := rowsWith(screen, "watch the tests"); len(rows) == 0 || !strings.Contains(rows[len(rows)-1], "shell") || !strings.Contains(rows[len(rows)-1], "running") {
 		t.Errorf("/tasks does not list the background command as a running shell task:\n%s", screen)
 	}
-	ask(s, "/tasks stop #1")
+	// A shell command is no subagent: it has a number of its own.
+	if rows := rowsWith(screen, "watch the tests"); len(rows) == 0 || !strings.HasPrefix(rows[len(rows)-1], "s1 ") {
+		t.Errorf("/tasks does not number the background command s1:\n%s", screen)
+	}
+	ask(s, "/tasks stop s1")
 	s.WaitFor("Stopped task", screenWait)
 	s.WaitFor("Told: <task-notification>", screenWait)
 }

@@ -712,8 +712,10 @@ func TestTUIStatusLineFollowsRunningSubagents(t *testing.T) {
 	ask(s, "Count both")
 	// Each child's first reply used 1,200 tokens; both are still running.
 	s.WaitUntil("the children's tokens on the status line while they run", screenWait, func(screen string) bool {
+		// The status line is the last row naming the model (the welcome
+		// line names it too).
 		rows := rowsWith(screen, "anthropic:"+sonnet)
-		return len(rows) == 1 && strings.Contains(rows[0], "· 2.4k tokens · $") && strings.Contains(rows[0], "2 subagents")
+		return len(rows) == 2 && strings.Contains(rows[1], "· 2.4k tokens · $") && strings.Contains(rows[1], "2 subagents")
 	})
 	close(hold)
 	s.WaitFor("Counted.", screenWait)

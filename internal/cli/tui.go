@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -87,7 +88,7 @@ func runConversation(ctx context.Context, rt *cadre.Runtime, req cadre.OpenReque
 	)
 	err = tui.Run(ctx, tui.Config{
 		Conversation: conv, Approvals: approvals, History: history, Sent: prompt, Runtime: rt,
-		Model: opts.Model, Mode: opts.PermissionMode, Agents: rt.MentionableAgents(),
+		Model: cmp.Or(opts.Model, conv.Model()), Mode: opts.PermissionMode, Agents: rt.MentionableAgents(), Cwd: rt.Cwd(),
 		Reopen: func(r cadre.OpenRequest) {
 			mu.Lock()
 			defer mu.Unlock()

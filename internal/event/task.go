@@ -8,6 +8,10 @@ const (
 	SubtypeTaskStarted      = "task_started"
 	SubtypeTaskProgress     = "task_progress"
 	SubtypeTaskNotification = "task_notification"
+	// SubtypeAPIRetry is a model call about to be retried (Claude Code's
+	// api_retry): Fields hold attempt, max_retries, retry_delay_ms,
+	// error_status and error.
+	SubtypeAPIRetry = "api_retry"
 )
 
 // Task is the payload of a task_* system event: a background subagent run

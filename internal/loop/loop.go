@@ -629,6 +629,17 @@ func safe(set *tool.Set, name string) bool {
 	return ok && t.Info().ConcurrencySafe
 }
 
+// Call runs one tool call as a turn runs a model's: the input checks, the
+// PreToolUse hooks, the permission layer, the tool in cfg.Env (its
+// sandbox) and the PostToolUse hooks, inside its execute_tool span. A
+// user's own call (the TUI's "!command") goes through it, so that it
+// passes the same gates as the model's; denied reports a refusal by a
+// hook or the permission layer.
+func Call(ctx context.Context, cfg Config, use llm.Block) (result llm.Block, denied bool) {
+	res := runOne(ctx, &cfg, use)
+	return res.block, res.denied
+}
+
 // runOne runs one call inside its execute_tool span: the hooks, the
 // permission layer and the tool (a spawned subagent's run among its work)
 // see the span in ctx.

@@ -89,6 +89,13 @@ func systemFields(e cadre.Event) []field {
 	if c := e.Compact; c != nil {
 		return []field{{"compact_metadata", compactJSON{PreTokens: c.PreTokens, Trigger: c.Trigger}}}
 	}
+	if r := e.Retry; r != nil {
+		var status any // null without an HTTP response
+		if r.Status != 0 {
+			status = r.Status
+		}
+		return []field{{"attempt", r.Attempt}, {"error", r.Kind}, {"error_status", status}, {"max_retries", r.MaxRetries}, {"retry_delay_ms", r.Delay.Milliseconds()}}
+	}
 	t := e.Task
 	if t == nil {
 		return nil

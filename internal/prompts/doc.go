@@ -16,3 +16,9 @@ var System string
 //
 //go:embed coordinator.md
 var Coordinator string
+
+// Shell is the template of the message that records a user's own shell
+// command ("!command") and its output: .Command, .Output, .Failed.
+//
+//go:embed shell.tmpl
+var Shell string

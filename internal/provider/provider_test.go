@@ -172,6 +172,7 @@ func TestRetry(t *testing.T) {
 			var waits []time.Duration
 			m := WithRetry(f, RetryPolicy{Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }})
 			var retries int
+			var announced []llm.Retry
 			var err error
 			var resp *llm.Response
 			for ev, e := range m.Stream(context.Background(), &llm.Request{}) {
@@ -182,9 +183,22 @@ func TestRetry(t *testing.T) {
 				switch ev.Type {
 				case llm.EventRetry:
 					retries++
+					if ev.Retry != nil {
+						announced = append(announced, *ev.Retry)
+					}
 				case llm.EventDone:
 					resp = ev.Response
 				}
+			}
+			// Each retry says which attempt comes, of how many, after
+			// which wait and why: what a front end counts down.
+			for i, r := range announced {
+				if r.Attempt != i+2 || r.MaxAttempts != 5 || i >= len(waits) || r.Delay != waits[i] || !errors.Is(r.Err, tc.errs[i]) {
+					t.Errorf("retry %d announced %+v (waited %v)", i, r, waits)
+				}
+			}
+			if len(announced) != retries {
+				t.Errorf("%d of %d retry events say their attempt and wait", len(announced), retries)
 			}
 			if int(f.calls.Load()) != tc.calls {
 				t.Errorf("calls = %d, want %d", f.calls.Load(), tc.calls)

@@ -108,7 +108,8 @@ func (r *retrying) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 				yield(llm.Event{}, fmt.Errorf("server asked to retry after %s, longer than the %s cadre waits: %w", d, r.p.MaxRetryAfter, failed))
 				return
 			}
-			if !yield(llm.Event{Type: llm.EventRetry, Delta: fmt.Sprintf("%v; retrying in %s (attempt %d of %d)", failed, d.Round(time.Millisecond), attempt+2, r.p.MaxAttempts)}, nil) {
+			retry := &llm.Retry{Attempt: attempt + 2, MaxAttempts: r.p.MaxAttempts, Delay: d, Err: failed}
+			if !yield(llm.Event{Type: llm.EventRetry, Retry: retry, Delta: fmt.Sprintf("%v; retrying in %s (attempt %d of %d)", failed, d.Round(time.Millisecond), attempt+2, r.p.MaxAttempts)}, nil) {
 				return
 			}
 			if err := r.p.Sleep(ctx, d); err != nil {

@@ -31,10 +31,15 @@ const (
 	// ModeCompact compacts the agent's conversation now (the TUI's
 	// /compact), in a turn of its own between the others.
 	ModeCompact Mode = "compact"
+	// ModeShell runs the user's own shell command (the TUI's "!command")
+	// through the main agent's tool gates, in a turn of its own.
+	ModeShell Mode = "shell"
 )
 
 // own reports whether an entry of mode m has a turn of its own.
-func (m Mode) own() bool { return m == ModePrompt || m == ModeAgent || m == ModeCompact }
+func (m Mode) own() bool {
+	return m == ModePrompt || m == ModeAgent || m == ModeCompact || m == ModeShell
+}
 
 // Entry is one queued input.
 type Entry struct {

@@ -223,6 +223,17 @@ func (c *Conversation) Record(msgs ...llm.Message) error {
 	return nil
 }
 
+// RunTool runs one call of the user's with the turn's configuration
+// (loop.Call): the same hooks, permission layer and sandbox as the
+// model's calls, without a model call. Nothing is recorded.
+func (c *Conversation) RunTool(ctx context.Context, use llm.Block) (result llm.Block, denied bool) {
+	cfg := c.spec.Loop
+	if cfg.Logger == nil {
+		cfg.Logger = c.spec.Logger
+	}
+	return loop.Call(ctx, cfg, use)
+}
+
 // History is the conversation soFar.
 func (c *Conversation) History() []llm.Message { return c.history }
 
@@ -278,6 +289,17 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 				c.spec.Totals.progress(key, soFar, c.price(soFar))
 			}
 			return c.rec.record(s, true)
+		}
+		// A retry is shown as it waits, partial messages or not: what
+		// streamed is void, and a front end counts down to the next try.
+		next := cfg.OnStream
+		cfg.OnStream = func(ev llm.Event) {
+			if ev.Type == llm.EventRetry && ev.Retry != nil {
+				c.rec.publishRetry(ev.Retry)
+			}
+			if next != nil {
+				next(ev)
+			}
 		}
 		if c.spec.Partial && cfg.Model != nil {
 			p := &partial{model: bareModel(cfg.Model.Name()), emit: c.rec.publishPartial}
@@ -462,6 +484,51 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 		r.spec.Observe(s)
 	}
 	return nil
+}
+
+// publishRetry publishes a model call about to be retried, in Claude
+// Code's api_retry shape: attempt counts the retries (1 for the first),
+// error is its error kind. It is not recorded: the transcript keeps what
+// was said, not how often it was asked.
+func (r *recorder) publishRetry(rt *llm.Retry) {
+	if r.spec.Bus == nil {
+		return
+	}
+	var status any // null without an HTTP response, as Claude Code writes it
+	kind := "unknown"
+	var e *llm.Error
+	if errors.As(rt.Err, &e) {
+		if e.Status != 0 {
+			status = e.Status
+		}
+		kind = retryKind(e.Kind)
+	}
+	t := r.spec.Tag
+	r.spec.Bus.Publish(event.Event{
+		Type: event.TypeSystem, Subtype: event.SubtypeAPIRetry, UUID: ids.New(), SessionID: t.RootSessionID, Time: r.spec.Now(),
+		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription, AgentColor: t.AgentColor,
+		Fields: map[string]any{
+			"attempt": rt.Attempt - 1, "max_retries": rt.MaxAttempts - 1, "retry_delay_ms": rt.Delay.Milliseconds(),
+			"error_status": status, "error": kind, "message": rt.Err.Error(),
+		},
+	})
+}
+
+// retryKind names an error kind as Claude Code's api_retry does.
+func retryKind(k llm.ErrorKind) string {
+	switch k {
+	case llm.ErrRateLimit:
+		return "rate_limit"
+	case llm.ErrOverloaded:
+		return "overloaded"
+	case llm.ErrServer, llm.ErrStreamCut, llm.ErrTimeout:
+		return "server_error"
+	case llm.ErrAuth:
+		return "authentication_failed"
+	case llm.ErrBadRequest:
+		return "invalid_request"
+	}
+	return "unknown"
 }
 
 // publishPartial publishes one streaming event of a reply in progress;

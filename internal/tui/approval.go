@@ -49,9 +49,8 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 			m.answer(a, cadre.PermissionDecision{Message: denial("")})
 			return nil
 		case "ctrl+c":
-			m.quitArmed = true
 			m.answer(a, cadre.PermissionDecision{Message: denial("")})
-			return nil
+			return m.armQuit()
 		}
 		var cmd tea.Cmd
 		m.reason, cmd = m.reason.Update(k)
@@ -78,8 +77,8 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 		m.answer(a, cadre.PermissionDecision{Message: denial("")})
 	case "ctrl+c":
 		// Quitting must stay possible with a prompt open: deny first.
-		m.quitArmed = true
 		m.answer(a, cadre.PermissionDecision{Message: denial("")})
+		return m.armQuit()
 	}
 	return nil
 }

@@ -184,9 +184,10 @@ func (m *Model) subagentTargets() []string {
 // help is the /help text.
 func (m *Model) help() string {
 	var b strings.Builder
-	b.WriteString("Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J new line · Up/Down history · Esc interrupts the turn · ")
+	b.WriteString("Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J new line · Up/Down history · Esc or Ctrl+C interrupts the turn · ")
 	b.WriteString("Ctrl+C twice quits · Shift+Tab cycles the permission mode · Ctrl+B moves running subagents to the background · ")
-	b.WriteString("Ctrl+T opens the session tree · PgUp/PgDn scroll · @name text runs that subagent · Tab completes names and commands\nCommands:")
+	b.WriteString("Ctrl+T opens the session tree · PgUp/PgDn or the wheel scroll · @name text runs that subagent · @path attaches a file · ")
+	b.WriteString("!command runs a shell command · ? on an empty prompt lists the keys · Tab completes names, paths and commands\nCommands:")
 	for _, c := range builtins() {
 		fmt.Fprintf(&b, "\n  /%-10s %s", c.name, c.help)
 		if c.args != "" {

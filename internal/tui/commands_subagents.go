@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -248,26 +249,30 @@ func (m *Model) tasksCommand(args string) tea.Cmd {
 	verb, target, _ := strings.Cut(args, " ")
 	target = strings.TrimSpace(target)
 	root := st.SessionID()
-	switch verb {
-	case "":
-		tasks, err := rt.Tasks(m.ctx, root, 0)
+	// A task's number is its run's in /subagents (the runtime's, in
+	// start order): the same run is #N in both, and stop #N means it.
+	var runs []cadre.SubagentRun
+	var tasks []cadre.Task
+	if verb == "" || verb == "output" || verb == "stop" {
+		var err error
+		if tasks, err = rt.Tasks(m.ctx, root, 0); err == nil {
+			runs, err = st.Subagents(m.ctx)
+		}
 		if err != nil {
 			m.Error(err.Error())
 			return nil
 		}
-		m.Info(m.taskTable(tasks))
+	}
+	switch verb {
+	case "":
+		m.Info(m.taskTable(tasks, runs))
 		return nil
 	case "output", "stop":
 		if target == "" {
 			m.Error(fmt.Sprintf("/tasks %s needs a task: #N or its id", verb))
 			return nil
 		}
-		tasks, err := rt.Tasks(m.ctx, root, 0)
-		if err != nil {
-			m.Error(err.Error())
-			return nil
-		}
-		t, err := findTask(tasks, target)
+		t, err := findTask(tasks, runs, target)
 		if err != nil {
 			m.Error(err.Error())
 			return nil
@@ -292,14 +297,17 @@ func (m *Model) tasksCommand(args string) tea.Cmd {
 	return nil
 }
 
-// taskTable lists tasks oldest first, numbered as findTask reads "#N".
-func (m *Model) taskTable(tasks []cadre.Task) string {
+// taskTable lists tasks oldest first, each with its run's number in
+// /subagents; a task that is no subagent (a background shell command)
+// has a number of its own, sN (taskNumbers).
+func (m *Model) taskTable(tasks []cadre.Task, runs []cadre.SubagentRun) string {
 	if len(tasks) == 0 {
 		return "No background tasks in this conversation."
 	}
 	rows := [][]string{{"#", "ID", "STATUS", "AGENT", "ELAPSED", "COST", "DESCRIPTION · PROGRESS"}}
 	now := m.cfg.Now()
-	for i, t := range oldestFirst(tasks) {
+	numbers := taskNumbers(tasks, runs)
+	for _, t := range oldestFirst(tasks) {
 		start := t.Started
 		if start.IsZero() {
 			start = t.Created
@@ -312,13 +320,31 @@ func (m *Model) taskTable(tasks []cadre.Task) string {
 		if t.Progress != "" && !t.Status.Terminal() {
 			what += " · " + oneLine(t.Progress)
 		}
-		rows = append(rows, []string{fmt.Sprintf("#%d", i+1), short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), t.CostUSD.String(), what})
+		rows = append(rows, []string{numbers[t.ID], short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), t.CostUSD.String(), what})
 	}
-	return table(rows, m.width) + "\n" + styleDim.Render("/tasks output #N opens one's output · /tasks stop #N stops one")
+	return table(rows, m.width) + "\n" + styleDim.Render("/tasks output #N opens one's output · /tasks stop #N stops one · #N is the run's number in /subagents, sN a shell command's")
 }
 
-// oldestFirst reverses the store's newest-first listing: a task's number
-// then stays the same as more start.
+// taskNumbers are the tasks' numbers by id: a subagent's is its run's
+// ("#2", as /subagents shows it); other tasks (background shell
+// commands) are counted apart, oldest first ("s1"), so that neither
+// numbering shifts when the other grows.
+func taskNumbers(tasks []cadre.Task, runs []cadre.SubagentRun) map[string]string {
+	out := make(map[string]string, len(tasks))
+	for _, r := range runs {
+		out[r.ID] = fmt.Sprintf("#%d", r.Index)
+	}
+	shells := 0
+	for _, t := range oldestFirst(tasks) {
+		if _, ok := out[t.ID]; !ok {
+			shells++
+			out[t.ID] = fmt.Sprintf("s%d", shells)
+		}
+	}
+	return out
+}
+
+// oldestFirst reverses the store's newest-first listing.
 func oldestFirst(tasks []cadre.Task) []cadre.Task {
 	out := make([]cadre.Task, len(tasks))
 	for i, t := range tasks {
@@ -327,15 +353,33 @@ func oldestFirst(tasks []cadre.Task) []cadre.Task {
 	return out
 }
 
-// findTask reads "#N" (taskTable's number), an id, or a unique start or
-// end of one (the table shows ids' ends).
-func findTask(tasks []cadre.Task, target string) (cadre.Task, error) {
+// findTask reads "#N" (the subagent's number, as taskTable and
+// /subagents show it), an id, or a unique start or end of one (the table
+// shows ids' ends).
+func findTask(tasks []cadre.Task, runs []cadre.SubagentRun, target string) (cadre.Task, error) {
 	list := oldestFirst(tasks)
-	if n, err := strconv.Atoi(strings.TrimPrefix(target, "#")); err == nil {
-		if n < 1 || n > len(list) {
-			return cadre.Task{}, fmt.Errorf("no task #%d: this conversation has %d", n, len(list))
+	if n := strings.TrimPrefix(target, "#"); len(n) > 1 && n[0] == 's' {
+		if _, err := strconv.Atoi(n[1:]); err == nil {
+			numbers := taskNumbers(tasks, runs)
+			for _, t := range list {
+				if numbers[t.ID] == n {
+					return t, nil
+				}
+			}
+			return cadre.Task{}, fmt.Errorf("no task %s in this conversation (/tasks lists them)", n)
 		}
-		return list[n-1], nil
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(target, "#")); err == nil {
+		i := slices.IndexFunc(runs, func(r cadre.SubagentRun) bool { return r.Index == n })
+		if i < 0 {
+			return cadre.Task{}, fmt.Errorf("no subagent #%d in this conversation (/tasks and /subagents list them)", n)
+		}
+		for _, t := range list {
+			if t.ID == runs[i].ID {
+				return t, nil
+			}
+		}
+		return cadre.Task{}, fmt.Errorf("subagent #%d ran in the foreground: it is no background task (/subagents stop #%d stops it)", n, n)
 	}
 	var found []cadre.Task
 	for _, t := range list {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -395,15 +396,45 @@ func TestAgentsCommandListsShowsAndCreates(t *testing.T) {
 
 func TestTasksCommand(t *testing.T) {
 	rt := &fakeRuntime{tasks: []cadre.Task{ // newest first, as the store lists them
+		{ID: "0197bbbb-0000-7000-8000-0000000000c3", Kind: cadre.TaskLocalBash, Agent: "shell", Description: "watch the tests", Status: cadre.TaskRunning, Created: t0.Add(-30 * time.Second), Started: t0.Add(-30 * time.Second)},
 		{ID: "0197bbbb-0000-7000-8000-0000000000b2", Agent: "reviewer", Description: "Review the diff", Status: cadre.TaskCompleted, Created: t0.Add(-60 * time.Second), Started: t0.Add(-60 * time.Second), Finished: t0.Add(-5 * time.Second), CostUSD: llm.USD(0.0123)},
 		{ID: "0197bbbb-0000-7000-8000-0000000000a1", Agent: "explorer", Description: "Find the flaky test", Status: cadre.TaskRunning, Progress: "grepping for t.Parallel", Created: t0.Add(-125 * time.Second), Started: t0.Add(-125 * time.Second)},
 	}}
-	h := newCmdHarness(t, rt)
+	// The conversation's subagents: a foreground run first, then the two
+	// background ones, numbered by the runtime.
+	runs := []cadre.SubagentRun{
+		{Index: 1, ID: "0197bbbb-0000-7000-8000-0000000000f0", Agent: "general-purpose", Description: "Look around", Status: cadre.TaskCompleted, Depth: 1, Started: t0.Add(-130 * time.Second), Ended: t0.Add(-126 * time.Second)},
+		{Index: 2, ID: rt.tasks[2].ID, Agent: "explorer", Description: "Find the flaky test", Status: cadre.TaskRunning, Depth: 1, Background: true, Started: t0.Add(-125 * time.Second)},
+		{Index: 3, ID: rt.tasks[1].ID, Agent: "reviewer", Description: "Review the diff", Status: cadre.TaskCompleted, Depth: 1, Background: true, Started: t0.Add(-60 * time.Second), Ended: t0.Add(-5 * time.Second)},
+	}
+	h := newCmdHarness(t, rt, runs...)
 	h.do(h.enter("/tasks"))
 	h.golden("tasks")
-	h.do(h.enter("/tasks stop #1"))
-	if len(rt.stopped) != 1 || rt.stopped[0] != rt.tasks[1].ID {
-		t.Errorf("stopped %v, want the oldest task", rt.stopped)
+	// One numbering: each task's # is its run's in /subagents.
+	tasks := h.m.items[len(h.m.items)-1].text
+	h.do(h.enter("/subagents list"))
+	subagents := h.m.items[len(h.m.items)-1].text
+	if !slices.ContainsFunc(strings.Split(tasks, "\n"), func(row string) bool {
+		return strings.HasPrefix(row, "s1 ") && strings.Contains(row, "watch the tests")
+	}) {
+		t.Errorf("/tasks does not number the shell command s1:\n%s", tasks)
+	}
+	for _, want := range []struct{ n, desc string }{{"#2", "Find the flaky test"}, {"#3", "Review the diff"}} {
+		for name, table := range map[string]string{"/tasks": tasks, "/subagents": subagents} {
+			if !slices.ContainsFunc(strings.Split(table, "\n"), func(row string) bool {
+				return strings.HasPrefix(row, want.n+" ") && strings.Contains(row, want.desc)
+			}) {
+				t.Errorf("%s does not number %q %s:\n%s", name, want.desc, want.n, table)
+			}
+		}
+	}
+	h.do(h.enter("/tasks stop #2"))
+	if len(rt.stopped) != 1 || rt.stopped[0] != rt.tasks[2].ID {
+		t.Errorf("/tasks stop #2 stopped %v, want subagent #2's task %s", rt.stopped, rt.tasks[2].ID)
+	}
+	h.do(h.enter("/tasks stop s1"))
+	if len(rt.stopped) != 2 || rt.stopped[1] != rt.tasks[0].ID {
+		t.Errorf("/tasks stop s1 stopped %v, want the shell command %s", rt.stopped, rt.tasks[0].ID)
 	}
 	h.do(h.enter("/tasks output 000000b2"))
 	if len(h.m.screens) != 1 {
@@ -425,8 +456,10 @@ func TestTasksCommand(t *testing.T) {
 	}
 	for _, tc := range []struct{ line, want string }{
 		{"/tasks output", "needs a task"},
-		{"/tasks stop #3", "no task #3: this conversation has 2"},
-		{"/tasks stop 0197bbbb", "matches 2 task ids"},
+		{"/tasks stop #4", "no subagent #4"},
+		{"/tasks stop #1", "subagent #1 ran in the foreground"},
+		{"/tasks stop 0197bbbb", "matches 3 task ids"},
+		{"/tasks stop s2", "no task s2"},
 		{"/tasks list", `unknown /tasks action "list"`},
 	} {
 		h.do(h.enter(tc.line))

@@ -9,8 +9,10 @@
 // agent's answer streams into the transcript, rendered as Markdown; tool
 // calls show as one line each with their results folded; each subagent
 // run shows as one live line under the Agent call that started it,
-// collapsed to a summary when it ends (eight run lines per reply at most,
-// the rest summed up); background runs whose lines have scrolled away stay
+// collapsed to a summary when it ends (running runs first, as many lines
+// as the free rows hold while any runs, eight once all ended, the rest
+// summed up); a background run of the main agent that ends gets a line of
+// its own; background runs whose lines have scrolled away stay
 // in a panel above the input; a status line shows the model, the
 // permission mode, the tree's tokens and cost as they grow
 // (cadre.Conversation.Stats) and the background runs. Messages typed while
@@ -27,11 +29,20 @@
 //
 // Keys (input.go; the commands add theirs, such as Ctrl+T): Enter sends; Shift+Enter, Alt+Enter or Ctrl+J add a
 // line; Up/Down on the first/last line browse the history; Esc interrupts
-// the turn (or denies the approval shown); Ctrl+C twice quits; Shift+Tab
+// the turn (or denies the approval shown); Ctrl+C interrupts the turn,
+// clears typed text, else twice within quitWindow quits; Shift+Tab
 // cycles the permission mode (cadre.NextPermissionMode); Ctrl+B moves the
 // running foreground subagents to the background; Ctrl+O unfolds tool
-// results; PgUp/PgDn scroll; "@" completes agent names (Tab or Enter). An
-// approval prompt takes y/1, a/2, n/3 (then a reason) and Esc.
+// results; PgUp/PgDn and the mouse wheel scroll; "@" completes agent
+// names and workspace paths (Tab or Enter), and "@path" attaches the file
+// (internal/mention confines it to the workspace); "!command" runs
+// through cadre.Conversation.Shell (the Bash tool's gates); "?" on an
+// empty prompt opens the shortcut sheet. An approval prompt takes y/1,
+// a/2, n/3 (then a reason) and Esc.
+//
+// The view is drawn on the alternate screen; when Run returns, the
+// transcript is printed to the terminal so that it stays in its
+// scrollback.
 //
 // Extension points:
 //

@@ -1,12 +1,15 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/mention"
 )
 
 // key takes a key press on the conversation screen.
@@ -14,7 +17,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
 	if s != "ctrl+c" {
 		m.quitArmed = false
-	} else if m.quitArmed {
+	} else if m.quitArmed && m.cfg.Now().Sub(m.quitAt) < quitWindow {
 		// Twice quits, whatever is on screen (prompts still waiting are
 		// denied as the conversation stops).
 		return tea.Quit
@@ -22,12 +25,34 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if len(m.approvals) > 0 {
 		return m.approvalKey(k)
 	}
-	switch s {
-	case "ctrl+c":
-		m.quitArmed = true
-		m.input.Reset()
+	if m.shortcuts {
+		// Any key closes the sheet; "?" and Esc only that.
+		m.shortcuts = false
+		m.refresh()
+		if s == "?" || s == "esc" {
+			return nil
+		}
+	} else if s == "?" && m.input.Value() == "" {
+		m.shortcuts = true
 		m.refresh()
 		return nil
+	}
+	switch s {
+	case "ctrl+c":
+		m.completion = nil
+		switch {
+		case m.busy:
+			// As in Claude Code: the first thing Ctrl+C stops is the
+			// turn. A second press quits, for a turn that will not stop.
+			m.interrupt()
+			return m.armQuit()
+		case m.input.Value() != "":
+			m.quitArmed = false
+			m.input.Reset()
+			m.refresh()
+			return nil
+		}
+		return m.armQuit()
 	case "esc":
 		if m.completion != nil {
 			m.completion = nil
@@ -35,8 +60,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		if m.busy {
-			m.conv.Interrupt()
-			m.Info("Interrupted.")
+			m.interrupt()
 		}
 		return nil
 	case "shift+tab":
@@ -95,6 +119,22 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
+// interrupt stops the turn in progress; running background subagents go
+// on.
+func (m *Model) interrupt() {
+	m.conv.Interrupt()
+	m.Info("Interrupted.")
+}
+
+// armQuit shows "press again to quit" for quitWindow: a second Ctrl+C
+// within it quits.
+func (m *Model) armQuit() tea.Cmd {
+	m.quitArmed, m.quitAt = true, m.cfg.Now()
+	m.quitSeq++
+	m.refresh()
+	return m.after(quitWindow, quitExpiredMsg{m.quitSeq})
+}
+
 // submit sends what was typed: a command, an "@name" run, or a message.
 func (m *Model) submit() tea.Cmd {
 	text := m.input.Value()
@@ -112,11 +152,12 @@ func (m *Model) submit() tea.Cmd {
 	if strings.HasPrefix(line, "/") {
 		return m.command(line)
 	}
-	if name, prompt, ok := mention(line); ok {
-		if !slices.Contains(m.cfg.Agents, name) {
-			m.Error(fmt.Sprintf("no agent named %q to run with @ (these exist: %s)", name, orNone(m.cfg.Agents)))
-			return nil
-		}
+	if strings.HasPrefix(line, "!") {
+		m.runShell(line)
+		return nil
+	}
+	name, prompt, isMention := agentMention(line)
+	if isMention && slices.Contains(m.cfg.Agents, name) {
 		if prompt == "" {
 			m.Error(fmt.Sprintf("@%s needs a prompt: @%s what to do", name, name))
 			return nil
@@ -124,12 +165,46 @@ func (m *Model) submit() tea.Cmd {
 		m.runAgent(name, prompt, line)
 		return nil
 	}
-	m.send(text)
+	files, err := m.attachments(text)
+	if err == nil && isMention && !slices.ContainsFunc(files, func(f mention.File) bool { return f.Mention == name }) {
+		err = fmt.Errorf("no agent or file named %q for @ (agents: %s)", name, orNone(m.cfg.Agents))
+	}
+	if err != nil {
+		// Nothing is sent (Up brings the text back to fix).
+		m.Error(err.Error())
+		return nil
+	}
+	m.sendFiles(text, files)
 	return nil
 }
 
-// mention splits "@name text" into the agent's name and the prompt.
-func mention(line string) (name, prompt string, ok bool) {
+// attachments are the files text mentions with "@path" in the workspace.
+// A mention that names no file stays text (an e-mail address, a name); one
+// that leaves the workspace, or a file that cannot be attached, is an
+// error, and nothing is sent.
+func (m *Model) attachments(text string) ([]mention.File, error) {
+	if m.cfg.Cwd == "" {
+		return nil, nil
+	}
+	var files []mention.File
+	for _, tok := range mention.Tokens(text) {
+		if slices.Contains(m.cfg.Agents, tok) {
+			continue
+		}
+		f, err := mention.Read(m.cfg.Cwd, tok)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// agentMention splits "@name text" into the agent's name and the prompt.
+func agentMention(line string) (name, prompt string, ok bool) {
 	if !strings.HasPrefix(line, "@") {
 		return "", "", false
 	}
@@ -166,8 +241,11 @@ func (m *Model) browse(dir int) bool {
 	return true
 }
 
-// suggest offers the agents whose names complete an "@" the input starts
-// with, until a space ends the name.
+// maxFileCompletions bounds the paths "@" offers.
+const maxFileCompletions = 8
+
+// suggest offers what completes the word being typed: a command, or after
+// "@" the agents (at the start of the input) and the workspace's paths.
 func (m *Model) suggest() {
 	m.completion = nil
 	v := m.input.Value()
@@ -180,26 +258,52 @@ func (m *Model) suggest() {
 		}
 		return
 	}
-	if !strings.HasPrefix(v, "@") || strings.ContainsAny(v, " \n") {
+	start, word := lastWord(v)
+	if !strings.HasPrefix(word, "@") {
 		return
 	}
-	prefix := strings.ToLower(v[1:])
-	for _, a := range m.cfg.Agents {
-		if strings.HasPrefix(strings.ToLower(a), prefix) {
-			m.completion = append(m.completion, a)
+	prefix := word[1:]
+	if start == 0 {
+		for _, a := range m.cfg.Agents {
+			if strings.HasPrefix(strings.ToLower(a), strings.ToLower(prefix)) {
+				m.completion = append(m.completion, a)
+			}
+		}
+	}
+	if m.cfg.Cwd != "" {
+		for _, p := range mention.Complete(m.cfg.Cwd, prefix, maxFileCompletions) {
+			if p != prefix && !slices.Contains(m.completion, p) {
+				m.completion = append(m.completion, p)
+			}
 		}
 	}
 }
 
-// complete puts the first completion in the input.
+// lastWord is the word the input ends with and where it starts.
+func lastWord(v string) (int, string) {
+	i := strings.LastIndexAny(v, " \n\t") + 1
+	return i, v[i:]
+}
+
+// complete puts the first completion in the input, in place of the word
+// it completes; a directory stays open for the next part of its path.
 func (m *Model) complete() {
+	v := m.input.Value()
 	switch {
 	case len(m.completion) > 0 && strings.HasPrefix(m.completion[0], "/"):
 		m.input.SetValue(m.completion[0] + " ")
 	case len(m.completion) > 0:
-		m.input.SetValue("@" + m.completion[0] + " ")
+		start, _ := lastWord(v)
+		c := m.completion[0]
+		if !strings.HasSuffix(c, "/") {
+			c += " "
+		}
+		m.input.SetValue(v[:start] + "@" + c)
 	}
 	m.completion = nil
+	if strings.HasSuffix(m.input.Value(), "/") {
+		m.suggest()
+	}
 	m.refresh()
 }
 

@@ -2,6 +2,9 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -9,6 +12,8 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/mention"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // Conversation is what the TUI needs of a live conversation;
@@ -16,6 +21,7 @@ import (
 type Conversation interface {
 	Send(ctx context.Context, m cadre.Message) error
 	RunAgent(ctx context.Context, agent, prompt string) error
+	Shell(ctx context.Context, command string) error
 	Interrupt()
 	SetPermissionMode(m cadre.PermissionMode) error
 	Background(toolUseID string) (bool, error)
@@ -48,6 +54,9 @@ type Config struct {
 	// (/clear, /resume): the caller of Run opens it once the program
 	// has quit, and runs the TUI again over it.
 	Reopen func(cadre.OpenRequest)
+	// Cwd is the workspace, named by the welcome line (and the root of
+	// "@path" mentions).
+	Cwd string
 	// Runtime serves the slash commands (commands.go); nil leaves out
 	// those that need it.
 	Runtime Runtime
@@ -65,13 +74,18 @@ type Model struct {
 	screens       []Screen
 
 	// Conversation state.
-	items    []*item
-	calls    map[string]*item // tool items by tool-use id
-	stream   *item            // the main agent's reply still streaming
-	runs     *cadre.Activity
-	queued   []string // messages sent while a turn runs, oldest first
-	busy     bool     // a turn of the main agent is going on
-	thinking bool     // its reply streams a thinking block now
+	items  []*item
+	calls  map[string]*item // tool items by tool-use id
+	stream *item            // the main agent's reply still streaming
+	runs   *cadre.Activity
+	// announced are the background runs whose end the transcript told.
+	announced map[string]bool
+	queued    []string // messages sent while a turn runs, oldest first
+	// shell is the "!command" whose turn runs now: its result is the
+	// turn's.
+	shell    *item
+	busy     bool // a turn of the main agent is going on
+	thinking bool // its reply streams a thinking block now
 	model    string
 	mode     cadre.PermissionMode
 	// startMode is the mode the conversation opened in: Shift+Tab's
@@ -80,6 +94,10 @@ type Model struct {
 	// initSeen is set by the conversation's first init event.
 	initSeen bool
 	stats    cadre.ConversationStats
+	// retry is the main agent's model call waiting to be retried, since
+	// retryAt: the status line counts down to it.
+	retry    *cadre.RetryInfo
+	retryAt  time.Time
 	commands []string // the project's slash commands (init event)
 
 	// Input state.
@@ -87,6 +105,7 @@ type Model struct {
 	historyAt  int    // index into history while browsing; len(history) when not
 	draft      string // the unsent text kept while browsing history
 	completion []string
+	shortcuts  bool // the shortcut sheet is open ("?" on an empty prompt)
 
 	// Approval state: the requests waiting, the first shown.
 	approvals []cadre.Approval
@@ -98,13 +117,20 @@ type Model struct {
 	// rows are the transcript rows of the run lines, by call, as last
 	// rendered (rowBase is the row a group of them starts at); panel is
 	// the background panel drawn.
-	rows      map[string]int
-	rowBase   int
-	panel     []string
-	quitArmed bool // Ctrl+C pressed once
-	ticking   bool // a tick is scheduled
-	frame     int
-	endErr    error // why its events ended, if they failed
+	rows    map[string]int
+	rowBase int
+	panel   []string
+	// quitArmed is set by a first Ctrl+C at quitAt; quitSeq names the
+	// expiry tick of the latest, so an older tick cannot end a newer one.
+	quitArmed bool
+	quitAt    time.Time
+	quitSeq   int
+	// after returns the command that delivers msg in d (tea.Tick; tests
+	// deliver it when they choose).
+	after   func(d time.Duration, msg tea.Msg) tea.Cmd
+	ticking bool // a tick is scheduled
+	frame   int
+	endErr  error // why its events ended, if they failed
 }
 
 // maxInputLines bounds the input's height; longer text scrolls inside it.
@@ -141,9 +167,24 @@ func New(ctx context.Context, cfg Config) *Model {
 	m := &Model{
 		cfg: cfg, ctx: ctx, conv: cfg.Conversation,
 		input: in, reason: reason, view: viewport.New(),
-		calls: map[string]*item{}, runs: cadre.NewActivity(), decided: map[uint64]bool{},
+		calls: map[string]*item{}, runs: cadre.NewActivity(), announced: map[string]bool{}, decided: map[uint64]bool{},
 		model: cfg.Model, mode: cfg.Mode, startMode: cfg.Mode,
 	}
+	m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
+		// Unlike tea.Tick, it ends with the program's context: Bubble
+		// Tea does not wait for its commands' goroutines.
+		return func() tea.Msg {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return msg
+			case <-m.ctx.Done():
+				return nil
+			}
+		}
+	}
+	m.items = append(m.items, &item{kind: kindWelcome})
 	m.replay(cfg.History)
 	if cfg.Sent != "" {
 		m.busy = true
@@ -170,6 +211,13 @@ type ApprovalsMsg struct{ Pending []cadre.Approval }
 
 // tickMsg advances spinners and elapsed times while something runs.
 type tickMsg struct{}
+
+// quitExpiredMsg ends the "press again to quit" state armed as seq.
+type quitExpiredMsg struct{ seq int }
+
+// quitWindow is how long a first Ctrl+C waits for the second: a stray
+// press minutes later must not quit.
+const quitWindow = 2 * time.Second
 
 // tickEvery is the spinner's and elapsed times' pace while something runs.
 const tickEvery = 150 * time.Millisecond
@@ -198,6 +246,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setApprovals(msg.Pending)
 	case commandMsg:
 		cmds = append(cmds, m.commandDone(msg))
+	case quitExpiredMsg:
+		if m.quitArmed && msg.seq == m.quitSeq {
+			m.quitArmed = false
+			m.refresh()
+		}
 	case tickMsg:
 		m.ticking = false
 		m.frame++
@@ -219,6 +272,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		switch msg := msg.(type) {
 		case tea.KeyPressMsg:
 			cmds = append(cmds, m.key(msg))
+		case tea.MouseWheelMsg:
+			m.wheel(msg.Mouse())
 		case tea.PasteMsg:
 			var cmd tea.Cmd
 			if m.reasoning {
@@ -231,6 +286,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	cmds = append(cmds, m.tick())
 	return m, tea.Batch(cmds...)
+}
+
+// wheelLines is how far one notch of the mouse wheel scrolls.
+const wheelLines = 3
+
+// wheel scrolls the transcript with the mouse wheel.
+func (m *Model) wheel(e tea.Mouse) {
+	switch e.Button {
+	case tea.MouseWheelUp:
+		m.view.ScrollUp(wheelLines)
+	case tea.MouseWheelDown:
+		m.view.ScrollDown(wheelLines)
+	default:
+		return
+	}
+	m.refresh()
 }
 
 // running reports whether anything moves on screen: a turn, a subagent.
@@ -310,11 +381,23 @@ func (m *Model) Height() int { return m.height }
 
 // send queues text as a message of the conversation; while a turn runs it
 // shows as queued until its own turn starts.
-func (m *Model) send(text string) {
-	if err := m.conv.Send(m.ctx, cadre.Message{Text: text}); err != nil {
+func (m *Model) send(text string) { m.sendFiles(text, nil) }
+
+// sendFiles sends text with the files it mentions attached.
+func (m *Model) sendFiles(text string, files []mention.File) {
+	msg := cadre.Message{Text: text}
+	for _, f := range files {
+		msg.Blocks = append(msg.Blocks, llm.Text(mention.Block(f)))
+	}
+	if err := m.conv.Send(m.ctx, msg); err != nil {
 		m.Error(err.Error())
 		return
 	}
+	defer func() {
+		for _, f := range files {
+			m.Info(fmt.Sprintf("  ⎿ attached %s (%d lines)", f.Path, f.Lines))
+		}
+	}()
 	if m.busy {
 		m.queued = append(m.queued, text)
 		m.refresh()
@@ -322,6 +405,29 @@ func (m *Model) send(text string) {
 	}
 	m.busy = true
 	m.add(&item{kind: kindUser, text: text})
+}
+
+// runShell runs "!command" through the conversation (Conversation.Shell:
+// the Bash tool's permission checks and sandbox), between turns.
+func (m *Model) runShell(line string) {
+	command := strings.TrimSpace(strings.TrimPrefix(line, "!"))
+	switch {
+	case command == "":
+		m.Error("! needs a command: !git status")
+		return
+	case m.busy:
+		m.Error("A turn is running: run a ! command when it ends (Esc stops it).")
+		return
+	}
+	if err := m.conv.Shell(m.ctx, command); err != nil {
+		m.Error(err.Error())
+		return
+	}
+	input, _ := json.Marshal(map[string]string{"command": command})
+	m.busy = true
+	m.items = append(m.items, &item{kind: kindUser, text: "!" + command})
+	m.shell = &item{kind: kindTool, id: "shell", tool: "Bash", input: input}
+	m.add(m.shell)
 }
 
 // runAgent runs "@name prompt".

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,6 +23,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type fakeConv struct {
 	mu          sync.Mutex
 	sent        []string
+	msgs        []cadre.Message
+	shells      []string
 	agents      [][2]string
 	interrupts  int
 	modes       []cadre.PermissionMode
@@ -36,6 +39,7 @@ func (f *fakeConv) Send(_ context.Context, m cadre.Message) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, m.Text)
+	f.msgs = append(f.msgs, m)
 	if f.sentCh != nil {
 		f.sentCh <- m.Text
 	}
@@ -46,6 +50,13 @@ func (f *fakeConv) RunAgent(_ context.Context, agent, prompt string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.agents = append(f.agents, [2]string{agent, prompt})
+	return nil
+}
+
+func (f *fakeConv) Shell(_ context.Context, command string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shells = append(f.shells, command)
 	return nil
 }
 
@@ -91,6 +102,8 @@ func newHarness(t *testing.T, agents ...string) *harness {
 		Conversation: h.conv, Approvals: cadre.NewApprovals(), Model: "sonnet", Mode: cadre.PermissionDefault,
 		Agents: agents, Now: func() time.Time { return h.now },
 	})
+	// Timed messages come when a test delivers them, never by waiting.
+	h.m.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	h.update(tea.WindowSizeMsg{Width: 80, Height: 20})
 	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "claude-sonnet-5-5", PermissionMode: cadre.PermissionDefault, SlashCommands: []string{"review"}}})
 	return h
@@ -254,5 +267,28 @@ func TestSentPromptShown(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 60, Height: 12})
 	if s := m.Screen(); !strings.Contains(s, "› What is in notes.txt?") || !strings.Contains(s, "working") {
 		t.Fatalf("the sent prompt is not shown with its turn running:\n%s", s)
+	}
+}
+
+// The mouse wheel scrolls the transcript, and back down to its end.
+func TestMouseWheelScrolls(t *testing.T) {
+	h := newHarness(t)
+	for i := range 40 {
+		h.m.Info(fmt.Sprintf("filler line %02d", i))
+	}
+	if s := h.m.Screen(); strings.Contains(s, "filler line 10") || !strings.Contains(s, "filler line 39") {
+		t.Fatalf("the transcript does not end at its bottom:\n%s", s)
+	}
+	for range 8 {
+		h.update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	}
+	if s := h.m.Screen(); !strings.Contains(s, "filler line 10") || strings.Contains(s, "filler line 39") {
+		t.Fatalf("the wheel did not scroll up:\n%s", s)
+	}
+	for range 8 {
+		h.update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	}
+	if s := h.m.Screen(); !strings.Contains(s, "filler line 39") {
+		t.Fatalf("the wheel did not scroll back down:\n%s", s)
 	}
 }

@@ -3,8 +3,10 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
+	"os"
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
@@ -74,6 +76,18 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	_, err := p.Run()
 	if err == nil {
 		err = m.endErr
+	}
+	// The conversation drawn on the alternate screen would vanish with
+	// it: it goes to the terminal's own screen and scrollback, as an
+	// inline program leaves it.
+	out := opts.Output
+	if out == nil {
+		out = os.Stdout
+	}
+	if t := m.Transcript(); t != "" {
+		if _, werr := fmt.Fprintln(out, t); werr != nil && err == nil {
+			err = fmt.Errorf("print the conversation: %w", werr)
+		}
 	}
 	cancel()
 	m.closeScreens()

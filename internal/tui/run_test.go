@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +75,13 @@ func TestRunHeadless(t *testing.T) {
 		t.Fatal("Run did not return after Ctrl+C twice")
 	}
 	inW.Close()
+	// The conversation stays on the terminal once the alternate screen
+	// is gone.
+	const leaveAlt = "\x1b[?1049l"
+	printed := out.String()
+	if i := strings.LastIndex(printed, leaveAlt); i < 0 || !strings.Contains(printed[i:], "› hello") {
+		t.Errorf("the conversation is not printed after leaving the alternate screen:\n%q", printed[max(0, len(printed)-300):])
+	}
 	// The turn had not ended: quitting stops everything.
 	if how := <-stopped; how != "stop" {
 		t.Errorf("quitting during a turn ended the conversation with %s, want stop", how)

@@ -51,10 +51,11 @@ func TestSubagentsScreen(t *testing.T) {
 	h.golden("subagents")
 }
 
-// TestManySubagentsStayReadable: twenty runs in parallel show at most
-// maxRunLines lines, the rest summed up on one.
+// TestManySubagentsStayReadable: twenty runs in parallel take the free
+// rows, running ones first; what does not fit is summed up on one line,
+// the runs that ended before the others.
 func TestManySubagentsStayReadable(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t) // 80×20: 15 run lines fit
 	var calls []llm.Block
 	for i := range 20 {
 		calls = append(calls, toolUse(fmt.Sprintf("c%d", i), "Agent", map[string]any{"description": fmt.Sprintf("part %d", i)}))
@@ -66,14 +67,34 @@ func TestManySubagentsStayReadable(t *testing.T) {
 	}
 	h.event(taskEnded("c0", cadre.TaskCompleted, 10, 1))
 	screen := h.m.Screen()
-	if n := strings.Count(screen, "worker"); n != maxRunLines {
-		t.Errorf("%d run lines shown, want %d:\n%s", n, maxRunLines, screen)
+	for i := 1; i < 15; i++ {
+		if !strings.Contains(screen, fmt.Sprintf("worker part %d — thinking", i)) {
+			t.Errorf("running part %d is not shown:\n%s", i, screen)
+		}
 	}
-	if !strings.Contains(screen, "… 12 more subagents (7 running, 5 starting, 0 done)") {
-		t.Errorf("the runs past the cap are not summed up:\n%s", screen)
+	if strings.Contains(screen, "worker part 0 ") {
+		t.Errorf("the finished run is shown while running ones are summed up:\n%s", screen)
+	}
+	if !strings.Contains(screen, "… 5 more subagents (0 running, 4 starting, 1 done)") {
+		t.Errorf("the runs past the free rows are not summed up:\n%s", screen)
 	}
 	if !strings.Contains(screen, "14 subagents") {
 		t.Errorf("the status line does not count the running subagents:\n%s", screen)
+	}
+
+	// In a tall terminal every line shows; once all ended, the group
+	// folds to maxRunLines again.
+	h.update(tea.WindowSizeMsg{Width: 80, Height: 45})
+	screen = h.m.Screen()
+	if strings.Contains(screen, "more subagents") || !strings.Contains(screen, "✓ worker part 0") {
+		t.Errorf("a tall terminal sums up runs that would fit:\n%s", screen)
+	}
+	for i := 1; i < 20; i++ {
+		h.event(taskStarted(fmt.Sprintf("c%d", i), fmt.Sprintf("a%d", i), "worker", fmt.Sprintf("part %d", i), 1, false))
+		h.event(taskEnded(fmt.Sprintf("c%d", i), cadre.TaskCompleted, 10, 1))
+	}
+	if n := strings.Count(h.m.Screen(), "✓ worker"); n != maxRunLines {
+		t.Errorf("%d finished lines shown, want %d:\n%s", n, maxRunLines, h.m.Screen())
 	}
 }
 
@@ -230,7 +251,7 @@ func TestSteeringKeys(t *testing.T) {
 	}
 	h.typeText("@nobody hi")
 	h.press(tea.KeyEnter, 0)
-	if !strings.Contains(h.m.Screen(), `no agent named "nobody"`) {
+	if !strings.Contains(h.m.Screen(), `no agent or file named "nobody"`) {
 		t.Fatalf("@ an unknown agent says nothing:\n%s", h.m.Screen())
 	}
 	// Up brings back the history, Down the draft.
@@ -254,7 +275,11 @@ func TestSteeringKeys(t *testing.T) {
 	if last := h.conv.sent[len(h.conv.sent)-1]; last != "one\ntwo" {
 		t.Fatalf("sent %q, want two lines", last)
 	}
-	// Ctrl+C once warns, twice quits.
+	// Ctrl+C once warns, twice quits (with the turn over: while it runs,
+	// Ctrl+C interrupts it); each result starts the next message queued.
+	for h.m.busy {
+		h.event(result())
+	}
 	if cmd := h.press('c', tea.ModCtrl); cmd != nil && isQuit(cmd) {
 		t.Fatal("the first ctrl+c quit")
 	}

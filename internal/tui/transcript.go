@@ -25,6 +25,11 @@ const (
 	kindTool
 	kindInfo
 	kindError
+	// kindNote is an event of the conversation on one line: a background
+	// run that ended.
+	kindNote
+	// kindWelcome is the first line: the workspace and the model.
+	kindWelcome
 )
 
 // item is one entry of the transcript.
@@ -64,6 +69,9 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 // event takes one event of the conversation.
 func (m *Model) event(e cadre.Event) {
 	m.runs.Observe(e)
+	if e.ParentToolUseID == "" && (e.Type == cadre.EventStreamEvent || e.Type == cadre.EventAssistant || e.Type == cadre.EventResult) {
+		m.retry = nil // the model answers again, or the turn is over
+	}
 	switch {
 	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeInit && e.Init != nil:
 		if e.Init.Model != "" {
@@ -87,6 +95,16 @@ func (m *Model) event(e cadre.Event) {
 		it := &item{kind: kindTool, id: e.Task.ToolUseID, tool: "Agent"}
 		m.calls[it.id] = it
 		m.items = append(m.items, it)
+	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeAPIRetry && e.Retry != nil:
+		if e.ParentToolUseID == "" {
+			at := e.Time
+			if at.IsZero() {
+				at = m.cfg.Now()
+			}
+			m.retry, m.retryAt = e.Retry, at
+		}
+	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeTaskNotification && e.Task != nil:
+		m.finished(e.Task)
 	case e.ParentToolUseID != "":
 		// A subagent's message: its run's line (Activity) shows it.
 	case e.Type == cadre.EventStreamEvent:
@@ -96,6 +114,16 @@ func (m *Model) event(e cadre.Event) {
 		m.assistant(e.Message)
 	case e.Type == cadre.EventUser && e.Message != nil:
 		m.results(e.Message)
+	case e.Type == cadre.EventResult && e.Result != nil && m.shell != nil:
+		// A "!command" turn: its result is the command's output.
+		it := m.shell
+		it.result, it.isError, it.returned = e.Result.Result, e.Result.IsError, true
+		if e.Result.IsError && len(e.Result.Errors) > 0 {
+			it.result = e.Result.Errors[0]
+		}
+		m.shell = nil
+		m.stats = m.conv.Stats()
+		m.turnEnded()
 	case e.Type == cadre.EventResult && e.Result != nil:
 		if e.Result.IsError {
 			reason := "the turn failed"
@@ -115,6 +143,39 @@ func (m *Model) event(e cadre.Event) {
 	m.refresh()
 }
 
+// welcome is the first line of the transcript: where cadre runs, on
+// which model, and where help is.
+func (m *Model) welcome() string {
+	head := styleHeading.Render("✻ cadre")
+	if m.cfg.Cwd != "" {
+		head += " · " + oneLine(m.cfg.Cwd)
+	}
+	if m.model != "" {
+		head += " · " + m.model
+	}
+	return ansi.Truncate(head, m.width, "…") + "\n" + styleDim.Render(ansi.Truncate("  /help for commands · ? for shortcuts · @ mentions an agent or a file", m.width, "…"))
+}
+
+// finished announces a background run of the main agent that ended: the
+// main agent is told of it and speaks again, and the user sees why. A
+// foreground run's end shows on its own line, under its call.
+func (m *Model) finished(t *cadre.TaskEvent) {
+	r, ok := m.runs.Run(t.ToolUseID)
+	if !ok || !r.Background || r.Depth > 1 || !r.Done() || m.announced[t.ToolUseID] {
+		return
+	}
+	m.announced[t.ToolUseID] = true
+	what := "finished"
+	if r.Status != cadre.TaskCompleted {
+		what = string(r.Status)
+	}
+	name := oneLine(r.Description)
+	if name == "" {
+		name = oneLine(r.AgentType)
+	}
+	m.items = append(m.items, &item{kind: kindNote, text: fmt.Sprintf("● %s %s · %s · %s tokens", name, what, elapsed(r.Elapsed(m.cfg.Now())), count(r.Tokens)), isError: r.Status != cadre.TaskCompleted})
+}
+
 // replay shows a resumed session's transcript: its messages as they were,
 // tool calls folded, nothing live.
 func (m *Model) replay(entries []cadre.TranscriptEntry) {
@@ -131,7 +192,7 @@ func (m *Model) replay(entries []cadre.TranscriptEntry) {
 			m.assistant(msg)
 		case e.Type == "user":
 			m.results(msg)
-			if text := strings.TrimSpace(msg.Text()); text != "" {
+			if text := strings.TrimSpace(typed(msg)); text != "" {
 				if strings.HasPrefix(text, "<task-notification>") {
 					m.items = append(m.items, &item{kind: kindInfo, text: "(a background task's notification)"})
 				} else {
@@ -147,6 +208,18 @@ func (m *Model) replay(entries []cadre.TranscriptEntry) {
 		}
 	}
 	m.items = append(m.items, &item{kind: kindInfo, text: "— resumed: new messages continue this session —"})
+}
+
+// typed is the text a user message was typed with: without the blocks
+// that attached files to it ("@path"), which the model read, not the user.
+func typed(msg *llm.Message) string {
+	var b strings.Builder
+	for _, c := range msg.Content {
+		if c.Type == llm.BlockText && !c.PerTurn && !strings.HasPrefix(c.Text, "<system-reminder>") {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
 }
 
 // answered reports whether the main agent's text shows after the last
@@ -272,6 +345,15 @@ func (m *Model) render(it *item) string {
 		out = styleDim.Render(ansi.Wrap(it.text, w, ""))
 	case kindError:
 		out = styleError.Render(ansi.Wrap("✗ "+clean(it.text), w, ""))
+	case kindWelcome:
+		// Live: the model changes with the init event and /model.
+		return m.welcome()
+	case kindNote:
+		style := styleOK
+		if it.isError {
+			style = styleError
+		}
+		out = style.Render(ansi.Truncate(it.text, w, "…"))
 	case kindTool:
 		out = m.renderTool(it)
 		if !it.returned {
@@ -405,18 +487,47 @@ func (m *Model) spawned(it *item) bool {
 // may wait for a concurrency slot).
 var spawnTools = map[string]bool{"Agent": true, "Task": true, "task": true, "agent_spawn": true, "sessions_spawn": true}
 
-// maxRunLines caps the run lines shown under one call: more runs are
-// summed up on one line, so twenty in parallel stay readable.
+// maxRunLines caps the run lines shown under calls whose runs have all
+// ended, and is the least a live fan-out gets: more runs are summed up on
+// one line, so twenty in parallel stay readable.
 const maxRunLines = 8
+
+// runBudget is how many run lines a fan-out with runs still going may
+// take: the rows the transcript has, less two for the reply above them.
+func (m *Model) runBudget() int {
+	free := m.height - lipgloss.Height(m.bottom()) - 2
+	return max(maxRunLines, free)
+}
+
+// rank orders runs for the screen: running first, then those waiting to
+// start, then those that ended, which are the first to be summed up.
+func (m *Model) rank(it *item) int {
+	r, ok := m.runs.Run(it.id)
+	switch {
+	case ok && !r.Done():
+		return 0
+	case !ok && !it.returned:
+		return 1
+	}
+	return 2
+}
 
 // renderSpawns are Agent calls, each with its run under it: live while
 // it runs (its children under it, indented), one summary line once it
-// ended. Past maxRunLines run lines, the rest are summed up on one line.
+// ended. Running runs come first; past the budget of lines (the free
+// rows while any runs, maxRunLines once all ended) the rest are summed up
+// on one line.
 func (m *Model) renderSpawns(items []*item) string {
+	items = slices.Clone(items)
+	slices.SortStableFunc(items, func(a, b *item) int { return cmp.Compare(m.rank(a), m.rank(b)) })
+	limit := maxRunLines
+	if m.rank(items[0]) < 2 {
+		limit = m.runBudget()
+	}
 	var b strings.Builder
 	shown := 0
 	for i, it := range items {
-		if shown >= maxRunLines {
+		if shown >= limit {
 			b.WriteString(m.summary(items[i:], 0) + "\n")
 			break
 		}
@@ -427,7 +538,7 @@ func (m *Model) renderSpawns(items []*item) string {
 			shown++
 			continue
 		}
-		m.runLines(&b, r, 0, &shown)
+		m.runLines(&b, r, 0, &shown, limit)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -454,17 +565,18 @@ func (m *Model) summary(items []*item, indent int) string {
 	return strings.Repeat("  ", indent) + styleDim.Render(text)
 }
 
-// runLines writes r's line, then its children's, depth-first; shown counts
-// the run lines written under the call, and past maxRunLines the rest are
-// summed up.
-func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, shown *int) {
+// runLines writes r's line, then its children's (running first),
+// depth-first; shown counts the run lines written under the call, and
+// past limit the rest are summed up.
+func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, shown *int, limit int) {
 	m.rows[r.ToolUseID] = m.rowBase + strings.Count(b.String(), "\n")
 	b.WriteString(m.runLine(r, indent))
 	b.WriteString("\n")
 	*shown++
 	kids := m.runs.Children(r.ToolUseID)
+	slices.SortStableFunc(kids, func(a, b cadre.ActivityRun) int { return cmp.Compare(boolRank(a.Done()), boolRank(b.Done())) })
 	for i, k := range kids {
-		if *shown >= maxRunLines {
+		if *shown >= limit {
 			rest := make([]*item, 0, len(kids)-i)
 			for _, k := range kids[i:] {
 				rest = append(rest, &item{id: k.ToolUseID})
@@ -472,8 +584,16 @@ func (m *Model) runLines(b *strings.Builder, r cadre.ActivityRun, indent int, sh
 			b.WriteString(m.summary(rest, indent+1) + "\n")
 			return
 		}
-		m.runLines(b, k, indent+1, shown)
+		m.runLines(b, k, indent+1, shown, limit)
 	}
+}
+
+// boolRank puts false before true.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // runLine is one run on one line: type, description, current tool or

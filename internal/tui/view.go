@@ -2,7 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -20,6 +22,9 @@ func (m *Model) View() tea.View {
 	}
 	v := tea.NewView(content)
 	v.AltScreen = true
+	// The wheel scrolls the transcript (text is selected with Shift held,
+	// as in other full-screen programs).
+	v.MouseMode = tea.MouseModeCellMotion
 	return v
 }
 
@@ -27,6 +32,15 @@ func (m *Model) View() tea.View {
 // golden tests compare.
 func (m *Model) Screen() string {
 	return ansi.Strip(m.View().Content)
+}
+
+// Transcript is the conversation as drawn, with its styles, for the
+// terminal's scrollback when the TUI quits ("" when nothing was said).
+func (m *Model) Transcript() string {
+	if !slices.ContainsFunc(m.items, func(it *item) bool { return it.kind != kindWelcome }) {
+		return ""
+	}
+	return strings.TrimRight(m.transcript(), "\n")
 }
 
 // bottom is everything under the transcript.
@@ -41,6 +55,9 @@ func (m *Model) bottom() string {
 		parts = append(parts, m.approvalView())
 	} else {
 		parts = append(parts, m.input.View())
+		if m.shortcuts {
+			parts = append(parts, m.shortcutSheet()...)
+		}
 		if len(m.completion) > 0 {
 			lead := "@ "
 			if strings.HasPrefix(m.completion[0], "/") {
@@ -71,6 +88,9 @@ func (m *Model) status() string {
 		if m.thinking {
 			state = spinner[m.frame%len(spinner)] + " thinking"
 		}
+		if m.retry != nil {
+			state = spinner[m.frame%len(spinner)] + " " + m.retryText()
+		}
 		if n := m.runs.Running(); n > 0 {
 			state += fmt.Sprintf(" · %d subagent%s", n, plural(n))
 		}
@@ -85,6 +105,18 @@ func (m *Model) status() string {
 		return ansi.Truncate(line, m.width, "…")
 	}
 	return styleDim.Render(ansi.Truncate(line, m.width, "…"))
+}
+
+// retryText is the retry waited for: why, and the countdown to it.
+func (m *Model) retryText() string {
+	r := m.retry
+	left := r.Delay - m.cfg.Now().Sub(m.retryAt)
+	secs := int((max(left, 0) + time.Second - 1) / time.Second)
+	why := strings.ReplaceAll(r.Kind, "_", " ")
+	if r.Status != 0 {
+		why += fmt.Sprintf(" (HTTP %d)", r.Status)
+	}
+	return fmt.Sprintf("%s · retrying in %ds (%d/%d)", why, secs, r.Attempt+1, r.MaxRetries+1)
 }
 
 // maxPanelLines caps the background panel's run lines.
@@ -110,6 +142,36 @@ func (m *Model) backgroundPanel() []string {
 	}
 	if n > maxPanelLines {
 		lines = append(lines, styleDim.Render(fmt.Sprintf("… %d more running in the background (/tasks lists them)", n-maxPanelLines)))
+	}
+	return lines
+}
+
+// shortcuts are the keys the sheet lists ("?" on an empty prompt).
+var shortcuts = [][2]string{
+	{"enter", "send"}, {"shift+enter, ctrl+j", "new line"},
+	{"↑ / ↓", "message history"}, {"esc, ctrl+c", "interrupt the turn"},
+	{"ctrl+c twice", "quit"}, {"shift+tab", "permission mode"},
+	{"@name", "run an agent / attach a file"}, {"/", "commands"},
+	{"!", "shell command"}, {"ctrl+b", "subagents to the background"},
+	{"ctrl+o", "unfold tool results"}, {"ctrl+t", "session tree"},
+	{"pgup / pgdn, wheel", "scroll"}, {"tab", "complete"},
+}
+
+// shortcutSheet lays the shortcuts out in as many columns as fit.
+func (m *Model) shortcutSheet() []string {
+	const keyW, cellW = 20, 50
+	cols := max(1, m.width/cellW)
+	var lines []string
+	for i := 0; i < len(shortcuts); i += cols {
+		var b strings.Builder
+		for j := i; j < min(i+cols, len(shortcuts)); j++ {
+			cell := fmt.Sprintf("%-*s %s", keyW, shortcuts[j][0], shortcuts[j][1])
+			if j < i+cols-1 {
+				cell = fmt.Sprintf("%-*s", cellW, cell)
+			}
+			b.WriteString(cell)
+		}
+		lines = append(lines, styleDim.Render(ansi.Truncate("  "+b.String(), m.width, "…")))
 	}
 	return lines
 }

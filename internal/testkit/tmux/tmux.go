@@ -178,6 +178,23 @@ func (s *Session) SendKeys(keys ...string) {
 	s.send(append([]string{"--"}, keys...)...)
 }
 
+// Wheel turns the mouse wheel one notch, up or down, over column x and
+// row y (from 0), as a terminal reports it to a program that asked for
+// the mouse in SGR mode: the bytes go to the program as one write.
+func (s *Session) Wheel(up bool, x, y int) {
+	s.t.Helper()
+	button := 65
+	if up {
+		button = 64
+	}
+	seq := fmt.Sprintf("\x1b[<%d;%d;%dM", button, x+1, y+1)
+	args := []string{"-H"}
+	for _, b := range []byte(seq) {
+		args = append(args, fmt.Sprintf("%02x", b))
+	}
+	s.send(args...)
+}
+
 func (s *Session) send(args ...string) {
 	s.t.Helper()
 	if _, err := s.run(append([]string{"send-keys", "-t", s.target}, args...)...); err != nil {
