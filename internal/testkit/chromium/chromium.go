@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Browser is a headless chromium and its DevTools pipe.
@@ -62,6 +63,9 @@ func Start(ctx context.Context, exe, dir string, width, height int) (*Browser, e
 		"--disable-dev-shm-usage", "--remote-debugging-pipe", "--user-data-dir="+dir,
 		fmt.Sprintf("--window-size=%d,%d", width, height), "about:blank")
 	cmd.ExtraFiles = []*os.File{cmdR, outW}
+	// A group of its own: Close ends the renderers and helpers chromium
+	// started too, which may outlive it and still write to the profile.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		cmdR.Close()
 		cmdW.Close()
@@ -265,5 +269,6 @@ func (b *Browser) Close(ctx context.Context) error {
 		err = fmt.Errorf("chromium did not quit: %w", ctx.Err())
 	}
 	<-b.done
+	syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL) // what is left of its group
 	return err
 }
