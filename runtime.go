@@ -655,7 +655,10 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
 		ShellMaxOutputBytes: s.BackgroundShell.MaxOutputBytes,
 		Mailbox:             mailbox, Watch: watch,
-		Fork:              s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
+		Fork: s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
+		// Claude Code's own switch turns cadre's teams on too.
+		Teams:             s.Subagents.Teams || forkEnv(getenv("CADRE_AGENT_TEAMS")) || forkEnv(getenv("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS")),
+		TaskLists:         r.db,
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
 		ContextFiles:      files,

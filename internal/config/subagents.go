@@ -66,6 +66,10 @@ type Subagents struct {
 	// Fork turns on the Agent-tool fork: an Agent call without
 	// subagent_type forks the caller (CADRE_FORK_SUBAGENT=1 does too).
 	Fork bool `json:"fork"`
+	// Teams turns agent teams on (claude profile only): an Agent call
+	// with a name adds a teammate that shares the session's task list
+	// (CADRE_AGENT_TEAMS=1 does too).
+	Teams bool `json:"teams"`
 	// AllowAgents are the agents a requester may name as sessions_spawn's
 	// agentId besides its own (S-P1, OpenClaw's allowAgents), "*" meaning
 	// any; an agent definition's own allowAgents replaces it for that

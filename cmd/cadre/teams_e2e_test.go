@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/testkit"
+)
+
+// Acceptance tests for agent teams (DESIGN S-A6, issue 26), driving the
+// real binary against the fake Anthropic server. Every agent's next step
+// is a function of its own conversation so far: the lead, two teammates
+// and their wakes may interleave in any order and the run still converges.
+
+// testerFile is a second agent type for teammates: its definition lists
+// only Read and Grep, and as a teammate it gets the team's tools too.
+const testerFile = `---
+name: tester
+description: Tests code. Use to check work.
+tools: Read, Grep
+model: inherit
+---
+TESTER-PROMPT: you test code and report what fails.
+`
+
+// teammateOf names the teammate a child request comes from ("" for none).
+func teammateOf(c *bgCall) string {
+	if !c.child() {
+		return ""
+	}
+	for _, n := range []string{"alice", "bob", "carol"} {
+		if c.has(`You are "` + n + `", a teammate`) {
+			return n
+		}
+	}
+	return ""
+}
+
+func taskCreate(subject string) testkit.ToolCall {
+	return testkit.ToolCall{Name: "TaskCreate", Input: map[string]any{"subject": subject, "description": subject + ", carefully"}}
+}
+
+func taskUpdate(id string, kv ...any) testkit.ToolCall {
+	in := map[string]any{"taskId": id}
+	for i := 0; i+1 < len(kv); i += 2 {
+		in[kv[i].(string)] = kv[i+1]
+	}
+	return testkit.ToolCall{Name: "TaskUpdate", Input: in}
+}
+
+func sendTo(to, message string) testkit.ToolCall {
+	return testkit.ToolCall{Name: "SendMessage", Input: map[string]any{"to": to, "message": message, "summary": "a note for " + to}}
+}
+
+func teammate(name, agentType, prompt string) testkit.ToolCall {
+	return testkit.ToolCall{Name: "Agent", Input: map[string]any{"description": name + " joins", "prompt": prompt, "subagent_type": agentType, "name": name}}
+}
+
+// steps returns the first of script a teammate has not taken yet, by the
+// tool calls in its conversation, or done.
+func nextStep(c *bgCall, script []testkit.ToolCall, done testkit.Reply) testkit.Reply {
+	taken := 0
+	for _, m := range c.msgs {
+		for _, b := range m.Blocks {
+			if m.Role == "assistant" && b.Type == "tool_use" {
+				taken++
+			}
+		}
+	}
+	if taken < len(script) {
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{script[taken]}}
+	}
+	return done
+}
+
+// userTexts are the user text blocks of a conversation holding s.
+func userTexts(c *bgCall, s string) []string {
+	var out []string
+	for _, m := range c.msgs {
+		for _, b := range m.Blocks {
+			if m.Role == "user" && b.Type == "text" && strings.Contains(b.Text, s) {
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
+var idleRE = regexp.MustCompile(`Teammate "(\w+)" is idle`)
+
+// TestTeamWorksThroughASharedTaskList is issue 26's acceptance: a lead adds
+// two teammates of different agent types and plans three tasks, one
+// blocked by another; the teammates claim, message each other and the
+// lead, and complete; the blocked task unblocks; the lead hears each
+// completion once and each teammate going idle, answers, and sees owners
+// and statuses in TaskList; -p exits when everybody is idle.
+func TestTeamWorksThroughASharedTaskList(t *testing.T) {
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch teammateOf(c) {
+		case "alice":
+			return nextStep(c, []testkit.ToolCall{
+				taskUpdate("1", "status", "in_progress"),
+				taskUpdate("1", "status", "completed"),
+				sendTo("bob", "ALICE-TO-BOB: the parser is in"),
+				taskUpdate("3", "status", "in_progress"),
+				taskUpdate("3", "status", "completed"),
+				sendTo("main", "ALICE-TO-LEAD: integration is in"),
+			}, testkit.Reply{Text: "ALICE-IDLE: parser and integration done"})
+		case "bob":
+			return nextStep(c, []testkit.ToolCall{
+				taskUpdate("2", "status", "in_progress"),
+				taskUpdate("2", "status", "completed"),
+				sendTo("alice", "BOB-TO-ALICE: the printer is in"),
+			}, testkit.Reply{Text: "BOB-IDLE: printer done"})
+		case "":
+			if c.child() {
+				return testkit.Reply{Text: "TEST-HARNESS-ERROR: a child that is no teammate"}
+			}
+		default:
+			return testkit.Reply{Text: "TEST-HARNESS-ERROR: an unknown teammate"}
+		}
+		// The lead.
+		switch {
+		case len(c.uses("TaskCreate")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("write the parser"), taskCreate("write the printer"), taskCreate("integrate both")}}
+		case len(c.uses("TaskUpdate")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskUpdate("3", "addBlockedBy", []any{"1"})}}
+		case len(c.uses("Agent")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				teammate("alice", "general-purpose", "Take the parser, then the integration."),
+				teammate("bob", "tester", "Take the printer."),
+			}}
+		case len(c.uses("TaskList")) == 0 && len(userTexts(c, "completed task #3")) > 0 && len(idleRE.FindAllString(strings.Join(c.notifications(), "\n"), -1)) >= 2:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "TaskList", Input: map[string]any{}}}}
+		}
+		return testkit.Reply{Text: fmt.Sprintf("LEAD-ACK %d", len(c.msgs))}
+	}))
+	e.write(".claude/agents/tester.md", testerFile)
+	e.set("CADRE_AGENT_TEAMS=1")
+	p := ok(t, e.run("", "-p", "build the pretty-printer with a team", "--model", sonnet, "--output-format", "stream-json"))
+
+	mains, children := bgCalls(srv)
+	last := mains[len(mains)-1]
+	// The spawns' results: teammate_spawned, by name.
+	spawned := last.results("Agent")
+	if len(spawned) != 2 {
+		t.Fatalf("%d Agent results, want 2:\n%s", len(spawned), last.dump())
+	}
+	for _, r := range spawned {
+		if txt := r.resultText(); r.IsError || !strings.Contains(txt, "joined team \"default\"") || !strings.Contains(txt, "teammate_id: ") {
+			t.Errorf("a teammate's spawn result: %s", txt)
+		}
+	}
+	// The lead heard each completion once, and each teammate go idle.
+	for _, id := range []string{"1", "2", "3"} {
+		if n := len(userTexts(last, "completed task #"+id+":")); n != 1 {
+			t.Errorf("the lead heard of task #%s's completion %d times, want once:\n%s", id, n, last.dump())
+		}
+	}
+	if n := len(userTexts(last, "No longer blocked: #3")); n != 1 {
+		t.Errorf("the lead heard %d times that #3 unblocked, want once", n)
+	}
+	idle := map[string]int{}
+	for _, m := range idleRE.FindAllStringSubmatch(strings.Join(last.notifications(), "\n"), -1) {
+		idle[m[1]]++
+	}
+	if idle["alice"] == 0 || idle["bob"] == 0 {
+		t.Errorf("idle notices %v, want alice's and bob's:\n%s", idle, last.dump())
+	}
+	if ns := strings.Join(last.notifications(), "\n"); !strings.Contains(ns, "ALICE-IDLE") || !strings.Contains(ns, "BOB-IDLE") {
+		t.Errorf("the idle notices lack the teammates' last messages:\n%s", ns)
+	}
+	if len(userTexts(last, "ALICE-TO-LEAD")) != 1 || !strings.Contains(userTexts(last, "ALICE-TO-LEAD")[0], `from="alice"`) {
+		t.Errorf("alice's message to main did not reach the lead once, from alice:\n%s", last.dump())
+	}
+	// TaskList: owners and statuses, as Claude Code's tool shows them.
+	lists := last.results("TaskList")
+	if len(lists) != 1 {
+		t.Fatalf("%d TaskList results, want 1:\n%s", len(lists), last.dump())
+	}
+	want := "#1 [completed] write the parser (alice)\n#2 [completed] write the printer (bob)\n#3 [completed] integrate both (alice)"
+	if got := lists[0].resultText(); got != want {
+		t.Errorf("TaskList:\n%s\nwant:\n%s", got, want)
+	}
+	// The lead answered after the list; -p ended on its answer.
+	if res := finalResult(t, p.stdout); !strings.HasPrefix(fmt.Sprint(res["result"]), "LEAD-ACK") {
+		t.Errorf("final result %v, want the lead's answer", res["result"])
+	}
+
+	// The teammates: messages reached each other by name; their tools
+	// are their definition's plus the team's, and no Agent.
+	var sawAlice, sawBob bool
+	for _, c := range children {
+		switch teammateOf(c) {
+		case "alice":
+			sawAlice = sawAlice || c.has("BOB-TO-ALICE")
+			if got := toolNames(c.req); slices.Contains(got, "Agent") || !slices.Contains(got, "ListAgents") || !slices.Contains(got, "TaskUpdate") || !slices.Contains(got, "SendMessage") {
+				t.Errorf("alice's tools %v: want the team's and no Agent", got)
+			}
+		case "bob":
+			sawBob = sawBob || c.has("ALICE-TO-BOB")
+			if got, want := toolNames(c.req), []string{"Grep", "ListAgents", "Read", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate"}; !slices.Equal(got, want) {
+				t.Errorf("bob's (tester's) tools %v, want %v", got, want)
+			}
+		}
+	}
+	if !sawAlice || !sawBob {
+		t.Errorf("messages between teammates: alice got bob's %v, bob got alice's %v", sawAlice, sawBob)
+	}
+	// The lead's own tools: the team's TaskList (no status_filter), no
+	// background TaskList.
+	if got := toolNames(mains[0].req); !slices.Contains(got, "TaskCreate") || !slices.Contains(got, "ListAgents") {
+		t.Errorf("the lead's tools %v lack the team's", got)
+	}
+	if strings.Contains(string(mains[0].req.Body), "status_filter") {
+		t.Errorf("the lead was offered the background TaskList (status_filter) beside the team's")
+	}
+}
+
+// TestTeamsOffChangesNothing: without the gate an Agent call with a name
+// starts a plain subagent, and the lead has no team tools.
+func TestTeamsOffChangesNothing(t *testing.T) {
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch {
+		case c.child():
+			return testkit.Reply{Text: "PLAIN-CHILD"}
+		case len(c.uses("Agent")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{teammate("alice", "general-purpose", "Do it.")}}
+		}
+		return testkit.Reply{Text: "done"}
+	}))
+	ok(t, e.run("", "-p", "go", "--model", sonnet))
+	mains, _ := bgCalls(srv)
+	if got := toolNames(mains[0].req); slices.Contains(got, "TaskCreate") || slices.Contains(got, "ListAgents") {
+		t.Errorf("teams off: the lead has team tools %v", got)
+	}
+	last := mains[len(mains)-1]
+	if r := last.results("Agent"); len(r) != 1 || !strings.Contains(r[0].resultText(), "PLAIN-CHILD") {
+		t.Errorf("teams off: the named Agent call did not run a plain subagent:\n%s", last.dump())
+	}
+}
