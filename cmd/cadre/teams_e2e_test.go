@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -240,5 +242,226 @@ func TestTeamsOffChangesNothing(t *testing.T) {
 	last := mains[len(mains)-1]
 	if r := last.results("Agent"); len(r) != 1 || !strings.Contains(r[0].resultText(), "PLAIN-CHILD") {
 		t.Errorf("teams off: the named Agent call did not run a plain subagent:\n%s", last.dump())
+	}
+}
+
+var teammateIDRE = regexp.MustCompile(`teammate_id: ([a-z0-9][a-z0-9_-]*)`)
+
+// TestTeamHooksMayRefuse: TaskCreated refuses a create (the item is taken
+// back out), TaskCompleted refuses a completion (the tool result says
+// why) and TeammateIdle keeps a teammate working, its reason the
+// teammate's next prompt; all three get Claude Code's team fields.
+func TestTeamHooksMayRefuse(t *testing.T) {
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		if teammateOf(c) == "carol" {
+			return nextStep(c, []testkit.ToolCall{
+				taskUpdate("2", "status", "in_progress"),
+				taskUpdate("2", "status", "completed"),
+				taskUpdate("2", "status", "completed"),
+			}, testkit.Reply{Text: "CAROL-IDLE"})
+		}
+		if c.child() {
+			return testkit.Reply{Text: "TEST-HARNESS-ERROR: an unknown child"}
+		}
+		switch {
+		case len(c.uses("TaskCreate")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("FORBIDDEN thing")}}
+		case len(c.uses("TaskCreate")) == 1:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("real work")}}
+		case len(c.uses("Agent")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{teammate("carol", "general-purpose", "Do the real work.")}}
+		}
+		return testkit.Reply{Text: "LEAD-ACK"}
+	}))
+	e.writeHome("settings.json", hookSettings(t, map[string]any{
+		"TaskCreated":   commandHook("", `in=$(cat); case "$in" in *FORBIDDEN*) echo "no forbidden tasks here" >&2; exit 2;; esac; printf '%s\n' "$in" >> created.jsonl`),
+		"TaskCompleted": commandHook("", `in=$(cat); printf '%s\n' "$in" >> completed.jsonl; if [ ! -e tests_ran ]; then touch tests_ran; echo "run the tests first" >&2; exit 2; fi`),
+		"TeammateIdle":  commandHook("", `in=$(cat); printf '%s\n' "$in" >> idle.jsonl; if [ ! -e idle_once ]; then touch idle_once; echo "KEEP-GOING: check the list once more" >&2; exit 2; fi`),
+	}))
+	e.set("CADRE_AGENT_TEAMS=1")
+	ok(t, e.run("", "-p", "work as a team", "--model", sonnet))
+
+	mains, children := bgCalls(srv)
+	last := mains[len(mains)-1]
+	creates := last.results("TaskCreate")
+	if len(creates) != 2 || !creates[0].IsError || !strings.Contains(creates[0].resultText(), "no forbidden tasks here") || creates[1].IsError || !strings.Contains(creates[1].resultText(), "#2") {
+		t.Errorf("TaskCreate results: the hook's refusal, then #2:\n%s", last.dump())
+	}
+	var carol *bgCall
+	for _, c := range children {
+		if teammateOf(c) == "carol" {
+			carol = c
+		}
+	}
+	if carol == nil {
+		t.Fatal("carol never ran")
+	}
+	ups := carol.results("TaskUpdate")
+	if len(ups) != 3 || ups[0].IsError || !ups[1].IsError || !strings.Contains(ups[1].resultText(), "run the tests first") || ups[2].IsError {
+		t.Errorf("carol's TaskUpdates: claim, refused completion, completion:\n%s", carol.dump())
+	}
+	if len(userTexts(carol, "KEEP-GOING: check the list once more")) != 1 {
+		t.Errorf("the TeammateIdle hook's reason is not carol's next prompt:\n%s", carol.dump())
+	}
+	// One idle notice: the first idle was held back by the hook.
+	if n := len(idleRE.FindAllString(strings.Join(last.notifications(), "\n"), -1)); n != 1 {
+		t.Errorf("%d idle notices, want 1:\n%s", n, last.dump())
+	}
+	for file, want := range map[string][]string{
+		"created.jsonl":   {`"hook_event_name":"TaskCreated"`, `"task_id":"2"`, `"task_subject":"real work"`, `"teammate_name":"main"`, `"team_name":"default"`},
+		"completed.jsonl": {`"hook_event_name":"TaskCompleted"`, `"task_id":"2"`, `"teammate_name":"carol"`, `"team_name":"default"`},
+		"idle.jsonl":      {`"hook_event_name":"TeammateIdle"`, `"teammate_name":"carol"`, `"team_name":"default"`},
+	} {
+		b, err := os.ReadFile(filepath.Join(e.dir, file))
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %s:\n%s", file, w, b)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.dir, "idle.jsonl")); strings.Count(string(b), "\n") != 2 {
+		t.Errorf("TeammateIdle ran %d times, want 2 (blocked once, then idle):\n%s", strings.Count(string(b), "\n"), b)
+	}
+}
+
+// TestTeamMessagesAndRoster: "*" reaches every teammate but the sender,
+// names resolve within the team only, ListAgents shows whom each can
+// message, and TaskStop stops a teammate, whose roster row says so.
+func TestTeamMessagesAndRoster(t *testing.T) {
+	broadcast := newBGFlag() // alice has broadcast
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch teammateOf(c) {
+		case "alice":
+			if len(c.results("SendMessage")) > 0 {
+				broadcast.set()
+			}
+			return nextStep(c, []testkit.ToolCall{
+				{Name: "ListAgents", Input: map[string]any{}},
+				sendTo("*", "BROADCAST-FROM-ALICE"),
+				sendTo("nobody", "lost"),
+			}, testkit.Reply{Text: "ALICE-IDLE"})
+		case "bob":
+			return testkit.Reply{Text: "BOB-IDLE"}
+		case "carol":
+			if c.has("BROADCAST-FROM-ALICE") {
+				// Busy until stopped: the lead stops it after the others idle.
+				return testkit.Reply{Text: "CAROL-NEVER", Wait: heldForever()}
+			}
+			// Running while alice broadcasts: the message waits for her
+			// next step.
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "ListAgents", Input: map[string]any{}}}, Wait: broadcast.ch}
+		}
+		if c.child() {
+			return testkit.Reply{Text: "TEST-HARNESS-ERROR: an unknown child"}
+		}
+		ns := strings.Join(c.notifications(), "\n")
+		switch {
+		case len(c.uses("Agent")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				teammate("bob", "general-purpose", "Wait for news."),
+				teammate("carol", "general-purpose", "Work long."),
+			}}
+		case len(c.uses("Agent")) == 2:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{teammate("alice", "general-purpose", "Tell everyone.")}}
+		case len(c.uses("TaskStop")) == 0 && strings.Contains(ns, `Teammate "alice" is idle`) && strings.Count(ns, `Teammate "bob" is idle`) >= 2:
+			var carolID string
+			for _, r := range c.results("Agent") {
+				if strings.Contains(r.resultText(), `"carol"`) {
+					carolID = teammateIDRE.FindStringSubmatch(r.resultText())[1]
+				}
+			}
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "TaskStop", Input: map[string]any{"task_id": carolID}}}}
+		case len(c.uses("TaskStop")) == 1 && len(c.uses("ListAgents")) == 0 && strings.Contains(ns, `Teammate "carol" stopped`):
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "ListAgents", Input: map[string]any{}}}}
+		}
+		return testkit.Reply{Text: "LEAD-ACK"}
+	}))
+	e.set("CADRE_AGENT_TEAMS=1")
+	ok(t, e.run("", "-p", "talk as a team", "--model", sonnet))
+
+	mains, children := bgCalls(srv)
+	last := mains[len(mains)-1]
+	var alice, bob *bgCall
+	carolHeard := false
+	for _, c := range children {
+		switch teammateOf(c) {
+		case "alice":
+			alice = c
+		case "bob":
+			bob = c
+		case "carol":
+			carolHeard = carolHeard || c.has("BROADCAST-FROM-ALICE")
+		}
+	}
+	if alice == nil || bob == nil {
+		t.Fatal("alice or bob never ran")
+	}
+	if !bob.has("BROADCAST-FROM-ALICE") || !strings.Contains(strings.Join(userTexts(bob, "BROADCAST-FROM-ALICE"), ""), `from="alice"`) {
+		t.Errorf("bob did not get alice's broadcast, from alice:\n%s", bob.dump())
+	}
+	if !carolHeard {
+		t.Errorf("carol, running, did not get alice's broadcast at her next step")
+	}
+	if len(userTexts(alice, "BROADCAST-FROM-ALICE")) != 0 {
+		t.Errorf("the broadcast reached its sender:\n%s", alice.dump())
+	}
+	la := alice.results("ListAgents")
+	if len(la) != 1 {
+		t.Fatalf("alice's ListAgents: %d results", len(la))
+	}
+	roster := la[0].resultText()
+	for _, w := range []string{"- main: lead", "- bob (general-purpose): ", "- carol (general-purpose): running"} {
+		if !strings.Contains(roster, w) {
+			t.Errorf("alice's ListAgents lacks %q:\n%s", w, roster)
+		}
+	}
+	if strings.Contains(roster, "- alice") {
+		t.Errorf("alice's ListAgents lists alice:\n%s", roster)
+	}
+	if r := alice.results("SendMessage"); len(r) != 2 || !strings.Contains(r[0].resultText(), "broadcast to 2 teammate(s)") || !r[1].IsError || !strings.Contains(r[1].resultText(), `has no teammate "nobody"`) {
+		t.Errorf("alice's SendMessage results:\n%s", alice.dump())
+	}
+	lead := last.results("ListAgents")
+	if len(lead) != 1 {
+		t.Fatalf("the lead's ListAgents: %d results:\n%s", len(lead), last.dump())
+	}
+	for _, w := range []string{"- alice (general-purpose): idle", "- bob (general-purpose): idle", "- carol (general-purpose): stopped"} {
+		if !strings.Contains(lead[0].resultText(), w) {
+			t.Errorf("the lead's ListAgents lacks %q:\n%s", w, lead[0].resultText())
+		}
+	}
+	if strings.Contains(lead[0].resultText(), "- main") {
+		t.Errorf("the lead's ListAgents lists the lead:\n%s", lead[0].resultText())
+	}
+}
+
+// TestTeamsGate: subagents.teams in settings, CADRE_AGENT_TEAMS=1 and
+// Claude Code's CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 each turn teams on.
+func TestTeamsGate(t *testing.T) {
+	for _, tc := range []struct {
+		name, env, settings string
+	}{
+		{"settings", "", `{"subagents": {"teams": true}}`},
+		{"cadre env", "CADRE_AGENT_TEAMS=1", ""},
+		{"claude code env", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply { return testkit.Reply{Text: "hi"} }))
+			if tc.env != "" {
+				e.set(tc.env)
+			}
+			if tc.settings != "" {
+				e.writeHome("settings.json", tc.settings)
+			}
+			ok(t, e.run("", "-p", "hello", "--model", sonnet))
+			mains, _ := bgCalls(srv)
+			if got := toolNames(mains[0].req); !slices.Contains(got, "TaskCreate") || !slices.Contains(got, "ListAgents") {
+				t.Errorf("the lead's tools %v lack the team's", got)
+			}
+		})
 	}
 }
