@@ -465,3 +465,63 @@ func TestTeamsGate(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamClaimRaceOnPostgres: two teammates claim one task at the same
+// moment with the team's list in PostgreSQL: exactly one owns it, and
+// the other's TaskUpdate says it cannot.
+func TestTeamClaimRaceOnPostgres(t *testing.T) {
+	arrived := map[string]*bgFlag{"alice": newBGFlag(), "bob": newBGFlag()}
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+		switch name := teammateOf(c); name {
+		case "alice", "bob":
+			if len(c.uses("TaskUpdate")) > 0 {
+				return testkit.Reply{Text: strings.ToUpper(name) + "-IDLE"}
+			}
+			// Both claim only once both are here.
+			arrived[name].set()
+			other := map[string]string{"alice": "bob", "bob": "alice"}[name]
+			if !arrived[other].wait() {
+				return testkit.Reply{Text: "TEST-HARNESS-ERROR: the other teammate never came"}
+			}
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskUpdate("1", "status", "in_progress")}}
+		}
+		if c.child() {
+			return testkit.Reply{Text: "TEST-HARNESS-ERROR: an unknown child"}
+		}
+		switch {
+		case len(c.uses("TaskCreate")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("the one task")}}
+		case len(c.uses("Agent")) == 0:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{
+				teammate("alice", "general-purpose", "Claim task 1."),
+				teammate("bob", "general-purpose", "Claim task 1."),
+			}}
+		case len(c.uses("TaskList")) == 0 && strings.Count(strings.Join(c.notifications(), ""), " is idle") >= 2:
+			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "TaskList", Input: map[string]any{}}}}
+		}
+		return testkit.Reply{Text: "LEAD-ACK"}
+	}))
+	e.set("CADRE_STORE_URL="+pg.URL(t), "CADRE_AGENT_TEAMS=1")
+	ok(t, e.run("", "-p", "race for it", "--model", sonnet))
+
+	mains, children := bgCalls(srv)
+	won := map[string]bool{}
+	for _, c := range children {
+		if name := teammateOf(c); name != "" {
+			for _, r := range c.results("TaskUpdate") {
+				won[name] = !r.IsError && strings.Contains(r.resultText(), "It is yours")
+			}
+		}
+	}
+	if len(won) != 2 || won["alice"] == won["bob"] {
+		t.Fatalf("claims: %v, want exactly one of alice and bob to win", won)
+	}
+	owner := "alice"
+	if won["bob"] {
+		owner = "bob"
+	}
+	last := mains[len(mains)-1]
+	if l := last.results("TaskList"); len(l) != 1 || l[0].resultText() != "#1 [in_progress] the one task ("+owner+")" {
+		t.Errorf("TaskList after the race, want %s the owner:\n%s", owner, last.dump())
+	}
+}
