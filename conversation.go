@@ -213,6 +213,11 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	// The main agent's Bash runs its background commands as its tasks.
 	base = r.subagents.BindShells(sr.caller, base)
 	tools := slices.Concat(base, mcpTools, r.subagents.Tools(sr.caller))
+	if r.coordinator {
+		// A coordinator only orchestrates: its own tools are the
+		// subagent service's, and --json-schema's below.
+		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !subagent.CoordinatorTool(t.Info().Name) })
+	}
 	if len(r.opts.JSONSchema) > 0 {
 		// Checked by New: the schema compiles.
 		if sr.structured, err = structured.New(r.opts.JSONSchema); err != nil {

@@ -273,7 +273,11 @@ func (r *Runtime) systemPrompt() string {
 	if sys == "" {
 		sys = prompts.System
 	}
-	return runner.SystemPrompt(sys, r.cwd, r.now(), r.opts.AppendSystemPrompt)
+	extra := r.opts.AppendSystemPrompt
+	if r.coordinator {
+		extra = strings.TrimSpace(subagent.CoordinatorPrompt() + "\n\n" + extra)
+	}
+	return runner.SystemPrompt(sys, r.cwd, r.now(), extra)
 }
 
 func (sr *sessionRun) publish(e event.Event) {

@@ -163,6 +163,12 @@ type Options struct {
 	// TrustWorkspace) runs in the narrowed mode docs/security.md
 	// describes: its files may only narrow what runs.
 	TrustWorkspace bool
+	// Coordinator runs the main agent in coordinator mode (--coordinator;
+	// subagents.coordinator and CADRE_COORDINATOR_MODE=1 turn it on too):
+	// it only orchestrates — its tools are Agent, SendMessage, TaskStop,
+	// TaskOutput, the team's task list and ListAgents, and every Agent
+	// call runs in the background (docs/agents.md).
+	Coordinator bool
 	// Dispatch is where a background run executes with a PostgreSQL
 	// store when the settings' store.dispatch does not say: DispatchSticky
 	// (the default) or DispatchAny (cadre serve's). The SQLite store runs
@@ -361,7 +367,9 @@ type Runtime struct {
 	// ownSkill says baseTools holds cadre's Skill tool (not one of
 	// Options.Tools): the main agent's forks its context: fork skills.
 	ownSkill bool
-	commands *command.Set
+	// coordinator says the main agent runs in coordinator mode.
+	coordinator bool
+	commands    *command.Set
 	// grants are the allow rules sessions gained by invoking skills.
 	grants *permission.Grants
 	// context is the context files' block every conversation opens with.
@@ -642,6 +650,7 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		r.db.Close()
 		return nil, err
 	}
+	r.coordinator = r.opts.Coordinator || s.Subagents.Coordinator || forkEnv(getenv("CADRE_COORDINATOR_MODE"))
 	mailbox, watch := crossProcess(r.db)
 	worker := dispatchWorker(r.db, dispatchTo)
 	r.subagents, err = subagent.New(subagent.Config{
@@ -655,7 +664,9 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(cfg.Home, "tasks"),
 		ShellMaxOutputBytes: s.BackgroundShell.MaxOutputBytes,
 		Mailbox:             mailbox, Watch: watch,
-		Fork: s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT")),
+		// A coordinator never forks (S-F1).
+		Fork:        (s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT"))) && !r.coordinator,
+		Coordinator: r.coordinator,
 		// Claude Code's own switch turns cadre's teams on too.
 		Teams:             s.Subagents.Teams || forkEnv(getenv("CADRE_AGENT_TEAMS")) || forkEnv(getenv("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS")),
 		TaskLists:         r.db,

@@ -525,3 +525,62 @@ func TestTeamClaimRaceOnPostgres(t *testing.T) {
 		t.Errorf("TaskList after the race, want %s the owner:\n%s", owner, last.dump())
 	}
 }
+
+// TestCoordinatorMode: the main agent's request offers only the
+// orchestration tools and says how to coordinate; an Agent call runs in
+// the background without run_in_background, on the agent's own model
+// whatever the call names; the coordinator answers the notification.
+// --coordinator, CADRE_COORDINATOR_MODE=1 and subagents.coordinator each
+// turn it on.
+func TestCoordinatorMode(t *testing.T) {
+	for _, tc := range []struct {
+		name, env, settings string
+		args                []string
+	}{
+		{"flag", "", "", []string{"--coordinator"}},
+		{"env", "CADRE_COORDINATOR_MODE=1", "", nil},
+		{"settings", "", `{"subagents": {"coordinator": true, "fork": true}}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
+				switch {
+				case c.child():
+					return testkit.Reply{Text: "WORKER-RESULT"}
+				case len(c.notifications()) > 0:
+					return testkit.Reply{Text: "COORDINATOR-ANSWER"}
+				case len(c.uses("Agent")) == 0:
+					return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "Agent", Input: map[string]any{"description": "do the work", "prompt": "WORKER-TASK", "model": "opus"}}}}
+				}
+				return testkit.Reply{Text: "Started a worker; waiting."}
+			}))
+			if tc.env != "" {
+				e.set(tc.env)
+			}
+			if tc.settings != "" {
+				e.writeHome("settings.json", tc.settings)
+			}
+			p := ok(t, e.run("", append([]string{"-p", "coordinate this", "--model", sonnet, "--output-format", "stream-json"}, tc.args...)...))
+			mains, children := bgCalls(srv)
+			want := []string{"Agent", "ListAgents", "SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate"}
+			if got := toolNames(mains[0].req); !slices.Equal(got, want) {
+				t.Errorf("the coordinator's tools %v, want %v", got, want)
+			}
+			if !strings.Contains(mains[0].system, "You are the coordinator of a team of agents") {
+				t.Errorf("the coordinator's system prompt lacks its instructions")
+			}
+			last := mains[len(mains)-1]
+			if r := last.results("Agent"); len(r) != 1 || !strings.Contains(r[0].resultText(), "agentId: ") || strings.Contains(r[0].resultText(), "WORKER-RESULT") {
+				t.Errorf("the Agent call did not start in the background:\n%s", last.dump())
+			}
+			if len(children) != 1 || !children[0].has("WORKER-TASK") {
+				t.Fatalf("%d worker requests", len(children))
+			}
+			if m, _ := children[0].req.JSON()["model"].(string); m != sonnet {
+				t.Errorf("the worker ran on %q; a coordinator's call cannot pick the model (want the agent's own, %s)", m, sonnet)
+			}
+			if res := finalResult(t, p.stdout); res["result"] != "COORDINATOR-ANSWER" {
+				t.Errorf("final result %v", res["result"])
+			}
+		})
+	}
+}

@@ -72,6 +72,7 @@ type runFlags struct {
 	sdk                sdkFlags
 	inputFormat        string
 	trustWorkspace     bool
+	coordinator        bool
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -111,6 +112,7 @@ the runtime opened and how each run started and ended.`,
 	fl.StringVarP(&f.resume, "resume", "r", "", "continue the session with this id")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the newest session in this directory")
 	f.sdk.register(fl)
+	fl.BoolVar(&f.coordinator, "coordinator", false, "coordinator mode: the main agent only orchestrates agents, all in the background (docs/agents.md)")
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust this project's files for this run without asking (automation; see cadre trust)")
 	// Persistent: the subcommands open a runtime too, and log through it.
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug detail to standard error (warnings always go there)")
@@ -231,7 +233,7 @@ func runPrompt(ctx context.Context, fl *pflag.FlagSet, f runFlags, args []string
 		FallbackModel: f.sdk.fallbackModel, MaxBudgetUSD: f.sdk.maxBudgetUSD,
 		IncludePartialMessages: f.sdk.includePartial && format == output.StreamJSON,
 		Thinking:               thinking, JSONSchema: schema,
-		Logger: log, TrustWorkspace: f.trustWorkspace,
+		Logger: log, TrustWorkspace: f.trustWorkspace, Coordinator: f.coordinator,
 	}
 	// Deferred before the runtime's Close, so it runs after it: every
 	// span has ended by then.

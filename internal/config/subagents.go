@@ -70,6 +70,9 @@ type Subagents struct {
 	// with a name adds a teammate that shares the session's task list
 	// (CADRE_AGENT_TEAMS=1 does too).
 	Teams bool `json:"teams"`
+	// Coordinator runs the main agent in coordinator mode: it only
+	// orchestrates (CADRE_COORDINATOR_MODE=1 and --coordinator too).
+	Coordinator bool `json:"coordinator"`
 	// AllowAgents are the agents a requester may name as sessions_spawn's
 	// agentId besides its own (S-P1, OpenClaw's allowAgents), "*" meaning
 	// any; an agent definition's own allowAgents replaces it for that

@@ -109,6 +109,10 @@ type Config struct {
 	// nil keeps them in memory.
 	Teams     bool
 	TaskLists tasklist.Store
+	// Coordinator runs the main agent in coordinator mode (S-A7,
+	// coordinator.go): it leads a team, and its Agent calls all run in
+	// the background on their definitions' models.
+	Coordinator bool
 	// Compaction, if set, compacts children's contexts as the main
 	// agent's is (nil: never).
 	Compaction *compact.Config

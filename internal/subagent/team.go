@@ -79,7 +79,7 @@ func teamTool(name string) bool {
 // teamsOn reports whether c leads a team: teams are on, the profile is
 // claude's, and c is the main agent.
 func (s *Service) teamsOn(c Caller) bool {
-	return s.cfg.Teams && s.surface == "claude" && c.Depth == 0 && !c.Fork
+	return (s.cfg.Teams || s.cfg.Coordinator) && s.surface == "claude" && c.Depth == 0 && !c.Fork
 }
 
 // teamOf is c's team: a teammate's, or the lead's own, made on first use
@@ -217,6 +217,9 @@ func (s *Service) leadTools(c Caller) []tool.Tool {
 		Description: plain.Info().Description + "\n\n" + render(teamAgentTmpl(), nil),
 		Access:      tool.AccessAgent, ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in TeamAgentInput) (tool.Result, error) {
+		if s.cfg.Coordinator {
+			in.AgentInput = coordinated(in.AgentInput)
+		}
 		if in.Name != "" {
 			return s.spawnTeammate(ctx, c, env, in)
 		}
