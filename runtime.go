@@ -651,6 +651,12 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		return nil, err
 	}
 	r.coordinator = r.opts.Coordinator || s.Subagents.Coordinator || forkEnv(getenv("CADRE_COORDINATOR_MODE"))
+	if surface := s.Subagents.Surface; r.coordinator && surface != "" && surface != config.SurfaceClaude {
+		// Its tools are the claude profile's: under another profile the
+		// main agent would keep nothing to orchestrate with.
+		r.warnings = append(r.warnings, fmt.Sprintf("coordinator mode needs subagents.surface %q, not %q: it is off", config.SurfaceClaude, surface))
+		r.coordinator = false
+	}
 	mailbox, watch := crossProcess(r.db)
 	worker := dispatchWorker(r.db, dispatchTo)
 	r.subagents, err = subagent.New(subagent.Config{

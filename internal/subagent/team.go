@@ -330,9 +330,9 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 	from := cmp.Or(c.Teammate, leadName)
 	to := strings.TrimSpace(in.To)
 	text := render(teamMessageTmpl(), map[string]any{"From": from, "Summary": oneLine(in.Summary), "Message": in.Message})
+	teamName, ms := tm.roster()
 	switch {
 	case to == "*":
-		_, ms := tm.roster()
 		var sent, failed []string
 		for _, m := range ms {
 			if strings.EqualFold(m.name, from) || m.id == "" {
@@ -345,7 +345,7 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 			sent = append(sent, m.name)
 		}
 		if len(sent) == 0 && len(failed) == 0 {
-			return tool.Errorf("there is nobody on team %q to broadcast to yet", tm.name), nil
+			return tool.Errorf("there is nobody on team %q to broadcast to yet", teamName), nil
 		}
 		out := fmt.Sprintf("Message broadcast to %d teammate(s): %s.", len(sent), strings.Join(sent, ", "))
 		if len(failed) > 0 {
@@ -365,7 +365,7 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 		// The lead's other background agents are reached as before.
 		return s.sendMessage(ctx, c, env, in)
 	case !found:
-		return tool.Errorf("team %q has no teammate %q: ListAgents lists whom you can message (%q is the lead)", tm.name, to, leadName), nil
+		return tool.Errorf("team %q has no teammate %q: ListAgents lists whom you can message (%q is the lead)", teamName, to, leadName), nil
 	case strings.EqualFold(m.name, from):
 		return tool.Errorf("%q is you: message a teammate or %q", m.name, leadName), nil
 	case m.id == "":
