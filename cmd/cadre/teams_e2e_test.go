@@ -584,3 +584,19 @@ func TestCoordinatorMode(t *testing.T) {
 		})
 	}
 }
+
+// TestCoordinatorModeNeedsTheClaudeProfile: under another surface profile
+// coordinator mode is off, with a warning, rather than leaving the main
+// agent nothing to orchestrate with.
+func TestCoordinatorModeNeedsTheClaudeProfile(t *testing.T) {
+	e, srv := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply { return testkit.Reply{Text: "hi"} }))
+	e.writeHome("settings.json", `{"subagents": {"surface": "opencode"}}`)
+	p := ok(t, e.run("", "-p", "hello", "--model", sonnet, "--coordinator"))
+	if !strings.Contains(p.stderr, `coordinator mode needs subagents.surface "claude", not "opencode": it is off`) {
+		t.Errorf("no warning on stderr:\n%s", p.stderr)
+	}
+	mains, _ := bgCalls(srv)
+	if got := toolNames(mains[0].req); !slices.Contains(got, "task") || !slices.Contains(got, "Read") {
+		t.Errorf("the main agent's tools %v: want opencode's task and the built-ins", got)
+	}
+}
