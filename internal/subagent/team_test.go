@@ -3,11 +3,14 @@ package subagent
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/tasklist"
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -190,5 +193,38 @@ func TestTeamSchemas(t *testing.T) {
 	}
 	if team.Properties["team_name"] == nil || len(team.Properties) != len(plain.Properties)+1 || strings.Join(team.Required, ",") != strings.Join(plain.Required, ",") {
 		t.Errorf("the lead's Agent schema: %s", teamAgentSchema())
+	}
+}
+
+// A teammate woken by a front end's message (Service.SendMessage, the
+// TUI's and the SDK's) keeps the team's tools.
+func TestTeammateWokenFromOutsideStaysOnTheTeam(t *testing.T) {
+	var mu sync.Mutex
+	var woken []string
+	h := newHarness(t, setup{script: func(_ context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		if len(req.Messages) > 1 {
+			var tools []string
+			for _, tl := range req.Tools {
+				tools = append(tools, tl.Name)
+			}
+			mu.Lock()
+			woken = tools
+			mu.Unlock()
+		}
+		return reply("done"), nil
+	}})
+	h.svc.cfg.Teams = true
+	lead := h.mainCaller()
+	id := h.addTeammate(lead, "alice")
+	if _, err := h.svc.SendMessage(context.Background(), lead, "alice", "one more thing"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.svc.awaitEnd(context.Background(), id, nil, waitFor); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(woken, "TaskUpdate") || !slices.Contains(woken, "ListAgents") {
+		t.Errorf("the woken teammate's tools %v lack the team's", woken)
 	}
 }
