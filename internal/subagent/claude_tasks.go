@@ -230,11 +230,9 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 		name, call = rec.Name, rec.ToolUseID
 	}
 	req := spawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true}
-	if m, ok := s.teammate(c.RootSessionID, name); ok && m.id == id {
-		// A teammate woken from outside its team's tools (a front end's
-		// message) stays a teammate.
-		req.Teammate = m.name
-	}
+	// A teammate woken from outside its team's tools (a front end's
+	// message) stays a teammate.
+	req.Teammate = s.teammateNamed(c.RootSessionID, name, id)
 	out, err := s.spawn(ctx, c, req)
 	if err != nil {
 		return tool.Errorf("cannot reach agent %q: %v", in.To, err), nil

@@ -122,6 +122,15 @@ func (s *Service) teammate(root, name string) (member, bool) {
 	return tm.find(name)
 }
 
+// teammateNamed is the name on root's team of the teammate with this
+// name and agent id, "" when id is no teammate there.
+func (s *Service) teammateNamed(root, name, id string) string {
+	if m, ok := s.teammate(root, name); ok && m.id == id {
+		return m.name
+	}
+	return ""
+}
+
 // find is the member with this name or agent id, as it is now.
 func (tm *team) find(to string) (member, bool) {
 	tm.mu.Lock()
