@@ -213,6 +213,11 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	// The main agent's Bash runs its background commands as its tasks.
 	base = r.subagents.BindShells(sr.caller, base)
 	tools := slices.Concat(base, mcpTools, r.subagents.Tools(sr.caller))
+	if r.coordinator {
+		// A coordinator only orchestrates: its own tools are the
+		// subagent service's, and --json-schema's below.
+		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !subagent.CoordinatorTool(t.Info().Name) })
+	}
 	if len(r.opts.JSONSchema) > 0 {
 		// Checked by New: the schema compiles.
 		if sr.structured, err = structured.New(r.opts.JSONSchema); err != nil {
@@ -231,7 +236,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	// --tools picks from the built-in set, as Claude Code's does: MCP
 	// tools are offered whatever it lists (rules still apply).
 	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool {
-		return (offered(t, r.opts.ToolNames) || slices.Contains(mcpTools, t)) && r.mainAgentOffers(t) && r.coordinatorOffers(t)
+		return (offered(t, r.opts.ToolNames) || slices.Contains(mcpTools, t)) && r.mainAgentOffers(t)
 	}))
 	r.groupMu.Lock()
 	r.groups[c.target] = sr.caller.Group

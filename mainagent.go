@@ -73,13 +73,3 @@ func agentNames(list []string, name string, aliases []string) bool {
 	}
 	return false
 }
-
-// coordinatorTools are what a coordinator keeps (DESIGN S-A7): the tools
-// that delegate and steer, under the claude profile's names.
-var coordinatorTools = []string{"Agent", "SendMessage", "TaskOutput", "TaskStop", "TaskList", "TaskCreate", "TaskGet", "TaskUpdate", "ListAgents"}
-
-// coordinatorOffers reports whether the main agent may have t: every tool
-// outside coordinator mode; in it, only the orchestration tools.
-func (r *Runtime) coordinatorOffers(t tool.Tool) bool {
-	return !r.coordinator || slices.Contains(coordinatorTools, t.Info().Name)
-}

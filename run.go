@@ -274,14 +274,14 @@ func DefaultSystemPrompt() string { return prompts.System }
 
 func (r *Runtime) systemPrompt() string {
 	sys := r.opts.SystemPrompt
-	switch {
-	case sys != "":
-	case r.coordinator:
-		sys = prompts.Coordinator
-	default:
+	if sys == "" {
 		sys = prompts.System
 	}
-	return runner.SystemPrompt(sys, r.cwd, r.now(), r.opts.AppendSystemPrompt)
+	extra := r.opts.AppendSystemPrompt
+	if r.coordinator {
+		extra = strings.TrimSpace(subagent.CoordinatorPrompt() + "\n\n" + extra)
+	}
+	return runner.SystemPrompt(sys, r.cwd, r.now(), extra)
 }
 
 func (sr *sessionRun) publish(e event.Event) {

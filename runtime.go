@@ -66,12 +66,13 @@ type Options struct {
 	// last two unless Model/LLM and PermissionMode are set. An unknown
 	// name makes New fail, listing the known agents.
 	Agent string
-	// Coordinator runs the main agent in coordinator mode (DESIGN S-A7),
-	// as subagents.coordinator and CADRE_COORDINATOR_MODE=1 also do: it
-	// keeps only Agent, SendMessage, TaskOutput, TaskStop and the task
-	// tools; every Agent call runs in the background with its definition's
-	// model; forks are off; the system prompt is the coordinator's unless
-	// SystemPrompt is set. It needs the claude surface profile.
+	// Coordinator runs the main agent in coordinator mode (DESIGN S-A7;
+	// --coordinator, subagents.coordinator and CADRE_COORDINATOR_MODE=1
+	// turn it on too): it only orchestrates — its tools are Agent,
+	// SendMessage, TaskStop, TaskOutput, the team's task list and
+	// ListAgents; every Agent call runs in the background on its agent's
+	// own model; forks are off (docs/agents.md). Under a surface profile
+	// other than claude it is off, with a warning.
 	Coordinator bool
 	// AllowedTools and DisallowedTools add permission rules in Claude Code
 	// syntax ("Bash(git diff:*)", "Edit"); a disallowed bare tool name
@@ -400,7 +401,9 @@ type Runtime struct {
 	// ownSkill says baseTools holds cadre's Skill tool (not one of
 	// Options.Tools): the main agent's forks its context: fork skills.
 	ownSkill bool
-	commands *command.Set
+	// coordinator says the main agent runs in coordinator mode.
+	coordinator bool
+	commands    *command.Set
 	// grants are the allow rules sessions gained by invoking skills.
 	grants *permission.Grants
 	// context is the context files' block every conversation opens with.
@@ -436,8 +439,6 @@ type Runtime struct {
 	defaultModel bool
 	// mainAgent is the definition the main agent runs as (Options.Agent).
 	mainAgent *agent.Definition
-	// coordinator: the main agent is a coordinator (Options.Coordinator).
-	coordinator bool
 	// trust is the user's trust in the project, decided when it opened.
 	trust WorkspaceTrust
 
@@ -694,12 +695,6 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		r.db.Close()
 		return nil, err
 	}
-	r.coordinator = opts.Coordinator || s.Subagents.Coordinator || forkEnv(getenv("CADRE_COORDINATOR_MODE"))
-	if r.coordinator && s.Subagents.Surface != "" && s.Subagents.Surface != config.SurfaceClaude {
-		r.owner.Close()
-		r.db.Close()
-		return nil, fmt.Errorf("coordinator mode needs the claude surface profile; subagents.surface is %q", s.Subagents.Surface)
-	}
 	// A broken or mistyped agent file is reported by every run, not only
 	// by `cadre agents`: once per file, with file:line.
 	r.warnings = append(r.warnings, r.agents.Report()...)
@@ -707,6 +702,13 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		r.owner.Close()
 		r.db.Close()
 		return nil, err
+	}
+	r.coordinator = r.opts.Coordinator || s.Subagents.Coordinator || forkEnv(getenv("CADRE_COORDINATOR_MODE"))
+	if surface := s.Subagents.Surface; r.coordinator && surface != "" && surface != config.SurfaceClaude {
+		// Its tools are the claude profile's: under another profile the
+		// main agent would keep nothing to orchestrate with.
+		r.warnings = append(r.warnings, fmt.Sprintf("coordinator mode needs subagents.surface %q, not %q: it is off", config.SurfaceClaude, surface))
+		r.coordinator = false
 	}
 	mailbox, watch := crossProcess(r.db)
 	worker := dispatchWorker(r.db, dispatchTo)
@@ -721,9 +723,12 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 		Tasks: r.db, Queue: r.queue, Owner: r.owner.ID(), OutputDir: filepath.Join(state, "tasks"),
 		ShellMaxOutputBytes: s.BackgroundShell.MaxOutputBytes,
 		Mailbox:             mailbox, Watch: watch,
-		// Coordinator mode has no forks (S-F1): its workers start fresh.
-		Fork:              (s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT"))) && !r.coordinator,
-		Coordinator:       r.coordinator,
+		// A coordinator never forks (S-F1).
+		Fork:        (s.Subagents.Fork || forkEnv(getenv("CADRE_FORK_SUBAGENT"))) && !r.coordinator,
+		Coordinator: r.coordinator,
+		// Claude Code's own switch turns cadre's teams on too.
+		Teams:             s.Subagents.Teams || forkEnv(getenv("CADRE_AGENT_TEAMS")) || forkEnv(getenv("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS")),
+		TaskLists:         r.db,
 		Compaction:        compaction(s.Compaction),
 		MaxToolInputBytes: s.Limits.MaxToolInputBytes,
 		ContextFiles:      files,

@@ -28,6 +28,7 @@ const environment = `Environment:
   CADRE_SERVE_TOKEN                         the bearer token cadre serve asks for (as --token)
   CADRE_FORK_SUBAGENT                       1: an Agent call without a type forks the caller
   CADRE_COORDINATOR_MODE                    1: coordinator mode, as --coordinator
+  CADRE_AGENT_TEAMS                         1: agent teams (also Claude Code's CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS)
   CADRE_WEBFETCH_ALLOW_PRIVATE              1: WebFetch may reach private and loopback addresses
   CADRE_START_TRACE                         1: print when main starts (start-up benchmarks)
   NO_COLOR                                  set (not empty): no colour anywhere

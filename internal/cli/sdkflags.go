@@ -88,7 +88,7 @@ func (f *sdkFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.noPersist, "no-session-persistence", false, "keep the session in memory only")
 	fl.BoolVar(&f.forkSession, "fork-session", false, "with --resume or --continue: continue in a new session, a copy")
 	fl.StringVar(&f.agent, "agent", "", "run the main agent as this agent definition")
-	fl.BoolVar(&f.coordinator, "coordinator", false, "coordinator mode: the main agent only plans, delegates to background agents and synthesises")
+	fl.BoolVar(&f.coordinator, "coordinator", false, "coordinator mode: the main agent only orchestrates agents, all in the background (docs/agents.md)")
 	fl.StringVar(&f.agents, "agents", "", `subagents as JSON: {"name": {"description": …, "prompt": …, "tools": […], "model": …}}`)
 	fl.Float64Var(&f.maxBudgetUSD, "max-budget-usd", 0, "stop when the run has cost this much (USD)")
 	fl.BoolVar(&f.replayUserMessages, "replay-user-messages", false, "--input-format stream-json: echo each user message on standard output")

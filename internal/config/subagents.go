@@ -66,10 +66,12 @@ type Subagents struct {
 	// Fork turns on the Agent-tool fork: an Agent call without
 	// subagent_type forks the caller (CADRE_FORK_SUBAGENT=1 does too).
 	Fork bool `json:"fork"`
-	// Coordinator turns on coordinator mode (DESIGN S-A7): the main agent
-	// keeps only the tools that delegate and steer, every Agent call runs
-	// in the background, a call's model is ignored and forks are off
-	// (CADRE_COORDINATOR_MODE=1 and --coordinator do too).
+	// Teams turns agent teams on (claude profile only): an Agent call
+	// with a name adds a teammate that shares the session's task list
+	// (CADRE_AGENT_TEAMS=1 does too).
+	Teams bool `json:"teams"`
+	// Coordinator runs the main agent in coordinator mode: it only
+	// orchestrates (CADRE_COORDINATOR_MODE=1 and --coordinator too).
 	Coordinator bool `json:"coordinator"`
 	// AllowAgents are the agents a requester may name as sessions_spawn's
 	// agentId besides its own (S-P1, OpenClaw's allowAgents), "*" meaning

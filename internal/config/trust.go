@@ -190,8 +190,8 @@ func lowerSubagents(key string, mine, below Subagents) bool {
 		return lower(mine.MaxConcurrent, below.MaxConcurrent, below.Lane())
 	case "runTimeoutSeconds":
 		return lower(mine.RunTimeoutSeconds, below.RunTimeoutSeconds, 0)
-	case "model", "surface", "fork", "announce", "cleanup", "archiveAfterMinutes", "coordinator":
-		return true // choices of how, not grants of what (a coordinator has fewer tools)
+	case "model", "surface", "fork", "teams", "coordinator", "announce", "cleanup", "archiveAfterMinutes":
+		return true // choices of how, not grants of what
 	}
 	return false
 }

@@ -10,13 +10,6 @@ import _ "embed"
 //go:embed system.md
 var System string
 
-// Coordinator is the main agent's system prompt in coordinator mode
-// (DESIGN S-A7): a lead that only plans, delegates, steers and
-// synthesises.
-//
-//go:embed coordinator.md
-var Coordinator string
-
 // Shell is the template of the message that records a user's own shell
 // command ("!command") and its output: .Command, .Output, .Failed.
 //

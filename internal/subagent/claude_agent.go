@@ -60,40 +60,7 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 		Access:          tool.AccessAgent,
 		ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in AgentInput) (tool.Result, error) {
-		if err := in.refusals(); err != nil {
-			return tool.Errorf("%v", err), nil
-		}
-		if s.cfg.Coordinator && c.Depth == 0 {
-			// A coordinator's workers run in the background, each on
-			// its definition's model: it waits for notifications, and
-			// does not pick models (S-A7).
-			in.RunInBackground, in.Model, in.TimeoutSeconds = true, "", nil
-		}
-		if fork, err := s.forking(c, in, env.Turn); err != nil {
-			return tool.Errorf("%v", err), nil
-		} else if fork {
-			return s.fork(ctx, c, env, in)
-		}
-		if c.Fork || inFork(env.Turn) {
-			return tool.Errorf("%v", errForkInFork), nil
-		}
-		if in.Name != "" {
-			if err := s.nameFree(ctx, c, in.Name); err != nil {
-				return tool.Errorf("%v", err), nil
-			}
-		}
-		out, err := s.spawn(ctx, c, spawnRequest{
-			ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
-			SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, SessionID: in.SessionID,
-			Name: in.Name, Background: in.RunInBackground, Timeout: in.TimeoutSeconds, Isolation: in.Isolation,
-		})
-		if err != nil {
-			return tool.Errorf("%v", err), nil
-		}
-		if out.launched {
-			return launchedResult(out), nil
-		}
-		return claudeResult(out, in.Prompt)
+		return s.runAgent(ctx, c, env, in)
 	})
 	t.TargetOf = func(_ tool.Env, in AgentInput) string {
 		switch {
@@ -105,6 +72,38 @@ func (s *Service) agentTool(c Caller) tool.Tool {
 		return "general-purpose"
 	}
 	return t
+}
+
+// runAgent is the Agent tool's call: a fork, or a child of the caller.
+func (s *Service) runAgent(ctx context.Context, c Caller, env tool.Env, in AgentInput) (tool.Result, error) {
+	if err := in.refusals(); err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	if fork, err := s.forking(c, in, env.Turn); err != nil {
+		return tool.Errorf("%v", err), nil
+	} else if fork {
+		return s.fork(ctx, c, env, in)
+	}
+	if c.Fork || inFork(env.Turn) {
+		return tool.Errorf("%v", errForkInFork), nil
+	}
+	if in.Name != "" {
+		if err := s.nameFree(ctx, c, in.Name); err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+	}
+	out, err := s.spawn(ctx, c, spawnRequest{
+		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
+		SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, SessionID: in.SessionID,
+		Name: in.Name, Background: in.RunInBackground, Timeout: in.TimeoutSeconds, Isolation: in.Isolation,
+	})
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	if out.launched {
+		return launchedResult(out), nil
+	}
+	return claudeResult(out, in.Prompt)
 }
 
 // claudeResult turns a finished child into the Agent tool's result: the

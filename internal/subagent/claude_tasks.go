@@ -225,7 +225,11 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 	if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
 		name, call = rec.Name, rec.ToolUseID
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true})
+	req := spawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true}
+	// A teammate woken from outside its team's tools (a front end's
+	// message) stays a teammate.
+	req.Teammate = s.teammateNamed(c.RootSessionID, name, id)
+	out, err := s.spawn(ctx, c, req)
 	if err != nil {
 		return tool.Errorf("cannot reach agent %q: %v", in.To, err), nil
 	}

@@ -49,6 +49,8 @@
 //	prompts.go        the model-facing text in prompts/, and text helpers
 //	claude_agent.go   claude profile: Agent
 //	claude_tasks.go   claude profile: SendMessage, TaskOutput, TaskStop, TaskList
+//	team.go           claude profile: agent teams — teammates, the team's SendMessage, its task list, ListAgents
+//	coordinator.go    claude profile: coordinator mode's tools and prompt
 //	opencode_task.go  opencode profile: task
 //	harness.go        harness profile: replies, agent_spawn, agent_send, agent_list
 //	harness_tasks.go  harness profile: task_output, task_cancel, task_list, wait_async_results

@@ -196,8 +196,14 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	sum := func(tr *runner.Result) {
 		usage, toolUses, cost, took = usage.Add(tr.Usage), toolUses+tr.ToolUses, cost.Add(tr.Cost), took+tr.Duration
 	}
+	idleBlocks := 0 // TeammateIdle blocks in a row (team.go)
 	for {
 		res = conv.Drain(ctx, input, s.Pending(r.child.caller), sum)
+		if reason := s.teammateIdle(ctx, r, hooks, res, idleBlocks); reason != "" {
+			idleBlocks++
+			input = []llm.Message{llm.UserText(reason)}
+			continue
+		}
 		// A message SendMessage queued after Drain last looked would be
 		// lost: take what is left under the lock SendMessage queues under,
 		// and either answer it or close the run to messages, so that
@@ -578,6 +584,9 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 		"Description": t.description, "Verb": verb, "Result": result,
 		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
 	})
+	if idle, ok := s.teamNotice(t, status, result); ok {
+		body = idle // a teammate goes idle (team.go)
+	}
 	summary, isReport := endSummary(t, status, text)
 	return &pendingNotice{
 		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},

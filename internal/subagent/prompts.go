@@ -37,6 +37,22 @@ var (
 	shellNotificationText string
 	//go:embed prompts/shell_launched.md
 	shellLaunchedText string
+	//go:embed prompts/team_agent.md
+	teamAgentText string
+	//go:embed prompts/team_intro.md
+	teamIntroText string
+	//go:embed prompts/team_spawned.md
+	teamSpawnedText string
+	//go:embed prompts/team_idle.md
+	teamIdleText string
+	//go:embed prompts/team_message.md
+	teamMessageText string
+	//go:embed prompts/team_task_done.md
+	teamTaskDoneText string
+	//go:embed prompts/team_send_message.md
+	teamSendMessageText string
+	//go:embed prompts/list_agents.md
+	listAgentsText string
 
 	// The templates are parsed on first use (lazy): a process that never
 	// renders one (cadre version, a run without subagents) does not pay
@@ -54,6 +70,15 @@ var (
 	// A background shell's (shell.go).
 	shellNotificationTmpl = lazy("shell_notification", shellNotificationText, frameFuncs)
 	shellLaunchedTmpl     = lazy("shell_launched", shellLaunchedText, nil)
+	// Agent teams' (team.go).
+	teamAgentTmpl       = lazy("team_agent", teamAgentText, nil)
+	teamIntroTmpl       = lazy("team_intro", teamIntroText, nil)
+	teamSpawnedTmpl     = lazy("team_spawned", teamSpawnedText, nil)
+	teamIdleTmpl        = lazy("team_idle", teamIdleText, frameFuncs)
+	teamMessageTmpl     = lazy("team_message", teamMessageText, frameFuncs)
+	teamTaskDoneTmpl    = lazy("team_task_done", teamTaskDoneText, frameFuncs)
+	teamSendMessageTmpl = lazy("team_send_message", teamSendMessageText, nil)
+	listAgentsTmpl      = lazy("list_agents", listAgentsText, nil)
 )
 
 // lazy returns a function that parses the template on its first call.

@@ -27,6 +27,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -102,9 +103,15 @@ type Config struct {
 	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
 	// the caller instead of starting general-purpose.
 	Fork bool
-	// Coordinator: the main agent is a coordinator (DESIGN S-A7). Its
-	// Agent calls all run in the background, with the model their
-	// definition gives (a call's model is ignored).
+	// Teams turns agent teams on (subagents.teams, CADRE_AGENT_TEAMS=1):
+	// in the claude profile an Agent call of the main agent with a name
+	// adds a teammate (team.go). TaskLists keeps the teams' task lists;
+	// nil keeps them in memory.
+	Teams     bool
+	TaskLists tasklist.Store
+	// Coordinator runs the main agent in coordinator mode (S-A7,
+	// coordinator.go): it leads a team, and its Agent calls all run in
+	// the background on their definitions' models.
 	Coordinator bool
 	// Compaction, if set, compacts children's contexts as the main
 	// agent's is (nil: never).
@@ -203,6 +210,9 @@ type Service struct {
 	// the ten children of one message share one, rendered once. It grows
 	// with the definitions, working directories and days a process sees.
 	prompts sync.Map
+	// teams are the agent teams of this process, by main session id
+	// (team.go).
+	teams teams
 }
 
 // New checks cfg and returns a Service.
@@ -248,6 +258,9 @@ func New(cfg Config) (*Service, error) {
 	if s.cfg.Now == nil {
 		s.cfg.Now = time.Now
 	}
+	if s.cfg.TaskLists == nil {
+		s.cfg.TaskLists = tasklist.NewMem()
+	}
 	return s, nil
 }
 
@@ -290,6 +303,9 @@ type Caller struct {
 	Group *Group
 	// Fork is set when the caller is itself a fork: it may not fork again.
 	Fork bool
+	// Teammate is the caller's name on the team of RootSessionID when it
+	// is a teammate (team.go): it gets the team's tools, never a spawn tool.
+	Teammate string
 	// Leaf is set when the caller's definition may not spawn at all,
 	// whatever the depth allows: the built-ins (DESIGN S-D4).
 	Leaf bool
@@ -353,6 +369,9 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 	if c.Group == nil {
 		c.Group = s.orphans
 	}
+	if c.Teammate != "" {
+		return s.teammateTools(c)
+	}
 	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
 		return nil
 	}
@@ -369,6 +388,9 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 		return s.harnessTools(c)
 	case "gateway":
 		return s.gatewayTools(c)
+	}
+	if s.teamsOn(c) {
+		return s.leadTools(c)
 	}
 	return append([]tool.Tool{s.agentTool(c)}, s.taskTools(c)...)
 }

@@ -68,6 +68,9 @@ type spawnRequest struct {
 	// or a background request says: its caller needs the result (a slash
 	// command, OpenCode's task tool).
 	Foreground bool
+	// Teammate, when set, makes the run a teammate of that name on the
+	// caller's team (team.go): its tools are the team's.
+	Teammate string
 
 	// crossAgent says the call came through the gateway's sessions_spawn,
 	// where allowAgents also bounds what may be named (S-P1).
@@ -384,6 +387,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 			Model: model, Ref: ref, Mode: mode, Cwd: cwd, Workspace: root, TaskRules: taskRules, Totals: c.Totals, Group: c.Group,
 			RootTranscriptPath: c.RootTranscriptPath,
 			Fork:               req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
+			Teammate: req.Teammate,
 		},
 		cwd: cwd, base: ws.PromptBase, policy: pol, memory: memDir,
 	}, warnings, nil
@@ -480,7 +484,10 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 	policy := s.cfg.Settings.Tools
 	keep := func(t tool.Tool) bool {
 		info := t.Info()
-		if !allowAll && !named(def.Tools, info.Name, info.Aliases) {
+		// A teammate's team tools come with being on the team, whatever
+		// its definition lists; deny rules still hold.
+		team := ch.caller.Teammate != "" && teamTool(info.Name)
+		if !allowAll && !team && !named(def.Tools, info.Name, info.Aliases) {
 			return false
 		}
 		if only != nil && !named(only, info.Name, info.Aliases) {

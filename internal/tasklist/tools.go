@@ -43,6 +43,10 @@ type Options struct {
 	// TaskCompleted hook): an error refuses the completion, its text
 	// telling the model why. It runs outside the store's lock.
 	Completing func(ctx context.Context, c Caller, it Item) error
+	// Created, if set, is asked after an item is created (the TaskCreated
+	// hook): an error takes the item back out of the list (deleted) and
+	// is the tool's answer. It runs outside the store's lock.
+	Created func(ctx context.Context, c Caller, it Item) error
 	// Changed, if set, hears every committed change: a created item (a
 	// Change with only Item and Fields "created") or an update.
 	Changed func(ctx context.Context, c Caller, ch Change)
@@ -125,6 +129,18 @@ func Tools(o Options) []tool.Tool {
 			return err
 		}); err != nil {
 			return tool.Errorf("TaskCreate: %v", err), nil
+		}
+		if o.Created != nil {
+			if err := o.Created(ctx, c, it); err != nil {
+				deleted := Deleted
+				if _, derr := o.Store.UpdateList(ctx, c.List, func(l *List) error {
+					_, err := Update(l, UpdateInput{ID: it.ID, Status: &deleted}, c.Agent, o.Now())
+					return err
+				}); derr != nil {
+					return tool.Errorf("task #%s was refused (%v) but could not be taken back out of the list: %v", it.ID, err, derr), nil
+				}
+				return tool.Errorf("task #%s was not created: %v", it.ID, err), nil
+			}
 		}
 		if o.Changed != nil {
 			o.Changed(ctx, c, Change{Item: it, Fields: []string{"created"}})

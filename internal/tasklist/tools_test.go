@@ -135,3 +135,46 @@ func TestToolSchemas(t *testing.T) {
 		}
 	}
 }
+
+// A create the TaskCreated hook refuses is taken back out of the list,
+// and the tool says why; Changed never hears of it.
+func TestCreatedMayRefuse(t *testing.T) {
+	st := tasklist.NewMem()
+	changed := 0
+	tools := tasklist.Tools(tasklist.Options{
+		Store: st,
+		Who: func(context.Context, tool.Env) (tasklist.Caller, error) {
+			return tasklist.Caller{List: "team-1", Agent: "main"}, nil
+		},
+		Created: func(_ context.Context, _ tasklist.Caller, it tasklist.Item) error {
+			if it.Subject == "forbidden" {
+				return errors.New("the TaskCreated hook says no")
+			}
+			return nil
+		},
+		Changed: func(context.Context, tasklist.Caller, tasklist.Change) { changed++ },
+	})
+	create := tools[0]
+	for _, tc := range []struct {
+		subject string
+		refused bool
+	}{{"forbidden", true}, {"allowed", false}} {
+		res, err := create.Call(context.Background(), tool.Env{}, json.RawMessage(`{"subject":"`+tc.subject+`","description":"d"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError != tc.refused {
+			t.Errorf("%s: IsError %v, want %v: %v", tc.subject, res.IsError, tc.refused, res.Content)
+		}
+	}
+	l, err := st.GetList(context.Background(), "team-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 1 || l.Items[0].Subject != "allowed" {
+		t.Errorf("the list holds %+v, want only the allowed item", l.Items)
+	}
+	if changed != 1 {
+		t.Errorf("Changed heard %d creates, want 1", changed)
+	}
+}
