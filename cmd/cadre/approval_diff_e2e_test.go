@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"os"
@@ -83,20 +82,5 @@ func TestWebViewApprovalShowsTheDiff(t *testing.T) {
 // waitResult reads the run's event stream until its turn's result.
 func waitResult(t *testing.T, s *served, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.at("/api/runs/"+id+"/events"), nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<22)
-	for sc.Scan() {
-		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"type":"result"`) {
-			return
-		}
-	}
-	t.Fatalf("the stream ended before the run's result: %v", sc.Err())
+	followEvents(t, s, id, "the run's result", func(data string) bool { return strings.Contains(data, `"type":"result"`) })
 }

@@ -20,19 +20,7 @@ import (
 // goes on; on the idle prompt the "press again" hint goes away by itself,
 // so a stray Ctrl+C later warns again instead of quitting.
 func TestTUICtrlCInterruptsAndTheHintExpires(t *testing.T) {
-	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
-		if c.has("Are you there?") {
-			return testkit.Reply{Text: "Here now."}
-		}
-		return testkit.Reply{Stall: testkit.StallNoResponse}
-	}))
-	s := e.tui()
-	ask(s, "This is never answered")
-	s.WaitFor("(esc stops)", screenWait)
-	s.SendKeys("C-c")
-	s.WaitUntil("the turn interrupted and nothing running", screenWait, func(screen string) bool {
-		return strings.Contains(screen, "Interrupted.") && !strings.Contains(screen, "working")
-	})
+	s := interruptedTurn(t, "C-c")
 	// The hint of that press expires without a key.
 	s.WaitUntil("the quit hint gone", screenWait, func(screen string) bool {
 		return !strings.Contains(screen, "Press Ctrl+C again to quit")

@@ -402,8 +402,10 @@ func TestTUIAllowForTheSession(t *testing.T) {
 	}
 }
 
-// Esc interrupts a turn whose reply never comes; the conversation goes on.
-func TestTUIEscInterrupts(t *testing.T) {
+// interruptedTurn opens the TUI, asks what is never answered, and
+// interrupts the turn with key; the model answers "Are you there?".
+func interruptedTurn(t *testing.T, key string) *tmux.Session {
+	t.Helper()
 	e, _ := anthropicEnv(t, bgHandle(func(c *bgCall) testkit.Reply {
 		if c.has("Are you there?") {
 			return testkit.Reply{Text: "Here now."}
@@ -413,10 +415,16 @@ func TestTUIEscInterrupts(t *testing.T) {
 	s := e.tui()
 	ask(s, "This is never answered")
 	s.WaitFor("(esc stops)", screenWait)
-	s.SendKeys("Escape")
+	s.SendKeys(key)
 	s.WaitUntil("the turn interrupted and nothing running", screenWait, func(screen string) bool {
 		return strings.Contains(screen, "Interrupted.") && !strings.Contains(screen, "working")
 	})
+	return s
+}
+
+// Esc interrupts a turn whose reply never comes; the conversation goes on.
+func TestTUIEscInterrupts(t *testing.T) {
+	s := interruptedTurn(t, "Escape")
 	ask(s, "Are you there?")
 	s.WaitFor("Here now.", screenWait)
 }

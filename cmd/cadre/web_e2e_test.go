@@ -198,22 +198,8 @@ func evalBool(t *testing.T, ctx context.Context, p *chromium.Page, expr string) 
 // run and beta's waits for approval.
 func waitStarted(t *testing.T, s *served, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.at("/api/runs/"+id+"/events"), nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	called, asked := 0, false
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<22)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
+	followEvents(t, s, id, "alpha's call ran and beta's was asked", func(data string) bool {
 		if strings.HasPrefix(data, "[") && strings.Contains(data, `"tool":"Bash"`) {
 			asked = true
 		}
@@ -228,11 +214,31 @@ func waitStarted(t *testing.T, s *served, id string) {
 		if ev.Type == "user" && ev.Parent != "" && len(ev.Message.Content) > 0 && ev.Message.Content[0].Type == "tool_result" {
 			called++
 		}
-		if called == 1 && asked {
+		return called == 1 && asked
+	})
+}
+
+// followEvents reads the run's event stream (SSE), handing each event's
+// data to done, until done says so; the stream ending first, or a minute
+// passing, fails t, saying what was awaited.
+func followEvents(t *testing.T, s *served, id, what string, done func(data string) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.at("/api/runs/"+id+"/events"), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && done(data) {
 			return
 		}
 	}
-	t.Fatalf("the stream ended before alpha's call ran and beta's was asked: %v", sc.Err())
+	t.Fatalf("the stream ended before %s: %v", what, sc.Err())
 }
 
 func getJSON(t *testing.T, url string, out any) {
