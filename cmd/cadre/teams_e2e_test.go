@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -219,6 +220,20 @@ func TestTeamWorksThroughASharedTaskList(t *testing.T) {
 	}
 	if strings.Contains(string(mains[0].req.Body), "status_filter") {
 		t.Errorf("the lead was offered the background TaskList (status_filter) beside the team's")
+	}
+	// What users see, from another process: cadre tasks team.
+	list := ok(t, e.run("", "tasks", "team", sessionID(t, p)))
+	for _, row := range []string{"#1  completed  alice  write the parser", "#2  completed  bob    write the printer", "#3  completed  alice  integrate both"} {
+		if !strings.Contains(list.stdout, row) {
+			t.Errorf("cadre tasks team lacks %q:\n%s", row, list.stdout)
+		}
+	}
+	var team []map[string]any
+	if err := json.Unmarshal([]byte(ok(t, e.run("", "tasks", "team", sessionID(t, p), "--json")).stdout), &team); err != nil || len(team) != 3 {
+		t.Fatalf("cadre tasks team --json: %v, %v", team, err)
+	}
+	if by, _ := team[2]["blocked_by"].([]any); len(by) == 0 || team[2]["owner"] != "alice" || team[2]["status"] != "completed" {
+		t.Errorf("task #3 as JSON: %v", team[2])
 	}
 }
 

@@ -18,7 +18,7 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 	var limit int
 	list := &cobra.Command{
 		Use:   "tasks",
-		Short: "list background tasks (newest first); tasks show|output|stop ID",
+		Short: "list background tasks (newest first); tasks show|output|stop ID; tasks team SESSION",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
@@ -116,12 +116,45 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 			})
 		},
 	}
-	for _, c := range []*cobra.Command{list, show, output, stop} {
+	team := &cobra.Command{
+		Use:   "team SESSION",
+		Short: "list the shared task list of the team a main session leads",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
+				ts, err := rt.TeamTasks(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(stdout, ts)
+				}
+				if len(ts) == 0 {
+					_, err := fmt.Fprintln(stdout, "No team tasks.")
+					return err
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSTATUS\tOWNER\tSUBJECT\tWAITING ON")
+				for _, t := range ts {
+					waiting := ""
+					for i, id := range t.Waiting {
+						if i > 0 {
+							waiting += ", "
+						}
+						waiting += "#" + id
+					}
+					fmt.Fprintf(tw, "#%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Owner, oneLine(t.Subject), waiting)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	for _, c := range []*cobra.Command{list, show, output, stop, team} {
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON for scripts")
 	}
 	list.Flags().StringVar(&session, "session", "", "only the tasks of this main session")
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many")
-	list.AddCommand(show, output, stop)
+	list.AddCommand(show, output, stop, team)
 	return list
 }
 
