@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -320,5 +321,51 @@ func TestTracingCallerSpanIsParent(t *testing.T) {
 	}
 	if got := names(st.children(st.children(caller)[0])); !slices.Equal(got, []string{"chat model", "execute_tool Read", "chat model"}) {
 		t.Errorf("children of the turn = %q", got)
+	}
+}
+
+// A teammate's run span names it and its team (issue 26: OTel spans for
+// teammates).
+func TestTracingTeammateSpan(t *testing.T) {
+	f := newFixture(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	f.fn = func(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+		if req.Agent != "main" {
+			return llm.Reply(llm.Text("teammate done")), nil
+		}
+		last := req.Messages[len(req.Messages)-1].Text()
+		switch {
+		case len(req.Messages) == 1:
+			return llm.Reply(llm.ToolUse("toolu_mate", "Agent", json.RawMessage(`{"description":"help","prompt":"team work","name":"alice"}`))), nil
+		case strings.Contains(last, "alice"):
+			return llm.Reply(llm.Text("thanks, alice")), nil
+		}
+		return llm.Reply(llm.Text("waiting for alice")), nil
+	}
+	if err := os.WriteFile(filepath.Join(f.home, "settings.json"), []byte(`{"subagents": {"teams": true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt := f.open(t, cadre.Options{TracerProvider: tp})
+	for _, err := range rt.Run(t.Context(), cadre.Request{Prompt: "work as a team"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, s := range exp.GetSpans() {
+		if s.Name == "invoke_agent general-purpose" {
+			found = true
+			if str(s, "cadre.teammate.name") != "alice" || str(s, "cadre.team.name") != "default" {
+				t.Errorf("the teammate's run span: teammate %q, team %q; want alice, default", str(s, "cadre.teammate.name"), str(s, "cadre.team.name"))
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no run span of the teammate among %q", names(exp.GetSpans()))
 	}
 }

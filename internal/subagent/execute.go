@@ -31,7 +31,7 @@ import (
 func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	// The run's span covers it all, a wait for a background place
 	// included; ctx carries the spawning call's span (launch).
-	ctx, span := s.cfg.Tracer.StartRun(ctx, telemetry.Run{Agent: r.def.Name, SessionID: r.sess.Info.ID, Model: modelName(r.child.caller.Model)})
+	ctx, span := s.cfg.Tracer.StartRun(ctx, s.runSpan(r))
 	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
 	if r.req.RunTimeout > 0 {
 		timeout = r.req.RunTimeout

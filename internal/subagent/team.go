@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"slices"
 	"strings"
 	"sync"
@@ -616,4 +617,20 @@ func (s *Service) teamNotice(t *liveTask, status task.Status, result string) (st
 		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status, "Name": m.name,
 		"Idle": status == task.StatusCompleted, "Result": result,
 	}), true
+}
+
+// runSpan is the telemetry of r's run: a teammate's names its team too.
+func (s *Service) runSpan(r *run) telemetry.Run {
+	c := r.child.caller
+	out := telemetry.Run{Agent: r.def.Name, SessionID: r.sess.Info.ID, Model: modelName(c.Model)}
+	if c.Teammate != "" {
+		s.teams.mu.Lock()
+		tm := s.teams.by[c.RootSessionID]
+		s.teams.mu.Unlock()
+		out.Teammate = c.Teammate
+		if tm != nil {
+			out.Team, _ = tm.roster()
+		}
+	}
+	return out
 }

@@ -42,6 +42,10 @@ const (
 	KeyToolCallID    = attribute.Key("gen_ai.tool.call.id")
 	KeyToolType      = attribute.Key("gen_ai.tool.type")
 	KeyErrorType     = attribute.Key("error.type")
+	// cadre's own, for a teammate's run (DESIGN S-A6): its name on the
+	// team, and the team's.
+	KeyTeammate = attribute.Key("cadre.teammate.name")
+	KeyTeam     = attribute.Key("cadre.team.name")
 )
 
 // The operation names (gen_ai.operation.name), which also begin the span
@@ -91,6 +95,9 @@ type Run struct {
 	SessionID string
 	// Model is the agent's model, "provider:model".
 	Model string
+	// Teammate and Team are a teammate's name and its team's; "" for
+	// every other run.
+	Teammate, Team string
 }
 
 // StartRun starts an invoke_agent span, the child of the span in ctx (a
@@ -104,6 +111,9 @@ func (t Tracer) StartRun(ctx context.Context, r Run) (context.Context, Span) {
 		attrs = append(attrs, KeyConversation.String(r.SessionID), KeyAgentID.String(r.SessionID))
 	}
 	attrs = append(attrs, modelAttrs(r.Model)...)
+	if r.Teammate != "" {
+		attrs = append(attrs, KeyTeammate.String(r.Teammate), KeyTeam.String(r.Team))
+	}
 	ctx, s := t.t.Start(ctx, OpInvokeAgent+" "+r.Agent, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return ctx, Span{s}
 }

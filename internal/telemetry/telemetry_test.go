@@ -86,6 +86,14 @@ func TestSpans(t *testing.T) {
 			},
 		},
 		{
+			name: "teammate run", span: "invoke_agent tester",
+			run: func() {
+				_, s := tr.StartRun(context.Background(), Run{Agent: "tester", SessionID: "s3", Teammate: "bob", Team: "default"})
+				s.EndRun(llm.Usage{}, nil)
+			},
+			attrs: map[attribute.Key]any{KeyAgentName: "tester", KeyTeammate: "bob", KeyTeam: "default"},
+		},
+		{
 			name: "mcp tool denied", span: "execute_tool mcp__fs__write", errorType: ToolDenied,
 			run: func() {
 				_, s := tr.StartTool(context.Background(), Tool{Name: "mcp__fs__write", CallID: "toolu_1"})
