@@ -59,7 +59,9 @@ type Event struct {
 	Task    *TaskEvent   // SubtypeTaskStarted, SubtypeTaskProgress, SubtypeTaskNotification
 	Compact *CompactInfo // SubtypeCompactBoundary
 	Retry   *RetryInfo   // SubtypeAPIRetry
-	Result  *ResultInfo  // EventResult
+	// TeamTask is a SubtypeTeamTask event's change.
+	TeamTask *TeamTaskChange
+	Result   *ResultInfo // EventResult
 	// Partial is an EventStreamEvent's payload: one event of the Anthropic
 	// Messages API's stream (message_start, content_block_start,
 	// content_block_delta, content_block_stop, message_delta,
@@ -95,7 +97,39 @@ const (
 	// A model call failed and is retried after a wait (Claude Code's
 	// api_retry); the event's agent is the one whose call it is.
 	SubtypeAPIRetry = "api_retry"
+	// A team's shared task list changed (cadre's own line: a TaskCreate
+	// or TaskUpdate of the lead or a teammate, docs/agents.md "Teams").
+	// A teammate's change carries its spawn call's ParentToolUseID.
+	SubtypeTeamTask = event.SubtypeTeamTask
 )
+
+// TeamTaskChange is what a TaskCreate or TaskUpdate did to a team's task
+// list.
+type TeamTaskChange struct {
+	Team string `json:"team"`
+	// By is who changed it: "main" (the lead) or a teammate's name.
+	By string `json:"by"`
+	// Change is created, updated or deleted; Fields what an update
+	// changed, in Claude Code's names (status, owner, blockedBy, …).
+	Change string   `json:"change"`
+	Fields []string `json:"fields,omitempty"`
+	// From and To are the status before and after, when it changed.
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Task is the task after the change (before it, when deleted).
+	Task TeamTaskRef `json:"task"`
+	// Unblocked are the tasks the change left free to claim.
+	Unblocked []string `json:"unblocked,omitempty"`
+}
+
+// TeamTaskRef is a task of a team's list as a change names it.
+type TeamTaskRef struct {
+	ID        string   `json:"id"`
+	Subject   string   `json:"subject"`
+	Status    string   `json:"status"`
+	Owner     string   `json:"owner,omitempty"`
+	BlockedBy []string `json:"blocked_by"`
+}
 
 // RetryInfo is a model call about to be retried.
 type RetryInfo struct {
@@ -291,6 +325,16 @@ func eventOf(e event.Event) Event {
 	}
 	if e.Subtype == SubtypeAPIRetry {
 		out.Retry = retryOf(e.Fields)
+	}
+	if t := e.TeamTask; t != nil {
+		blocked := t.BlockedBy
+		if blocked == nil {
+			blocked = []string{}
+		}
+		out.TeamTask = &TeamTaskChange{
+			Team: t.Team, By: t.By, Change: t.Change, Fields: t.Fields, From: t.From, To: t.To, Unblocked: t.Unblocked,
+			Task: TeamTaskRef{ID: t.ID, Subject: t.Subject, Status: t.Status, Owner: t.Owner, BlockedBy: blocked},
+		}
 	}
 	return out
 }

@@ -221,6 +221,25 @@ func TestTeamWorksThroughASharedTaskList(t *testing.T) {
 	if strings.Contains(string(mains[0].req.Body), "status_filter") {
 		t.Errorf("the lead was offered the background TaskList (status_filter) beside the team's")
 	}
+	// stream-json says what happened to the list: the lead's three
+	// creates (a teammate's changes carry its spawn's parent_tool_use_id
+	// and show with --verbose, as its other lines do).
+	var created []string
+	for _, l := range lines(t, p.stdout) {
+		if l["subtype"] != "team_task_changed" {
+			continue
+		}
+		task, _ := l["task"].(map[string]any)
+		if l["by"] == "main" && l["change"] == "created" && l["team"] != "" && task != nil {
+			created = append(created, fmt.Sprint(task["id"]))
+		}
+		if l["parent_tool_use_id"] != nil {
+			t.Errorf("a teammate's team_task_changed line without --verbose: %v", l)
+		}
+	}
+	if !slices.Equal(created, []string{"1", "2", "3"}) {
+		t.Errorf("team_task_changed lines of the lead's creates: %v, want tasks 1, 2, 3", created)
+	}
 	// What users see, from another process: cadre tasks team.
 	list := ok(t, e.run("", "tasks", "team", sessionID(t, p)))
 	for _, row := range []string{"#1  completed  alice  write the parser", "#2  completed  bob    write the printer", "#3  completed  alice  integrate both"} {

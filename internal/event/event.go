@@ -59,6 +59,8 @@ type Event struct {
 	Result *Result
 	// Task is the payload of the task_* system events.
 	Task *Task
+	// TeamTask is the payload of a team_task_changed system event.
+	TeamTask *TeamTask
 	// Fields holds the payload of other system subtypes (compact_boundary),
 	// written as top-level keys.
 	Fields map[string]any

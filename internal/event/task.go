@@ -12,7 +12,28 @@ const (
 	// api_retry): Fields hold attempt, max_retries, retry_delay_ms,
 	// error_status and error.
 	SubtypeAPIRetry = "api_retry"
+	// SubtypeTeamTask is a change of a team's task list (cadre's own: no
+	// Claude Code line says it); its payload is Event.TeamTask.
+	SubtypeTeamTask = "team_task_changed"
 )
+
+// TeamTask is the payload of a team_task_changed event: what a TaskCreate
+// or TaskUpdate did to the team's shared task list.
+type TeamTask struct {
+	Team string // the team's name
+	By   string // who changed it: "main" (the lead) or a teammate's name
+	// Change is created, updated or deleted; Fields the fields an update
+	// changed, in Claude Code's names.
+	Change string
+	Fields []string
+	// From and To are set when the status changed.
+	From, To string
+	// The task after the change (before it, when deleted).
+	ID, Subject, Status, Owner string
+	BlockedBy                  []string
+	// Unblocked are the tasks this change left free to claim.
+	Unblocked []string
+}
 
 // Task is the payload of a task_* system event: a background subagent run
 // started (or moved to the background), made progress, or ended and

@@ -89,6 +89,20 @@ func systemFields(e cadre.Event) []field {
 	if c := e.Compact; c != nil {
 		return []field{{"compact_metadata", compactJSON{PreTokens: c.PreTokens, Trigger: c.Trigger}}}
 	}
+	if tt := e.TeamTask; tt != nil {
+		out := []field{{"by", tt.By}, {"change", tt.Change}}
+		if len(tt.Fields) > 0 {
+			out = append(out, field{"fields", tt.Fields})
+		}
+		if tt.To != "" {
+			out = append(out, field{"status_change", map[string]string{"from": tt.From, "to": tt.To}})
+		}
+		out = append(out, field{"task", tt.Task}, field{"team", tt.Team})
+		if len(tt.Unblocked) > 0 {
+			out = append(out, field{"unblocked", tt.Unblocked})
+		}
+		return out
+	}
 	if r := e.Retry; r != nil {
 		var status any // null without an HTTP response
 		if r.Status != 0 {

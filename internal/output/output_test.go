@@ -218,3 +218,19 @@ func TestCompactionLine(t *testing.T) {
 		t.Errorf("line\n got %s\nwant %s", line, want)
 	}
 }
+
+// A change of a team's task list is a system line of cadre's own; a
+// teammate's carries the spawn call that added it.
+func TestTeamTaskLine(t *testing.T) {
+	line, err := json.Marshal(Line(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTeamTask, SessionID: "root", UUID: "u",
+		ParentToolUseID: "toolu_alice", AgentID: "a1", AgentType: "general-purpose",
+		TeamTask: &cadre.TeamTaskChange{Team: "default", By: "alice", Change: "updated", Fields: []string{"status"}, From: "in_progress", To: "completed",
+			Task: cadre.TeamTaskRef{ID: "1", Subject: "write the parser", Status: "completed", Owner: "alice", BlockedBy: []string{}}, Unblocked: []string{"3"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"system","subtype":"team_task_changed","by":"alice","change":"updated","fields":["status"],"status_change":{"from":"in_progress","to":"completed"},"task":{"id":"1","subject":"write the parser","status":"completed","owner":"alice","blocked_by":[]},"team":"default","unblocked":["3"],"parent_tool_use_id":"toolu_alice","agent_id":"a1","subagent_type":"general-purpose","uuid":"u","session_id":"root"}`
+	if string(line) != want {
+		t.Errorf("line\n got %s\nwant %s", line, want)
+	}
+}

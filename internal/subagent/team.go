@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"slices"
 	"strings"
@@ -438,9 +440,40 @@ func (s *Service) listTools(c Caller) []tool.Tool {
 			return s.teamHook(ctx, c, hook.TaskCompleted, &it)
 		},
 		Changed: func(ctx context.Context, lc tasklist.Caller, ch tasklist.Change) {
+			s.publishTeamTask(c, lc, ch)
 			s.taskChanged(c, lc, ch)
 		},
 	})
+}
+
+// publishTeamTask puts a change of the team's list on the bus (stream-json's
+// team_task_changed), a teammate's tagged with the Agent call that added
+// it, as its other lines are.
+func (s *Service) publishTeamTask(c Caller, lc tasklist.Caller, ch tasklist.Change) {
+	tm := s.teamOf(c)
+	if s.cfg.Bus == nil || tm == nil {
+		return
+	}
+	name, _ := tm.roster()
+	change, fields := "updated", ch.Fields
+	switch {
+	case ch.Deleted:
+		change = "deleted"
+	case slices.Equal(fields, []string{"created"}):
+		change, fields = "created", nil
+	}
+	it := ch.Item
+	ev := event.Event{
+		Type: event.TypeSystem, Subtype: event.SubtypeTeamTask, SessionID: c.RootSessionID, Time: s.cfg.Now(), UUID: ids.New(),
+		TeamTask: &event.TeamTask{
+			Team: name, By: lc.Agent, Change: change, Fields: fields, From: string(ch.From), To: string(ch.To),
+			ID: it.ID, Subject: it.Subject, Status: string(it.Status), Owner: it.Owner, BlockedBy: it.BlockedBy, Unblocked: ch.Unblocked,
+		},
+	}
+	if m, ok := tm.find(c.Teammate); ok && c.Teammate != "" {
+		ev.ParentToolUseID, ev.AgentID, ev.AgentType = m.call, m.id, m.agentType
+	}
+	s.cfg.Bus.Publish(ev)
 }
 
 // taskChanged tells the lead, once per item, that a teammate completed it.
