@@ -26,15 +26,23 @@
 // service's locks. Where things live:
 //
 //	service.go        Config, Service, Caller; the tools of each profile
-//	spawn.go          the spawn path: route, check, prepare, session, pool, launch
+//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch
+//	ecosystem.go      a child's memory directory and grants, its first message (skills, memory)
+//	hooks.go          a child's hooks: the runtime's, then its definition's own
+//	joint.go          a child's session and task records written together where one store holds both
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat, finish (S-L6)
-//	run.go            liveTask, a run in this process, and what profiles read of it
+//	livetask.go       liveTask, a run in this process, and what profiles read of it
+//	output.go         a run's output: the plain-text log readers get
 //	deliver.go        a result reaches the model once (S-N1): who delivers, what wins;
 //	                  reading, the one read sequence of every reader tool
 //	tasks.go          find, await, send, list, stop; the run-tree check
 //	events.go         the task_* events
 //	group.go          Group: the runs of one run tree
+//	runlist.go        Run: the runs of a conversation as front ends list, stop and message them
+//	dispatch.go       background runs carried between nodes (store.dispatch: any)
+//	mailbox.go        messages and stops for runs in other processes sharing the store (S-X2)
+//	reattach.go       following again the remote runs a resumed session started elsewhere
 //	lane.go           the background lane (S-C2)
 //	limits.go         children per agent, foreground places
 //	progress.go       progress summaries of background runs
@@ -47,6 +55,7 @@
 //	fork_command.go   `context: fork` slash commands (S-F2)
 //	frame.go          escaping and framing a child's text
 //	prompts.go        the model-facing text in prompts/, and text helpers
+//	schemas.go        the input schemas of the spawn and task tools (schemas/)
 //	claude_agent.go   claude profile: Agent
 //	claude_tasks.go   claude profile: SendMessage, TaskOutput, TaskStop, TaskList
 //	team.go           claude profile: agent teams — teammates, the team's SendMessage, its task list, ListAgents
