@@ -119,6 +119,6 @@ func (h *heldLog) Write(p []byte) (int, error) {
 func (h *heldLog) flush(w io.Writer) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	w.Write(h.buf.Bytes())
+	_, _ = w.Write(h.buf.Bytes()) // standard error, after the TUI: nowhere else to say it
 	h.buf.Reset()
 }

@@ -29,7 +29,9 @@ func migrateRiver(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) err
 	if err != nil {
 		return fmt.Errorf("migrate River: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
+	// After the commit it fails by design; before, the connection ends
+	// the transaction anyway.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, riverMigrationLock); err != nil {
 		return fmt.Errorf("migrate River: take the migration lock: %w", err)
 	}

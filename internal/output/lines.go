@@ -49,11 +49,13 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
+	// A string into a bytes.Buffer cannot fail to encode.
+	str := func(v string) { _ = enc.Encode(v) }
 	b.WriteString(`{"type":"system","subtype":`)
-	enc.Encode(s.Subtype)
+	str(s.Subtype)
 	for _, f := range systemFields(cadre.Event(s)) {
 		b.WriteByte(',')
-		enc.Encode(f.key)
+		str(f.key)
 		b.WriteByte(':')
 		if err := enc.Encode(f.value); err != nil {
 			return nil, fmt.Errorf("system %s field %s: %w", s.Subtype, f.key, err)
@@ -65,14 +67,14 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 		for _, kv := range [][2]string{{"parent_tool_use_id", s.ParentToolUseID}, {"agent_id", s.AgentID}, {"subagent_type", s.AgentType}} {
 			if kv[1] != "" {
 				b.WriteString(`,"` + kv[0] + `":`)
-				enc.Encode(kv[1])
+				str(kv[1])
 			}
 		}
 	}
 	b.WriteString(`,"uuid":`)
-	enc.Encode(s.UUID)
+	str(s.UUID)
 	b.WriteString(`,"session_id":`)
-	enc.Encode(s.SessionID)
+	str(s.SessionID)
 	b.WriteByte('}')
 	// Encode ends each value with a newline; JSON allows the whitespace,
 	// but lines must stay one line.

@@ -107,7 +107,7 @@ func (a *Agent) Resume(ctx context.Context, id string) (string, error) {
 	err = a.follow(ctx, client, &ex)
 	if ctx.Err() != nil {
 		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
-		client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task})
+		_, _ = client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task}) // best effort: the server's own limits end it otherwise
 		stop()
 		// Both the cause and ctx's error, which tells the run it was
 		// stopped rather than failed (as in sendText).
@@ -438,7 +438,7 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 			task := id
 			idMu.Unlock()
 			cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
-			client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: task})
+			_, _ = client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: task}) // best effort, as above
 			stop()
 		case <-finished:
 		case <-deadline.C:
@@ -478,7 +478,7 @@ func (a *Agent) sendText(ctx context.Context, text string) (string, error) {
 	if limits.err() != nil && ex.task != "" && ctx.Err() == nil {
 		// cadre gave up on the task: the server should stop it too.
 		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
-		client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task})
+		_, _ = client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task}) // best effort: the server's own limits end it otherwise
 		stop()
 	}
 	close(finished)
@@ -529,7 +529,7 @@ func (a *Agent) outcome(ctx context.Context, client *a2aclient.Client, ex *excha
 				a.waiting = ""
 				a.mu.Unlock()
 				cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.CancelTimeout)
-				client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task})
+				_, _ = client.CancelTask(cctx, &a2a.CancelTaskRequest{ID: ex.task}) // best effort: the server's own limits end it otherwise
 				stop()
 				return "", a.fail("task %s needed input (%s) and got none, so it was canceled: %v", ex.task, orNone(ex.answer()), err)
 			}

@@ -119,7 +119,9 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && !b.done {
 		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
+		// Lifting the deadline of a body that ended: a connection that
+		// cannot take it is closed anyway.
+		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 	return n, err
 }

@@ -25,12 +25,18 @@ func (e badRequest) Unwrap() []error { return []error{e.err, errBadRequest} }
 
 func bad(format string, args ...any) error { return badRequest{fmt.Errorf(format, args...)} }
 
+// writeJSON answers with v as JSON. It is encoded before the status goes
+// out, so that a value that cannot be encoded (a bug) is a 500 saying so,
+// not a 200 with half a body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error: "encode the answer: " + err.Error()}) // a string always encodes
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	_, _ = w.Write(append(b, '\n')) // a client gone away has nobody to tell
 }
 
 type errorBody struct {

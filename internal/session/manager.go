@@ -416,8 +416,10 @@ func (s *Session) Finish(ctx context.Context, status Status, usage llm.Usage, co
 	case !s.recorded:
 		// Prepared, never recorded: the record is written now, ended.
 		info := s.Info
-		update(&info)
-		if err = s.m.idx.CreateSession(ctx, info); err != nil {
+		if err = update(&info); err == nil {
+			err = s.m.idx.CreateSession(ctx, info)
+		}
+		if err != nil {
 			err = fmt.Errorf("finish session: %w", err)
 		}
 		s.recorded = err == nil

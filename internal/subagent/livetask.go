@@ -106,9 +106,12 @@ type liveTask struct {
 	// background task: a foreground run's output goes to its caller, so
 	// until then its log is kept in early (capped at maxEarlyOutput),
 	// which spares every foreground spawn a file creation.
-	out   *os.File
-	filed bool // the output file was opened: the log is there, not in early
-	early strings.Builder
+	out *os.File
+	// outErr is why the output file stopped taking the log (a full
+	// disk): readers are told, and the transcript has it all.
+	outErr error
+	filed  bool // the output file was opened: the log is there, not in early
+	early  strings.Builder
 	// announced is the normalised announce text (subagents.announce:
 	// summarize); skip is set when the child declined with ANNOUNCE_SKIP.
 	announced string
@@ -223,7 +226,12 @@ func (t *liveTask) observe(s loop.Step) {
 	switch {
 	case b.Len() == 0:
 	case t.out != nil:
-		t.out.WriteString(b.String())
+		if _, err := t.out.WriteString(b.String()); err != nil {
+			t.out.Close()
+			t.out, t.outErr = nil, err
+		}
+	case t.outErr != nil:
+		// The output file failed; the transcript keeps the run.
 	case !t.phase.ended():
 		if t.early.Len()+b.Len() > maxEarlyOutput {
 			kept := t.early.String()
@@ -251,7 +259,10 @@ func (t *liveTask) startOutput() error {
 		return err
 	}
 	if t.early.Len() > 0 {
-		f.WriteString(t.early.String())
+		if _, err := f.WriteString(t.early.String()); err != nil {
+			f.Close()
+			return fmt.Errorf("task output file: %w", err)
+		}
 		t.early = strings.Builder{}
 	}
 	t.out, t.filed = f, true
@@ -270,11 +281,16 @@ func (t *liveTask) outputTail(n int) string {
 		}
 		return s
 	}
+	failed := t.outErr
 	t.mu.Unlock()
+	tail := tailFile(t.outputFile, n)
 	if t.kind == task.KindLocalBash {
-		return rawTail(t.outputFile, n)
+		tail = rawTail(t.outputFile, n)
 	}
-	return tailFile(t.outputFile, n)
+	if failed != nil {
+		tail += fmt.Sprintf("\n… (the output file stopped taking the log: %v; the session's transcript has all of it)\n", failed)
+	}
+	return tail
 }
 
 // snapshot returns the progress figures.

@@ -175,7 +175,9 @@ func testResume(t *testing.T, n Nodes) {
 	want := entries("s1", 4)
 	w := create(t, a, "s1", true)
 	for _, e := range want {
-		w.Append(e)
+		if err := w.Append(e); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.Close()
 
@@ -380,7 +382,9 @@ func testArchive(t *testing.T, n Nodes) {
 	want := entries("s1", 3)
 	w := create(t, tr, "s1", true)
 	for _, e := range want {
-		w.Append(e)
+		if err := w.Append(e); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.Close()
 	at := base.Add(time.Hour)

@@ -300,7 +300,7 @@ type wtx struct {
 // fails to prepare is simply prepared again next time.
 func (t *wtx) prepareMissed() {
 	for _, q := range t.missed {
-		t.cache.get(t.ctx, q)
+		_, _ = t.cache.get(t.ctx, q) // a failure is prepared again next time
 	}
 }
 

@@ -137,7 +137,7 @@ func (t *Tracing) Shutdown() error {
 		// The batcher gave up waiting, but its export may still be
 		// retrying; stopping the exporter with the spent context cancels
 		// it, so nothing of it outlives this call for long.
-		t.exp.Shutdown(ctx)
+		_ = t.exp.Shutdown(ctx) // its error is the spent context's, said below
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("tracing: spans not sent within %s to %s; dropped", FlushTimeout, t.Endpoint)

@@ -256,7 +256,7 @@ func (p *Page) Screenshot(ctx context.Context) ([]byte, error) {
 // ctx, it is killed. (Browser.close may get no answer: chromium can exit
 // first, which is what was asked.)
 func (b *Browser) Close(ctx context.Context) error {
-	b.Call(ctx, "", "Browser.close", map[string]any{}, nil)
+	_ = b.Call(ctx, "", "Browser.close", map[string]any{}, nil) // see above: no answer is fine
 	b.in.Close()
 	waited := make(chan error, 1)
 	go func() { waited <- b.cmd.Wait() }()
@@ -264,11 +264,11 @@ func (b *Browser) Close(ctx context.Context) error {
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		b.cmd.Process.Kill()
-		<-waited
+		_ = b.cmd.Process.Kill() // it may have just exited
+		_ = <-waited             // its exit status after a kill says nothing more
 		err = fmt.Errorf("chromium did not quit: %w", ctx.Err())
 	}
 	<-b.done
-	syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL) // what is left of its group
+	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL) // what is left of its group, if anything
 	return err
 }
