@@ -145,14 +145,22 @@ func (m *Model) event(e cadre.Event) {
 
 // welcome is the first line of the transcript: where cadre runs, on
 // which model, and where help is.
+// A directory too long for the line gives up its beginning ("…/shop"),
+// so that the model stays whole.
 func (m *Model) welcome() string {
 	head := styleHeading.Render("✻ cadre")
-	if m.cfg.Cwd != "" {
-		head += " · " + oneLine(m.cfg.Cwd)
-	}
+	model := ""
 	if m.model != "" {
-		head += " · " + m.model
+		model = " · " + m.model
 	}
+	if dir := oneLine(m.cfg.Cwd); dir != "" {
+		room := m.width - ansi.StringWidth(head) - len(" · ") - ansi.StringWidth(model)
+		if over := ansi.StringWidth(dir) - room; over > 0 && room > 1 {
+			dir = ansi.TruncateLeft(dir, over+1, "…")
+		}
+		head += " · " + dir
+	}
+	head += model
 	return ansi.Truncate(head, m.width, "…") + "\n" + styleDim.Render(ansi.Truncate("  /help for commands · ? for shortcuts · @ mentions an agent or a file", m.width, "…"))
 }
 

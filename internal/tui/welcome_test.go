@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/charmbracelet/x/ansi"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,13 @@ func TestWelcomeLine(t *testing.T) {
 	h.event(cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeInit, Init: &cadre.InitInfo{Model: "anthropic:claude-opus-5"}})
 	if first := strings.TrimRight(strings.Split(h.m.Screen(), "\n")[0], " "); first != "✻ cadre · /work/shop · anthropic:claude-opus-5" {
 		t.Errorf("after the init event the first line is %q", first)
+	}
+	// A directory too long for the line gives up its beginning, not the
+	// model.
+	h.update(tea.WindowSizeMsg{Width: 40, Height: 20})
+	first := strings.TrimRight(strings.Split(h.m.Screen(), "\n")[0], " ")
+	if !strings.HasPrefix(first, "✻ cadre · …") || !strings.HasSuffix(first, "p · anthropic:claude-opus-5") || ansi.StringWidth(first) > 40 {
+		t.Errorf("on a narrow screen the first line is %q (%d wide)", first, ansi.StringWidth(first))
 	}
 	if h.m.Transcript() != "" {
 		t.Errorf("a conversation with nothing said prints %q on exit, want nothing", h.m.Transcript())
