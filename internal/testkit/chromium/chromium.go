@@ -265,8 +265,7 @@ func (b *Browser) Close(ctx context.Context) error {
 	case err = <-waited:
 	case <-ctx.Done():
 		_ = b.cmd.Process.Kill() // it may have just exited
-		_ = <-waited             // its exit status after a kill says nothing more
-		err = fmt.Errorf("chromium did not quit: %w", ctx.Err())
+		err = fmt.Errorf("chromium did not quit: %w (then: %v)", ctx.Err(), <-waited)
 	}
 	<-b.done
 	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL) // what is left of its group, if anything
