@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,18 +30,12 @@ func TestWebViewApprovalShowsTheDiff(t *testing.T) {
 	e := newEnv(t)
 	e.write("scenario.yaml", editScenario)
 	s := e.serve("--model", "script:scenario.yaml", "--permission-mode", "default")
-	var run struct{ ID string }
-	if st := s.post(t, "/api/runs", map[string]any{"prompt": "Rename the fruit."}, &run); st != http.StatusCreated {
-		t.Fatalf("start a run: %d", st)
-	}
+	runID := s.startRun(t, "Rename the fruit.")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	b := startBrowser(t, ctx, exe, 1200, 700)
-	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := openSession(t, ctx, b, s, runID)
 	var lines []struct{ Kind, Text string }
 	if err := page.Eval(ctx, `new Promise((resolve) => {
 	  const get = () => [...document.querySelectorAll(".ask pre.diff span")].map((s) => ({Kind: s.className, Text: s.textContent.trimEnd()}));
@@ -69,7 +62,7 @@ func TestWebViewApprovalShowsTheDiff(t *testing.T) {
 	if err := page.Eval(ctx, `document.querySelector(".ask button.primary").click()`, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitResult(t, s, run.ID)
+	waitResult(t, s, runID)
 	if got, _ := os.ReadFile(filepath.Join(e.dir, "notes.txt")); !strings.Contains(string(got), "MANGO") {
 		t.Errorf("notes.txt after the approval: %q", got)
 	}

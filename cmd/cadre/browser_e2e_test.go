@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,6 +22,26 @@ func chromiumExe(t *testing.T) string {
 		t.Skipf("SKIPPED, NOT TESTED: the browser test needs chromium: %v", err)
 	}
 	return exe
+}
+
+// startRun starts a run of the served cadre with prompt and returns its id.
+func (s *served) startRun(t *testing.T, prompt string) string {
+	t.Helper()
+	var run struct{ ID string }
+	if st := s.post(t, "/api/runs", map[string]any{"prompt": prompt}, &run); st != http.StatusCreated || run.ID == "" {
+		t.Fatalf("start a run: %d %+v", st, run)
+	}
+	return run.ID
+}
+
+// openSession opens the web view's page of a session in b.
+func openSession(t *testing.T, ctx context.Context, b *chromium.Browser, s *served, id string) *chromium.Page {
+	t.Helper()
+	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
 }
 
 // startBrowser starts chromium with a w×h window, closed when the test

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -236,17 +235,11 @@ func TestWebViewListsBackgroundShells(t *testing.T) {
 		s.cmd.Process.Signal(syscall.SIGTERM)
 		<-s.done
 	}()
-	var run struct{ ID string }
-	if st := s.post(t, "/api/runs", map[string]any{"prompt": "start the server"}, &run); st != http.StatusCreated {
-		t.Fatalf("start a run: %d", st)
-	}
+	runID := s.startRun(t, "start the server")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	b := startBrowser(t, ctx, exe, 1400, 800)
-	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := openSession(t, ctx, b, s, runID)
 	const shown = `new Promise((resolve) => {
 	  const row = () => document.querySelector('tr[data-kind="local_bash"]');
 	  const ok = () => row() && row().querySelector(".status.s-running") && row().textContent.includes("echo up; sleep 60") && row().textContent.includes("serve the site");

@@ -60,19 +60,13 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 	e := newEnv(t)
 	e.write("scenario.yaml", slowPair)
 	s := e.serve("--model", "script:scenario.yaml", "--agents", slowAgents)
-	var run struct{ ID string }
-	if st := s.post(t, "/api/runs", map[string]any{"prompt": "Survey and check."}, &run); st != http.StatusCreated {
-		t.Fatalf("start a run: %d", st)
-	}
-	waitStarted(t, s, run.ID)
+	runID := s.startRun(t, "Survey and check.")
+	waitStarted(t, s, runID)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	b := startBrowser(t, ctx, exe, 1400, 800)
-	page, err := b.Open(ctx, s.url+"/?token="+s.token+"#/session/"+run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := openSession(t, ctx, b, s, runID)
 	// Wait, on the page's own changes, until both subagents' rows are
 	// drawn with a running bar and a tool-call mark, and beta's question
 	// is shown.
@@ -98,7 +92,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 		Agent   string
 		Running bool
 	}
-	getJSON(t, s.at("/api/runs/"+run.ID+"/subagents"), &subs)
+	getJSON(t, s.at("/api/runs/"+runID+"/subagents"), &subs)
 	if len(subs) != 2 || !subs[0].Running || !subs[1].Running {
 		t.Errorf("subagents after the capture: %+v, want both still running", subs)
 	}
@@ -166,7 +160,7 @@ func TestWebViewShowsTwoRunningSubagents(t *testing.T) {
 	}
 	for i, sa := range subs { // numbered from 1 in start order, as /subagents numbers them
 		if sa.Agent == "alpha" {
-			if st := s.post(t, "/api/runs/"+run.ID+"/subagents/"+strconv.Itoa(i+1)+"/stop", nil, nil); st != http.StatusOK {
+			if st := s.post(t, "/api/runs/"+runID+"/subagents/"+strconv.Itoa(i+1)+"/stop", nil, nil); st != http.StatusOK {
 				t.Fatalf("stop alpha (#%d): %d", i+1, st)
 			}
 		}
