@@ -52,6 +52,16 @@ func (g *gate) wait(ctx context.Context, req *llm.Request) error {
 	}
 }
 
+// answers is a child's script: every turn waits at g, then answers text.
+func (g *gate) answers(text string) script {
+	return func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		if err := g.wait(ctx, req); err != nil {
+			return nil, err
+		}
+		return reply(text), nil
+	}
+}
+
 // readAfter is a child's script: its first turn waits at g, then calls
 // Read; every later turn answers "done".
 func (g *gate) readAfter() script {
@@ -398,12 +408,7 @@ func TestTaskOutputWithdrawsAQueuedNotification(t *testing.T) {
 func TestNotifyOnceDeterministic(t *testing.T) {
 	t.Run("TaskOutput waiting", inBubble(func(t *testing.T) {
 		g := newGate()
-		h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-			if err := g.wait(ctx, req); err != nil {
-				return nil, err
-			}
-			return reply("the answer"), nil
-		}})
+		h := newHarness(t, setup{script: g.answers("the answer")})
 		marks := watchMarks(h)
 		c := h.mainCaller()
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work"})
@@ -448,12 +453,7 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		// A waiter that was handed the result but gave up without it (its
 		// turn was cancelled) must not lose it: the notification goes out.
 		g := newGate()
-		h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-			if err := g.wait(ctx, req); err != nil {
-				return nil, err
-			}
-			return reply("the answer"), nil
-		}})
+		h := newHarness(t, setup{script: g.answers("the answer")})
 		c := h.mainCaller()
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work"})
 		recv(t, g.entered, "the child's model call")
@@ -634,17 +634,9 @@ func TestMaxChildrenPerAgent(t *testing.T) {
 // TestAutoBackground (S-L2): a foreground call lets its run go on in the
 // background on request or at its timeout_seconds deadline.
 func TestAutoBackground(t *testing.T) {
-	blocking := func(g *gate) script {
-		return func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-			if err := g.wait(ctx, req); err != nil {
-				return nil, err
-			}
-			return reply("late result"), nil
-		}
-	}
 	t.Run("on request", inBubble(func(t *testing.T) {
 		g := newGate()
-		h := newHarness(t, setup{script: blocking(g)})
+		h := newHarness(t, setup{script: g.answers("late result")})
 		c := h.mainCaller()
 		out := make(chan tool.Result, 1)
 		go func() { out <- h.mustCall(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work"}) }()
@@ -706,7 +698,7 @@ func TestAutoBackground(t *testing.T) {
 	}))
 	t.Run("timeout_seconds 1, still running", inBubble(func(t *testing.T) {
 		g := newGate()
-		h := newHarness(t, setup{script: blocking(g)})
+		h := newHarness(t, setup{script: g.answers("late result")})
 		c := h.mainCaller()
 		res := h.mustCall(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work", TimeoutSeconds: new(1)})
 		if st := metaOf(t, res)["status"]; st != "async_launched" {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/task"
-	"github.com/cadre-dev/cadre/llm"
 )
 
 // A run's end is one event: when another end was recorded first (a sweep
@@ -15,12 +14,7 @@ import (
 // of that one, once.
 func TestEndRecordedFirstStands(t *testing.T) {
 	g := newGate()
-	h := newHarness(t, setup{script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-		if err := g.wait(ctx, req); err != nil {
-			return nil, err
-		}
-		return reply("the answer"), nil
-	}})
+	h := newHarness(t, setup{script: g.answers("the answer")})
 	marks := watchMarks(h)
 	c := h.mainCaller()
 	id := h.launchBG(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work"})
