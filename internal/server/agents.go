@@ -56,6 +56,15 @@ type agentJSON struct {
 	Summary  string     `json:"summary,omitempty"`
 }
 
+// subagentState is a subagent run's state as the web view names it: a run
+// waiting for a place in the lane (pending) is queued.
+func subagentState(sa cadre.SubagentRun) string {
+	if sa.Status == cadre.TaskPending {
+		return "queued"
+	}
+	return string(sa.Status)
+}
+
 // getAgents is GET /api/runs/{id}/agents: the run's agents tree with each
 // agent's state and figures, and cost rolled up per subtree.
 func (s *Server) getAgents(w http.ResponseWriter, r *http.Request, rn *run) {
@@ -105,11 +114,8 @@ func (r *run) agents(subs []cadre.SubagentRun, costs []cadre.SubagentCost, def f
 		a := agentJSON{
 			ID: sa.ID, Index: sa.Index, ParentID: sa.ParentSessionID, ToolUseID: sa.ToolUseID, Agent: sa.Agent,
 			Description: sa.Description, Prompt: r.prompts[sa.ID], Depth: sa.Depth, Background: sa.Background,
-			State: string(sa.Status), Started: sa.Started, Tokens: sa.Tokens, ToolUses: sa.ToolUses, Tool: sa.CurrentTool,
+			State: subagentState(sa), Started: sa.Started, Tokens: sa.Tokens, ToolUses: sa.ToolUses, Tool: sa.CurrentTool,
 			Calls: []callJSON{}, Children: []string{}, Summary: sa.Result,
-		}
-		if sa.Status == cadre.TaskPending {
-			a.State = "queued"
 		}
 		if !sa.Ended.IsZero() {
 			t := sa.Ended

@@ -532,11 +532,7 @@ func (s *Server) liveSubagentStates(r *http.Request) map[string]string {
 			continue // the list shows the records' statuses
 		}
 		for _, sa := range subs {
-			st := string(sa.Status)
-			if sa.Status == cadre.TaskPending {
-				st = "queued"
-			}
-			out[sa.ID] = st
+			out[sa.ID] = subagentState(sa)
 		}
 	}
 	return out
