@@ -9,7 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
-	"github.com/charmbracelet/x/ansi"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 )
 
 // The slash commands (issue 11 item 5). Each one is a thin call into the
@@ -191,7 +191,7 @@ func (m *Model) help() string {
 	for _, c := range builtins() {
 		fmt.Fprintf(&b, "\n  /%-10s %s", c.name, c.help)
 		if c.args != "" {
-			fmt.Fprintf(&b, "\n  %-11s %s", "", styleDim.Render("/"+c.name+" "+c.args))
+			fmt.Fprintf(&b, "\n  %-11s %s", "", render.Dim.Render("/"+c.name+" "+c.args))
 		}
 	}
 	for _, c := range m.commands {
@@ -254,36 +254,4 @@ func (m *Model) runtimeAgents() []cadre.AgentEntry {
 		return nil
 	}
 	return m.cfg.Runtime.Agents()
-}
-
-// table lays rows out in columns (the first row is the header), each line
-// cut to width: compact output for the transcript.
-func table(rows [][]string, width int) string {
-	if len(rows) == 0 {
-		return ""
-	}
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			if i < len(r)-1 {
-				widths[i] = max(widths[i], ansi.StringWidth(c))
-			}
-		}
-	}
-	var b strings.Builder
-	for n, r := range rows {
-		var line strings.Builder
-		for i, c := range r {
-			if i < len(r)-1 {
-				line.WriteString(c + strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
-			} else {
-				line.WriteString(c)
-			}
-		}
-		if n > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(ansi.Truncate(strings.TrimRight(line.String(), " "), width, "…"))
-	}
-	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -40,7 +41,7 @@ func newPager(title, text string) *pager {
 }
 
 func (p *pager) set(text string) {
-	p.lines = strings.Split(strings.TrimRight(clean(text), "\n"), "\n")
+	p.lines = strings.Split(strings.TrimRight(render.Clean(text), "\n"), "\n")
 }
 
 func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
@@ -100,8 +101,8 @@ func (p *pager) View(width, height int) string {
 		p.top = max(len(p.lines)-body, 0)
 	}
 	var b strings.Builder
-	b.WriteString(styleHeading.Render(ansi.Truncate(p.title, width, "…")) + "\n")
-	b.WriteString(styleDim.Render(strings.Repeat("─", width)) + "\n")
+	b.WriteString(render.Heading.Render(ansi.Truncate(p.title, width, "…")) + "\n")
+	b.WriteString(render.Dim.Render(strings.Repeat("─", width)) + "\n")
 	shown := 0
 	for i := p.top; i < len(p.lines) && shown < body; i++ {
 		b.WriteString(ansi.Truncate(p.lines[i], width, "…") + "\n")
@@ -117,6 +118,6 @@ func (p *pager) View(width, height int) string {
 	if p.err != "" {
 		keys = "✗ " + p.err + " · " + keys
 	}
-	b.WriteString(styleDim.Render(ansi.Truncate(keys, width, "…")))
+	b.WriteString(render.Dim.Render(ansi.Truncate(keys, width, "…")))
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -148,8 +149,8 @@ func (s *resumeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 
 func (s *resumeScreen) View(width, height int) string {
 	var b strings.Builder
-	b.WriteString(styleHeading.Render("Resume a session") + styleDim.Render(" · newest first, subagents under their parent") + "\n")
-	b.WriteString(styleDim.Render(strings.Repeat("─", width)) + "\n")
+	b.WriteString(render.Heading.Render("Resume a session") + render.Dim.Render(" · newest first, subagents under their parent") + "\n")
+	b.WriteString(render.Dim.Render(strings.Repeat("─", width)) + "\n")
 	body := max(height-4, 1)
 	if s.at < s.top {
 		s.top = s.at
@@ -168,10 +169,10 @@ func (s *resumeScreen) View(width, height int) string {
 		if r.ParentID != "" {
 			title = r.Agent
 		}
-		line := fmt.Sprintf("%s%s  %s  %s  %d turns  %s", indent, short(r.ID), r.Updated.Local().Format(time.DateTime), r.Status, r.NumTurns, oneLine(title))
+		line := fmt.Sprintf("%s%s  %s  %s  %d turns  %s", indent, render.Short(r.ID), r.Updated.Local().Format(time.DateTime), r.Status, r.NumTurns, render.OneLine(title))
 		line = ansi.Truncate(line, width-2, "…")
 		if i == s.at {
-			line = styleUser.Render("› " + line)
+			line = render.User.Render("› " + line)
 		} else {
 			line = "  " + line
 		}
@@ -179,13 +180,13 @@ func (s *resumeScreen) View(width, height int) string {
 		lines++
 	}
 	if s.err != "" {
-		b.WriteString(styleError.Render(ansi.Truncate("✗ "+s.err, width, "…")) + "\n")
+		b.WriteString(render.Err.Render(ansi.Truncate("✗ "+s.err, width, "…")) + "\n")
 		lines++
 	}
 	for ; lines < height-1; lines++ {
 		b.WriteString("\n")
 	}
-	b.WriteString(styleDim.Render(ansi.Truncate("↑/↓ select · enter reopens a session (a subagent's opens its tree) · esc back", width, "…")))
+	b.WriteString(render.Dim.Render(ansi.Truncate("↑/↓ select · enter reopens a session (a subagent's opens its tree) · esc back", width, "…")))
 	return b.String()
 }
 

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -287,16 +288,16 @@ func (t *treeScreen) View(width, height int) string {
 // header names the session and where it stands in its tree.
 func (t *treeScreen) header(width int) []string {
 	s := t.tree.Session
-	title := "Session tree · " + short(t.id)
+	title := "Session tree · " + render.Short(t.id)
 	if s.ID != "" {
 		what := "main session"
 		if s.ParentID != "" {
 			what = s.Agent
 			if s.Description != "" {
-				what += " · " + oneLine(s.Description)
+				what += " · " + render.OneLine(s.Description)
 			}
 		}
-		title = fmt.Sprintf("Session tree · %s · %s · %s turns · %s", what, s.Status, fmt.Sprint(s.NumTurns), short(s.ID))
+		title = fmt.Sprintf("Session tree · %s · %s · %s turns · %s", what, s.Status, fmt.Sprint(s.NumTurns), render.Short(s.ID))
 	}
 	place := "no parent (a main session)"
 	if p := t.tree.Parent; p != nil {
@@ -306,23 +307,23 @@ func (t *treeScreen) header(width int) []string {
 		place += fmt.Sprintf(" · sibling %d of %d", t.tree.Position+1, n)
 	}
 	lines := []string{
-		styleHeading.Render(ansi.Truncate(title, width, "…")),
-		styleDim.Render(ansi.Truncate(place, width, "…")),
+		render.Heading.Render(ansi.Truncate(title, width, "…")),
+		render.Dim.Render(ansi.Truncate(place, width, "…")),
 	}
 	if t.err != "" {
-		lines = append(lines, styleError.Render(ansi.Truncate("✗ "+t.err, width, "…")))
+		lines = append(lines, render.Err.Render(ansi.Truncate("✗ "+t.err, width, "…")))
 	}
-	return append(lines, styleDim.Render(strings.Repeat("─", width)))
+	return append(lines, render.Dim.Render(strings.Repeat("─", width)))
 }
 
 // footer lists the children and the keys, or the message being typed.
 func (t *treeScreen) footer(width int) []string {
-	lines := []string{styleDim.Render(strings.Repeat("─", width))}
+	lines := []string{render.Dim.Render(strings.Repeat("─", width))}
 	kids := t.tree.Children
 	if len(kids) == 0 {
-		lines = append(lines, styleDim.Render("no children"))
+		lines = append(lines, render.Dim.Render("no children"))
 	} else {
-		lines = append(lines, styleDim.Render(fmt.Sprintf("children (%d):", len(kids))))
+		lines = append(lines, render.Dim.Render(fmt.Sprintf("children (%d):", len(kids))))
 		// At most 6 lines of children, the selected one among them.
 		from := max(0, min(t.sel-2, len(kids)-6))
 		for i := from; i < len(kids) && i < from+6; i++ {
@@ -333,7 +334,7 @@ func (t *treeScreen) footer(width int) []string {
 			line += statusMark(kids[i].Status) + " " + nodeName(kids[i]) + " — " + string(kids[i].Status)
 			line = ansi.Truncate(line, width, "…")
 			if i == t.sel {
-				line = styleUser.Render(line)
+				line = render.User.Render(line)
 			}
 			lines = append(lines, line)
 		}
@@ -346,30 +347,30 @@ func (t *treeScreen) footer(width int) []string {
 		return append(lines, t.input.View())
 	}
 	keys := "↑/↓ child · enter open · p parent · ←/→ sibling · s send a message · PgUp/PgDn scroll · esc back"
-	return append(lines, styleDim.Render(ansi.Truncate(keys, width, "…")))
+	return append(lines, render.Dim.Render(ansi.Truncate(keys, width, "…")))
 }
 
 // nodeName is how a session is named on the tree screen.
 func nodeName(n cadre.SessionNode) string {
 	if n.ParentID == "" {
-		return "main " + short(n.ID)
+		return "main " + render.Short(n.ID)
 	}
 	name := n.Agent
 	if n.Description != "" {
-		name += " " + oneLine(n.Description)
+		name += " " + render.OneLine(n.Description)
 	}
-	return name + " " + short(n.ID)
+	return name + " " + render.Short(n.ID)
 }
 
 // statusMark is a session status at a glance.
 func statusMark(s cadre.SessionStatus) string {
 	switch s {
 	case cadre.SessionRunning:
-		return styleTool.Render("●")
+		return render.Tool.Render("●")
 	case cadre.SessionCompleted, cadre.SessionIdle:
-		return styleOK.Render("✓")
+		return render.OK.Render("✓")
 	}
-	return styleError.Render("✗")
+	return render.Err.Render("✗")
 }
 
 // transcript renders the session's messages so far as lines.
@@ -385,7 +386,7 @@ func (t *treeScreen) transcript(width int) []string {
 		}
 	}
 	if len(out) == 0 && t.err == "" {
-		out = append(out, styleDim.Render("(no messages yet)"))
+		out = append(out, render.Dim.Render("(no messages yet)"))
 	}
 	return out
 }
@@ -395,7 +396,7 @@ func (t *treeScreen) transcript(width int) []string {
 // Markdown, tool calls on one line with their results folded.
 func renderTreeEvent(ev cadre.Event, width int) string {
 	if ev.Type == cadre.EventSystem && ev.Subtype == cadre.SubtypeCompactBoundary {
-		return styleDim.Render("(older turns were compacted into a summary)")
+		return render.Dim.Render("(older turns were compacted into a summary)")
 	}
 	if ev.Message == nil {
 		return ""
@@ -409,14 +410,14 @@ func renderTreeEvent(ev cadre.Event, width int) string {
 				continue
 			}
 			if ev.Type == cadre.EventUser {
-				parts = append(parts, styleUser.Render(ansi.Wrap("› "+text, width, "")))
+				parts = append(parts, render.User.Render(ansi.Wrap("› "+text, width, "")))
 			} else {
-				parts = append(parts, strings.TrimRight(renderMarkdown(text, width), "\n"))
+				parts = append(parts, strings.TrimRight(render.Markdown(text, width), "\n"))
 			}
 		case llm.BlockToolUse:
-			parts = append(parts, styleTool.Render("⏺ ")+ansi.Truncate(styleTool.Render(b.Name)+styleDim.Render(hint(b.Input)), width-2, "…"))
+			parts = append(parts, render.Tool.Render("⏺ ")+ansi.Truncate(render.Tool.Render(b.Name)+render.Dim.Render(render.Hint(b.Input)), width-2, "…"))
 		case llm.BlockToolResult:
-			parts = append(parts, folded(b.ResultText(), b.IsError, width))
+			parts = append(parts, render.Folded(b.ResultText(), b.IsError, width))
 		}
 	}
 	return strings.Join(parts, "\n")
