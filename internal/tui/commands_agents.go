@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -32,7 +33,7 @@ func (m *Model) agentsCommand(args string) tea.Cmd {
 		}
 		return m.showAgent(rt, rest)
 	case "create", "new":
-		return PushScreen(newAgentForm(m, rt, rest))
+		return screen.Push(newAgentForm(m, rt, rest))
 	}
 	// "/agents NAME" shows it too.
 	return m.showAgent(rt, args)
@@ -178,7 +179,7 @@ func newAgentForm(m *Model, rt Runtime, name string) *agentForm {
 	return f
 }
 
-func (f *agentForm) Update(msg tea.Msg) (Screen, tea.Cmd) {
+func (f *agentForm) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		if p, isPaste := msg.(tea.PasteMsg); isPaste {
@@ -191,7 +192,7 @@ func (f *agentForm) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	switch k.String() {
 	case "esc":
 		f.m.Info("/agents create: cancelled, nothing written.")
-		return f, PopScreen
+		return f, screen.Pop
 	case "tab", "down":
 		f.move(1)
 		return f, nil
@@ -220,7 +221,7 @@ func (f *agentForm) move(d int) {
 
 // save writes the agent through the runtime, which checks it as loading
 // would; a refusal stays on the form, with the reason.
-func (f *agentForm) save() (Screen, tea.Cmd) {
+func (f *agentForm) save() (screen.Screen, tea.Cmd) {
 	v := func(i int) string { return strings.TrimSpace(f.fields[i].Value()) }
 	a := cadre.NewAgent{Name: v(0), Description: v(1), Model: v(3), Prompt: v(4)}
 	if t := v(2); t != "" {
@@ -239,7 +240,7 @@ func (f *agentForm) save() (Screen, tea.Cmd) {
 	}
 	f.m.Info(msg)
 	f.m.cfg.Agents = appendAgent(f.m.cfg.Agents, e)
-	return f, PopScreen
+	return f, screen.Pop
 }
 
 // appendAgent adds a created agent to the names "@" completes, unless it

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -97,7 +98,7 @@ func (m *Model) resumeCommand(string) tea.Cmd {
 		if len(sessions) == 0 {
 			return commandMsg{info: "No earlier sessions in this directory."}
 		}
-		return commandMsg{then: PushScreen(newResumeScreen(m, rt, cadre.SessionRows(sessions)))}
+		return commandMsg{then: screen.Push(newResumeScreen(m, rt, cadre.SessionRows(sessions)))}
 	}
 }
 
@@ -116,14 +117,14 @@ func newResumeScreen(m *Model, rt Runtime, rows []cadre.SessionRow) *resumeScree
 	return &resumeScreen{m: m, rt: rt, rows: rows}
 }
 
-func (s *resumeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
+func (s *resumeScreen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return s, nil
 	}
 	switch k.String() {
 	case "esc", "q":
-		return s, PopScreen
+		return s, screen.Pop
 	case "up", "k":
 		s.at = max(s.at-1, 0)
 	case "down", "j":

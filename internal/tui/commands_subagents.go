@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 )
 
 // /subagents list|stop|log|info|send and /stop, with OpenClaw's meanings
@@ -288,10 +289,9 @@ func (m *Model) tasksCommand(args string) tea.Cmd {
 				return commandMsg{err: err}
 			}
 			title := fmt.Sprintf("Task %s · %s · %s — %s", render.Short(t.ID), t.Agent, t.Status, render.OneLine(t.Description))
-			p := newPager(title, out)
 			// A running task's output grows: r reads it again.
-			p.reload, p.ctx = func(ctx context.Context) (string, error) { return rt.TaskOutput(ctx, t.ID) }, ctx
-			return commandMsg{then: PushScreen(p)}
+			p := screen.NewPager(title, out).Reloads(ctx, func(ctx context.Context) (string, error) { return rt.TaskOutput(ctx, t.ID) })
+			return commandMsg{then: screen.Push(p)}
 		}
 	}
 	m.Error(fmt.Sprintf("unknown /tasks action %q: want output or stop (or nothing, to list them)", verb))

@@ -54,5 +54,5 @@
 //   - screen.go: a Screen is a full-screen view pushed over the
 //     conversation (the session tree). While on top it gets every key and
 //     the whole window, and every conversation event too (the transcript
-//     below keeps following them); it ends itself with PopScreen.
+//     below keeps following them); it ends itself with screen.Pop.
 package tui

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mention"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -71,7 +72,7 @@ type Model struct {
 	width, height int
 	input         textarea.Model
 	view          viewport.Model
-	screens       []Screen
+	screens       []screen.Screen
 
 	// Conversation state.
 	items  []*item
@@ -228,10 +229,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
-	case pushScreenMsg:
-		m.screens = append(m.screens, msg.s)
+	case screen.PushMsg:
+		m.screens = append(m.screens, msg.Screen)
 		return m, nil
-	case popScreenMsg:
+	case screen.PopMsg:
 		if n := len(m.screens); n > 0 {
 			m.screens = m.screens[:n-1]
 		}

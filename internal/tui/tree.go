@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -141,7 +142,7 @@ func (t *treeScreen) next() tea.Cmd {
 	}
 }
 
-func (t *treeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
+func (t *treeScreen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
 	case treeInitMsg:
 		if msg.s == t {
@@ -197,7 +198,7 @@ func (t *treeScreen) key(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc", "q":
 		t.close()
-		return PopScreen
+		return screen.Pop
 	case "up", "k":
 		t.sel = max(t.sel-1, 0)
 	case "down", "j":
@@ -430,7 +431,7 @@ type treeInitMsg struct{ s *treeScreen }
 // pushTree pushes a tree screen at session id and starts it.
 func pushTree(m *Model, rt Runtime, id string) tea.Cmd {
 	s := newTreeScreen(m, rt, id)
-	return tea.Sequence(PushScreen(s), func() tea.Msg { return treeInitMsg{s} })
+	return tea.Sequence(screen.Push(s), func() tea.Msg { return treeInitMsg{s} })
 }
 
 // closeScreens ends what the screens still open started (a tree's watch)
