@@ -9,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/tui/render"
 	"github.com/cadre-dev/cadre/internal/tui/screen"
+	"github.com/cadre-dev/cadre/internal/tui/sessiontree"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -132,7 +133,7 @@ func (s *resumeScreen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	case "enter":
 		row := s.rows[s.at]
 		if row.ParentID != "" {
-			return s, pushTree(s.m, s.rt, row.ID)
+			return s, s.m.pushTree(s.rt, row.ID)
 		}
 		if s.m.cfg.Reopen == nil {
 			s.err = "this TUI cannot open another session"
@@ -203,7 +204,7 @@ func (m *Model) treeCommand(args string) tea.Cmd {
 		return nil
 	}
 	if args == "" {
-		return pushTree(m, rt, st.SessionID())
+		return m.pushTree(rt, st.SessionID())
 	}
 	ctx := m.ctx
 	return func() tea.Msg {
@@ -211,7 +212,7 @@ func (m *Model) treeCommand(args string) tea.Cmd {
 		if err != nil {
 			return commandMsg{err: err}
 		}
-		return commandMsg{then: pushTree(m, rt, run.ID)}
+		return commandMsg{then: m.pushTree(rt, run.ID)}
 	}
 }
 
@@ -234,5 +235,14 @@ func (m *Model) openTree() tea.Cmd {
 			}
 		}
 	}
-	return pushTree(m, rt, at)
+	return m.pushTree(rt, at)
+}
+
+// pushTree opens the session tree at session id.
+func (m *Model) pushTree(rt Runtime, id string) tea.Cmd {
+	var send sessiontree.Send
+	if st, ok := m.conv.(Steering); ok {
+		send = st.SendSubagent
+	}
+	return sessiontree.Open(m.ctx, rt, send, id)
 }

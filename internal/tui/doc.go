@@ -50,9 +50,14 @@
 //     Model.command, which returns the tea.Cmd to run (nil for none). It
 //     prints into the transcript with Model.Info and Model.Error, talks to
 //     the conversation through Model.Conversation, and opens full-screen
-//     views with PushScreen.
-//   - screen.go: a Screen is a full-screen view pushed over the
-//     conversation (the session tree). While on top it gets every key and
-//     the whole window, and every conversation event too (the transcript
-//     below keeps following them); it ends itself with screen.Pop.
+//     views with screen.Push.
+//   - internal/tui/screen: a Screen is a full-screen view pushed over the
+//     conversation (the session tree, a task's output, the team). While
+//     on top it gets every key and the whole window, and every
+//     conversation event too (the transcript below keeps following them);
+//     it ends itself with screen.Pop.
+//
+// Sub-packages: render (styles, Markdown, folded results, diffs, tables),
+// screen (the screen stack and the pager), sessiontree (the session tree
+// screen), teamview (the team's roster and task board).
 package tui

@@ -465,3 +465,13 @@ func static(s textarea.Styles) textarea.Styles {
 	s.Cursor.Blink = false
 	return s
 }
+
+// closeScreens ends what the screens still open started (a tree's watch)
+// and waits for it: Run calls it once the program has ended.
+func (m *Model) closeScreens() {
+	for _, s := range m.screens {
+		if c, ok := s.(screen.Closer); ok {
+			c.Close()
+		}
+	}
+}
