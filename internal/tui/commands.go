@@ -69,6 +69,7 @@ func builtins() []builtin {
 		{"subagents", "list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>", "inspect and steer this conversation's subagents", (*Model).subagentsCommand},
 		{"stop", "", "stop the turn and every running subagent", (*Model).stopCommand},
 		{"tasks", "[output <#|id> | stop <#|id>]", "background tasks: status, progress, elapsed, cost", (*Model).tasksCommand},
+		{"team", "", "the team: roster and task board, live; open a teammate's transcript, message it", (*Model).teamCommand},
 		{"tree", "[#|id]", "the session tree: open a subagent's session (Ctrl+T)", (*Model).treeCommand},
 		{"model", "[NAME]", "show or change the main agent's model", (*Model).modelCommand},
 		{"compact", "", "summarise the older turns now", (*Model).compactCommand},
@@ -186,7 +187,7 @@ func (m *Model) help() string {
 	var b strings.Builder
 	b.WriteString("Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J new line · Up/Down history · Esc or Ctrl+C interrupts the turn · ")
 	b.WriteString("Ctrl+C twice quits · Shift+Tab cycles the permission mode · Ctrl+B moves running subagents to the background · ")
-	b.WriteString("Ctrl+T opens the session tree · PgUp/PgDn or the wheel scroll · @name text runs that subagent · @path attaches a file · ")
+	b.WriteString("Ctrl+T opens the session tree · PgUp/PgDn or the wheel scroll · @name text runs that subagent (or messages the teammate of that name) · @path attaches a file · ")
 	b.WriteString("!command runs a shell command · ? on an empty prompt lists the keys · Tab completes names, paths and commands\nCommands:")
 	for _, c := range builtins() {
 		fmt.Fprintf(&b, "\n  /%-10s %s", c.name, c.help)

@@ -14,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mention"
 	"github.com/cadre-dev/cadre/internal/tui/screen"
+	"github.com/cadre-dev/cadre/internal/tui/teamview"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -100,6 +101,10 @@ type Model struct {
 	retry    *cadre.RetryInfo
 	retryAt  time.Time
 	commands []string // the project's slash commands (init event)
+	// team is the team the main agent leads as last read (team.go);
+	// teamLoading says a read is out, teamDirty that another is due.
+	team                   cadre.Team
+	teamLoading, teamDirty bool
 
 	// Input state.
 	history    []string
@@ -240,6 +245,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case EventMsg:
 		m.event(msg.Event)
+		if teamEvent(msg.Event) {
+			cmds = append(cmds, m.loadTeam())
+		}
+	case teamview.TeamMsg:
+		cmds = append(cmds, m.teamLoaded(msg))
 	case EndedMsg:
 		m.endErr = msg.Err
 		return m, tea.Quit

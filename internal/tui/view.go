@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/teamview"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -84,6 +85,9 @@ func (m *Model) status() string {
 	if s.BackgroundTasks > 0 {
 		parts = append(parts, fmt.Sprintf("%d background", s.BackgroundTasks))
 	}
+	if team := teamview.Status(m.team); team != "" {
+		parts = append(parts, team)
+	}
 	if m.running() {
 		state := render.Spinner(m.frame) + " working"
 		if m.thinking {
@@ -156,6 +160,7 @@ var shortcuts = [][2]string{
 	{"!", "shell command"}, {"ctrl+b", "subagents to the background"},
 	{"ctrl+o", "unfold tool results"}, {"ctrl+t", "session tree"},
 	{"pgup / pgdn, wheel", "scroll"}, {"tab", "complete"},
+	{"/team", "the team's roster and tasks"}, {"@teammate text", "message a teammate"},
 }
 
 // shortcutSheet lays the shortcuts out in as many columns as fit.
