@@ -35,7 +35,9 @@
 // running foreground subagents to the background; Ctrl+O unfolds tool
 // results; PgUp/PgDn and the mouse wheel scroll; "@" completes agent
 // names and workspace paths (Tab or Enter), and "@path" attaches the file
-// (internal/mention confines it to the workspace); "!command" runs
+// (internal/mention confines it to the workspace), and "@teammate text"
+// messages a teammate of the main agent's team (team.go; /team shows the
+// team); "!command" runs
 // through cadre.Conversation.Shell (the Bash tool's gates); "?" on an
 // empty prompt opens the shortcut sheet. An approval prompt takes y/1,
 // a/2, n/3 (then a reason) and Esc.
