@@ -90,20 +90,29 @@ func (s *Service) teamsOn(c Caller) bool {
 }
 
 // teamOf is c's team: a teammate's, or the lead's own, made on first use
-// and forgotten when the lead's run tree ends.
+// — from the roster kept beside the task list when an earlier process led
+// it (roster.go) — and forgotten when the lead's run tree ends.
 func (s *Service) teamOf(c Caller) *team {
 	s.teams.mu.Lock()
+	tm := s.teams.by[c.RootSessionID]
+	s.teams.mu.Unlock()
+	if tm != nil || c.Teammate != "" || !s.teamsOn(c) {
+		return tm
+	}
+	if c.Group == nil {
+		c.Group = s.orphans
+	}
+	stored := s.storedRoster(c) // read outside the lock: it is a store round trip
+	s.teams.mu.Lock()
 	defer s.teams.mu.Unlock()
-	if tm := s.teams.by[c.RootSessionID]; tm != nil || c.Teammate != "" || !s.teamsOn(c) {
+	if tm := s.teams.by[c.RootSessionID]; tm != nil {
 		return tm
 	}
 	if s.teams.by == nil {
 		s.teams.by = map[string]*team{}
 	}
-	if c.Group == nil {
-		c.Group = s.orphans
-	}
-	tm := &team{id: c.RootSessionID, lead: c, name: defaultTeamName, noticed: map[string]bool{}}
+	tm = &team{id: c.RootSessionID, lead: c, name: defaultTeamName, noticed: map[string]bool{}}
+	tm.restore(stored)
 	s.teams.by[c.RootSessionID] = tm
 	context.AfterFunc(c.Group.ctx, func() {
 		s.teams.mu.Lock()
@@ -322,6 +331,7 @@ func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in 
 	tm.mu.Lock()
 	m.id, m.agentType, m.call = out.sessionID, out.def.Name, env.ToolUseID
 	tm.mu.Unlock()
+	s.saveRoster(ctx, tm)
 	text := render(teamSpawnedTmpl(), map[string]any{"ID": out.sessionID, "Name": in.Name, "Team": teamName, "Type": out.def.Name})
 	for _, w := range out.warnings {
 		text += "\n(Note: " + w + ")"
@@ -419,6 +429,7 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 		if err != nil {
 			return tool.Errorf("%v", err), nil
 		}
+		s.saveRoster(ctx, tm)
 		text = render(teamMessageTmpl(), map[string]any{"From": from, "Summary": oneLine(in.Summary), "Message": answer})
 	}
 	woke, err := s.deliver(ctx, tm, m, in.Summary, text)

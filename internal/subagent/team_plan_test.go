@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -105,5 +106,66 @@ func TestTeammatePlanApproval(t *testing.T) {
 	defer mu.Unlock()
 	if len(results) != 2 || !strings.Contains(strings.ToLower(results[0]), "plan mode") || results[1] != "Edit ran on main.go" {
 		t.Errorf("alice's edits returned %q; want refused in plan mode, then run", results)
+	}
+}
+
+// A team outlives the process that led it: a service started after it
+// (sharing the store) knows the roster, keeps the names taken, wakes a
+// teammate as a teammate, and keeps a plan-mode teammate in plan mode.
+func TestTeamRosterOutlivesTheProcess(t *testing.T) {
+	var mu sync.Mutex
+	var woken []string // the tools of alice's request after the restart
+	h := newHarness(t, setup{script: func(_ context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		if strings.Contains(req.Messages[len(req.Messages)-1].Text(), "after the restart") {
+			mu.Lock()
+			for _, tl := range req.Tools {
+				woken = append(woken, tl.Name)
+			}
+			mu.Unlock()
+		}
+		return reply("done"), nil
+	}})
+	h.svc.cfg.Teams = true
+	lead := h.mainCaller()
+	res := h.teamUse(lead, "Agent", map[string]any{"description": "plan", "prompt": "plan it", "name": "alice", "mode": "plan", "team_name": "red"})
+	alice, _ := res.Meta.(map[string]any)["teammate_id"].(string)
+	if res.IsError || alice == "" {
+		t.Fatalf("adding alice: %s", resultText(res))
+	}
+	if _, err := h.svc.awaitEnd(context.Background(), alice, nil, waitFor); err != nil {
+		t.Fatal(err)
+	}
+	h.addTeammate(lead, "bob")
+
+	// The next process: a new service over the same stores.
+	cfg := h.svc.cfg
+	cfg.Queue, cfg.Owner = nil, "process-b"
+	next, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc = next
+	name, members, ok := next.Roster(context.Background(), lead.RootSessionID)
+	if !ok || name != "red" || len(members) != 2 || members[0].Name != "alice" || members[0].ID != alice || members[0].State != "idle" || members[1].Name != "bob" {
+		t.Fatalf("the roster after the restart: %q %+v %v", name, members, ok)
+	}
+	if txt := resultText(h.teamUse(lead, "ListAgents", map[string]any{})); !strings.Contains(txt, `Team "red"`) || !strings.Contains(txt, "- alice (general-purpose): idle") || !strings.Contains(txt, "- bob") {
+		t.Errorf("ListAgents after the restart:\n%s", txt)
+	}
+	if res := h.teamUse(lead, "Agent", map[string]any{"description": "again", "prompt": "p", "name": "alice"}); !res.IsError || !strings.Contains(resultText(res), "already has a teammate named") {
+		t.Errorf("taking alice's name again: %s", resultText(res))
+	}
+	if got := resultText(h.teamUse(lead, "SendMessage", map[string]any{"to": "alice", "message": "after the restart: go on", "summary": "go on"})); !strings.Contains(got, "woke it") {
+		t.Fatalf("waking alice: %s", got)
+	}
+	if _, err := next.awaitEnd(context.Background(), alice, nil, waitFor); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"TaskUpdate", "ListAgents", "ExitPlanMode"} {
+		if !slices.Contains(woken, want) {
+			t.Errorf("alice woken after the restart has tools %v: no %s", woken, want)
+		}
 	}
 }
