@@ -21,7 +21,16 @@ func (s *Service) Roster(ctx context.Context, root string) (name string, members
 	tm := s.teams.by[root]
 	s.teams.mu.Unlock()
 	if tm == nil {
-		return "", nil, false
+		// Not led in this process (yet): the roster an earlier one kept.
+		if s.cfg.TaskLists == nil {
+			return "", nil, false
+		}
+		l, err := s.cfg.TaskLists.GetList(ctx, root)
+		if err != nil || l.Roster == nil {
+			return "", nil, false
+		}
+		tm = &team{}
+		tm.restore(l.Roster)
 	}
 	name, ms := tm.roster()
 	for _, m := range ms {
