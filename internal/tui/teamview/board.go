@@ -14,7 +14,7 @@ import (
 // completed; each task with its number, subject and owner.
 func Board(t cadre.Team, width int) []string {
 	if len(t.Tasks) == 0 {
-		return []string{render.Dim.Render("No tasks yet: the lead and the teammates add them with TaskCreate.")}
+		return []string{render.Dim.Render(ansi.Truncate("No tasks yet: the lead and the teammates add them with TaskCreate.", width, "…"))}
 	}
 	b := t.Board()
 	var out []string
@@ -22,7 +22,7 @@ func Board(t cadre.Team, width int) []string {
 		if len(tasks) == 0 {
 			return
 		}
-		out = append(out, render.Dim.Render(fmt.Sprintf("%s (%d)", title, len(tasks))))
+		out = append(out, render.Dim.Render(ansi.Truncate(fmt.Sprintf("%s (%d)", title, len(tasks)), width, "…")))
 		for _, task := range tasks {
 			line := fmt.Sprintf("  %s #%s %s", mark, render.OneLine(task.ID), render.OneLine(task.Subject))
 			if task.Owner != "" {

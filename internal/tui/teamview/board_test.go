@@ -59,3 +59,22 @@ func TestBoardSummaryAndStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyTeamSaysHowOneComes: with no teammates the screen says how a
+// team comes about, each line within the width.
+func TestEmptyTeamSaysHowOneComes(t *testing.T) {
+	s := New(Config{}, cadre.Team{})
+	view := ansi.Strip(s.View(40, 20))
+	if !strings.Contains(view, "CADRE_AGENT_TEAMS=1") || !strings.Contains(view, "No tasks yet") {
+		t.Errorf("the empty team screen:\n%s", view)
+	}
+	lines := strings.Split(view, "\n")
+	if len(lines) != 20 {
+		t.Errorf("%d lines for a 20-row window:\n%s", len(lines), view)
+	}
+	for _, l := range lines {
+		if ansi.StringWidth(l) > 40 {
+			t.Errorf("a line wider than the window: %q", l)
+		}
+	}
+}

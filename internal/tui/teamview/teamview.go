@@ -203,7 +203,13 @@ func (s *Screen) header(width int) []string {
 // roster is one line per teammate, the selected one marked.
 func (s *Screen) roster(width int) []string {
 	if len(s.team.Members) == 0 {
-		return []string{render.Dim.Render("No teammates: the main agent adds one with an Agent call that names it (docs/agents.md, \"Teams\").")}
+		// Say how a team comes about: teams are off by default.
+		text := ansi.Wrap("No teammates yet. With teams on (CADRE_AGENT_TEAMS=1, or \"subagents\": {\"teams\": true} in settings) the main agent adds one with an Agent call that gives a name.", width, "")
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = render.Dim.Render(l)
+		}
+		return lines
 	}
 	rows := [][]string{{"  NAME", "#", "AGENT", "STATE", "TOKENS", "TASK"}}
 	for _, m := range s.team.Members {
