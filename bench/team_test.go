@@ -117,8 +117,9 @@ type teamRun struct {
 	// read per TaskList, one read-modify-write per TaskCreate and
 	// TaskUpdate, the lead's included.
 	storeCalls int
-	// nodes is how many distinct nodes ran teammates.
-	nodes int
+	// nodes is how many distinct nodes ran teammates; busiest how many
+	// teammates the node that ran the most ran.
+	nodes, busiest int
 }
 
 var (
@@ -155,17 +156,20 @@ func (p project) checkTeam(b *testing.B, sid string) teamRun {
 		b.Fatalf("cadre tasks --json: %v", err)
 	}
 	var r teamRun
-	sessions, nodes := map[string]string{}, map[string]bool{}
+	sessions, nodes := map[string]string{}, map[string]int{}
 	for _, t := range tasks {
 		if t.Name != "" {
 			sessions[t.Child] = t.Name
-			nodes[t.Owner] = true
+			nodes[t.Owner]++
 		}
 	}
 	if len(sessions) != teamMates {
 		b.Fatalf("%d teammate sessions, want %d: %s", len(sessions), teamMates, out)
 	}
 	r.nodes = len(nodes)
+	for _, n := range nodes {
+		r.busiest = max(r.busiest, n)
+	}
 	for id := 1; id <= teamTasks; id++ {
 		r.storeCalls++ // the lead's TaskCreate
 		if teamBlockers(id) != nil {
@@ -278,6 +282,7 @@ func reportTeam(b *testing.B, runs []teamRun, xacts int64) {
 		sum.lostClaims += r.lostClaims
 		sum.storeCalls += r.storeCalls
 		sum.nodes = max(sum.nodes, r.nodes)
+		sum.busiest += r.busiest
 	}
 	n := float64(len(runs))
 	b.ReportMetric(float64(sum.storeCalls)/n, "list-store-calls/op")
@@ -288,6 +293,7 @@ func reportTeam(b *testing.B, runs []teamRun, xacts int64) {
 	}
 	if sum.nodes > 1 {
 		b.ReportMetric(float64(sum.nodes), "teammate-nodes")
+		b.ReportMetric(float64(sum.busiest)/n, "busiest-node-teammates/op")
 	}
 }
 
@@ -307,8 +313,9 @@ func reportTeam(b *testing.B, runs []teamRun, xacts int64) {
 // on both. pg-xacts/op is the database's committed and rolled-back
 // transactions over the run (pg_stat_database; every autocommit
 // statement counts one), both processes included; teammate-nodes how
-// many nodes ran teammates (the runs take whichever node is free, so it
-// may be 1 in a run).
+// many nodes ran teammates at most over the runs, busiest-node-teammates
+// how many of the 8 the busier node ran (a run takes whichever node's
+// queue worker fetches it first, so the split is not fixed).
 func BenchmarkTeamBinary(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		p, scenario := teamProject(b)
