@@ -125,6 +125,9 @@ type teamRun struct {
 var (
 	claimRE    = regexp.MustCompile(`^Updated task #(\d+): .*It is yours \((\w+)\)`)
 	completeRE = regexp.MustCompile(`^Updated task #(\d+): status\. .*Check TaskList for the next free task\.$`)
+	// lostRE is what a claim that lost says: another teammate has the
+	// task (at it, or done with it). Any other failure fails the run.
+	lostRE = regexp.MustCompile(`task #\d+ is already owned by \w+$`)
 )
 
 // checkTeam reads the run of session sid back from the store through
@@ -201,10 +204,13 @@ func (p project) checkTeam(b *testing.B, sid string) teamRun {
 						r.lists++
 					}
 				case llm.BlockToolResult:
+					text := blk.ResultText()
 					if calls[blk.ToolUseID] != "TaskUpdate" {
+						if blk.IsError {
+							b.Fatalf("%s: %s failed: %s", name, calls[blk.ToolUseID], text)
+						}
 						continue
 					}
-					text := blk.ResultText()
 					if m := claimRE.FindStringSubmatch(text); m != nil && !blk.IsError {
 						if m[2] != name {
 							b.Fatalf("%s's claim of #%s made %s its owner", name, m[1], m[2])
@@ -214,7 +220,7 @@ func (p project) checkTeam(b *testing.B, sid string) teamRun {
 					} else if m := completeRE.FindStringSubmatch(text); m != nil && !blk.IsError {
 						completedBy[m[1]] = append(completedBy[m[1]], name)
 						r.completions++
-					} else if blk.IsError {
+					} else if blk.IsError && lostRE.MatchString(text) {
 						r.lostClaims++
 					} else {
 						b.Fatalf("%s: a TaskUpdate result the benchmark does not know: %q", name, text)
