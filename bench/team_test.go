@@ -297,7 +297,7 @@ func reportTeam(b *testing.B, runs []teamRun, xacts int64) {
 	if xacts > 0 {
 		b.ReportMetric(float64(xacts)/n, "pg-xacts/op")
 	}
-	if sum.nodes > 1 {
+	if xacts > 0 { // the run on two nodes
 		b.ReportMetric(float64(sum.nodes), "teammate-nodes")
 		b.ReportMetric(float64(sum.busiest)/n, "busiest-node-teammates/op")
 	}

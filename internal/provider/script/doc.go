@@ -46,8 +46,8 @@
 // (A context summary counts for the replies it stands for, so a compacted
 // conversation goes on at the right turn.)
 //
-// A call beyond the agent's last entry, or for an agent that is not listed
-// when there is no "*", fails with a bad_request error (not retried) that
+// A call beyond the agent's last entry (unless that entry says repeat), or
+// for an agent that is not listed when there is no "*", fails with a bad_request error (not retried) that
 // names the file, the agent and the turn, for example
 //
 //	scenario demo.yaml: agent "reviewer" has no turn 3 (it scripts 2)
