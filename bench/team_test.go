@@ -110,8 +110,8 @@ func teamScenario() string {
 // teamRun is what one run did, as read from the store afterwards.
 type teamRun struct {
 	// lists, claims, lostClaims, completions: the teammates' TaskList
-	// calls, their claims that won and those that lost (the task was
-	// owned, blocked or done by then), their completions.
+	// calls, their claims that won and those that lost (another teammate
+	// had the task by then), their completions.
 	lists, claims, lostClaims, completions int
 	// storeCalls are the task list's store operations of the run: one
 	// read per TaskList, one read-modify-write per TaskCreate and
