@@ -162,6 +162,9 @@ func (p project) checkTeam(b *testing.B, sid string) teamRun {
 	sessions, nodes := map[string]string{}, map[string]int{}
 	for _, t := range tasks {
 		if t.Name != "" {
+			if t.Status != "completed" {
+				b.Fatalf("teammate %s's record is %s, want completed (idle)", t.Name, t.Status)
+			}
 			sessions[t.Child] = t.Name
 			nodes[t.Owner]++
 		}
@@ -271,6 +274,19 @@ func (p project) runTeam(b *testing.B, scenario string) string {
 	}
 	if err := json.Unmarshal(lines[len(lines)-1], &res); err != nil || res.Type != "result" || res.IsError || res.SessionID == "" {
 		b.Fatalf("the lead's last line is no successful result (%v):\n%s\nstderr: %s", err, lines[len(lines)-1], tail(errb.Bytes()))
+	}
+	// The lead heard each teammate go idle, once, with its last words.
+	idle := 0
+	for _, l := range lines {
+		if bytes.HasPrefix(l, []byte(`{"type":"system","subtype":"task_notification"`)) {
+			if !bytes.Contains(l, []byte(`"status":"completed","summary":"Nothing is left on the list."`)) {
+				b.Fatalf("a notification that is no teammate's idle notice: %s", l)
+			}
+			idle++
+		}
+	}
+	if idle != teamMates {
+		b.Fatalf("%d idle notices reached the lead, want %d", idle, teamMates)
 	}
 	if bytes.Contains(errb.Bytes(), []byte("compaction failed")) {
 		b.Fatalf("a compaction was tried on a context measured small:\n%s", tail(errb.Bytes()))
