@@ -51,7 +51,7 @@ func (in AgentInput) refusals() error {
 func (s *Service) agentTool(c Caller) tool.Tool {
 	type row struct{ Name, Description, Tools string }
 	var rows []row
-	for _, d := range s.listed(c) {
+	for _, d := range s.Listed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description), toolsLabel(d)})
 	}
 	t := s.protos.agent.With(tool.Info{
@@ -92,7 +92,7 @@ func (s *Service) runAgent(ctx context.Context, c Caller, env tool.Env, in Agent
 			return tool.Errorf("%v", err), nil
 		}
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.Spawn(ctx, c, SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
 		SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, SessionID: in.SessionID,
 		Name: in.Name, Background: in.RunInBackground, Timeout: in.TimeoutSeconds, Isolation: in.Isolation,
@@ -108,7 +108,7 @@ func (s *Service) runAgent(ctx context.Context, c Caller, env tool.Env, in Agent
 
 // claudeResult turns a finished child into the Agent tool's result: the
 // child's final text and the continuation trailer (S-L1).
-func claudeResult(o *outcome, prompt string) (tool.Result, error) {
+func claudeResult(o *Outcome, prompt string) (tool.Result, error) {
 	res := o.res
 	if cause, ok := o.task.timedOut(); ok {
 		// The child's own time limit, not the caller's turn: the model
@@ -162,7 +162,7 @@ func claudeResult(o *outcome, prompt string) (tool.Result, error) {
 
 // launchedResult tells the model a run goes on in the background
 // (async_launched, S-L5).
-func launchedResult(o *outcome) tool.Result {
+func launchedResult(o *Outcome) tool.Result {
 	t := o.task.about()
 	return tool.Result{
 		Content: []llm.Block{llm.Text(render(launchedTmpl(), map[string]any{"ID": t.ID, "Name": t.Name, "OutputFile": t.OutputFile, "Queued": t.Queued}))},

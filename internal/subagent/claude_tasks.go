@@ -53,7 +53,7 @@ func (s *Service) taskTools(c Caller) []tool.Tool {
 			if id == "" {
 				id = in.ShellID
 			}
-			if err := s.inTree(ctx, c, id); err != nil {
+			if err := s.InTree(ctx, c, id); err != nil {
 				return tool.Errorf("%v", err), nil
 			}
 			msg, err := s.Stop(ctx, id)
@@ -81,31 +81,31 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 			in.Block = new(bool)
 		}
 	}
-	filter, err := shellFilter(in.Filter)
+	filter, err := ShellFilter(in.Filter)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	if err := s.inTree(ctx, c, in.TaskID); err != nil {
+	if err := s.InTree(ctx, c, in.TaskID); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	r, err := s.read(ctx, in.TaskID)
+	r, err := s.Read(ctx, in.TaskID)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	defer r.close()
-	if rec := r.record(); filter != nil && rec.Kind != task.KindLocalBash {
+	defer r.Close()
+	if rec := r.Record(); filter != nil && rec.Kind != task.KindLocalBash {
 		return tool.Errorf("filter applies to a background command's output; %s is a %s task", rec.ID, rec.Kind), nil
 	}
 	block := in.Block == nil || *in.Block
-	wait := defaultOutputWait
+	wait := DefaultOutputWait
 	if in.Timeout != nil {
-		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > maxOutputWait {
-			return tool.Errorf("timeout must be between 0 and %d ms", maxOutputWait.Milliseconds()), nil
+		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > MaxOutputWait {
+			return tool.Errorf("timeout must be between 0 and %d ms", MaxOutputWait.Milliseconds()), nil
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
 	if block {
-		if err := r.await(ctx, wait); err != nil {
+		if err := r.Await(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return tool.Result{}, err
 			}
@@ -114,18 +114,18 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 	}
 	// Delivered once (deliver.go): a result the notification already
 	// brought is not repeated.
-	d := r.claim(ctx)
-	lt, rec := r.live(), r.record()
+	d := r.Claim(ctx)
+	lt, rec := r.live(), r.Record()
 	if rec.Kind == task.KindLocalBash {
 		// A command's output is read, not delivered: it is shown each
 		// time (its file keeps it); the read above only took the end
 		// over from the notification.
-		return s.shellOutputResult(rec, filter)
+		return s.ShellOutputResult(rec, filter)
 	}
 	var out string
 	switch {
-	case d != deliverShow:
-		out = "(" + strings.ToUpper(d.note()[:1]) + d.note()[1:] + ".)"
+	case d != DeliverShow:
+		out = "(" + strings.ToUpper(d.Note()[:1]) + d.Note()[1:] + ".)"
 	case rec.Status.Terminal():
 		out = rec.Result
 		if rec.Error != "" {
@@ -138,16 +138,16 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 	}
 	return tool.Result{
 		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<note>%s</note>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, untrustedNote, escapeTags(strings.TrimSpace(out))))},
-		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": retrieval(rec.Status)},
+		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": Retrieval(rec.Status)},
 	}, nil
 }
 
 func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.Result, error) {
-	statuses, err := statusFilter(filter)
+	statuses, err := StatusFilter(filter)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	recs, err := s.list(ctx, c, statuses)
+	recs, err := s.List(ctx, c, statuses)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -207,10 +207,10 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 	}
 	id, err := s.resolve(ctx, c, in.To)
 	if err == nil {
-		err = s.inTree(ctx, c, id)
+		err = s.InTree(ctx, c, id)
 	}
 	if err == nil {
-		err = s.refuseShell(ctx, id)
+		err = s.RefuseShell(ctx, id)
 	}
 	if err != nil {
 		return tool.Errorf("%v", err), nil
@@ -225,11 +225,11 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 	if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
 		name, call = rec.Name, rec.ToolUseID
 	}
-	req := spawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true}
+	req := SpawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true}
 	// A teammate woken from outside its team's tools (a front end's
 	// message) stays a teammate.
 	req.Teammate = s.teammateNamed(c.RootSessionID, name, id)
-	out, err := s.spawn(ctx, c, req)
+	out, err := s.Spawn(ctx, c, req)
 	if err != nil {
 		return tool.Errorf("cannot reach agent %q: %v", in.To, err), nil
 	}

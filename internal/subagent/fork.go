@@ -111,7 +111,7 @@ func forkInput(turn *tool.Turn, prompt, worktreeDir string) llm.Message {
 // fork starts a fork of the caller for this call, always in the
 // background.
 func (s *Service) fork(ctx context.Context, c Caller, env tool.Env, in AgentInput) (tool.Result, error) {
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.Spawn(ctx, c, SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
 		Name: in.Name, Background: true, Fork: env.Turn, Isolation: in.Isolation,
 	})

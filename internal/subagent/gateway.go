@@ -130,9 +130,9 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 		warnings = append(warnings, fmt.Sprintf("thinking %q was not applied: per-run thinking levels are not supported yet", t))
 	}
 	label := strings.TrimSpace(in.Label)
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.Spawn(ctx, c, SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: harnessDescription(label, in.Task), Prompt: in.Task,
-		SubagentType: agentID, Model: in.Model, Background: true, crossAgent: true,
+		SubagentType: agentID, Model: in.Model, Background: true, CrossAgent: true,
 		RunTimeout: time.Duration(runTimeout) * time.Second, Cleanup: in.Cleanup,
 	})
 	if err != nil {
@@ -180,7 +180,7 @@ func (s *Service) crossAllowed(c Caller, name string) bool {
 // what every spawn tool lists, less what allowAgents keeps c from naming.
 func (s *Service) gatewayListed(c Caller) []agent.Definition {
 	var out []agent.Definition
-	for _, d := range s.listed(c) {
+	for _, d := range s.Listed(c) {
 		if s.crossAllowed(c, d.Name) {
 			out = append(out, d)
 		}

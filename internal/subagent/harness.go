@@ -192,7 +192,7 @@ func (s *Service) harnessTools(c Caller) []tool.Tool {
 	h := &harnessProfile{s: s, c: c, labels: map[string]labelled{}}
 	type row struct{ Name, Description string }
 	var rows []row
-	for _, d := range s.listed(c) {
+	for _, d := range s.Listed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description)})
 	}
 	spawn := protoTool(s, tool.Info{Name: "agent_spawn", Description: profilePrompt("harness_agent_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
@@ -247,7 +247,7 @@ func (h *harnessProfile) spawn(ctx context.Context, env tool.Env, in AgentSpawnI
 			return harnessErr("%v", err), nil
 		}
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.Spawn(ctx, c, SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: harnessDescription(label, in.Task), Prompt: in.Task,
 		SubagentType: id, Name: label, Timeout: &timeout,
 	})
@@ -263,7 +263,7 @@ func (h *harnessProfile) spawn(ctx context.Context, env tool.Env, in AgentSpawnI
 // harnessOutcome turns a spawn's outcome into the harness reply.
 // startedInBackground tells accepted (it never ran in the foreground) from
 // timeout_promoted (the foreground wait let it go).
-func harnessOutcome(ctx context.Context, o *outcome, startedInBackground bool) (tool.Result, error) {
+func harnessOutcome(ctx context.Context, o *Outcome, startedInBackground bool) (tool.Result, error) {
 	if o.launched {
 		r := harnessReply{agentType: o.def.Name, id: o.sessionID, status: "timeout_promoted", taskID: o.sessionID, notes: o.warnings}
 		if startedInBackground {
@@ -291,7 +291,7 @@ func harnessDescription(label, task string) string {
 
 func (h *harnessProfile) spawnable() string {
 	var names []string
-	for _, d := range h.s.listed(h.c) {
+	for _, d := range h.s.Listed(h.c) {
 		names = append(names, d.Name)
 	}
 	if len(names) == 0 {
@@ -390,7 +390,7 @@ func (h *harnessProfile) target(ctx context.Context, key, label string) (id, age
 	if err := session.ValidateID(id); err != nil {
 		return "", "", fmt.Errorf("invalid agent_key %q: want the agent_key from agent_spawn's reply (agent:<agent_id>:<uuid>): %w", key, err)
 	}
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
+	if err := h.s.InTree(ctx, h.c, id); err != nil {
 		return "", "", err
 	}
 	var actual string
@@ -452,7 +452,7 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 	if name != "" && h.labelFree(ctx, name, id) != nil {
 		name = "" // another running agent has taken the label since
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.Spawn(ctx, c, SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: harnessDescription(name, in.Message), Prompt: in.Message,
 		SessionID: id, Name: name, Timeout: &timeout,
 	})
@@ -469,14 +469,14 @@ func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Dur
 	// Watching makes the run hand its end to this wait instead of
 	// notifying, as for a blocking task_output.
 	rd := h.s.readLive(lt)
-	defer rd.close()
-	if err := rd.await(ctx, d); err != nil || !rd.ended() {
+	defer rd.Close()
+	if err := rd.Await(ctx, d); err != nil || !rd.Ended() {
 		return r, false
 	}
 	res, status, _ := lt.end()
 	a := lt.about()
 	r = harnessFinal(a.AgentType, a.ID, res, status, nil)
-	if note := rd.claim(ctx).note(); note != "" {
+	if note := rd.Claim(ctx).Note(); note != "" {
 		r.err, r.reply, r.hasReply = "", "", false
 		r.notes = append(r.notes, note)
 	}
@@ -499,7 +499,7 @@ func (h *harnessProfile) labelOf(ctx context.Context, id string) string {
 }
 
 func (h *harnessProfile) agentList() tool.Result {
-	defs := h.s.listed(h.c)
+	defs := h.s.Listed(h.c)
 	if len(defs) == 0 {
 		return tool.Text("No agents can be spawned from here.")
 	}

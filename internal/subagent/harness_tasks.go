@@ -47,10 +47,10 @@ func harnessStatus(st task.Status) string {
 // task_id, status, then its result, error or output so far — or, for an
 // ended task whose result this report must not show (deliver.go), the note
 // that says where it went.
-func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *liveTask, d delivery) string {
+func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *liveTask, d Delivery) string {
 	id := rec.ID
 	if rec.Kind == task.KindLocalBash {
-		return shellReport(rec)
+		return ShellReport(rec)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
@@ -60,8 +60,8 @@ func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *live
 	fmt.Fprintf(&b, "status: %s", harnessStatus(rec.Status))
 	result := strings.TrimSpace(rec.Result)
 	switch {
-	case rec.Status.Terminal() && d != deliverShow:
-		fmt.Fprintf(&b, "\nnote: %s", d.note())
+	case rec.Status.Terminal() && d != DeliverShow:
+		fmt.Fprintf(&b, "\nnote: %s", d.Note())
 	case rec.Status == task.StatusCompleted:
 		if result == "" {
 			result = "(The agent finished without a final message.)"
@@ -91,12 +91,12 @@ func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *live
 }
 
 // read is s.read for an id in any harness form, of the caller's tree.
-func (h *harnessProfile) read(ctx context.Context, ref string) (*reading, error) {
+func (h *harnessProfile) read(ctx context.Context, ref string) (*Reading, error) {
 	id, _, _ := harnessRef(ref)
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
+	if err := h.s.InTree(ctx, h.c, id); err != nil {
 		return nil, err
 	}
-	return h.s.read(ctx, id)
+	return h.s.Read(ctx, id)
 }
 
 func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessTaskOutputInput) (tool.Result, error) {
@@ -104,34 +104,34 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessT
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
-	defer r.close()
+	defer r.Close()
 	block := in.Block == nil || *in.Block
-	wait := defaultOutputWait
+	wait := DefaultOutputWait
 	if in.Timeout != nil {
-		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > maxOutputWait {
-			return harnessErr("timeout must be between 0 and %d ms", maxOutputWait.Milliseconds()), nil
+		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > MaxOutputWait {
+			return harnessErr("timeout must be between 0 and %d ms", MaxOutputWait.Milliseconds()), nil
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
 	if block {
-		if err := r.await(ctx, wait); err != nil {
+		if err := r.Await(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return tool.Result{}, err
 			}
 			return harnessErr("%v", err), nil
 		}
 	}
-	d := r.claim(ctx)
-	rec := r.record()
+	d := r.Claim(ctx)
+	rec := r.Record()
 	return tool.Result{
 		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, r.live(), d))},
-		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
+		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": Retrieval(rec.Status)},
 	}, nil
 }
 
 func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in HarnessTaskCancelInput) (tool.Result, error) {
 	id, _, _ := harnessRef(in.TaskID)
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
+	if err := h.s.InTree(ctx, h.c, id); err != nil {
 		return tool.Errorf("Error: %v", err), nil
 	}
 	local := h.s.live(id) != nil
@@ -151,11 +151,11 @@ func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in HarnessT
 }
 
 func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Result, error) {
-	statuses, err := statusFilter(filter)
+	statuses, err := StatusFilter(filter)
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
-	recs, err := h.s.list(ctx, h.c, statuses)
+	recs, err := h.s.List(ctx, h.c, statuses)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -181,10 +181,10 @@ func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Resu
 // waitAsync waits for several tasks: all of them, or the first to end, up
 // to a timeout; then reports each one (S-T2's semantics, per task).
 func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsyncResultsInput) (tool.Result, error) {
-	var reads []*reading
+	var reads []*Reading
 	defer func() {
 		for _, r := range reads {
-			r.close()
+			r.Close()
 		}
 	}()
 	seen := map[string]bool{}
@@ -196,7 +196,7 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 			return harnessErr("%v", err), nil
 		}
 		if seen[r.id] {
-			r.close()
+			r.Close()
 			continue
 		}
 		seen[r.id] = true
@@ -219,7 +219,7 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 	}
 	finished := 0
 	for _, r := range reads {
-		if r.ended() {
+		if r.Ended() {
 			finished++
 		}
 	}
@@ -230,13 +230,13 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 		var wg sync.WaitGroup
 		waiting := 0
 		for _, r := range reads {
-			if r.ended() {
+			if r.Ended() {
 				continue
 			}
 			waiting++
 			wg.Go(func() {
-				err := r.await(wctx, d)
-				ended <- err == nil && r.ended()
+				err := r.Await(wctx, d)
+				ended <- err == nil && r.Ended()
 			})
 		}
 		timer := time.NewTimer(d)
@@ -266,10 +266,10 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 	reports := make([]string, len(reads))
 	statuses := map[string]string{}
 	for i, r := range reads {
-		_ = r.refresh(ctx) // on an error, the last reading stands
-		d := r.claim(ctx)
-		rec := r.record()
-		if r.ended() {
+		_ = r.Refresh(ctx) // on an error, the last reading stands
+		d := r.Claim(ctx)
+		rec := r.Record()
+		if r.Ended() {
 			finished++
 		}
 		reports[i] = h.taskReport(ctx, rec, r.live(), d)

@@ -26,7 +26,7 @@ type TaskInput struct {
 func (s *Service) taskTool(c Caller) tool.Tool {
 	type row struct{ Name, Description string }
 	var rows []row
-	for _, d := range s.listed(c) {
+	for _, d := range s.Listed(c) {
 		rows = append(rows, row{d.Name, oneLine(d.Description)})
 	}
 	t := s.protos.task.With(tool.Info{
@@ -41,7 +41,7 @@ func (s *Service) taskTool(c Caller) tool.Tool {
 		} else if in.SessionID != "" && in.SessionID != in.TaskID {
 			return tool.Errorf("task_id %q and session_id %q disagree; pass one of them", in.TaskID, in.SessionID), nil
 		}
-		out, err := s.spawn(ctx, c, spawnRequest{
+		out, err := s.Spawn(ctx, c, SpawnRequest{
 			ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
 			SubagentType: in.SubagentType, SessionID: id, Foreground: true,
 		})
@@ -56,7 +56,7 @@ func (s *Service) taskTool(c Caller) tool.Tool {
 
 // openCodeResult is OpenCode 1.18's task output: the child session's id as
 // the task id, then its final text.
-func openCodeResult(o *outcome) (tool.Result, error) {
+func openCodeResult(o *Outcome) (tool.Result, error) {
 	res := o.res
 	if cause, ok := o.task.timedOut(); ok {
 		return openCodeError(o.sessionID, cause), nil

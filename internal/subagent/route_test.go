@@ -195,7 +195,7 @@ func TestSpawnDepthEnforcedAtSpawn(t *testing.T) {
 	h := newHarness(t, setup{})
 	c := h.mainCaller()
 	c.Depth, c.Agent = 1, "general-purpose"
-	_, err := h.svc.spawn(context.Background(), c, spawnRequest{ToolUseID: "toolu_1", Prompt: "go"})
+	_, err := h.svc.Spawn(context.Background(), c, SpawnRequest{ToolUseID: "toolu_1", Prompt: "go"})
 	if err == nil || !strings.Contains(err.Error(), "maximum spawn depth exceeded (max=1): general-purpose cannot spawn agents") {
 		t.Errorf("spawn from a leaf: err = %v", err)
 	}

@@ -159,7 +159,7 @@ func (s *Service) StopTree(ctx context.Context, rootSessionID, id string) ([]str
 	if err := task.ValidateID(id); err != nil {
 		return nil, fmt.Errorf("invalid subagent id: %w", err)
 	}
-	if err := s.inTree(ctx, Caller{RootSessionID: rootSessionID}, id); err != nil {
+	if err := s.InTree(ctx, Caller{RootSessionID: rootSessionID}, id); err != nil {
 		return nil, err
 	}
 	runs := s.treeRuns(rootSessionID)

@@ -395,11 +395,11 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 	return append([]tool.Tool{s.agentTool(c)}, s.taskTools(c)...)
 }
 
-// listed are the agents the caller's spawn tool describes: subagents (not
+// Listed are the agents the caller's spawn tool describes: subagents (not
 // primary ones), not hidden, not remote without a url (route refuses it),
-// and not denied outright. A remote agent with its url is listed: the
+// and not denied outright. A remote agent with its url is Listed: the
 // model calls it like any other.
-func (s *Service) listed(c Caller) []agent.Definition {
+func (s *Service) Listed(c Caller) []agent.Definition {
 	var out []agent.Definition
 	for _, d := range s.cfg.Agents.All() {
 		if d.Mode == "primary" || d.Hidden || (d.Isolation == agent.IsolationRemote && d.URL == "") || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
@@ -423,7 +423,7 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 		return ""
 	}
 	var names []string
-	for _, d := range s.listed(c) {
+	for _, d := range s.Listed(c) {
 		names = append(names, d.Name)
 	}
 	type row struct{ ID, Name, Agent, Description, Status, Age string }

@@ -284,7 +284,7 @@ func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in 
 	}
 	teamName, _ := tm.roster()
 	prompt := render(teamIntroTmpl(), map[string]any{"Name": in.Name, "Team": teamName, "Lead": leadName}) + "\n\n" + in.Prompt
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.Spawn(ctx, c, SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: prompt,
 		SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, Isolation: in.Isolation,
 		Name: in.Name, Background: true, Teammate: in.Name,
@@ -406,7 +406,7 @@ func (s *Service) deliver(ctx context.Context, tm *team, m member, summary, text
 		if queued {
 			return false, nil
 		}
-		_, err = s.spawn(ctx, tm.lead, spawnRequest{
+		_, err = s.Spawn(ctx, tm.lead, SpawnRequest{
 			ToolUseID: m.call, AgentCall: m.call, Description: oneLine(summary), Prompt: text,
 			SessionID: m.id, Name: m.name, Background: true, Teammate: m.name,
 		})
