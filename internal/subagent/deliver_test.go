@@ -33,12 +33,14 @@ func TestHarnessDeliversOnce(t *testing.T) {
 		{"agent_send's wait", func(h *harness, _ []tool.Tool, c Caller, lt *liveTask) string {
 			// The run ended between agent_send queueing its message and
 			// beginning to wait: the wait finds it over, notified.
-			hp := &harnessProfile{s: h.svc, c: c, labels: map[string]labelled{}}
-			r, ok := hp.awaitLive(context.Background(), lt, time.Second)
+			hp := h.profile("harness")(h.svc).(interface {
+				AwaitReply(context.Context, Caller, *Running, time.Duration) (string, bool)
+			})
+			r, ok := hp.AwaitReply(context.Background(), c, &Running{lt}, time.Second)
 			if !ok {
 				h.t.Fatal("agent_send's wait did not see the run's end")
 			}
-			return r.String()
+			return r
 		}},
 	}
 	for _, rd := range readers {

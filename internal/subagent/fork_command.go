@@ -91,7 +91,7 @@ func (s *Service) SkillFork(c Caller) func(ctx context.Context, env tool.Env, cm
 		if err != nil {
 			return tool.Errorf("%v", err), nil
 		}
-		return claudeResult(out, prompt)
+		return AgentResult(out, prompt)
 	}
 }
 

@@ -159,13 +159,3 @@ func TestEscapeTags(t *testing.T) {
 		}
 	}
 }
-
-// TestSpawnToolsDoNotSayTrust: no spawn tool's description tells the model
-// to trust what a subagent says (issue 8, item 9).
-func TestSpawnToolsDoNotSayTrust(t *testing.T) {
-	for name, text := range map[string]string{"agent_tool.md": agentToolText, "task_tool.md": taskToolText} {
-		if strings.Contains(strings.ToLower(text), "trusted") {
-			t.Errorf("%s tells the model to trust subagent output", name)
-		}
-	}
-}

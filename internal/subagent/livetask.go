@@ -342,10 +342,14 @@ type RunInfo struct {
 	ID, AgentType, Name, Description, Prompt, OutputFile string
 	// Queued says the run waited for a place in the lane when launched.
 	Queued bool
+	// RootSessionID is the main session of its tree; ToolUseID the call
+	// that launched it.
+	RootSessionID, ToolUseID string
 }
 
 func (t *liveTask) about() RunInfo {
-	return RunInfo{ID: t.id, AgentType: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt, OutputFile: t.outputFile, Queued: t.queued}
+	return RunInfo{ID: t.id, AgentType: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt, OutputFile: t.outputFile, Queued: t.queued,
+		RootSessionID: t.rootSessionID, ToolUseID: t.toolUseID}
 }
 
 // end reports how the run ended, once its end is decided (ok): its result

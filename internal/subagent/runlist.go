@@ -11,7 +11,6 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/task"
-	"github.com/cadre-dev/cadre/tool"
 )
 
 // The operations front ends need on a conversation's runs — OpenClaw's
@@ -255,7 +254,7 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, to, message string)
 	}
 	summary := strings.Join(strings.Fields(message), " ")
 	summary = clip(summary, 60)
-	res, err := s.sendMessage(ctx, c, tool.Env{ToolUseID: "send_" + ids.New()}, SendMessageInput{To: to, Message: message, Summary: summary})
+	res, err := s.Message(ctx, c, "send_"+ids.New(), to, message, summary)
 	if err != nil {
 		return "", err
 	}

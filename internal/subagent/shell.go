@@ -137,17 +137,19 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 // shellOutputCall and shellStopCall name the caller's tool calls that read
 // and stop task id, in its profile's words.
 func (s *Service) shellOutputCall(id string) string {
-	if s.surface == "harness" {
-		return fmt.Sprintf("task_output with task_id %q (block: false to look without waiting)", harnessTaskID(id))
+	if s.profile == nil {
+		return ""
 	}
-	return fmt.Sprintf("TaskOutput with task_id %q (block: false to look without waiting; BashOutput with bash_id and a regex filter works too)", id)
+	out, _ := s.profile.ShellCalls(id)
+	return out
 }
 
 func (s *Service) shellStopCall(id string) string {
-	if s.surface == "harness" {
-		return fmt.Sprintf("task_cancel with task_id %q", harnessTaskID(id))
+	if s.profile == nil {
+		return ""
 	}
-	return fmt.Sprintf("TaskStop with task_id %q", id)
+	_, stop := s.profile.ShellCalls(id)
+	return stop
 }
 
 // finishShell records how a background command ended, in the order S-L6
@@ -328,11 +330,12 @@ func (s *Service) ShellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.
 }
 
 // ShellReport describes a background command in the harness' form: its
-// task_id, command, status, exit code once it exited, and output (each
-// time it is asked: a command's output is read, not delivered).
-func ShellReport(rec task.Task) string {
+// task_id (id, in the harness' spelling), command, status (as the harness
+// words it), exit code once it exited, and output (each time it is asked:
+// a command's output is read, not delivered).
+func ShellReport(rec task.Task, id, status string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "task_id: %s\ntask_type: %s\ncommand: %s\nstatus: %s", harnessTaskID(rec.ID), rec.Kind, oneLine(rec.Prompt), harnessStatus(rec.Status))
+	fmt.Fprintf(&b, "task_id: %s\ntask_type: %s\ncommand: %s\nstatus: %s", id, rec.Kind, oneLine(rec.Prompt), status)
 	if code, ok := shellExitCode(rec); ok {
 		fmt.Fprintf(&b, "\nexit_code: %d", code)
 	} else if rec.Status.Terminal() && rec.Error != "" {

@@ -237,7 +237,7 @@ func (s *Service) withAllowed(c Caller, req SpawnRequest, err error) error {
 	}
 	n := s.names(c)
 	if req.CrossAgent {
-		n = s.gatewayNames(c)
+		n = s.crossNames(c)
 	}
 	names := "none"
 	if len(n) > 0 {
@@ -486,7 +486,7 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 		info := t.Info()
 		// A teammate's team tools come with being on the team, whatever
 		// its definition lists; deny rules still hold.
-		team := ch.caller.Teammate != "" && teamTool(info.Name)
+		team := ch.caller.Teammate != "" && s.teams() != nil && s.teams().TeamTool(info.Name)
 		if !allowAll && !team && !named(def.Tools, info.Name, info.Aliases) {
 			return false
 		}

@@ -1,12 +1,13 @@
-package subagent
+package claude
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -42,38 +43,38 @@ type SendMessageInput struct {
 	Summary string `json:"summary" jsonschema:"A 5-10 word preview of the message, shown in progress displays"`
 }
 
-func (s *Service) taskTools(c Caller) []tool.Tool {
-	output := protoTool(s, tool.Info{Name: "TaskOutput", Aliases: []string{"BashOutput"}, InputSchema: schema("task_output"), Description: render(taskOutputTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+func (s *profile) taskTools(c subagent.Caller) []tool.Tool {
+	output := subagent.CallerTool(s.svc, tool.Info{Name: "TaskOutput", Aliases: []string{"BashOutput"}, InputSchema: schema("task_output"), Description: prompt.Render(taskOutputTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in TaskOutputInput) (tool.Result, error) {
 			return s.taskOutput(ctx, c, in)
 		})
-	stop := protoTool(s, tool.Info{Name: "TaskStop", Aliases: []string{"KillShell"}, InputSchema: schema("task_stop"), Description: render(taskStopTmpl(), nil), Access: tool.AccessAgent},
+	stop := subagent.CallerTool(s.svc, tool.Info{Name: "TaskStop", Aliases: []string{"KillShell"}, InputSchema: schema("task_stop"), Description: prompt.Render(taskStopTmpl(), nil), Access: tool.AccessAgent},
 		func(ctx context.Context, _ tool.Env, in TaskStopInput) (tool.Result, error) {
 			id := in.TaskID
 			if id == "" {
 				id = in.ShellID
 			}
-			if err := s.InTree(ctx, c, id); err != nil {
+			if err := s.svc.InTree(ctx, c, id); err != nil {
 				return tool.Errorf("%v", err), nil
 			}
-			msg, err := s.Stop(ctx, id)
+			msg, err := s.svc.Stop(ctx, id)
 			if err != nil {
 				return tool.Errorf("%v", err), nil
 			}
 			return tool.Text(msg), nil
 		})
-	list := protoTool(s, tool.Info{Name: "TaskList", InputSchema: schema("task_list"), Description: render(taskListTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	list := subagent.CallerTool(s.svc, tool.Info{Name: "TaskList", InputSchema: schema("task_list"), Description: prompt.Render(taskListTmpl(), nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in TaskListInput) (tool.Result, error) {
 			return s.taskList(ctx, c, in.StatusFilter)
 		})
-	send := protoTool(s, tool.Info{Name: "SendMessage", InputSchema: schema("send_message"), Description: render(sendMessageTmpl(), nil), Access: tool.AccessAgent},
+	send := subagent.CallerTool(s.svc, tool.Info{Name: "SendMessage", InputSchema: schema("send_message"), Description: prompt.Render(sendMessageTmpl(), nil), Access: tool.AccessAgent},
 		func(ctx context.Context, env tool.Env, in SendMessageInput) (tool.Result, error) {
 			return s.sendMessage(ctx, c, env, in)
 		})
 	return []tool.Tool{send, output, stop, list}
 }
 
-func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) (tool.Result, error) {
+func (s *profile) taskOutput(ctx context.Context, c subagent.Caller, in TaskOutputInput) (tool.Result, error) {
 	if in.TaskID == "" && in.BashID != "" {
 		// BashOutput's call: it only looked, never waited.
 		in.TaskID = in.BashID
@@ -81,14 +82,14 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 			in.Block = new(bool)
 		}
 	}
-	filter, err := ShellFilter(in.Filter)
+	filter, err := subagent.ShellFilter(in.Filter)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	if err := s.InTree(ctx, c, in.TaskID); err != nil {
+	if err := s.svc.InTree(ctx, c, in.TaskID); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	r, err := s.Read(ctx, in.TaskID)
+	r, err := s.svc.Read(ctx, in.TaskID)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
@@ -97,10 +98,10 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 		return tool.Errorf("filter applies to a background command's output; %s is a %s task", rec.ID, rec.Kind), nil
 	}
 	block := in.Block == nil || *in.Block
-	wait := DefaultOutputWait
+	wait := subagent.DefaultOutputWait
 	if in.Timeout != nil {
-		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > MaxOutputWait {
-			return tool.Errorf("timeout must be between 0 and %d ms", MaxOutputWait.Milliseconds()), nil
+		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > subagent.MaxOutputWait {
+			return tool.Errorf("timeout must be between 0 and %d ms", subagent.MaxOutputWait.Milliseconds()), nil
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
@@ -115,39 +116,37 @@ func (s *Service) taskOutput(ctx context.Context, c Caller, in TaskOutputInput) 
 	// Delivered once (deliver.go): a result the notification already
 	// brought is not repeated.
 	d := r.Claim(ctx)
-	lt, rec := r.live(), r.Record()
+	rec := r.Record()
 	if rec.Kind == task.KindLocalBash {
 		// A command's output is read, not delivered: it is shown each
 		// time (its file keeps it); the read above only took the end
 		// over from the notification.
-		return s.ShellOutputResult(rec, filter)
+		return s.svc.ShellOutputResult(rec, filter)
 	}
 	var out string
 	switch {
-	case d != DeliverShow:
+	case d != subagent.DeliverShow:
 		out = "(" + strings.ToUpper(d.Note()[:1]) + d.Note()[1:] + ".)"
 	case rec.Status.Terminal():
 		out = rec.Result
 		if rec.Error != "" {
 			out = strings.TrimSpace(out + "\n\nError: " + rec.Error)
 		}
-	case lt != nil:
-		out = lt.outputTail(8000)
 	default:
-		out = s.tail(ctx, rec, 8000)
+		out = r.OutputTail(ctx, 8000)
 	}
 	return tool.Result{
-		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<note>%s</note>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, untrustedNote, escapeTags(strings.TrimSpace(out))))},
-		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": Retrieval(rec.Status)},
+		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<note>%s</note>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, prompt.Untrusted, prompt.Escape(strings.TrimSpace(out))))},
+		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": subagent.Retrieval(rec.Status)},
 	}, nil
 }
 
-func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.Result, error) {
-	statuses, err := StatusFilter(filter)
+func (s *profile) taskList(ctx context.Context, c subagent.Caller, filter string) (tool.Result, error) {
+	statuses, err := subagent.StatusFilter(filter)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	recs, err := s.List(ctx, c, statuses)
+	recs, err := s.svc.List(ctx, c, statuses)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -155,11 +154,11 @@ func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.R
 		return tool.Text("No tasks."), nil
 	}
 	var b strings.Builder
-	now := s.cfg.Now()
+	now := s.svc.Config().Now()
 	for _, t := range recs {
 		name := t.Agent
 		if t.Kind == task.KindLocalBash {
-			name = "shell: " + clip(oneLine(t.Prompt), 80)
+			name = "shell: " + prompt.Clip(prompt.OneLine(t.Prompt), 80)
 		}
 		if t.Name != "" {
 			name += " (" + t.Name + ")"
@@ -169,73 +168,13 @@ func (s *Service) taskList(ctx context.Context, c Caller, filter string) (tool.R
 			fmt.Fprintf(&b, "  %d tokens", t.Usage.Total())
 		}
 		if t.Progress != "" && !t.Status.Terminal() {
-			fmt.Fprintf(&b, "\n    progress: %s", escapeTags(t.Progress))
+			fmt.Fprintf(&b, "\n    progress: %s", prompt.Escape(t.Progress))
 		}
 		b.WriteString("\n")
 	}
 	return tool.Text(strings.TrimSpace(b.String())), nil
 }
 
-// resolve finds the agent a SendMessage names: a name given at spawn time,
-// or an agent id.
-func (s *Service) resolve(ctx context.Context, c Caller, to string) (string, error) {
-	to = strings.TrimSpace(to)
-	if to == "" {
-		return "", errors.New("to is empty: name the agent by its name or agentId")
-	}
-	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID})
-	if err != nil {
-		return "", err
-	}
-	for _, t := range recs { // newest first: a reused name means the newest agent
-		if t.Name != "" && strings.EqualFold(t.Name, to) {
-			return t.ID, nil
-		}
-	}
-	if err := task.ValidateID(to); err != nil {
-		return "", fmt.Errorf("invalid agent id %q: %w", to, err)
-	}
-	return to, nil
-}
-
-func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in SendMessageInput) (tool.Result, error) {
-	if strings.TrimSpace(in.Message) == "" {
-		return tool.Errorf("message is empty"), nil
-	}
-	if strings.TrimSpace(in.Summary) == "" {
-		return tool.Errorf("summary is required: a 5-10 word preview of the message"), nil
-	}
-	id, err := s.resolve(ctx, c, in.To)
-	if err == nil {
-		err = s.InTree(ctx, c, id)
-	}
-	if err == nil {
-		err = s.RefuseShell(ctx, id)
-	}
-	if err != nil {
-		return tool.Errorf("%v", err), nil
-	}
-	if _, queued, err := s.send(ctx, id, in.Message); err != nil {
-		return tool.Result{}, err
-	} else if queued {
-		return tool.Text(fmt.Sprintf("Message queued for agent %s; it will read it after its current step.", id)), nil
-	}
-	// Stopped or evicted: resume it from its transcript, in the background.
-	name, call := "", ""
-	if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
-		name, call = rec.Name, rec.ToolUseID
-	}
-	req := SpawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true}
-	// A teammate woken from outside its team's tools (a front end's
-	// message) stays a teammate.
-	req.Teammate = s.teammateNamed(c.RootSessionID, name, id)
-	out, err := s.Spawn(ctx, c, req)
-	if err != nil {
-		return tool.Errorf("cannot reach agent %q: %v", in.To, err), nil
-	}
-	where := out.task.about().OutputFile
-	if where == "" {
-		where = "TaskOutput " + id
-	}
-	return tool.Text(fmt.Sprintf("Agent %s was not running; it has been resumed in the background with your message and its earlier context. You will be notified when it finishes (output: %s).", id, where)), nil
+func (s *profile) sendMessage(ctx context.Context, c subagent.Caller, env tool.Env, in SendMessageInput) (tool.Result, error) {
+	return s.svc.Message(ctx, c, env.ToolUseID, in.To, in.Message, in.Summary)
 }
