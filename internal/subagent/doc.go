@@ -1,9 +1,9 @@
-// Package subagent lets an agent delegate: it provides the spawn tools —
-// Claude Code's Agent (alias Task), OpenCode's task, the harness's and the
-// gateway's tools — and runs the child they start in a child session with
-// its own prompt, tools, model, permission mode and limits, every message
-// of which is published live, tagged with the id of the tool call that
-// started it.
+// Package subagent lets an agent delegate: it is the spawn core beneath
+// the spawn tools — Claude Code's Agent (alias Task), OpenCode's task, the
+// harness's and the gateway's tools, each a profile package below this one
+// — and runs the child they start in a child session with its own prompt,
+// tools, model, permission mode and limits, every message of which is
+// published live, tagged with the id of the tool call that started it.
 //
 // Three permission layers meet here (DESIGN §5): who may be spawned
 // (permissions.task rules and Agent(name) rules), which tools the child gets
