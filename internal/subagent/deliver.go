@@ -321,13 +321,13 @@ func (w *watcher) leave() {
 // every reader goes through (TaskOutput, task_output, wait_async_results,
 // agent_send's wait), so that they cannot differ in how they deliver:
 //
-//	r, err := s.read(ctx, id) // find the task and watch its run
-//	defer r.close()           // stop watching, once shown
-//	err = r.await(ctx, d)     // if the reader blocks: its end, or d
-//	d := r.claim(ctx)         // who delivers the end it saw
+//	r, err := s.Read(ctx, id) // find the task and watch its run
+//	defer r.Close()           // stop watching, once shown
+//	err = r.Await(ctx, d)     // if the reader blocks: its end, or d
+//	d := r.Claim(ctx)         // who delivers the end it saw
 //
-// then show r.record() (and r.live()'s output so far while it goes on),
-// or d's note instead of a result it must not show.
+// then show r.Record() (and r.OutputTail while it goes on), or d.Note()
+// instead of a result it must not show.
 type Reading struct {
 	s  *Service
 	id string
@@ -391,10 +391,6 @@ func (r *Reading) Ended() bool { return r.rec.Status.Terminal() }
 
 // Record is the task as last read.
 func (r *Reading) Record() task.Task { return r.rec }
-
-// live is the task's run in this process as last read, nil when it has
-// none (it is over, or runs elsewhere).
-func (r *Reading) live() *liveTask { return r.lt }
 
 // Claim decides what the reader may show of the end it saw (deliver.go's
 // rules); of a task still going there is no end to deliver, and its
