@@ -68,7 +68,7 @@ const (
 )
 
 // Note is what a reader says instead of a result it must not show ("" for
-// deliverShow).
+// DeliverShow).
 func (d Delivery) Note() string {
 	switch d {
 	case deliveredAlready:
@@ -394,7 +394,7 @@ func (r *Reading) Record() task.Task { return r.rec }
 
 // Claim decides what the reader may show of the end it saw (deliver.go's
 // rules); of a task still going there is no end to deliver, and its
-// output so far is shown (deliverShow).
+// output so far is shown (DeliverShow).
 func (r *Reading) Claim(ctx context.Context) Delivery {
 	if !r.Ended() {
 		return DeliverShow

@@ -361,7 +361,7 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 
 // Listed are the agents the caller's spawn tool describes: subagents (not
 // primary ones), not hidden, not remote without a url (route refuses it),
-// and not denied outright. A remote agent with its url is Listed: the
+// and not denied outright. A remote agent with its url is listed: the
 // model calls it like any other.
 func (s *Service) Listed(c Caller) []agent.Definition {
 	var out []agent.Definition
