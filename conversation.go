@@ -22,6 +22,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/skill"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/claude"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -216,7 +217,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	if r.coordinator {
 		// A coordinator only orchestrates: its own tools are the
 		// subagent service's, and --json-schema's below.
-		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !subagent.CoordinatorTool(t.Info().Name) })
+		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !claude.CoordinatorTool(t.Info().Name) })
 	}
 	if len(r.opts.JSONSchema) > 0 {
 		// Checked by New: the schema compiles.

@@ -25,6 +25,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/claude"
 	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -279,7 +280,7 @@ func (r *Runtime) systemPrompt() string {
 	}
 	extra := r.opts.AppendSystemPrompt
 	if r.coordinator {
-		extra = strings.TrimSpace(subagent.CoordinatorPrompt() + "\n\n" + extra)
+		extra = strings.TrimSpace(claude.CoordinatorPrompt() + "\n\n" + extra)
 	}
 	return runner.SystemPrompt(sys, r.cwd, r.now(), extra)
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/profiles"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/trust"
@@ -712,8 +713,16 @@ func newRuntime(ctx context.Context, opts Options, replay *replayHooks) (*Runtim
 	}
 	mailbox, watch := crossProcess(r.db)
 	worker := dispatchWorker(r.db, dispatchTo)
+	// The tool surface (DESIGN §12) is a package of its own.
+	profile, err := profiles.For(s.Subagents.Surface)
+	if err != nil {
+		r.owner.Close()
+		r.db.Close()
+		return nil, err
+	}
 	r.subagents, err = subagent.New(subagent.Config{
-		Bus: r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
+		Profile: profile,
+		Bus:     r.bus, Now: now, Sessions: r.sessions, Index: r.db, Agents: r.agents,
 		Settings: s.Subagents, Policy: r.policy, Resolve: r.model, Pricing: r.pricing, CheckPrice: r.checkPrice(),
 		ParseModel: func(name string) (provider.Ref, error) { return provider.Parse(name, r.providerConfig()) },
 		// A child gets the MCP tools connected when it spawns: a server

@@ -174,7 +174,7 @@ func TestLeafCallerCannotSpawn(t *testing.T) {
 	if n := spawnTools(h.svc.Tools(c)); n != 0 {
 		t.Errorf("a leaf has %d spawn tools", n)
 	}
-	_, err := h.svc.spawn(context.Background(), c, spawnRequest{Description: "x", Prompt: "x"})
+	_, err := h.svc.Spawn(context.Background(), c, SpawnRequest{Description: "x", Prompt: "x"})
 	if err == nil || !strings.Contains(err.Error(), `"general-purpose" cannot start agents`) {
 		t.Errorf("spawn from a leaf: %v", err)
 	}

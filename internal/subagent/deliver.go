@@ -54,12 +54,12 @@ const (
 	noticeClaimed                    // a reader showed it, or an ANNOUNCE_SKIP took it silently
 )
 
-// delivery is what a reader may show of a run that ended.
-type delivery int
+// Delivery is what a reader may show of a run that ended.
+type Delivery int
 
 const (
-	// deliverShow: this reader delivers the result.
-	deliverShow delivery = iota
+	// DeliverShow: this reader delivers the result.
+	DeliverShow Delivery = iota
 	// deliveredAlready: the notification, or another reader, delivered it.
 	deliveredAlready
 	// deliveredToSpawner: the run ended in the foreground; its result is
@@ -67,9 +67,9 @@ const (
 	deliveredToSpawner
 )
 
-// note is what a reader says instead of a result it must not show ("" for
-// deliverShow).
-func (d delivery) note() string {
+// Note is what a reader says instead of a result it must not show ("" for
+// DeliverShow).
+func (d Delivery) Note() string {
 	switch d {
 	case deliveredAlready:
 		return alreadyDelivered
@@ -99,7 +99,7 @@ type pendingNotice struct {
 // result (see the top of this file). t is the run the reader watched or
 // found in this process, nil when it has none (the run ended before the
 // reader looked, or runs in another process).
-func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
+func (s *Service) claim(ctx context.Context, id string, t *liveTask) Delivery {
 	s.delivery.Lock()
 	defer s.delivery.Unlock()
 	for t != nil && t.notice == noticeMarking {
@@ -124,7 +124,7 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 			case noticeQueued:
 				if s.cfg.Queue.Withdraw(id) {
 					t.notice = noticeClaimed
-					return deliverShow
+					return DeliverShow
 				}
 				return deliveredAlready
 			}
@@ -135,7 +135,7 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 			won, err := s.cfg.Tasks.MarkNotified(context.WithoutCancel(ctx), id)
 			if err != nil || won {
 				t.notice = noticeClaimed
-				return deliverShow
+				return DeliverShow
 			}
 			return deliveredAlready
 		}
@@ -145,16 +145,16 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) delivery {
 	won, err := s.cfg.Tasks.MarkNotified(context.WithoutCancel(ctx), id)
 	switch {
 	case won:
-		return deliverShow
+		return DeliverShow
 	case errors.Is(err, task.ErrNotTerminal):
 		// Resumed since the reader read the ended record: that end was
 		// delivered by whoever ran it.
 		return deliveredAlready
 	case err != nil:
 		// Shown twice is better than never, should the store fail.
-		return deliverShow
+		return DeliverShow
 	case s.cfg.Queue.Withdraw(id):
-		return deliverShow
+		return DeliverShow
 	}
 	return deliveredAlready
 }
@@ -316,19 +316,19 @@ func (w *watcher) leave() {
 	}
 }
 
-// reading is one reader's look at a task, from the moment it finds the
+// Reading is one reader's look at a task, from the moment it finds the
 // task to the moment it has shown what it saw: the one read sequence
 // every reader goes through (TaskOutput, task_output, wait_async_results,
 // agent_send's wait), so that they cannot differ in how they deliver:
 //
-//	r, err := s.read(ctx, id) // find the task and watch its run
-//	defer r.close()           // stop watching, once shown
-//	err = r.await(ctx, d)     // if the reader blocks: its end, or d
-//	d := r.claim(ctx)         // who delivers the end it saw
+//	r, err := s.Read(ctx, id) // find the task and watch its run
+//	defer r.Close()           // stop watching, once shown
+//	err = r.Await(ctx, d)     // if the reader blocks: its end, or d
+//	d := r.Claim(ctx)         // who delivers the end it saw
 //
-// then show r.record() (and r.live()'s output so far while it goes on),
-// or d's note instead of a result it must not show.
-type reading struct {
+// then show r.Record() (and r.OutputTail while it goes on), or d.Note()
+// instead of a result it must not show.
+type Reading struct {
 	s  *Service
 	id string
 	// watched is the run in this process the reader watches (nil: none
@@ -339,16 +339,16 @@ type reading struct {
 	rec     task.Task
 }
 
-// read finds task id — its run in this process, its record, or a
+// Read finds task id — its run in this process, its record, or a
 // foreground run's description — and watches the run, if there is one,
 // until close: a run that ends meanwhile hands its end to the reader
 // rather than notifying (watch).
-func (s *Service) read(ctx context.Context, id string) (*reading, error) {
+func (s *Service) Read(ctx context.Context, id string) (*Reading, error) {
 	lt, rec, err := s.findKnown(ctx, id, nil)
 	if err != nil {
 		return nil, err
 	}
-	r := &reading{s: s, id: rec.ID, watched: lt, lt: lt, rec: rec}
+	r := &Reading{s: s, id: rec.ID, watched: lt, lt: lt, rec: rec}
 	if lt != nil {
 		r.w = s.watch(lt)
 	}
@@ -357,27 +357,27 @@ func (s *Service) read(ctx context.Context, id string) (*reading, error) {
 
 // readLive is read of a run the reader holds already (agent_send waiting
 // for the agent its message went to), not yet known to have ended.
-func (s *Service) readLive(lt *liveTask) *reading {
-	return &reading{s: s, id: lt.id, watched: lt, w: s.watch(lt), lt: lt,
+func (s *Service) readLive(lt *liveTask) *Reading {
+	return &Reading{s: s, id: lt.id, watched: lt, w: s.watch(lt), lt: lt,
 		rec: task.Task{ID: lt.id, Kind: lt.taskKind(), Status: task.StatusRunning}}
 }
 
-// await waits up to d for the task to end, unless it has, then reads it
+// Await waits up to d for the task to end, unless it has, then reads it
 // again: the record, or for a run that ended in the foreground (it leaves
 // none) what the run says of itself. The error is the context's when the
 // wait was cancelled, else the read's.
-func (r *reading) await(ctx context.Context, d time.Duration) error {
-	if r.ended() {
+func (r *Reading) Await(ctx context.Context, d time.Duration) error {
+	if r.Ended() {
 		return nil
 	}
 	if _, err := r.s.awaitEnd(ctx, r.id, r.w, d); err != nil && ctx.Err() != nil {
 		return err
 	}
-	return r.refresh(ctx)
+	return r.Refresh(ctx)
 }
 
-// refresh reads the task again; on an error the last reading stands.
-func (r *reading) refresh(ctx context.Context) error {
+// Refresh reads the task again; on an error the last reading stands.
+func (r *Reading) Refresh(ctx context.Context) error {
 	lt, rec, err := r.s.findKnown(ctx, r.id, r.watched)
 	if err != nil {
 		return err
@@ -386,29 +386,25 @@ func (r *reading) refresh(ctx context.Context) error {
 	return nil
 }
 
-// ended reports whether the task had ended when last read.
-func (r *reading) ended() bool { return r.rec.Status.Terminal() }
+// Ended reports whether the task had Ended when last read.
+func (r *Reading) Ended() bool { return r.rec.Status.Terminal() }
 
-// record is the task as last read.
-func (r *reading) record() task.Task { return r.rec }
+// Record is the task as last read.
+func (r *Reading) Record() task.Task { return r.rec }
 
-// live is the task's run in this process as last read, nil when it has
-// none (it is over, or runs elsewhere).
-func (r *reading) live() *liveTask { return r.lt }
-
-// claim decides what the reader may show of the end it saw (deliver.go's
+// Claim decides what the reader may show of the end it saw (deliver.go's
 // rules); of a task still going there is no end to deliver, and its
-// output so far is shown (deliverShow).
-func (r *reading) claim(ctx context.Context) delivery {
-	if !r.ended() {
-		return deliverShow
+// output so far is shown (DeliverShow).
+func (r *Reading) Claim(ctx context.Context) Delivery {
+	if !r.Ended() {
+		return DeliverShow
 	}
 	return r.s.claim(ctx, r.id, r.watched)
 }
 
-// close stops watching the run; the reader has claimed the end it saw, if
+// Close stops watching the run; the reader has claimed the end it saw, if
 // any (watcher.leave). Calling it again does nothing.
-func (r *reading) close() {
+func (r *Reading) Close() {
 	if r.w != nil {
 		r.w.leave()
 	}

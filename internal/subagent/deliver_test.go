@@ -33,12 +33,14 @@ func TestHarnessDeliversOnce(t *testing.T) {
 		{"agent_send's wait", func(h *harness, _ []tool.Tool, c Caller, lt *liveTask) string {
 			// The run ended between agent_send queueing its message and
 			// beginning to wait: the wait finds it over, notified.
-			hp := &harnessProfile{s: h.svc, c: c, labels: map[string]labelled{}}
-			r, ok := hp.awaitLive(context.Background(), lt, time.Second)
+			hp := h.profile("harness")(h.svc).(interface {
+				AwaitReply(context.Context, Caller, *Running, time.Duration) (string, bool)
+			})
+			r, ok := hp.AwaitReply(context.Background(), c, &Running{lt}, time.Second)
 			if !ok {
 				h.t.Fatal("agent_send's wait did not see the run's end")
 			}
-			return r.String()
+			return r
 		}},
 	}
 	for _, rd := range readers {
@@ -161,16 +163,16 @@ func TestClaim(t *testing.T) {
 		status   task.Status // the record's; "" for none
 		notified bool        // the record's flag
 		queued   bool        // a notification of the task waits in the queue
-		want     delivery
+		want     Delivery
 	}{
 		{name: "foreground run", run: "foreground", want: deliveredToSpawner},
-		{name: "background run, nobody delivered", run: "background", status: task.StatusCompleted, want: deliverShow},
-		{name: "background run, notification unread", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, queued: true, want: deliverShow},
+		{name: "background run, nobody delivered", run: "background", status: task.StatusCompleted, want: DeliverShow},
+		{name: "background run, notification unread", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, queued: true, want: DeliverShow},
 		{name: "background run, notification read", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, want: deliveredAlready},
 		{name: "background run, another reader showed it", run: "background", notice: noticeClaimed, status: task.StatusCompleted, notified: true, want: deliveredAlready},
-		{name: "background run handed over, then resumed", run: "background", status: task.StatusRunning, want: deliverShow},
-		{name: "record only, nobody delivered", status: task.StatusCompleted, want: deliverShow},
-		{name: "record only, notification unread", status: task.StatusCompleted, notified: true, queued: true, want: deliverShow},
+		{name: "background run handed over, then resumed", run: "background", status: task.StatusRunning, want: DeliverShow},
+		{name: "record only, nobody delivered", status: task.StatusCompleted, want: DeliverShow},
+		{name: "record only, notification unread", status: task.StatusCompleted, notified: true, queued: true, want: DeliverShow},
 		{name: "record only, notification read", status: task.StatusCompleted, notified: true, want: deliveredAlready},
 		{name: "record only, resumed since it was read", status: task.StatusRunning, want: deliveredAlready},
 	}
@@ -197,7 +199,7 @@ func TestClaim(t *testing.T) {
 			if got := h.svc.claim(ctx, id, lt); got != tt.want {
 				t.Errorf("claim = %v, want %v", got, tt.want)
 			}
-			if left := h.svc.cfg.Queue.Len(""); tt.want == deliverShow && left != 0 {
+			if left := h.svc.cfg.Queue.Len(""); tt.want == DeliverShow && left != 0 {
 				t.Errorf("the reader shows the result and %d notifications stay queued", left)
 			}
 		})

@@ -79,21 +79,6 @@ func TestToolsLabel(t *testing.T) {
 	}
 }
 
-func TestUnknownSurface(t *testing.T) {
-	_, err := New(Config{Settings: config.Subagents{Surface: "bogus"}})
-	if err == nil || !strings.Contains(err.Error(), "bogus") {
-		t.Errorf("err = %v", err)
-	}
-	for _, s := range []string{"claude", "opencode", "harness", "gateway"} {
-		svc, err := New(Config{Settings: config.Subagents{Surface: s}})
-		if err != nil {
-			t.Errorf("surface %q: %v", s, err)
-			continue
-		}
-		svc.Close()
-	}
-}
-
 // TestSystemContext checks S-A5: the main agent (depth 0) alone gets the
 // block, listing the agents it may delegate to.
 func TestSystemContext(t *testing.T) {

@@ -352,7 +352,7 @@ func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 	if c.Model, c.Ref, err = s.callerModel(job.CallerModel); err != nil {
 		return s.notStarted(ctx, job, err)
 	}
-	req := spawnRequest{
+	req := SpawnRequest{
 		ToolUseID: rec.ToolUseID, Description: rec.Description, Prompt: rec.Prompt, SubagentType: rec.Agent,
 		Model: job.Model, Cwd: job.Cwd, SessionID: rec.ID, Name: rec.Name, Background: true,
 		RunTimeout: job.RunTimeout, Cleanup: job.Cleanup, Teammate: job.Teammate, dispatched: true,

@@ -1,9 +1,9 @@
-// Package subagent lets an agent delegate: it provides the spawn tools —
-// Claude Code's Agent (alias Task), OpenCode's task, the harness's and the
-// gateway's tools — and runs the child they start in a child session with
-// its own prompt, tools, model, permission mode and limits, every message
-// of which is published live, tagged with the id of the tool call that
-// started it.
+// Package subagent lets an agent delegate: it is the spawn core beneath
+// the spawn tools — Claude Code's Agent (alias Task), OpenCode's task, the
+// harness's and the gateway's tools, each a profile package below this one
+// — and runs the child they start in a child session with its own prompt,
+// tools, model, permission mode and limits, every message of which is
+// published live, tagged with the id of the tool call that started it.
 //
 // Three permission layers meet here (DESIGN §5): who may be spawned
 // (permissions.task rules and Agent(name) rules), which tools the child gets
@@ -17,26 +17,50 @@
 //
 // # One core, four profiles
 //
-// The core spawns a run (spawn), delivers its end once (notice, and for the
-// tools that read results one sequence: read, await, claim), stops it
-// (Stop), lists a tree's tasks
-// (list) and sends it messages (send). The profiles — the tool surfaces of
-// DESIGN §12 — are built on those calls alone; they read a run through
-// liveTask.about and liveTask.end, never through its fields or the
-// service's locks. Where things live:
+// The core spawns a run (Spawn), delivers its end once (notice, and for
+// the tools that read results one sequence: Read, Await, Claim), stops it
+// (Stop), lists a tree's tasks (List) and sends it messages (Send,
+// Message). The profiles — the tool surfaces of DESIGN §12 — are packages
+// built on those exported calls alone (api.go lists them): they see a run
+// through RunInfo and Running, never liveTask's fields or the service's
+// locks, and the compiler keeps them to it. The runtime picks one
+// (profiles) and hands it to New (Config.Profile); the Service offers its
+// tools (Profile.Tools) to the main agent and to every child that may
+// spawn.
 //
-//	service.go        Config, Service, Caller; the tools of each profile
+//	claude/           Agent (alias Task; its input in agent_input.go), SendMessage, TaskOutput,
+//	                  TaskStop, TaskList (tasks.go), agent teams (team.go), coordinator mode
+//	opencode/         task
+//	harness/          agent_spawn, agent_send, agent_list (harness.go); task_output,
+//	                  task_cancel, task_list, wait_async_results (tasks.go)
+//	gateway/          sessions_spawn, agents_list
+//	profiles/         picks the profile subagents.surface names
+//	prompt/           templates, one-line text and the framing of a child's text (Escape,
+//	                  Untrusted), shared by the core and the profiles
+//
+// The core's files:
+//
+//	service.go        Config, Service, Caller; Tools offers the profile's tools
+//	profile.go        Profile, the interface a tool surface implements; Teams, what the core
+//	                  asks the profile that keeps agent teams
+//	api.go            the calls profiles use beside those below: Config, Depth, MaySpawn,
+//	                  Running, TreeRuns, Send, the Outcome's and Reading's accessors, CallerTool
 //	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch
 //	ecosystem.go      a child's memory directory and grants, its first message (skills, memory)
 //	hooks.go          a child's hooks: the runtime's, then its definition's own
 //	joint.go          a child's session and task records written together where one store holds both
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat, finish (S-L6)
-//	livetask.go       liveTask, a run in this process, and what profiles read of it
+//	teammates.go      what a teammate's run asks of the profile's teams: its span, idle hooks, notice,
+//	                  the gate on its calls (plan approval), the roster front ends show
+//	livetask.go       liveTask, a run in this process, and RunInfo, what profiles read of it
 //	output.go         a run's output: the plain-text log readers get
 //	deliver.go        a result reaches the model once (S-N1): who delivers, what wins;
-//	                  reading, the one read sequence of every reader tool
-//	tasks.go          find, await, send, list, stop; the run-tree check
+//	                  Reading, the one read sequence of every reader tool
+//	tasks.go          find, await, send, List, Stop; the run-tree check (InTree)
+//	message.go        Message: a message to an agent by name or id, or its resumption
+//	agentresult.go    AgentResult: a finished child as the Agent tool's (and a Skill fork's) result
+//	allow.go          allowAgents (S-P1): which agents a requester may name
 //	events.go         the task_* events
 //	group.go          Group: the runs of one run tree
 //	runlist.go        Run: the runs of a conversation as front ends list, stop and message them
@@ -53,15 +77,6 @@
 //	shell_output.go   a background shell's bounded output file
 //	fork.go           the Agent-tool fork (S-F1)
 //	fork_command.go   `context: fork` slash commands (S-F2)
-//	frame.go          escaping and framing a child's text
-//	prompts.go        the model-facing text in prompts/, and text helpers
-//	schemas.go        the input schemas of the spawn and task tools (schemas/)
-//	claude_agent.go   claude profile: Agent
-//	claude_tasks.go   claude profile: SendMessage, TaskOutput, TaskStop, TaskList
-//	team.go           claude profile: agent teams — teammates, the team's SendMessage, its task list, ListAgents
-//	coordinator.go    claude profile: coordinator mode's tools and prompt
-//	opencode_task.go  opencode profile: task
-//	harness.go        harness profile: replies, agent_spawn, agent_send, agent_list
-//	harness_tasks.go  harness profile: task_output, task_cancel, task_list, wait_async_results
-//	gateway.go        gateway profile: sessions_spawn, agents_list
+//	frame.go          escaping and framing a child's text (prompt's, under the core's names)
+//	prompts.go        the core's model-facing text in prompts/
 package subagent

@@ -50,20 +50,30 @@ func forkDefinition() agent.Definition {
 	}
 }
 
-// forking reports whether a call should fork, and refuses a fork inside a
-// fork — known by its run source (the caller is a fork) or, as a backstop,
-// by the directive tag in the conversation the call came from.
-func (s *Service) forking(c Caller, in AgentInput, turn *tool.Turn) (bool, error) {
-	if !s.cfg.Fork || in.SubagentType != "" || in.SessionID != "" {
+// Forking reports whether an Agent call naming subagentType, and
+// continuing sessionID, forks the caller, and refuses a fork inside a
+// fork (ForkRefusal).
+func (s *Service) Forking(c Caller, subagentType, sessionID string, turn *tool.Turn) (bool, error) {
+	if !s.cfg.Fork || subagentType != "" || sessionID != "" {
 		return false, nil
 	}
-	if c.Fork || inFork(turn) {
-		return false, errForkInFork
+	if err := ForkRefusal(c, turn); err != nil {
+		return false, err
 	}
 	if turn == nil || turn.Request == nil {
 		return false, errors.New("cannot fork: the call did not come from a model turn")
 	}
 	return true, nil
+}
+
+// ForkRefusal refuses a spawn by a fork — known by its run source (the
+// caller is a fork) or, as a backstop, by the directive tag in the
+// conversation the call came from: nil when c is no fork.
+func ForkRefusal(c Caller, turn *tool.Turn) error {
+	if c.Fork || inFork(turn) {
+		return errForkInFork
+	}
+	return nil
 }
 
 func inFork(turn *tool.Turn) bool {
@@ -106,19 +116,6 @@ func forkInput(turn *tool.Turn, prompt, worktreeDir string) llm.Message {
 	}
 	blocks = append(blocks, llm.Text(render(forkDirectiveTmpl(), map[string]any{"Prompt": strings.TrimSpace(prompt), "Worktree": worktreeDir})))
 	return llm.Message{Role: llm.RoleUser, Content: blocks}
-}
-
-// fork starts a fork of the caller for this call, always in the
-// background.
-func (s *Service) fork(ctx context.Context, c Caller, env tool.Env, in AgentInput) (tool.Result, error) {
-	out, err := s.spawn(ctx, c, spawnRequest{
-		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: in.Prompt,
-		Name: in.Name, Background: true, Fork: env.Turn, Isolation: in.Isolation,
-	})
-	if err != nil {
-		return tool.Errorf("%v", err), nil
-	}
-	return launchedResult(out), nil
 }
 
 // forkTools is the fork's pool: the parent's exact tool definitions — the

@@ -53,7 +53,7 @@ type CommandOutcome struct {
 // text is the command's output; in the background it returns once the run
 // has started.
 func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*CommandOutcome, error) {
-	req := spawnRequest{
+	req := SpawnRequest{
 		ToolUseID: "command_" + strings.ReplaceAll(cr.Name, ":", "_"), Description: "/" + cr.Name, Prompt: cr.Prompt,
 		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, ToolsGrantNothing: cr.NoGrant,
 		Foreground: !cr.Background, Background: cr.Background,
@@ -66,7 +66,7 @@ func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*Com
 	} else {
 		req.History = cr.History
 	}
-	out, err := s.spawn(ctx, c, req)
+	out, err := s.Spawn(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}
@@ -84,14 +84,14 @@ func (s *Service) SkillFork(c Caller) func(ctx context.Context, env tool.Env, cm
 		if env.Turn == nil || env.Turn.Request == nil {
 			return tool.Errorf("cannot fork the skill %s: the call did not come from a model turn", cmd.Name), nil
 		}
-		out, err := s.spawn(ctx, c, spawnRequest{
+		out, err := s.Spawn(ctx, c, SpawnRequest{
 			ToolUseID: env.ToolUseID, Description: "/" + cmd.Name, Prompt: prompt,
 			Tools: cmd.AllowedTools, ToolsGrantNothing: cmd.NoGrant, Fork: env.Turn, Foreground: true,
 		})
 		if err != nil {
 			return tool.Errorf("%v", err), nil
 		}
-		return claudeResult(out, prompt)
+		return AgentResult(out, prompt)
 	}
 }
 
@@ -100,7 +100,7 @@ func (s *Service) SkillFork(c Caller) func(ctx context.Context, env tool.Env, cm
 // do, without a model's call. toolUseID stands for that call: the child's
 // events are tagged with it.
 func (s *Service) RunAgent(ctx context.Context, c Caller, name, prompt, toolUseID string) (*runner.Result, error) {
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.Spawn(ctx, c, SpawnRequest{
 		ToolUseID: toolUseID, Description: "@" + name, Prompt: prompt, SubagentType: name, Foreground: true,
 	})
 	if err != nil {

@@ -126,7 +126,7 @@ func TestGatewaySpawnRefusals(t *testing.T) {
 			}, "gateway")
 			c := h.mainCaller()
 			c.Depth = tt.depth
-			res := mustInvokeTool(t, h.svc.gatewayTools(c), "sessions_spawn", c, tt.in)
+			res := mustInvokeTool(t, h.allTools(c, "gateway"), "sessions_spawn", c, tt.in)
 			m := gatewayJSON(t, res)
 			msg, _ := m["error"].(string)
 			if !res.IsError || m["status"] != tt.status || !strings.HasPrefix(msg, tt.error) || len(m) != 2 {

@@ -20,42 +20,36 @@ import (
 
 // --- profile test helpers, shared with gateway_profile_test.go ---
 
-// surfaceReady reports whether New accepts the surface: once the runtime
-// selects the harness and gateway profiles, the tests go through Tools as
-// the runtime does; until then they call the profile's constructor.
-func surfaceReady(surface string) bool {
-	s, err := New(Config{Settings: config.Subagents{Surface: surface}})
-	if err != nil {
-		return false
-	}
-	s.Close()
-	return true
-}
-
-// newProfileHarness is newHarness with the surface configured, when New
-// takes it.
+// newProfileHarness is newHarness with the surface configured.
 func newProfileHarness(t *testing.T, su setup, surface string) *harness {
 	t.Helper()
-	if surfaceReady(surface) {
-		su.subagents.Surface = surface
-	}
+	su.subagents.Surface = surface
 	return newHarness(t, su)
 }
 
-// profileTools are the caller's tools under the surface. Like the runtime,
-// a test takes them once and keeps them: they remember the labels given.
+// profileTools are the caller's tools under the surface: the service's own
+// when it is the configured one, else every tool of that profile built on
+// the same service, whatever the caller may spawn. Like the runtime, a
+// test takes them once and keeps them: they remember the labels given.
 func (h *harness) profileTools(c Caller, surface string) []tool.Tool {
-	if h.svc.surface == surface {
+	if h.surface == surface || h.surface == "" && surface == "claude" {
 		return h.svc.Tools(c)
 	}
-	switch surface {
-	case "harness":
-		return h.svc.harnessTools(c)
-	case "gateway":
-		return h.svc.gatewayTools(c)
+	return h.allTools(c, surface)
+}
+
+// allTools are every tool of the surface's profile for c, whatever c may
+// spawn (a tool's own depth check is then what answers).
+func (h *harness) allTools(c Caller, surface string) []tool.Tool {
+	if c.Group == nil {
+		c.Group = h.svc.orphans
 	}
-	h.t.Fatalf("unknown surface %q", surface)
-	return nil
+	p := h.profile(surface)(h.svc)
+	all, ok := p.(interface{ All(Caller) []tool.Tool })
+	if !ok {
+		return p.Tools(c)
+	}
+	return all.All(c)
 }
 
 // invoke calls the named tool as the loop would, input checked against
@@ -327,7 +321,7 @@ func TestHarnessSpawnRefusals(t *testing.T) {
 			c.Depth = tt.depth
 			// At the limit the runtime offers no tools at all; the tool
 			// itself still refuses.
-			res := mustInvokeTool(t, h.svc.harnessTools(c), "agent_spawn", c, tt.in)
+			res := mustInvokeTool(t, h.profileTools(c, "harness"), "agent_spawn", c, tt.in)
 			got := resultText(res)
 			if !res.IsError || (tt.prefix && !strings.HasPrefix(got, tt.want)) || (!tt.prefix && got != tt.want) {
 				t.Errorf("reply (error %v) = %q, want %q", res.IsError, got, tt.want)
@@ -677,24 +671,6 @@ func TestAgentLists(t *testing.T) {
 	}
 }
 
-// TestHarnessRefs covers the id forms harnessRef undoes.
-func TestHarnessRefs(t *testing.T) {
-	tests := []struct{ in, id, typ string }{
-		{"task_abc", "abc", ""},
-		{"sub-abc", "abc", ""},
-		{"agent:rev:abc", "abc", "rev"},
-		{"agent:rev:subagent:abc", "abc", "rev"},
-		{"  abc ", "abc", ""},
-		{"agent:rev:x:abc", "agent:rev:x:abc", ""},
-	}
-	for _, tt := range tests {
-		id, typ, _ := harnessRef(tt.in)
-		if id != tt.id || typ != tt.typ {
-			t.Errorf("harnessRef(%q) = %q, %q; want %q, %q", tt.in, id, typ, tt.id, tt.typ)
-		}
-	}
-}
-
 // TestHarnessSendDepth: resuming an agent is a spawn, refused past the
 // depth limit in the same words.
 func TestHarnessSendDepth(t *testing.T) {
@@ -703,7 +679,7 @@ func TestHarnessSendDepth(t *testing.T) {
 	id := agentIDOf(t, mustInvokeTool(t, h.profileTools(c, "harness"), "agent_spawn", c, AgentSpawnInput{AgentID: "general-purpose", Task: "hello"}))
 	deep := c
 	deep.Depth = 1
-	res := mustInvokeTool(t, h.svc.harnessTools(deep), "agent_send", deep, AgentSendInput{AgentKey: "agent:general-purpose:" + id, Message: "more"})
+	res := mustInvokeTool(t, h.allTools(deep, "harness"), "agent_send", deep, AgentSendInput{AgentKey: "agent:general-purpose:" + id, Message: "more"})
 	if got := resultText(res); !res.IsError || got != "Error: Maximum spawn depth exceeded (max=1)" {
 		t.Errorf("agent_send past the depth limit = %q", got)
 	}

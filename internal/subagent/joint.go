@@ -37,6 +37,6 @@ func jointOf(cfg Config) jointStore {
 
 // startsInBackground reports whether req, for def, is launched as a
 // background task rather than run in the foreground.
-func startsInBackground(req spawnRequest, def agent.Definition) bool {
+func startsInBackground(req SpawnRequest, def agent.Definition) bool {
 	return !req.Foreground && (req.Background || def.Background || (req.Timeout != nil && *req.Timeout == 0))
 }

@@ -336,16 +336,20 @@ func (t *liveTask) worktree() *worktree.Outcome {
 	return t.tree
 }
 
-// runInfo is what a run is, fixed when it is launched. Profiles read a run
+// RunInfo is what a run is, fixed when it is launched. Profiles read a run
 // through about and end, never through its fields.
-type runInfo struct {
+type RunInfo struct {
 	ID, AgentType, Name, Description, Prompt, OutputFile string
 	// Queued says the run waited for a place in the lane when launched.
 	Queued bool
+	// RootSessionID is the main session of its tree; ToolUseID the call
+	// that launched it.
+	RootSessionID, ToolUseID string
 }
 
-func (t *liveTask) about() runInfo {
-	return runInfo{ID: t.id, AgentType: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt, OutputFile: t.outputFile, Queued: t.queued}
+func (t *liveTask) about() RunInfo {
+	return RunInfo{ID: t.id, AgentType: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt, OutputFile: t.outputFile, Queued: t.queued,
+		RootSessionID: t.rootSessionID, ToolUseID: t.toolUseID}
 }
 
 // end reports how the run ended, once its end is decided (ok): its result

@@ -125,7 +125,7 @@ func TestSessionsSpawnCannotChooseTheScriptedModel(t *testing.T) {
 		return resolve(n)
 	}
 	c := h.mainCaller()
-	res := mustInvokeTool(t, h.svc.gatewayTools(c), "sessions_spawn", c, SessionsSpawnInput{Task: "x", Model: "script:/etc/passwd"})
+	res := mustInvokeTool(t, h.allTools(c, "gateway"), "sessions_spawn", c, SessionsSpawnInput{Task: "x", Model: "script:/etc/passwd"})
 	if !strings.Contains(resultText(res), "a tool call cannot choose the scripted model") {
 		t.Errorf("reply lacks the refusal:\n%s", resultText(res))
 	}

@@ -57,7 +57,7 @@ func TestProgressSummaryReachesTheRecord(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatal("no progress summary was recorded")
 	}
-	list, _ := h.svc.taskList(context.Background(), c, "running")
+	list := mustInvokeTool(t, h.svc.Tools(c), "TaskList", c, TaskListInput{StatusFilter: "running"})
 	if !strings.Contains(resultText(list), "progress: PROGRESS: reading the files") {
 		t.Errorf("TaskList does not show the progress:\n%s", resultText(list))
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/tool"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -195,7 +194,7 @@ func TestSpawnDepthEnforcedAtSpawn(t *testing.T) {
 	h := newHarness(t, setup{})
 	c := h.mainCaller()
 	c.Depth, c.Agent = 1, "general-purpose"
-	_, err := h.svc.spawn(context.Background(), c, spawnRequest{ToolUseID: "toolu_1", Prompt: "go"})
+	_, err := h.svc.Spawn(context.Background(), c, SpawnRequest{ToolUseID: "toolu_1", Prompt: "go"})
 	if err == nil || !strings.Contains(err.Error(), "maximum spawn depth exceeded (max=1): general-purpose cannot spawn agents") {
 		t.Errorf("spawn from a leaf: err = %v", err)
 	}
@@ -275,15 +274,12 @@ func TestAgentCwd(t *testing.T) {
 func TestSA2DeniedListsAllowedNames(t *testing.T) {
 	tests := []struct {
 		surface, tool string
-		tools         func(*Service, Caller) []tool.Tool
 		in            any
 	}{
-		{"claude", "Agent", func(s *Service, c Caller) []tool.Tool { return []tool.Tool{s.agentTool(c)} },
-			AgentInput{Description: "deny", Prompt: "go", SubagentType: "secret"}},
-		{"opencode", "task", func(s *Service, c Caller) []tool.Tool { return []tool.Tool{s.taskTool(c)} },
-			TaskInput{Description: "deny", Prompt: "go", SubagentType: "secret"}},
-		{"harness", "agent_spawn", (*Service).harnessTools, AgentSpawnInput{AgentID: "secret", Task: "go"}},
-		{"gateway", "sessions_spawn", (*Service).gatewayTools, SessionsSpawnInput{AgentID: "secret", Task: "go"}},
+		{"claude", "Agent", AgentInput{Description: "deny", Prompt: "go", SubagentType: "secret"}},
+		{"opencode", "task", TaskInput{Description: "deny", Prompt: "go", SubagentType: "secret"}},
+		{"harness", "agent_spawn", AgentSpawnInput{AgentID: "secret", Task: "go"}},
+		{"gateway", "sessions_spawn", SessionsSpawnInput{AgentID: "secret", Task: "go"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.surface, func(t *testing.T) {
@@ -298,7 +294,7 @@ func TestSA2DeniedListsAllowedNames(t *testing.T) {
 				subagents: config.Subagents{AllowAgents: []string{"*"}},
 			})
 			c := h.mainCaller()
-			res := mustInvokeTool(t, tt.tools(h.svc, c), tt.tool, c, tt.in)
+			res := mustInvokeTool(t, h.allTools(c, tt.surface), tt.tool, c, tt.in)
 			text := resultText(res)
 			if !res.IsError {
 				t.Fatalf("%s spawned a denied agent:\n%s", tt.tool, text)

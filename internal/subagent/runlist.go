@@ -11,7 +11,6 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/task"
-	"github.com/cadre-dev/cadre/tool"
 )
 
 // The operations front ends need on a conversation's runs — OpenClaw's
@@ -159,7 +158,7 @@ func (s *Service) StopTree(ctx context.Context, rootSessionID, id string) ([]str
 	if err := task.ValidateID(id); err != nil {
 		return nil, fmt.Errorf("invalid subagent id: %w", err)
 	}
-	if err := s.inTree(ctx, Caller{RootSessionID: rootSessionID}, id); err != nil {
+	if err := s.InTree(ctx, Caller{RootSessionID: rootSessionID}, id); err != nil {
 		return nil, err
 	}
 	runs := s.treeRuns(rootSessionID)
@@ -255,7 +254,7 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, to, message string)
 	}
 	summary := strings.Join(strings.Fields(message), " ")
 	summary = clip(summary, 60)
-	res, err := s.sendMessage(ctx, c, tool.Env{ToolUseID: "send_" + ids.New()}, SendMessageInput{To: to, Message: message, Summary: summary})
+	res, err := s.Message(ctx, c, "send_"+ids.New(), to, message, summary)
 	if err != nil {
 		return "", err
 	}

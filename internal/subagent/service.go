@@ -3,11 +3,9 @@ package subagent
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -151,6 +149,10 @@ type Config struct {
 	// the tool call that spawned it, and of its model and tool calls (the
 	// zero Tracer: none).
 	Tracer telemetry.Tracer
+	// Profile builds the tool surface the service offers (DESIGN §12; a
+	// package under internal/subagent, which internal/subagent/profiles
+	// picks by subagents.surface); nil offers no spawn tools.
+	Profile NewProfile
 }
 
 // MCP is the runtime's MCP client, as spawning needs it.
@@ -167,7 +169,7 @@ type MCP interface {
 type Service struct {
 	cfg     Config
 	log     *slog.Logger
-	surface string
+	profile Profile // the tools it offers (Config.Profile)
 	depth   int
 
 	lane *lane // the subagent lane (S-C2)
@@ -182,14 +184,8 @@ type Service struct {
 	orphans *Group
 	// closed is set once Close began: RunDispatched takes no more runs.
 	closed atomic.Bool
-	// protos hold the spawn tools' schemas, inferred once: every caller
-	// gets its own variant (its description lists its agents).
-	protos struct {
-		agent *tool.Typed[AgentInput]
-		task  *tool.Typed[TaskInput]
-	}
-	// toolProtos hold the other per-caller tools' schemas by tool name
-	// (protoTool).
+	// toolProtos hold the per-caller tools' schemas by tool name and
+	// input type (CallerTool).
 	toolProtos sync.Map
 
 	mu      sync.Mutex
@@ -210,9 +206,6 @@ type Service struct {
 	// the ten children of one message share one, rendered once. It grows
 	// with the definitions, working directories and days a process sees.
 	prompts sync.Map
-	// teams are the agent teams of this process, by main session id
-	// (team.go).
-	teams teams
 }
 
 // New checks cfg and returns a Service.
@@ -230,8 +223,6 @@ func New(cfg Config) (*Service, error) {
 	s.joint = jointOf(s.cfg)
 	s.orphans = NewGroup(context.Background())
 	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	s.protos.agent = tool.New[AgentInput](tool.Info{Name: "Agent", InputSchema: schema("agent")}, nil)
-	s.protos.task = tool.New[TaskInput](tool.Info{Name: "task", InputSchema: schema("task")}, nil)
 	if s.cfg.ProgressEvery == 0 {
 		s.cfg.ProgressEvery = 30 * time.Second
 	}
@@ -244,13 +235,6 @@ func New(cfg Config) (*Service, error) {
 	if s.cfg.OutputDir == "" {
 		s.cfg.OutputDir = filepath.Join(os.TempDir(), "cadre-tasks")
 	}
-	switch s.surface = cfg.Settings.Surface; s.surface {
-	case "", "claude":
-		s.surface = "claude"
-	case "opencode", "harness", "gateway":
-	default:
-		return nil, fmt.Errorf("subagents.surface %q is unknown: want claude, opencode, harness or gateway", s.surface)
-	}
 	s.depth = cfg.Settings.Depth()
 	if s.depth > MaxDepth {
 		s.depth = MaxDepth
@@ -260,6 +244,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.cfg.TaskLists == nil {
 		s.cfg.TaskLists = tasklist.NewMem()
+	}
+	if cfg.Profile != nil {
+		s.profile = cfg.Profile(s)
 	}
 	return s, nil
 }
@@ -359,47 +346,24 @@ func (s *Service) asker(c Caller) permission.Asker {
 	return permission.Identify(s.cfg.Policy.Asker, id)
 }
 
-// Tools returns the spawn tool the caller is offered under the configured
-// surface profile: none for a leaf, or when the task rules end in "*": deny.
-//
-// The harness profile is the exception for leaves: as the Java harness
-// does, it offers agent_spawn at every depth, and the call answers with
-// the profile's documented error ("Maximum spawn depth exceeded").
+// Tools returns the tools the caller is offered under the configured
+// surface profile (Config.Profile): its spawn tool and the tools that talk
+// to its runs, or none.
 func (s *Service) Tools(c Caller) []tool.Tool {
 	if c.Group == nil {
 		c.Group = s.orphans
 	}
-	if c.Teammate != "" {
-		return s.teammateTools(c)
-	}
-	if _, removed := s.cfg.Policy.SpawnRemoved(c.TaskRules); removed {
+	if s.profile == nil {
 		return nil
 	}
-	if c.Depth >= s.depth || c.Leaf {
-		if s.surface == "harness" {
-			return s.harnessTools(c)[:1] // agent_spawn alone: it only refuses
-		}
-		return nil
-	}
-	switch s.surface {
-	case "opencode":
-		return []tool.Tool{s.taskTool(c)}
-	case "harness":
-		return s.harnessTools(c)
-	case "gateway":
-		return s.gatewayTools(c)
-	}
-	if s.teamsOn(c) {
-		return s.leadTools(c)
-	}
-	return append([]tool.Tool{s.agentTool(c)}, s.taskTools(c)...)
+	return s.profile.Tools(c)
 }
 
-// listed are the agents the caller's spawn tool describes: subagents (not
+// Listed are the agents the caller's spawn tool describes: subagents (not
 // primary ones), not hidden, not remote without a url (route refuses it),
 // and not denied outright. A remote agent with its url is listed: the
 // model calls it like any other.
-func (s *Service) listed(c Caller) []agent.Definition {
+func (s *Service) Listed(c Caller) []agent.Definition {
 	var out []agent.Definition
 	for _, d := range s.cfg.Agents.All() {
 		if d.Mode == "primary" || d.Hidden || (d.Isolation == agent.IsolationRemote && d.URL == "") || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
@@ -423,7 +387,7 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 		return ""
 	}
 	var names []string
-	for _, d := range s.listed(c) {
+	for _, d := range s.Listed(c) {
 		names = append(names, d.Name)
 	}
 	type row struct{ ID, Name, Agent, Description, Status, Age string }
@@ -445,16 +409,12 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 	return render(contextTmpl(), map[string]any{"Agents": names, "Tool": s.toolName(), "Tasks": tasks})
 }
 
+// toolName is the spawn tool's name, as the per-turn context names it.
 func (s *Service) toolName() string {
-	switch s.surface {
-	case "opencode":
-		return "task"
-	case "harness":
-		return "agent_spawn"
-	case "gateway":
-		return "sessions_spawn"
+	if s.profile == nil {
+		return ""
 	}
-	return "Agent"
+	return s.profile.SpawnTool()
 }
 
 // spent adds the usage of a runtime service's forked call (a compaction, a
@@ -522,20 +482,6 @@ func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	p := runner.SystemPrompt(base, ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
 	s.prompts.Store(key, p)
 	return p
-}
-
-// protoTool is tool.New(meta, run) for a tool that every caller gets a
-// variant of (its own run, sometimes its own description): the input
-// schema is inferred, encoded and resolved once per service, by the first
-// variant of that name, and shared by the rest — without it each child
-// paid for reflection and encoding of every task tool's schema.
-func protoTool[In any](s *Service, meta tool.Info, run func(context.Context, tool.Env, In) (tool.Result, error)) *tool.Typed[In] {
-	key := struct {
-		name string
-		in   reflect.Type
-	}{meta.Name, reflect.TypeFor[In]()}
-	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name, InputSchema: meta.InputSchema}, nil))
-	return p.(*tool.Typed[In]).With(meta, run)
 }
 
 // preamble is the context block a child opens with (S-E4): a fork's is

@@ -137,17 +137,19 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 // shellOutputCall and shellStopCall name the caller's tool calls that read
 // and stop task id, in its profile's words.
 func (s *Service) shellOutputCall(id string) string {
-	if s.surface == "harness" {
-		return fmt.Sprintf("task_output with task_id %q (block: false to look without waiting)", harnessTaskID(id))
+	if s.profile == nil {
+		return ""
 	}
-	return fmt.Sprintf("TaskOutput with task_id %q (block: false to look without waiting; BashOutput with bash_id and a regex filter works too)", id)
+	out, _ := s.profile.ShellCalls(id)
+	return out
 }
 
 func (s *Service) shellStopCall(id string) string {
-	if s.surface == "harness" {
-		return fmt.Sprintf("task_cancel with task_id %q", harnessTaskID(id))
+	if s.profile == nil {
+		return ""
 	}
-	return fmt.Sprintf("TaskStop with task_id %q", id)
+	_, stop := s.profile.ShellCalls(id)
+	return stop
 }
 
 // finishShell records how a background command ended, in the order S-L6
@@ -276,9 +278,9 @@ func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, too
 	}
 }
 
-// refuseShell says why a message cannot go to task id, when it is a
+// RefuseShell says why a message cannot go to task id, when it is a
 // background command rather than an agent.
-func (s *Service) refuseShell(ctx context.Context, id string) error {
+func (s *Service) RefuseShell(ctx context.Context, id string) error {
 	kind := task.Kind("")
 	if lt := s.live(id); lt != nil {
 		kind = lt.taskKind()
@@ -291,8 +293,8 @@ func (s *Service) refuseShell(ctx context.Context, id string) error {
 	return nil
 }
 
-// shellFilter compiles BashOutput's filter ("" for none).
-func shellFilter(expr string) (*regexp.Regexp, error) {
+// ShellFilter compiles BashOutput's filter ("" for none).
+func ShellFilter(expr string) (*regexp.Regexp, error) {
 	if expr == "" {
 		return nil, nil
 	}
@@ -303,17 +305,17 @@ func shellFilter(expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// shellOutputResult is TaskOutput's answer for a background command: its
+// ShellOutputResult is TaskOutput's answer for a background command: its
 // status, its exit code once it exited, and its output (the lines filter
 // matches, if set), the newest part when it is long.
-func (s *Service) shellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.Result, error) {
+func (s *Service) ShellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.Result, error) {
 	out, err := shellText(rec.OutputFile, shellReadLimit, filter)
 	if err != nil {
 		return tool.Errorf("cannot read the output of %s: %v", rec.ID, err), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n", rec.ID, rec.Kind, rec.Status)
-	meta := map[string]any{"task_id": rec.ID, "task_type": string(rec.Kind), "status": string(rec.Status), "retrieval_status": retrieval(rec.Status)}
+	meta := map[string]any{"task_id": rec.ID, "task_type": string(rec.Kind), "status": string(rec.Status), "retrieval_status": Retrieval(rec.Status)}
 	if code, ok := shellExitCode(rec); ok {
 		fmt.Fprintf(&b, "<exit_code>%d</exit_code>\n", code)
 		meta["exit_code"] = code
@@ -327,12 +329,13 @@ func (s *Service) shellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.
 	return tool.Result{Content: []llm.Block{llm.Text(b.String())}, Meta: meta}, nil
 }
 
-// shellReport describes a background command in the harness' form: its
-// task_id, command, status, exit code once it exited, and output (each
-// time it is asked: a command's output is read, not delivered).
-func shellReport(rec task.Task) string {
+// ShellReport describes a background command in the harness' form: its
+// task_id (id, in the harness' spelling), command, status (as the harness
+// words it), exit code once it exited, and output (each time it is asked:
+// a command's output is read, not delivered).
+func ShellReport(rec task.Task, id, status string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "task_id: %s\ntask_type: %s\ncommand: %s\nstatus: %s", harnessTaskID(rec.ID), rec.Kind, oneLine(rec.Prompt), harnessStatus(rec.Status))
+	fmt.Fprintf(&b, "task_id: %s\ntask_type: %s\ncommand: %s\nstatus: %s", id, rec.Kind, oneLine(rec.Prompt), status)
 	if code, ok := shellExitCode(rec); ok {
 		fmt.Fprintf(&b, "\nexit_code: %d", code)
 	} else if rec.Status.Terminal() && rec.Error != "" {

@@ -30,11 +30,15 @@ import (
 func (h *harness) shellTools(c Caller, o builtin.Options) *tool.Set {
 	h.t.Helper()
 	tools := h.svc.BindShells(c, []tool.Tool{builtin.Bash(o)})
-	switch h.svc.surface {
+	switch h.surface {
 	case "harness":
-		tools = append(tools, h.svc.harnessTools(c)...)
+		tools = append(tools, h.allTools(c, "harness")...)
 	default:
-		tools = append(tools, h.svc.taskTools(c)...)
+		for _, t := range h.profileTools(c, "claude") {
+			if t.Info().Name != "Agent" { // the task tools alone
+				tools = append(tools, t)
+			}
+		}
 	}
 	set, err := tool.NewSet(tools...)
 	if err != nil {

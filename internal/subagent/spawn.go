@@ -30,8 +30,8 @@ import (
 // The spawn path (S-L1): routing, checks, the child's settings, its session
 // and tools, then the launch of its run.
 
-// spawnRequest is one spawn call, whatever the surface.
-type spawnRequest struct {
+// SpawnRequest is one spawn call, whatever the surface.
+type SpawnRequest struct {
 	ToolUseID    string
 	Description  string
 	Prompt       string
@@ -72,9 +72,9 @@ type spawnRequest struct {
 	// caller's team (team.go): its tools are the team's.
 	Teammate string
 
-	// crossAgent says the call came through the gateway's sessions_spawn,
+	// CrossAgent says the call came through the gateway's sessions_spawn,
 	// where allowAgents also bounds what may be named (S-P1).
-	crossAgent bool
+	CrossAgent bool
 	// cwdRecorded says Cwd is the continued session's own, not the model's.
 	cwdRecorded bool
 	// dispatched says the run was launched on another node and runs here
@@ -82,8 +82,8 @@ type spawnRequest struct {
 	dispatched bool
 }
 
-// outcome is a finished child run, or a launched one.
-type outcome struct {
+// Outcome is a finished child run, or a launched one.
+type Outcome struct {
 	def       agent.Definition
 	sessionID string
 	res       *runner.Result
@@ -92,10 +92,10 @@ type outcome struct {
 	launched  bool
 }
 
-// spawn starts a child and, in the foreground, waits for it (S-L1). It
+// Spawn starts a child and, in the foreground, waits for it (S-L1). It
 // returns a launched outcome when the child runs in the background, from
 // the start or after its foreground wait ended (S-L2).
-func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outcome, error) {
+func (s *Service) Spawn(ctx context.Context, c Caller, req SpawnRequest) (*Outcome, error) {
 	if c.Leaf {
 		return nil, fmt.Errorf("agent %q cannot start agents: the built-in agents are leaves; define an agent of your own to delegate from", c.Agent)
 	}
@@ -139,7 +139,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 		r.releaseMCP()
 		return nil, err
 	}
-	out := &outcome{def: r.def, sessionID: t.id, warnings: r.warnings, task: t}
+	out := &Outcome{def: r.def, sessionID: t.id, warnings: r.warnings, task: t}
 	if background {
 		out.launched = true
 		return out, nil
@@ -156,7 +156,7 @@ func (s *Service) spawn(ctx context.Context, c Caller, req spawnRequest) (*outco
 
 // remote reports whether req runs on a remote agent: its call says
 // isolation "remote" or its agent's definition names a url.
-func (s *Service) remote(req spawnRequest) bool {
+func (s *Service) remote(req SpawnRequest) bool {
 	if req.Isolation == agent.IsolationRemote {
 		return true
 	}
@@ -191,11 +191,11 @@ func (s *Service) route(c Caller, name string) (agent.Definition, error) {
 // child of c's own session tree may be continued — the rule SendMessage,
 // TaskOutput and TaskStop follow — never another session's, which may
 // belong to another project.
-func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (agent.Definition, error) {
+func (s *Service) continued(ctx context.Context, c Caller, req *SpawnRequest) (agent.Definition, error) {
 	if err := session.ValidateID(req.SessionID); err != nil {
 		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
 	}
-	if err := s.inTree(ctx, c, req.SessionID); err != nil {
+	if err := s.InTree(ctx, c, req.SessionID); err != nil {
 		return agent.Definition{}, err
 	}
 	info, err := s.cfg.Index.GetSession(ctx, req.SessionID)
@@ -230,14 +230,14 @@ func (s *Service) continued(ctx context.Context, c Caller, req *spawnRequest) (a
 // unknown-name error does (S-A2): the model picks a permitted agent rather
 // than guessing. A user's refusal or a failed ask is left as it is: the
 // user, not a rule, said no.
-func (s *Service) withAllowed(c Caller, req spawnRequest, err error) error {
+func (s *Service) withAllowed(c Caller, req SpawnRequest, err error) error {
 	denied := (*permission.Denied)(nil)
 	if !errors.As(err, &denied) || denied.Rule == "" {
 		return err
 	}
 	n := s.names(c)
-	if req.crossAgent {
-		n = s.gatewayNames(c)
+	if req.CrossAgent {
+		n = s.crossNames(c)
 	}
 	names := "none"
 	if len(n) > 0 {
@@ -249,7 +249,7 @@ func (s *Service) withAllowed(c Caller, req spawnRequest, err error) error {
 
 // names are the agents c's spawn tool lists, for error messages: never a
 // hidden or a denied one.
-func (s *Service) names(c Caller) []string { return sortedNames(s.listed(c)) }
+func (s *Service) names(c Caller) []string { return sortedNames(s.Listed(c)) }
 
 // sortedNames are the definitions' names, sorted.
 func sortedNames(defs []agent.Definition) []string {
@@ -271,7 +271,7 @@ type child struct {
 	memory string
 }
 
-func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*child, []string, error) {
+func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*child, []string, error) {
 	ws, err := def.Resolve(s.cfg.MainCwd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
@@ -486,7 +486,7 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 		info := t.Info()
 		// A teammate's team tools come with being on the team, whatever
 		// its definition lists; deny rules still hold.
-		team := ch.caller.Teammate != "" && teamTool(info.Name)
+		team := ch.caller.Teammate != "" && s.teams() != nil && s.teams().TeamTool(info.Name)
 		if !allowAll && !team && !named(def.Tools, info.Name, info.Aliases) {
 			return false
 		}
@@ -536,7 +536,7 @@ type run struct {
 	// reservations are released by launch (or by begin when it fails).
 	reservations []string
 	c            Caller
-	req          spawnRequest
+	req          SpawnRequest
 	def          agent.Definition
 	child        *child
 	sess         *session.Session
@@ -564,7 +564,7 @@ func (r *run) releaseMCP() {
 // begin does everything a spawn needs before the child can run: routing,
 // the spawn permission, depth and child limits, the child's settings, its
 // session (new, or reopened to continue it) and its tool pool.
-func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, error) {
+func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return nil, errors.New("prompt is empty: say what the agent should do")
 	}
@@ -584,7 +584,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	}
 	if req.Isolation == agent.IsolationRemote && def.URL == "" {
 		var remotes []string
-		for _, d := range s.listed(c) {
+		for _, d := range s.Listed(c) {
 			if d.URL != "" {
 				remotes = append(remotes, d.Name)
 			}
@@ -839,7 +839,7 @@ func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
 
 // agentCall is the Agent call that first launched agent id: the one the
 // request names, else the one this process saw, else the request's own.
-func (s *Service) agentCall(id string, req spawnRequest) string {
+func (s *Service) agentCall(id string, req SpawnRequest) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	call := cmp.Or(req.AgentCall, s.agentCalls[id], req.ToolUseID)

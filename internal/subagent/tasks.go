@@ -22,8 +22,8 @@ import (
 // caller to its own session's agents.
 
 const (
-	defaultOutputWait = 30 * time.Second
-	maxOutputWait     = 600 * time.Second
+	DefaultOutputWait = 30 * time.Second
+	MaxOutputWait     = 600 * time.Second
 )
 
 // find returns the task with this id: the live run if it is in this
@@ -57,7 +57,7 @@ func (e noTask) Error() string {
 
 func (e noTask) Unwrap() error { return task.ErrNotFound }
 
-func retrieval(s task.Status) string {
+func Retrieval(s task.Status) string {
 	if s.Terminal() {
 		return "success"
 	}
@@ -84,7 +84,7 @@ func (s *Service) findKnown(ctx context.Context, id string, known *liveTask) (*l
 // is not running: the caller resumes it. A run that has stopped taking
 // messages is waited for first, so that it can be resumed at once.
 func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queued bool, err error) {
-	if err := s.refuseShell(ctx, id); err != nil {
+	if err := s.RefuseShell(ctx, id); err != nil {
 		return nil, false, err
 	}
 	if s.cfg.Mailbox != nil {
@@ -131,8 +131,8 @@ func (s *Service) sendMailbox(ctx context.Context, e queue.Entry) (*liveTask, bo
 	}
 }
 
-// statusFilter reads a task list's status_filter.
-func statusFilter(name string) ([]task.Status, error) {
+// StatusFilter reads a task list's status_filter.
+func StatusFilter(name string) ([]task.Status, error) {
 	switch name {
 	case "", "all":
 		return nil, nil
@@ -148,9 +148,9 @@ func statusFilter(name string) ([]task.Status, error) {
 	return nil, fmt.Errorf("unknown status_filter %q: want running, completed, failed, cancelled or all", name)
 }
 
-// list returns the newest tasks (at most 50) of the caller's run tree
+// List returns the newest tasks (at most 50) of the caller's run tree
 // with one of these statuses (any, if none).
-func (s *Service) list(ctx context.Context, c Caller, statuses []task.Status) ([]task.Task, error) {
+func (s *Service) List(ctx context.Context, c Caller, statuses []task.Status) ([]task.Task, error) {
 	return s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Statuses: statuses, Limit: 50})
 }
 
@@ -254,10 +254,10 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 	return fmt.Sprintf("Stopped task %s (%s). Its partial result is kept.", id, rec.Description), nil
 }
 
-// inTree refuses an id that names a run of another session's tree: the
+// InTree refuses an id that names a run of another session's tree: the
 // task tools reach only the agents their own session started (any depth).
 // An id found nowhere passes, for the callers' own "unknown" errors.
-func (s *Service) inTree(ctx context.Context, c Caller, id string) error {
+func (s *Service) InTree(ctx context.Context, c Caller, id string) error {
 	root := ""
 	if lt := s.live(id); lt != nil {
 		root = lt.rootSessionID

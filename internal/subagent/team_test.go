@@ -156,46 +156,6 @@ func TestTeammateToolsAndNames(t *testing.T) {
 	}
 }
 
-// The team's schemas: ListAgents in Claude Code 2.1.330's shape
-// (protocol/claude-tools/ListAgents.json), and the lead's Agent with
-// team_name and mode beside every property of the plain one.
-func TestTeamSchemas(t *testing.T) {
-	var la struct {
-		Properties           map[string]map[string]any `json:"properties"`
-		AdditionalProperties *bool                     `json:"additionalProperties"`
-		Required             []string                  `json:"required"`
-	}
-	if err := json.Unmarshal(schema("list_agents"), &la); err != nil {
-		t.Fatal(err)
-	}
-	if len(la.Properties) != 3 || la.AdditionalProperties == nil || *la.AdditionalProperties || len(la.Required) != 0 {
-		t.Errorf("ListAgents schema: %s", schema("list_agents"))
-	}
-	for _, p := range []string{"channel", "q", "cursor"} {
-		if la.Properties[p]["type"] != "string" || la.Properties[p]["maxLength"] != 256.0 {
-			t.Errorf("ListAgents.%s: %v", p, la.Properties[p])
-		}
-	}
-	var plain, team struct {
-		Properties map[string]any `json:"properties"`
-		Required   []string       `json:"required"`
-	}
-	if err := json.Unmarshal(schema("agent"), &plain); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(teamAgentSchema(), &team); err != nil {
-		t.Fatal(err)
-	}
-	for p := range plain.Properties {
-		if team.Properties[p] == nil {
-			t.Errorf("the lead's Agent lacks %s", p)
-		}
-	}
-	if team.Properties["team_name"] == nil || team.Properties["mode"] == nil || len(team.Properties) != len(plain.Properties)+2 || strings.Join(team.Required, ",") != strings.Join(plain.Required, ",") {
-		t.Errorf("the lead's Agent schema: %s", teamAgentSchema())
-	}
-}
-
 // A teammate woken by a front end's message (Service.SendMessage, the
 // TUI's and the SDK's) keeps the team's tools.
 func TestTeammateWokenFromOutsideStaysOnTheTeam(t *testing.T) {

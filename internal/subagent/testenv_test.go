@@ -93,6 +93,7 @@ type harness struct {
 	policy   permission.Policy
 	agents   *agent.Registry
 	script   script
+	surface  string // subagents.surface
 	base     []tool.Tool
 	mainID   string // a main session recorded in the index
 	group    *Group // owns every run the test starts
@@ -159,7 +160,8 @@ func newHarness(t *testing.T, su setup) *harness {
 	}
 	h := &harness{
 		t: t, dir: dir, mem: session.NewMem(), bus: &event.Bus{}, agents: reg, script: su.script,
-		policy: permission.Policy{Mode: mode, Rules: rules, Task: su.task, Workspace: dir},
+		policy:  permission.Policy{Mode: mode, Rules: rules, Task: su.task, Workspace: dir},
+		surface: su.subagents.Surface,
 	}
 	if h.script == nil {
 		h.script = func(context.Context, string, *llm.Request) (*llm.Response, error) { return reply("done"), nil }
@@ -202,6 +204,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		ProgressEvery: cmp.Or(su.progressEvery, -1),
 		Logger:        su.logger,
 		Owner:         "process-a",
+		Profile:       h.profile(su.subagents.Surface),
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -221,6 +224,19 @@ func newHarness(t *testing.T, su setup) *harness {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// profile is the surface's tool profile (export_test.go).
+func (h *harness) profile(surface string) NewProfile {
+	h.t.Helper()
+	if profileFor == nil {
+		h.t.Fatal("no profiles: bridge_test.go did not hand them in")
+	}
+	p, err := profileFor(surface)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
 }
 
 // fakeIn is every fake tool's input.

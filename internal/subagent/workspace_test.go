@@ -35,21 +35,21 @@ func TestChildWorkspace(t *testing.T) {
 		name      string
 		caller    Caller
 		def       agent.Definition
-		req       spawnRequest
+		req       SpawnRequest
 		cwd, root string // want
 		err       string
 	}{
-		{"no cwd", mainCaller, gp, spawnRequest{}, main, main, ""},
-		{"a subfolder", mainCaller, gp, spawnRequest{Cwd: "sub"}, filepath.Join(main, "sub"), main, ""},
-		{"an added directory", mainCaller, gp, spawnRequest{Cwd: extra}, extra, main, ""},
-		{"the root", mainCaller, gp, spawnRequest{Cwd: "/"}, "", "", "outside the workspace"},
-		{"dot-dot", mainCaller, gp, spawnRequest{Cwd: "sub/../.."}, "", "", "outside the workspace"},
-		{"a link out", mainCaller, gp, spawnRequest{Cwd: "link"}, "", "", "outside the workspace"},
-		{"not a directory", mainCaller, gp, spawnRequest{Cwd: "nope"}, "", "", "not a directory"},
-		{"a definition workspace outside", mainCaller, isolated, spawnRequest{}, "", "", "its workspace " + outside + " is outside the workspace"},
-		{"a worktree child's child stays in the worktree", inTree, gp, spawnRequest{}, tree, tree, ""},
-		{"nor leaves it by cwd", inTree, gp, spawnRequest{Cwd: filepath.Join(main, "sub")}, "", "", "outside the workspace"},
-		{"a continued agent goes back to its worktree", mainCaller, gp, spawnRequest{Cwd: tree, cwdRecorded: true}, tree, tree, ""},
+		{"no cwd", mainCaller, gp, SpawnRequest{}, main, main, ""},
+		{"a subfolder", mainCaller, gp, SpawnRequest{Cwd: "sub"}, filepath.Join(main, "sub"), main, ""},
+		{"an added directory", mainCaller, gp, SpawnRequest{Cwd: extra}, extra, main, ""},
+		{"the root", mainCaller, gp, SpawnRequest{Cwd: "/"}, "", "", "outside the workspace"},
+		{"dot-dot", mainCaller, gp, SpawnRequest{Cwd: "sub/../.."}, "", "", "outside the workspace"},
+		{"a link out", mainCaller, gp, SpawnRequest{Cwd: "link"}, "", "", "outside the workspace"},
+		{"not a directory", mainCaller, gp, SpawnRequest{Cwd: "nope"}, "", "", "not a directory"},
+		{"a definition workspace outside", mainCaller, isolated, SpawnRequest{}, "", "", "its workspace " + outside + " is outside the workspace"},
+		{"a worktree child's child stays in the worktree", inTree, gp, SpawnRequest{}, tree, tree, ""},
+		{"nor leaves it by cwd", inTree, gp, SpawnRequest{Cwd: filepath.Join(main, "sub")}, "", "", "outside the workspace"},
+		{"a continued agent goes back to its worktree", mainCaller, gp, SpawnRequest{Cwd: tree, cwdRecorded: true}, tree, tree, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch, _, err := s.prepare(tc.caller, tc.def, tc.req)

@@ -1,15 +1,18 @@
-package subagent
+package gateway
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -45,7 +48,7 @@ func jsonResult(v any, isError bool) tool.Result {
 	raw, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		// Only strings and slices of them: it cannot fail.
-		panic("subagent: encode gateway reply: " + err.Error())
+		panic("gateway: encode reply: " + err.Error())
 	}
 	return tool.Result{Content: []llm.Block{llm.Text(string(raw))}, IsError: isError, Meta: v}
 }
@@ -54,17 +57,38 @@ func gatewayErr(status, format string, args ...any) tool.Result {
 	return jsonResult(gatewayReply{Status: status, Error: fmt.Sprintf(format, args...)}, true)
 }
 
-// gatewayTools are the gateway profile's tools for caller c.
-func (s *Service) gatewayTools(c Caller) []tool.Tool {
-	if c.Group == nil {
-		c.Group = s.orphans
+// profile is the gateway profile of one Service.
+type profile struct{ svc *subagent.Service }
+
+// New is the gateway profile on svc (subagent.NewProfile).
+func New(svc *subagent.Service) subagent.Profile { return &profile{svc: svc} }
+
+// Tools are All of them for a caller that may spawn.
+func (s *profile) Tools(c subagent.Caller) []tool.Tool {
+	if !s.svc.MaySpawn(c) {
+		return nil
 	}
+	return s.All(c)
+}
+
+// SpawnTool is sessions_spawn.
+func (s *profile) SpawnTool() string { return "sessions_spawn" }
+
+// ShellCalls are Claude Code's TaskOutput and TaskStop words: the gateway
+// has no tools of its own for a background command.
+func (s *profile) ShellCalls(id string) (output, stop string) {
+	return fmt.Sprintf("TaskOutput with task_id %q (block: false to look without waiting; BashOutput with bash_id and a regex filter works too)", id),
+		fmt.Sprintf("TaskStop with task_id %q", id)
+}
+
+// All are the gateway profile's tools for caller c, whatever c may spawn.
+func (s *profile) All(c subagent.Caller) []tool.Tool {
 	type row struct{ Name, Description string }
 	var rows []row
-	for _, d := range s.gatewayListed(c) {
-		rows = append(rows, row{d.Name, oneLine(d.Description)})
+	for _, d := range s.svc.CrossListed(c) {
+		rows = append(rows, row{d.Name, prompt.OneLine(d.Description)})
 	}
-	spawn := protoTool(s, tool.Info{Name: "sessions_spawn", Description: profilePrompt("gateway_sessions_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
+	spawn := subagent.CallerTool(s.svc, tool.Info{Name: "sessions_spawn", Description: profilePrompt("gateway_sessions_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, env tool.Env, in SessionsSpawnInput) (tool.Result, error) {
 			return s.sessionsSpawn(ctx, c, env, in), nil
 		})
@@ -74,15 +98,15 @@ func (s *Service) gatewayTools(c Caller) []tool.Tool {
 		}
 		return in.AgentID
 	}
-	list := protoTool(s, tool.Info{Name: "agents_list", Description: profilePrompt("gateway_agents_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	list := subagent.CallerTool(s.svc, tool.Info{Name: "agents_list", Description: profilePrompt("gateway_agents_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(context.Context, tool.Env, AgentsListInput) (tool.Result, error) {
 			type entry struct {
 				ID          string `json:"id"`
 				Description string `json:"description"`
 			}
 			agents := []entry{}
-			for _, d := range s.gatewayListed(c) {
-				agents = append(agents, entry{d.Name, oneLine(d.Description)})
+			for _, d := range s.svc.CrossListed(c) {
+				agents = append(agents, entry{d.Name, prompt.OneLine(d.Description)})
 			}
 			return jsonResult(struct {
 				Requester string  `json:"requester"`
@@ -92,9 +116,9 @@ func (s *Service) gatewayTools(c Caller) []tool.Tool {
 	return []tool.Tool{spawn, list}
 }
 
-func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in SessionsSpawnInput) tool.Result {
-	if c.Depth+1 > s.depth {
-		return gatewayErr("forbidden", "sessions_spawn is not allowed here: maximum spawn depth exceeded (max=%d)", s.depth)
+func (s *profile) sessionsSpawn(ctx context.Context, c subagent.Caller, env tool.Env, in SessionsSpawnInput) tool.Result {
+	if c.Depth+1 > s.svc.Depth() {
+		return gatewayErr("forbidden", "sessions_spawn is not allowed here: maximum spawn depth exceeded (max=%d)", s.svc.Depth())
 	}
 	if strings.TrimSpace(in.Task) == "" {
 		return gatewayErr("error", "task is required: say what the sub-agent should do")
@@ -106,11 +130,11 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 	if err := agent.ValidateName(agentID); err != nil {
 		return gatewayErr("error", "invalid agentId: %v", err)
 	}
-	def, ok := s.cfg.Agents.Get(agentID)
+	def, ok := s.svc.Config().Agents.Get(agentID)
 	if !ok {
 		return gatewayErr("error", "unknown agentId %q; allowed: %s (agents_list shows them)", agentID, strings.Join(s.gatewayNames(c), ", "))
 	}
-	if !s.crossAllowed(c, def.Name) {
+	if !s.svc.CrossAllowed(c, def.Name) {
 		return gatewayErr("forbidden", "agentId %q is not allowed for agent %q (allowAgents); allowed: %s (agents_list shows them)", def.Name, c.Agent, strings.Join(s.gatewayNames(c), ", "))
 	}
 	runTimeout := 0
@@ -130,9 +154,9 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 		warnings = append(warnings, fmt.Sprintf("thinking %q was not applied: per-run thinking levels are not supported yet", t))
 	}
 	label := strings.TrimSpace(in.Label)
-	out, err := s.spawn(ctx, c, spawnRequest{
-		ToolUseID: env.ToolUseID, Description: harnessDescription(label, in.Task), Prompt: in.Task,
-		SubagentType: agentID, Model: in.Model, Background: true, crossAgent: true,
+	out, err := s.svc.Spawn(ctx, c, subagent.SpawnRequest{
+		ToolUseID: env.ToolUseID, Description: description(label, in.Task), Prompt: in.Task,
+		SubagentType: agentID, Model: in.Model, Background: true, CrossAgent: true,
 		RunTimeout: time.Duration(runTimeout) * time.Second, Cleanup: in.Cleanup,
 	})
 	if err != nil {
@@ -143,50 +167,29 @@ func (s *Service) sessionsSpawn(ctx context.Context, c Caller, env tool.Env, in 
 	}
 	// A model that cannot be used is ignored with a warning (the gateway
 	// rule): the run goes on with the next model of the chain.
-	warnings = append(out.warnings, warnings...)
+	warnings = append(out.Warnings(), warnings...)
 	return jsonResult(gatewayReply{
-		Status: "accepted", RunID: out.sessionID,
-		ChildSessionKey: "agent:" + out.def.Name + ":subagent:" + out.sessionID,
+		Status: "accepted", RunID: out.SessionID(),
+		ChildSessionKey: "agent:" + out.Def().Name + ":subagent:" + out.SessionID(),
 		Warning:         strings.Join(warnings, "; "),
 	}, false)
 }
 
-// allowAgents is the requester c's allowAgents list (S-P1): its
-// definition's own when it has one, else the settings'.
-func (s *Service) allowAgents(c Caller) []string {
-	if d, ok := s.cfg.Agents.Get(c.Agent); ok && d.AllowAgents != nil {
-		return d.AllowAgents
+// gatewayNames are the agents c may name, sorted, for error messages.
+func (s *profile) gatewayNames(c subagent.Caller) []string {
+	var names []string
+	for _, d := range s.svc.CrossListed(c) {
+		names = append(names, d.Name)
 	}
-	return s.cfg.Settings.AllowAgents
+	slices.Sort(names)
+	return names
 }
 
-// crossAllowed reports whether c may name the agent as sessions_spawn's
-// agentId (S-P1): its own agent and general-purpose (what no agentId
-// starts) always; another agent only when allowAgents names it or holds
-// "*". The task rules are checked after this, on every spawn.
-func (s *Service) crossAllowed(c Caller, name string) bool {
-	if strings.EqualFold(name, c.Agent) || strings.EqualFold(name, "general-purpose") {
-		return true
+// description is a run's description (notifications, task lists): its
+// label, else the start of its task — as the harness profile's.
+func description(label, task string) string {
+	if label != "" {
+		return label
 	}
-	for _, a := range s.allowAgents(c) {
-		if a == "*" || strings.EqualFold(a, name) {
-			return true
-		}
-	}
-	return false
+	return prompt.Clip(task, 60)
 }
-
-// gatewayListed are the agents agents_list and sessions_spawn show c:
-// what every spawn tool lists, less what allowAgents keeps c from naming.
-func (s *Service) gatewayListed(c Caller) []agent.Definition {
-	var out []agent.Definition
-	for _, d := range s.listed(c) {
-		if s.crossAllowed(c, d.Name) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// gatewayNames are gatewayListed's names, sorted, for error messages.
-func (s *Service) gatewayNames(c Caller) []string { return sortedNames(s.gatewayListed(c)) }

@@ -1,4 +1,4 @@
-package subagent
+package claude
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -38,7 +40,7 @@ var (
 	//go:embed prompts/exit_plan_mode.md
 	exitPlanModeText string
 
-	teamPlanRequestTmpl = lazy("team_plan_request", teamPlanRequestText, frameFuncs)
+	teamPlanRequestTmpl = prompt.Lazy("team_plan_request", teamPlanRequestText, prompt.FrameFuncs())
 )
 
 // maxPlanBytes bounds a plan: it is written into the lead's context.
@@ -74,16 +76,17 @@ func (g *planGate) ReadFilter(name string, t tool.Tool, env tool.Env) func(path 
 	return g.current().ReadFilter(name, t, env)
 }
 
-// permitOf is what decides a child's calls: its policy, behind the plan
-// gate while it is a teammate that needs its plan approved.
-func (s *Service) permitOf(ch *child) loop.Permitter {
-	m, ok := s.teammate(ch.caller.RootSessionID, ch.caller.Teammate)
-	if !ok || m.plan == nil || ch.caller.Teammate == "" {
-		return &ch.policy
+// Permitter is what decides the calls of c, a teammate's run, under its
+// policy p (subagent.Teams): p itself, behind the plan gate while the
+// teammate needs its plan approved.
+func (s *profile) Permitter(c subagent.Caller, p *permission.Policy) loop.Permitter {
+	m, ok := s.teammate(c.RootSessionID, c.Teammate)
+	if !ok || m.plan == nil {
+		return p
 	}
-	plan := ch.policy
+	plan := *p
 	plan.Mode = permission.ModePlan
-	return &planGate{st: m.plan, plan: &plan, normal: &ch.policy}
+	return &planGate{st: m.plan, plan: &plan, normal: p}
 }
 
 // ExitPlanModeInput is ExitPlanMode's input: the plan (Claude Code's
@@ -96,14 +99,14 @@ type ExitPlanModeInput struct {
 var exitPlanModeSchema = json.RawMessage(`{"type":"object","properties":{"plan":{"type":"string","description":"The plan to carry out once the lead approves it (Markdown)"}},"required":["plan"]}`)
 
 // exitPlanModeTool is a plan-mode teammate's way to ask the lead.
-func (s *Service) exitPlanModeTool(c Caller) tool.Tool {
-	return protoTool(s, tool.Info{Name: "ExitPlanMode", InputSchema: exitPlanModeSchema, Description: exitPlanModeText, Access: tool.AccessRead},
+func (s *profile) exitPlanModeTool(c subagent.Caller) tool.Tool {
+	return subagent.CallerTool(s.svc, tool.Info{Name: "ExitPlanMode", InputSchema: exitPlanModeSchema, Description: exitPlanModeText, Access: tool.AccessRead},
 		func(ctx context.Context, _ tool.Env, in ExitPlanModeInput) (tool.Result, error) {
 			return s.exitPlanMode(c, in)
 		})
 }
 
-func (s *Service) exitPlanMode(c Caller, in ExitPlanModeInput) (tool.Result, error) {
+func (s *profile) exitPlanMode(c subagent.Caller, in ExitPlanModeInput) (tool.Result, error) {
 	plan := strings.TrimSpace(in.Plan)
 	switch {
 	case plan == "":
@@ -123,8 +126,8 @@ func (s *Service) exitPlanMode(c Caller, in ExitPlanModeInput) (tool.Result, err
 	m.plan.mu.Lock()
 	m.plan.pending = id
 	m.plan.mu.Unlock()
-	text := render(teamPlanRequestTmpl(), map[string]any{"From": m.name, "RequestID": id, "Plan": plan})
-	s.cfg.Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeMessage, Target: tm.lead.AgentID, Message: llm.UserText(text)})
+	text := prompt.Render(teamPlanRequestTmpl(), map[string]any{"From": m.name, "RequestID": id, "Plan": plan})
+	s.svc.Config().Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeMessage, Target: tm.lead.AgentID, Message: llm.UserText(text)})
 	return tool.Result{
 		Content: []llm.Block{llm.Text(fmt.Sprintf("Your plan was sent to the lead for approval (request %s). End your turn now and wait: the lead's answer wakes you. Until it approves you stay in plan mode.", id))},
 		Meta:    map[string]any{"plan": plan, "isAgent": true, "awaitingLeaderApproval": true, "requestId": id},
@@ -155,7 +158,7 @@ var errNotLead = errors.New("only the lead answers a teammate's plan")
 
 // answerPlan applies the lead's answer to m's outstanding plan and returns
 // the message that tells m.
-func answerPlan(c Caller, m member, r planResponse) (string, error) {
+func answerPlan(c subagent.Caller, m member, r planResponse) (string, error) {
 	switch {
 	case c.Teammate != "":
 		return "", errNotLead

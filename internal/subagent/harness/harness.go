@@ -1,4 +1,4 @@
-package subagent
+package harness
 
 import (
 	"cmp"
@@ -14,6 +14,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -106,7 +108,7 @@ func (r harnessReply) String() string {
 		fmt.Fprintf(&b, "\nnote: %s", n)
 	}
 	if r.hasReply {
-		fmt.Fprintf(&b, "\nreply: %s", escapeTags(r.reply))
+		fmt.Fprintf(&b, "\nreply: %s", prompt.Escape(r.reply))
 	}
 	return b.String()
 }
@@ -137,7 +139,7 @@ func harnessFinal(agentType, id string, res *runner.Result, status task.Status, 
 	case status == task.StatusTimeout:
 		r.status, r.err = "error", "the agent's run timed out"
 	case res.Err != nil:
-		r.status, r.err = "error", oneLine(res.Err.Error())
+		r.status, r.err = "error", prompt.OneLine(res.Err.Error())
 	default:
 		r.status = "ok"
 		if res.Subtype == loop.SubtypeMaxTurns {
@@ -156,8 +158,8 @@ func harnessFinal(agentType, id string, res *runner.Result, status task.Status, 
 // caller gave, so a label still names its agent after a foreground run
 // ended (such runs leave no task record to find it by).
 type harnessProfile struct {
-	s *Service
-	c Caller
+	s *profile
+	c subagent.Caller
 
 	mu     sync.Mutex
 	labels map[string]labelled // by lower-cased label: the newest agent given it
@@ -184,42 +186,68 @@ type AgentSendInput struct {
 // AgentListInput is agent_list's (empty) input.
 type AgentListInput struct{}
 
-// harnessTools are the harness profile's tools for caller c.
-func (s *Service) harnessTools(c Caller) []tool.Tool {
-	if c.Group == nil {
-		c.Group = s.orphans
+// profile is the harness profile of one Service.
+type profile struct{ svc *subagent.Service }
+
+// New is the harness profile on svc (subagent.NewProfile).
+func New(svc *subagent.Service) subagent.Profile { return &profile{svc: svc} }
+
+// Tools are All of them for a caller that may spawn. As the Java harness
+// does, a leaf is offered agent_spawn too, which answers with the
+// profile's documented error ("Maximum spawn depth exceeded"); task rules
+// that end in "*": deny remove them all.
+func (s *profile) Tools(c subagent.Caller) []tool.Tool {
+	if s.svc.SpawnRemoved(c) {
+		return nil
 	}
+	if !s.svc.MaySpawn(c) {
+		return s.All(c)[:1] // agent_spawn alone: it only refuses
+	}
+	return s.All(c)
+}
+
+// SpawnTool is agent_spawn.
+func (s *profile) SpawnTool() string { return "agent_spawn" }
+
+// ShellCalls are task_output and task_cancel, with the harness' task id.
+func (s *profile) ShellCalls(id string) (output, stop string) {
+	return fmt.Sprintf("task_output with task_id %q (block: false to look without waiting)", harnessTaskID(id)),
+		fmt.Sprintf("task_cancel with task_id %q", harnessTaskID(id))
+}
+
+// All are the harness profile's tools for caller c, whatever c may spawn.
+func (s *profile) All(c subagent.Caller) []tool.Tool {
 	h := &harnessProfile{s: s, c: c, labels: map[string]labelled{}}
 	type row struct{ Name, Description string }
 	var rows []row
-	for _, d := range s.listed(c) {
-		rows = append(rows, row{d.Name, oneLine(d.Description)})
+	for _, d := range s.svc.Listed(c) {
+		rows = append(rows, row{d.Name, prompt.OneLine(d.Description)})
 	}
-	spawn := protoTool(s, tool.Info{Name: "agent_spawn", Description: profilePrompt("harness_agent_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
+	spawn := subagent.CallerTool(s.svc, tool.Info{Name: "agent_spawn", Description: profilePrompt("harness_agent_spawn.md", map[string]any{"Agents": rows}), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.spawn)
 	spawn.TargetOf = func(_ tool.Env, in AgentSpawnInput) string { return in.AgentID }
-	send := protoTool(s, tool.Info{Name: "agent_send", Description: profilePrompt("harness_agent_send.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	send := subagent.CallerTool(s.svc, tool.Info{Name: "agent_send", Description: profilePrompt("harness_agent_send.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.send)
-	list := protoTool(s, tool.Info{Name: "agent_list", Description: profilePrompt("harness_agent_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	list := subagent.CallerTool(s.svc, tool.Info{Name: "agent_list", Description: profilePrompt("harness_agent_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(context.Context, tool.Env, AgentListInput) (tool.Result, error) { return h.agentList(), nil })
-	output := protoTool(s, tool.Info{Name: "task_output", Description: profilePrompt("harness_task_output.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	output := subagent.CallerTool(s.svc, tool.Info{Name: "task_output", Description: profilePrompt("harness_task_output.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.taskOutput)
-	cancel := protoTool(s, tool.Info{Name: "task_cancel", Description: profilePrompt("harness_task_cancel.md", nil), Access: tool.AccessAgent},
+	cancel := subagent.CallerTool(s.svc, tool.Info{Name: "task_cancel", Description: profilePrompt("harness_task_cancel.md", nil), Access: tool.AccessAgent},
 		h.taskCancel)
-	tasks := protoTool(s, tool.Info{Name: "task_list", Description: profilePrompt("harness_task_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	tasks := subagent.CallerTool(s.svc, tool.Info{Name: "task_list", Description: profilePrompt("harness_task_list.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in TaskListInput) (tool.Result, error) {
 			return h.taskList(ctx, in.StatusFilter)
 		})
-	wait := protoTool(s, tool.Info{Name: "wait_async_results", Description: profilePrompt("harness_wait_async_results.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
+	wait := subagent.CallerTool(s.svc, tool.Info{Name: "wait_async_results", Description: profilePrompt("harness_wait_async_results.md", nil), Access: tool.AccessAgent, ConcurrencySafe: true},
 		h.waitAsync)
 	return []tool.Tool{spawn, send, list, output, cancel, tasks, wait}
 }
 
 func (h *harnessProfile) spawn(ctx context.Context, env tool.Env, in AgentSpawnInput) (tool.Result, error) {
 	s, c := h.s, h.c
-	if c.Depth+1 > s.depth {
+	if c.Depth+1 > s.svc.Depth() {
 		// The Java harness's exact words (MAX_SPAWN_DEPTH).
-		return harnessErr("Maximum spawn depth exceeded (max=%d)", s.depth), nil
+		return harnessErr("Maximum spawn depth exceeded (max=%d)", s.svc.Depth()), nil
 	}
 	id := strings.TrimSpace(in.AgentID)
 	if id == "" {
@@ -228,7 +256,7 @@ func (h *harnessProfile) spawn(ctx context.Context, env tool.Env, in AgentSpawnI
 	if err := agent.ValidateName(id); err != nil {
 		return harnessErr("invalid agent_id: %v", err), nil
 	}
-	if _, ok := s.cfg.Agents.Get(id); !ok {
+	if _, ok := s.svc.Config().Agents.Get(id); !ok {
 		return harnessErr("unknown agent_id %q; you may spawn: %s", id, h.spawnable()), nil
 	}
 	if strings.TrimSpace(in.Task) == "" {
@@ -247,7 +275,7 @@ func (h *harnessProfile) spawn(ctx context.Context, env tool.Env, in AgentSpawnI
 			return harnessErr("%v", err), nil
 		}
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.svc.Spawn(ctx, c, subagent.SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: harnessDescription(label, in.Task), Prompt: in.Task,
 		SubagentType: id, Name: label, Timeout: &timeout,
 	})
@@ -255,17 +283,17 @@ func (h *harnessProfile) spawn(ctx context.Context, env tool.Env, in AgentSpawnI
 		return harnessErr("%v", err), nil
 	}
 	if label != "" {
-		h.remember(label, out.sessionID)
+		h.remember(label, out.SessionID())
 	}
-	return harnessOutcome(ctx, out, timeout == 0 || out.def.Background)
+	return harnessOutcome(ctx, out, timeout == 0 || out.Def().Background)
 }
 
 // harnessOutcome turns a spawn's outcome into the harness reply.
 // startedInBackground tells accepted (it never ran in the foreground) from
 // timeout_promoted (the foreground wait let it go).
-func harnessOutcome(ctx context.Context, o *outcome, startedInBackground bool) (tool.Result, error) {
-	if o.launched {
-		r := harnessReply{agentType: o.def.Name, id: o.sessionID, status: "timeout_promoted", taskID: o.sessionID, notes: o.warnings}
+func harnessOutcome(ctx context.Context, o *subagent.Outcome, startedInBackground bool) (tool.Result, error) {
+	if o.Launched() {
+		r := harnessReply{agentType: o.Def().Name, id: o.SessionID(), status: "timeout_promoted", taskID: o.SessionID(), notes: o.Warnings()}
 		if startedInBackground {
 			r.status = "accepted"
 		}
@@ -276,8 +304,8 @@ func harnessOutcome(ctx context.Context, o *outcome, startedInBackground bool) (
 		// reports the call as interrupted.
 		return tool.Result{}, context.Cause(ctx)
 	}
-	_, status, _ := o.task.end()
-	return harnessFinal(o.def.Name, o.sessionID, o.res, status, o.warnings).result(), nil
+	_, status, _ := o.Run().End()
+	return harnessFinal(o.Def().Name, o.SessionID(), o.Result(), status, o.Warnings()).result(), nil
 }
 
 // harnessDescription is a harness run's description (notifications, task
@@ -286,12 +314,12 @@ func harnessDescription(label, task string) string {
 	if label != "" {
 		return label
 	}
-	return clip(task, 60)
+	return prompt.Clip(task, 60)
 }
 
 func (h *harnessProfile) spawnable() string {
 	var names []string
-	for _, d := range h.s.listed(h.c) {
+	for _, d := range h.s.svc.Listed(h.c) {
 		names = append(names, d.Name)
 	}
 	if len(names) == 0 {
@@ -312,12 +340,12 @@ func (h *harnessProfile) labelFree(ctx context.Context, label, except string) er
 	taken := func(id string) error {
 		return fmt.Errorf("the label %q is taken by agent %s, which is still running; pick another label, or message it with agent_send", label, id)
 	}
-	for _, t := range h.s.treeRuns(h.c.RootSessionID) {
-		if a := t.about(); a.ID != except && strings.EqualFold(a.Name, label) {
+	for _, t := range h.s.svc.TreeRuns(h.c.RootSessionID) {
+		if a := t; a.ID != except && strings.EqualFold(a.Name, label) {
 			return taken(harnessKey(a.AgentType, a.ID))
 		}
 	}
-	recs, err := h.s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: h.c.RootSessionID, Statuses: []task.Status{task.StatusPending, task.StatusRunning}})
+	recs, err := h.s.svc.Config().Tasks.ListTasks(ctx, task.Filter{RootSessionID: h.c.RootSessionID, Statuses: []task.Status{task.StatusPending, task.StatusRunning}})
 	if err != nil {
 		return err
 	}
@@ -332,8 +360,8 @@ func (h *harnessProfile) labelFree(ctx context.Context, label, except string) er
 // byLabel finds the agent with this label: the running one if any, else
 // the newest that had it.
 func (h *harnessProfile) byLabel(ctx context.Context, label string) (string, error) {
-	for _, t := range h.s.treeRuns(h.c.RootSessionID) {
-		if a := t.about(); strings.EqualFold(a.Name, label) {
+	for _, t := range h.s.svc.TreeRuns(h.c.RootSessionID) {
+		if a := t; strings.EqualFold(a.Name, label) {
 			return a.ID, nil
 		}
 	}
@@ -343,7 +371,7 @@ func (h *harnessProfile) byLabel(ctx context.Context, label string) (string, err
 		ids = append(ids, l.id)
 	}
 	h.mu.Unlock()
-	recs, err := h.s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: h.c.RootSessionID})
+	recs, err := h.s.svc.Config().Tasks.ListTasks(ctx, task.Filter{RootSessionID: h.c.RootSessionID})
 	if err != nil {
 		return "", err
 	}
@@ -390,14 +418,14 @@ func (h *harnessProfile) target(ctx context.Context, key, label string) (id, age
 	if err := session.ValidateID(id); err != nil {
 		return "", "", fmt.Errorf("invalid agent_key %q: want the agent_key from agent_spawn's reply (agent:<agent_id>:<uuid>): %w", key, err)
 	}
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
+	if err := h.s.svc.InTree(ctx, h.c, id); err != nil {
 		return "", "", err
 	}
 	var actual string
-	if lt := h.s.live(id); lt != nil {
-		actual = lt.about().AgentType
+	if lt := h.s.svc.Running(id); lt != nil {
+		actual = lt.About().AgentType
 	} else {
-		info, err := h.s.cfg.Index.GetSession(ctx, id)
+		info, err := h.s.svc.Config().Index.GetSession(ctx, id)
 		if errors.Is(err, session.ErrNotFound) || err == nil && info.ParentID == "" {
 			return "", "", fmt.Errorf("no agent %q: pass the agent_key from agent_spawn's reply, or a label", cmp.Or(key, label))
 		}
@@ -425,7 +453,7 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
-	lt, queued, err := s.send(ctx, id, in.Message)
+	lt, queued, err := s.svc.Send(ctx, id, in.Message)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -444,39 +472,48 @@ func (h *harnessProfile) send(ctx context.Context, env tool.Env, in AgentSendInp
 		}.result(), nil
 	}
 	// Finished: resume it with the message and its earlier context.
-	if c.Depth+1 > s.depth {
+	if c.Depth+1 > s.svc.Depth() {
 		// Resuming an agent is a spawn too.
-		return harnessErr("Maximum spawn depth exceeded (max=%d)", s.depth), nil
+		return harnessErr("Maximum spawn depth exceeded (max=%d)", s.svc.Depth()), nil
 	}
 	name := h.labelOf(ctx, id)
 	if name != "" && h.labelFree(ctx, name, id) != nil {
 		name = "" // another running agent has taken the label since
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{
+	out, err := s.svc.Spawn(ctx, c, subagent.SpawnRequest{
 		ToolUseID: env.ToolUseID, Description: harnessDescription(name, in.Message), Prompt: in.Message,
 		SessionID: id, Name: name, Timeout: &timeout,
 	})
 	if err != nil {
 		return harnessErr("cannot reach agent %s: %v", harnessKey(agentType, id), err), nil
 	}
-	return harnessOutcome(ctx, out, timeout == 0 || out.def.Background)
+	return harnessOutcome(ctx, out, timeout == 0 || out.Def().Background)
+}
+
+// AwaitReply is agent_send's wait for run, the agent c's message went to:
+// up to d for it to end; ok reports that it did, and reply is its reply
+// as agent_send words it.
+func (s *profile) AwaitReply(ctx context.Context, c subagent.Caller, run *subagent.Running, d time.Duration) (reply string, ok bool) {
+	h := &harnessProfile{s: s, c: c, labels: map[string]labelled{}}
+	r, ok := h.awaitLive(ctx, run, d)
+	return r.String(), ok
 }
 
 // awaitLive waits up to d for a running agent to end; ok reports that it
 // did, and r is its reply. A background task's result is delivered once
 // (deliver.go): one its notification already brought is not repeated.
-func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Duration) (r harnessReply, ok bool) {
+func (h *harnessProfile) awaitLive(ctx context.Context, lt *subagent.Running, d time.Duration) (r harnessReply, ok bool) {
 	// Watching makes the run hand its end to this wait instead of
 	// notifying, as for a blocking task_output.
-	rd := h.s.readLive(lt)
-	defer rd.close()
-	if err := rd.await(ctx, d); err != nil || !rd.ended() {
+	rd := h.s.svc.ReadRunning(lt)
+	defer rd.Close()
+	if err := rd.Await(ctx, d); err != nil || !rd.Ended() {
 		return r, false
 	}
-	res, status, _ := lt.end()
-	a := lt.about()
+	res, status, _ := lt.End()
+	a := lt.About()
 	r = harnessFinal(a.AgentType, a.ID, res, status, nil)
-	if note := rd.claim(ctx).note(); note != "" {
+	if note := rd.Claim(ctx).Note(); note != "" {
 		r.err, r.reply, r.hasReply = "", "", false
 		r.notes = append(r.notes, note)
 	}
@@ -485,7 +522,7 @@ func (h *harnessProfile) awaitLive(ctx context.Context, lt *liveTask, d time.Dur
 
 // labelOf is the label an agent was given, if any.
 func (h *harnessProfile) labelOf(ctx context.Context, id string) string {
-	if rec, err := h.s.cfg.Tasks.GetTask(ctx, id); err == nil && rec.Name != "" {
+	if rec, err := h.s.svc.Config().Tasks.GetTask(ctx, id); err == nil && rec.Name != "" {
 		return rec.Name
 	}
 	h.mu.Lock()
@@ -499,13 +536,13 @@ func (h *harnessProfile) labelOf(ctx context.Context, id string) string {
 }
 
 func (h *harnessProfile) agentList() tool.Result {
-	defs := h.s.listed(h.c)
+	defs := h.s.svc.Listed(h.c)
 	if len(defs) == 0 {
 		return tool.Text("No agents can be spawned from here.")
 	}
 	var b strings.Builder
 	for _, d := range defs {
-		fmt.Fprintf(&b, "%s: %s\n", d.Name, oneLine(d.Description))
+		fmt.Fprintf(&b, "%s: %s\n", d.Name, prompt.OneLine(d.Description))
 	}
 	return tool.Text(strings.TrimSpace(b.String()))
 }

@@ -1,4 +1,4 @@
-package subagent
+package claude
 
 import (
 	_ "embed"

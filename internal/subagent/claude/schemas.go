@@ -1,4 +1,4 @@
-package subagent
+package claude
 
 import (
 	"embed"
@@ -19,7 +19,7 @@ var schemas embed.FS
 func schema(name string) json.RawMessage {
 	b, err := schemas.ReadFile("schemas/" + name + ".json")
 	if err != nil {
-		panic("subagent: no embedded schema " + name) // caught by the tests
+		panic("claude: no embedded schema " + name) // caught by the tests
 	}
 	return b
 }

@@ -1,4 +1,4 @@
-package subagent
+package harness
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -15,16 +17,21 @@ import (
 // The harness profile's task tools: task_output, task_cancel, task_list
 // and wait_async_results.
 
-// HarnessTaskOutputInput is task_output's input.
-type HarnessTaskOutputInput struct {
+// TaskOutputInput is task_output's input.
+type TaskOutputInput struct {
 	TaskID  string `json:"task_id" jsonschema:"The task_id (task_<uuid>)"`
 	Block   *bool  `json:"block,omitempty" jsonschema:"Wait for the task to finish (default true); false only checks its status"`
 	Timeout *int   `json:"timeout,omitempty" jsonschema:"How long to wait, in milliseconds (default 30000, at most 600000)"`
 }
 
-// HarnessTaskCancelInput is task_cancel's input.
-type HarnessTaskCancelInput struct {
+// TaskCancelInput is task_cancel's input.
+type TaskCancelInput struct {
 	TaskID string `json:"task_id" jsonschema:"The task_id of the task to cancel"`
+}
+
+// TaskListInput is task_list's input, as Claude Code's TaskList's.
+type TaskListInput struct {
+	StatusFilter string `json:"status_filter,omitempty" jsonschema:"running, completed, failed, cancelled or all (default all)"`
 }
 
 // WaitAsyncResultsInput is wait_async_results' input.
@@ -47,10 +54,10 @@ func harnessStatus(st task.Status) string {
 // task_id, status, then its result, error or output so far — or, for an
 // ended task whose result this report must not show (deliver.go), the note
 // that says where it went.
-func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *liveTask, d delivery) string {
+func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, r *subagent.Reading, d subagent.Delivery) string {
 	id := rec.ID
 	if rec.Kind == task.KindLocalBash {
-		return shellReport(rec)
+		return subagent.ShellReport(rec, harnessTaskID(rec.ID), harnessStatus(rec.Status))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
@@ -60,82 +67,76 @@ func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, lt *live
 	fmt.Fprintf(&b, "status: %s", harnessStatus(rec.Status))
 	result := strings.TrimSpace(rec.Result)
 	switch {
-	case rec.Status.Terminal() && d != deliverShow:
-		fmt.Fprintf(&b, "\nnote: %s", d.note())
+	case rec.Status.Terminal() && d != subagent.DeliverShow:
+		fmt.Fprintf(&b, "\nnote: %s", d.Note())
 	case rec.Status == task.StatusCompleted:
 		if result == "" {
 			result = "(The agent finished without a final message.)"
 		}
-		fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
+		fmt.Fprintf(&b, "\nreply: %s", prompt.Escape(result))
 	case rec.Status.Terminal():
-		errText := oneLine(rec.Error)
+		errText := prompt.OneLine(rec.Error)
 		if errText == "" {
 			errText = "the task " + harnessStatus(rec.Status)
 		}
 		fmt.Fprintf(&b, "\nerror: %s", errText)
 		if result != "" {
-			fmt.Fprintf(&b, "\nreply: %s", escapeTags(result))
+			fmt.Fprintf(&b, "\nreply: %s", prompt.Escape(result))
 		}
 	default:
-		out := ""
-		if lt != nil {
-			out = lt.outputTail(8000)
-		} else {
-			out = h.s.tail(ctx, rec, 8000)
-		}
-		if out := strings.TrimSpace(out); out != "" {
-			fmt.Fprintf(&b, "\noutput so far:\n%s", escapeTags(out))
+		if out := strings.TrimSpace(r.OutputTail(ctx, 8000)); out != "" {
+			fmt.Fprintf(&b, "\noutput so far:\n%s", prompt.Escape(out))
 		}
 	}
 	return b.String()
 }
 
 // read is s.read for an id in any harness form, of the caller's tree.
-func (h *harnessProfile) read(ctx context.Context, ref string) (*reading, error) {
+func (h *harnessProfile) read(ctx context.Context, ref string) (*subagent.Reading, error) {
 	id, _, _ := harnessRef(ref)
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
+	if err := h.s.svc.InTree(ctx, h.c, id); err != nil {
 		return nil, err
 	}
-	return h.s.read(ctx, id)
+	return h.s.svc.Read(ctx, id)
 }
 
-func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in HarnessTaskOutputInput) (tool.Result, error) {
+func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in TaskOutputInput) (tool.Result, error) {
 	r, err := h.read(ctx, in.TaskID)
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
-	defer r.close()
+	defer r.Close()
 	block := in.Block == nil || *in.Block
-	wait := defaultOutputWait
+	wait := subagent.DefaultOutputWait
 	if in.Timeout != nil {
-		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > maxOutputWait {
-			return harnessErr("timeout must be between 0 and %d ms", maxOutputWait.Milliseconds()), nil
+		if *in.Timeout < 0 || time.Duration(*in.Timeout)*time.Millisecond > subagent.MaxOutputWait {
+			return harnessErr("timeout must be between 0 and %d ms", subagent.MaxOutputWait.Milliseconds()), nil
 		}
 		wait = time.Duration(*in.Timeout) * time.Millisecond
 	}
 	if block {
-		if err := r.await(ctx, wait); err != nil {
+		if err := r.Await(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return tool.Result{}, err
 			}
 			return harnessErr("%v", err), nil
 		}
 	}
-	d := r.claim(ctx)
-	rec := r.record()
+	d := r.Claim(ctx)
+	rec := r.Record()
 	return tool.Result{
-		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, r.live(), d))},
-		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": retrieval(rec.Status)},
+		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, r, d))},
+		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": subagent.Retrieval(rec.Status)},
 	}, nil
 }
 
-func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in HarnessTaskCancelInput) (tool.Result, error) {
+func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in TaskCancelInput) (tool.Result, error) {
 	id, _, _ := harnessRef(in.TaskID)
-	if err := h.s.inTree(ctx, h.c, id); err != nil {
+	if err := h.s.svc.InTree(ctx, h.c, id); err != nil {
 		return tool.Errorf("Error: %v", err), nil
 	}
-	local := h.s.live(id) != nil
-	msg, err := h.s.Stop(ctx, id)
+	local := h.s.svc.Running(id) != nil
+	msg, err := h.s.svc.Stop(ctx, id)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, err
@@ -151,11 +152,11 @@ func (h *harnessProfile) taskCancel(ctx context.Context, _ tool.Env, in HarnessT
 }
 
 func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Result, error) {
-	statuses, err := statusFilter(filter)
+	statuses, err := subagent.StatusFilter(filter)
 	if err != nil {
 		return harnessErr("%v", err), nil
 	}
-	recs, err := h.s.list(ctx, h.c, statuses)
+	recs, err := h.s.svc.List(ctx, h.c, statuses)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -163,7 +164,7 @@ func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Resu
 		return tool.Text("No tasks."), nil
 	}
 	var b strings.Builder
-	now := h.s.cfg.Now()
+	now := h.s.svc.Config().Now()
 	for _, t := range recs {
 		fmt.Fprintf(&b, "%s  %s  agent_id: %s", harnessTaskID(t.ID), harnessStatus(t.Status), t.Agent)
 		if t.Name != "" {
@@ -181,10 +182,10 @@ func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Resu
 // waitAsync waits for several tasks: all of them, or the first to end, up
 // to a timeout; then reports each one (S-T2's semantics, per task).
 func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsyncResultsInput) (tool.Result, error) {
-	var reads []*reading
+	var reads []*subagent.Reading
 	defer func() {
 		for _, r := range reads {
-			r.close()
+			r.Close()
 		}
 	}()
 	seen := map[string]bool{}
@@ -195,11 +196,11 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 		if err != nil {
 			return harnessErr("%v", err), nil
 		}
-		if seen[r.id] {
-			r.close()
+		if seen[r.ID()] {
+			r.Close()
 			continue
 		}
-		seen[r.id] = true
+		seen[r.ID()] = true
 		reads = append(reads, r)
 	}
 	switch {
@@ -219,7 +220,7 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 	}
 	finished := 0
 	for _, r := range reads {
-		if r.ended() {
+		if r.Ended() {
 			finished++
 		}
 	}
@@ -230,13 +231,13 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 		var wg sync.WaitGroup
 		waiting := 0
 		for _, r := range reads {
-			if r.ended() {
+			if r.Ended() {
 				continue
 			}
 			waiting++
 			wg.Go(func() {
-				err := r.await(wctx, d)
-				ended <- err == nil && r.ended()
+				err := r.Await(wctx, d)
+				ended <- err == nil && r.Ended()
 			})
 		}
 		timer := time.NewTimer(d)
@@ -266,13 +267,13 @@ func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsync
 	reports := make([]string, len(reads))
 	statuses := map[string]string{}
 	for i, r := range reads {
-		_ = r.refresh(ctx) // on an error, the last reading stands
-		d := r.claim(ctx)
-		rec := r.record()
-		if r.ended() {
+		_ = r.Refresh(ctx) // on an error, the last reading stands
+		d := r.Claim(ctx)
+		rec := r.Record()
+		if r.Ended() {
 			finished++
 		}
-		reports[i] = h.taskReport(ctx, rec, r.live(), d)
+		reports[i] = h.taskReport(ctx, rec, r, d)
 		statuses[harnessTaskID(rec.ID)] = harnessStatus(rec.Status)
 	}
 	mode := "all"

@@ -1,4 +1,4 @@
-package subagent
+package claude
 
 import (
 	"cmp"
@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cadre-dev/cadre/internal/event"
-	"github.com/cadre-dev/cadre/internal/ids"
-	"github.com/cadre-dev/cadre/internal/telemetry"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/hook"
@@ -54,8 +56,8 @@ type teams struct {
 
 // team is one main session's team.
 type team struct {
-	id   string // the main session's id, and its task list's
-	lead Caller // spawns and wakes teammates: their notifications are the lead's
+	id   string          // the main session's id, and its task list's
+	lead subagent.Caller // spawns and wakes teammates: their notifications are the lead's
 
 	mu      sync.Mutex
 	name    string
@@ -85,22 +87,20 @@ func teamTool(name string) bool {
 
 // teamsOn reports whether c leads a team: teams are on, the profile is
 // claude's, and c is the main agent.
-func (s *Service) teamsOn(c Caller) bool {
-	return (s.cfg.Teams || s.cfg.Coordinator) && s.surface == "claude" && c.Depth == 0 && !c.Fork
+func (s *profile) teamsOn(c subagent.Caller) bool {
+	cfg := s.svc.Config()
+	return (cfg.Teams || cfg.Coordinator) && c.Depth == 0 && !c.Fork
 }
 
 // teamOf is c's team: a teammate's, or the lead's own, made on first use
 // — from the roster kept beside the task list when an earlier process led
 // it (roster.go) — and forgotten when the lead's run tree ends.
-func (s *Service) teamOf(c Caller) *team {
+func (s *profile) teamOf(c subagent.Caller) *team {
 	s.teams.mu.Lock()
 	tm := s.teams.by[c.RootSessionID]
 	s.teams.mu.Unlock()
 	if tm != nil || c.Teammate != "" || !s.teamsOn(c) {
 		return tm
-	}
-	if c.Group == nil {
-		c.Group = s.orphans
 	}
 	stored := s.storedRoster(c) // read outside the lock: it is a store round trip
 	s.teams.mu.Lock()
@@ -114,7 +114,7 @@ func (s *Service) teamOf(c Caller) *team {
 	tm = &team{id: c.RootSessionID, lead: c, name: defaultTeamName, noticed: map[string]bool{}}
 	tm.restore(stored)
 	s.teams.by[c.RootSessionID] = tm
-	context.AfterFunc(c.Group.ctx, func() {
+	context.AfterFunc(c.Group.Context(), func() {
 		s.teams.mu.Lock()
 		defer s.teams.mu.Unlock()
 		if s.teams.by[tm.id] == tm {
@@ -125,7 +125,7 @@ func (s *Service) teamOf(c Caller) *team {
 }
 
 // teammate is the member named name of root's team.
-func (s *Service) teammate(root, name string) (member, bool) {
+func (s *profile) teammate(root, name string) (member, bool) {
 	if name == "" {
 		return member{}, false
 	}
@@ -140,7 +140,7 @@ func (s *Service) teammate(root, name string) (member, bool) {
 
 // teammateNamed is the name on root's team of the teammate with this
 // name and agent id, "" when id is no teammate there.
-func (s *Service) teammateNamed(root, name, id string) string {
+func (s *profile) teammateNamed(root, name, id string) string {
 	if m, ok := s.teammate(root, name); ok && m.id == id {
 		return m.name
 	}
@@ -242,14 +242,14 @@ var teamAgentSchema = sync.OnceValue(func() json.RawMessage {
 // background run, the team's task list — whose TaskList replaces the
 // background-task list, which the per-turn context keeps (S-A5) — and
 // ListAgents.
-func (s *Service) leadTools(c Caller) []tool.Tool {
+func (s *profile) leadTools(c subagent.Caller) []tool.Tool {
 	plain := s.agentTool(c)
-	agentTool := protoTool(s, tool.Info{
+	agentTool := subagent.CallerTool(s.svc, tool.Info{
 		Name: "Agent", Aliases: []string{"Task"}, InputSchema: teamAgentSchema(),
-		Description: plain.Info().Description + "\n\n" + render(teamAgentTmpl(), nil),
+		Description: plain.Info().Description + "\n\n" + prompt.Render(teamAgentTmpl(), nil),
 		Access:      tool.AccessAgent, ConcurrencySafe: true,
 	}, func(ctx context.Context, env tool.Env, in TeamAgentInput) (tool.Result, error) {
-		if s.cfg.Coordinator {
+		if s.svc.Config().Coordinator {
 			in.AgentInput = coordinated(in.AgentInput)
 		}
 		if in.Name != "" {
@@ -262,7 +262,7 @@ func (s *Service) leadTools(c Caller) []tool.Tool {
 		switch {
 		case in.SubagentType != "":
 			return in.SubagentType
-		case s.cfg.Fork && in.SessionID == "" && in.Name == "":
+		case s.svc.Config().Fork && in.SessionID == "" && in.Name == "":
 			return "fork"
 		}
 		return "general-purpose"
@@ -279,7 +279,7 @@ func (s *Service) leadTools(c Caller) []tool.Tool {
 
 // teammateTools are a teammate's own tools beside its definition's: no
 // spawn tool — a teammate adds no teammates and starts no agents.
-func (s *Service) teammateTools(c Caller) []tool.Tool {
+func (s *profile) teammateTools(c subagent.Caller) []tool.Tool {
 	out := append(append([]tool.Tool{s.teamSendTool(c)}, s.listTools(c)...), s.listAgentsTool(c))
 	if m, ok := s.teammate(c.RootSessionID, c.Teammate); ok && m.plan != nil {
 		out = append(out, s.exitPlanModeTool(c))
@@ -289,7 +289,7 @@ func (s *Service) teammateTools(c Caller) []tool.Tool {
 
 // spawnTeammate adds a teammate: a background run of its type, with the
 // team's tools, named on the team.
-func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in TeamAgentInput) (tool.Result, error) {
+func (s *profile) spawnTeammate(ctx context.Context, c subagent.Caller, env tool.Env, in TeamAgentInput) (tool.Result, error) {
 	if err := in.refusals(); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
@@ -312,15 +312,15 @@ func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in 
 		return tool.Errorf("%v", err), nil
 	}
 	teamName, _ := tm.roster()
-	prompt := render(teamIntroTmpl(), map[string]any{"Name": in.Name, "Team": teamName, "Lead": leadName}) + "\n\n" + in.Prompt
+	intro := prompt.Render(teamIntroTmpl(), map[string]any{"Name": in.Name, "Team": teamName, "Lead": leadName}) + "\n\n" + in.Prompt
 	if in.Mode == string(permission.ModePlan) {
 		tm.mu.Lock()
 		m.plan = &planState{}
 		tm.mu.Unlock()
-		prompt = strings.TrimSpace(teamPlanIntroText) + "\n\n" + prompt
+		intro = strings.TrimSpace(teamPlanIntroText) + "\n\n" + intro
 	}
-	out, err := s.spawn(ctx, c, spawnRequest{
-		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: prompt,
+	out, err := s.svc.Spawn(ctx, c, subagent.SpawnRequest{
+		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: intro,
 		SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, Isolation: in.Isolation,
 		Name: in.Name, Background: true, Teammate: in.Name,
 	})
@@ -329,18 +329,18 @@ func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in 
 		return tool.Errorf("%v", err), nil
 	}
 	tm.mu.Lock()
-	m.id, m.agentType, m.call = out.sessionID, out.def.Name, env.ToolUseID
+	m.id, m.agentType, m.call = out.SessionID(), out.Def().Name, env.ToolUseID
 	tm.mu.Unlock()
 	s.saveRoster(ctx, tm)
-	text := render(teamSpawnedTmpl(), map[string]any{"ID": out.sessionID, "Name": in.Name, "Team": teamName, "Type": out.def.Name})
-	for _, w := range out.warnings {
+	text := prompt.Render(teamSpawnedTmpl(), map[string]any{"ID": out.SessionID(), "Name": in.Name, "Team": teamName, "Type": out.Def().Name})
+	for _, w := range out.Warnings() {
 		text += "\n(Note: " + w + ")"
 	}
 	return tool.Result{
 		Content: []llm.Block{llm.Text(text)},
 		Meta: map[string]any{
-			"status": "teammate_spawned", "teammate_id": out.sessionID, "agent_id": out.sessionID,
-			"name": in.Name, "team_name": teamName, "agent_type": out.def.Name, "description": in.Description,
+			"status": "teammate_spawned", "teammate_id": out.SessionID(), "agent_id": out.SessionID(),
+			"name": in.Name, "team_name": teamName, "agent_type": out.Def().Name, "description": in.Description,
 		},
 	}, nil
 }
@@ -357,14 +357,14 @@ func agentNameError(name string) error {
 // teamSendTool is SendMessage on a team: to a teammate's name, "main" for
 // the lead, or "*" for every teammate but the sender. The lead may still
 // name its other background agents.
-func (s *Service) teamSendTool(c Caller) tool.Tool {
-	return protoTool(s, tool.Info{Name: "SendMessage", InputSchema: schema("send_message"), Description: render(teamSendMessageTmpl(), nil), Access: tool.AccessAgent},
+func (s *profile) teamSendTool(c subagent.Caller) tool.Tool {
+	return subagent.CallerTool(s.svc, tool.Info{Name: "SendMessage", InputSchema: schema("send_message"), Description: prompt.Render(teamSendMessageTmpl(), nil), Access: tool.AccessAgent},
 		func(ctx context.Context, env tool.Env, in SendMessageInput) (tool.Result, error) {
 			return s.teamSend(ctx, c, env, in)
 		})
 }
 
-func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendMessageInput) (tool.Result, error) {
+func (s *profile) teamSend(ctx context.Context, c subagent.Caller, env tool.Env, in SendMessageInput) (tool.Result, error) {
 	if strings.TrimSpace(in.Message) == "" {
 		return tool.Errorf("message is empty"), nil
 	}
@@ -377,7 +377,7 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 	}
 	from := cmp.Or(c.Teammate, leadName)
 	to := strings.TrimSpace(in.To)
-	text := render(teamMessageTmpl(), map[string]any{"From": from, "Summary": oneLine(in.Summary), "Message": in.Message})
+	text := prompt.Render(teamMessageTmpl(), map[string]any{"From": from, "Summary": prompt.OneLine(in.Summary), "Message": in.Message})
 	teamName, ms := tm.roster()
 	planAnswer, isPlanAnswer := asPlanResponse(in.Message)
 	switch {
@@ -409,7 +409,7 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 		if c.Teammate == "" {
 			return tool.Errorf("you are %q, the lead: message a teammate by its name (ListAgents lists them)", leadName), nil
 		}
-		s.cfg.Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeMessage, Target: tm.lead.AgentID, Message: llm.UserText(text)})
+		s.svc.Config().Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeMessage, Target: tm.lead.AgentID, Message: llm.UserText(text)})
 		return tool.Text(fmt.Sprintf("Message sent to %s (the lead).", leadName)), nil
 	}
 	m, found := tm.find(to)
@@ -430,7 +430,7 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 			return tool.Errorf("%v", err), nil
 		}
 		s.saveRoster(ctx, tm)
-		text = render(teamMessageTmpl(), map[string]any{"From": from, "Summary": oneLine(in.Summary), "Message": answer})
+		text = prompt.Render(teamMessageTmpl(), map[string]any{"From": from, "Summary": prompt.OneLine(in.Summary), "Message": answer})
 	}
 	woke, err := s.deliver(ctx, tm, m, in.Summary, text)
 	if err != nil {
@@ -446,23 +446,23 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 // wakes it — a continued run started for the lead, whose notification
 // reaches the lead. Two senders waking it at once both reach it: the
 // one that loses the wake queues its message instead.
-func (s *Service) deliver(ctx context.Context, tm *team, m member, summary, text string) (woke bool, err error) {
+func (s *profile) deliver(ctx context.Context, tm *team, m member, summary, text string) (woke bool, err error) {
 	for range 3 {
-		_, queued, err := s.send(ctx, m.id, text)
+		_, queued, err := s.svc.Send(ctx, m.id, text)
 		if err != nil {
 			return false, err
 		}
 		if queued {
 			return false, nil
 		}
-		_, err = s.spawn(ctx, tm.lead, spawnRequest{
-			ToolUseID: m.call, AgentCall: m.call, Description: oneLine(summary), Prompt: text,
+		_, err = s.svc.Spawn(ctx, tm.lead, subagent.SpawnRequest{
+			ToolUseID: m.call, AgentCall: m.call, Description: prompt.OneLine(summary), Prompt: text,
 			SessionID: m.id, Name: m.name, Background: true, Teammate: m.name,
 		})
 		if err == nil {
 			return true, nil
 		}
-		if s.live(m.id) == nil {
+		if s.svc.Running(m.id) == nil {
 			return false, err
 		}
 		// Another sender woke it first: queue the message now.
@@ -472,7 +472,7 @@ func (s *Service) deliver(ctx context.Context, tm *team, m member, summary, text
 
 // listTools are the team's task-list tools for c: the lead's as "main",
 // a teammate's under its name.
-func (s *Service) listTools(c Caller) []tool.Tool {
+func (s *profile) listTools(c subagent.Caller) []tool.Tool {
 	who := func(ctx context.Context, _ tool.Env) (tasklist.Caller, error) {
 		tm := s.teamOf(c)
 		switch {
@@ -487,7 +487,7 @@ func (s *Service) listTools(c Caller) []tool.Tool {
 		return tasklist.Caller{}, tasklist.ErrNoTeam
 	}
 	return tasklist.Tools(tasklist.Options{
-		Store: s.cfg.TaskLists, Who: who, Now: s.cfg.Now,
+		Store: s.svc.Config().TaskLists, Who: who, Now: s.svc.Config().Now,
 		Created: func(ctx context.Context, _ tasklist.Caller, it tasklist.Item) error {
 			return s.teamHook(ctx, c, hook.TaskCreated, &it)
 		},
@@ -504,9 +504,9 @@ func (s *Service) listTools(c Caller) []tool.Tool {
 // publishTeamTask puts a change of the team's list on the bus (stream-json's
 // team_task_changed), a teammate's tagged with the Agent call that added
 // it, as its other lines are.
-func (s *Service) publishTeamTask(c Caller, lc tasklist.Caller, ch tasklist.Change) {
+func (s *profile) publishTeamTask(c subagent.Caller, lc tasklist.Caller, ch tasklist.Change) {
 	tm := s.teamOf(c)
-	if s.cfg.Bus == nil || tm == nil {
+	if s.svc.Config().Bus == nil || tm == nil {
 		return
 	}
 	name, _ := tm.roster()
@@ -519,7 +519,7 @@ func (s *Service) publishTeamTask(c Caller, lc tasklist.Caller, ch tasklist.Chan
 	}
 	it := ch.Item
 	ev := event.Event{
-		Type: event.TypeSystem, Subtype: event.SubtypeTeamTask, SessionID: c.RootSessionID, Time: s.cfg.Now(), UUID: ids.New(),
+		Type: event.TypeSystem, Subtype: event.SubtypeTeamTask, SessionID: c.RootSessionID, Time: s.svc.Config().Now(), UUID: ids.New(),
 		TeamTask: &event.TeamTask{
 			Team: name, By: lc.Agent, Change: change, Fields: fields, From: string(ch.From), To: string(ch.To),
 			ID: it.ID, Subject: it.Subject, Status: string(it.Status), Owner: it.Owner, BlockedBy: it.BlockedBy, Unblocked: ch.Unblocked,
@@ -528,11 +528,11 @@ func (s *Service) publishTeamTask(c Caller, lc tasklist.Caller, ch tasklist.Chan
 	if m, ok := tm.find(c.Teammate); ok && c.Teammate != "" {
 		ev.ParentToolUseID, ev.AgentID, ev.AgentType = m.call, m.id, m.agentType
 	}
-	s.cfg.Bus.Publish(ev)
+	s.svc.Config().Bus.Publish(ev)
 }
 
 // taskChanged tells the lead, once per item, that a teammate completed it.
-func (s *Service) taskChanged(c Caller, lc tasklist.Caller, ch tasklist.Change) {
+func (s *profile) taskChanged(c subagent.Caller, lc tasklist.Caller, ch tasklist.Change) {
 	if ch.To != tasklist.Completed || lc.Agent == leadName {
 		return
 	}
@@ -544,31 +544,31 @@ func (s *Service) taskChanged(c Caller, lc tasklist.Caller, ch tasklist.Change) 
 	for _, id := range ch.Unblocked {
 		unblocked = append(unblocked, "#"+id)
 	}
-	text := render(teamTaskDoneTmpl(), map[string]any{"Name": lc.Agent, "ID": ch.Item.ID, "Subject": ch.Item.Subject, "Unblocked": strings.Join(unblocked, ", ")})
-	s.cfg.Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeMessage, Target: tm.lead.AgentID, Message: llm.UserText(text)})
+	text := prompt.Render(teamTaskDoneTmpl(), map[string]any{"Name": lc.Agent, "ID": ch.Item.ID, "Subject": ch.Item.Subject, "Unblocked": strings.Join(unblocked, ", ")})
+	s.svc.Config().Queue.Push(queue.Entry{Priority: queue.Later, Mode: queue.ModeMessage, Target: tm.lead.AgentID, Message: llm.UserText(text)})
 }
 
 // teamHook runs the runtime's hooks of a team event for c; a hook that
 // blocks (exit 2) refuses what the event guards, its reason saying why.
-func (s *Service) teamHook(ctx context.Context, c Caller, ev hook.Event, it *tasklist.Item) error {
-	if !s.cfg.Hooks.Has(ev) {
+func (s *profile) teamHook(ctx context.Context, c subagent.Caller, ev hook.Event, it *tasklist.Item) error {
+	if !s.svc.Config().Hooks.Has(ev) {
 		return nil
 	}
-	res := s.cfg.Hooks.Run(ctx, s.teamHookInput(c, ev, it))
+	res := s.svc.Config().Hooks.Run(ctx, s.teamHookInput(c, ev, it))
 	if res.Blocked {
 		return fmt.Errorf("a %s hook refused it: %s", ev, cmp.Or(strings.TrimSpace(res.Reason), "no reason given"))
 	}
 	return nil
 }
 
-func (s *Service) teamHookInput(c Caller, ev hook.Event, it *tasklist.Item) hook.Input {
+func (s *profile) teamHookInput(c subagent.Caller, ev hook.Event, it *tasklist.Item) hook.Input {
 	name := ""
 	if tm := s.teamOf(c); tm != nil {
 		name, _ = tm.roster()
 	}
 	in := hook.Input{
 		HookEventName: ev, SessionID: c.RootSessionID, TranscriptPath: c.RootTranscriptPath,
-		Cwd: cmp.Or(c.Cwd, s.cfg.MainCwd), PermissionMode: string(c.current().Mode),
+		Cwd: cmp.Or(c.Cwd, s.svc.Config().MainCwd), PermissionMode: string(c.Current().Mode),
 		TeammateName: cmp.Or(c.Teammate, leadName), TeamName: name,
 	}
 	if c.Depth > 0 {
@@ -580,16 +580,16 @@ func (s *Service) teamHookInput(c Caller, ev hook.Event, it *tasklist.Item) hook
 	return in
 }
 
-// teammateIdle runs the TeammateIdle hooks of a teammate whose turn has
-// ended: a hook that blocks keeps it working, its reason the teammate's
-// next prompt. blocked counts the blocks in a row, which are bounded.
-func (s *Service) teammateIdle(ctx context.Context, r *run, hooks *runner.Hooks, res *runner.Result, blocked int) string {
-	c := r.child.caller
+// Idle runs the TeammateIdle hooks of teammate c whose turn has ended
+// (subagent.Teams): a hook that blocks keeps it working, its reason the
+// teammate's next prompt. blocked counts the blocks in a row, which are
+// bounded.
+func (s *profile) Idle(ctx context.Context, c subagent.Caller, hooks *runner.Hooks, res *runner.Result, blocked int) string {
 	if c.Teammate == "" || hooks == nil || !hooks.Engine.Has(hook.TeammateIdle) || res.Err != nil || ctx.Err() != nil {
 		return ""
 	}
 	if blocked >= maxIdleBlocks {
-		s.log.WarnContext(ctx, "TeammateIdle hooks kept a teammate working too often in a row; it goes idle", "teammate", c.Teammate, "agent_id", c.AgentID, "blocks", blocked)
+		s.svc.Logger().WarnContext(ctx, "TeammateIdle hooks kept a teammate working too often in a row; it goes idle", "teammate", c.Teammate, "agent_id", c.AgentID, "blocks", blocked)
 		return ""
 	}
 	in := s.teamHookInput(c, hook.TeammateIdle, nil)
@@ -616,14 +616,14 @@ type ListedAgent struct {
 	Status    string `json:"status"`
 }
 
-func (s *Service) listAgentsTool(c Caller) tool.Tool {
-	return protoTool(s, tool.Info{Name: "ListAgents", InputSchema: schema("list_agents"), Description: render(listAgentsTmpl(), nil), Access: tool.AccessRead, ConcurrencySafe: true},
+func (s *profile) listAgentsTool(c subagent.Caller) tool.Tool {
+	return subagent.CallerTool(s.svc, tool.Info{Name: "ListAgents", InputSchema: schema("list_agents"), Description: prompt.Render(listAgentsTmpl(), nil), Access: tool.AccessRead, ConcurrencySafe: true},
 		func(ctx context.Context, _ tool.Env, in ListAgentsInput) (tool.Result, error) {
 			return s.listAgents(ctx, c, in)
 		})
 }
 
-func (s *Service) listAgents(ctx context.Context, c Caller, in ListAgentsInput) (tool.Result, error) {
+func (s *profile) listAgents(ctx context.Context, c subagent.Caller, in ListAgentsInput) (tool.Result, error) {
 	tm := s.teamOf(c)
 	if tm == nil {
 		return tool.Errorf("%v", tasklist.ErrNoTeam), nil
@@ -670,14 +670,14 @@ func (s *Service) listAgents(ctx context.Context, c Caller, in ListAgentsInput) 
 
 // memberState is a teammate's state for the roster: running while its
 // run goes on, idle once its turn ended, else how its run ended.
-func (s *Service) memberState(ctx context.Context, m member) string {
+func (s *profile) memberState(ctx context.Context, m member) string {
 	if m.id == "" {
 		return "starting"
 	}
-	if s.live(m.id) != nil {
+	if s.svc.Running(m.id) != nil {
 		return "running"
 	}
-	rec, err := s.cfg.Tasks.GetTask(ctx, m.id)
+	rec, err := s.svc.Config().Tasks.GetTask(ctx, m.id)
 	if err != nil {
 		return "unknown"
 	}
@@ -694,31 +694,39 @@ func (s *Service) memberState(ctx context.Context, m member) string {
 	return "running"
 }
 
-// teamNotice is a teammate's idle notification, which replaces a
-// background run's: nil when t is no teammate.
-func (s *Service) teamNotice(t *liveTask, status task.Status, result string) (string, bool) {
-	m, ok := s.teammate(t.rootSessionID, t.name)
-	if !ok || (m.id != "" && m.id != t.id) {
+// IdleNotice is a teammate's idle notification, which replaces a
+// background run's (subagent.Teams): ok is false when t is no teammate.
+func (s *profile) IdleNotice(t subagent.RunInfo, status task.Status, result string) (string, bool) {
+	m, ok := s.teammate(t.RootSessionID, t.Name)
+	if !ok || (m.id != "" && m.id != t.ID) {
 		return "", false
 	}
-	return render(teamIdleTmpl(), map[string]any{
-		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status, "Name": m.name,
+	return prompt.Render(teamIdleTmpl(), map[string]any{
+		"ID": t.ID, "ToolUseID": t.ToolUseID, "OutputFile": t.OutputFile, "Status": status, "Name": m.name,
 		"Idle": status == task.StatusCompleted, "Result": result,
 	}), true
 }
 
-// runSpan is the telemetry of r's run: a teammate's names its team too.
-func (s *Service) runSpan(r *run) telemetry.Run {
-	c := r.child.caller
-	out := telemetry.Run{Agent: r.def.Name, SessionID: r.sess.Info.ID, Model: modelName(c.Model)}
-	if c.Teammate != "" {
-		s.teams.mu.Lock()
-		tm := s.teams.by[c.RootSessionID]
-		s.teams.mu.Unlock()
-		out.Teammate = c.Teammate
-		if tm != nil {
-			out.Team, _ = tm.roster()
-		}
+// TeamName is the name of root's team, "" when it has none.
+func (s *profile) TeamName(root string) string {
+	s.teams.mu.Lock()
+	tm := s.teams.by[root]
+	s.teams.mu.Unlock()
+	if tm == nil {
+		return ""
 	}
-	return out
+	name, _ := tm.roster()
+	return name
 }
+
+// Teammate is the name on the team of c's main session of the teammate
+// called name whose agent id is id (subagent.Teams), its team read back
+// first if an earlier process led it.
+func (s *profile) Teammate(c subagent.Caller, name, id string) string {
+	s.teamOf(c)
+	return s.teammateNamed(c.RootSessionID, name, id)
+}
+
+// TeamTool reports whether a teammate keeps the tool whatever its
+// definition lists: the team's tools come with being on the team.
+func (s *profile) TeamTool(name string) bool { return teamTool(name) }

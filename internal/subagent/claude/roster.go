@@ -1,9 +1,10 @@
-package subagent
+package claude
 
 import (
 	"context"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 )
 
@@ -19,15 +20,16 @@ const rosterTimeout = 30 * time.Second
 
 // storedRoster is the roster kept for c's team, nil when there is none or
 // it cannot be read (a warning says why: the team then starts empty).
-func (s *Service) storedRoster(c Caller) *tasklist.Roster {
-	if s.cfg.TaskLists == nil {
+func (s *profile) storedRoster(c subagent.Caller) *tasklist.Roster {
+	lists := s.svc.Config().TaskLists
+	if lists == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(c.Group.ctx, rosterTimeout)
+	ctx, cancel := context.WithTimeout(c.Group.Context(), rosterTimeout)
 	defer cancel()
-	l, err := s.cfg.TaskLists.GetList(ctx, c.RootSessionID)
+	l, err := lists.GetList(ctx, c.RootSessionID)
 	if err != nil {
-		s.log.WarnContext(ctx, "read a team's roster; the team starts empty", "session_id", c.RootSessionID, "err", err)
+		s.svc.Logger().WarnContext(ctx, "read a team's roster; the team starts empty", "session_id", c.RootSessionID, "err", err)
 		return nil
 	}
 	return l.Roster
@@ -73,15 +75,16 @@ func (tm *team) snapshot() *tasklist.Roster {
 // saveRoster keeps the team's roster as it is now. The snapshot is taken
 // under the store's lock of the list, so concurrent saves end with the
 // newest. A failure is a warning: the team goes on in this process.
-func (s *Service) saveRoster(ctx context.Context, tm *team) {
-	if s.cfg.TaskLists == nil {
+func (s *profile) saveRoster(ctx context.Context, tm *team) {
+	lists := s.svc.Config().TaskLists
+	if lists == nil {
 		return
 	}
-	_, err := s.cfg.TaskLists.UpdateList(context.WithoutCancel(ctx), tm.id, func(l *tasklist.List) error {
+	_, err := lists.UpdateList(context.WithoutCancel(ctx), tm.id, func(l *tasklist.List) error {
 		l.Roster = tm.snapshot()
 		return nil
 	})
 	if err != nil {
-		s.log.WarnContext(ctx, "keep a team's roster", "session_id", tm.id, "err", err)
+		s.svc.Logger().WarnContext(ctx, "keep a team's roster", "session_id", tm.id, "err", err)
 	}
 }

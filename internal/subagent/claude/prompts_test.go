@@ -1,0 +1,16 @@
+package claude
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSpawnToolsDoNotSayTrust: the Agent tool's description does not tell
+// the model to trust what a subagent says (issue 8, item 9).
+func TestSpawnToolsDoNotSayTrust(t *testing.T) {
+	for name, text := range map[string]string{"agent_tool.md": agentToolText} {
+		if strings.Contains(strings.ToLower(text), "trusted") {
+			t.Errorf("%s tells the model to trust subagent output", name)
+		}
+	}
+}
