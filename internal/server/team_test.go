@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -104,21 +105,30 @@ func TestTeamEndpoint(t *testing.T) {
 	if len(team.Members) != 2 {
 		t.Fatalf("members %v, want alice and bob", team.Members)
 	}
-	for i, want := range []map[string]any{
+	// Both join in one turn, in either order: found by name; the roster
+	// is in join order, which their runs' numbers follow.
+	byName := map[string]map[string]any{}
+	for _, m := range team.Members {
+		byName[fmt.Sprint(m["name"])] = m
+	}
+	if i0, i1 := team.Members[0]["index"].(float64), team.Members[1]["index"].(float64); i0 < 1 || i1 <= i0 {
+		t.Errorf("members' indexes %v, %v: want their runs' #N in join order", i0, i1)
+	}
+	for _, want := range []map[string]any{
 		{"name": "alice", "agent": "slow", "state": "working", "task": "write the parser"},
 		{"name": "bob", "agent": "slow", "state": "idle", "task": hostileSubject},
 	} {
-		m := team.Members[i]
+		m := byName[want["name"].(string)]
 		for k, v := range want {
 			if m[k] != v {
-				t.Errorf("member %d: %s = %v, want %v (%v)", i, k, m[k], v, m)
+				t.Errorf("member %s: %s = %v, want %v (%v)", want["name"], k, m[k], v, m)
 			}
 		}
 		if id, _ := m["id"].(string); id == "" {
-			t.Errorf("member %d has no id: %v", i, m)
+			t.Errorf("member %s has no id: %v", want["name"], m)
 		}
 		if _, ok := m["tokens"].(float64); !ok {
-			t.Errorf("member %d has no tokens: %v", i, m)
+			t.Errorf("member %s has no tokens: %v", want["name"], m)
 		}
 	}
 	if len(team.Tasks) != 3 {
