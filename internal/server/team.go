@@ -36,9 +36,9 @@ type teammateJSON struct {
 	Tokens int64  `json:"tokens"`
 }
 
-// getTeam is GET /api/sessions/{id}/team: the runtime's Team, of the run
-// holding the session when this server has one (its live roster), else
-// of the store.
+// getTeam is GET /api/sessions/{id}/team: the runtime's Team, of the live
+// run holding the session when this server has one (its roster as it is
+// now), else of the store.
 func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, "id")
 	if err != nil {
@@ -48,8 +48,9 @@ func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rn := s.runs[id]
 	s.mu.Unlock()
+	live := rn != nil && !rn.done()
 	var team cadre.Team
-	if rn != nil {
+	if live {
 		team, err = rn.conv.Team(r.Context())
 	} else {
 		team, err = s.rt.Team(r.Context(), id)
@@ -58,7 +59,7 @@ func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, teamOf(id, rn != nil && !rn.done(), team))
+	writeJSON(w, http.StatusOK, teamOf(id, live, team))
 }
 
 func teamOf(id string, live bool, t cadre.Team) teamJSON {
