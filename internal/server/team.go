@@ -12,6 +12,9 @@ import (
 // session that leads no team has both lists empty.
 type teamJSON struct {
 	SessionID string `json:"session_id"`
+	// Name is the team's name (the lead's team_name, else "default");
+	// "" when the session leads no team.
+	Name string `json:"name"`
 	// Live: a run of this server holds the session, so the roster's
 	// states are its runs' as they are now.
 	Live    bool             `json:"live"`
@@ -26,8 +29,6 @@ type teammateJSON struct {
 	Index int    `json:"index,omitempty"`
 	ID    string `json:"id"`
 	Name  string `json:"name"`
-	// Team is its team_name; "" for the session's implicit team.
-	Team  string `json:"team,omitempty"`
 	Agent string `json:"agent"`
 	// State is working, idle or ended.
 	State string `json:"state"`
@@ -63,10 +64,10 @@ func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
 }
 
 func teamOf(id string, live bool, t cadre.Team) teamJSON {
-	out := teamJSON{SessionID: id, Live: live, Members: make([]teammateJSON, 0, len(t.Members)), Tasks: make([]cadre.TeamTask, 0, len(t.Tasks))}
+	out := teamJSON{SessionID: id, Name: t.Name, Live: live, Members: make([]teammateJSON, 0, len(t.Members)), Tasks: make([]cadre.TeamTask, 0, len(t.Tasks))}
 	for _, m := range t.Members {
 		out.Members = append(out.Members, teammateJSON{
-			Index: m.Index, ID: m.ID, Name: m.Name, Team: m.Team, Agent: m.Agent, State: m.State, Task: m.Task, Tokens: m.Tokens,
+			Index: m.Index, ID: m.ID, Name: m.Name, Agent: m.Agent, State: m.State, Task: m.Task, Tokens: m.Tokens,
 		})
 	}
 	for _, tk := range t.Tasks {

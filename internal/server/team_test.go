@@ -89,18 +89,19 @@ func TestTeamEndpoint(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"live", "members", "session_id", "tasks"}; !slices.Equal(keys, want) {
+	if want := []string{"live", "members", "name", "session_id", "tasks"}; !slices.Equal(keys, want) {
 		t.Errorf("team's fields %v, want %v", keys, want)
 	}
 	var team struct {
 		SessionID string `json:"session_id"`
-		Live      bool   `json:"live"`
+		Name      string
+		Live      bool `json:"live"`
 		Members   []map[string]any
 		Tasks     []map[string]any
 	}
 	f.do("GET", "/api/sessions/"+r.ID+"/team", nil, &team)
-	if team.SessionID != r.ID || !team.Live {
-		t.Errorf("team of %s: session %q, live %v", r.ID, team.SessionID, team.Live)
+	if team.SessionID != r.ID || !team.Live || team.Name != "default" {
+		t.Errorf("team of %s: session %q, name %q, live %v", r.ID, team.SessionID, team.Name, team.Live)
 	}
 	if len(team.Members) != 2 {
 		t.Fatalf("members %v, want alice and bob", team.Members)
@@ -169,6 +170,9 @@ func TestTeamEndpoint(t *testing.T) {
 	}
 	if ts, ok := empty["tasks"].([]any); !ok || len(ts) != 0 {
 		t.Errorf("tasks of a session without a team: %v", empty["tasks"])
+	}
+	if empty["name"] != "" {
+		t.Errorf("the name of a team that is not: %v", empty["name"])
 	}
 	var e errorBody
 	if st := f.do("GET", "/api/sessions/bad..id/team", nil, &e); st != http.StatusBadRequest || !strings.Contains(e.Error, "invalid id") {

@@ -382,6 +382,11 @@ func (l List) Clone() List {
 	for i, it := range l.Items {
 		out.Items[i] = clone(it)
 	}
+	if l.Roster != nil {
+		r := *l.Roster
+		r.Members = slices.Clone(r.Members)
+		out.Roster = &r
+	}
 	return out
 }
 

@@ -463,7 +463,7 @@ function sessionPage(id, selected) {
     const has = !!(t && (t.members.length || t.tasks.length));
     els.board.hidden = !has;
     if (!has) { els.board.replaceChildren(); return; }
-    const team = (t.members.find((m) => m.team) || {}).team || "default";
+    const team = t.name || "default";
     const ids = (xs) => xs.map((x) => "#" + x).join(", ");
     const roster = h("table", { class: "roster" }, h("tbody", {}, t.members.map((m) =>
       h("tr", { "data-teammate": m.name, "data-state": m.state, title: m.id, onclick: () => { if (agentOf(m.id)) select(m.id); } },
