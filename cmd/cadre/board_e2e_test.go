@@ -74,7 +74,11 @@ func TestWebViewTeamBoard(t *testing.T) {
 	})()`
 	waitBoard := func(want, what string) {
 		t.Helper()
-		if err := pg.Eval(ctx, waitJS(board+` === `+jsString(want)), nil); err != nil {
+		// A minute each, so that the board can still be read to say
+		// what it showed instead.
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := pg.Eval(wctx, waitJS(board+` === `+jsString(want)), nil); err != nil {
 			t.Fatalf("%s: the board is %q, want %q: %v", what, evalString(t, ctx, pg, board), want, err)
 		}
 	}
