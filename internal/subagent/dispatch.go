@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
@@ -49,6 +50,9 @@ type Job struct {
 	Workspace     string          `json:"workspace,omitempty"`   // the caller's
 	RunTimeout    time.Duration   `json:"runTimeout,omitempty"`
 	Cleanup       string          `json:"cleanup,omitempty"`
+	// Teammate is the run's name on its lead's team (team.go): the node
+	// that runs it gives it the team's tools and list.
+	Teammate string `json:"teammate,omitempty"`
 }
 
 // Validate checks a job that came from the shared store before a node acts
@@ -62,6 +66,9 @@ func (j Job) Validate() error {
 	}
 	if j.Cwd == "" {
 		return fmt.Errorf("dispatched run %s: no cwd", j.TaskID)
+	}
+	if j.Teammate != "" && agent.ValidateName(j.Teammate) != nil {
+		return fmt.Errorf("dispatched run %s: teammate name: %w", j.TaskID, agent.ValidateName(j.Teammate))
 	}
 	return nil
 }
@@ -96,7 +103,7 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 	job := Job{
 		TaskID: t.id, ParentAgentID: c.AgentID, CallerAgent: c.Agent, CallerModel: modelName(c.Model),
 		Depth: c.Depth, Mode: c.Mode, Model: r.req.Model, Cwd: r.child.cwd, Workspace: c.Workspace,
-		RunTimeout: r.req.RunTimeout, Cleanup: r.req.Cleanup,
+		RunTimeout: r.req.RunTimeout, Cleanup: r.req.Cleanup, Teammate: r.req.Teammate,
 	}
 	if c.Ref.Model != "" {
 		job.CallerModel = c.Ref.String()
@@ -348,7 +355,7 @@ func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 	req := spawnRequest{
 		ToolUseID: rec.ToolUseID, Description: rec.Description, Prompt: rec.Prompt, SubagentType: rec.Agent,
 		Model: job.Model, Cwd: job.Cwd, SessionID: rec.ID, Name: rec.Name, Background: true,
-		RunTimeout: job.RunTimeout, Cleanup: job.Cleanup, dispatched: true,
+		RunTimeout: job.RunTimeout, Cleanup: job.Cleanup, Teammate: job.Teammate, dispatched: true,
 	}
 	r, err := s.begin(ctx, c, req)
 	if err == nil {

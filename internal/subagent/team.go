@@ -475,10 +475,16 @@ func (s *Service) deliver(ctx context.Context, tm *team, m member, summary, text
 func (s *Service) listTools(c Caller) []tool.Tool {
 	who := func(ctx context.Context, _ tool.Env) (tasklist.Caller, error) {
 		tm := s.teamOf(c)
-		if tm == nil {
-			return tasklist.Caller{}, tasklist.ErrNoTeam
+		switch {
+		case tm != nil:
+			return tasklist.Caller{List: tm.id, Agent: cmp.Or(c.Teammate, leadName)}, nil
+		case c.Teammate != "":
+			// A teammate another node took (store.dispatch any): its
+			// roster is in the lead's process, its list in the store,
+			// under the lead's session id as everywhere.
+			return tasklist.Caller{List: c.RootSessionID, Agent: c.Teammate}, nil
 		}
-		return tasklist.Caller{List: tm.id, Agent: cmp.Or(c.Teammate, leadName)}, nil
+		return tasklist.Caller{}, tasklist.ErrNoTeam
 	}
 	return tasklist.Tools(tasklist.Options{
 		Store: s.cfg.TaskLists, Who: who, Now: s.cfg.Now,
