@@ -106,14 +106,22 @@ func TestTeamEndpoint(t *testing.T) {
 	if len(team.Members) != 2 {
 		t.Fatalf("members %v, want alice and bob", team.Members)
 	}
-	// Both join in one turn, in either order: found by name; the roster
-	// is in join order, which their runs' numbers follow.
+	// Both join in one turn, in either order, and their runs start in
+	// either order too: found by name, each with its run's own #N.
 	byName := map[string]map[string]any{}
 	for _, m := range team.Members {
 		byName[fmt.Sprint(m["name"])] = m
 	}
-	if i0, i1 := team.Members[0]["index"].(float64), team.Members[1]["index"].(float64); i0 < 1 || i1 <= i0 {
-		t.Errorf("members' indexes %v, %v: want their runs' #N in join order", i0, i1)
+	var subs []subagentJSON
+	f.do("GET", "/api/runs/"+r.ID+"/subagents", nil, &subs)
+	index := map[string]float64{}
+	for _, sa := range subs {
+		index[sa.ID] = float64(sa.Index)
+	}
+	for _, m := range team.Members {
+		if id, _ := m["id"].(string); m["index"] != index[id] || index[id] < 1 {
+			t.Errorf("member %v: index %v, want its run's #N in /subagents, %v", m["name"], m["index"], index[id])
+		}
 	}
 	for _, want := range []map[string]any{
 		{"name": "alice", "agent": "slow", "state": "working", "task": "write the parser"},
