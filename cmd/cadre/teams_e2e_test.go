@@ -240,8 +240,21 @@ func TestTeamWorksThroughASharedTaskList(t *testing.T) {
 	if !slices.Equal(created, []string{"1", "2", "3"}) {
 		t.Errorf("team_task_changed lines of the lead's creates: %v, want tasks 1, 2, 3", created)
 	}
-	// What users see, from another process: cadre tasks team.
+	// What users see, from another process: cadre tasks names each
+	// teammate; cadre tasks team has the roster, then the task list.
+	records := ok(t, e.run("", "tasks")).stdout
+	for _, want := range []string{"general-purpose (alice)", "tester (bob)"} {
+		if !strings.Contains(records, want) {
+			t.Errorf("cadre tasks lacks %q:\n%s", want, records)
+		}
+	}
 	list := ok(t, e.run("", "tasks", "team", sessionID(t, p)))
+	// The run has ended: its teammates are idle or, stopped with it, ended.
+	for _, row := range []string{`(?m)^TEAMMATE\s+TYPE\s+STATE`, `(?m)^alice\s+general-purpose\s+(idle|ended)\s*$`, `(?m)^bob\s+tester\s+(idle|ended)\s*$`} {
+		if !regexp.MustCompile(row).MatchString(list.stdout) {
+			t.Errorf("cadre tasks team's roster lacks %s:\n%s", row, list.stdout)
+		}
+	}
 	for _, row := range []string{"#1  completed  alice  write the parser", "#2  completed  bob    write the printer", "#3  completed  alice  integrate both"} {
 		if !strings.Contains(list.stdout, row) {
 			t.Errorf("cadre tasks team lacks %q:\n%s", row, list.stdout)

@@ -118,22 +118,36 @@ func tasksCmd(stdout io.Writer) *cobra.Command {
 	}
 	team := &cobra.Command{
 		Use:   "team SESSION",
-		Short: "list the shared task list of the team a main session leads",
+		Short: "list the roster and the shared task list of the team a main session leads",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withRuntime(cmd, "", func(rt *cadre.Runtime) error {
-				ts, err := rt.TeamTasks(cmd.Context(), args[0])
+				team, err := rt.Team(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
+				ts := team.Tasks
 				if asJSON {
+					// The task list, as before the roster was printed:
+					// scripts read an array.
+					if ts == nil {
+						ts = []cadre.TeamTask{}
+					}
 					return writeJSON(stdout, ts)
 				}
+				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+				if len(team.Members) > 0 {
+					fmt.Fprintln(tw, "TEAMMATE\tTYPE\tSTATE\tWORKING ON")
+					for _, m := range team.Members {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Agent, m.State, oneLine(m.Task))
+					}
+					fmt.Fprintln(tw)
+				}
 				if len(ts) == 0 {
+					tw.Flush()
 					_, err := fmt.Fprintln(stdout, "No team tasks.")
 					return err
 				}
-				tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tSTATUS\tOWNER\tSUBJECT\tWAITING ON")
 				for _, t := range ts {
 					waiting := ""

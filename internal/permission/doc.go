@@ -26,9 +26,9 @@
 //   - exec tools (Bash): "cmd:*" and "cmd *" are word-boundary prefixes
 //     ("git diff:*" matches "git diff" and "git diff HEAD", not "git diffx"),
 //     anything else must match the whole command, "*" being a wildcard.
-//     The command is parsed as bash parses it (mvdan.cc/sh) into its simple
-//     commands, wherever they sit (&&, |, subshells, loops, functions,
-//     substitutions). Allow rules approve a command when each simple command,
+//     The command is read by package shellcmd, parsed as bash parses it
+//     (mvdan.cc/sh), into its simple commands, wherever they sit (&&, |,
+//     subshells, loops, functions, substitutions). Allow rules approve a command when each simple command,
 //     as written (its words one space apart, redirections left out), matches
 //     one of them; never one holding $(…), `…`, <(…), >(…) or arithmetic.
 //     Deny and ask rules apply when they match any form of any simple command:

@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/permission/shellcmd"
 	"github.com/cadre-dev/cadre/tool"
 )
 
 // permitExec decides a call of an exec tool (Bash). It reads the command
-// once (analyzeCommand) and evaluates, in Permit's order:
+// once (shellcmd.Analyze) and evaluates, in Permit's order:
 //
 //  1. deny rules: a bare one, or a specifier matching any command the line
 //     runs, looked at through paths, wrappers and sh -c, denies;
@@ -33,10 +34,10 @@ import (
 //     its writes: a write that an Edit would need approval for asks.
 //
 // unseen says why a deny or ask rule cannot be checked against what the
-// command runs: it runs a script no rule reads (a.hidden), or an argument
-// tail of some program matches a deny or ask rule (a.maybe). "" when
+// command runs: it runs a script no rule reads (a.Hidden), or an argument
+// tail of some program matches a deny or ask rule (a.Maybe). "" when
 // neither, or when no Bash deny or ask rule has a specifier.
-func (p *Policy) unseen(c call, a *shellAnalysis) string {
+func (p *Policy) unseen(c call, a *shellcmd.Analysis) string {
 	for _, l := range []struct {
 		rules []Rule
 		l     list
@@ -46,11 +47,11 @@ func (p *Policy) unseen(c call, a *shellAnalysis) string {
 			if !r.covers(c, l.l) || r.bare() {
 				continue
 			}
-			if len(a.hidden) > 0 {
-				return fmt.Sprintf("the command %s, so the %s rule %q cannot be checked", a.hidden[0], l.key, r.String())
+			if len(a.Hidden) > 0 {
+				return fmt.Sprintf("the command %s, so the %s rule %q cannot be checked", a.Hidden[0], l.key, r.String())
 			}
-			spec := collapseSpace(r.Specifier)
-			for _, tail := range a.maybe {
+			spec := shellcmd.CollapseSpace(r.Specifier)
+			for _, tail := range a.Maybe {
 				if matchCommandPart(spec, tail) {
 					return fmt.Sprintf("the command may run %q, which the %s rule %q names", tail, l.key, r.String())
 				}
@@ -61,7 +62,7 @@ func (p *Policy) unseen(c call, a *shellAnalysis) string {
 }
 
 func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input json.RawMessage) error {
-	a := analyzeCommand(c.target)
+	a := shellcmd.Analyze(c.target)
 	deny := func(rule, reason string) error {
 		return &Denied{Tool: c.name, Target: c.target, Rule: rule, Reason: reason}
 	}
@@ -71,7 +72,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		if !r.covers(c, listDeny) {
 			continue
 		}
-		if r.bare() || c.target != "" && a.matches(r.Specifier, listDeny) {
+		if r.bare() || c.target != "" && commandMatches(a, r.Specifier, listDeny) {
 			return deny(r.String(), "")
 		}
 		if denyRule == "" {
@@ -94,11 +95,11 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		unknown   []string // writes whose target cannot be read
 		ruleAsks  bool     // an Edit ask rule names a write
 	)
-	for _, w := range a.writes {
-		target, why := p.redirectPath(w.target, a.cwdMoves)
+	for _, w := range a.Writes {
+		target, why := p.redirectPath(w.Target, a.CwdMoves)
 		switch {
 		case why != "":
-			unknown = append(unknown, fmt.Sprintf("%s %s: %s", w.op, w.target.raw, why))
+			unknown = append(unknown, fmt.Sprintf("%s %s: %s", w.Op, w.Target.Raw, why))
 			continue
 		case target == "":
 			continue // /dev/null and the like
@@ -107,13 +108,13 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		switch v.verdict {
 		case verdictDeny:
 			d := &Denied{Tool: c.name, Target: c.target, Rule: v.denied.Rule, Source: v.denied.Source}
-			d.Reason = fmt.Sprintf("the command writes %s (%s), which is decided as an edit of it", v.target, w.op)
+			d.Reason = fmt.Sprintf("the command writes %s (%s), which is decided as an edit of it", v.target, w.Op)
 			if v.denied.Rule == "" && v.denied.Reason != "" {
 				d.Reason += ": " + v.denied.Reason
 			}
 			return d
 		case verdictAsk:
-			writeAsks = append(writeAsks, fmt.Sprintf("it writes %s (%s), which needs approval as an edit of it would (%s)", v.target, w.op, v.reason))
+			writeAsks = append(writeAsks, fmt.Sprintf("it writes %s (%s), which needs approval as an edit of it would (%s)", v.target, w.Op, v.reason))
 			ruleAsks = ruleAsks || p.editAskRule(target, env.Cwd)
 		}
 	}
@@ -122,8 +123,8 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 	}
 	writeReason := strings.Join(writeAsks, "; ")
 
-	if len(a.opaque) > 0 && denyRule != "" {
-		return p.ask(ctx, c, env, input, fmt.Sprintf("the command runs what cannot be read before it runs (%s), so the deny rule %q cannot be checked", a.opaque[0], denyRule))
+	if len(a.Opaque) > 0 && denyRule != "" {
+		return p.ask(ctx, c, env, input, fmt.Sprintf("the command runs what cannot be read before it runs (%s), so the deny rule %q cannot be checked", a.Opaque[0], denyRule))
 	}
 	// What no rule sees (a script's content, a command a program may run)
 	// asks whenever a Bash deny or ask rule exists, in every mode.
@@ -141,11 +142,11 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		if !r.covers(c, listAsk) {
 			continue
 		}
-		if r.bare() || c.target != "" && a.matches(r.Specifier, listAsk) {
+		if r.bare() || c.target != "" && commandMatches(a, r.Specifier, listAsk) {
 			return p.ask(ctx, c, env, input, fmt.Sprintf("the rule %q (permissions.ask) asks before every such call", r.String()))
 		}
-		if len(a.opaque) > 0 {
-			return p.ask(ctx, c, env, input, fmt.Sprintf("the command runs what cannot be read before it runs (%s), so the ask rule %q cannot be checked", a.opaque[0], r.String()))
+		if len(a.Opaque) > 0 {
+			return p.ask(ctx, c, env, input, fmt.Sprintf("the command runs what cannot be read before it runs (%s), so the ask rule %q cannot be checked", a.Opaque[0], r.String()))
 		}
 	}
 
@@ -156,7 +157,7 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 		return nil
 	}
 	approved := false
-	if len(a.opaque) == 0 {
+	if len(a.Opaque) == 0 {
 		var specs []string
 		for _, r := range p.allowRules() {
 			switch {
@@ -167,13 +168,13 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 				specs = append(specs, r.Specifier)
 			}
 		}
-		approved = approved || c.target != "" && a.approved(specs)
+		approved = approved || c.target != "" && commandApproved(a, specs)
 	}
 	if !approved {
-		c.rememberable = len(a.opaque) == 0 && !a.subst
+		c.rememberable = len(a.Opaque) == 0 && !a.Subst
 		reason := fmt.Sprintf("%s runs commands, which needs approval in %s mode", c.name, mode)
-		if len(a.opaque) > 0 {
-			reason = fmt.Sprintf("%s runs what cannot be read before it runs (%s), which no allow rule approves", c.name, a.opaque[0])
+		if len(a.Opaque) > 0 {
+			reason = fmt.Sprintf("%s runs what cannot be read before it runs (%s), which no allow rule approves", c.name, a.Opaque[0])
 		}
 		if writeReason != "" {
 			reason += "; " + writeReason
@@ -190,16 +191,16 @@ func (p *Policy) permitExec(ctx context.Context, c call, env tool.Env, input jso
 // redirectPath gives the file a redirection target names: "" for one that
 // writes no file (/dev/null, /dev/stderr, /dev/fd/N), or why the target
 // cannot be read before the command runs.
-func (p *Policy) redirectPath(t shellWord, cwdMoves bool) (target, why string) {
-	v := t.value
+func (p *Policy) redirectPath(t shellcmd.Word, cwdMoves bool) (target, why string) {
+	v := t.Value
 	switch {
-	case !t.static:
+	case !t.Static:
 		return "", "its name is only known when it runs"
-	case t.glob:
+	case t.Glob:
 		return "", "its name is a pattern the shell expands"
 	case v == "":
 		return "", "an empty name"
-	case t.tilde:
+	case t.Tilde:
 		head, rest, _ := strings.Cut(v, "/")
 		if head != "~" || p.Home == "" {
 			return "", "the directory " + head + " stands for is only known when it runs"
@@ -303,7 +304,7 @@ func (r *recordingAsker) Ask(_ context.Context, q Question) (Answer, error) {
 // a deny rule reads it: through paths, wrappers and sh -c. A command that
 // cannot be read statically names nothing.
 func CommandNamed(spec, command string) bool {
-	return analyzeCommand(command).matches(spec, listDeny)
+	return commandMatches(shellcmd.Analyze(command), spec, listDeny)
 }
 
 // editAskRule reports whether an ask rule names an edit of path.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/cadre-dev/cadre/internal/permission/shellcmd"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -186,9 +187,49 @@ func matcherFor(c call) matcher {
 }
 
 // matchCommandRule matches a Bash specifier against a command line; see
-// shellAnalysis.matches. Permit analyses a command once for all its rules.
+// commandMatches. Permit analyses a command once for all its rules.
 func matchCommandRule(spec, command string, l list) bool {
-	return analyzeCommand(command).matches(spec, l)
+	return commandMatches(shellcmd.Analyze(command), spec, l)
+}
+
+// commandMatches reports whether a Bash specifier from list l applies to
+// the analysed command. Allow rules must match every simple command as
+// written, and never match what cannot be read or holds a substitution;
+// deny and ask rules apply when they match any form of any command.
+func commandMatches(a *shellcmd.Analysis, spec string, l list) bool {
+	if l == listAllow {
+		return commandApproved(a, []string{spec})
+	}
+	spec = shellcmd.CollapseSpace(spec)
+	for _, text := range a.Looks {
+		if matchCommandPart(spec, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandApproved reports whether allow rules approve every simple
+// command as written, each command by some rule: "ls && echo ok" is
+// approved by Bash(ls:*) and Bash(echo:*) together. What cannot be read,
+// or holds a substitution, is never approved by a specifier.
+func commandApproved(a *shellcmd.Analysis, specs []string) bool {
+	if len(a.Opaque) > 0 || a.Subst || len(a.Written) == 0 {
+		return false
+	}
+	for _, text := range a.Written {
+		ok := false
+		for _, spec := range specs {
+			if matchCommandPart(shellcmd.CollapseSpace(spec), text) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // matchCommandPart matches one simple command: "cmd:*" and "cmd *" are

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cadre-dev/cadre/internal/permission/shellcmd"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -84,11 +85,11 @@ func (p *Policy) suggest(c call) []string {
 	}
 	switch c.access {
 	case tool.AccessExec:
-		a := analyzeCommand(c.target)
-		if len(a.opaque) > 0 || a.subst {
+		a := shellcmd.Analyze(c.target)
+		if len(a.Opaque) > 0 || a.Subst {
 			return nil
 		}
-		for _, text := range a.written {
+		for _, text := range a.Written {
 			if prefix := commandPrefix(text); prefix != "" {
 				add(c.name + "(" + prefix + ":*)")
 			}
@@ -121,13 +122,13 @@ func exact(c call) []string {
 	if c.access != tool.AccessExec {
 		return nil
 	}
-	a := analyzeCommand(c.target)
-	if len(a.opaque) > 0 || a.subst || len(a.written) == 0 {
+	a := shellcmd.Analyze(c.target)
+	if len(a.Opaque) > 0 || a.Subst || len(a.Written) == 0 {
 		return nil
 	}
 	var out []string
-	for _, text := range a.written {
-		text = collapseSpace(text)
+	for _, text := range a.Written {
+		text = shellcmd.CollapseSpace(text)
 		if strings.ContainsAny(text, "*()") || strings.HasSuffix(text, ":*") {
 			return nil
 		}

@@ -18,6 +18,8 @@ type agentJSON struct {
 	ParentID  string `json:"parent_id,omitempty"` // the agent that started it; "" for the main agent
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Agent     string `json:"agent"`
+	// Name is a named run's SendMessage name (a teammate's), if any.
+	Name string `json:"name,omitempty"`
 	// Description is the Agent call's; the main agent has none.
 	Description string `json:"description,omitempty"`
 	Prompt      string `json:"prompt,omitempty"`
@@ -112,7 +114,7 @@ func (r *run) agents(subs []cadre.SubagentRun, costs []cadre.SubagentCost, def f
 	at := map[string]int{r.id: 0}
 	for _, sa := range subs {
 		a := agentJSON{
-			ID: sa.ID, Index: sa.Index, ParentID: sa.ParentSessionID, ToolUseID: sa.ToolUseID, Agent: sa.Agent,
+			ID: sa.ID, Index: sa.Index, ParentID: sa.ParentSessionID, ToolUseID: sa.ToolUseID, Agent: sa.Agent, Name: sa.Name,
 			Description: sa.Description, Prompt: r.prompts[sa.ID], Depth: sa.Depth, Background: sa.Background,
 			State: subagentState(sa), Started: sa.Started, Tokens: sa.Tokens, ToolUses: sa.ToolUses, Tool: sa.CurrentTool,
 			Calls: []callJSON{}, Children: []string{}, Summary: sa.Result,

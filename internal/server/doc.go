@@ -28,6 +28,7 @@
 //	GET  /api/sessions                  sessions, newest first
 //	GET  /api/sessions/{id}             a session and its transcript
 //	GET  /api/sessions/{id}/tree        its parent, children and siblings
+//	GET  /api/sessions/{id}/team        the team it leads: roster and task list
 //	GET  /api/tasks                     task records, newest first
 //	GET  /api/tasks/{id}                one task
 //	GET  /api/tasks/{id}/output         its output as text

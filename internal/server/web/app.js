@@ -258,7 +258,7 @@ function notFoundPage(id, message) {
 
 function sessionPage(id, selected) {
   const st = {
-    id, selected: selected || id, cursor: -1, panel: true, run: null, session: null, tree: null, agents: null, tasks: [],
+    id, selected: selected || id, cursor: -1, panel: true, run: null, session: null, tree: null, agents: null, tasks: [], team: null,
     approvals: [], transcript: null, es: null, timers: [], closed: false, error: "",
   };
   crumbs.replaceChildren(h("a", { href: link("#/") }, "sessions"), " › ", h("span", { title: id }, fmt.short(id)));
@@ -268,6 +268,7 @@ function sessionPage(id, selected) {
     approvals: h("div", { class: "approvals" }),
     agents: h("div", {}),
     tasks: h("div", {}),
+    board: h("aside", { class: "board", hidden: true }),
     transcriptHead: h("h2", {}, "Transcript"),
     transcript: h("div", { class: "transcript" }),
     send: h("div", {}),
@@ -290,6 +291,7 @@ function sessionPage(id, selected) {
     const jobs = [];
     if (todo.has("session")) jobs.push(api("GET", "/api/sessions/" + id).then((d) => { st.session = d.session; }).catch((e) => { st.error = e; }));
     if (todo.has("tree")) jobs.push(api("GET", "/api/sessions/" + id + "/tree").then((d) => { st.tree = d; }).catch(() => {}));
+    if (todo.has("team")) jobs.push(api("GET", "/api/sessions/" + id + "/team").then((t) => { st.team = t; }).catch(() => {}));
     if (todo.has("tasks")) jobs.push(api("GET", "/api/tasks?session=" + encodeURIComponent(id)).then((ts) => { st.tasks = ts; }).catch(() => {}));
     if (todo.has("run")) jobs.push(api("GET", "/api/runs/" + id).then((r) => { st.run = r; }).catch(() => { st.run = null; }));
     if (todo.has("agents")) jobs.push(api("GET", "/api/runs/" + id + "/agents").then((a) => { st.agents = a; }).catch(() => {}));
@@ -310,10 +312,11 @@ function sessionPage(id, selected) {
       return;
     }
     if (!els.summary.isConnected) {
-      show(els.summary, els.controls, els.approvals, h("h2", {}, "Agents · timeline"), els.agents, els.tasks,
+      show(els.summary, els.controls, els.approvals,
+        h("div", { class: "beside" }, h("div", { class: "timeline" }, h("h2", {}, "Agents · timeline"), els.agents), els.board), els.tasks,
         h("div", { class: "split" }, h("section", { class: "conversation" }, els.transcriptHead, els.transcript, els.send), els.panel));
     }
-    renderSummary(); renderControls(); renderAgents(); renderTasks(); renderApprovals(); renderTranscript(); renderSend(); renderPanel();
+    renderSummary(); renderControls(); renderAgents(); renderBoard(); renderTasks(); renderApprovals(); renderTranscript(); renderSend(); renderPanel();
   }
 
   const live = () => !!(st.run && st.run.running);
@@ -360,7 +363,7 @@ function sessionPage(id, selected) {
         // agent's stops at its last answer; a queued one has no length.
         let end = a.ended ? time(a.ended) : a.state === "running" ? now : a.state === "queued" ? start : null;
         if (end === null) end = time(a.last_active) ?? start;
-        out.push({ ...a, depth, name: a.agent, start, end });
+        out.push({ ...a, depth, name: a.agent, mate: a.name, start, end });
         for (const c of a.children) if (by.has(c)) walk(by.get(c), depth + 1);
       };
       walk(st.agents[0], 0);
@@ -406,6 +409,7 @@ function sessionPage(id, selected) {
       body.append(h("tr", { class: "agent" + (r.id === st.selected ? " selected" : ""), "data-agent": r.name, "data-id": r.id, "data-state": r.state,
         onclick: () => select(r.id) },
         h("td", { class: "name" }, r.depth ? h("span", { class: "tree" }, "  ".repeat(r.depth - 1) + "└ ") : "", r.name,
+          r.mate ? h("span", { class: "mate" }, " " + r.mate) : "",
           r.index ? h("span", { class: "muted" }, " #" + r.index) : "", r.background ? h("span", { class: "muted" }, " bg") : ""),
         h("td", { class: "title" }, r.description || "", r.tool && r.state === "running" ? h("span", { class: "tool" }, " · ", h("b", {}, r.tool)) : ""),
         h("td", {}, status(r.state)),
@@ -448,6 +452,35 @@ function sessionPage(id, selected) {
     }
     els.tasks.replaceChildren(h("h2", {}, "Background tasks"), h("table", { class: "tasks" },
       h("thead", {}, h("tr", {}, ["id", "kind", "state", "task", "time", ""].map((x) => h("th", {}, x)))), body));
+  }
+
+  // The team the session leads, beside the timeline: its roster and its
+  // task list by status, each task with its owner, what it still waits
+  // on and what it blocks. Subjects, descriptions and names are the
+  // model's text: set as text, like everything here.
+  function renderBoard() {
+    const t = st.team;
+    const has = !!(t && (t.members.length || t.tasks.length));
+    els.board.hidden = !has;
+    if (!has) { els.board.replaceChildren(); return; }
+    const team = t.name || "default";
+    const ids = (xs) => xs.map((x) => "#" + x).join(", ");
+    const roster = h("table", { class: "roster" }, h("tbody", {}, t.members.map((m) =>
+      h("tr", { "data-teammate": m.name, "data-state": m.state, title: m.id, onclick: () => { if (agentOf(m.id)) select(m.id); } },
+        h("td", { class: "mono" }, m.name), h("td", { class: "mono muted" }, m.agent), h("td", {}, status(m.state)),
+        h("td", { class: "title" }, m.task ? ["on ", h("span", { class: "mate-task" }, fmt.clip(m.task, 60))] : "")))));
+    const card = (k) => h("div", { class: "tcard", "data-task": k.id, "data-status": k.status, "data-owner": k.owner || "", title: k.description || "" },
+      h("div", {}, h("span", { class: "mono muted" }, "#" + k.id), " ", h("span", { class: "subject" }, k.subject)),
+      h("div", { class: "tmeta" },
+        k.owner ? h("span", { class: "owner mono" }, k.owner) : h("span", { class: "muted" }, "unowned"),
+        k.waiting.length ? h("span", { class: "waits", "data-waiting": k.waiting.join(",") }, "waits on " + ids(k.waiting)) : "",
+        // A completed task holds nothing up any more.
+        k.blocks.length && k.status !== "completed" ? h("span", { class: "blocks muted", "data-blocks": k.blocks.join(",") }, "blocks " + ids(k.blocks)) : ""));
+    const cols = [["pending", "Pending"], ["in_progress", "In progress"], ["completed", "Completed"]].map(([key, label]) => {
+      const ks = t.tasks.filter((k) => k.status === key);
+      return h("div", { class: "tcol", "data-column": key }, h("h3", {}, label, h("span", { class: "muted" }, " " + ks.length)), ks.map(card));
+    });
+    els.board.replaceChildren(h("h2", {}, "Team · ", h("span", { class: "team-name" }, team)), roster, h("div", { class: "tcols" }, cols));
   }
 
   function select(agentID) {
@@ -565,11 +598,14 @@ function sessionPage(id, selected) {
       const todo = ["agents", "run"];
       if (agent === st.selected || ev.type === "result" || (d.subtype && d.subtype.startsWith("task_"))) todo.push("transcript");
       if (ev.type === "result" || (d.subtype && d.subtype.startsWith("task_"))) todo.push("tree", "session", "tasks");
+      // The board changes with the task list (team_task_changed) and with
+      // a teammate's state: it joins, goes idle, wakes, ends (task_*).
+      if (ev.type === "result" || d.subtype === "team_task_changed" || (d.subtype && d.subtype.startsWith("task_"))) todo.push("team");
       for (const w of todo) refreshSoon(w);
     };
     for (const t of ["system", "assistant", "user", "result"]) es.addEventListener(t, any);
     es.addEventListener("approvals", (ev) => { st.approvals = JSON.parse(ev.data); renderApprovals(); refreshSoon("run"); });
-    es.addEventListener("end", () => { es.close(); conn.className = "conn"; els.controls.replaceChildren(); for (const w of ["run", "agents", "session", "tree", "transcript", "tasks"]) refreshSoon(w); });
+    es.addEventListener("end", () => { es.close(); conn.className = "conn"; els.controls.replaceChildren(); for (const w of ["run", "agents", "session", "tree", "transcript", "tasks", "team"]) refreshSoon(w); });
   }
 
   page = {
@@ -583,7 +619,7 @@ function sessionPage(id, selected) {
     },
   };
   (async () => {
-    await load(new Set(["session", "tree", "run", "transcript", "tasks"]));
+    await load(new Set(["session", "tree", "run", "transcript", "tasks", "team"]));
     if (st.run) {
       await load(new Set(["agents"]));
       if (st.run.running) connect();

@@ -1,4 +1,4 @@
-package permission
+package shellcmd
 
 import (
 	"fmt"
@@ -26,66 +26,66 @@ const (
 	maxMaybe = 64
 )
 
-// shellAnalysis is what a command line does, as far as it can be read
+// Analysis is what a command line does, as far as it can be read
 // without running it. Bash rules are matched against it.
-type shellAnalysis struct {
-	// written holds the text of every simple command as written (its
+type Analysis struct {
+	// Written holds the text of every simple command as written (its
 	// words' source text, one space apart): what allow rules must match.
-	written []string
-	// looks holds every form of every simple command a deny or ask rule
+	Written []string
+	// Looks holds every form of every simple command a deny or ask rule
 	// looks at: as written, with quotes removed, with the executable's
 	// directory dropped, and what runs inside wrappers and sh -c scripts.
-	looks []string
-	// writes are the redirections that write a file.
-	writes []shellWrite
-	// opaque says what cannot be read statically (eval, $cmd, a parse
+	Looks []string
+	// Writes are the redirections that write a file.
+	Writes []Write
+	// Opaque says what cannot be read statically (eval, $cmd, a parse
 	// error); such a command is never approved by an allow rule.
-	opaque []string
-	// hidden says what runs code the rules never see, though the command
+	Opaque []string
+	// Hidden says what runs code the rules never see, though the command
 	// itself is readable: a script a shell or interpreter reads from a
 	// file, its input, a process substitution or a here-string; source.
 	// Allow rules may still approve it; when any Bash deny or ask rule
 	// exists it asks, since that rule cannot be checked (issue 22).
-	hidden []string
-	// maybe holds the commands that may run inside a program deny rules do
+	Hidden []string
+	// Maybe holds the commands that may run inside a program deny rules do
 	// not know to be a wrapper: each argument list's tail, from every word
 	// on (ionice -c3 rm -rf x: "rm -rf x"; script -qc "rm x": "rm x"). A
 	// deny or ask rule that matches one asks rather than denies, since
 	// the word may be data ("echo rm").
-	maybe []string
-	// subst: a command, process or arithmetic substitution, whose result
+	Maybe []string
+	// Subst: a command, process or arithmetic substitution, whose result
 	// the rule never saw; allow rules never match.
-	subst bool
-	// cwdMoves: something may change the working directory (cd, source,
+	Subst bool
+	// CwdMoves: something may change the working directory (cd, source,
 	// eval, env -C) before a relative redirection target is opened.
-	cwdMoves bool
+	CwdMoves bool
 }
 
-// shellWrite is a redirection that writes a file: its operator, as
-// written, and its target word.
-type shellWrite struct {
-	op     string
-	target shellWord
+// Write is a redirection (or a wrapper's option) that writes a file: its
+// operator, as written, and its target word.
+type Write struct {
+	Op     string
+	Target Word
 }
 
-// shellWord is one word as the shell would pass it, when that can be
-// known without running anything.
-type shellWord struct {
-	raw   string // source text
-	value string // after quote removal; meaningful when static
-	// static: no expansion or substitution; value is the word.
-	static bool
-	// glob: an unquoted *, ?, [ or {, which the shell may expand into
+// Word is one word as the shell would pass it, when that can be known
+// without running anything.
+type Word struct {
+	Raw   string // source text
+	Value string // after quote removal; meaningful when static
+	// Static: no expansion or substitution; Value is the word.
+	Static bool
+	// Glob: an unquoted *, ?, [ or {, which the shell may expand into
 	// other words.
-	glob bool
-	// tilde: an unquoted leading ~, which the shell expands.
-	tilde bool
+	Glob bool
+	// Tilde: an unquoted leading ~, which the shell expands.
+	Tilde bool
 }
 
-// analyzeCommand reads a command line. It never fails: what it cannot read
+// Analyze reads a command line. It never fails: what it cannot read
 // is recorded in opaque.
-func analyzeCommand(command string) *shellAnalysis {
-	a := &shellAnalysis{}
+func Analyze(command string) *Analysis {
+	a := &Analysis{}
 	if strings.TrimSpace(command) == "" {
 		return a
 	}
@@ -95,7 +95,7 @@ func analyzeCommand(command string) *shellAnalysis {
 
 // shellReader walks one command line and the scripts inside it.
 type shellReader struct {
-	a *shellAnalysis
+	a *Analysis
 	// budget is how many more bytes may be parsed, so that scripts
 	// re-parsed from words cannot multiply the work.
 	budget int
@@ -106,13 +106,13 @@ func (r *shellReader) script(src string, depth int) {
 	a := r.a
 	switch {
 	case depth > maxScriptDepth:
-		a.opaque = append(a.opaque, fmt.Sprintf("scripts nested more than %d deep", maxScriptDepth))
+		a.Opaque = append(a.Opaque, fmt.Sprintf("scripts nested more than %d deep", maxScriptDepth))
 		return
 	case len(src) > r.budget:
-		a.opaque = append(a.opaque, fmt.Sprintf("a command longer than %d bytes", maxCommandBytes))
+		a.Opaque = append(a.Opaque, fmt.Sprintf("a command longer than %d bytes", maxCommandBytes))
 		return
 	case nesting(src) > maxNesting:
-		a.opaque = append(a.opaque, fmt.Sprintf("brackets or compound commands nested more than %d deep", maxNesting))
+		a.Opaque = append(a.Opaque, fmt.Sprintf("brackets or compound commands nested more than %d deep", maxNesting))
 		return
 	}
 	r.budget -= len(src)
@@ -120,13 +120,13 @@ func (r *shellReader) script(src string, depth int) {
 	if err != nil {
 		// Bash runs the lines before a syntax error, so deny rules still
 		// look at what a plain split finds; nothing here can be approved.
-		a.opaque = append(a.opaque, fmt.Sprintf("shell syntax that cannot be parsed (%v)", err))
-		a.cwdMoves = true
+		a.Opaque = append(a.Opaque, fmt.Sprintf("shell syntax that cannot be parsed (%v)", err))
+		a.CwdMoves = true
 		whole, _ := splitCommand(src, false)
 		inner, _ := splitCommand(src, true)
 		for _, part := range append(whole, inner...) {
 			bare := stripAssignments(part)
-			a.looks = append(a.looks, part, bare, unquote(part), unquote(bare))
+			a.Looks = append(a.Looks, part, bare, unquote(part), unquote(bare))
 		}
 		return
 	}
@@ -153,13 +153,13 @@ func (w *scriptWalker) visit(n syntax.Node) bool {
 	case *syntax.CallExpr:
 		w.call(x)
 	case *syntax.DeclClause, *syntax.TestClause:
-		text := collapseSpace(w.text(n))
+		text := CollapseSpace(w.text(n))
 		w.written(text)
-		a.looks = append(a.looks, text)
+		a.Looks = append(a.Looks, text)
 	case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
 		// Arithmetic counts: bash evaluates variables' contents in it,
 		// and a[$(cmd)] there runs cmd.
-		a.subst = true
+		a.Subst = true
 	case *syntax.Redirect:
 		w.redirect(x)
 	}
@@ -171,7 +171,7 @@ func (w *scriptWalker) visit(n syntax.Node) bool {
 // command that runs them.
 func (w *scriptWalker) written(text string) {
 	if w.depth == 0 {
-		w.r.a.written = append(w.r.a.written, text)
+		w.r.a.Written = append(w.r.a.Written, text)
 	}
 }
 
@@ -190,14 +190,14 @@ func (w *scriptWalker) call(c *syntax.CallExpr) {
 	for _, as := range c.Assigns {
 		raw = append(raw, w.text(as))
 	}
-	words := make([]shellWord, len(c.Args))
+	words := make([]Word, len(c.Args))
 	for i, arg := range c.Args {
 		words[i] = w.word(arg)
-		raw = append(raw, words[i].raw)
+		raw = append(raw, words[i].Raw)
 	}
 	all := strings.Join(raw, " ")
 	w.written(all)
-	a.looks = append(a.looks, all)
+	a.Looks = append(a.Looks, all)
 	if len(words) == 0 {
 		return
 	}
@@ -208,77 +208,77 @@ func (w *scriptWalker) call(c *syntax.CallExpr) {
 // and looks inside them: through the executable's directory, wrappers,
 // and scripts given to sh -c or eval. level counts wrappers; fromXargs
 // says xargs runs words, appending more read from its input.
-func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
+func (w *scriptWalker) look(words []Word, level int, fromXargs bool) {
 	a := w.r.a
 	if level > maxWrappers {
-		a.opaque = append(a.opaque, fmt.Sprintf("more than %d wrapper commands in a row", maxWrappers))
+		a.Opaque = append(a.Opaque, fmt.Sprintf("more than %d wrapper commands in a row", maxWrappers))
 		return
 	}
 	vals := make([]string, len(words))
 	for i, wd := range words {
-		vals[i] = wd.raw
-		if wd.static {
-			vals[i] = wd.value
+		vals[i] = wd.Raw
+		if wd.Static {
+			vals[i] = wd.Value
 		}
 	}
-	a.looks = append(a.looks, strings.Join(vals, " "))
+	a.Looks = append(a.Looks, strings.Join(vals, " "))
 	name := words[0]
-	if !name.static || name.glob || name.value == "" {
-		a.opaque = append(a.opaque, fmt.Sprintf("the command name %s is only known when it runs", name.raw))
+	if !name.Static || name.Glob || name.Value == "" {
+		a.Opaque = append(a.Opaque, fmt.Sprintf("the command name %s is only known when it runs", name.Raw))
 		return
 	}
-	base := name.value
+	base := name.Value
 	if strings.Contains(base, "/") {
 		// /bin/rm, ./rm and ~/bin/rm are rm to a deny rule.
 		base = path.Base(base)
 		vals[0] = base
-		a.looks = append(a.looks, strings.Join(vals, " "))
+		a.Looks = append(a.Looks, strings.Join(vals, " "))
 	}
 	args := words[1:]
 
 	switch base {
 	case "eval":
-		a.opaque = append(a.opaque, "eval runs text put together when it runs")
-		a.cwdMoves = true
+		a.Opaque = append(a.Opaque, "eval runs text put together when it runs")
+		a.CwdMoves = true
 		w.reparse(args)
 		return
 	case "trap":
 		// trap [--] CODE SIGNAL…: CODE runs later; "-" and "" reset or
 		// ignore, -p, -l and -P list.
-		if len(args) > 0 && args[0].static && args[0].value == "--" {
+		if len(args) > 0 && args[0].Static && args[0].Value == "--" {
 			args = args[1:]
 		}
 		switch {
 		case len(args) < 2:
-		case !args[0].static:
-			a.opaque = append(a.opaque, "trap runs text only known when it runs")
-		case args[0].value == "" || args[0].value == "-" || strings.HasPrefix(args[0].value, "-"):
+		case !args[0].Static:
+			a.Opaque = append(a.Opaque, "trap runs text only known when it runs")
+		case args[0].Value == "" || args[0].Value == "-" || strings.HasPrefix(args[0].Value, "-"):
 		default:
-			a.opaque = append(a.opaque, "trap runs its text later")
+			a.Opaque = append(a.Opaque, "trap runs its text later")
 			w.reparse(args[:1])
 		}
 		return
 	case "alias":
 		for _, x := range args {
-			if !x.static || strings.Contains(x.value, "=") {
-				a.opaque = append(a.opaque, "alias makes a name run other text")
+			if !x.Static || strings.Contains(x.Value, "=") {
+				a.Opaque = append(a.Opaque, "alias makes a name run other text")
 				return
 			}
 		}
 		return
 	case "cd", "pushd", "popd":
-		a.cwdMoves = true
+		a.CwdMoves = true
 		return
 	case "source", ".":
 		// source and . run a file in this shell: the rules see its name,
 		// not its content (/dev/stdin, <(…) included); and it may cd.
-		a.cwdMoves = true
-		a.hidden = append(a.hidden, base+" runs a file's commands, which no rule sees")
+		a.CwdMoves = true
+		a.Hidden = append(a.Hidden, base+" runs a file's commands, which no rule sees")
 		return
 	case "hash":
 		for _, x := range args {
-			if !x.static || strings.HasPrefix(x.value, "-") && strings.Contains(x.value, "p") {
-				a.opaque = append(a.opaque, "hash -p makes a name run another program")
+			if !x.Static || strings.HasPrefix(x.Value, "-") && strings.Contains(x.Value, "p") {
+				a.Opaque = append(a.Opaque, "hash -p makes a name run another program")
 				return
 			}
 		}
@@ -289,7 +289,7 @@ func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
 		return
 	}
 	if isInterpreter(base) {
-		a.hidden = append(a.hidden, base+" runs a program (from a file, its input or -c/-e text) which no rule reads")
+		a.Hidden = append(a.Hidden, base+" runs a program (from a file, its input or -c/-e text) which no rule reads")
 	}
 	spec := wrapperFor(base)
 	if spec == nil {
@@ -303,27 +303,27 @@ func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
 			return
 		}
 		for k := 0; k < len(args) && k < maxMaybe; k++ {
-			a.maybe = append(a.maybe, strings.Join(vals[1+k:], " "))
+			a.Maybe = append(a.Maybe, strings.Join(vals[1+k:], " "))
 		}
 		return
 	}
 	inner, p := spec.parse(args)
 	if p.cwdMoves {
-		a.cwdMoves = true
+		a.CwdMoves = true
 	}
 	for _, o := range p.writes {
-		a.writes = append(a.writes, shellWrite{op: base + " " + o.opt, target: o.word})
+		a.Writes = append(a.Writes, Write{Op: base + " " + o.opt, Target: o.word})
 	}
 	if p.unsure >= 0 {
 		// An option this reader does not know may take an argument, so the
 		// command may start at any later word: let deny rules see each.
 		for k := p.unsure + 1; k < len(args) && k <= p.unsure+maxWrappers; k++ {
-			a.looks = append(a.looks, strings.Join(vals[1+k:], " "))
+			a.Looks = append(a.Looks, strings.Join(vals[1+k:], " "))
 		}
 	}
 	if p.split != nil {
-		a.opaque = append(a.opaque, base+" -S splits a string into a command")
-		w.reparse(append([]shellWord{*p.split}, inner...))
+		a.Opaque = append(a.Opaque, base+" -S splits a string into a command")
+		w.reparse(append([]Word{*p.split}, inner...))
 		return
 	}
 	if p.noRun {
@@ -335,10 +335,10 @@ func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
 		}
 		if p.replace != "" {
 			// Words holding the replacement string are built from input.
-			inner = append([]shellWord(nil), inner...)
+			inner = append([]Word(nil), inner...)
 			for i := range inner {
-				if strings.Contains(inner[i].raw, p.replace) {
-					inner[i].static = false
+				if strings.Contains(inner[i].Raw, p.replace) {
+					inner[i].Static = false
 				}
 			}
 		}
@@ -346,7 +346,7 @@ func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
 	}
 	if len(inner) == 0 {
 		if fromXargs {
-			a.opaque = append(a.opaque, "xargs runs a command named by its input")
+			a.Opaque = append(a.Opaque, "xargs runs a command named by its input")
 		}
 		return
 	}
@@ -355,13 +355,13 @@ func (w *scriptWalker) look(words []shellWord, level int, fromXargs bool) {
 
 // reparse reads words joined by spaces as a script, as eval does; words
 // that are not static make nothing to read.
-func (w *scriptWalker) reparse(words []shellWord) {
+func (w *scriptWalker) reparse(words []Word) {
 	vals := make([]string, 0, len(words))
 	for _, x := range words {
-		if !x.static {
+		if !x.Static {
 			return
 		}
-		vals = append(vals, x.value)
+		vals = append(vals, x.Value)
 	}
 	if len(vals) > 0 {
 		w.r.script(strings.Join(vals, " "), w.depth+1)
@@ -405,18 +405,18 @@ func isShell(name string) bool {
 // shell reads a shell's arguments: -c's script is parsed in turn; a shell
 // reading commands from its input is opaque; a shell running a script
 // file is like any program, seen by name only.
-func (w *scriptWalker) shell(name string, args []shellWord, fromXargs bool) {
+func (w *scriptWalker) shell(name string, args []Word, fromXargs bool) {
 	a := w.r.a
 	command, stdin := false, false
 	i := 0
 options:
 	for ; i < len(args); i++ {
 		x := args[i]
-		if !x.static {
-			a.opaque = append(a.opaque, fmt.Sprintf("%s options only known when it runs", name))
+		if !x.Static {
+			a.Opaque = append(a.Opaque, fmt.Sprintf("%s options only known when it runs", name))
 			return
 		}
-		v := x.value
+		v := x.Value
 		switch {
 		case v == "--" || v == "-":
 			i++
@@ -426,7 +426,7 @@ options:
 		case v == "--command" || strings.HasPrefix(v, "--command="):
 			command = true
 			if rest, ok := strings.CutPrefix(v, "--command="); ok {
-				w.shellScript(name, shellWord{raw: rest, value: rest, static: true})
+				w.shellScript(name, Word{Raw: rest, Value: rest, Static: true})
 				return
 			}
 		case v == "--rcfile" || v == "--init-file":
@@ -453,23 +453,23 @@ options:
 	case command:
 		// -c with nothing to run fails.
 		if fromXargs {
-			a.opaque = append(a.opaque, fmt.Sprintf("%s -c runs a script read by xargs", name))
+			a.Opaque = append(a.Opaque, fmt.Sprintf("%s -c runs a script read by xargs", name))
 		}
 	case !stdin && i < len(args):
 		// A script file (/dev/stdin and <(…) among them): readable as a
 		// command, but its content is what runs.
-		a.hidden = append(a.hidden, fmt.Sprintf("%s runs the script %s, which no rule reads", name, args[i].raw))
+		a.Hidden = append(a.Hidden, fmt.Sprintf("%s runs the script %s, which no rule reads", name, args[i].Raw))
 	default:
-		a.opaque = append(a.opaque, fmt.Sprintf("%s reads the commands it runs from its input", name))
+		a.Opaque = append(a.Opaque, fmt.Sprintf("%s reads the commands it runs from its input", name))
 	}
 }
 
-func (w *scriptWalker) shellScript(name string, script shellWord) {
-	if !script.static {
-		w.r.a.opaque = append(w.r.a.opaque, fmt.Sprintf("%s -c runs a script only known when it runs", name))
+func (w *scriptWalker) shellScript(name string, script Word) {
+	if !script.Static {
+		w.r.a.Opaque = append(w.r.a.Opaque, fmt.Sprintf("%s -c runs a script only known when it runs", name))
 		return
 	}
-	w.r.script(script.value, w.depth+1)
+	w.r.script(script.Value, w.depth+1)
 }
 
 // writes reports whether a redirection operator opens its target for
@@ -496,13 +496,13 @@ func (w *scriptWalker) redirect(rd *syntax.Redirect) {
 	case rd.Op == syntax.DplOut:
 		// >&N duplicates a descriptor and >&- closes one; >&word with any
 		// other word writes the file word, as &> does.
-		if target.static && isFdWord(target.value) {
+		if target.Static && isFdWord(target.Value) {
 			return
 		}
 	case !writes(rd.Op):
 		return
 	}
-	w.r.a.writes = append(w.r.a.writes, shellWrite{op: op, target: target})
+	w.r.a.Writes = append(w.r.a.Writes, Write{Op: op, Target: target})
 }
 
 // isFdWord reports whether a >& target names a descriptor: "2", "-" or
@@ -522,40 +522,40 @@ func isFdWord(s string) bool {
 }
 
 // word evaluates a word as far as it can be without running anything.
-func (w *scriptWalker) word(wd *syntax.Word) shellWord {
-	sw := shellWord{raw: w.text(wd), static: true}
+func (w *scriptWalker) word(wd *syntax.Word) Word {
+	sw := Word{Raw: w.text(wd), Static: true}
 	var b strings.Builder
 	for i, part := range wd.Parts {
 		switch x := part.(type) {
 		case *syntax.Lit:
 			if i == 0 && strings.HasPrefix(x.Value, "~") {
-				sw.tilde = true
+				sw.Tilde = true
 			}
 			if unescapeLit(&b, x.Value) {
-				sw.glob = true
+				sw.Glob = true
 			}
 		case *syntax.SglQuoted:
 			if x.Dollar {
-				sw.static = false // $'…' decodes escapes
+				sw.Static = false // $'…' decodes escapes
 			}
 			b.WriteString(x.Value)
 		case *syntax.DblQuoted:
 			if x.Dollar {
-				sw.static = false // $"…" is translated
+				sw.Static = false // $"…" is translated
 			}
 			for _, q := range x.Parts {
 				lit, ok := q.(*syntax.Lit)
 				if !ok {
-					sw.static = false
+					sw.Static = false
 					continue
 				}
 				unescapeDbl(&b, lit.Value)
 			}
 		default:
-			sw.static = false
+			sw.Static = false
 		}
 	}
-	sw.value = b.String()
+	sw.Value = b.String()
 	return sw
 }
 
@@ -611,44 +611,4 @@ func nesting(src string) int {
 		}
 	}
 	return most
-}
-
-// matches reports whether a Bash specifier from list l applies to the
-// analysed command. Allow rules must match every simple command as
-// written, and never match what cannot be read or holds a substitution;
-// deny and ask rules apply when they match any form of any command.
-func (a *shellAnalysis) matches(spec string, l list) bool {
-	if l == listAllow {
-		return a.approved([]string{spec})
-	}
-	spec = collapseSpace(spec)
-	for _, text := range a.looks {
-		if matchCommandPart(spec, text) {
-			return true
-		}
-	}
-	return false
-}
-
-// approved reports whether allow rules approve every simple command as
-// written, each command by some rule: "ls && echo ok" is approved by
-// Bash(ls:*) and Bash(echo:*) together. What cannot be read, or holds a
-// substitution, is never approved by a specifier.
-func (a *shellAnalysis) approved(specs []string) bool {
-	if len(a.opaque) > 0 || a.subst || len(a.written) == 0 {
-		return false
-	}
-	for _, text := range a.written {
-		ok := false
-		for _, spec := range specs {
-			if matchCommandPart(collapseSpace(spec), text) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
 }

@@ -1,4 +1,4 @@
-package permission
+package shellcmd
 
 import (
 	"slices"
@@ -100,19 +100,19 @@ type wrapperParse struct {
 	// or -1: from there on the command may start at any word.
 	unsure int
 	writes []optionWrite
-	split  *shellWord // env -S's string
+	split  *Word // env -S's string
 	// replace is xargs' replacement string (-I{}), or "".
 	replace string
 }
 
 type optionWrite struct {
 	opt  string
-	word shellWord
+	word Word
 }
 
 // parse skips the wrapper's options, assignments and operands, and
 // returns the words of the command it runs.
-func (s *wrapperSpec) parse(args []shellWord) ([]shellWord, wrapperParse) {
+func (s *wrapperSpec) parse(args []Word) ([]Word, wrapperParse) {
 	p := wrapperParse{unsure: -1}
 	unknown := func(i int) {
 		if p.unsure < 0 {
@@ -121,18 +121,18 @@ func (s *wrapperSpec) parse(args []shellWord) ([]shellWord, wrapperParse) {
 	}
 	// arg reports an option's argument: attached text, else the next word.
 	i := 0
-	take := func(attached string, hasAttached bool, from shellWord) (shellWord, bool) {
+	take := func(attached string, hasAttached bool, from Word) (Word, bool) {
 		if hasAttached {
-			return shellWord{raw: attached, value: attached, static: true, glob: from.glob}, true
+			return Word{Raw: attached, Value: attached, Static: true, Glob: from.Glob}, true
 		}
 		if i+1 < len(args) {
 			i++
 			return args[i], true
 		}
-		return shellWord{}, false
+		return Word{}, false
 	}
 	// use records what an option with its argument means.
-	use := func(opt string, short bool, val shellWord) {
+	use := func(opt string, short bool, val Word) {
 		in := func(set string, long []string) bool {
 			if short {
 				return strings.Contains(set, opt)
@@ -149,8 +149,8 @@ func (s *wrapperSpec) parse(args []shellWord) ([]shellWord, wrapperParse) {
 			p.split = &v
 		case in(s.replace, s.replLong):
 			p.replace = "{}"
-			if val.static && val.value != "" {
-				p.replace = val.value
+			if val.Static && val.Value != "" {
+				p.replace = val.Value
 			}
 		}
 		if in(s.noRun, s.noRunLong) {
@@ -161,11 +161,11 @@ func (s *wrapperSpec) parse(args []shellWord) ([]shellWord, wrapperParse) {
 options:
 	for ; i < len(args); i++ {
 		x := args[i]
-		if !x.static {
+		if !x.Static {
 			unknown(i)
 			break
 		}
-		v := x.value
+		v := x.Value
 		switch {
 		case v == "--":
 			i++
@@ -183,13 +183,13 @@ options:
 				}
 				use(name, false, w)
 			case slices.Contains(s.longOptional, name):
-				w := shellWord{raw: val, value: val, static: true}
+				w := Word{Raw: val, Value: val, Static: true}
 				if !hasVal {
-					w.value = ""
+					w.Value = ""
 				}
 				use(name, false, w)
 			case slices.Contains(s.longFlags, name):
-				use(name, false, shellWord{})
+				use(name, false, Word{})
 			default:
 				unknown(i)
 			}
@@ -208,10 +208,10 @@ options:
 					use(c, true, w)
 					continue options
 				case strings.Contains(s.optional, c):
-					use(c, true, shellWord{raw: v[j+1:], value: v[j+1:], static: true})
+					use(c, true, Word{Raw: v[j+1:], Value: v[j+1:], Static: true})
 					continue options
 				case strings.Contains(s.flags, c):
-					use(c, true, shellWord{})
+					use(c, true, Word{})
 				default:
 					unknown(i)
 					continue options
@@ -223,7 +223,7 @@ options:
 			break options
 		}
 	}
-	for s.assigns && i < len(args) && args[i].static && isAssignment(args[i].value) {
+	for s.assigns && i < len(args) && args[i].Static && isAssignment(args[i].Value) {
 		i++
 	}
 	i += s.operands

@@ -1,4 +1,4 @@
-package permission
+package shellcmd
 
 import "strings"
 
@@ -9,7 +9,7 @@ import "strings"
 //
 // With inner set, substitutions and subshell parentheses split too, so the
 // commands inside them become parts of their own; deny rules look at those.
-// This is not a shell parser: analyzeCommand uses it only for text the
+// This is not a shell parser: Analyze uses it only for text the
 // parser rejects, so that deny rules still see the commands bash would run
 // before it reached the error. It errs towards more, smaller parts.
 func splitCommand(command string, inner bool) (parts []string, subst bool) {
@@ -133,8 +133,8 @@ func splitCommand(command string, inner bool) (parts []string, subst bool) {
 	return parts, subst
 }
 
-// collapseSpace collapses whitespace runs to one space and trims.
-func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+// CollapseSpace collapses whitespace runs to one space and trims.
+func CollapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // stripAssignments removes leading VAR=value words ("FOO=1 git push"), so
 // deny rules see the command that actually runs.
