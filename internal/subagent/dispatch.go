@@ -303,13 +303,13 @@ func (s *Service) RunDispatched(ctx context.Context, job Job) error {
 	if err := job.Validate(); err != nil {
 		return err
 	}
-	if s.closed.Load() || !s.lane.tryAcquire() {
+	if s.closed.Load() || !s.lane.TryAcquire() {
 		return ErrNoPlace
 	}
 	held := true
 	defer func() {
 		if held {
-			s.lane.release()
+			s.lane.Release()
 		}
 	}()
 	now := s.cfg.Now()

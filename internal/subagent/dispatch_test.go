@@ -202,10 +202,10 @@ func TestRunDispatchedRefuses(t *testing.T) {
 	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir}); err != nil {
 		t.Fatalf("an ended run's job: %v, want nil (nothing to do)", err)
 	}
-	if !h.svc.lane.tryAcquire() {
+	if !h.svc.lane.TryAcquire() {
 		t.Fatal("the lane place was not given back")
 	}
-	defer h.svc.lane.release()
+	defer h.svc.lane.Release()
 	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, ErrNoPlace) {
 		t.Fatalf("full lane: %v, want ErrNoPlace", err)
 	}

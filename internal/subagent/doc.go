@@ -43,7 +43,7 @@
 //	dispatch.go       background runs carried between nodes (store.dispatch: any)
 //	mailbox.go        messages and stops for runs in other processes sharing the store (S-X2)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
-//	lane.go           the background lane (S-C2)
+//	internal/lane     the background lane (S-C2)
 //	limits.go         children per agent, foreground places
 //	progress.go       progress summaries of background runs
 //	announce.go       the announce step (S-N2)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/remote"
@@ -51,25 +52,25 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	// The run's place in its group is taken now; whichever of the two
 	// below gets the run gives it back.
 	wg.Add(1)
-	w := &laneWaiter{}
+	w := &lane.Waiter{}
 	fired := make(chan struct{})
 	unwatch := context.AfterFunc(ctx, func() {
 		defer close(fired)
-		if !s.lane.drop(w) {
+		if !s.lane.Drop(w) {
 			return // started: its run sees the context end
 		}
 		defer wg.Done()
 		defer stopTimer()
 		s.neverStarted(ctx, span, t, r, ctx.Err())
 	})
-	w.start = func() {
+	w.Start = func() {
 		defer wg.Done()
 		defer stopTimer()
 		if !unwatch() {
 			<-fired // its check found the run started: wait until it returns
 		}
 		if err := s.ready(ctx, t, r); err != nil {
-			s.lane.release()
+			s.lane.Release()
 			s.neverStarted(ctx, span, t, r, err)
 			return
 		}
@@ -86,7 +87,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		}
 		s.execute(ctx, span, t, r)
 	}
-	s.lane.wait(w)
+	s.lane.Wait(w)
 }
 
 // neverStarted records the end of a background run that never ran: its
@@ -125,11 +126,11 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		slot := t.slot
 		t.mu.Unlock()
 		if slot != nil {
-			s.lane.leave(slot)
+			s.lane.Leave(slot)
 		}
 	}()
 	if t.laneHeld {
-		defer s.lane.release()
+		defer s.lane.Release()
 		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}
 	hooks := s.hooks(ctx, r, t.id)

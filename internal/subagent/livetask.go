@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -119,7 +120,7 @@ type liveTask struct {
 	// tree is what became of the run's worktree, if it had one.
 	tree *worktree.Outcome
 	// slot is the lane place of a run moved to the background.
-	slot *laneSlot
+	slot *lane.Slot
 
 	// closing is set, under Service.mu, once the run takes no more
 	// messages: SendMessage then resumes the agent instead of queueing.

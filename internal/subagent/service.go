@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/contextfiles"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/hook"
+	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
@@ -170,7 +171,7 @@ type Service struct {
 	surface string
 	depth   int
 
-	lane *lane // the subagent lane (S-C2)
+	lane *lane.Lane // the subagent lane (S-C2)
 	// joint writes a child's session and task records together, or is
 	// nil (joint.go).
 	joint jointStore
@@ -217,7 +218,7 @@ type Service struct {
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, agentCalls: map[string]string{}, lane: newLane(cfg.Settings.Lane())}
+	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, agentCalls: map[string]string{}, lane: lane.New(cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
 	}

@@ -767,14 +767,14 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		// records the run as running (joint.go); a run that waits for
 		// one gets its tools and files when it starts (ready).
 		status := task.StatusPending
-		if r.laneHeld || s.lane.tryAcquire() {
+		if r.laneHeld || s.lane.TryAcquire() {
 			t.laneHeld, status = true, task.StatusRunning
 		}
 		t.queued = !t.laneHeld
 		t.waiting = t.queued // not shared yet
 		if err := s.enter(ctx, t, r, status); err != nil {
 			if t.laneHeld {
-				s.lane.release()
+				s.lane.Release()
 			}
 			if t.out != nil {
 				t.out.Close()
