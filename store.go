@@ -17,6 +17,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/dispatch"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
@@ -117,7 +118,7 @@ func startNode(ctx context.Context, db recordStore, ownerID string, s config.Sto
 // another process, and its task watch, which tells a run at once that
 // another process asked it to stop. The SQLite store has neither (nil):
 // messages reach only this process's runs, and a stop is polled for.
-func crossProcess(db recordStore) (subagent.Mailbox, subagent.TaskWatcher) {
+func crossProcess(db recordStore) (mailbox.Mailbox, mailbox.TaskWatcher) {
 	if pg, ok := db.(*postgres.DB); ok {
 		return pg.Mailbox(), pg
 	}

@@ -41,7 +41,7 @@
 //	group.go          Group: the runs of one run tree
 //	runlist.go        Run: the runs of a conversation as front ends list, stop and message them
 //	dispatch.go       background runs carried between nodes (store.dispatch: any)
-//	mailbox.go        messages and stops for runs in other processes sharing the store (S-X2)
+//	internal/mailbox  messages and stops for runs in other processes sharing the store (S-X2)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
 //	internal/lane     the background lane (S-C2)
 //	limits.go         children per agent, foreground places

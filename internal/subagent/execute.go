@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
@@ -95,7 +96,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 // ready when it got one (err).
 func (s *Service) neverStarted(ctx context.Context, span telemetry.Span, t *liveTask, r *run, err error) {
 	defer r.releaseMCP()
-	s.closeInbox(ctx, t.inbox, false)
+	t.inbox.Close(ctx, false)
 	res := &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
 	status := session.StatusFailed
 	if ctx.Err() != nil {
@@ -166,7 +167,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		progress.observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message {
-		return messages(append(s.cfg.Queue.Take(t.id), s.takeInbox(ctx, t.inbox)...))
+		return messages(append(s.cfg.Queue.Take(t.id), t.inbox.Take(ctx)...))
 	}
 	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
@@ -223,7 +224,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 			// With a Mailbox, messages (this process's too) go there,
 			// and its own lock does what s.mu does above (mailbox.go):
 			// the run is closed to them once its inbox is.
-			left = s.closeInbox(ctx, t.inbox, answer)
+			left = t.inbox.Close(ctx, answer)
 			s.mu.Lock()
 			t.closing = len(left) == 0
 			s.mu.Unlock()
@@ -392,13 +393,13 @@ func (p pending) Next(ctx context.Context) []llm.Message {
 		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
 			return messages(es)
 		}
-		var in *inbox
+		var in *mailbox.Inbox
 		if p.agentID != "" {
 			if t := p.s.live(p.agentID); t != nil {
 				in = t.inbox
 			}
 		}
-		if es := p.s.takeInbox(ctx, in); len(es) > 0 {
+		if es := in.Take(ctx); len(es) > 0 {
 			return messages(es)
 		}
 		if !running {
@@ -418,8 +419,8 @@ func (p pending) Next(ctx context.Context) []llm.Message {
 		select {
 		case <-queued:
 		case <-changed:
-		case <-in.arrived:
-			in.noted()
+		case <-in.Arrived():
+			in.Noted()
 		case <-ctx.Done():
 		}
 	}

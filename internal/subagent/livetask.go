@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -82,7 +83,7 @@ type liveTask struct {
 	queued bool
 	// inbox is the run's side of the Mailbox (nil without one): opened
 	// at launch, closed by execute at the run's end.
-	inbox *inbox
+	inbox *mailbox.Inbox
 	// sessionEnd is the child session's end, held back by the session
 	// (session.Session.Hold) for finish to write together with the
 	// task's (joint.go); nil when the session recorded it itself.

@@ -22,6 +22,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
@@ -80,12 +81,12 @@ type Config struct {
 	// instead of Queue, so that they reach an agent running in another
 	// process that shares the store (the PostgreSQL store's); nil: a
 	// message reaches only an agent running in this process.
-	Mailbox Mailbox
+	Mailbox mailbox.Mailbox
 	// Watch, if set, tells a background run at once that its record
 	// changed, so that a stop requested by another process ends it within
 	// moments (the PostgreSQL store's LISTEN/NOTIFY); nil: the run sees
 	// it at its next WatchInterval poll.
-	Watch TaskWatcher
+	Watch mailbox.TaskWatcher
 	// Dispatch, if set, takes every background run that can run on
 	// another node, for the first node with a free place to run, this one
 	// included (store.dispatch: any; dispatch.go). Nil: background runs

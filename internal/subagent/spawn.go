@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/remote"
@@ -761,7 +762,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The inbox opens before the run is recorded or tracked: whoever
 	// finds it running, here or through its record in another process,
 	// can queue a message for it, even while it waits for a lane slot.
-	t.inbox = s.openInbox(ctx, id)
+	t.inbox = mailbox.Open(ctx, s.cfg.Mailbox, id, s.cfg.Owner, s.log)
 	if background {
 		// A free lane slot is taken now, so that the first write
 		// records the run as running (joint.go); a run that waits for
@@ -779,7 +780,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 			if t.out != nil {
 				t.out.Close()
 			}
-			s.closeInbox(ctx, t.inbox, false)
+			t.inbox.Close(ctx, false)
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -110,12 +111,17 @@ func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queu
 	}
 }
 
+// courier reaches agents whose records name another process.
+func (s *Service) courier() mailbox.Courier {
+	return mailbox.Courier{Tasks: s.cfg.Tasks, Mailbox: s.cfg.Mailbox, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Owner: s.cfg.Owner}
+}
+
 // sendMailbox is send through the Mailbox, which reaches the agent in
 // whichever process runs it: this one, or the one its record names.
 func (s *Service) sendMailbox(ctx context.Context, e queue.Entry) (*liveTask, bool, error) {
 	lt := s.live(e.Target)
 	if lt == nil {
-		queued, err := s.sendElsewhere(ctx, e)
+		queued, err := s.courier().SendElsewhere(ctx, e)
 		return nil, queued, err
 	}
 	queued, err := s.cfg.Mailbox.Push(ctx, e)
