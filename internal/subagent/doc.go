@@ -50,7 +50,7 @@
 //	archive.go        archiving finished child sessions (S-S3)
 //	worktree.go       worktree isolation (S-W1)
 //	shell.go          background shells: Bash run_in_background as local_bash tasks
-//	shell_output.go   a background shell's bounded output file
+//	internal/shelltask  a background shell's bounded output file, what its end means, its reader's filter
 //	fork.go           the Agent-tool fork (S-F1)
 //	fork_command.go   `context: fork` slash commands (S-F2)
 //	frame.go          escaping and framing a child's text

@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
@@ -287,7 +288,7 @@ func (t *liveTask) outputTail(n int) string {
 	t.mu.Unlock()
 	tail := tailFile(t.outputFile, n)
 	if t.kind == task.KindLocalBash {
-		tail = rawTail(t.outputFile, n)
+		tail = shelltask.RawTail(t.outputFile, n)
 	}
 	if failed != nil {
 		tail += fmt.Sprintf("\n… (the output file stopped taking the log: %v; the session's transcript has all of it)\n", failed)

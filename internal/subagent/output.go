@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -152,7 +153,7 @@ func Output(rec task.Task) (string, error) {
 		}
 		out := string(b)
 		if rec.Status.Terminal() {
-			out += fmt.Sprintf("\n[%s]\n", shellSummary(rec.Description, rec))
+			out += fmt.Sprintf("\n[%s]\n", shelltask.Summary(rec.Description, rec))
 		}
 		return out, nil
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/internal/telemetry"
@@ -99,7 +100,7 @@ type Config struct {
 	OutputDir string
 	// ShellMaxOutputBytes bounds a background shell's output file; the
 	// oldest output goes first (backgroundShell.maxOutputBytes; 0 means
-	// DefaultShellMaxOutputBytes).
+	// shelltask.DefaultMaxOutputBytes).
 	ShellMaxOutputBytes int64
 	// Fork turns the Agent-tool fork on (subagents.fork or
 	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
@@ -241,7 +242,7 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.WatchInterval = time.Second
 	}
 	if s.cfg.ShellMaxOutputBytes <= 0 {
-		s.cfg.ShellMaxOutputBytes = DefaultShellMaxOutputBytes
+		s.cfg.ShellMaxOutputBytes = shelltask.DefaultMaxOutputBytes
 	}
 	if s.cfg.OutputDir == "" {
 		s.cfg.OutputDir = filepath.Join(os.TempDir(), "cadre-tasks")

@@ -13,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -211,7 +212,7 @@ func tailFile(path string, n int) string {
 // output file), read wherever the run is.
 func (s *Service) tail(ctx context.Context, rec task.Task, n int) string {
 	if rec.Kind == task.KindLocalBash {
-		return rawTail(rec.OutputFile, n)
+		return shelltask.RawTail(rec.OutputFile, n)
 	}
 	if rec.OutputFile != "" || rec.ChildSessionID == "" {
 		return tailFile(rec.OutputFile, n)
