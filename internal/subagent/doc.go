@@ -47,7 +47,7 @@
 //	limits.go         children per agent, foreground places
 //	progress.go       progress summaries of background runs
 //	announce.go       the announce step (S-N2)
-//	archive.go        archiving finished child sessions (S-S3)
+//	archive.go        archiving finished child sessions (S-S3), through internal/archive
 //	worktree.go       worktree isolation (S-W1)
 //	shell.go          background shells: Bash run_in_background as local_bash tasks
 //	internal/shelltask  a background shell's bounded output file, what its end means, its reader's filter

@@ -526,7 +526,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	// TaskOutput never waits on it: cleanup "delete" archives the child
 	// right after its notification; a timeout is never archived.
 	if background && cmp.Or(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
-		if err := s.archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
+		if err := s.archiver().Archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
 			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.id, "err", err)
 		}
 	}
