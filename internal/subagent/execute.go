@@ -13,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mailbox"
+	"github.com/cadre-dev/cadre/internal/progress"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
@@ -150,21 +151,21 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		Now:           s.cfg.Now,
 		Logger:        s.log,
 	}
-	var progress *summarizer
+	var summaries *progress.Summarizer
 	if ra, ok := r.child.caller.Model.(*remote.Agent); ok {
 		// A remote agent's own status messages are its progress lines;
 		// nothing is asked of it beyond its task (no summaries).
 		ra.Observe(func(line string) { s.remoteProgress(ctx, t, line) })
 		ra.Track(func(id string) { s.remoteTask(ctx, t, id) })
 	} else {
-		progress = s.newSummarizer(t, r, spec.Loop)
+		summaries = s.summarizer(t, r, spec.Loop)
 	}
 	spec.Observe = func(st loop.Step) {
 		t.observe(st)
 		if st.Response != nil && t.isBackground() {
 			s.progress(t)
 		}
-		progress.observe(ctx, st)
+		summaries.Observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message {
 		return messages(append(s.cfg.Queue.Take(t.id), t.inbox.Take(ctx)...))
