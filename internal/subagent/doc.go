@@ -51,7 +51,7 @@
 //	worktree.go       worktree isolation (S-W1)
 //	shell.go          background shells: Bash run_in_background as local_bash tasks
 //	internal/shelltask  a background shell's bounded output file, what its end means, its reader's filter
-//	fork.go           the Agent-tool fork (S-F1)
+//	fork.go           the Agent-tool fork (S-F1); its messages and tools: internal/fork
 //	fork_command.go   `context: fork` slash commands (S-F2)
 //	frame.go          escaping and framing a child's text
 //	prompts.go        the model-facing text in prompts/, and text helpers

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mailbox"
@@ -182,7 +183,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		if r.tree != nil {
 			dir = r.child.cwd
 		}
-		input = []llm.Message{forkInput(r.req.Fork, r.req.Prompt, dir)}
+		input = []llm.Message{fork.Input(r.req.Fork, r.req.Prompt, dir)}
 	}
 	if extra := s.subagentStart(ctx, hooks); extra != "" {
 		first := input[0]

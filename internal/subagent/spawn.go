@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/permission"
@@ -574,7 +575,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	var err error
 	switch {
 	case req.Fork != nil:
-		def = forkDefinition()
+		def = fork.Definition()
 	case req.SessionID != "":
 		def, err = s.continued(ctx, c, &req)
 	default:
@@ -654,7 +655,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req spawnRequest) (*run, 
 	ch.caller.Asker, ch.caller.Remembered, ch.policy.Remembered = ch.policy.Asker, c.Remembered, c.Remembered
 	switch {
 	case req.Fork != nil:
-		r.history = forkHistory(req.Fork)
+		r.history = fork.History(req.Fork)
 	case req.History != nil && req.SessionID == "":
 		r.history = req.History
 	}
