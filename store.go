@@ -16,12 +16,12 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/dispatch"
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
-	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 )
@@ -177,7 +177,7 @@ func dispatchWorker(db recordStore, d Dispatch) *dispatch.Worker {
 // dispatcher is the subagent service's Dispatcher when worker is set: the
 // node's River client, which the runtime starts after the service (no
 // run can dispatch before New returns).
-func dispatcher(r *Runtime, worker *dispatch.Worker) subagent.Dispatcher {
+func dispatcher(r *Runtime, worker *dispatch.Worker) crossnode.Dispatcher {
 	if worker == nil {
 		return nil
 	}

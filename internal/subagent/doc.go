@@ -40,7 +40,7 @@
 //	events.go         the task_* events
 //	group.go          Group: the runs of one run tree
 //	runlist.go        Run: the runs of a conversation as front ends list, stop and message them
-//	dispatch.go       background runs carried between nodes (store.dispatch: any)
+//	dispatch.go       background runs carried between nodes (store.dispatch: any); the record protocol: internal/crossnode
 //	internal/mailbox  messages and stops for runs in other processes sharing the store (S-X2)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
 //	internal/lane     the background lane (S-C2)

@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/contextfiles"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/lane"
@@ -90,9 +91,9 @@ type Config struct {
 	Watch mailbox.TaskWatcher
 	// Dispatch, if set, takes every background run that can run on
 	// another node, for the first node with a free place to run, this one
-	// included (store.dispatch: any; dispatch.go). Nil: background runs
-	// wait for a place in this process's lane.
-	Dispatch Dispatcher
+	// included (store.dispatch: any; dispatch.go, internal/crossnode).
+	// Nil: background runs wait for a place in this process's lane.
+	Dispatch crossnode.Dispatcher
 	// Owner is this process's owner id (task.Owner), written on the
 	// records of the runs it executes.
 	Owner string

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -243,7 +244,7 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 		return "", fmt.Errorf("task %s is not running: it %s", id, rec.Status)
 	}
 	if lt == nil {
-		unclaimed, err := s.requestStop(ctx, id)
+		unclaimed, err := crossnode.RequestStop(ctx, s.cfg.Tasks, id, s.cfg.Now())
 		if err != nil {
 			return "", err
 		}
