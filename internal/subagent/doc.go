@@ -26,7 +26,8 @@
 // service's locks. Where things live:
 //
 //	service.go        Config, Service, Caller; the tools of each profile
-//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch
+//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch;
+//	                  what a child gets (place, model, rules, tools): internal/spawnpolicy
 //	ecosystem.go      a child's memory directory and grants, its first message (skills, memory)
 //	hooks.go          a child's hooks: the runtime's, then its definition's own
 //	joint.go          a child's session and task records written together where one store holds both

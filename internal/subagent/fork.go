@@ -6,6 +6,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/builtin"
 	"github.com/cadre-dev/cadre/internal/fork"
+	"github.com/cadre-dev/cadre/internal/spawnpolicy"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -65,7 +66,7 @@ func (s *Service) forkTools(turn *tool.Turn, c Caller, only []string) (*tool.Set
 	for _, t := range turn.Tools.Tools() {
 		info := t.Info()
 		switch {
-		case only != nil && !named(only, info.Name, info.Aliases):
+		case only != nil && !spawnpolicy.Named(only, info.Name, info.Aliases):
 			tools = append(tools, fork.Refusing(info, fork.NotAllowed(info.Name, only)))
 		case info.Name == "Bash":
 			// The same Bash, its background commands the fork's own.
