@@ -34,7 +34,7 @@
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat, finish (S-L6)
 //	livetask.go       liveTask, a run in this process, and what profiles read of it
-//	output.go         a run's output: the plain-text log readers get
+//	output.go         a run's output: the plain-text log readers get (internal/runlog)
 //	deliver.go        a result reaches the model once (S-N1): who delivers, what wins;
 //	                  reading, the one read sequence of every reader tool
 //	tasks.go          find, await, send, list, stop; the run-tree check

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mailbox"
+	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/shelltask"
@@ -215,7 +215,7 @@ func (t *liveTask) observe(s loop.Step) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder
-	logMessage(&b, s.Message, s.Response != nil)
+	runlog.Message(&b, s.Message, s.Response != nil)
 	if s.Response != nil {
 		t.tokens += s.Response.Usage.Total()
 		if text := strings.TrimSpace(s.Message.Text()); text != "" {
@@ -257,7 +257,7 @@ func (t *liveTask) startOutput() error {
 	if t.filed || t.outputFile == "" {
 		return nil // filed already, or its transcript in a store is its output
 	}
-	f, err := openOutput(t.outputFile)
+	f, err := runlog.OpenFile(t.outputFile)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (t *liveTask) outputTail(n int) string {
 	}
 	failed := t.outErr
 	t.mu.Unlock()
-	tail := tailFile(t.outputFile, n)
+	tail := runlog.Tail(t.outputFile, n)
 	if t.kind == task.KindLocalBash {
 		tail = shelltask.RawTail(t.outputFile, n)
 	}
@@ -301,19 +301,6 @@ func (t *liveTask) snapshot() (text string, tokens int64, toolUses int, lastTool
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.text, t.tokens, t.toolUses, t.lastTool
-}
-
-// openOutput creates the task's output file, a plain-text log the model
-// may Read while the run goes on.
-func openOutput(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("task output file: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("task output file: %w", err)
-	}
-	return f, nil
 }
 
 // statusOf maps how a run ended to a task status.

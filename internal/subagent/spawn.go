@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/remote"
+	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/spawnpolicy"
@@ -691,7 +692,7 @@ func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
 	if err := r.sess.Claim(ctx); err != nil {
 		return err
 	}
-	if t.outputFile != "" && !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
+	if t.outputFile != "" && !runlog.LinkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		return t.startOutput()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -194,20 +194,6 @@ func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Du
 	}
 }
 
-// tail is the last n bytes of the output file at path: of its log, or,
-// when the file is the run's transcript (output.go), of the log rendered
-// from it.
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if log, ok := transcriptLog(b); ok {
-		b = []byte(log)
-	}
-	return clipHead(string(b), n)
-}
-
 // tail is the last n bytes of the log of rec, a run in another process:
 // its output file's, or its transcript's when a store keeps that (no
 // output file), read wherever the run is.
@@ -216,21 +202,13 @@ func (s *Service) tail(ctx context.Context, rec task.Task, n int) string {
 		return shelltask.RawTail(rec.OutputFile, n)
 	}
 	if rec.OutputFile != "" || rec.ChildSessionID == "" {
-		return tailFile(rec.OutputFile, n)
+		return runlog.Tail(rec.OutputFile, n)
 	}
 	log, err := s.transcriptLog(ctx, rec.ChildSessionID)
 	if err != nil {
 		return ""
 	}
-	return clipHead(log, n)
-}
-
-// clipHead keeps the last n bytes of s, marking the cut.
-func clipHead(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
+	return runlog.Newest(log, n)
 }
 
 // Stop stops a running task (S-T3): at once when it runs in this process,
