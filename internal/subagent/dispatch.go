@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cadre-dev/cadre/internal/crossnode"
+	"github.com/cadre-dev/cadre/internal/heartbeat"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -94,17 +95,10 @@ func (s *Service) await(ctx context.Context, t *liveTask) {
 	s.finishElsewhere(context.WithoutCancel(ctx), t, rec)
 }
 
-// shownFigures are what a dispatched run's record shows of it while it
-// runs: its tool uses and its newest text (the record's Result is the
-// partial text of a run not yet complete).
-type shownFigures struct {
-	toolUses int
-	text     string
-}
-
-func (t *liveTask) figures() shownFigures {
+// figures are what a dispatched run's record shows of it while it runs.
+func (t *liveTask) figures() heartbeat.Figures {
 	text, _, toolUses, _ := t.snapshot()
-	return shownFigures{toolUses: toolUses, text: text}
+	return heartbeat.Figures{ToolUses: toolUses, Text: text}
 }
 
 // follow takes a running dispatched run's figures from its record into

@@ -32,7 +32,7 @@
 //	hooks.go          a child's hooks: the runtime's, then its definition's own
 //	joint.go          a child's session and task records written together where one store holds both
 //	foreground.go     the foreground wait and the move to the background (S-L2)
-//	execute.go        a run to its end: conversation, heartbeat, finish (S-L6)
+//	execute.go        a run to its end: conversation, heartbeat (internal/heartbeat), finish (S-L6)
 //	livetask.go       liveTask, a run in this process, and what profiles read of it
 //	output.go         a run's output: the plain-text log readers get (internal/runlog)
 //	deliver.go        a result reaches the model once (S-N1): who delivers, what wins;

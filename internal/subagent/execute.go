@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/fork"
+	"github.com/cadre-dev/cadre/internal/heartbeat"
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mailbox"
@@ -304,68 +305,18 @@ func (s *Service) remoteTask(ctx context.Context, t *liveTask, id string) {
 // errUnchanged aborts an update that would store what is there already.
 var errUnchanged = errors.New("unchanged")
 
-// heartbeat honours a stop requested through the task's record — by `cadre
-// tasks stop` or TaskStop in another process (S-X2) — and keeps the
-// record's heartbeat fresh, until the run ends. Every background run has
-// one, whether it started in the background or moved there.
-//
-// With a TaskWatcher, a change to the record (a stop from anywhere) is
-// heard at once and only read; the tick still refreshes the heartbeat and
-// is the fallback should notifications fail.
+// heartbeat keeps t's record's heartbeat fresh and honours a stop
+// requested through it (internal/heartbeat), until the run ends. Every
+// background run has one, whether it started in the background or moved
+// there; a dispatched run's figures go with it, for the stand-in on the
+// node that launched it (dispatch.go).
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
-	tick := time.NewTicker(s.cfg.WatchInterval)
-	defer tick.Stop()
-	var sent shownFigures // what the record shows of a dispatched run
-	var changed <-chan struct{}
-	if s.cfg.Watch != nil {
-		ch, stop := s.cfg.Watch.WatchTask(ctx, t.id)
-		defer stop()
-		changed = ch
+	b := heartbeat.Beater{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
+	r := heartbeat.Run{ID: t.id, Done: t.done, Stop: func() { t.cancel(errStopped) }}
+	if t.detached {
+		r.Figures = t.figures
 	}
-	for {
-		select {
-		case <-t.done:
-			return
-		case <-changed:
-			rec, err := s.cfg.Tasks.GetTask(ctx, t.id)
-			if err != nil {
-				s.log.WarnContext(ctx, "read a background task's record after it changed", "task_id", t.id, "err", err)
-			}
-			if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
-				t.cancel(errStopped)
-				return
-			}
-			continue
-		case <-tick.C:
-		}
-		// A dispatched run's figures so far go with its heartbeat, for
-		// the stand-in on the node that launched it (dispatch.go); only
-		// when they changed, since that write is announced to every node.
-		var shown *shownFigures
-		if t.detached {
-			if f := t.figures(); f != sent {
-				shown = &f
-			}
-		}
-		rec, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
-			if !rec.Status.Terminal() {
-				rec.Heartbeat = s.cfg.Now()
-				if shown != nil {
-					rec.ToolUses, rec.Result = shown.toolUses, shown.text
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			s.log.WarnContext(ctx, "refresh a background task's heartbeat", "task_id", t.id, "err", err)
-		} else if shown != nil {
-			sent = *shown
-		}
-		if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
-			t.cancel(errStopped)
-			return
-		}
-	}
+	b.Beat(ctx, r)
 }
 
 // Pending is what reaches the agent c through the queue while any of its
