@@ -256,3 +256,33 @@ func CallerModel(resolve func(name string) (llm.Model, provider.Ref, error), nam
 	}
 	return m, ref, nil
 }
+
+// errTaken aborts the take-over of a record that changed since it was
+// listed: someone else took it, or it ended.
+var errTaken = errors.New("task changed since it was listed")
+
+// Takeover claims for owner the record of a run, listed as listed, whose
+// process has ended (a remote run whose task goes on on its server, S-W2):
+// it returns the record as taken and true, or false with no error when the
+// record changed since it was listed (its owner or heartbeat moved, or it
+// ended): someone else's then.
+func Takeover(ctx context.Context, tasks Records, listed task.Task, owner string, now time.Time) (task.Task, bool, error) {
+	rec, err := tasks.Transition(ctx, listed.ID, func(t *task.Task) (task.Event, error) {
+		if t.Owner != listed.Owner || !t.Heartbeat.Equal(listed.Heartbeat) {
+			return "", errTaken
+		}
+		t.Owner, t.Heartbeat = owner, now
+		if t.Started.IsZero() {
+			t.Started = now
+		}
+		return task.EventReattach, nil
+	})
+	// One that ended since (ErrTransition) is someone else's too.
+	if errors.Is(err, errTaken) || errors.Is(err, task.ErrTransition) {
+		return task.Task{}, false, nil
+	}
+	if err != nil {
+		return task.Task{}, false, err
+	}
+	return rec, true, nil
+}

@@ -199,3 +199,24 @@ func TestValidateAndCallerModel(t *testing.T) {
 		t.Error("no model: no error")
 	}
 }
+
+// TestTakeover (S-W2): a run whose process ended is taken by the first
+// process that finds its record as it was listed; one that changed since
+// (taken by another, or ended) is left alone.
+func TestTakeover(t *testing.T) {
+	ctx := t.Context()
+	tasks := task.NewMem()
+	rec := task.Task{ID: "r1", Kind: task.KindRemoteAgent, Agent: "far", Status: task.StatusRunning, Owner: "gone", Created: now, Started: now, Heartbeat: now}
+	if err := tasks.CreateTask(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	listed, _ := tasks.GetTask(ctx, "r1")
+	later := now.Add(time.Minute)
+	got, ok, err := Takeover(ctx, tasks, listed, "here", later)
+	if err != nil || !ok || got.Owner != "here" || !got.Heartbeat.Equal(later) || got.Status != task.StatusRunning {
+		t.Fatalf("takeover: %+v, %v, %v", got, ok, err)
+	}
+	if _, ok, err := Takeover(ctx, tasks, listed, "other", later); ok || err != nil {
+		t.Fatalf("a second takeover from the old listing: %v, %v; want left alone", ok, err)
+	}
+}
