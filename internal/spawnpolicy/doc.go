@@ -1,8 +1,9 @@
 // Package spawnpolicy decides, before a subagent starts, what it gets
 // (DESIGN §5): where it works (its workspace root and cwd, inside its
 // parent's), which model it runs on (S-A3), the permission rules it runs
-// under, the task rules it spawns under, and which tools of the pool it is
-// given (S-P2).
+// under (its memory directory's grants among them), the task rules it
+// spawns under, which tools of the pool it is given (S-P2), and which of
+// its definition's own hooks may run.
 //
 // Every input that came from a model's tool call — a cwd, a model name, a
 // tool list — is checked here against what the user set, so that

@@ -28,8 +28,8 @@
 //	service.go        Config, Service, Caller; the tools of each profile
 //	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch;
 //	                  what a child gets (place, model, rules, tools): internal/spawnpolicy
-//	ecosystem.go      a child's memory directory and grants, its first message (skills, memory)
-//	hooks.go          a child's hooks: the runtime's, then its definition's own
+//	ecosystem.go      a child's memory prompt and its first message (skills, memory); its grants: internal/spawnpolicy
+//	hooks.go          a child's hooks: the runtime's, then its definition's own (which may run: internal/spawnpolicy)
 //	joint.go          a child's session and task records written together where one store holds both
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat (internal/heartbeat), finish (S-L6)

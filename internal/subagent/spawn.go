@@ -317,7 +317,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req spawnRequest) (*ch
 	}
 	var memDir string
 	if req.Fork == nil {
-		if memDir, err = s.grantMemory(def, &pol); err != nil {
+		if memDir, err = spawnpolicy.Memory(def, s.cfg.MainCwd, &pol); err != nil {
 			return nil, nil, err
 		}
 	}
