@@ -25,7 +25,7 @@
 // liveTask.about and liveTask.end, never through its fields or the
 // service's locks. Where things live:
 //
-//	service.go        Config, Service, Caller; the tools of each profile
+//	service.go        Config, Service, Caller; the tools of each profile; a child's loop (its prompts: internal/childprompt)
 //	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch;
 //	                  what a child gets (place, model, rules, tools): internal/spawnpolicy
 //	ecosystem.go      a child's memory prompt and its first message (skills, memory); its grants: internal/spawnpolicy

@@ -17,10 +17,6 @@ var (
 	agentToolText string
 	//go:embed prompts/task_tool.md
 	taskToolText string
-	//go:embed prompts/context.md
-	contextText string
-	//go:embed prompts/child_system.md
-	childSystemText string
 	//go:embed prompts/notification.md
 	notificationText string
 	//go:embed prompts/launched.md
@@ -59,8 +55,6 @@ var (
 	// for it at start-up.
 	agentToolTmpl    = lazy("agent_tool", agentToolText, nil)
 	taskToolTmpl     = lazy("task_tool", taskToolText, nil)
-	contextTmpl      = lazy("context", contextText, nil)
-	childSystemTmpl  = lazy("child_system", childSystemText, nil)
 	notificationTmpl = lazy("notification", notificationText, frameFuncs)
 	launchedTmpl     = lazy("launched", launchedText, nil)
 	taskOutputTmpl   = lazy("task_output", taskOutputText, nil)

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/childprompt"
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
@@ -210,10 +210,9 @@ type Service struct {
 	// delivery makes a notification's "mark notified, then queue" one
 	// step for the tools that read results (deliver.go).
 	delivery sync.Mutex
-	// prompts holds the children's rendered system prompts by promptKey:
-	// the ten children of one message share one, rendered once. It grows
-	// with the definitions, working directories and days a process sees.
-	prompts sync.Map
+	// systems renders the children's system prompts: the ten children of
+	// one message share one, rendered once.
+	systems childprompt.Systems
 	// teams are the agent teams of this process, by main session id
 	// (team.go).
 	teams teams
@@ -430,8 +429,7 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 	for _, d := range s.listed(c) {
 		names = append(names, d.Name)
 	}
-	type row struct{ ID, Name, Agent, Description, Status, Age string }
-	var tasks []row
+	var tasks []childprompt.Task
 	if c.RootSessionID != "" {
 		recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
 		if err != nil && ctx.Err() == nil {
@@ -440,13 +438,11 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 		now := s.cfg.Now()
 		for _, t := range recs {
 			// The description is model text: one line, and no tags of its own.
-			tasks = append(tasks, row{t.ID, t.Name, t.Agent, escapeTags(oneLine(t.Description)), string(t.Status), now.Sub(t.Created).Round(time.Second).String()})
+			tasks = append(tasks, childprompt.Task{ID: t.ID, Name: t.Name, Agent: t.Agent, Description: escapeTags(oneLine(t.Description)),
+				Status: string(t.Status), Age: now.Sub(t.Created).Round(time.Second).String()})
 		}
 	}
-	if len(names) == 0 && len(tasks) == 0 {
-		return ""
-	}
-	return render(contextTmpl(), map[string]any{"Agents": names, "Tool": s.toolName(), "Tasks": tasks})
+	return childprompt.Context(names, s.toolName(), tasks)
 }
 
 func (s *Service) toolName() string {
@@ -480,7 +476,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,
-		Preamble: s.preamble(def, fork != nil), Tracer: s.cfg.Tracer,
+		Preamble: childprompt.Preamble(s.cfg.ContextFiles, def, fork != nil), Tracer: s.cfg.Tracer,
 	}
 	if fork != nil {
 		// Exactly the parent's rendered prompt and settings: the shared
@@ -499,33 +495,19 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 	return cfg
 }
 
-// promptKey is everything a child's system prompt depends on but the
-// platform, which a process does not change.
-type promptKey struct{ name, base, cwd, date string }
-
-// systemPrompt is the child's: its definition's prompt (or its workspace's
-// prompt base), the environment, and a note on its role. It is built once
-// per definition, workspace and day, and the ten children of one message
-// share it. Whether the workspace is a git repository is read with the
-// first build: a child started later that day sees its first sibling's
-// answer.
+// systemPrompt is the child's (childprompt.Systems): its definition's
+// prompt or its workspace's prompt base, with its memory section if it
+// has a memory.
 func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	base := def.Prompt
 	if ch.base != "" {
 		base = ch.base
 	}
-	now := s.cfg.Now()
+	memory := ""
 	if ch.memory != "" {
-		// Never cached: the agent changes its memory as it runs.
-		return runner.SystemPrompt(base+"\n\n"+s.memoryPrompt(def, ch), ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
+		memory = s.memoryPrompt(def, ch)
 	}
-	key := promptKey{name: def.Name, base: base, cwd: ch.cwd, date: now.Format("2006-01-02")}
-	if p, ok := s.prompts.Load(key); ok {
-		return p.(string)
-	}
-	p := runner.SystemPrompt(base, ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
-	s.prompts.Store(key, p)
-	return p
+	return s.systems.System(def.Name, base, memory, ch.cwd, s.cfg.Now())
 }
 
 // protoTool is tool.New(meta, run) for a tool that every caller gets a
@@ -540,17 +522,4 @@ func protoTool[In any](s *Service, meta tool.Info, run func(context.Context, too
 	}{meta.Name, reflect.TypeFor[In]()}
 	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name, InputSchema: meta.InputSchema}, nil))
 	return p.(*tool.Typed[In]).With(meta, run)
-}
-
-// preamble is the context block a child opens with (S-E4): a fork's is
-// its parent's, whole; another child gets AGENTS.md and TOOLS.md (the
-// gateway's rule), and the CLAUDE.md files only where Claude Code gives
-// a subagent them — an agent in Claude Code's format (and the built-in
-// general-purpose, Claude Code's own) that does not say omitClaudeMd.
-func (s *Service) preamble(def agent.Definition, fork bool) []llm.Block {
-	if fork {
-		return contextfiles.Blocks(s.cfg.ContextFiles)
-	}
-	claude := (def.Format == agent.FormatClaude || (def.Format == agent.FormatBuiltin && strings.EqualFold(def.Name, agent.GeneralPurposeName))) && !def.OmitClaudeMD
-	return contextfiles.Blocks(contextfiles.ForSubagent(s.cfg.ContextFiles, claude))
 }
