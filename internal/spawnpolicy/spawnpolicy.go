@@ -229,3 +229,32 @@ func Named(list []string, name string, aliases []string) bool {
 	}
 	return false
 }
+
+// Definitions finds agent definitions by name: agent.Registry.
+type Definitions interface {
+	Get(name string) (agent.Definition, bool)
+}
+
+// Route picks the definition for a call's subagent_type (S-A2): the named
+// agent, or general-purpose when none is named. A primary agent, or a
+// remote one without a url, cannot be spawned. available lists the agents
+// the caller may use, for the model to pick from when its choice fails.
+func Route(defs Definitions, name string, available func() []string) (agent.Definition, error) {
+	if name == "" {
+		name = agent.GeneralPurposeName
+	}
+	if err := agent.ValidateName(name); err != nil {
+		return agent.Definition{}, fmt.Errorf("invalid subagent_type: %w", err)
+	}
+	def, ok := defs.Get(name)
+	if !ok {
+		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(available(), ", "))
+	}
+	if def.Mode == "primary" {
+		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(available(), ", "))
+	}
+	if def.Isolation == agent.IsolationRemote && def.URL == "" {
+		return agent.Definition{}, fmt.Errorf("agent %q has isolation: remote but no url: a remote agent is reached at the http(s) url of its definition", def.Name)
+	}
+	return def, nil
+}

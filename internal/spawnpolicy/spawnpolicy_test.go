@@ -210,3 +210,33 @@ func TestTools(t *testing.T) {
 		}
 	}
 }
+
+// defs are definitions by name.
+type defs map[string]agent.Definition
+
+func (d defs) Get(name string) (agent.Definition, bool) { r, ok := d[name]; return r, ok }
+
+// TestRoute (S-A2): no subagent_type is general-purpose; an unknown name,
+// a primary agent and a remote one without a url are refused, the first
+// two listing the agents the caller may use.
+func TestRoute(t *testing.T) {
+	d := defs{
+		"general-purpose": agent.GeneralPurpose(),
+		"build":           {Name: "build", Mode: "primary"},
+		"far":             {Name: "far", Isolation: agent.IsolationRemote},
+	}
+	available := func() []string { return []string{"general-purpose", "explore"} }
+	if def, err := Route(d, "", available); err != nil || def.Name != "general-purpose" {
+		t.Fatalf("no subagent_type: %v, %v", def.Name, err)
+	}
+	for _, tc := range []struct{ name, err string }{
+		{"nobody", `unknown subagent_type "nobody"; available agents: general-purpose, explore`},
+		{"build", `agent "build" is a primary agent, not a subagent; available agents: general-purpose, explore`},
+		{"far", `agent "far" has isolation: remote but no url`},
+		{"../x", "invalid subagent_type"},
+	} {
+		if _, err := Route(d, tc.name, available); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want one saying %q", tc.name, err, tc.err)
+		}
+	}
+}

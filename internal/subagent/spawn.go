@@ -167,27 +167,10 @@ func (s *Service) remote(req spawnRequest) bool {
 	return ok && d.URL != "" && req.Fork == nil
 }
 
-// route picks the definition for subagent_type (S-A2): the named agent, or
-// general-purpose when none is named. Its errors list what c's spawn tool
-// lists.
+// route picks the definition for subagent_type (spawnpolicy.Route). Its
+// errors list what c's spawn tool lists.
 func (s *Service) route(c Caller, name string) (agent.Definition, error) {
-	if name == "" {
-		name = "general-purpose"
-	}
-	if err := agent.ValidateName(name); err != nil {
-		return agent.Definition{}, fmt.Errorf("invalid subagent_type: %w", err)
-	}
-	def, ok := s.cfg.Agents.Get(name)
-	if !ok {
-		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(c), ", "))
-	}
-	if def.Mode == "primary" {
-		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(c), ", "))
-	}
-	if def.Isolation == agent.IsolationRemote && def.URL == "" {
-		return agent.Definition{}, fmt.Errorf("agent %q has isolation: remote but no url: a remote agent is reached at the http(s) url of its definition", def.Name)
-	}
-	return def, nil
+	return spawnpolicy.Route(s.cfg.Agents, name, func() []string { return s.names(c) })
 }
 
 // continued checks a session_id to continue and returns its agent. Only a
