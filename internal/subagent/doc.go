@@ -45,7 +45,7 @@
 //	internal/mailbox  messages and stops for runs in other processes sharing the store (S-X2)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
 //	internal/lane     the background lane (S-C2)
-//	limits.go         children per agent, foreground places
+//	limits.go         children per agent, foreground places (internal/lane)
 //	progress.go       progress summaries of background runs, through internal/progress
 //	announce.go       the announce step (S-N2)
 //	archive.go        archiving finished child sessions (S-S3), through internal/archive

@@ -180,7 +180,7 @@ type Service struct {
 	joint jointStore
 	// fg bounds the foreground runs in flight, one set of places per
 	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
-	fg [MaxDepth + 1]chan struct{}
+	fg [MaxDepth + 1]*lane.Places
 	// orphans owns the runs of callers that bring no Group of their own,
 	// and the dispatched runs this node executes.
 	orphans *Group
@@ -225,7 +225,7 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.Queue = &queue.Queue{}
 	}
 	for i := range s.fg {
-		s.fg[i] = make(chan struct{}, cfg.Settings.ForegroundLimit())
+		s.fg[i] = lane.NewPlaces(cfg.Settings.ForegroundLimit())
 	}
 	if cfg.Tasks == nil {
 		s.cfg.Tasks = task.NewMem()
