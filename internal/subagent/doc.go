@@ -47,7 +47,7 @@
 //	internal/lane     the background lane (S-C2)
 //	limits.go         children per agent, foreground places (internal/lane)
 //	progress.go       progress summaries of background runs, through internal/progress
-//	announce.go       the announce step (S-N2)
+//	internal/announce the announce step (S-N2)
 //	archive.go        archiving finished child sessions (S-S3), through internal/archive
 //	worktree.go       worktree isolation (S-W1)
 //	shell.go          background shells: Bash run_in_background as local_bash tasks

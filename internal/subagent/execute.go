@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/announce"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/heartbeat"
@@ -240,7 +241,10 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
 	status := statusOf(res, context.Cause(ctx))
 	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.isBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
-		t.announced, t.skip = s.announce(ctx, conv, t, r, res, status)
+		// The gateway's announce step (S-N2).
+		info := r.sess.Info
+		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.started) },
+			announce.Session{Key: info.Key, ID: info.ID, TranscriptPath: info.TranscriptPath})
 	}
 	sessStatus := session.StatusCompleted
 	switch status {

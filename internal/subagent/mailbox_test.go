@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/announce"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
@@ -135,7 +136,7 @@ func TestSendMessageToARunEndingInAnotherProcess(t *testing.T) {
 	announcing := newGate()
 	h := newHarness(t, setup{mailbox: true, subagents: config.Subagents{Announce: "summarize"},
 		script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-			if strings.Contains(req.Messages[len(req.Messages)-1].Text(), strings.TrimSpace(announcePrompt)) {
+			if strings.Contains(req.Messages[len(req.Messages)-1].Text(), announce.Directive()) {
 				if err := announcing.wait(ctx, req); err != nil {
 					return nil, err
 				}
