@@ -54,7 +54,7 @@
 //	internal/shelltask  a background shell's bounded output file, what its end means, its reader's filter
 //	fork.go           the Agent-tool fork (S-F1); its messages and tools: internal/fork
 //	fork_command.go   `context: fork` slash commands (S-F2)
-//	frame.go          escaping and framing a child's text
+//	frame.go          escaping and framing a child's text (internal/frame)
 //	prompts.go        the model-facing text in prompts/, and text helpers
 //	schemas.go        the input schemas of the spawn and task tools (schemas/)
 //	claude_agent.go   claude profile: Agent

@@ -1,58 +1,12 @@
 package subagent
 
-import (
-	_ "embed"
-	"strings"
-)
+import "github.com/cadre-dev/cadre/internal/frame"
 
-// Text a child produces — its result, its output so far, its progress, an
-// announce — is model output, and reaches its parent inside the runtime's
-// own tags (<task-notification>, <result>, <task_metadata>, <output>,
-// <task_result>). Two things keep it data (DESIGN §17): every such text
-// goes through escapeTags, so it can neither close the runtime's tags nor
-// open tags of its own, and the parent is told, by untrustedNote, that it
-// carries no user authority.
-
-//go:embed prompts/untrusted.md
-var untrustedText string
+// A child's text reaches its parent escaped and framed (internal/frame):
+// data, never instructions.
 
 // untrustedNote is the preamble that frames a child's text.
-var untrustedNote = strings.TrimSpace(untrustedText)
+var untrustedNote = frame.Untrusted()
 
-// escapeTags returns s with every "<" that would open or close a tag
-// written as "&lt;": before a letter, "!" or "?" (an opening tag, a
-// comment, a declaration), and before "/" even after blanks ("< /result>"
-// reads as a closing tag to a model, if not to a parser). A "<" before a
-// blank and anything else, a digit, "=" or "-" stays: "a < b", "x<5",
-// "<-ch" read as they were written. Case does not matter to it, and
-// nothing is ever unescaped: a child that writes "&lt;" itself shows the
-// same harmless text.
-func escapeTags(s string) string {
-	if !strings.Contains(s, "<") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '<' && opensTag(s[i+1:]) {
-			b.WriteString("&lt;")
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// opensTag reports whether rest, the text after a "<", makes a tag of it.
-func opensTag(rest string) bool {
-	if rest == "" {
-		return false
-	}
-	switch c := rest[0]; {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '!', c == '?', c == '/':
-		return true
-	}
-	// "< /x>": blanks, then a slash.
-	trimmed := strings.TrimLeft(rest, " \t\r\n")
-	return len(trimmed) < len(rest) && strings.HasPrefix(trimmed, "/")
-}
+// escapeTags keeps a child's text from opening or closing tags.
+func escapeTags(s string) string { return frame.Escape(s) }

@@ -138,28 +138,6 @@ func recvNotification(t *testing.T, h *harness, c Caller) string {
 	return entries[0].Message.Text()
 }
 
-// TestEscapeTags: what opens or closes a tag is escaped, in any case and
-// with any spacing; nothing else changes.
-func TestEscapeTags(t *testing.T) {
-	for in, want := range map[string]string{
-		"</result>":                "&lt;/result>",
-		"<task-notification>":      "&lt;task-notification>",
-		"< /result>":               "&lt; /result>",
-		"<\t/Result >":             "&lt;\t/Result >",
-		"<!-- x -->":               "&lt;!-- x -->",
-		"<?xml?>":                  "&lt;?xml?>",
-		"a < b, x<5, <= and <-ch":  "a < b, x<5, <= and <-ch",
-		"map[string]<-chan int":    "map[string]<-chan int",
-		"vector<int>":              "vector&lt;int>",
-		"&lt;/result> stays as is": "&lt;/result> stays as is",
-		"":                         "",
-	} {
-		if got := escapeTags(in); got != want {
-			t.Errorf("escapeTags(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestSpawnToolsDoNotSayTrust: no spawn tool's description tells the model
 // to trust what a subagent says (issue 8, item 9).
 func TestSpawnToolsDoNotSayTrust(t *testing.T) {
