@@ -29,10 +29,6 @@ var (
 	taskListText string
 	//go:embed prompts/send_message.md
 	sendMessageText string
-	//go:embed prompts/shell_notification.md
-	shellNotificationText string
-	//go:embed prompts/shell_launched.md
-	shellLaunchedText string
 	//go:embed prompts/team_agent.md
 	teamAgentText string
 	//go:embed prompts/team_intro.md
@@ -61,9 +57,6 @@ var (
 	taskStopTmpl     = lazy("task_stop", taskStopText, nil)
 	taskListTmpl     = lazy("task_list", taskListText, nil)
 	sendMessageTmpl  = lazy("send_message", sendMessageText, nil)
-	// A background shell's (shell.go).
-	shellNotificationTmpl = lazy("shell_notification", shellNotificationText, frameFuncs)
-	shellLaunchedTmpl     = lazy("shell_launched", shellLaunchedText, nil)
 	// Agent teams' (team.go).
 	teamAgentTmpl       = lazy("team_agent", teamAgentText, nil)
 	teamIntroTmpl       = lazy("team_intro", teamIntroText, nil)

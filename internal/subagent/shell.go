@@ -118,9 +118,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 		out.Close()
 		s.finishShell(runCtx, t, end)
 	})
-	return builtin.ShellStarted{ID: id, OutputFile: path, Message: render(shellLaunchedTmpl(), map[string]string{
-		"ID": id, "OutputFile": path, "Output": s.shellOutputCall(id), "Stop": s.shellStopCall(id),
-	})}, nil
+	return builtin.ShellStarted{ID: id, OutputFile: path, Message: shelltask.Launched(id, path, s.shellOutputCall(id), s.shellStopCall(id))}, nil
 }
 
 // shellOutputCall and shellStopCall name the caller's tool calls that read
@@ -195,12 +193,8 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 // exit code and the tail of its output.
 func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, took time.Duration) *pendingNotice {
 	status := rec.Status
-	code, exited := shelltask.ExitCode(rec)
 	summary := shelltask.Summary(t.description, rec)
-	body := render(shellNotificationTmpl(), map[string]any{
-		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status,
-		"Summary": summary, "Exited": exited, "ExitCode": code, "Tail": tail,
-	})
+	body := shelltask.Notification(t.id, t.toolUseID, t.outputFile, t.description, rec, tail)
 	return &pendingNotice{
 		entry: queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
 		event: func() {
@@ -234,24 +228,7 @@ func shellFilter(expr string) (*regexp.Regexp, error) { return shelltask.Filter(
 // status, its exit code once it exited, and its output (the lines filter
 // matches, if set), the newest part when it is long.
 func (s *Service) shellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.Result, error) {
-	out, err := shelltask.Text(rec.OutputFile, shelltask.ReadLimit, filter)
-	if err != nil {
-		return tool.Errorf("cannot read the output of %s: %v", rec.ID, err), nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n", rec.ID, rec.Kind, rec.Status)
-	meta := map[string]any{"task_id": rec.ID, "task_type": string(rec.Kind), "status": string(rec.Status), "retrieval_status": retrieval(rec.Status)}
-	if code, ok := shelltask.ExitCode(rec); ok {
-		fmt.Fprintf(&b, "<exit_code>%d</exit_code>\n", code)
-		meta["exit_code"] = code
-	} else if rec.Status.Terminal() && rec.Error != "" {
-		fmt.Fprintf(&b, "<error>%s</error>\n", escapeTags(rec.Error))
-	}
-	if filter != nil {
-		fmt.Fprintf(&b, "<filter>%s</filter>\n", escapeTags(filter.String()))
-	}
-	fmt.Fprintf(&b, "<note>%s</note>\n<output>\n%s\n</output>", untrustedNote, escapeTags(strings.TrimRight(out, "\n")))
-	return tool.Result{Content: []llm.Block{llm.Text(b.String())}, Meta: meta}, nil
+	return shelltask.OutputResult(rec, filter, retrieval(rec.Status)), nil
 }
 
 // shellReport describes a background command in the harness' form: its
