@@ -3,8 +3,10 @@ package cadre_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,21 +85,34 @@ func (cv *convo) results() []*cadre.ResultInfo {
 // waitResults waits until n results have come.
 func (cv *convo) waitResults(n int) []*cadre.ResultInfo {
 	cv.t.Helper()
+	cv.waitFor(fmt.Sprintf("%d results", n), func() bool { return len(cv.results()) >= n })
+	return cv.results()
+}
+
+// waitEvent waits for an event of this type and subtype.
+func (cv *convo) waitEvent(typ cadre.EventType, subtype string) {
+	cv.t.Helper()
+	cv.waitFor(fmt.Sprintf("a %s %s event", typ, subtype), func() bool {
+		cv.mu.Lock()
+		defer cv.mu.Unlock()
+		return slices.ContainsFunc(cv.evs, func(ev cadre.Event) bool { return ev.Type == typ && ev.Subtype == subtype })
+	})
+}
+
+// waitFor waits until done holds, checking after each event.
+func (cv *convo) waitFor(what string, done func() bool) {
+	cv.t.Helper()
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
-	for {
-		if rs := cv.results(); len(rs) >= n {
-			return rs
-		}
+	for !done() {
 		select {
 		case <-cv.more:
 		case <-cv.ended:
-			if rs := cv.results(); len(rs) >= n {
-				return rs
+			if !done() {
+				cv.t.Fatalf("the conversation ended before %s", what)
 			}
-			cv.t.Fatalf("the conversation ended with %d results, want %d", len(cv.results()), n)
 		case <-timer.C:
-			cv.t.Fatalf("%d results after %v, want %d", len(cv.results()), deadline, n)
+			cv.t.Fatalf("no %s after %v", what, deadline)
 		}
 	}
 }

@@ -5,16 +5,16 @@
 # Extra arguments go to `go test` (e.g. -count 5, -cpu 1).
 # BENCHTIME overrides the iterations per benchmark (default 20x);
 # BG_BENCHTIME those of the 1,000-background-agent ones, the cluster one
-# (PostgreSQL, two nodes) and the TUI's idle one (default 1x: one
-# iteration takes seconds).
+# (PostgreSQL, two nodes), the team one (8 teammates, 200 tasks) and the
+# TUI's idle one (default 1x: one iteration takes seconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 
-go test -run XXX -bench . -skip 'Background1000|BackgroundPostgres|TUIIdle|Cluster' -benchtime "${BENCHTIME:-20x}" "$@" ./bench/ ./internal/loop/ . | tee "$raw"
-go test -run XXX -bench 'Background1000|BackgroundPostgres|TUIIdle|Cluster' -benchtime "${BG_BENCHTIME:-1x}" "$@" ./bench/ . | tee -a "$raw"
+go test -run XXX -bench . -skip 'Background1000|BackgroundPostgres|TUIIdle|Cluster|TeamBinary' -benchtime "${BENCHTIME:-20x}" "$@" ./bench/ ./internal/loop/ . | tee "$raw"
+go test -run XXX -bench 'Background1000|BackgroundPostgres|TUIIdle|Cluster|TeamBinary' -benchtime "${BG_BENCHTIME:-1x}" "$@" ./bench/ . | tee -a "$raw"
 
 echo
 echo "== cadre overhead (zero-latency fake model) =="

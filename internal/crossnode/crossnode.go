@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -36,6 +37,9 @@ type Job struct {
 	Workspace     string          `json:"workspace,omitempty"`   // the caller's
 	RunTimeout    time.Duration   `json:"runTimeout,omitempty"`
 	Cleanup       string          `json:"cleanup,omitempty"`
+	// Teammate is the run's name on its lead's team: the node that runs
+	// it gives it the team's tools and list.
+	Teammate string `json:"teammate,omitempty"`
 }
 
 // Validate checks a job that came from the shared store before a node acts
@@ -49,6 +53,9 @@ func (j Job) Validate(maxDepth int) error {
 	}
 	if j.Cwd == "" {
 		return fmt.Errorf("dispatched run %s: no cwd", j.TaskID)
+	}
+	if j.Teammate != "" && agent.ValidateName(j.Teammate) != nil {
+		return fmt.Errorf("dispatched run %s: teammate name: %w", j.TaskID, agent.ValidateName(j.Teammate))
 	}
 	return nil
 }

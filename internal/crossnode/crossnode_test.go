@@ -175,12 +175,12 @@ func TestFollowStops(t *testing.T) {
 // before a node acts on it; the caller's model is built from its
 // qualified name, else its bare one.
 func TestValidateAndCallerModel(t *testing.T) {
-	for _, j := range []Job{{TaskID: "../x", Cwd: "/w"}, {TaskID: "t1", Cwd: "/w", Depth: 3}, {TaskID: "t1", Depth: 0}} {
+	for _, j := range []Job{{TaskID: "../x", Cwd: "/w"}, {TaskID: "t1", Cwd: "/w", Depth: 3}, {TaskID: "t1", Depth: 0}, {TaskID: "t1", Cwd: "/w", Teammate: "../bob"}} {
 		if err := j.Validate(3); err == nil {
 			t.Errorf("job %+v passed", j)
 		}
 	}
-	if err := (Job{TaskID: "t1", Cwd: "/w", Depth: 2}).Validate(3); err != nil {
+	if err := (Job{TaskID: "t1", Cwd: "/w", Depth: 2, Teammate: "bob"}).Validate(3); err != nil {
 		t.Errorf("a good job: %v", err)
 	}
 	resolve := func(name string) (llm.Model, provider.Ref, error) {

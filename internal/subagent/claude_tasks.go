@@ -227,7 +227,9 @@ func (s *Service) sendMessage(ctx context.Context, c Caller, env tool.Env, in Se
 	}
 	req := spawnRequest{ToolUseID: env.ToolUseID, AgentCall: call, Description: in.Summary, Prompt: in.Message, SessionID: id, Name: name, Background: true}
 	// A teammate woken from outside its team's tools (a front end's
-	// message) stays a teammate.
+	// message) stays a teammate; its team is read back first if an earlier
+	// process led it.
+	s.teamOf(c)
 	req.Teammate = s.teammateNamed(c.RootSessionID, name, id)
 	out, err := s.spawn(ctx, c, req)
 	if err != nil {

@@ -50,7 +50,7 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 	job := crossnode.Job{
 		TaskID: t.id, ParentAgentID: c.AgentID, CallerAgent: c.Agent, CallerModel: modelName(c.Model),
 		Depth: c.Depth, Mode: c.Mode, Model: r.req.Model, Cwd: r.child.cwd, Workspace: c.Workspace,
-		RunTimeout: r.req.RunTimeout, Cleanup: r.req.Cleanup,
+		RunTimeout: r.req.RunTimeout, Cleanup: r.req.Cleanup, Teammate: r.req.Teammate,
 	}
 	if c.Ref.Model != "" {
 		job.CallerModel = c.Ref.String()
@@ -166,7 +166,7 @@ func (s *Service) RunDispatched(ctx context.Context, job crossnode.Job) error {
 	req := spawnRequest{
 		ToolUseID: rec.ToolUseID, Description: rec.Description, Prompt: rec.Prompt, SubagentType: rec.Agent,
 		Model: job.Model, Cwd: job.Cwd, SessionID: rec.ID, Name: rec.Name, Background: true,
-		RunTimeout: job.RunTimeout, Cleanup: job.Cleanup, dispatched: true,
+		RunTimeout: job.RunTimeout, Cleanup: job.Cleanup, Teammate: job.Teammate, dispatched: true,
 	}
 	r, err := s.begin(ctx, c, req)
 	if err == nil {

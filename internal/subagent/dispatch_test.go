@@ -40,7 +40,7 @@ func newCluster(t *testing.T, h *harness, laneB int) *cluster {
 	b, err := New(Config{
 		Bus: &event.Bus{}, Now: h.svc.cfg.Now, Sessions: sessions, Index: h.mem, Agents: h.agents,
 		Settings: config.Subagents{MaxConcurrent: laneB}, Policy: h.policy, Resolve: h.resolve,
-		BaseTools: func() []tool.Tool { return h.base }, MainCwd: h.dir, Tasks: h.svc.cfg.Tasks,
+		BaseTools: func() []tool.Tool { return h.base }, MainCwd: h.dir, Tasks: h.svc.cfg.Tasks, TaskLists: h.svc.cfg.TaskLists,
 		OutputDir: filepath.Join(h.dir, ".state", "tasks-b"), ProgressEvery: -1, Owner: "node-b",
 		WatchInterval: 10 * time.Millisecond,
 	})

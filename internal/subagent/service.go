@@ -473,7 +473,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 	a := runner.Agent{
 		Hooks: hooks,
 		Name:  def.Name, Model: ch.caller.Model, ModelID: ch.caller.Ref.Model, System: s.systemPrompt(def, ch),
-		Tools: tools, Permit: &ch.policy, Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
+		Tools: tools, Permit: s.permitOf(ch), Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,
 		Preamble: childprompt.Preamble(s.cfg.ContextFiles, def, fork != nil), Tracer: s.cfg.Tracer,

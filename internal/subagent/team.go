@@ -15,6 +15,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/hook"
+	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -69,6 +70,9 @@ type team struct {
 type member struct {
 	name, agentType, id string
 	call                string // the Agent call that added it
+	// plan is set when the lead added it with mode "plan": it works in
+	// plan mode until the lead approves its plan (team_plan.go).
+	plan *planState
 }
 
 func teamTool(name string) bool {
@@ -86,20 +90,29 @@ func (s *Service) teamsOn(c Caller) bool {
 }
 
 // teamOf is c's team: a teammate's, or the lead's own, made on first use
-// and forgotten when the lead's run tree ends.
+// — from the roster kept beside the task list when an earlier process led
+// it (roster.go) — and forgotten when the lead's run tree ends.
 func (s *Service) teamOf(c Caller) *team {
 	s.teams.mu.Lock()
+	tm := s.teams.by[c.RootSessionID]
+	s.teams.mu.Unlock()
+	if tm != nil || c.Teammate != "" || !s.teamsOn(c) {
+		return tm
+	}
+	if c.Group == nil {
+		c.Group = s.orphans
+	}
+	stored := s.storedRoster(c) // read outside the lock: it is a store round trip
+	s.teams.mu.Lock()
 	defer s.teams.mu.Unlock()
-	if tm := s.teams.by[c.RootSessionID]; tm != nil || c.Teammate != "" || !s.teamsOn(c) {
+	if tm := s.teams.by[c.RootSessionID]; tm != nil {
 		return tm
 	}
 	if s.teams.by == nil {
 		s.teams.by = map[string]*team{}
 	}
-	if c.Group == nil {
-		c.Group = s.orphans
-	}
-	tm := &team{id: c.RootSessionID, lead: c, name: defaultTeamName, noticed: map[string]bool{}}
+	tm = &team{id: c.RootSessionID, lead: c, name: defaultTeamName, noticed: map[string]bool{}}
+	tm.restore(stored)
 	s.teams.by[c.RootSessionID] = tm
 	context.AfterFunc(c.Group.ctx, func() {
 		s.teams.mu.Lock()
@@ -198,6 +211,11 @@ func (tm *team) firstCompletion(id string) bool {
 type TeamAgentInput struct {
 	AgentInput
 	TeamName string `json:"team_name,omitempty"`
+	// Mode "plan" makes the teammate plan read-only until the lead
+	// approves (team_plan.go); Claude Code's other modes are accepted and
+	// ignored, as Claude Code ignores them: a teammate runs in its agent's
+	// mode, capped by the lead's.
+	Mode string `json:"mode,omitempty"`
 }
 
 // teamAgentSchema is the Agent schema with team_name added, and name
@@ -210,6 +228,8 @@ var teamAgentSchema = sync.OnceValue(func() json.RawMessage {
 	props := sch["properties"].(map[string]any)
 	props["name"] = map[string]any{"type": "string", "description": "Add the agent as a teammate with this name: a long-lived peer on your team that shares the task list and that you and its teammates message by this name"}
 	props["team_name"] = map[string]any{"type": "string", "description": "The team's name (one team per session; optional)"}
+	props["mode"] = map[string]any{"type": "string", "enum": []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"},
+		"description": "plan: the teammate plans read-only and sends you its plan (ExitPlanMode) to approve before it changes anything. Other values are ignored: a teammate runs in its agent's permission mode, capped by yours"}
 	b, err := json.Marshal(sch)
 	if err != nil {
 		panic("subagent: the team agent schema does not encode: " + err.Error())
@@ -260,7 +280,11 @@ func (s *Service) leadTools(c Caller) []tool.Tool {
 // teammateTools are a teammate's own tools beside its definition's: no
 // spawn tool — a teammate adds no teammates and starts no agents.
 func (s *Service) teammateTools(c Caller) []tool.Tool {
-	return append(append([]tool.Tool{s.teamSendTool(c)}, s.listTools(c)...), s.listAgentsTool(c))
+	out := append(append([]tool.Tool{s.teamSendTool(c)}, s.listTools(c)...), s.listAgentsTool(c))
+	if m, ok := s.teammate(c.RootSessionID, c.Teammate); ok && m.plan != nil {
+		out = append(out, s.exitPlanModeTool(c))
+	}
+	return out
 }
 
 // spawnTeammate adds a teammate: a background run of its type, with the
@@ -277,6 +301,11 @@ func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in 
 	case in.TeamName != "" && agentNameError(in.TeamName) != nil:
 		return tool.Errorf("invalid team_name %q: %v", in.TeamName, agentNameError(in.TeamName)), nil
 	}
+	if in.Mode != "" {
+		if _, err := permission.ParseMode(in.Mode); err != nil {
+			return tool.Errorf("invalid mode: %v", err), nil
+		}
+	}
 	tm := s.teamOf(c)
 	m, err := tm.join(in.Name, in.TeamName)
 	if err != nil {
@@ -284,6 +313,12 @@ func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in 
 	}
 	teamName, _ := tm.roster()
 	prompt := render(teamIntroTmpl(), map[string]any{"Name": in.Name, "Team": teamName, "Lead": leadName}) + "\n\n" + in.Prompt
+	if in.Mode == string(permission.ModePlan) {
+		tm.mu.Lock()
+		m.plan = &planState{}
+		tm.mu.Unlock()
+		prompt = strings.TrimSpace(teamPlanIntroText) + "\n\n" + prompt
+	}
 	out, err := s.spawn(ctx, c, spawnRequest{
 		ToolUseID: env.ToolUseID, Description: in.Description, Prompt: prompt,
 		SubagentType: in.SubagentType, Model: in.Model, Cwd: in.Cwd, Isolation: in.Isolation,
@@ -296,6 +331,7 @@ func (s *Service) spawnTeammate(ctx context.Context, c Caller, env tool.Env, in 
 	tm.mu.Lock()
 	m.id, m.agentType, m.call = out.sessionID, out.def.Name, env.ToolUseID
 	tm.mu.Unlock()
+	s.saveRoster(ctx, tm)
 	text := render(teamSpawnedTmpl(), map[string]any{"ID": out.sessionID, "Name": in.Name, "Team": teamName, "Type": out.def.Name})
 	for _, w := range out.warnings {
 		text += "\n(Note: " + w + ")"
@@ -343,7 +379,12 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 	to := strings.TrimSpace(in.To)
 	text := render(teamMessageTmpl(), map[string]any{"From": from, "Summary": oneLine(in.Summary), "Message": in.Message})
 	teamName, ms := tm.roster()
+	planAnswer, isPlanAnswer := asPlanResponse(in.Message)
 	switch {
+	case isPlanAnswer && c.Teammate != "":
+		return tool.Errorf("%v", errNotLead), nil
+	case isPlanAnswer && to == "*":
+		return tool.Errorf("a plan_approval_response answers one teammate: send it to the teammate by name"), nil
 	case to == "*":
 		var sent, failed []string
 		for _, m := range ms {
@@ -382,6 +423,14 @@ func (s *Service) teamSend(ctx context.Context, c Caller, env tool.Env, in SendM
 		return tool.Errorf("%q is you: message a teammate or %q", m.name, leadName), nil
 	case m.id == "":
 		return tool.Errorf("teammate %q is still being started: try again in a moment", m.name), nil
+	}
+	if isPlanAnswer {
+		answer, err := answerPlan(c, m, planAnswer)
+		if err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+		s.saveRoster(ctx, tm)
+		text = render(teamMessageTmpl(), map[string]any{"From": from, "Summary": oneLine(in.Summary), "Message": answer})
 	}
 	woke, err := s.deliver(ctx, tm, m, in.Summary, text)
 	if err != nil {
@@ -426,10 +475,16 @@ func (s *Service) deliver(ctx context.Context, tm *team, m member, summary, text
 func (s *Service) listTools(c Caller) []tool.Tool {
 	who := func(ctx context.Context, _ tool.Env) (tasklist.Caller, error) {
 		tm := s.teamOf(c)
-		if tm == nil {
-			return tasklist.Caller{}, tasklist.ErrNoTeam
+		switch {
+		case tm != nil:
+			return tasklist.Caller{List: tm.id, Agent: cmp.Or(c.Teammate, leadName)}, nil
+		case c.Teammate != "":
+			// A teammate another node took (store.dispatch any): its
+			// roster is in the lead's process, its list in the store,
+			// under the lead's session id as everywhere.
+			return tasklist.Caller{List: c.RootSessionID, Agent: c.Teammate}, nil
 		}
-		return tasklist.Caller{List: tm.id, Agent: cmp.Or(c.Teammate, leadName)}, nil
+		return tasklist.Caller{}, tasklist.ErrNoTeam
 	}
 	return tasklist.Tools(tasklist.Options{
 		Store: s.cfg.TaskLists, Who: who, Now: s.cfg.Now,

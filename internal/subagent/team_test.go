@@ -158,7 +158,7 @@ func TestTeammateToolsAndNames(t *testing.T) {
 
 // The team's schemas: ListAgents in Claude Code 2.1.330's shape
 // (protocol/claude-tools/ListAgents.json), and the lead's Agent with
-// team_name beside every property of the plain one.
+// team_name and mode beside every property of the plain one.
 func TestTeamSchemas(t *testing.T) {
 	var la struct {
 		Properties           map[string]map[string]any `json:"properties"`
@@ -191,7 +191,7 @@ func TestTeamSchemas(t *testing.T) {
 			t.Errorf("the lead's Agent lacks %s", p)
 		}
 	}
-	if team.Properties["team_name"] == nil || len(team.Properties) != len(plain.Properties)+1 || strings.Join(team.Required, ",") != strings.Join(plain.Required, ",") {
+	if team.Properties["team_name"] == nil || team.Properties["mode"] == nil || len(team.Properties) != len(plain.Properties)+2 || strings.Join(team.Required, ",") != strings.Join(plain.Required, ",") {
 		t.Errorf("the lead's Agent schema: %s", teamAgentSchema())
 	}
 }

@@ -205,16 +205,20 @@ func Update(l *List, in UpdateInput, by string, now time.Time) (Change, error) {
 			claimed = it.Owner == owner && cur.Owner != owner
 		}
 	}
+	// Starting a task without naming its owner is a claim by the caller,
+	// which fails on a task another agent owns: else a teammate acting on
+	// a list read a moment earlier would be told "updated" for another's
+	// task, or reopen one its owner has just completed.
+	if in.Status != nil && *in.Status == InProgress && by != "" && in.Owner == nil && it.Owner != by {
+		if err := claim(by); err != nil {
+			return Change{}, err
+		}
+		claimed = true
+	}
 	ch := Change{}
 	if in.Status != nil && *in.Status != it.Status {
 		to := *in.Status
 		if to == InProgress {
-			if it.Owner == "" && by != "" {
-				if err := claim(by); err != nil {
-					return Change{}, err
-				}
-				claimed = true
-			}
 			if b := open(); len(b) > 0 {
 				return Change{}, fmt.Errorf("task #%s is blocked by %s; it cannot start before those are completed", id, hashList(b))
 			}
@@ -381,6 +385,11 @@ func (l List) Clone() List {
 	out.Items = make([]Item, len(l.Items))
 	for i, it := range l.Items {
 		out.Items[i] = clone(it)
+	}
+	if l.Roster != nil {
+		r := *l.Roster
+		r.Members = slices.Clone(r.Members)
+		out.Roster = &r
 	}
 	return out
 }

@@ -79,3 +79,40 @@ func TestItemText(t *testing.T) {
 		t.Errorf("TaskList text:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestClaimOfAnOwnedTaskFails: moving a task another agent owns to
+// in_progress is a claim, and it fails — whether the owner is still at it
+// or has completed it. A teammate working from a list it read a moment
+// before (the task still pending there) used to get "Updated" back, with
+// no owner change, and the owner's completed task went back to
+// in_progress: done by one, reopened by another, never completed again.
+func TestClaimOfAnOwnedTaskFails(t *testing.T) {
+	st := func(s Status) *Status { return &s }
+	for _, c := range []struct {
+		name  string
+		after Status // the owner's last status before the other's claim
+	}{{"in progress", InProgress}, {"completed", Completed}} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &List{ID: "t", Next: 1}
+			if _, err := Create(l, CreateInput{Subject: "one"}, "main", at); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Update(l, UpdateInput{ID: "1", Status: st(InProgress)}, "alice", at); err != nil {
+				t.Fatal(err)
+			}
+			if c.after == Completed {
+				if _, err := Update(l, UpdateInput{ID: "1", Status: st(Completed)}, "alice", at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := l.Clone()
+			_, err := Update(l, UpdateInput{ID: "1", Status: st(InProgress)}, "bob", at.Add(time.Second))
+			if err == nil || !strings.Contains(err.Error(), "task #1 is already owned by alice") {
+				t.Fatalf("bob's claim of alice's task: %v, want it refused", err)
+			}
+			if it, _ := l.Item("1"); it.Status != c.after || it.Owner != "alice" || !it.Updated.Equal(before.Items[0].Updated) {
+				t.Errorf("after bob's refused claim: %+v, want it as alice left it", *it)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package tasklist
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -54,6 +55,51 @@ type List struct {
 	// as Claude Code numbers them, never reused within a list.
 	Next  int
 	Items []Item // in creation order
+	// Roster is the team that works the list, kept beside it so that a
+	// team outlives the process that led it: nil until a teammate joins.
+	Roster *Roster
+}
+
+// Roster is a team's name and its members, in join order.
+type Roster struct {
+	Team    string   `json:"team"`
+	Members []Member `json:"members"`
+}
+
+// EncodeRoster is how stores keep a roster: its JSON, nil for none.
+func EncodeRoster(r *Roster) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("roster: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeRoster reads what EncodeRoster wrote; empty is no roster.
+func DecodeRoster(b []byte) (*Roster, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var r Roster
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("a stored roster: %w", err)
+	}
+	return &r, nil
+}
+
+// Member is one teammate on a roster.
+type Member struct {
+	Name  string `json:"name"`
+	Agent string `json:"agent,omitempty"` // its agent type
+	ID    string `json:"id,omitempty"`    // its agent id, once its run was launched
+	Call  string `json:"call,omitempty"`  // the Agent call that added it
+	// Plan is "planning" while it may not leave plan mode before the lead
+	// approves a plan, "approved" once the lead did; "" for a teammate
+	// added without mode "plan".
+	Plan string `json:"plan,omitempty"`
 }
 
 // Item returns the item with this id.

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -99,16 +100,16 @@ func (m *Model) answer(a cadre.Approval, d cadre.PermissionDecision) bool {
 	switch {
 	case !took:
 		// Its caller gave up (the turn was interrupted, the run stopped).
-		verdict = styleDim.Render("withdrawn before the answer")
+		verdict = render.Dim.Render("withdrawn before the answer")
 	case d.Allow:
-		verdict = styleOK.Render("allowed")
+		verdict = render.OK.Render("allowed")
 	default:
-		verdict = styleError.Render("denied")
+		verdict = render.Err.Render("denied")
 		if r := strings.TrimPrefix(d.Message, "The user denied this tool call"); strings.HasPrefix(r, ": ") {
-			verdict += styleDim.Render(" — " + r[2:])
+			verdict += render.Dim.Render(" — " + r[2:])
 		}
 	}
-	m.items = append(m.items, &item{kind: kindInfo, text: fmt.Sprintf("%s %s: %s", who(a.Request), oneLine(a.Request.Tool)+hint(a.Request.Input), verdict)})
+	m.items = append(m.items, &item{kind: kindInfo, text: fmt.Sprintf("%s %s: %s", who(a.Request), render.OneLine(a.Request.Tool)+render.Hint(a.Request.Input), verdict)})
 	m.approvals = m.approvals[1:]
 	m.reasoning = false
 	m.reason.Reset()
@@ -121,7 +122,7 @@ func who(r cadre.PermissionRequest) string {
 	if r.Agent == "" || r.Agent == "main" {
 		return "main agent"
 	}
-	return "subagent " + oneLine(r.Agent)
+	return "subagent " + render.OneLine(r.Agent)
 }
 
 // approvalView is the prompt of the first request waiting.
@@ -130,10 +131,10 @@ func (m *Model) approvalView() string {
 	r := a.Request
 	w := m.width
 	var b strings.Builder
-	title := fmt.Sprintf("Permission: %s wants to use %s", who(r), oneLine(r.Tool))
+	title := fmt.Sprintf("Permission: %s wants to use %s", who(r), render.OneLine(r.Tool))
 	if run, ok := m.runs.Run(r.ParentToolUseID); ok && r.ParentToolUseID != "" {
 		// Which of several runs of one agent type asks, and how deep.
-		if d := oneLine(run.Description); d != "" {
+		if d := render.OneLine(run.Description); d != "" {
 			title += fmt.Sprintf(" (%s", d)
 			if run.Depth > 1 {
 				title += fmt.Sprintf(", depth %d", run.Depth)
@@ -141,17 +142,17 @@ func (m *Model) approvalView() string {
 			title += ")"
 		}
 	}
-	b.WriteString(styleWarn.Bold(true).Render(ansi.Truncate(title, w, "…")) + "\n")
+	b.WriteString(render.Warn.Bold(true).Render(ansi.Truncate(title, w, "…")) + "\n")
 	body := inputLines(r, w-2, 6)
 	if c := r.Change; c != nil && c.Diff != "" {
 		// An edit shows what it changes, not its strings.
-		body = diffLines(c, w-2, min(16, max(3, m.height/2)))
+		body = render.Diff(c, w-2, min(16, max(3, m.height/2)))
 	}
 	for _, line := range body {
 		b.WriteString("  " + line + "\n")
 	}
 	if r.Reason != "" {
-		b.WriteString(styleDim.Render(ansi.Truncate("  why: "+oneLine(r.Reason), w, "…")) + "\n")
+		b.WriteString(render.Dim.Render(ansi.Truncate("  why: "+render.OneLine(r.Reason), w, "…")) + "\n")
 	}
 	session := "a/2 allow for this session"
 	if len(r.Suggestions) > 0 {
@@ -162,7 +163,7 @@ func (m *Model) approvalView() string {
 	keys := "y/1 allow once · " + session + " · n/3 deny with a reason · esc deny"
 	b.WriteString(ansi.Wrap(keys, w, "") + "\n")
 	if n := len(m.approvals) - 1; n > 0 {
-		b.WriteString(styleDim.Render(fmt.Sprintf("(%d more waiting)", n)) + "\n")
+		b.WriteString(render.Dim.Render(fmt.Sprintf("(%d more waiting)", n)) + "\n")
 	}
 	if m.reasoning {
 		b.WriteString(m.reason.View() + "\n")
@@ -174,51 +175,16 @@ func (m *Model) approvalView() string {
 // width, at most n lines.
 func inputLines(r cadre.PermissionRequest, width, n int) []string {
 	var out []string
-	fields := decodeFields(r.Input)
+	fields := render.Fields(r.Input)
 	for _, f := range fields {
 		if len(out) == n {
-			out = append(out, styleDim.Render(fmt.Sprintf("… %d more fields", len(fields)-n)))
+			out = append(out, render.Dim.Render(fmt.Sprintf("… %d more fields", len(fields)-n)))
 			break
 		}
-		out = append(out, ansi.Truncate(styleTool.Render(oneLine(f[0])+": ")+oneLine(f[1]), width, "…"))
+		out = append(out, ansi.Truncate(render.Tool.Render(render.OneLine(f[0])+": ")+render.OneLine(f[1]), width, "…"))
 	}
 	if len(out) == 0 && r.Target != "" {
-		out = append(out, ansi.Truncate(oneLine(r.Target), width, "…"))
-	}
-	return out
-}
-
-// diffLines shows an edit's change: the file, then its unified diff
-// (without the file headers), lines coloured by kind and cut to width, at
-// most n diff lines. The file's text is from outside: cleaned of escape
-// sequences before it is drawn.
-func diffLines(c *cadre.FileChange, width, n int) []string {
-	head := oneLine(c.Path)
-	if c.Create {
-		head += " (new file)"
-	}
-	out := []string{ansi.Truncate(styleTool.Render(head), width, "…")}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n") {
-		if !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
-			lines = append(lines, l)
-		}
-	}
-	for i, l := range lines {
-		if i == n {
-			out = append(out, styleDim.Render(fmt.Sprintf("… %d more lines of the diff", len(lines)-n)))
-			break
-		}
-		text := ansi.Truncate(strings.TrimRight(clean(l), "\r "), width, "…")
-		switch {
-		case strings.HasPrefix(l, "@@"):
-			text = styleDim.Render(text)
-		case strings.HasPrefix(l, "+"):
-			text = styleOK.Render(text)
-		case strings.HasPrefix(l, "-"):
-			text = styleError.Render(text)
-		}
-		out = append(out, text)
+		out = append(out, ansi.Truncate(render.OneLine(r.Target), width, "…"))
 	}
 	return out
 }

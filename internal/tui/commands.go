@@ -9,7 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
-	"github.com/charmbracelet/x/ansi"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 )
 
 // The slash commands (issue 11 item 5). Each one is a thin call into the
@@ -69,6 +69,7 @@ func builtins() []builtin {
 		{"subagents", "list | stop <#|id|all> | log <#|id> [limit] [tools] | info <#|id> | send <#|id> <message>", "inspect and steer this conversation's subagents", (*Model).subagentsCommand},
 		{"stop", "", "stop the turn and every running subagent", (*Model).stopCommand},
 		{"tasks", "[output <#|id> | stop <#|id>]", "background tasks: status, progress, elapsed, cost", (*Model).tasksCommand},
+		{"team", "", "the team: roster and task board, live; open a teammate's transcript, message it", (*Model).teamCommand},
 		{"tree", "[#|id]", "the session tree: open a subagent's session (Ctrl+T)", (*Model).treeCommand},
 		{"model", "[NAME]", "show or change the main agent's model", (*Model).modelCommand},
 		{"compact", "", "summarise the older turns now", (*Model).compactCommand},
@@ -186,12 +187,12 @@ func (m *Model) help() string {
 	var b strings.Builder
 	b.WriteString("Keys: Enter sends · Shift+Enter, Alt+Enter or Ctrl+J new line · Up/Down history · Esc or Ctrl+C interrupts the turn · ")
 	b.WriteString("Ctrl+C twice quits · Shift+Tab cycles the permission mode · Ctrl+B moves running subagents to the background · ")
-	b.WriteString("Ctrl+T opens the session tree · PgUp/PgDn or the wheel scroll · @name text runs that subagent · @path attaches a file · ")
+	b.WriteString("Ctrl+T opens the session tree · PgUp/PgDn or the wheel scroll · @name text runs that subagent (or messages the teammate of that name) · @path attaches a file · ")
 	b.WriteString("!command runs a shell command · ? on an empty prompt lists the keys · Tab completes names, paths and commands\nCommands:")
 	for _, c := range builtins() {
 		fmt.Fprintf(&b, "\n  /%-10s %s", c.name, c.help)
 		if c.args != "" {
-			fmt.Fprintf(&b, "\n  %-11s %s", "", styleDim.Render("/"+c.name+" "+c.args))
+			fmt.Fprintf(&b, "\n  %-11s %s", "", render.Dim.Render("/"+c.name+" "+c.args))
 		}
 	}
 	for _, c := range m.commands {
@@ -254,36 +255,4 @@ func (m *Model) runtimeAgents() []cadre.AgentEntry {
 		return nil
 	}
 	return m.cfg.Runtime.Agents()
-}
-
-// table lays rows out in columns (the first row is the header), each line
-// cut to width: compact output for the transcript.
-func table(rows [][]string, width int) string {
-	if len(rows) == 0 {
-		return ""
-	}
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			if i < len(r)-1 {
-				widths[i] = max(widths[i], ansi.StringWidth(c))
-			}
-		}
-	}
-	var b strings.Builder
-	for n, r := range rows {
-		var line strings.Builder
-		for i, c := range r {
-			if i < len(r)-1 {
-				line.WriteString(c + strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
-			} else {
-				line.WriteString(c)
-			}
-		}
-		if n > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(ansi.Truncate(strings.TrimRight(line.String(), " "), width, "…"))
-	}
-	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -31,7 +33,7 @@ func (m *Model) agentsCommand(args string) tea.Cmd {
 		}
 		return m.showAgent(rt, rest)
 	case "create", "new":
-		return PushScreen(newAgentForm(m, rt, rest))
+		return screen.Push(newAgentForm(m, rt, rest))
 	}
 	// "/agents NAME" shows it too.
 	return m.showAgent(rt, args)
@@ -43,14 +45,14 @@ func (m *Model) agentTable(entries []cadre.AgentEntry) string {
 	rows := [][]string{{"NAME", "STATUS", "SOURCE", "DESCRIPTION"}}
 	for _, e := range entries {
 		status := "active"
-		desc := oneLine(e.Agent.Description)
+		desc := render.OneLine(e.Agent.Description)
 		switch {
 		case e.Err != nil:
-			status, desc = "invalid", "error: "+oneLine(e.Err.Error())
+			status, desc = "invalid", "error: "+render.OneLine(e.Err.Error())
 		case !e.Active:
 			status, desc = "shadowed", "overridden by "+e.ShadowedBy
 		case len(e.Warnings) > 0:
-			status = fmt.Sprintf("active, %d warning%s", len(e.Warnings), plural(len(e.Warnings)))
+			status = fmt.Sprintf("active, %d warning%s", len(e.Warnings), render.Plural(len(e.Warnings)))
 		}
 		where := string(e.Source)
 		if e.Path != "" {
@@ -58,7 +60,7 @@ func (m *Model) agentTable(entries []cadre.AgentEntry) string {
 		}
 		rows = append(rows, []string{e.Agent.Name, status, where, desc})
 	}
-	return table(rows, m.width) + "\n" + styleDim.Render("/agents show NAME prints one · /agents create writes a new one")
+	return render.Table(rows, m.width) + "\n" + render.Dim.Render("/agents show NAME prints one · /agents create writes a new one")
 }
 
 // relative is path from the working directory when it lies inside it.
@@ -95,7 +97,7 @@ func (m *Model) showAgent(rt Runtime, name string) tea.Cmd {
 				lines = append(lines, fmt.Sprintf("  %-16s %s", k, v))
 			}
 		}
-		field("description", oneLine(a.Description))
+		field("description", render.OneLine(a.Description))
 		tools := "all"
 		if a.Tools != nil {
 			tools = strings.Join(a.Tools, ", ")
@@ -118,7 +120,7 @@ func (m *Model) showAgent(rt Runtime, name string) tea.Cmd {
 			field("hidden", "yes (not offered to @ and the Agent tool's list)")
 		}
 		for _, w := range e.Warnings {
-			lines = append(lines, "  warning: "+oneLine(w))
+			lines = append(lines, "  warning: "+render.OneLine(w))
 		}
 		if p := strings.TrimSpace(a.Prompt); p != "" {
 			lines = append(lines, "  prompt:")
@@ -177,7 +179,7 @@ func newAgentForm(m *Model, rt Runtime, name string) *agentForm {
 	return f
 }
 
-func (f *agentForm) Update(msg tea.Msg) (Screen, tea.Cmd) {
+func (f *agentForm) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		if p, isPaste := msg.(tea.PasteMsg); isPaste {
@@ -190,7 +192,7 @@ func (f *agentForm) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	switch k.String() {
 	case "esc":
 		f.m.Info("/agents create: cancelled, nothing written.")
-		return f, PopScreen
+		return f, screen.Pop
 	case "tab", "down":
 		f.move(1)
 		return f, nil
@@ -219,7 +221,7 @@ func (f *agentForm) move(d int) {
 
 // save writes the agent through the runtime, which checks it as loading
 // would; a refusal stays on the form, with the reason.
-func (f *agentForm) save() (Screen, tea.Cmd) {
+func (f *agentForm) save() (screen.Screen, tea.Cmd) {
 	v := func(i int) string { return strings.TrimSpace(f.fields[i].Value()) }
 	a := cadre.NewAgent{Name: v(0), Description: v(1), Model: v(3), Prompt: v(4)}
 	if t := v(2); t != "" {
@@ -234,11 +236,11 @@ func (f *agentForm) save() (Screen, tea.Cmd) {
 	}
 	msg := fmt.Sprintf("Created agent %s in %s: @%s runs it, and the main agent may delegate to it.", e.Agent.Name, f.m.relative(e.Path), e.Agent.Name)
 	for _, w := range e.Warnings {
-		msg += "\n  warning: " + oneLine(w)
+		msg += "\n  warning: " + render.OneLine(w)
 	}
 	f.m.Info(msg)
 	f.m.cfg.Agents = appendAgent(f.m.cfg.Agents, e)
-	return f, PopScreen
+	return f, screen.Pop
 }
 
 // appendAgent adds a created agent to the names "@" completes, unless it
@@ -257,21 +259,21 @@ func appendAgent(names []string, e cadre.AgentEntry) []string {
 
 func (f *agentForm) View(width, height int) string {
 	var b strings.Builder
-	b.WriteString(styleHeading.Render("New agent") + styleDim.Render(" · written to .cadre/agents/NAME.md, checked as cadre loads it") + "\n")
-	b.WriteString(styleDim.Render(strings.Repeat("─", width)) + "\n")
+	b.WriteString(render.Heading.Render("New agent") + render.Dim.Render(" · written to .cadre/agents/NAME.md, checked as cadre loads it") + "\n")
+	b.WriteString(render.Dim.Render(strings.Repeat("─", width)) + "\n")
 	for i := range f.fields {
 		f.fields[i].SetWidth(max(width-14, 10))
 		b.WriteString(f.fields[i].View() + "\n")
 	}
 	lines := 2 + len(f.fields)
 	if f.err != "" {
-		e := styleError.Render(ansi.Wrap("✗ "+f.err, width, ""))
+		e := render.Err.Render(ansi.Wrap("✗ "+f.err, width, ""))
 		b.WriteString("\n" + e + "\n")
 		lines += 1 + strings.Count(e, "\n") + 1
 	}
 	for ; lines < height-1; lines++ {
 		b.WriteString("\n")
 	}
-	b.WriteString(styleDim.Render(ansi.Truncate("Tab/Shift+Tab move · Enter on the prompt (or Ctrl+S) creates · Esc cancels", width, "…")))
+	b.WriteString(render.Dim.Render(ansi.Truncate("Tab/Shift+Tab move · Enter on the prompt (or Ctrl+S) creates · Esc cancels", width, "…")))
 	return b.String()
 }

@@ -7,6 +7,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
+	"github.com/cadre-dev/cadre/internal/tui/sessiontree"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -96,7 +99,7 @@ func (m *Model) resumeCommand(string) tea.Cmd {
 		if len(sessions) == 0 {
 			return commandMsg{info: "No earlier sessions in this directory."}
 		}
-		return commandMsg{then: PushScreen(newResumeScreen(m, rt, cadre.SessionRows(sessions)))}
+		return commandMsg{then: screen.Push(newResumeScreen(m, rt, cadre.SessionRows(sessions)))}
 	}
 }
 
@@ -115,14 +118,14 @@ func newResumeScreen(m *Model, rt Runtime, rows []cadre.SessionRow) *resumeScree
 	return &resumeScreen{m: m, rt: rt, rows: rows}
 }
 
-func (s *resumeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
+func (s *resumeScreen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return s, nil
 	}
 	switch k.String() {
 	case "esc", "q":
-		return s, PopScreen
+		return s, screen.Pop
 	case "up", "k":
 		s.at = max(s.at-1, 0)
 	case "down", "j":
@@ -130,7 +133,7 @@ func (s *resumeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	case "enter":
 		row := s.rows[s.at]
 		if row.ParentID != "" {
-			return s, pushTree(s.m, s.rt, row.ID)
+			return s, s.m.pushTree(s.rt, row.ID)
 		}
 		if s.m.cfg.Reopen == nil {
 			s.err = "this TUI cannot open another session"
@@ -148,8 +151,8 @@ func (s *resumeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 
 func (s *resumeScreen) View(width, height int) string {
 	var b strings.Builder
-	b.WriteString(styleHeading.Render("Resume a session") + styleDim.Render(" · newest first, subagents under their parent") + "\n")
-	b.WriteString(styleDim.Render(strings.Repeat("─", width)) + "\n")
+	b.WriteString(render.Heading.Render("Resume a session") + render.Dim.Render(" · newest first, subagents under their parent") + "\n")
+	b.WriteString(render.Dim.Render(strings.Repeat("─", width)) + "\n")
 	body := max(height-4, 1)
 	if s.at < s.top {
 		s.top = s.at
@@ -168,10 +171,10 @@ func (s *resumeScreen) View(width, height int) string {
 		if r.ParentID != "" {
 			title = r.Agent
 		}
-		line := fmt.Sprintf("%s%s  %s  %s  %d turns  %s", indent, short(r.ID), r.Updated.Local().Format(time.DateTime), r.Status, r.NumTurns, oneLine(title))
+		line := fmt.Sprintf("%s%s  %s  %s  %d turns  %s", indent, render.Short(r.ID), r.Updated.Local().Format(time.DateTime), r.Status, r.NumTurns, render.OneLine(title))
 		line = ansi.Truncate(line, width-2, "…")
 		if i == s.at {
-			line = styleUser.Render("› " + line)
+			line = render.User.Render("› " + line)
 		} else {
 			line = "  " + line
 		}
@@ -179,13 +182,13 @@ func (s *resumeScreen) View(width, height int) string {
 		lines++
 	}
 	if s.err != "" {
-		b.WriteString(styleError.Render(ansi.Truncate("✗ "+s.err, width, "…")) + "\n")
+		b.WriteString(render.Err.Render(ansi.Truncate("✗ "+s.err, width, "…")) + "\n")
 		lines++
 	}
 	for ; lines < height-1; lines++ {
 		b.WriteString("\n")
 	}
-	b.WriteString(styleDim.Render(ansi.Truncate("↑/↓ select · enter reopens a session (a subagent's opens its tree) · esc back", width, "…")))
+	b.WriteString(render.Dim.Render(ansi.Truncate("↑/↓ select · enter reopens a session (a subagent's opens its tree) · esc back", width, "…")))
 	return b.String()
 }
 
@@ -201,7 +204,7 @@ func (m *Model) treeCommand(args string) tea.Cmd {
 		return nil
 	}
 	if args == "" {
-		return pushTree(m, rt, st.SessionID())
+		return m.pushTree(rt, st.SessionID())
 	}
 	ctx := m.ctx
 	return func() tea.Msg {
@@ -209,7 +212,7 @@ func (m *Model) treeCommand(args string) tea.Cmd {
 		if err != nil {
 			return commandMsg{err: err}
 		}
-		return commandMsg{then: pushTree(m, rt, run.ID)}
+		return commandMsg{then: m.pushTree(rt, run.ID)}
 	}
 }
 
@@ -232,5 +235,14 @@ func (m *Model) openTree() tea.Cmd {
 			}
 		}
 	}
-	return pushTree(m, rt, at)
+	return m.pushTree(rt, at)
+}
+
+// pushTree opens the session tree at session id.
+func (m *Model) pushTree(rt Runtime, id string) tea.Cmd {
+	var send sessiontree.Send
+	if st, ok := m.conv.(Steering); ok {
+		send = st.SendSubagent
+	}
+	return sessiontree.Open(m.ctx, rt, send, id)
 }

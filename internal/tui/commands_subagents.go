@@ -11,6 +11,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 )
 
 // /subagents list|stop|log|info|send and /stop, with OpenClaw's meanings
@@ -45,7 +47,7 @@ func (m *Model) subagentsCommand(args string) tea.Cmd {
 			if len(ids) == 0 {
 				return "No subagent was running.", nil
 			}
-			return fmt.Sprintf("Stopped %d subagent%s (descendants included): %s", len(ids), plural(len(ids)), strings.Join(shortIDs(ids), ", ")), nil
+			return fmt.Sprintf("Stopped %d subagent%s (descendants included): %s", len(ids), render.Plural(len(ids)), strings.Join(shortIDs(ids), ", ")), nil
 		})
 	case "log":
 		target, limit, tools, err := logArgs(rest)
@@ -141,15 +143,15 @@ func (m *Model) subagentTable(runs []cadre.SubagentRun) string {
 		if r.Name != "" {
 			agent += " (" + r.Name + ")"
 		}
-		rows = append(rows, []string{fmt.Sprintf("#%d", r.Index), status, agent, elapsed(end.Sub(r.Started)), count(r.Tokens), oneLine(r.Description)})
+		rows = append(rows, []string{fmt.Sprintf("#%d", r.Index), status, agent, render.Elapsed(end.Sub(r.Started)), render.Count(r.Tokens), render.OneLine(r.Description)})
 	}
-	return fmt.Sprintf("Subagents: %d running · %d done\n", active, len(runs)-active) + table(rows, m.width)
+	return fmt.Sprintf("Subagents: %d running · %d done\n", active, len(runs)-active) + render.Table(rows, m.width)
 }
 
 // subagentLog renders /subagents log.
 func subagentLog(run cadre.SubagentRun, log []cadre.LogMessage) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Log of #%d %s %s (%s)", run.Index, run.Agent, oneLine(run.Description), run.Status)
+	fmt.Fprintf(&b, "Log of #%d %s %s (%s)", run.Index, run.Agent, render.OneLine(run.Description), run.Status)
 	if len(log) == 0 {
 		b.WriteString("\n  (no messages yet)")
 	}
@@ -169,7 +171,7 @@ func subagentInfo(d cadre.SubagentDetails, now time.Time) string {
 		if t.IsZero() {
 			return "—"
 		}
-		return t.Local().Format(time.DateTime) + " (" + elapsed(now.Sub(t)) + " ago)"
+		return t.Local().Format(time.DateTime) + " (" + render.Elapsed(now.Sub(t)) + " ago)"
 	}
 	runtime := "—"
 	if !d.Started.IsZero() {
@@ -177,11 +179,11 @@ func subagentInfo(d cadre.SubagentDetails, now time.Time) string {
 		if end.IsZero() {
 			end = now
 		}
-		runtime = elapsed(end.Sub(d.Started))
+		runtime = render.Elapsed(end.Sub(d.Started))
 	}
 	outcome := string(d.Status)
 	if d.Error != "" {
-		outcome += ": " + oneLine(d.Error)
+		outcome += ": " + render.OneLine(d.Error)
 	}
 	cleanup := d.Cleanup
 	if cleanup == "keep" {
@@ -190,8 +192,8 @@ func subagentInfo(d cadre.SubagentDetails, now time.Time) string {
 	rows := [][]string{
 		{"Subagent", fmt.Sprintf("#%d %s", d.Index, d.Agent)},
 		{"Status", outcome},
-		{"Description", oneLine(d.Description)},
-		{"Task", oneLine(d.Prompt)},
+		{"Description", render.OneLine(d.Description)},
+		{"Task", render.OneLine(d.Prompt)},
 		{"Session", d.Key},
 		{"Session id", d.SessionID},
 		{"Transcript", d.TranscriptPath},
@@ -199,7 +201,7 @@ func subagentInfo(d cadre.SubagentDetails, now time.Time) string {
 		{"Created", at(d.Created)},
 		{"Started", at(d.Started)},
 		{"Ended", at(d.Ended)},
-		{"Tokens", count(d.Tokens)},
+		{"Tokens", render.Count(d.Tokens)},
 		{"Cost", d.CostUSD.String()},
 		{"Cleanup", cleanup},
 	}
@@ -232,7 +234,7 @@ func (m *Model) stopCommand(string) tea.Cmd {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("Stopped the turn and %d subagent%s.", len(ids), plural(len(ids))), nil
+		return fmt.Sprintf("Stopped the turn and %d subagent%s.", len(ids), render.Plural(len(ids))), nil
 	})
 }
 
@@ -286,11 +288,10 @@ func (m *Model) tasksCommand(args string) tea.Cmd {
 			if err != nil {
 				return commandMsg{err: err}
 			}
-			title := fmt.Sprintf("Task %s · %s · %s — %s", short(t.ID), t.Agent, t.Status, oneLine(t.Description))
-			p := newPager(title, out)
+			title := fmt.Sprintf("Task %s · %s · %s — %s", render.Short(t.ID), t.Agent, t.Status, render.OneLine(t.Description))
 			// A running task's output grows: r reads it again.
-			p.reload, p.ctx = func(ctx context.Context) (string, error) { return rt.TaskOutput(ctx, t.ID) }, ctx
-			return commandMsg{then: PushScreen(p)}
+			p := screen.NewPager(title, out).Reloads(ctx, func(ctx context.Context) (string, error) { return rt.TaskOutput(ctx, t.ID) })
+			return commandMsg{then: screen.Push(p)}
 		}
 	}
 	m.Error(fmt.Sprintf("unknown /tasks action %q: want output or stop (or nothing, to list them)", verb))
@@ -316,13 +317,13 @@ func (m *Model) taskTable(tasks []cadre.Task, runs []cadre.SubagentRun) string {
 		if end.IsZero() {
 			end = now
 		}
-		what := oneLine(t.Description)
+		what := render.OneLine(t.Description)
 		if t.Progress != "" && !t.Status.Terminal() {
-			what += " · " + oneLine(t.Progress)
+			what += " · " + render.OneLine(t.Progress)
 		}
-		rows = append(rows, []string{numbers[t.ID], short(t.ID), string(t.Status), t.Agent, elapsed(end.Sub(start)), t.CostUSD.String(), what})
+		rows = append(rows, []string{numbers[t.ID], render.Short(t.ID), string(t.Status), t.Agent, render.Elapsed(end.Sub(start)), t.CostUSD.String(), what})
 	}
-	return table(rows, m.width) + "\n" + styleDim.Render("/tasks output #N opens one's output · /tasks stop #N stops one · #N is the run's number in /subagents, sN a shell command's")
+	return render.Table(rows, m.width) + "\n" + render.Dim.Render("/tasks output #N opens one's output · /tasks stop #N stops one · #N is the run's number in /subagents, sN a shell command's")
 }
 
 // taskNumbers are the tasks' numbers by id: a subagent's is its run's
@@ -399,26 +400,10 @@ func findTask(tasks []cadre.Task, runs []cadre.SubagentRun, target string) (cadr
 	return cadre.Task{}, fmt.Errorf("%q matches %d task ids: give more of it, or its #", target, len(found))
 }
 
-// short is an id's last 8 characters: enough to tell runs apart on
-// screen (ids made in the same millisecond share their first ones).
-func short(id string) string {
-	if len(id) > 8 {
-		return id[len(id)-8:]
-	}
-	return id
-}
-
 func shortIDs(ids []string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = short(id)
+		out[i] = render.Short(id)
 	}
 	return out
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -14,6 +14,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/sessiontree"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -271,7 +272,7 @@ func (h *cmdHarness) do(cmd tea.Cmd) {
 		}
 		return
 	}
-	if _, ok := msg.(treeInitMsg); ok {
+	if _, ok := msg.(sessiontree.StartMsg); ok {
 		// Starting the watch returns commands that wait on it: the test
 		// drives them itself (tree()).
 		h.update(msg)
@@ -565,7 +566,7 @@ func TestResumeScreen(t *testing.T) {
 	// A subagent's session opens in the tree; a main session reopens.
 	h.press(tea.KeyDown, 0)
 	h.do(h.press(tea.KeyEnter, 0))
-	if _, ok := h.m.screens[len(h.m.screens)-1].(*treeScreen); !ok || len(h.reopened) != 0 {
+	if _, ok := h.m.screens[len(h.m.screens)-1].(*sessiontree.Screen); !ok || len(h.reopened) != 0 {
 		t.Fatalf("Enter on a subagent's session: screens %T, reopened %v", h.m.screens, h.reopened)
 	}
 	h.do(h.press(tea.KeyEscape, 0))
@@ -580,9 +581,9 @@ func TestResumeScreen(t *testing.T) {
 }
 
 // tree is the tree screen on top.
-func (h *cmdHarness) tree() *treeScreen {
+func (h *cmdHarness) tree() *sessiontree.Screen {
 	h.t.Helper()
-	ts, ok := h.m.screens[len(h.m.screens)-1].(*treeScreen)
+	ts, ok := h.m.screens[len(h.m.screens)-1].(*sessiontree.Screen)
 	if !ok {
 		h.t.Fatalf("the screen on top is %T, not the tree", h.m.screens[len(h.m.screens)-1])
 	}
@@ -593,10 +594,10 @@ func (h *cmdHarness) tree() *treeScreen {
 func (h *cmdHarness) load(n int) {
 	h.t.Helper()
 	ts := h.tree()
-	h.update(ts.load()())
+	h.update(ts.Load()())
 	for range n {
 		msg := make(chan tea.Msg, 1)
-		go func() { msg <- ts.next()() }()
+		go func() { msg <- ts.Next()() }()
 		select {
 		case m := <-msg:
 			h.update(m)
@@ -697,8 +698,8 @@ func TestCtrlTOpensTheTree(t *testing.T) {
 	rt := treeFixture()
 	h := newCmdHarness(t, rt, run1, run2, run3)
 	h.do(h.press('t', tea.ModCtrl))
-	if h.tree().id != run1.ID {
-		t.Fatalf("Ctrl+T opened %s, want the running subagent %s", h.tree().id, run1.ID)
+	if h.tree().ID() != run1.ID {
+		t.Fatalf("Ctrl+T opened %s, want the running subagent %s", h.tree().ID(), run1.ID)
 	}
 	h.load(3)
 	if !strings.Contains(h.m.Screen(), "Find the flaky test in ./cache.") {

@@ -35,7 +35,9 @@
 // running foreground subagents to the background; Ctrl+O unfolds tool
 // results; PgUp/PgDn and the mouse wheel scroll; "@" completes agent
 // names and workspace paths (Tab or Enter), and "@path" attaches the file
-// (internal/mention confines it to the workspace); "!command" runs
+// (internal/mention confines it to the workspace), and "@teammate text"
+// messages a teammate of the main agent's team (team.go; /team shows the
+// team); "!command" runs
 // through cadre.Conversation.Shell (the Bash tool's gates); "?" on an
 // empty prompt opens the shortcut sheet. An approval prompt takes y/1,
 // a/2, n/3 (then a reason) and Esc.
@@ -50,9 +52,14 @@
 //     Model.command, which returns the tea.Cmd to run (nil for none). It
 //     prints into the transcript with Model.Info and Model.Error, talks to
 //     the conversation through Model.Conversation, and opens full-screen
-//     views with PushScreen.
-//   - screen.go: a Screen is a full-screen view pushed over the
-//     conversation (the session tree). While on top it gets every key and
-//     the whole window, and every conversation event too (the transcript
-//     below keeps following them); it ends itself with PopScreen.
+//     views with screen.Push.
+//   - internal/tui/screen: a Screen is a full-screen view pushed over the
+//     conversation (the session tree, a task's output, the team). While
+//     on top it gets every key and the whole window, and every
+//     conversation event too (the transcript below keeps following them);
+//     it ends itself with screen.Pop.
+//
+// Sub-packages: render (styles, Markdown, folded results, diffs, tables),
+// screen (the screen stack and the pager), sessiontree (the session tree
+// screen), teamview (the team's roster and task board).
 package tui

@@ -157,6 +157,12 @@ func (m *Model) submit() tea.Cmd {
 		return nil
 	}
 	name, prompt, isMention := agentMention(line)
+	if mate, ok := m.team.Member(name); isMention && ok {
+		// A teammate's name comes first: the team is who the user
+		// works with now (/agents' types stay reachable through
+		// the main agent).
+		return m.messageTeammate(mate, prompt, line)
+	}
 	if isMention && slices.Contains(m.cfg.Agents, name) {
 		if prompt == "" {
 			m.Error(fmt.Sprintf("@%s needs a prompt: @%s what to do", name, name))
@@ -264,6 +270,11 @@ func (m *Model) suggest() {
 	}
 	prefix := word[1:]
 	if start == 0 {
+		for _, t := range m.team.Members {
+			if strings.HasPrefix(strings.ToLower(t.Name), strings.ToLower(prefix)) {
+				m.completion = append(m.completion, t.Name)
+			}
+		}
 		for _, a := range m.cfg.Agents {
 			if strings.HasPrefix(strings.ToLower(a), strings.ToLower(prefix)) {
 				m.completion = append(m.completion, a)

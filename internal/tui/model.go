@@ -13,6 +13,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mention"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
+	"github.com/cadre-dev/cadre/internal/tui/teamview"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -71,7 +73,7 @@ type Model struct {
 	width, height int
 	input         textarea.Model
 	view          viewport.Model
-	screens       []Screen
+	screens       []screen.Screen
 
 	// Conversation state.
 	items  []*item
@@ -99,6 +101,10 @@ type Model struct {
 	retry    *cadre.RetryInfo
 	retryAt  time.Time
 	commands []string // the project's slash commands (init event)
+	// team is the team the main agent leads as last read (team.go);
+	// teamLoading says a read is out, teamDirty that another is due.
+	team                   cadre.Team
+	teamLoading, teamDirty bool
 
 	// Input state.
 	history    []string
@@ -228,10 +234,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
-	case pushScreenMsg:
-		m.screens = append(m.screens, msg.s)
+	case screen.PushMsg:
+		m.screens = append(m.screens, msg.Screen)
 		return m, nil
-	case popScreenMsg:
+	case screen.PopMsg:
 		if n := len(m.screens); n > 0 {
 			m.screens = m.screens[:n-1]
 		}
@@ -239,6 +245,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case EventMsg:
 		m.event(msg.Event)
+		if teamEvent(msg.Event) {
+			cmds = append(cmds, m.loadTeam())
+		}
+	case teamview.TeamMsg:
+		cmds = append(cmds, m.teamLoaded(msg))
 	case EndedMsg:
 		m.endErr = msg.Err
 		return m, tea.Quit
@@ -463,4 +474,14 @@ func (m *Model) turnEnded() {
 func static(s textarea.Styles) textarea.Styles {
 	s.Cursor.Blink = false
 	return s
+}
+
+// closeScreens ends what the screens still open started (a tree's watch)
+// and waits for it: Run calls it once the program has ended.
+func (m *Model) closeScreens() {
+	for _, s := range m.screens {
+		if c, ok := s.(screen.Closer); ok {
+			c.Close()
+		}
+	}
 }

@@ -4,14 +4,12 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"slices"
 	"strings"
-	"time"
-	"unicode"
 
 	"charm.land/lipgloss/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -52,20 +50,6 @@ type item struct {
 	cache string
 }
 
-var (
-	styleUser    = lipgloss.NewStyle().Bold(true)
-	styleDim     = lipgloss.NewStyle().Faint(true)
-	styleError   = lipgloss.NewStyle().Foreground(lipgloss.Red)
-	styleTool    = lipgloss.NewStyle().Foreground(lipgloss.Cyan)
-	styleOK      = lipgloss.NewStyle().Foreground(lipgloss.Green)
-	styleWarn    = lipgloss.NewStyle().Foreground(lipgloss.Yellow)
-	styleQueued  = lipgloss.NewStyle().Faint(true).Italic(true)
-	styleHeading = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Magenta)
-)
-
-// spinner frames, one per tick while something runs.
-var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-
 // event takes one event of the conversation.
 func (m *Model) event(e cadre.Event) {
 	m.runs.Observe(e)
@@ -75,7 +59,7 @@ func (m *Model) event(e cadre.Event) {
 	switch {
 	case e.Type == cadre.EventSystem && e.Subtype == cadre.SubtypeInit && e.Init != nil:
 		if e.Init.Model != "" {
-			m.model = oneLine(e.Init.Model)
+			m.model = render.OneLine(e.Init.Model)
 		}
 		if e.Init.PermissionMode != "" {
 			// Every turn starts with an init; only the first says the
@@ -128,7 +112,7 @@ func (m *Model) event(e cadre.Event) {
 		if e.Result.IsError {
 			reason := "the turn failed"
 			if len(e.Result.Errors) > 0 {
-				reason = clean(e.Result.Errors[0])
+				reason = render.Clean(e.Result.Errors[0])
 			}
 			m.items = append(m.items, &item{kind: kindError, text: reason})
 		}
@@ -148,12 +132,12 @@ func (m *Model) event(e cadre.Event) {
 // A directory too long for the line gives up its beginning ("…/shop"),
 // so that the model stays whole.
 func (m *Model) welcome() string {
-	head := styleHeading.Render("✻ cadre")
+	head := render.Heading.Render("✻ cadre")
 	model := ""
 	if m.model != "" {
 		model = " · " + m.model
 	}
-	if dir := oneLine(m.cfg.Cwd); dir != "" {
+	if dir := render.OneLine(m.cfg.Cwd); dir != "" {
 		room := m.width - ansi.StringWidth(head) - len(" · ") - ansi.StringWidth(model)
 		if over := ansi.StringWidth(dir) - room; over > 0 && room > 1 {
 			dir = ansi.TruncateLeft(dir, over+1, "…")
@@ -161,7 +145,7 @@ func (m *Model) welcome() string {
 		head += " · " + dir
 	}
 	head += model
-	return ansi.Truncate(head, m.width, "…") + "\n" + styleDim.Render(ansi.Truncate("  /help for commands · ? for shortcuts · @ mentions an agent or a file", m.width, "…"))
+	return ansi.Truncate(head, m.width, "…") + "\n" + render.Dim.Render(ansi.Truncate("  /help for commands · ? for shortcuts · @ mentions an agent or a file", m.width, "…"))
 }
 
 // finished announces a background run of the main agent that ended: the
@@ -177,11 +161,11 @@ func (m *Model) finished(t *cadre.TaskEvent) {
 	if r.Status != cadre.TaskCompleted {
 		what = string(r.Status)
 	}
-	name := oneLine(r.Description)
+	name := render.OneLine(r.Description)
 	if name == "" {
-		name = oneLine(r.AgentType)
+		name = render.OneLine(r.AgentType)
 	}
-	m.items = append(m.items, &item{kind: kindNote, text: fmt.Sprintf("● %s %s · %s · %s tokens", name, what, elapsed(r.Elapsed(m.cfg.Now())), count(r.Tokens)), isError: r.Status != cadre.TaskCompleted})
+	m.items = append(m.items, &item{kind: kindNote, text: fmt.Sprintf("● %s %s · %s · %s tokens", name, what, render.Elapsed(r.Elapsed(m.cfg.Now())), render.Count(r.Tokens)), isError: r.Status != cadre.TaskCompleted})
 }
 
 // replay shows a resumed session's transcript: its messages as they were,
@@ -297,7 +281,7 @@ func (m *Model) results(msg *llm.Message) {
 			continue
 		}
 		if it := m.calls[b.ToolUseID]; it != nil {
-			it.result, it.isError, it.returned, it.cache = clean(b.ResultText()), b.IsError, true, ""
+			it.result, it.isError, it.returned, it.cache = render.Clean(b.ResultText()), b.IsError, true, ""
 		}
 	}
 }
@@ -343,23 +327,23 @@ func (m *Model) render(it *item) string {
 	var out string
 	switch it.kind {
 	case kindUser:
-		out = styleUser.Render(ansi.Wrap("› "+clean(it.text), w, ""))
+		out = render.User.Render(ansi.Wrap("› "+render.Clean(it.text), w, ""))
 	case kindAssistant:
-		out = renderMarkdown(it.text, w)
+		out = render.Markdown(it.text, w)
 		if it == m.stream {
 			return out
 		}
 	case kindInfo:
-		out = styleDim.Render(ansi.Wrap(it.text, w, ""))
+		out = render.Dim.Render(ansi.Wrap(it.text, w, ""))
 	case kindError:
-		out = styleError.Render(ansi.Wrap("✗ "+clean(it.text), w, ""))
+		out = render.Err.Render(ansi.Wrap("✗ "+render.Clean(it.text), w, ""))
 	case kindWelcome:
 		// Live: the model changes with the init event and /model.
 		return m.welcome()
 	case kindNote:
-		style := styleOK
+		style := render.OK
 		if it.isError {
-			style = styleError
+			style = render.Err
 		}
 		out = style.Render(ansi.Truncate(it.text, w, "…"))
 	case kindTool:
@@ -374,11 +358,11 @@ func (m *Model) render(it *item) string {
 
 // renderTool is a call on one line, then its result folded to one line.
 func (m *Model) renderTool(it *item) string {
-	mark := styleTool.Render("⏺")
+	mark := render.Tool.Render("⏺")
 	if !it.returned {
-		mark = styleTool.Render(spinner[m.frame%len(spinner)])
+		mark = render.Tool.Render(render.Spinner(m.frame))
 	}
-	line := mark + " " + ansi.Truncate(styleTool.Render(oneLine(it.tool))+styleDim.Render(hint(it.input)), m.width-2, "…")
+	line := mark + " " + ansi.Truncate(render.Tool.Render(render.OneLine(it.tool))+render.Dim.Render(render.Hint(it.input)), m.width-2, "…")
 	if !it.returned {
 		return line
 	}
@@ -386,98 +370,9 @@ func (m *Model) renderTool(it *item) string {
 		// A subagent's answer as its caller got it (framed for the model)
 		// says little in one line: how long it is, and how to read it.
 		n := strings.Count(strings.TrimSpace(it.result), "\n") + 1
-		return line + "\n" + styleDim.Render(fmt.Sprintf("  ⎿ the agent answered (%d lines, ctrl+o shows)", n))
+		return line + "\n" + render.Dim.Render(fmt.Sprintf("  ⎿ the agent answered (%d lines, ctrl+o shows)", n))
 	}
-	return line + "\n" + resultLines(it.result, it.isError, m.width, m.expanded)
-}
-
-// maxExpanded bounds the lines of one result shown unfolded (Ctrl+O).
-const maxExpanded = 20
-
-// folded is a result on one line: its first line and how many follow.
-func folded(result string, isError bool, width int) string {
-	return fold(result, isError, width, false, "")
-}
-
-// resultLines is a result in the conversation's transcript: folded, saying
-// Ctrl+O unfolds it, or unfolded to its first maxExpanded lines.
-func resultLines(result string, isError bool, width int, expanded bool) string {
-	return fold(result, isError, width, expanded, ", ctrl+o shows")
-}
-
-// fold is a result on one line, or its first maxExpanded lines; more
-// follows the count of lines folded.
-func fold(result string, isError bool, width int, expanded bool, more string) string {
-	result = strings.TrimSpace(clean(result))
-	lines := strings.Split(result, "\n")
-	style := styleDim
-	if isError {
-		style = styleError
-	}
-	if expanded && len(lines) > 1 {
-		n := min(len(lines), maxExpanded)
-		out := make([]string, 0, n+1)
-		for i, l := range lines[:n] {
-			lead := "    "
-			if i == 0 {
-				lead = "  ⎿ "
-			}
-			out = append(out, style.Render(ansi.Truncate(lead+strings.TrimRight(l, " \t\r"), width, "…")))
-		}
-		if len(lines) > n {
-			out = append(out, style.Render(fmt.Sprintf("    … %d more lines", len(lines)-n)))
-		}
-		return strings.Join(out, "\n")
-	}
-	first := strings.TrimSpace(lines[0])
-	if first == "" {
-		first = "(no output)"
-	}
-	if len(lines) > 1 {
-		more = fmt.Sprintf(" (+%d lines%s)", len(lines)-1, more)
-	} else {
-		more = ""
-	}
-	return style.Render(ansi.Truncate("  ⎿ "+first, width-ansi.StringWidth(more), "…") + more)
-}
-
-// hintKeys are the input fields worth showing after a tool's name, best
-// first.
-var hintKeys = []string{"file_path", "notebook_path", "command", "pattern", "url", "query", "path", "description", "prompt"}
-
-// hint is a call's input in short: its most telling field.
-func hint(input json.RawMessage) string {
-	var in map[string]any
-	if json.Unmarshal(input, &in) != nil {
-		return ""
-	}
-	for _, k := range hintKeys {
-		if s, ok := in[k].(string); ok && strings.TrimSpace(s) != "" {
-			return "(" + oneLine(s) + ")"
-		}
-	}
-	return ""
-}
-
-// oneLine is s on one line, cleaned.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(clean(s)), " ")
-}
-
-// clean makes text from outside — the model, tools, files, agent
-// definitions — safe to draw: escape sequences are removed (they would
-// drive the terminal, not show: clear it, retitle it, move the cursor
-// over the input), other control characters but newlines become spaces,
-// and tabs four spaces.
-func clean(s string) string {
-	s = ansi.Strip(s)
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
-			return r
-		}
-		return ' '
-	}, s)
-	return strings.ReplaceAll(s, "\t", "    ")
+	return line + "\n" + render.Result(it.result, it.isError, m.width, m.expanded)
 }
 
 // spawned reports whether it is a call that started a subagent run: its
@@ -570,7 +465,7 @@ func (m *Model) summary(items []*item, indent int) string {
 		text += fmt.Sprintf(", %d starting", waiting)
 	}
 	text += fmt.Sprintf(", %d done)", done)
-	return strings.Repeat("  ", indent) + styleDim.Render(text)
+	return strings.Repeat("  ", indent) + render.Dim.Render(text)
 }
 
 // runLines writes r's line, then its children's (running first),
@@ -608,107 +503,35 @@ func boolRank(b bool) int {
 // outcome, elapsed time, tokens.
 func (m *Model) runLine(r cadre.ActivityRun, indent int) string {
 	now := m.cfg.Now()
-	name := oneLine(r.AgentType)
+	name := render.OneLine(r.AgentType)
 	if name == "" {
 		name = "agent"
 	}
 	var mark, state string
 	switch {
 	case !r.Done():
-		mark = styleTool.Render(spinner[m.frame%len(spinner)])
+		mark = render.Tool.Render(render.Spinner(m.frame))
 		state = "thinking"
 		if r.Tool != "" {
-			state = oneLine(r.Tool) + hint(r.Input)
+			state = render.OneLine(r.Tool) + render.Hint(r.Input)
 		}
 		if r.Background {
 			state = "background · " + state
 		}
 	case r.Status == cadre.TaskCompleted:
-		mark = styleOK.Render("✓")
+		mark = render.OK.Render("✓")
 		state = "done"
 	default:
-		mark = styleError.Render("✗")
+		mark = render.Err.Render("✗")
 		state = string(r.Status)
 	}
-	figures := fmt.Sprintf(" · %s · %s tokens", elapsed(r.Elapsed(now)), count(r.Tokens))
+	figures := fmt.Sprintf(" · %s · %s tokens", render.Elapsed(r.Elapsed(now)), render.Count(r.Tokens))
 	if r.Done() {
 		figures = fmt.Sprintf(" · %d tool uses%s", r.ToolUses, figures)
 	}
-	head := strings.Repeat("  ", indent) + mark + " " + agentStyle(r.Color).Render(name)
-	if d := oneLine(r.Description); d != "" {
+	head := strings.Repeat("  ", indent) + mark + " " + render.AgentStyle(r.Color).Render(name)
+	if d := render.OneLine(r.Description); d != "" {
 		head += " " + d
 	}
-	return ansi.Truncate(head+styleDim.Render(" — "+state+figures), m.width, "…")
-}
-
-// agentColors are the colors an agent file may name, as Claude Code's.
-var agentColors = map[string]color.Color{
-	"red": lipgloss.Red, "green": lipgloss.Green, "yellow": lipgloss.Yellow, "blue": lipgloss.Blue,
-	"purple": lipgloss.Magenta, "cyan": lipgloss.Cyan, "orange": lipgloss.Color("208"), "pink": lipgloss.Color("205"),
-}
-
-// agentStyle shows an agent's name in its file's color: a named one, or
-// OpenCode's #RRGGBB; the tool color otherwise.
-func agentStyle(c string) lipgloss.Style {
-	if col, ok := agentColors[strings.ToLower(c)]; ok {
-		return lipgloss.NewStyle().Foreground(col).Bold(true)
-	}
-	if len(c) == 7 && c[0] == '#' {
-		return lipgloss.NewStyle().Foreground(lipgloss.Color(c)).Bold(true)
-	}
-	return styleTool
-}
-
-// elapsed is a duration as people read it: 4s, 1m05s.
-func elapsed(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < time.Minute {
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-// count is a token count in short: 950, 12.3k, 1.2M.
-func count(n int64) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
-}
-
-// decodeFields are an input object's fields as name and text, in the
-// order hintKeys ranks them, then by name.
-func decodeFields(input json.RawMessage) [][2]string {
-	var in map[string]json.RawMessage
-	if json.Unmarshal(input, &in) != nil {
-		return nil
-	}
-	names := make([]string, 0, len(in))
-	for k := range in {
-		names = append(names, k)
-	}
-	rank := func(k string) int {
-		if i := slices.Index(hintKeys, k); i >= 0 {
-			return i
-		}
-		return len(hintKeys)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	out := make([][2]string, 0, len(names))
-	for _, k := range names {
-		var s string
-		if json.Unmarshal(in[k], &s) != nil {
-			s = string(in[k])
-		}
-		out = append(out, [2]string{k, s})
-	}
-	return out
+	return ansi.Truncate(head+render.Dim.Render(" — "+state+figures), m.width, "…")
 }

@@ -8,6 +8,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/teamview"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -46,10 +48,10 @@ func (m *Model) Transcript() string {
 // bottom is everything under the transcript.
 func (m *Model) bottom() string {
 	var parts []string
-	parts = append(parts, styleDim.Render(strings.Repeat("─", m.width)))
+	parts = append(parts, render.Dim.Render(strings.Repeat("─", m.width)))
 	parts = append(parts, m.panel...)
 	for _, q := range m.queued {
-		parts = append(parts, styleQueued.Render(ansi.Truncate("⏳ queued: "+oneLine(q), m.width, "…")))
+		parts = append(parts, render.Queued.Render(ansi.Truncate("⏳ queued: "+render.OneLine(q), m.width, "…")))
 	}
 	if len(m.approvals) > 0 {
 		parts = append(parts, m.approvalView())
@@ -63,7 +65,7 @@ func (m *Model) bottom() string {
 			if strings.HasPrefix(m.completion[0], "/") {
 				lead = ""
 			}
-			parts = append(parts, styleDim.Render(ansi.Truncate(lead+strings.Join(m.completion, "  ")+"   (Tab or Enter completes)", m.width, "…")))
+			parts = append(parts, render.Dim.Render(ansi.Truncate(lead+strings.Join(m.completion, "  ")+"   (Tab or Enter completes)", m.width, "…")))
 		}
 	}
 	parts = append(parts, m.status())
@@ -79,20 +81,23 @@ func (m *Model) chromeHeight() int {
 // and cost, background runs, and what Ctrl+C or Esc would do.
 func (m *Model) status() string {
 	s := m.stats
-	parts := []string{m.model, string(m.mode), fmt.Sprintf("%s tokens", count(s.Usage.Total())), s.CostUSD.String()}
+	parts := []string{m.model, string(m.mode), fmt.Sprintf("%s tokens", render.Count(s.Usage.Total())), s.CostUSD.String()}
 	if s.BackgroundTasks > 0 {
 		parts = append(parts, fmt.Sprintf("%d background", s.BackgroundTasks))
 	}
+	if team := teamview.Status(m.team); team != "" {
+		parts = append(parts, team)
+	}
 	if m.running() {
-		state := spinner[m.frame%len(spinner)] + " working"
+		state := render.Spinner(m.frame) + " working"
 		if m.thinking {
-			state = spinner[m.frame%len(spinner)] + " thinking"
+			state = render.Spinner(m.frame) + " thinking"
 		}
 		if m.retry != nil {
-			state = spinner[m.frame%len(spinner)] + " " + m.retryText()
+			state = render.Spinner(m.frame) + " " + m.retryText()
 		}
 		if n := m.runs.Running(); n > 0 {
-			state += fmt.Sprintf(" · %d subagent%s", n, plural(n))
+			state += fmt.Sprintf(" · %d subagent%s", n, render.Plural(n))
 		}
 		if m.busy {
 			state += " (esc stops)"
@@ -101,10 +106,10 @@ func (m *Model) status() string {
 	}
 	line := strings.Join(parts, " · ")
 	if m.quitArmed {
-		line = styleWarn.Render("Press Ctrl+C again to quit") + styleDim.Render(" · "+line)
+		line = render.Warn.Render("Press Ctrl+C again to quit") + render.Dim.Render(" · "+line)
 		return ansi.Truncate(line, m.width, "…")
 	}
-	return styleDim.Render(ansi.Truncate(line, m.width, "…"))
+	return render.Dim.Render(ansi.Truncate(line, m.width, "…"))
 }
 
 // retryText is the retry waited for: why, and the countdown to it.
@@ -141,7 +146,7 @@ func (m *Model) backgroundPanel() []string {
 		}
 	}
 	if n > maxPanelLines {
-		lines = append(lines, styleDim.Render(fmt.Sprintf("… %d more running in the background (/tasks lists them)", n-maxPanelLines)))
+		lines = append(lines, render.Dim.Render(fmt.Sprintf("… %d more running in the background (/tasks lists them)", n-maxPanelLines)))
 	}
 	return lines
 }
@@ -155,6 +160,7 @@ var shortcuts = [][2]string{
 	{"!", "shell command"}, {"ctrl+b", "subagents to the background"},
 	{"ctrl+o", "unfold tool results"}, {"ctrl+t", "session tree"},
 	{"pgup / pgdn, wheel", "scroll"}, {"tab", "complete"},
+	{"/team", "the team's roster and tasks"}, {"@teammate text", "message a teammate"},
 }
 
 // shortcutSheet lays the shortcuts out in as many columns as fit.
@@ -171,7 +177,7 @@ func (m *Model) shortcutSheet() []string {
 			}
 			b.WriteString(cell)
 		}
-		lines = append(lines, styleDim.Render(ansi.Truncate("  "+b.String(), m.width, "…")))
+		lines = append(lines, render.Dim.Render(ansi.Truncate("  "+b.String(), m.width, "…")))
 	}
 	return lines
 }

@@ -46,8 +46,8 @@
 // (A context summary counts for the replies it stands for, so a compacted
 // conversation goes on at the right turn.)
 //
-// A call beyond the agent's last entry, or for an agent that is not listed
-// when there is no "*", fails with a bad_request error (not retried) that
+// A call beyond the agent's last entry (unless that entry says repeat), or
+// for an agent that is not listed when there is no "*", fails with a bad_request error (not retried) that
 // names the file, the agent and the turn, for example
 //
 //	scenario demo.yaml: agent "reviewer" has no turn 3 (it scripts 2)
@@ -68,7 +68,35 @@
 //	           request ends the wait.
 //	error      a failure, see below.
 //
-// A turn needs at least one of text, thinking, tool_use or error.
+// A turn needs at least one of text, thinking, tool_use or error, unless it
+// chooses (below).
+//
+//	choose     a list of alternatives, each an answer (the keys above) with
+//	           an optional when; the turn has no answer keys of its own
+//	repeat     true on an agent's last turn: every call past it gets it too
+//
+// # Choosing by the conversation
+//
+// A turn with choose answers with the first alternative whose when (a
+// template, below) renders true; an alternative without when always
+// applies. when must render true or false (spaces aside): anything else
+// fails the call, as does a turn none of whose alternatives applies, so a
+// typo never passes as false. With repeat on the last turn, an agent loops
+// on what its tools return — a worker that lists a shared task list,
+// claims the first free task, completes it and lists again, until the
+// list holds nothing open:
+//
+//	"*":
+//	  - tool_use: [{name: TaskList}]
+//	  - repeat: true
+//	    choose:
+//	      - when: '{{match "It is yours" .LastToolResult}}'
+//	        tool_use: [{name: TaskUpdate, input: {taskId: '{{find "^Updated task #(\\d+)" .LastToolResult}}', status: completed}}]
+//	      - when: '{{match "(?m)^#\\d+ \\[pending\\] [^()\\[\\]\\n]*$" .LastToolResult}}'
+//	        tool_use: [{name: TaskUpdate, input: {taskId: '{{find "(?m)^#(\\d+) \\[pending\\] [^()\\[\\]\\n]*$" .LastToolResult}}', status: in_progress}}]
+//	      - when: '{{and (match "^#" .LastToolResult) (not (match "\\[(pending|in_progress)\\]" .LastToolResult))}}'
+//	        text: "Nothing left."
+//	      - tool_use: [{name: TaskList}]
 //
 // # Templates
 //
@@ -83,6 +111,16 @@
 //	                     ({{index .ToolResults 1}}, {{range .ToolResults}}…)
 //	{{.Agent}}           the agent answering
 //	{{.Turn}}            the turn being answered, counting from 1
+//
+// Besides text/template's builtins (and, not, eq, index, printf, …) a
+// template may call
+//
+//	match PATTERN S      whether the regular expression matches S
+//	find PATTERN S       the first match in S, or its first group when the
+//	                     pattern has one; "" when none
+//
+// with Go's (RE2) syntax, linear in S; a pattern written as a literal is
+// checked at load.
 //
 // # Failures
 //

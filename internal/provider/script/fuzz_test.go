@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,11 +63,11 @@ func FuzzParse(f *testing.F) {
 			if len(turns) == 0 {
 				t.Errorf("agent %q is accepted with no turns", agent)
 			}
-			for _, turn := range turns {
+			for _, turn := range slices.Concat(turns, alternatives(turns)) {
 				var ans *answer
 				var err error
 				read, _ := m.read(agent, msgs)
-				fuzzcheck.Timed(t, len(data), func() { ans, err = m.render(turn, agent, read.data) })
+				fuzzcheck.Timed(t, len(data), func() { ans, err = m.render(turn, agent, turn.index, read.data) })
 				if err != nil {
 					continue // a template may fail at run time; that is a bad_request, not a crash
 				}
@@ -79,4 +80,13 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// alternatives are the alternatives of turns' choose.
+func alternatives(turns []*turn) []*turn {
+	var out []*turn
+	for _, t := range turns {
+		out = append(out, t.choose...)
+	}
+	return out
 }

@@ -58,6 +58,9 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 		}
 		read, _ := m.read(agent, req.Messages)
 		t, err := m.lookup(agent, read.replies)
+		if err == nil && t.choose != nil {
+			t, err = m.pick(t, agent, read.replies, read.data)
+		}
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -68,7 +71,7 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 				return
 			}
 		}
-		ans, err := m.render(t, agent, read.data)
+		ans, err := m.render(t, agent, read.replies, read.data)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
@@ -93,6 +96,9 @@ func (m *Model) lookup(agent string, index int) (*turn, error) {
 	if !ok {
 		return nil, m.badRequest(fmt.Sprintf("no script for agent %q and no \"*\" fallback (it scripts %s)", agent, m.agentNames()))
 	}
+	if last := turns[len(turns)-1]; index >= len(turns) && last.repeat {
+		return last, nil
+	}
 	if index >= len(turns) {
 		return nil, m.badRequest(fmt.Sprintf("agent %q%s has no turn %d (it scripts %d)", agent, via, index+1, len(turns)))
 	}
@@ -103,10 +109,37 @@ func (m *Model) badRequest(msg string) error {
 	return &llm.Error{Kind: llm.ErrBadRequest, Provider: provider, Message: "scenario " + m.file + ": " + msg}
 }
 
-func (m *Model) render(t *turn, agent string, d data) (*answer, error) {
-	d.Agent, d.Turn = agent, t.index+1
+// pick is the alternative of t that answers the conversation at index:
+// the first whose when renders true.
+func (m *Model) pick(t *turn, agent string, index int, d data) (*turn, error) {
+	d.Agent, d.Turn = agent, index+1
+	fail := func(line int, msg string) error {
+		return m.badRequest(fmt.Sprintf("line %d: turn %d of agent %q: %s", line, index+1, t.agent, msg))
+	}
+	for _, alt := range t.choose {
+		if alt.when == nil {
+			return alt, nil
+		}
+		s, err := alt.when.render(&d)
+		if err != nil {
+			return nil, fail(alt.line, "when: "+err.Error())
+		}
+		switch strings.TrimSpace(s) {
+		case "true":
+			return alt, nil
+		case "false":
+			continue
+		}
+		// Not read as false: a typo would silently skip the alternative.
+		return nil, fail(alt.line, "when rendered neither true nor false")
+	}
+	return nil, fail(t.line, "no alternative of choose applies")
+}
+
+func (m *Model) render(t *turn, agent string, index int, d data) (*answer, error) {
+	d.Agent, d.Turn = agent, index+1
 	fail := func(what string, err error) error {
-		return m.badRequest(fmt.Sprintf("line %d: turn %d of agent %q: %s: %v", t.line, t.index+1, t.agent, what, err))
+		return m.badRequest(fmt.Sprintf("line %d: turn %d of agent %q: %s: %v", t.line, index+1, t.agent, what, err))
 	}
 	ans := &answer{}
 	var err error

@@ -47,6 +47,13 @@ type turn struct {
 	usage    *llm.Usage
 	delay    time.Duration
 	fail     *failure
+
+	// choose holds the alternatives of a turn that picks its answer by
+	// the conversation: the first whose when renders true answers.
+	choose []*turn
+	when   *tmpl // an alternative's condition; nil: always
+	// repeat makes an agent's last turn answer every call past it too.
+	repeat bool
 }
 
 // answers reports whether the turn has something to say once its failures
@@ -236,20 +243,77 @@ func (p *parser) turns(agent string, line int, n *yaml.Node) []*turn {
 	}
 	out := make([]*turn, 0, len(n.Content))
 	for i, item := range n.Content {
-		out = append(out, p.turn(agent, line, i, deref(item)))
+		out = append(out, p.turn(agent, line, i, deref(item), i == len(n.Content)-1))
 	}
 	return out
 }
 
-func turnKeys() []string { return []string{"text", "thinking", "tool_use", "usage", "delay", "error"} }
+// answerKeys are the keys of a turn's answer; a turn may have them, or
+// choose between alternatives that do.
+func answerKeys() []string {
+	return []string{"text", "thinking", "tool_use", "usage", "delay", "error"}
+}
 
-func (p *parser) turn(agent string, agentLine, index int, n *yaml.Node) *turn {
+func turnKeys() []string { return append(answerKeys(), "choose", "repeat") }
+
+func (p *parser) turn(agent string, agentLine, index int, n *yaml.Node, last bool) *turn {
 	t := &turn{agent: agent, index: index, line: n.Line}
 	where := fmt.Sprintf("turn %d of %s", index+1, agentAt(agentLine))
 	f := p.mapping(n, where, turnKeys())
 	if f == nil {
 		return t
 	}
+	if v, ok := f["repeat"]; ok {
+		t.repeat = p.boolean(v, where, "repeat")
+		if t.repeat && !last {
+			p.errorf(deref(v).Line, where, "repeat is for an agent's last turn: the calls past it get it again")
+		}
+	}
+	if v, ok := f["choose"]; ok {
+		for _, k := range answerKeys() {
+			if f[k] != nil {
+				p.errorf(n.Line, where, "choose is given with text, thinking, tool_use, usage, delay or error: each alternative gives its own")
+				return t
+			}
+		}
+		t.choose = p.alternatives(t, deref(v), where)
+		return t
+	}
+	p.answer(t, f, where)
+	return t
+}
+
+// alternatives parses choose: a list of answers, each with an optional
+// when.
+func (p *parser) alternatives(t *turn, n *yaml.Node, where string) []*turn {
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n.Line, where, "choose must be a list of alternatives, got %s", describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		p.errorf(n.Line, where, "choose is an empty list")
+		return nil
+	}
+	var out []*turn
+	for i, item := range n.Content {
+		item = deref(item)
+		alt := &turn{agent: t.agent, index: t.index, line: item.Line}
+		w := fmt.Sprintf("%s: alternative %d", where, i+1)
+		f := p.mapping(item, w, append(answerKeys(), "when"))
+		if f == nil {
+			continue
+		}
+		if v, ok := f["when"]; ok {
+			alt.when = p.template(v, w, "when")
+		}
+		p.answer(alt, f, w)
+		out = append(out, alt)
+	}
+	return out
+}
+
+// answer parses the answer keys of a turn or an alternative.
+func (p *parser) answer(t *turn, f map[string]*yaml.Node, where string) {
 	if v, ok := f["text"]; ok {
 		t.text = p.template(v, where, "text")
 	}
@@ -269,9 +333,8 @@ func (p *parser) turn(agent string, agentLine, index int, n *yaml.Node) *turn {
 	if v, ok := f["error"]; ok {
 		t.fail = p.failure(v, where, hasAnswer)
 	} else if !hasAnswer {
-		p.errorf(n.Line, where, "the turn has nothing in it: give text, thinking, tool_use or error")
+		p.errorf(t.line, where, "the turn has nothing in it: give text, thinking, tool_use or error")
 	}
-	return t
 }
 
 func (p *parser) toolUses(n *yaml.Node, where string) []*toolCall {
@@ -380,6 +443,16 @@ func (p *parser) str(n *yaml.Node, where, key string) (string, bool) {
 		return "", false
 	}
 	return n.Value, true
+}
+
+func (p *parser) boolean(n *yaml.Node, where, key string) bool {
+	n = deref(n)
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+		p.errorf(n.Line, where, "%s must be true or false, got %s", key, describe(n))
+		return false
+	}
+	return v
 }
 
 func (p *parser) count(n *yaml.Node, where, key string, least int) int {
@@ -577,7 +650,7 @@ func parseTemplate(name, s string) (*tmpl, error) {
 	if !strings.Contains(s, "{{") {
 		return &tmpl{raw: s}, nil
 	}
-	t, err := template.New(name).Parse(s)
+	t, err := template.New(name).Funcs(funcs()).Parse(s)
 	if err != nil {
 		// text/template quotes the text it trips on; keep only its reason.
 		reason := redact(err.Error())
@@ -592,7 +665,7 @@ func parseTemplate(name, s string) (*tmpl, error) {
 			return nil, err
 		}
 	}
-	return &tmpl{raw: s, t: tmplexec.New(t, nil)}, nil
+	return &tmpl{raw: s, t: tmplexec.New(t, funcs())}, nil
 }
 
 func (t *tmpl) render(d *data) (string, error) {
@@ -638,6 +711,9 @@ func checkFields(n parse.Node) error {
 			kids = append(kids, c)
 		}
 	case *parse.CommandNode:
+		if err := checkPattern(n); err != nil {
+			return err
+		}
 		kids = n.Args
 	case *parse.ChainNode:
 		kids = []parse.Node{n.Node}
@@ -663,6 +739,60 @@ func checkFields(n parse.Node) error {
 		if err := checkFields(k); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// funcs are the functions a template may call besides text/template's
+// builtins: a script that reads tool results needs to look into them.
+//
+//	match PATTERN S   whether the regular expression matches S
+//	find PATTERN S    the first match in S, or its first group when the
+//	                  pattern has one; "" when it does not match
+//
+// The patterns are Go's (RE2) syntax, so a match takes time linear in S.
+func funcs() template.FuncMap {
+	return template.FuncMap{
+		"match": func(pattern, s string) (bool, error) {
+			re, err := regexp.Compile(pattern)
+			if err != nil {
+				return false, errBadPattern
+			}
+			return re.MatchString(s), nil
+		},
+		"find": func(pattern, s string) (string, error) {
+			re, err := regexp.Compile(pattern)
+			if err != nil {
+				return "", errBadPattern
+			}
+			m := re.FindStringSubmatch(s)
+			switch {
+			case m == nil:
+				return "", nil
+			case len(m) > 1:
+				return m[1], nil
+			}
+			return m[0], nil
+		},
+	}
+}
+
+// errBadPattern does not quote the pattern: it is the file's content.
+var errBadPattern = errors.New("a pattern of match or find is not a valid regular expression")
+
+// checkPattern checks, at load, a pattern of match or find written as a
+// literal.
+func checkPattern(n *parse.CommandNode) error {
+	if len(n.Args) < 2 {
+		return nil
+	}
+	fn, ok := n.Args[0].(*parse.IdentifierNode)
+	lit, isLit := n.Args[1].(*parse.StringNode)
+	if !ok || !isLit || (fn.Ident != "match" && fn.Ident != "find") {
+		return nil
+	}
+	if _, err := regexp.Compile(lit.Text); err != nil {
+		return errBadPattern
 	}
 	return nil
 }

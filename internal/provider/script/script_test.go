@@ -627,7 +627,7 @@ func TestValidation(t *testing.T) {
 		{"unknown top-level key", "modle: x\nagents: {main: [{text: a}]}\n",
 			[]string{`demo.yaml:1: unknown key (did you mean model?)`}},
 		{"unknown key far from any", "agents: {main: [{text: a, colour: red}]}\n",
-			[]string{`demo.yaml:1: turn 1 of the agent at line 1: unknown key (want one of text, thinking, tool_use, usage, delay, error)`}},
+			[]string{`demo.yaml:1: turn 1 of the agent at line 1: unknown key (want one of text, thinking, tool_use, usage, delay, error, choose, repeat)`}},
 		{"duplicate key", "agents:\n  main:\n    - text: a\n      text: b\n",
 			[]string{`demo.yaml:4: turn 1 of the agent at line 2: key "text" given twice`}},
 		{"empty turn", "agents:\n  main:\n    - text: a\n    - {}\n",

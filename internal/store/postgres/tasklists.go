@@ -19,7 +19,7 @@ var _ tasklist.Store = (*DB)(nil)
 const TaskListChannel = "cadre_task_list"
 
 // One statement reads a list and its items: one snapshot.
-const selectTaskListSQL = `SELECT l.next_item, i.item FROM task_lists l
+const selectTaskListSQL = `SELECT l.next_item, l.roster, i.item FROM task_lists l
 	LEFT JOIN task_list_items i ON i.list = l.id
 	WHERE l.id = $1 ORDER BY i.seq`
 
@@ -51,7 +51,7 @@ func (db *DB) UpdateList(ctx context.Context, id string, fn func(*tasklist.List)
 	var before, after tasklist.List
 	reads := func(b *pgx.Batch) {
 		b.Queue(`INSERT INTO task_lists (id, next_item) VALUES ($1, 1) ON CONFLICT (id) DO NOTHING`, id)
-		b.Queue(`SELECT next_item FROM task_lists WHERE id = $1 FOR UPDATE`, id)
+		b.Queue(`SELECT next_item, roster FROM task_lists WHERE id = $1 FOR UPDATE`, id)
 		b.Queue(`SELECT i.item FROM task_list_items i WHERE i.list = $1 ORDER BY i.seq`, id)
 	}
 	scan := func(br pgx.BatchResults) error {
@@ -59,7 +59,12 @@ func (db *DB) UpdateList(ctx context.Context, id string, fn func(*tasklist.List)
 			return err
 		}
 		before = tasklist.List{ID: id}
-		if err := br.QueryRow().Scan(&before.Next); err != nil {
+		var roster []byte
+		if err := br.QueryRow().Scan(&before.Next, &roster); err != nil {
+			return err
+		}
+		var err error
+		if before.Roster, err = tasklist.DecodeRoster(roster); err != nil {
 			return err
 		}
 		rows, err := br.Query()
@@ -93,9 +98,15 @@ func (db *DB) UpdateList(ctx context.Context, id string, fn func(*tasklist.List)
 func scanTaskList(id string, rows pgx.Rows) (tasklist.List, error) {
 	l := tasklist.List{ID: id, Next: 1}
 	for rows.Next() {
-		var item []byte
-		if err := rows.Scan(&l.Next, &item); err != nil {
+		var item, roster []byte
+		if err := rows.Scan(&l.Next, &roster, &item); err != nil {
 			return l, err
+		}
+		if l.Roster == nil { // every row repeats the list's
+			var err error
+			if l.Roster, err = tasklist.DecodeRoster(roster); err != nil {
+				return l, err
+			}
 		}
 		if item == nil {
 			continue // a list without items
@@ -141,8 +152,15 @@ func queueTaskListWrites(b *pgx.Batch, before, after tasklist.List) error {
 		b.Queue(`DELETE FROM task_list_items WHERE list = $1 AND id = $2`, after.ID, id)
 		changed = true
 	}
+	roster, err := tasklist.EncodeRoster(after.Roster)
+	if err != nil {
+		return err
+	}
+	if was, _ := tasklist.EncodeRoster(before.Roster); string(was) != string(roster) {
+		changed = true
+	}
 	if changed || after.Next != before.Next {
-		b.Queue(`UPDATE task_lists SET next_item = $2, updated_at = now() WHERE id = $1`, after.ID, after.Next)
+		b.Queue(`UPDATE task_lists SET next_item = $2, roster = $3, updated_at = now() WHERE id = $1`, after.ID, after.Next, roster)
 		b.Queue(`SELECT pg_notify($1, $2)`, TaskListChannel, after.ID)
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 var _ tasklist.Store = (*DB)(nil)
 
 // One statement reads a list and its items, so a read sees one snapshot.
-const selectTaskListSQL = `SELECT l.next_item, i.item FROM task_lists l
+const selectTaskListSQL = `SELECT l.next_item, l.roster, i.item FROM task_lists l
 	LEFT JOIN task_list_items i ON i.list = l.id
 	WHERE l.id = ? ORDER BY i.seq`
 
@@ -73,8 +73,15 @@ func scanTaskList(id string, rows *sql.Rows) (tasklist.List, error) {
 	l := tasklist.List{ID: id, Next: 1}
 	for rows.Next() {
 		var item sql.NullString
-		if err := rows.Scan(&l.Next, &item); err != nil {
+		var roster string
+		if err := rows.Scan(&l.Next, &roster, &item); err != nil {
 			return l, err
+		}
+		if l.Roster == nil { // every row repeats the list's
+			var err error
+			if l.Roster, err = tasklist.DecodeRoster([]byte(roster)); err != nil {
+				return l, err
+			}
 		}
 		if !item.Valid {
 			continue // a list without items
@@ -91,9 +98,13 @@ func scanTaskList(id string, rows *sql.Rows) (tasklist.List, error) {
 // writeTaskList writes what changed from before to after: the list's row,
 // the items whose JSON changed, and the items that are gone.
 func writeTaskList(tx *wtx, before, after tasklist.List) error {
-	if _, err := tx.exec(`INSERT INTO task_lists (id, next_item, updated_ms) VALUES (?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET next_item = excluded.next_item, updated_ms = excluded.updated_ms`,
-		after.ID, after.Next, time.Now().UnixMilli()); err != nil {
+	roster, err := tasklist.EncodeRoster(after.Roster)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.exec(`INSERT INTO task_lists (id, next_item, updated_ms, roster) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET next_item = excluded.next_item, updated_ms = excluded.updated_ms, roster = excluded.roster`,
+		after.ID, after.Next, time.Now().UnixMilli(), string(roster)); err != nil {
 		return err
 	}
 	old := map[string][]byte{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +49,42 @@ func Run(t *testing.T, open Open) {
 		}
 		if b := get(t, st, "team-b"); len(b.Items) != 1 || b.Items[0].ID != "1" {
 			t.Errorf("team-b: %+v; want its own item #1", b.Items)
+		}
+	})
+	t.Run("RosterSurvives", func(t *testing.T) {
+		handles := open(t)
+		st := handles[0]
+		create(t, st, "team-r", "a task")
+		if l := get(t, st, "team-r"); l.Roster != nil {
+			t.Fatalf("a list nobody joined has roster %+v", l.Roster)
+		}
+		want := tasklist.Roster{Team: "red", Members: []tasklist.Member{
+			{Name: "alice", Agent: "general-purpose", ID: "a-1", Call: "toolu_1", Plan: "planning"},
+			{Name: "bob", Agent: "Explore"},
+		}}
+		if _, err := st.UpdateList(t.Context(), "team-r", func(l *tasklist.List) error {
+			r := want
+			r.Members = slices.Clone(want.Members)
+			l.Roster = &r
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// Read back through another handle (another process's, where the
+		// store is shared): the roster and the items beside it.
+		l := get(t, handles[len(handles)-1], "team-r")
+		if l.Roster == nil || !reflect.DeepEqual(*l.Roster, want) || len(l.Items) != 1 {
+			t.Fatalf("read back: roster %+v, %d items; want %+v and 1", l.Roster, len(l.Items), want)
+		}
+		// A change of the roster alone is written too.
+		if _, err := st.UpdateList(t.Context(), "team-r", func(l *tasklist.List) error {
+			l.Roster.Members[0].Plan = "approved"
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if l := get(t, st, "team-r"); l.Roster.Members[0].Plan != "approved" || len(l.Roster.Members) != 2 {
+			t.Errorf("after the plan's approval: %+v", l.Roster)
 		}
 	})
 	t.Run("FieldsAndMetadataSurvive", func(t *testing.T) {

@@ -1,17 +1,18 @@
-package tui
+package screen
 
 import (
 	"context"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/cadre-dev/cadre/internal/tui/render"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// pager is a full-screen read-only text (a task's output, an agent's
+// Pager is a full-screen read-only text (a task's output, an agent's
 // definition): a title, the text scrolled with the arrows and PgUp/PgDn,
 // Esc or q to go back.
-type pager struct {
+type Pager struct {
 	title string
 	lines []string
 	top   int // first line shown
@@ -28,22 +29,30 @@ type pager struct {
 
 // pagerTextMsg is a reloaded text.
 type pagerTextMsg struct {
-	p    *pager
+	p    *Pager
 	text string
 	err  error
 }
 
-func newPager(title, text string) *pager {
-	p := &pager{title: title, follow: true}
+// NewPager shows text under title.
+func NewPager(title, text string) *Pager {
+	p := &Pager{title: title, follow: true}
 	p.set(text)
 	return p
 }
 
-func (p *pager) set(text string) {
-	p.lines = strings.Split(strings.TrimRight(clean(text), "\n"), "\n")
+// Reloads lets "r" read the text again with read, bounded by ctx: a
+// running task's output grows.
+func (p *Pager) Reloads(ctx context.Context, read func(ctx context.Context) (string, error)) *Pager {
+	p.reload, p.ctx = read, ctx
+	return p
 }
 
-func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
+func (p *Pager) set(text string) {
+	p.lines = strings.Split(strings.TrimRight(render.Clean(text), "\n"), "\n")
+}
+
+func (p *Pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	if t, ok := msg.(pagerTextMsg); ok && t.p == p {
 		p.err = ""
 		if t.err != nil {
@@ -60,7 +69,7 @@ func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	page := max(p.height-3, 1)
 	switch k.String() {
 	case "esc", "q":
-		return p, PopScreen
+		return p, Pop
 	case "up", "k":
 		p.scroll(-1)
 	case "down", "j":
@@ -85,7 +94,7 @@ func (p *pager) Update(msg tea.Msg) (Screen, tea.Cmd) {
 	return p, nil
 }
 
-func (p *pager) scroll(n int) {
+func (p *Pager) scroll(n int) {
 	if p.follow {
 		p.top = max(len(p.lines)-max(p.height-3, 1), 0)
 	}
@@ -93,15 +102,15 @@ func (p *pager) scroll(n int) {
 	p.follow = false
 }
 
-func (p *pager) View(width, height int) string {
+func (p *Pager) View(width, height int) string {
 	p.height = height
 	body := max(height-3, 1)
 	if p.follow {
 		p.top = max(len(p.lines)-body, 0)
 	}
 	var b strings.Builder
-	b.WriteString(styleHeading.Render(ansi.Truncate(p.title, width, "…")) + "\n")
-	b.WriteString(styleDim.Render(strings.Repeat("─", width)) + "\n")
+	b.WriteString(render.Heading.Render(ansi.Truncate(p.title, width, "…")) + "\n")
+	b.WriteString(render.Dim.Render(strings.Repeat("─", width)) + "\n")
 	shown := 0
 	for i := p.top; i < len(p.lines) && shown < body; i++ {
 		b.WriteString(ansi.Truncate(p.lines[i], width, "…") + "\n")
@@ -117,6 +126,6 @@ func (p *pager) View(width, height int) string {
 	if p.err != "" {
 		keys = "✗ " + p.err + " · " + keys
 	}
-	b.WriteString(styleDim.Render(ansi.Truncate(keys, width, "…")))
+	b.WriteString(render.Dim.Render(ansi.Truncate(keys, width, "…")))
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package tui
+package render
 
 import (
 	"strings"
@@ -24,13 +24,13 @@ func TestRenderMarkdown(t *testing.T) {
 		{"unclosed markers", "a * b and `x", 40, "a * b and `x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ansi.Strip(renderMarkdown(tc.in, tc.width))
+			got := ansi.Strip(Markdown(tc.in, tc.width))
 			lines := strings.Split(got, "\n")
 			for i, l := range lines {
 				lines[i] = strings.TrimRight(l, " ")
 			}
 			if got := strings.Join(lines, "\n"); got != tc.want {
-				t.Errorf("renderMarkdown(%q, %d) =\n%s\nwant\n%s", tc.in, tc.width, got, tc.want)
+				t.Errorf("Markdown(%q, %d) =\n%s\nwant\n%s", tc.in, tc.width, got, tc.want)
 			}
 		})
 	}
@@ -39,7 +39,7 @@ func TestRenderMarkdown(t *testing.T) {
 // Whoever renders Markdown (the transcript, the session tree) gets it
 // without escape sequences.
 func TestRenderMarkdownCleans(t *testing.T) {
-	if got := renderMarkdown("a\x1b[2Jb\x1b]0;t\x07c", 40); strings.Contains(got, "\x1b[2J") || strings.Contains(got, "\x1b]0;") || !strings.Contains(ansi.Strip(got), "abc") {
+	if got := Markdown("a\x1b[2Jb\x1b]0;t\x07c", 40); strings.Contains(got, "\x1b[2J") || strings.Contains(got, "\x1b]0;") || !strings.Contains(ansi.Strip(got), "abc") {
 		t.Errorf("renderMarkdown kept escape sequences: %q", got)
 	}
 }

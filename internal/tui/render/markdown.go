@@ -1,4 +1,4 @@
-package tui
+package render
 
 import (
 	"strings"
@@ -23,9 +23,9 @@ var (
 	styleQuote  = lipgloss.NewStyle().Faint(true).Italic(true)
 )
 
-// renderMarkdown renders text for a width of w cells.
-func renderMarkdown(text string, w int) string {
-	text = clean(text) // whoever wrote it, it is not the terminal's to obey
+// Markdown renders text for a width of w cells.
+func Markdown(text string, w int) string {
+	text = Clean(text) // whoever wrote it, it is not the terminal's to obey
 	var out []string
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	inCode := false
@@ -45,9 +45,9 @@ func renderMarkdown(text string, w int) string {
 			out = append(out, "")
 		case strings.HasPrefix(trim, "#"):
 			h := strings.TrimSpace(strings.TrimLeft(trim, "#"))
-			out = append(out, styleHeading.Render(ansi.Wrap(inline(h), w, "")))
+			out = append(out, Heading.Render(ansi.Wrap(inline(h), w, "")))
 		case trim == "---" || trim == "***" || trim == "___":
-			out = append(out, styleDim.Render(strings.Repeat("─", min(w, 40))))
+			out = append(out, Dim.Render(strings.Repeat("─", min(w, 40))))
 		case strings.HasPrefix(trim, "> "):
 			out = append(out, indent(styleQuote.Render(ansi.Wrap(inline(trim[2:]), w-2, "")), "│ "))
 		default:

@@ -1,37 +1,48 @@
-package tui
+package sessiontree
 
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/tui/render"
+	"github.com/cadre-dev/cadre/internal/tui/screen"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// The session tree (issue 11 item 6, DESIGN S-I4): one session's
-// transcript — live while it runs — with its parent, siblings and
-// children one key away, and a message to send it. Finished sessions open
-// too. Runtime.SessionTree and Runtime.WatchSession do the work.
+// Source reads the sessions of a tree; *cadre.Runtime is one.
+type Source interface {
+	SessionTree(ctx context.Context, id string) (cadre.SessionTree, error)
+	WatchSession(ctx context.Context, id string) iter.Seq2[cadre.Event, error]
+}
 
-// treeScreen shows one session of a tree.
-type treeScreen struct {
-	m  *Model
-	rt Runtime
+// Send gives text to the subagent whose session is id, with
+// SendMessage's meaning (cadre.Conversation.SendSubagent), and says what
+// became of it.
+type Send func(ctx context.Context, id, text string) (string, error)
 
-	id    string
-	tree  cadre.SessionTree
-	err   string // why the tree or the transcript could not be read
-	items []treeItem
-	sel   int // the selected child
-	back  int // lines scrolled up from the end (0 follows the end)
+// Screen shows one session of a tree.
+type Screen struct {
+	ctx  context.Context
+	src  Source
+	send Send // nil: the conversation cannot message its subagents
+
+	id     string
+	tree   cadre.SessionTree
+	err    string // why the tree or the transcript could not be read
+	items  []treeItem
+	sel    int // the selected child
+	back   int // lines scrolled up from the end (0 follows the end)
+	height int // the window's, as last drawn
 
 	// The watch of the session's transcript: a goroutine reading
-	// Runtime.WatchSession into events, ended by cancel; gen tells the
+	// Source.WatchSession into events, ended by cancel; gen tells the
 	// messages of an earlier watch from the current one's.
 	gen    int
 	cancel context.CancelFunc
@@ -70,33 +81,35 @@ type (
 	}
 )
 
-func newTreeScreen(m *Model, rt Runtime, id string) *treeScreen {
+// New returns a screen at session id; ctx bounds everything it does.
+func New(ctx context.Context, src Source, send Send, id string) *Screen {
 	in := textinput.New()
 	in.Prompt = "message › "
 	in.Placeholder = "what the agent should read next (Enter sends, Esc cancels)"
 	s := in.Styles()
 	s.Cursor.Blink = false // an idle screen must not wake the program
 	in.SetStyles(s)
-	t := &treeScreen{m: m, rt: rt, input: in}
-	t.id = id
-	return t
+	return &Screen{ctx: ctx, src: src, send: send, id: id, input: in}
 }
+
+// ID is the session shown.
+func (t *Screen) ID() string { return t.id }
 
 // open starts showing session id: its tree, and its transcript followed
 // live. The watch of the session shown before ends first.
-func (t *treeScreen) open(id string) tea.Cmd {
-	t.close()
+func (t *Screen) open(id string) tea.Cmd {
+	t.Close()
 	t.gen++
 	t.id, t.items, t.err, t.sel, t.back, t.note, t.sending = id, nil, "", 0, 0, "", false
 	t.tree = cadre.SessionTree{}
-	ctx, cancel := context.WithCancel(t.m.ctx)
+	ctx, cancel := context.WithCancel(t.ctx)
 	t.cancel = cancel
 	events := make(chan treeEventMsg)
 	t.events = events
-	gen, rt := t.gen, t.rt
+	gen, src := t.gen, t.src
 	t.wg.Go(func() {
 		defer close(events)
-		for ev, err := range rt.WatchSession(ctx, id) {
+		for ev, err := range src.WatchSession(ctx, id) {
 			select {
 			case events <- treeEventMsg{gen: gen, ev: ev, err: err}:
 			case <-ctx.Done():
@@ -107,11 +120,11 @@ func (t *treeScreen) open(id string) tea.Cmd {
 			}
 		}
 	})
-	return tea.Batch(t.load(), t.next())
+	return tea.Batch(t.Load(), t.Next())
 }
 
-// close ends the watch and waits for its goroutine.
-func (t *treeScreen) close() {
+// Close ends the watch and waits for its goroutine.
+func (t *Screen) Close() {
 	if t.cancel != nil {
 		t.cancel()
 		t.wg.Wait()
@@ -119,17 +132,17 @@ func (t *treeScreen) close() {
 	}
 }
 
-// load reads the session's place in its tree.
-func (t *treeScreen) load() tea.Cmd {
-	gen, id, rt, ctx := t.gen, t.id, t.rt, t.m.ctx
+// Load reads the session's place in its tree.
+func (t *Screen) Load() tea.Cmd {
+	gen, id, src, ctx := t.gen, t.id, t.src, t.ctx
 	return func() tea.Msg {
-		tree, err := rt.SessionTree(ctx, id)
+		tree, err := src.SessionTree(ctx, id)
 		return treeLoadedMsg{gen: gen, tree: tree, err: err}
 	}
 }
 
-// next waits for the watch's next event.
-func (t *treeScreen) next() tea.Cmd {
+// Next waits for the watch's next event.
+func (t *Screen) Next() tea.Cmd {
 	gen, events := t.gen, t.events
 	return func() tea.Msg {
 		msg, ok := <-events
@@ -140,9 +153,9 @@ func (t *treeScreen) next() tea.Cmd {
 	}
 }
 
-func (t *treeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
+func (t *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 	switch msg := msg.(type) {
-	case treeInitMsg:
+	case StartMsg:
 		if msg.s == t {
 			return t, t.open(t.id)
 		}
@@ -166,7 +179,7 @@ func (t *treeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 		}
 		t.items = append(t.items, treeItem{ev: msg.ev})
 		// A new message may come with a new child or a changed status.
-		return t, tea.Batch(t.next(), t.load())
+		return t, tea.Batch(t.Next(), t.Load())
 	case treeSentMsg:
 		if msg.gen != t.gen {
 			return t, nil
@@ -192,11 +205,11 @@ func (t *treeScreen) Update(msg tea.Msg) (Screen, tea.Cmd) {
 }
 
 // key takes a key while browsing.
-func (t *treeScreen) key(k tea.KeyPressMsg) tea.Cmd {
+func (t *Screen) key(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc", "q":
-		t.close()
-		return PopScreen
+		t.Close()
+		return screen.Pop
 	case "up", "k":
 		t.sel = max(t.sel-1, 0)
 	case "down", "j":
@@ -218,9 +231,9 @@ func (t *treeScreen) key(k tea.KeyPressMsg) tea.Cmd {
 			return t.open(t.tree.Siblings[(t.tree.Position+1)%n].ID)
 		}
 	case "pgup":
-		t.back += max(t.m.height/2, 1)
+		t.back += max(t.height/2, 1)
 	case "pgdown":
-		t.back = max(t.back-max(t.m.height/2, 1), 0)
+		t.back = max(t.back-max(t.height/2, 1), 0)
 	case "end", "G":
 		t.back = 0
 	case "s":
@@ -236,7 +249,7 @@ func (t *treeScreen) key(k tea.KeyPressMsg) tea.Cmd {
 }
 
 // sendKey takes a key while a message is typed.
-func (t *treeScreen) sendKey(k tea.KeyPressMsg) tea.Cmd {
+func (t *Screen) sendKey(k tea.KeyPressMsg) tea.Cmd {
 	switch k.String() {
 	case "esc":
 		t.sending = false
@@ -249,15 +262,14 @@ func (t *treeScreen) sendKey(k tea.KeyPressMsg) tea.Cmd {
 		if text == "" {
 			return nil
 		}
-		st, ok := t.m.conv.(Steering)
-		if !ok {
+		if t.send == nil {
 			t.note = "✗ this conversation cannot message its subagents"
 			return nil
 		}
-		gen, id, ctx := t.gen, t.id, t.m.ctx
+		send, gen, id, ctx := t.send, t.gen, t.id, t.ctx
 		t.note = "sending…"
 		return func() tea.Msg {
-			reply, err := st.SendSubagent(ctx, id, text)
+			reply, err := send(ctx, id, text)
 			return treeSentMsg{gen: gen, reply: reply, err: err}
 		}
 	}
@@ -266,7 +278,8 @@ func (t *treeScreen) sendKey(k tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-func (t *treeScreen) View(width, height int) string {
+func (t *Screen) View(width, height int) string {
+	t.height = height
 	top := t.header(width)
 	bottom := t.footer(width)
 	body := max(height-len(top)-len(bottom), 1)
@@ -285,18 +298,18 @@ func (t *treeScreen) View(width, height int) string {
 }
 
 // header names the session and where it stands in its tree.
-func (t *treeScreen) header(width int) []string {
+func (t *Screen) header(width int) []string {
 	s := t.tree.Session
-	title := "Session tree · " + short(t.id)
+	title := "Session tree · " + render.Short(t.id)
 	if s.ID != "" {
 		what := "main session"
 		if s.ParentID != "" {
 			what = s.Agent
 			if s.Description != "" {
-				what += " · " + oneLine(s.Description)
+				what += " · " + render.OneLine(s.Description)
 			}
 		}
-		title = fmt.Sprintf("Session tree · %s · %s · %s turns · %s", what, s.Status, fmt.Sprint(s.NumTurns), short(s.ID))
+		title = fmt.Sprintf("Session tree · %s · %s · %s turns · %s", what, s.Status, fmt.Sprint(s.NumTurns), render.Short(s.ID))
 	}
 	place := "no parent (a main session)"
 	if p := t.tree.Parent; p != nil {
@@ -306,23 +319,23 @@ func (t *treeScreen) header(width int) []string {
 		place += fmt.Sprintf(" · sibling %d of %d", t.tree.Position+1, n)
 	}
 	lines := []string{
-		styleHeading.Render(ansi.Truncate(title, width, "…")),
-		styleDim.Render(ansi.Truncate(place, width, "…")),
+		render.Heading.Render(ansi.Truncate(title, width, "…")),
+		render.Dim.Render(ansi.Truncate(place, width, "…")),
 	}
 	if t.err != "" {
-		lines = append(lines, styleError.Render(ansi.Truncate("✗ "+t.err, width, "…")))
+		lines = append(lines, render.Err.Render(ansi.Truncate("✗ "+t.err, width, "…")))
 	}
-	return append(lines, styleDim.Render(strings.Repeat("─", width)))
+	return append(lines, render.Dim.Render(strings.Repeat("─", width)))
 }
 
 // footer lists the children and the keys, or the message being typed.
-func (t *treeScreen) footer(width int) []string {
-	lines := []string{styleDim.Render(strings.Repeat("─", width))}
+func (t *Screen) footer(width int) []string {
+	lines := []string{render.Dim.Render(strings.Repeat("─", width))}
 	kids := t.tree.Children
 	if len(kids) == 0 {
-		lines = append(lines, styleDim.Render("no children"))
+		lines = append(lines, render.Dim.Render("no children"))
 	} else {
-		lines = append(lines, styleDim.Render(fmt.Sprintf("children (%d):", len(kids))))
+		lines = append(lines, render.Dim.Render(fmt.Sprintf("children (%d):", len(kids))))
 		// At most 6 lines of children, the selected one among them.
 		from := max(0, min(t.sel-2, len(kids)-6))
 		for i := from; i < len(kids) && i < from+6; i++ {
@@ -333,7 +346,7 @@ func (t *treeScreen) footer(width int) []string {
 			line += statusMark(kids[i].Status) + " " + nodeName(kids[i]) + " — " + string(kids[i].Status)
 			line = ansi.Truncate(line, width, "…")
 			if i == t.sel {
-				line = styleUser.Render(line)
+				line = render.User.Render(line)
 			}
 			lines = append(lines, line)
 		}
@@ -346,34 +359,34 @@ func (t *treeScreen) footer(width int) []string {
 		return append(lines, t.input.View())
 	}
 	keys := "↑/↓ child · enter open · p parent · ←/→ sibling · s send a message · PgUp/PgDn scroll · esc back"
-	return append(lines, styleDim.Render(ansi.Truncate(keys, width, "…")))
+	return append(lines, render.Dim.Render(ansi.Truncate(keys, width, "…")))
 }
 
 // nodeName is how a session is named on the tree screen.
 func nodeName(n cadre.SessionNode) string {
 	if n.ParentID == "" {
-		return "main " + short(n.ID)
+		return "main " + render.Short(n.ID)
 	}
 	name := n.Agent
 	if n.Description != "" {
-		name += " " + oneLine(n.Description)
+		name += " " + render.OneLine(n.Description)
 	}
-	return name + " " + short(n.ID)
+	return name + " " + render.Short(n.ID)
 }
 
 // statusMark is a session status at a glance.
 func statusMark(s cadre.SessionStatus) string {
 	switch s {
 	case cadre.SessionRunning:
-		return styleTool.Render("●")
+		return render.Tool.Render("●")
 	case cadre.SessionCompleted, cadre.SessionIdle:
-		return styleOK.Render("✓")
+		return render.OK.Render("✓")
 	}
-	return styleError.Render("✗")
+	return render.Err.Render("✗")
 }
 
 // transcript renders the session's messages so far as lines.
-func (t *treeScreen) transcript(width int) []string {
+func (t *Screen) transcript(width int) []string {
 	var out []string
 	for i := range t.items {
 		it := &t.items[i]
@@ -385,7 +398,7 @@ func (t *treeScreen) transcript(width int) []string {
 		}
 	}
 	if len(out) == 0 && t.err == "" {
-		out = append(out, styleDim.Render("(no messages yet)"))
+		out = append(out, render.Dim.Render("(no messages yet)"))
 	}
 	return out
 }
@@ -395,7 +408,7 @@ func (t *treeScreen) transcript(width int) []string {
 // Markdown, tool calls on one line with their results folded.
 func renderTreeEvent(ev cadre.Event, width int) string {
 	if ev.Type == cadre.EventSystem && ev.Subtype == cadre.SubtypeCompactBoundary {
-		return styleDim.Render("(older turns were compacted into a summary)")
+		return render.Dim.Render("(older turns were compacted into a summary)")
 	}
 	if ev.Message == nil {
 		return ""
@@ -409,35 +422,25 @@ func renderTreeEvent(ev cadre.Event, width int) string {
 				continue
 			}
 			if ev.Type == cadre.EventUser {
-				parts = append(parts, styleUser.Render(ansi.Wrap("› "+text, width, "")))
+				parts = append(parts, render.User.Render(ansi.Wrap("› "+text, width, "")))
 			} else {
-				parts = append(parts, strings.TrimRight(renderMarkdown(text, width), "\n"))
+				parts = append(parts, strings.TrimRight(render.Markdown(text, width), "\n"))
 			}
 		case llm.BlockToolUse:
-			parts = append(parts, styleTool.Render("⏺ ")+ansi.Truncate(styleTool.Render(b.Name)+styleDim.Render(hint(b.Input)), width-2, "…"))
+			parts = append(parts, render.Tool.Render("⏺ ")+ansi.Truncate(render.Tool.Render(b.Name)+render.Dim.Render(render.Hint(b.Input)), width-2, "…"))
 		case llm.BlockToolResult:
-			parts = append(parts, folded(b.ResultText(), b.IsError, width))
+			parts = append(parts, render.Folded(b.ResultText(), b.IsError, width))
 		}
 	}
 	return strings.Join(parts, "\n")
 }
 
-// treeInitMsg asks a pushed tree screen to start its watch: a Screen has
-// no Init of its own, so the command that pushes it sends this after.
-type treeInitMsg struct{ s *treeScreen }
+// StartMsg asks a pushed tree screen to start its watch: a Screen has
+// no Init of its own, so Open sends this after pushing it.
+type StartMsg struct{ s *Screen }
 
-// pushTree pushes a tree screen at session id and starts it.
-func pushTree(m *Model, rt Runtime, id string) tea.Cmd {
-	s := newTreeScreen(m, rt, id)
-	return tea.Sequence(PushScreen(s), func() tea.Msg { return treeInitMsg{s} })
-}
-
-// closeScreens ends what the screens still open started (a tree's watch)
-// and waits for it: Run calls it once the program has ended.
-func (m *Model) closeScreens() {
-	for _, s := range m.screens {
-		if t, ok := s.(*treeScreen); ok {
-			t.close()
-		}
-	}
+// Open pushes a tree screen at session id and starts it.
+func Open(ctx context.Context, src Source, send Send, id string) tea.Cmd {
+	s := New(ctx, src, send, id)
+	return tea.Sequence(screen.Push(s), func() tea.Msg { return StartMsg{s} })
 }

@@ -1,0 +1,3 @@
+-- A team's roster beside its task list (tasklist.Roster, as JSON; '' when
+-- no teammate joined), so that a team outlives the process that led it.
+ALTER TABLE task_lists ADD COLUMN roster TEXT NOT NULL DEFAULT '';
