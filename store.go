@@ -16,11 +16,12 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/cluster"
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/dispatch"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
-	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 )
@@ -117,7 +118,7 @@ func startNode(ctx context.Context, db recordStore, ownerID string, s config.Sto
 // another process, and its task watch, which tells a run at once that
 // another process asked it to stop. The SQLite store has neither (nil):
 // messages reach only this process's runs, and a stop is polled for.
-func crossProcess(db recordStore) (subagent.Mailbox, subagent.TaskWatcher) {
+func crossProcess(db recordStore) (mailbox.Mailbox, mailbox.TaskWatcher) {
 	if pg, ok := db.(*postgres.DB); ok {
 		return pg.Mailbox(), pg
 	}
@@ -176,7 +177,7 @@ func dispatchWorker(db recordStore, d Dispatch) *dispatch.Worker {
 // dispatcher is the subagent service's Dispatcher when worker is set: the
 // node's River client, which the runtime starts after the service (no
 // run can dispatch before New returns).
-func dispatcher(r *Runtime, worker *dispatch.Worker) subagent.Dispatcher {
+func dispatcher(r *Runtime, worker *dispatch.Worker) crossnode.Dispatcher {
 	if worker == nil {
 		return nil
 	}

@@ -21,7 +21,7 @@ import (
 // §17), driving the real binary against a fake Anthropic server. One
 // server answers both the main agent and its children; a request is a
 // child's when its system prompt carries childMark
-// (internal/subagent/prompts/child_system.md).
+// (internal/childprompt/child_system.md).
 //
 // Ordering is forced with held replies, never with sleeps: a handler parks
 // a request on a channel that another request (or the test) closes, and

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 )
 
 // Queue is the River queue of background runs that any node may run.
@@ -20,7 +20,7 @@ const retryAfter = 50 * time.Millisecond
 
 // Args is a background run's job.
 type Args struct {
-	subagent.Job
+	crossnode.Job
 }
 
 // Kind names the job kind in River's tables.
@@ -29,7 +29,7 @@ func (Args) Kind() string { return "cadre_subagent_run" }
 // Runner runs a dispatched background run on this node: the subagent
 // service.
 type Runner interface {
-	RunDispatched(ctx context.Context, job subagent.Job) error
+	RunDispatched(ctx context.Context, job crossnode.Job) error
 }
 
 // Worker works the background-run jobs of this node. Its Runner is set
@@ -63,7 +63,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	err := w.runner.RunDispatched(ctx, job.Args.Job)
 	switch {
-	case errors.Is(err, subagent.ErrNoPlace):
+	case errors.Is(err, crossnode.ErrNoPlace):
 		return river.JobSnooze(retryAfter)
 	case err != nil:
 		// A job the service refuses (it does not validate) will not
@@ -97,7 +97,7 @@ type Dispatcher struct {
 // Dispatch stores job in the queue; the first node with a free place
 // takes it. One attempt: a run is not started twice (the record decides
 // anyway), and a node that dies mid-run leaves it to the orphan sweeper.
-func (d Dispatcher) Dispatch(ctx context.Context, job subagent.Job) error {
+func (d Dispatcher) Dispatch(ctx context.Context, job crossnode.Job) error {
 	c, err := d.Clients.Client(ctx)
 	if err != nil {
 		return fmt.Errorf("the job queue is not available: %w", err)

@@ -10,8 +10,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/cadre-dev/cadre/internal/cluster"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/store/postgres"
-	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 	"github.com/cadre-dev/cadre/internal/testkit/pgtest"
 )
@@ -36,14 +36,14 @@ type fakeNode struct {
 	running int
 }
 
-func (n *fakeNode) RunDispatched(ctx context.Context, job subagent.Job) error {
-	if err := job.Validate(); err != nil {
+func (n *fakeNode) RunDispatched(ctx context.Context, job crossnode.Job) error {
+	if err := job.Validate(3); err != nil { // the core's spawn depth cap
 		return err
 	}
 	n.mu.Lock()
 	if n.running == n.lane {
 		n.mu.Unlock()
-		return subagent.ErrNoPlace
+		return crossnode.ErrNoPlace
 	}
 	n.running++
 	n.mu.Unlock()
@@ -98,7 +98,7 @@ func TestJobsGoToNodesWithAFreePlace(t *testing.T) {
 	defer cancel()
 	d := Dispatcher{Clients: na}
 	for _, id := range []string{"t1", "t2", "t3", "t4"} {
-		if err := d.Dispatch(ctx, subagent.Job{TaskID: id, Cwd: "/w", CallerAgent: "main"}); err != nil {
+		if err := d.Dispatch(ctx, crossnode.Job{TaskID: id, Cwd: "/w", CallerAgent: "main"}); err != nil {
 			t.Fatalf("Dispatch %s: %v", id, err)
 		}
 	}
@@ -123,20 +123,20 @@ func TestJobsGoToNodesWithAFreePlace(t *testing.T) {
 // cancelled, not retried.
 func TestWorkerRefusesABadJob(t *testing.T) {
 	w := NewWorker()
-	w.Bind(runnerFunc(func(context.Context, subagent.Job) error { return errors.New("bad") }))
-	err := w.Work(t.Context(), &river.Job[Args]{Args: Args{subagent.Job{TaskID: "x"}}})
+	w.Bind(runnerFunc(func(context.Context, crossnode.Job) error { return errors.New("bad") }))
+	err := w.Work(t.Context(), &river.Job[Args]{Args: Args{crossnode.Job{TaskID: "x"}}})
 	var cancelled *river.JobCancelError
 	if !errors.As(err, &cancelled) {
 		t.Fatalf("Work = %v, want a JobCancel", err)
 	}
 	w2 := NewWorker()
-	w2.Bind(runnerFunc(func(context.Context, subagent.Job) error { return subagent.ErrNoPlace }))
+	w2.Bind(runnerFunc(func(context.Context, crossnode.Job) error { return crossnode.ErrNoPlace }))
 	var snoozed *river.JobSnoozeError
 	if err := w2.Work(t.Context(), &river.Job[Args]{}); !errors.As(err, &snoozed) {
 		t.Fatalf("full lane: Work = %v, want a JobSnooze", err)
 	}
 }
 
-type runnerFunc func(context.Context, subagent.Job) error
+type runnerFunc func(context.Context, crossnode.Job) error
 
-func (f runnerFunc) RunDispatched(ctx context.Context, j subagent.Job) error { return f(ctx, j) }
+func (f runnerFunc) RunDispatched(ctx context.Context, j crossnode.Job) error { return f(ctx, j) }

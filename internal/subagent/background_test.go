@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -1108,7 +1109,7 @@ func TestTaskListAndOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The output file is the run's transcript: TaskOutput shows its log.
-	rendered, isTranscript := transcriptLog(file)
+	rendered, isTranscript := runlog.FromTranscript(file)
 	if !isTranscript {
 		t.Fatalf("the output file of a run started in the background is not its transcript:\n%s", file)
 	}

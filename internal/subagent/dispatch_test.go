@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -23,12 +24,12 @@ import (
 // goes to the first node with a free place, and waits while none has one.
 type cluster struct {
 	b    *Service
-	jobs chan Job
+	jobs chan crossnode.Job
 	wg   sync.WaitGroup
 	errs chan error
 }
 
-func (c *cluster) Dispatch(_ context.Context, job Job) error {
+func (c *cluster) Dispatch(_ context.Context, job crossnode.Job) error {
 	c.jobs <- job
 	return nil
 }
@@ -47,7 +48,7 @@ func newCluster(t *testing.T, h *harness, laneB int) *cluster {
 		t.Fatal(err)
 	}
 	h.svc.cfg.Owner, h.svc.cfg.WatchInterval = "node-a", 10*time.Millisecond
-	c := &cluster{b: b, jobs: make(chan Job, 16), errs: make(chan error, 16)}
+	c := &cluster{b: b, jobs: make(chan crossnode.Job, 16), errs: make(chan error, 16)}
 	h.svc.cfg.Dispatch = c
 	ctx, cancel := context.WithCancel(context.Background())
 	c.wg.Go(func() {
@@ -65,10 +66,10 @@ func newCluster(t *testing.T, h *harness, laneB int) *cluster {
 }
 
 // work runs job on the first node with a free place.
-func (c *cluster) work(ctx context.Context, job Job, nodes ...*Service) error {
+func (c *cluster) work(ctx context.Context, job crossnode.Job, nodes ...*Service) error {
 	for {
 		for _, n := range nodes {
-			if err := n.RunDispatched(ctx, job); !errors.Is(err, ErrNoPlace) {
+			if err := n.RunDispatched(ctx, job); !errors.Is(err, crossnode.ErrNoPlace) {
 				return err
 			}
 		}
@@ -192,29 +193,29 @@ func TestDispatchStop(t *testing.T) {
 func TestRunDispatchedRefuses(t *testing.T) {
 	h := newHarness(t, setup{subagents: config.Subagents{MaxConcurrent: 1}})
 	ctx := context.Background()
-	if err := h.svc.RunDispatched(ctx, Job{TaskID: "../x", Cwd: h.dir}); err == nil {
+	if err := h.svc.RunDispatched(ctx, crossnode.Job{TaskID: "../x", Cwd: h.dir}); err == nil {
 		t.Fatal("a job with a bad task id was accepted")
 	}
 	rec := task.Task{ID: "t1", Kind: task.KindLocalAgent, Status: task.StatusCompleted, Created: fixedNow}
 	if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir}); err != nil {
+	if err := h.svc.RunDispatched(ctx, crossnode.Job{TaskID: "t1", Cwd: h.dir}); err != nil {
 		t.Fatalf("an ended run's job: %v, want nil (nothing to do)", err)
 	}
-	if !h.svc.lane.tryAcquire() {
+	if !h.svc.lane.TryAcquire() {
 		t.Fatal("the lane place was not given back")
 	}
-	defer h.svc.lane.release()
-	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, ErrNoPlace) {
+	defer h.svc.lane.Release()
+	if err := h.svc.RunDispatched(ctx, crossnode.Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, crossnode.ErrNoPlace) {
 		t.Fatalf("full lane: %v, want ErrNoPlace", err)
 	}
 }
 
 // held keeps the jobs it is given, for a test to run or drop.
-type held struct{ jobs chan Job }
+type held struct{ jobs chan crossnode.Job }
 
-func (d held) Dispatch(_ context.Context, job Job) error {
+func (d held) Dispatch(_ context.Context, job crossnode.Job) error {
 	d.jobs <- job
 	return nil
 }
@@ -225,7 +226,7 @@ func (d held) Dispatch(_ context.Context, job Job) error {
 func TestStopUnclaimedDispatchedRun(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.svc.cfg.Owner, h.svc.cfg.WatchInterval = "node-a", 10*time.Millisecond
-	d := held{make(chan Job, 1)}
+	d := held{make(chan crossnode.Job, 1)}
 	h.svc.cfg.Dispatch = d
 	h.mustCall(h.mainCaller(), "tu-1", map[string]any{"description": "never started", "prompt": "x", "run_in_background": true})
 	job := <-d.jobs
@@ -254,7 +255,7 @@ func TestStopUnclaimedDispatchedRun(t *testing.T) {
 func TestRunDispatchedAfterClose(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.svc.Close()
-	if err := h.svc.RunDispatched(context.Background(), Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, ErrNoPlace) {
+	if err := h.svc.RunDispatched(context.Background(), crossnode.Job{TaskID: "t1", Cwd: h.dir}); !errors.Is(err, crossnode.ErrNoPlace) {
 		t.Fatalf("RunDispatched after Close = %v, want ErrNoPlace", err)
 	}
 }
@@ -270,7 +271,7 @@ func TestRunDispatchedTwice(t *testing.T) {
 	if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.svc.RunDispatched(ctx, Job{TaskID: "t1", Cwd: h.dir, CallerAgent: "main"}); err != nil {
+	if err := h.svc.RunDispatched(ctx, crossnode.Job{TaskID: "t1", Cwd: h.dir, CallerAgent: "main"}); err != nil {
 		t.Fatalf("RunDispatched = %v, want nil (nothing to do)", err)
 	}
 	if reqs := h.requestsOf("general-purpose"); len(reqs) != 0 {

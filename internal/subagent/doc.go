@@ -29,32 +29,35 @@
 // spawn.
 //
 //	claude/           Agent (alias Task; its input in agent_input.go), SendMessage, TaskOutput,
-//	                  TaskStop, TaskList (tasks.go), agent teams (team.go), coordinator mode
+//	                  TaskStop, TaskList (tasks.go), agent teams (team.go, team_plan.go,
+//	                  roster.go, team_view.go), coordinator mode
 //	opencode/         task
 //	harness/          agent_spawn, agent_send, agent_list (harness.go); task_output,
 //	                  task_cancel, task_list, wait_async_results (tasks.go)
 //	gateway/          sessions_spawn, agents_list
 //	profiles/         picks the profile subagents.surface names
 //	prompt/           templates, one-line text and the framing of a child's text (Escape,
-//	                  Untrusted), shared by the core and the profiles
+//	                  Untrusted), shared by the core, the profiles and internal/shelltask
 //
-// The core's files:
+// The core's files, and the packages it hands parts of its work to:
 //
-//	service.go        Config, Service, Caller; Tools offers the profile's tools
+//	service.go        Config, Service, Caller; Tools offers the profile's tools; a child's loop
+//	                  (its prompts: internal/childprompt)
 //	profile.go        Profile, the interface a tool surface implements; Teams, what the core
 //	                  asks the profile that keeps agent teams
 //	api.go            the calls profiles use beside those below: Config, Depth, MaySpawn,
 //	                  Running, TreeRuns, Send, the Outcome's and Reading's accessors, CallerTool
-//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch
-//	ecosystem.go      a child's memory directory and grants, its first message (skills, memory)
-//	hooks.go          a child's hooks: the runtime's, then its definition's own
+//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch;
+//	                  what a child gets (place, model, rules, tools): internal/spawnpolicy
+//	ecosystem.go      a child's memory prompt and its first message (skills, memory); its grants: internal/spawnpolicy
+//	hooks.go          a child's hooks: the runtime's, then its definition's own (which may run: internal/spawnpolicy)
 //	joint.go          a child's session and task records written together where one store holds both
 //	foreground.go     the foreground wait and the move to the background (S-L2)
-//	execute.go        a run to its end: conversation, heartbeat, finish (S-L6)
+//	execute.go        a run to its end: conversation, heartbeat (internal/heartbeat), finish (S-L6)
 //	teammates.go      what a teammate's run asks of the profile's teams: its span, idle hooks, notice,
 //	                  the gate on its calls (plan approval), the roster front ends show
 //	livetask.go       liveTask, a run in this process, and RunInfo, what profiles read of it
-//	output.go         a run's output: the plain-text log readers get
+//	output.go         a run's output: the plain-text log readers get (internal/runlog)
 //	deliver.go        a result reaches the model once (S-N1): who delivers, what wins;
 //	                  Reading, the one read sequence of every reader tool
 //	tasks.go          find, await, send, List, Stop; the run-tree check (InTree)
@@ -64,18 +67,18 @@
 //	events.go         the task_* events
 //	group.go          Group: the runs of one run tree
 //	runlist.go        Run: the runs of a conversation as front ends list, stop and message them
-//	dispatch.go       background runs carried between nodes (store.dispatch: any)
-//	mailbox.go        messages and stops for runs in other processes sharing the store (S-X2)
+//	dispatch.go       background runs carried between nodes (store.dispatch: any); the record protocol: internal/crossnode
+//	internal/mailbox  messages and stops for runs in other processes sharing the store (S-X2)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
-//	lane.go           the background lane (S-C2)
-//	limits.go         children per agent, foreground places
-//	progress.go       progress summaries of background runs
-//	announce.go       the announce step (S-N2)
-//	archive.go        archiving finished child sessions (S-S3)
+//	internal/lane     the background lane (S-C2)
+//	limits.go         children per agent, foreground places (internal/lane)
+//	progress.go       progress summaries of background runs, through internal/progress
+//	internal/announce the announce step (S-N2)
+//	archive.go        archiving finished child sessions (S-S3), through internal/archive
 //	worktree.go       worktree isolation (S-W1)
 //	shell.go          background shells: Bash run_in_background as local_bash tasks
-//	shell_output.go   a background shell's bounded output file
-//	fork.go           the Agent-tool fork (S-F1)
+//	internal/shelltask  a background shell's bounded output file, what its end means, its reader's filter
+//	fork.go           the Agent-tool fork (S-F1); its messages and tools: internal/fork
 //	fork_command.go   `context: fork` slash commands (S-F2)
 //	frame.go          escaping and framing a child's text (prompt's, under the core's names)
 //	prompts.go        the core's model-facing text in prompts/

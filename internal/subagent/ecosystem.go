@@ -2,37 +2,13 @@ package subagent
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/memory"
-	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/skill"
 	"github.com/cadre-dev/cadre/llm"
 )
-
-// grantMemory gives a definition with a memory scope its memory directory
-// on pol: the allow rules to read and change it, and the lifting of its
-// protection as part of .claude. It returns the directory ("" for none).
-func (s *Service) grantMemory(def agent.Definition, pol *permission.Policy) (string, error) {
-	dir := memory.Dir(def.Memory, def.Name, s.cfg.MainCwd, pol.Home)
-	if dir == "" {
-		return "", nil
-	}
-	if err := memory.CheckDir(dir, memory.Root(def.Memory, s.cfg.MainCwd, pol.Home)); err != nil {
-		return "", fmt.Errorf("agent %q: %w", def.Name, err)
-	}
-	pol.Writable = append(slices.Clone(pol.Writable), dir)
-	for _, raw := range memory.Rules(dir) {
-		r, err := permission.ParseRule(raw)
-		if err != nil {
-			return "", fmt.Errorf("agent %q: memory rule %q: %w", def.Name, raw, err)
-		}
-		pol.Rules.Allow = append(pol.Rules.Allow, r)
-	}
-	return dir, nil
-}
 
 // memoryPrompt is the system prompt section of the child's memory; a
 // memory that cannot be read says so there, and the run goes on.

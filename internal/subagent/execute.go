@@ -9,8 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/announce"
 	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/fork"
+	"github.com/cadre-dev/cadre/internal/heartbeat"
+	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mailbox"
+	"github.com/cadre-dev/cadre/internal/progress"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
@@ -51,25 +57,25 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	// The run's place in its group is taken now; whichever of the two
 	// below gets the run gives it back.
 	wg.Add(1)
-	w := &laneWaiter{}
+	w := &lane.Waiter{}
 	fired := make(chan struct{})
 	unwatch := context.AfterFunc(ctx, func() {
 		defer close(fired)
-		if !s.lane.drop(w) {
+		if !s.lane.Drop(w) {
 			return // started: its run sees the context end
 		}
 		defer wg.Done()
 		defer stopTimer()
 		s.neverStarted(ctx, span, t, r, ctx.Err())
 	})
-	w.start = func() {
+	w.Start = func() {
 		defer wg.Done()
 		defer stopTimer()
 		if !unwatch() {
 			<-fired // its check found the run started: wait until it returns
 		}
 		if err := s.ready(ctx, t, r); err != nil {
-			s.lane.release()
+			s.lane.Release()
 			s.neverStarted(ctx, span, t, r, err)
 			return
 		}
@@ -86,7 +92,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		}
 		s.execute(ctx, span, t, r)
 	}
-	s.lane.wait(w)
+	s.lane.Wait(w)
 }
 
 // neverStarted records the end of a background run that never ran: its
@@ -94,7 +100,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 // ready when it got one (err).
 func (s *Service) neverStarted(ctx context.Context, span telemetry.Span, t *liveTask, r *run, err error) {
 	defer r.releaseMCP()
-	s.closeInbox(ctx, t.inbox, false)
+	t.inbox.Close(ctx, false)
 	res := &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: err}}
 	status := session.StatusFailed
 	if ctx.Err() != nil {
@@ -125,11 +131,11 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		slot := t.slot
 		t.mu.Unlock()
 		if slot != nil {
-			s.lane.leave(slot)
+			s.lane.Leave(slot)
 		}
 	}()
 	if t.laneHeld {
-		defer s.lane.release()
+		defer s.lane.Release()
 		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}
 	hooks := s.hooks(ctx, r, t.id)
@@ -148,24 +154,24 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		Now:           s.cfg.Now,
 		Logger:        s.log,
 	}
-	var progress *summarizer
+	var summaries *progress.Summarizer
 	if ra, ok := r.child.caller.Model.(*remote.Agent); ok {
 		// A remote agent's own status messages are its progress lines;
 		// nothing is asked of it beyond its task (no summaries).
 		ra.Observe(func(line string) { s.remoteProgress(ctx, t, line) })
 		ra.Track(func(id string) { s.remoteTask(ctx, t, id) })
 	} else {
-		progress = s.newSummarizer(t, r, spec.Loop)
+		summaries = s.summarizer(t, r, spec.Loop)
 	}
 	spec.Observe = func(st loop.Step) {
 		t.observe(st)
 		if st.Response != nil && t.isBackground() {
 			s.progress(t)
 		}
-		progress.observe(ctx, st)
+		summaries.Observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message {
-		return messages(append(s.cfg.Queue.Take(t.id), s.takeInbox(ctx, t.inbox)...))
+		return messages(append(s.cfg.Queue.Take(t.id), t.inbox.Take(ctx)...))
 	}
 	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
@@ -179,7 +185,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		if r.tree != nil {
 			dir = r.child.cwd
 		}
-		input = []llm.Message{forkInput(r.req.Fork, r.req.Prompt, dir)}
+		input = []llm.Message{fork.Input(r.req.Fork, r.req.Prompt, dir)}
 	}
 	if extra := s.subagentStart(ctx, hooks); extra != "" {
 		first := input[0]
@@ -222,7 +228,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 			// With a Mailbox, messages (this process's too) go there,
 			// and its own lock does what s.mu does above (mailbox.go):
 			// the run is closed to them once its inbox is.
-			left = s.closeInbox(ctx, t.inbox, answer)
+			left = t.inbox.Close(ctx, answer)
 			s.mu.Lock()
 			t.closing = len(left) == 0
 			s.mu.Unlock()
@@ -235,7 +241,10 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
 	status := statusOf(res, context.Cause(ctx))
 	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.isBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
-		t.announced, t.skip = s.announce(ctx, conv, t, r, res, status)
+		// The gateway's announce step (S-N2).
+		info := r.sess.Info
+		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.started) },
+			announce.Session{Key: info.Key, ID: info.ID, TranscriptPath: info.TranscriptPath})
 	}
 	sessStatus := session.StatusCompleted
 	switch status {
@@ -300,68 +309,18 @@ func (s *Service) remoteTask(ctx context.Context, t *liveTask, id string) {
 // errUnchanged aborts an update that would store what is there already.
 var errUnchanged = errors.New("unchanged")
 
-// heartbeat honours a stop requested through the task's record — by `cadre
-// tasks stop` or TaskStop in another process (S-X2) — and keeps the
-// record's heartbeat fresh, until the run ends. Every background run has
-// one, whether it started in the background or moved there.
-//
-// With a TaskWatcher, a change to the record (a stop from anywhere) is
-// heard at once and only read; the tick still refreshes the heartbeat and
-// is the fallback should notifications fail.
+// heartbeat keeps t's record's heartbeat fresh and honours a stop
+// requested through it (internal/heartbeat), until the run ends. Every
+// background run has one, whether it started in the background or moved
+// there; a dispatched run's figures go with it, for the stand-in on the
+// node that launched it (dispatch.go).
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
-	tick := time.NewTicker(s.cfg.WatchInterval)
-	defer tick.Stop()
-	var sent shownFigures // what the record shows of a dispatched run
-	var changed <-chan struct{}
-	if s.cfg.Watch != nil {
-		ch, stop := s.cfg.Watch.WatchTask(ctx, t.id)
-		defer stop()
-		changed = ch
+	b := heartbeat.Beater{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
+	r := heartbeat.Run{ID: t.id, Done: t.done, Stop: func() { t.cancel(errStopped) }}
+	if t.detached {
+		r.Figures = t.figures
 	}
-	for {
-		select {
-		case <-t.done:
-			return
-		case <-changed:
-			rec, err := s.cfg.Tasks.GetTask(ctx, t.id)
-			if err != nil {
-				s.log.WarnContext(ctx, "read a background task's record after it changed", "task_id", t.id, "err", err)
-			}
-			if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
-				t.cancel(errStopped)
-				return
-			}
-			continue
-		case <-tick.C:
-		}
-		// A dispatched run's figures so far go with its heartbeat, for
-		// the stand-in on the node that launched it (dispatch.go); only
-		// when they changed, since that write is announced to every node.
-		var shown *shownFigures
-		if t.detached {
-			if f := t.figures(); f != sent {
-				shown = &f
-			}
-		}
-		rec, err := s.cfg.Tasks.UpdateTask(ctx, t.id, func(rec *task.Task) error {
-			if !rec.Status.Terminal() {
-				rec.Heartbeat = s.cfg.Now()
-				if shown != nil {
-					rec.ToolUses, rec.Result = shown.toolUses, shown.text
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			s.log.WarnContext(ctx, "refresh a background task's heartbeat", "task_id", t.id, "err", err)
-		} else if shown != nil {
-			sent = *shown
-		}
-		if err == nil && rec.CancelRequested && !rec.Status.Terminal() {
-			t.cancel(errStopped)
-			return
-		}
-	}
+	b.Beat(ctx, r)
 }
 
 // Pending is what reaches the agent c through the queue while any of its
@@ -391,13 +350,13 @@ func (p pending) Next(ctx context.Context) []llm.Message {
 		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
 			return messages(es)
 		}
-		var in *inbox
+		var in *mailbox.Inbox
 		if p.agentID != "" {
 			if t := p.s.live(p.agentID); t != nil {
 				in = t.inbox
 			}
 		}
-		if es := p.s.takeInbox(ctx, in); len(es) > 0 {
+		if es := in.Take(ctx); len(es) > 0 {
 			return messages(es)
 		}
 		if !running {
@@ -417,8 +376,8 @@ func (p pending) Next(ctx context.Context) []llm.Message {
 		select {
 		case <-queued:
 		case <-changed:
-		case <-in.arrived:
-			in.noted()
+		case <-in.Arrived():
+			in.Noted()
 		case <-ctx.Done():
 		}
 	}
@@ -524,7 +483,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	// TaskOutput never waits on it: cleanup "delete" archives the child
 	// right after its notification; a timeout is never archived.
 	if background && cmp.Or(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
-		if err := s.archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
+		if err := s.archiver().Archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
 			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.id, "err", err)
 		}
 	}

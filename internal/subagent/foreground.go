@@ -68,7 +68,7 @@ func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
 		return false
 	}
 	t.phase = phaseBackground
-	t.slot = s.lane.join()
+	t.slot = s.lane.Join()
 	// The run's goroutine is in the group until it ends, after this.
 	// The heartbeat outlives the wait that moved the run.
 	hctx := context.WithoutCancel(ctx)

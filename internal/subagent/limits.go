@@ -65,29 +65,9 @@ func (s *Service) adopt(r *run, t *liveTask) {
 }
 
 // foregroundSlot waits for a place among the foreground runs in flight at
-// the child's depth (subagents.maxForegroundConcurrent each): one message
-// may hold hundreds of calls, and every run holds files and a connection.
-// Calls wait in turn, never refused. Each depth has its own places, so a
+// the child's depth (lane.Places). Each depth has its own places, so a
 // foreground child waiting on its own foreground children never waits on a
 // place its parent holds.
-//
-// It returns a release func once a place is taken, or, when wait (> 0)
-// runs out first, nil and no error: the caller then starts the run in the
-// background. A cancelled ctx ends the wait with its cause.
 func (s *Service) foregroundSlot(ctx context.Context, depth int, wait time.Duration) (func(), error) {
-	slots := s.fg[min(depth, MaxDepth)]
-	var timeout <-chan time.Time
-	if wait > 0 {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		timeout = timer.C
-	}
-	select {
-	case slots <- struct{}{}:
-		return func() { <-slots }, nil
-	case <-timeout:
-		return nil, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("stopped while waiting for one of the %d places of subagents.maxForegroundConcurrent: %w", cap(slots), context.Cause(ctx))
-	}
+	return s.fg[min(depth, MaxDepth)].Take(ctx, wait)
 }

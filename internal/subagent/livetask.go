@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mailbox"
+	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
@@ -81,7 +84,7 @@ type liveTask struct {
 	queued bool
 	// inbox is the run's side of the Mailbox (nil without one): opened
 	// at launch, closed by execute at the run's end.
-	inbox *inbox
+	inbox *mailbox.Inbox
 	// sessionEnd is the child session's end, held back by the session
 	// (session.Session.Hold) for finish to write together with the
 	// task's (joint.go); nil when the session recorded it itself.
@@ -119,7 +122,7 @@ type liveTask struct {
 	// tree is what became of the run's worktree, if it had one.
 	tree *worktree.Outcome
 	// slot is the lane place of a run moved to the background.
-	slot *laneSlot
+	slot *lane.Slot
 
 	// closing is set, under Service.mu, once the run takes no more
 	// messages: SendMessage then resumes the agent instead of queueing.
@@ -212,7 +215,7 @@ func (t *liveTask) observe(s loop.Step) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder
-	logMessage(&b, s.Message, s.Response != nil)
+	runlog.Message(&b, s.Message, s.Response != nil)
 	if s.Response != nil {
 		t.tokens += s.Response.Usage.Total()
 		if text := strings.TrimSpace(s.Message.Text()); text != "" {
@@ -254,7 +257,7 @@ func (t *liveTask) startOutput() error {
 	if t.filed || t.outputFile == "" {
 		return nil // filed already, or its transcript in a store is its output
 	}
-	f, err := openOutput(t.outputFile)
+	f, err := runlog.OpenFile(t.outputFile)
 	if err != nil {
 		return err
 	}
@@ -283,9 +286,9 @@ func (t *liveTask) outputTail(n int) string {
 	}
 	failed := t.outErr
 	t.mu.Unlock()
-	tail := tailFile(t.outputFile, n)
+	tail := runlog.Tail(t.outputFile, n)
 	if t.kind == task.KindLocalBash {
-		tail = rawTail(t.outputFile, n)
+		tail = shelltask.RawTail(t.outputFile, n)
 	}
 	if failed != nil {
 		tail += fmt.Sprintf("\n… (the output file stopped taking the log: %v; the session's transcript has all of it)\n", failed)
@@ -298,19 +301,6 @@ func (t *liveTask) snapshot() (text string, tokens int64, toolUses int, lastTool
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.text, t.tokens, t.toolUses, t.lastTool
-}
-
-// openOutput creates the task's output file, a plain-text log the model
-// may Read while the run goes on.
-func openOutput(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("task output file: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("task output file: %w", err)
-	}
-	return f, nil
 }
 
 // statusOf maps how a run ended to a task status.

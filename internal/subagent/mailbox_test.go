@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/announce"
 	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
@@ -22,7 +24,7 @@ func (h *harness) otherProcess() *Service {
 }
 
 // otherProcessOn is otherProcess on handles of its own to the store.
-func (h *harness) otherProcessOn(tasks task.Store, mb Mailbox) *Service {
+func (h *harness) otherProcessOn(tasks task.Store, mb mailbox.Mailbox) *Service {
 	h.t.Helper()
 	svc, err := New(Config{
 		Bus: h.bus, Now: func() time.Time { return fixedNow }, Sessions: h.sessions, Index: h.mem, Agents: h.agents,
@@ -65,7 +67,7 @@ func TestSendMessageFromAnotherProcess(t *testing.T) {
 	// Its run has ended and closed its inbox: the other process is told
 	// it is not running there, and would resume it.
 	late := queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: id, Message: llm.UserText("too late")}
-	if queued, err := b.sendElsewhere(context.Background(), late); err != nil || queued {
+	if queued, err := b.courier().SendElsewhere(context.Background(), late); err != nil || queued {
 		t.Errorf("a message for the ended run: queued %v, %v", queued, err)
 	}
 }
@@ -134,7 +136,7 @@ func TestSendMessageToARunEndingInAnotherProcess(t *testing.T) {
 	announcing := newGate()
 	h := newHarness(t, setup{mailbox: true, subagents: config.Subagents{Announce: "summarize"},
 		script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
-			if strings.Contains(req.Messages[len(req.Messages)-1].Text(), strings.TrimSpace(announcePrompt)) {
+			if strings.Contains(req.Messages[len(req.Messages)-1].Text(), announce.Directive()) {
 				if err := announcing.wait(ctx, req); err != nil {
 					return nil, err
 				}

@@ -9,28 +9,16 @@ import (
 )
 
 // Model-facing text lives in these files, reviewed like code; the
-// profiles' own live beside them (claude/prompts, …).
+// profiles' own live beside them (claude/prompts, …), a child's system
+// prompt and context in internal/childprompt, a background shell's in
+// internal/shelltask.
 var (
-	//go:embed prompts/context.md
-	contextText string
-	//go:embed prompts/child_system.md
-	childSystemText string
 	//go:embed prompts/notification.md
 	notificationText string
-	//go:embed prompts/shell_notification.md
-	shellNotificationText string
-	//go:embed prompts/shell_launched.md
-	shellLaunchedText string
 
-	// The templates are parsed on first use (lazy): a process that never
-	// renders one (cadre version, a run without subagents) does not pay
-	// for it at start-up.
-	contextTmpl      = lazy("context", contextText, nil)
-	childSystemTmpl  = lazy("child_system", childSystemText, nil)
+	// Parsed on first use (lazy): a process that never renders it (cadre
+	// version, a run without subagents) does not pay for it at start-up.
 	notificationTmpl = lazy("notification", notificationText, frameFuncs)
-	// A background shell's (shell.go).
-	shellNotificationTmpl = lazy("shell_notification", shellNotificationText, frameFuncs)
-	shellLaunchedTmpl     = lazy("shell_launched", shellLaunchedText, nil)
 )
 
 // lazy, render, oneLine and clip are the prompt package's helpers, under

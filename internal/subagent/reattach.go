@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/task"
 )
-
-// errReattached aborts the claim of a record that changed since it was
-// listed: someone else took it, or it ended.
-var errReattached = errors.New("task changed since it was listed")
 
 // Reattach picks up, in c's group, the background remote runs that the main
 // agent of c's session started in a cadre process that has ended (gone
@@ -47,25 +44,14 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 			continue
 		}
 		follow, closeAgent := s.remoteFollower(c, listed)
-		now := s.cfg.Now()
-		rec, err := s.cfg.Tasks.Transition(ctx, listed.ID, func(t *task.Task) (task.Event, error) {
-			if t.Owner != listed.Owner || !t.Heartbeat.Equal(listed.Heartbeat) {
-				return "", errReattached
-			}
-			t.Owner, t.Heartbeat = s.cfg.Owner, now
-			if t.Started.IsZero() {
-				t.Started = now
-			}
-			return task.EventReattach, nil
-		})
-		// One that ended since (ErrTransition) is someone else's too.
-		if errors.Is(err, errReattached) || errors.Is(err, task.ErrTransition) {
-			closeAgent()
-			continue
-		}
+		rec, ok, err := crossnode.Takeover(ctx, s.cfg.Tasks, listed, s.cfg.Owner, s.cfg.Now())
 		if err != nil {
 			closeAgent()
 			errs = append(errs, fmt.Errorf("reattach remote run %s: %w", listed.ID, err))
+			continue
+		}
+		if !ok {
+			closeAgent()
 			continue
 		}
 		s.followRemote(c, rec, follow, closeAgent)

@@ -6,24 +6,28 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/childprompt"
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/contextfiles"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/hook"
+	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/internal/telemetry"
@@ -77,17 +81,17 @@ type Config struct {
 	// instead of Queue, so that they reach an agent running in another
 	// process that shares the store (the PostgreSQL store's); nil: a
 	// message reaches only an agent running in this process.
-	Mailbox Mailbox
+	Mailbox mailbox.Mailbox
 	// Watch, if set, tells a background run at once that its record
 	// changed, so that a stop requested by another process ends it within
 	// moments (the PostgreSQL store's LISTEN/NOTIFY); nil: the run sees
 	// it at its next WatchInterval poll.
-	Watch TaskWatcher
+	Watch mailbox.TaskWatcher
 	// Dispatch, if set, takes every background run that can run on
 	// another node, for the first node with a free place to run, this one
-	// included (store.dispatch: any; dispatch.go). Nil: background runs
-	// wait for a place in this process's lane.
-	Dispatch Dispatcher
+	// included (store.dispatch: any; dispatch.go, internal/crossnode).
+	// Nil: background runs wait for a place in this process's lane.
+	Dispatch crossnode.Dispatcher
 	// Owner is this process's owner id (task.Owner), written on the
 	// records of the runs it executes.
 	Owner string
@@ -95,7 +99,7 @@ type Config struct {
 	OutputDir string
 	// ShellMaxOutputBytes bounds a background shell's output file; the
 	// oldest output goes first (backgroundShell.maxOutputBytes; 0 means
-	// DefaultShellMaxOutputBytes).
+	// shelltask.DefaultMaxOutputBytes).
 	ShellMaxOutputBytes int64
 	// Fork turns the Agent-tool fork on (subagents.fork or
 	// CADRE_FORK_SUBAGENT=1): an Agent call without subagent_type forks
@@ -172,13 +176,13 @@ type Service struct {
 	profile Profile // the tools it offers (Config.Profile)
 	depth   int
 
-	lane *lane // the subagent lane (S-C2)
+	lane *lane.Lane // the subagent lane (S-C2)
 	// joint writes a child's session and task records together, or is
 	// nil (joint.go).
 	joint jointStore
 	// fg bounds the foreground runs in flight, one set of places per
 	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
-	fg [MaxDepth + 1]chan struct{}
+	fg [MaxDepth + 1]*lane.Places
 	// orphans owns the runs of callers that bring no Group of their own,
 	// and the dispatched runs this node executes.
 	orphans *Group
@@ -202,20 +206,19 @@ type Service struct {
 	// delivery makes a notification's "mark notified, then queue" one
 	// step for the tools that read results (deliver.go).
 	delivery sync.Mutex
-	// prompts holds the children's rendered system prompts by promptKey:
-	// the ten children of one message share one, rendered once. It grows
-	// with the definitions, working directories and days a process sees.
-	prompts sync.Map
+	// systems renders the children's system prompts: the ten children of
+	// one message share one, rendered once.
+	systems childprompt.Systems
 }
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, agentCalls: map[string]string{}, lane: newLane(cfg.Settings.Lane())}
+	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, agentCalls: map[string]string{}, lane: lane.New(cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
 	}
 	for i := range s.fg {
-		s.fg[i] = make(chan struct{}, cfg.Settings.ForegroundLimit())
+		s.fg[i] = lane.NewPlaces(cfg.Settings.ForegroundLimit())
 	}
 	if cfg.Tasks == nil {
 		s.cfg.Tasks = task.NewMem()
@@ -230,7 +233,7 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.WatchInterval = time.Second
 	}
 	if s.cfg.ShellMaxOutputBytes <= 0 {
-		s.cfg.ShellMaxOutputBytes = DefaultShellMaxOutputBytes
+		s.cfg.ShellMaxOutputBytes = shelltask.DefaultMaxOutputBytes
 	}
 	if s.cfg.OutputDir == "" {
 		s.cfg.OutputDir = filepath.Join(os.TempDir(), "cadre-tasks")
@@ -390,8 +393,7 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 	for _, d := range s.Listed(c) {
 		names = append(names, d.Name)
 	}
-	type row struct{ ID, Name, Agent, Description, Status, Age string }
-	var tasks []row
+	var tasks []childprompt.Task
 	if c.RootSessionID != "" {
 		recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
 		if err != nil && ctx.Err() == nil {
@@ -400,13 +402,11 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 		now := s.cfg.Now()
 		for _, t := range recs {
 			// The description is model text: one line, and no tags of its own.
-			tasks = append(tasks, row{t.ID, t.Name, t.Agent, escapeTags(oneLine(t.Description)), string(t.Status), now.Sub(t.Created).Round(time.Second).String()})
+			tasks = append(tasks, childprompt.Task{ID: t.ID, Name: t.Name, Agent: t.Agent, Description: escapeTags(oneLine(t.Description)),
+				Status: string(t.Status), Age: now.Sub(t.Created).Round(time.Second).String()})
 		}
 	}
-	if len(names) == 0 && len(tasks) == 0 {
-		return ""
-	}
-	return render(contextTmpl(), map[string]any{"Agents": names, "Tool": s.toolName(), "Tasks": tasks})
+	return childprompt.Context(names, s.toolName(), tasks)
 }
 
 // toolName is the spawn tool's name, as the per-turn context names it.
@@ -436,7 +436,7 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 		Tools: tools, Permit: s.permitOf(ch), Env: tool.Env{Cwd: ch.cwd, SessionID: sessionID},
 		MaxTurns: def.MaxTurns, MaxToolInputBytes: s.cfg.MaxToolInputBytes,
 		Compaction: s.cfg.Compaction, Spent: s.spent(ch.caller), Logger: s.log,
-		Preamble: s.preamble(def, fork != nil), Tracer: s.cfg.Tracer,
+		Preamble: childprompt.Preamble(s.cfg.ContextFiles, def, fork != nil), Tracer: s.cfg.Tracer,
 	}
 	if fork != nil {
 		// Exactly the parent's rendered prompt and settings: the shared
@@ -455,44 +455,17 @@ func (s *Service) loopConfig(def agent.Definition, ch *child, tools *tool.Set, s
 	return cfg
 }
 
-// promptKey is everything a child's system prompt depends on but the
-// platform, which a process does not change.
-type promptKey struct{ name, base, cwd, date string }
-
-// systemPrompt is the child's: its definition's prompt (or its workspace's
-// prompt base), the environment, and a note on its role. It is built once
-// per definition, workspace and day, and the ten children of one message
-// share it. Whether the workspace is a git repository is read with the
-// first build: a child started later that day sees its first sibling's
-// answer.
+// systemPrompt is the child's (childprompt.Systems): its definition's
+// prompt or its workspace's prompt base, with its memory section if it
+// has a memory.
 func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	base := def.Prompt
 	if ch.base != "" {
 		base = ch.base
 	}
-	now := s.cfg.Now()
+	memory := ""
 	if ch.memory != "" {
-		// Never cached: the agent changes its memory as it runs.
-		return runner.SystemPrompt(base+"\n\n"+s.memoryPrompt(def, ch), ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
+		memory = s.memoryPrompt(def, ch)
 	}
-	key := promptKey{name: def.Name, base: base, cwd: ch.cwd, date: now.Format("2006-01-02")}
-	if p, ok := s.prompts.Load(key); ok {
-		return p.(string)
-	}
-	p := runner.SystemPrompt(base, ch.cwd, now, render(childSystemTmpl(), map[string]any{"Name": def.Name}))
-	s.prompts.Store(key, p)
-	return p
-}
-
-// preamble is the context block a child opens with (S-E4): a fork's is
-// its parent's, whole; another child gets AGENTS.md and TOOLS.md (the
-// gateway's rule), and the CLAUDE.md files only where Claude Code gives
-// a subagent them — an agent in Claude Code's format (and the built-in
-// general-purpose, Claude Code's own) that does not say omitClaudeMd.
-func (s *Service) preamble(def agent.Definition, fork bool) []llm.Block {
-	if fork {
-		return contextfiles.Blocks(s.cfg.ContextFiles)
-	}
-	claude := (def.Format == agent.FormatClaude || (def.Format == agent.FormatBuiltin && strings.EqualFold(def.Name, agent.GeneralPurposeName))) && !def.OmitClaudeMD
-	return contextfiles.Blocks(contextfiles.ForSubagent(s.cfg.ContextFiles, claude))
+	return s.systems.System(def.Name, base, memory, ch.cwd, s.cfg.Now())
 }

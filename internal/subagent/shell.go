@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -33,17 +33,6 @@ import (
 // The command itself is started by the Bash tool (builtin.Shell.Start),
 // through the one path every Bash command takes: its process group, its
 // sandbox. This file only owns its lifecycle.
-
-// shellTail is how much of a shell's output its notification and record
-// carry.
-const shellTail = 4000
-
-// shellReadLimit is how much of a shell's output a reader shows at most,
-// Bash's own output limit.
-const shellReadLimit = 30000
-
-// shellAgent is what listings show as a shell task's agent.
-const shellAgent = "shell"
 
 // Shells returns the Shells that run c's background Bash commands as its
 // tasks.
@@ -81,7 +70,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 	}
 	id := ids.New()
 	path := s.outputPath(id)
-	out, err := openShellOutput(path, s.cfg.ShellMaxOutputBytes)
+	out, err := shelltask.OpenOutput(path, s.cfg.ShellMaxOutputBytes)
 	if err != nil {
 		return builtin.ShellStarted{}, err
 	}
@@ -92,7 +81,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 	}
 	t := &liveTask{
 		id: id, parentAgentID: c.AgentID, parentSessionID: c.SessionID, rootSessionID: c.RootSessionID,
-		toolUseID: env.ToolUseID, agentCall: env.ToolUseID, agentType: shellAgent, kind: task.KindLocalBash,
+		toolUseID: env.ToolUseID, agentCall: env.ToolUseID, agentType: shelltask.Agent, kind: task.KindLocalBash,
 		description: description, prompt: spec.Command, outputFile: path, depth: c.Depth,
 		started: now, done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
 		group: c.Group, filed: true,
@@ -107,7 +96,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 		return builtin.ShellStarted{}, err
 	}
 	rec := task.Task{
-		ID: id, Kind: task.KindLocalBash, Agent: shellAgent, Description: description, Prompt: spec.Command,
+		ID: id, Kind: task.KindLocalBash, Agent: shelltask.Agent, Description: description, Prompt: spec.Command,
 		ParentSessionID: c.SessionID, RootSessionID: c.RootSessionID, ToolUseID: env.ToolUseID,
 		Status: task.StatusRunning, OutputFile: path, Owner: s.cfg.Owner,
 		Created: now, Started: now, Heartbeat: now,
@@ -129,9 +118,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 		out.Close()
 		s.finishShell(runCtx, t, end)
 	})
-	return builtin.ShellStarted{ID: id, OutputFile: path, Message: render(shellLaunchedTmpl(), map[string]string{
-		"ID": id, "OutputFile": path, "Output": s.shellOutputCall(id), "Stop": s.shellStopCall(id),
-	})}, nil
+	return builtin.ShellStarted{ID: id, OutputFile: path, Message: shelltask.Launched(id, path, s.shellOutputCall(id), s.shellStopCall(id))}, nil
 }
 
 // shellOutputCall and shellStopCall name the caller's tool calls that read
@@ -158,13 +145,13 @@ func (s *Service) shellStopCall(id string) string {
 func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.ShellEnd) {
 	cause := context.Cause(ctx)
 	ctx = context.WithoutCancel(ctx)
-	tail := strings.TrimRight(rawTail(t.outputFile, shellTail), "\n")
+	tail := strings.TrimRight(shelltask.RawTail(t.outputFile, shelltask.Tail), "\n")
 	if end.Explain != nil {
 		if why := end.Explain(tail); why != "" {
 			tail = strings.TrimSpace(tail + "\n\n" + why)
 		}
 	}
-	status, errText := shellStatus(end, cause)
+	status, errText := shelltask.Status(end, cause)
 	var runErr error
 	if errText != "" {
 		runErr = errors.New(errText)
@@ -204,69 +191,12 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 	close(t.done)
 }
 
-// shellStatus is the task status and error of a command that ended so,
-// its run's context having ended for cause (nil if it did not).
-func shellStatus(end builtin.ShellEnd, cause error) (task.Status, string) {
-	switch {
-	case end.TimedOut:
-		return task.StatusTimeout, "timed out and was killed, with every process it started"
-	case cause != nil:
-		// TaskStop, or the end of the session that started it.
-		return task.StatusKilled, "stopped: " + cause.Error()
-	case end.Err != nil:
-		return task.StatusFailed, end.Err.Error()
-	case end.ExitCode == 0:
-		return task.StatusCompleted, ""
-	}
-	return task.StatusFailed, end.Status
-}
-
-// shellExitCode reads the exit code of an ended shell task from its
-// record: 0 when it completed, N for an error "exit code N"; ok is false
-// when it did not exit by itself (stopped, timed out, killed by a signal).
-func shellExitCode(rec task.Task) (code int, ok bool) {
-	if rec.Status == task.StatusCompleted {
-		return 0, true
-	}
-	if rec.Status != task.StatusFailed {
-		return 0, false
-	}
-	n, err := strconv.Atoi(strings.TrimPrefix(rec.Error, "exit code "))
-	if err != nil || !strings.HasPrefix(rec.Error, "exit code ") {
-		return 0, false
-	}
-	return n, true
-}
-
-// shellSummary says how a command ended, in a sentence.
-func shellSummary(description string, rec task.Task) string {
-	var how string
-	code, exited := shellExitCode(rec)
-	switch {
-	case exited && code == 0:
-		how = "completed (exit code 0)"
-	case exited:
-		how = fmt.Sprintf("failed with exit code %d", code)
-	case rec.Status == task.StatusKilled:
-		how = "was stopped"
-	case rec.Status == task.StatusTimeout:
-		how = "timed out and was killed"
-	default:
-		how = "failed: " + rec.Error
-	}
-	return fmt.Sprintf("Background command %q %s", description, how)
-}
-
 // shellNotification is a background command's notification: its status,
 // exit code and the tail of its output.
 func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, took time.Duration) *pendingNotice {
 	status := rec.Status
-	code, exited := shellExitCode(rec)
-	summary := shellSummary(t.description, rec)
-	body := render(shellNotificationTmpl(), map[string]any{
-		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status,
-		"Summary": summary, "Exited": exited, "ExitCode": code, "Tail": tail,
-	})
+	summary := shelltask.Summary(t.description, rec)
+	body := shelltask.Notification(t.id, t.toolUseID, t.outputFile, t.description, rec, tail)
 	return &pendingNotice{
 		entry: queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
 		event: func() {
@@ -294,39 +224,13 @@ func (s *Service) RefuseShell(ctx context.Context, id string) error {
 }
 
 // ShellFilter compiles BashOutput's filter ("" for none).
-func ShellFilter(expr string) (*regexp.Regexp, error) {
-	if expr == "" {
-		return nil, nil
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, fmt.Errorf("filter is not a valid regular expression (RE2 syntax): %w", err)
-	}
-	return re, nil
-}
+func ShellFilter(expr string) (*regexp.Regexp, error) { return shelltask.Filter(expr) }
 
 // ShellOutputResult is TaskOutput's answer for a background command: its
 // status, its exit code once it exited, and its output (the lines filter
 // matches, if set), the newest part when it is long.
 func (s *Service) ShellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.Result, error) {
-	out, err := shellText(rec.OutputFile, shellReadLimit, filter)
-	if err != nil {
-		return tool.Errorf("cannot read the output of %s: %v", rec.ID, err), nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n", rec.ID, rec.Kind, rec.Status)
-	meta := map[string]any{"task_id": rec.ID, "task_type": string(rec.Kind), "status": string(rec.Status), "retrieval_status": Retrieval(rec.Status)}
-	if code, ok := shellExitCode(rec); ok {
-		fmt.Fprintf(&b, "<exit_code>%d</exit_code>\n", code)
-		meta["exit_code"] = code
-	} else if rec.Status.Terminal() && rec.Error != "" {
-		fmt.Fprintf(&b, "<error>%s</error>\n", escapeTags(rec.Error))
-	}
-	if filter != nil {
-		fmt.Fprintf(&b, "<filter>%s</filter>\n", escapeTags(filter.String()))
-	}
-	fmt.Fprintf(&b, "<note>%s</note>\n<output>\n%s\n</output>", untrustedNote, escapeTags(strings.TrimRight(out, "\n")))
-	return tool.Result{Content: []llm.Block{llm.Text(b.String())}, Meta: meta}, nil
+	return shelltask.OutputResult(rec, filter, Retrieval(rec.Status)), nil
 }
 
 // ShellReport describes a background command in the harness' form: its
@@ -336,12 +240,12 @@ func (s *Service) ShellOutputResult(rec task.Task, filter *regexp.Regexp) (tool.
 func ShellReport(rec task.Task, id, status string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "task_id: %s\ntask_type: %s\ncommand: %s\nstatus: %s", id, rec.Kind, oneLine(rec.Prompt), status)
-	if code, ok := shellExitCode(rec); ok {
+	if code, ok := shelltask.ExitCode(rec); ok {
 		fmt.Fprintf(&b, "\nexit_code: %d", code)
 	} else if rec.Status.Terminal() && rec.Error != "" {
 		fmt.Fprintf(&b, "\nerror: %s", oneLine(rec.Error))
 	}
-	out, err := shellText(rec.OutputFile, shellReadLimit, nil)
+	out, err := shelltask.Text(rec.OutputFile, shelltask.ReadLimit, nil)
 	if err != nil {
 		fmt.Fprintf(&b, "\nerror: cannot read its output: %v", err)
 	}

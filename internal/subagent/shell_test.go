@@ -5,7 +5,6 @@ package subagent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -333,37 +332,6 @@ func TestBashOutputFilter(t *testing.T) {
 		t.Errorf("BashOutput on a running command:\n%s", look)
 	}
 	useTool(t, set, c, "toolu_stop", "TaskStop", map[string]any{"task_id": running})
-}
-
-// The output file keeps at most the bound: the oldest bytes go, and a note
-// at the top says how many.
-func TestShellOutputBound(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.output")
-	o, err := openShellOutput(path, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all strings.Builder
-	for i := range 2000 {
-		line := fmt.Sprintf("line %d\n", i)
-		all.WriteString(line)
-		if _, err := o.Write([]byte(line)); err != nil {
-			t.Fatal(err)
-		}
-		if fi, err := os.Stat(path); err != nil || fi.Size() > 2048 {
-			t.Fatalf("after %d lines the file is %d bytes (%v), over 2048", i+1, fi.Size(), err)
-		}
-	}
-	o.Close()
-	b, _ := os.ReadFile(path)
-	note, kept, _ := strings.Cut(string(b), "\n")
-	var dropped int
-	if _, err := fmt.Sscanf(note, "[cadre: %d earlier bytes", &dropped); err != nil {
-		t.Fatalf("no note at the top: %q", note)
-	}
-	if dropped+len(kept) != all.Len() || !strings.HasSuffix(all.String(), kept) || !strings.HasPrefix(kept, "line ") {
-		t.Errorf("note says %d dropped, %d kept of %d: the kept part is not the newest output from a line's start", dropped, len(kept), all.Len())
-	}
 }
 
 // The bound comes from the settings (Config.ShellMaxOutputBytes) and holds

@@ -7,19 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/remote"
+	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/spawnpolicy"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -164,27 +167,10 @@ func (s *Service) remote(req SpawnRequest) bool {
 	return ok && d.URL != "" && req.Fork == nil
 }
 
-// route picks the definition for subagent_type (S-A2): the named agent, or
-// general-purpose when none is named. Its errors list what c's spawn tool
-// lists.
+// route picks the definition for subagent_type (spawnpolicy.Route). Its
+// errors list what c's spawn tool lists.
 func (s *Service) route(c Caller, name string) (agent.Definition, error) {
-	if name == "" {
-		name = "general-purpose"
-	}
-	if err := agent.ValidateName(name); err != nil {
-		return agent.Definition{}, fmt.Errorf("invalid subagent_type: %w", err)
-	}
-	def, ok := s.cfg.Agents.Get(name)
-	if !ok {
-		return agent.Definition{}, fmt.Errorf("unknown subagent_type %q; available agents: %s", name, strings.Join(s.names(c), ", "))
-	}
-	if def.Mode == "primary" {
-		return agent.Definition{}, fmt.Errorf("agent %q is a primary agent, not a subagent; available agents: %s", def.Name, strings.Join(s.names(c), ", "))
-	}
-	if def.Isolation == agent.IsolationRemote && def.URL == "" {
-		return agent.Definition{}, fmt.Errorf("agent %q has isolation: remote but no url: a remote agent is reached at the http(s) url of its definition", def.Name)
-	}
-	return def, nil
+	return spawnpolicy.Route(s.cfg.Agents, name, func() []string { return s.names(c) })
 }
 
 // continued checks a session_id to continue and returns its agent. Only a
@@ -271,46 +257,21 @@ type child struct {
 	memory string
 }
 
+// prepare decides everything about a child before it starts: where it
+// works, its model, its mode and its rules (internal/spawnpolicy), and its
+// memory.
 func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*child, []string, error) {
-	ws, err := def.Resolve(s.cfg.MainCwd)
-	if err != nil {
-		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
-	}
-	// Where the parent may work bounds where its child may: the child's
-	// workspace root is the parent's, or its definition's own workspace
-	// (S-D5) when that lies inside it; a worktree child gets its checkout
-	// later (isolate). Path rules stay anchored to the project whatever
-	// the root (Policy.Project).
 	parent := s.cfg.Policy
 	if c.Workspace != "" {
 		parent.Workspace = c.Workspace
 	}
-	root, cwd := parent.Workspace, parent.Workspace
-	if filepath.Clean(ws.Cwd) != filepath.Clean(s.cfg.MainCwd) {
-		if !parent.Contains(ws.Cwd) {
-			return nil, nil, fmt.Errorf("agent %q: its workspace %s is outside the workspace (%s); an agent's workspace must lie inside it or in a directory the user added (permissions.additionalDirectories)", def.Name, ws.Cwd, parent.Workspace)
-		}
-		root, cwd = ws.Cwd, ws.Cwd
+	place, err := spawnpolicy.Where(parent, s.cfg.MainCwd, def, c.Cwd, req.Cwd, req.cwdRecorded)
+	if err != nil {
+		return nil, nil, err
 	}
-	if req.Cwd != "" {
-		cwd = req.Cwd
-		if !filepath.IsAbs(cwd) {
-			cwd = filepath.Join(c.Cwd, cwd)
-		}
-		cwd = filepath.Clean(cwd)
-		if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-			return nil, nil, fmt.Errorf("cwd %q is not a directory", req.Cwd)
-		}
-		switch {
-		case req.cwdRecorded:
-			// A continued agent goes on where it worked before (its kept
-			// worktree, say), which was checked when it started.
-			root = cwd
-		case !parent.Contains(cwd):
-			return nil, nil, fmt.Errorf("cwd %q is outside the workspace (%s): a subagent works inside its parent's workspace or a directory the user added (permissions.additionalDirectories)", req.Cwd, parent.Workspace)
-		}
-	}
-	model, ref, warnings, err := s.model(c, req.Model, def.Model)
+	root, cwd := place.Root, place.Cwd
+	models := spawnpolicy.Models{Resolve: s.cfg.Resolve, Parse: s.cfg.ParseModel, Default: s.cfg.Settings.Model}
+	model, ref, warnings, err := models.Choose(req.Model, def.Model, c.Model, c.Ref)
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent %q: %w", def.Name, err)
 	}
@@ -333,48 +294,19 @@ func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*ch
 		// raised to the parent's handler.
 		model, ref, warnings, mode, cwd, root = c.Model, c.Ref, nil, c.Mode, c.Cwd, parent.Workspace
 	}
-	pol := s.cfg.Policy
-	pol.Mode = mode
-	pol.Workspace = root
-	if root != parent.Workspace {
-		pol.AdditionalDirs = append(slices.Clone(pol.AdditionalDirs), parent.Workspace)
-	}
-	pol.Rules = permission.Rules{
-		Allow: slices.Clone(pol.Rules.Allow), Ask: slices.Clone(pol.Rules.Ask), Deny: slices.Clone(pol.Rules.Deny),
-	}
-	for _, l := range []struct {
-		in  []string
-		out *[]permission.Rule
-	}{{def.Allow, &pol.Rules.Allow}, {def.Ask, &pol.Rules.Ask}, {def.Deny, &pol.Rules.Deny}} {
-		for _, raw := range l.in {
-			r, err := permission.ParseRule(raw)
-			if err != nil {
-				return nil, nil, fmt.Errorf("agent %q: permission rule %q: %w", def.Name, raw, err)
-			}
-			*l.out = append(*l.out, r)
-		}
-	}
-	for _, raw := range req.Tools {
-		// allowed-tools allows what it names as well as restricting the
-		// pool to it — unless an untrusted project wrote it.
-		if req.ToolsGrantNothing {
-			break
-		}
-		r, err := permission.ParseRule(raw)
-		if err != nil {
-			return nil, nil, fmt.Errorf("allowed-tools entry %q: %w", raw, err)
-		}
-		pol.Rules.Allow = append(pol.Rules.Allow, r)
+	pol, err := spawnpolicy.Rules(s.cfg.Policy, mode, root, parent.Workspace, def, req.Tools, req.ToolsGrantNothing)
+	if err != nil {
+		return nil, nil, err
 	}
 	var memDir string
 	if req.Fork == nil {
-		if memDir, err = s.grantMemory(def, &pol); err != nil {
+		if memDir, err = spawnpolicy.Memory(def, s.cfg.MainCwd, &pol); err != nil {
 			return nil, nil, err
 		}
 	}
-	taskRules, err := permission.ParseTaskRules(taskPairs(def.TaskRules))
+	taskRules, err := spawnpolicy.TaskRules(def)
 	if err != nil {
-		return nil, nil, fmt.Errorf("agent %q: permission.task: %w", def.Name, err)
+		return nil, nil, err
 	}
 	if s.cfg.CheckPrice != nil {
 		if err := s.cfg.CheckPrice(ref); err != nil {
@@ -389,67 +321,8 @@ func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*ch
 			Fork:               req.Fork != nil, Leaf: def.Source == agent.SourceBuiltin,
 			Teammate: req.Teammate,
 		},
-		cwd: cwd, base: ws.PromptBase, policy: pol, memory: memDir,
+		cwd: cwd, base: place.PromptBase, policy: pol, memory: memDir,
 	}, warnings, nil
-}
-
-func taskPairs(rules []agent.TaskRule) [][2]string {
-	out := make([][2]string, len(rules))
-	for i, r := range rules {
-		out[i] = [2]string{r.Pattern, r.Action}
-	}
-	return out
-}
-
-// model picks the child's model (S-A3): the call's, the definition's, the
-// subagents default, else the parent's. "inherit" means the parent's; a
-// name that does not resolve is skipped with a warning.
-//
-// The call's model comes from a model's tool input, and may not be the
-// scripted model: its name is a file path, and loading it reads that file.
-// Only the user picks it (--model, settings, an agent definition).
-//
-// The agent's own model failing for want of its key (a provider
-// profile's apiKeyEnv unset) is an error, not a fallback: the definition
-// chose that account, and the parent's would get work meant for another.
-func (s *Service) model(c Caller, call, def string) (llm.Model, provider.Ref, []string, error) {
-	var warnings []string
-	type candidate struct {
-		name, from string
-		byTool     bool // named in a model's tool call
-	}
-	for _, cand := range []candidate{{call, "the call's model", true}, {def, "the agent's model", false}, {s.cfg.Settings.Model, "subagents.model", false}} {
-		if cand.name == "" {
-			continue
-		}
-		if cand.name == "inherit" {
-			break
-		}
-		if cand.byTool && s.scripted(cand.name) {
-			warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (a tool call cannot choose the scripted model; only --model, settings or an agent definition can); falling back", cand.from, cand.name))
-			continue
-		}
-		m, ref, err := s.cfg.Resolve(cand.name)
-		if err == nil {
-			return m, ref, warnings, nil
-		}
-		if le := (*llm.Error)(nil); cand.from == "the agent's model" && errors.As(err, &le) && le.Kind == llm.ErrAuth {
-			return nil, provider.Ref{}, nil, fmt.Errorf("its model %q cannot be used and no other account stands in for it: %w", cand.name, err)
-		}
-		warnings = append(warnings, fmt.Sprintf("%s %q cannot be used (%v); falling back", cand.from, cand.name, err))
-	}
-	return c.Model, c.Ref, warnings, nil
-}
-
-// scripted reports whether name selects the scripted model, without
-// building (or reading) anything.
-func (s *Service) scripted(name string) bool {
-	parse := s.cfg.ParseModel
-	if parse == nil {
-		parse = func(n string) (provider.Ref, error) { return provider.Parse(n, provider.Config{}) }
-	}
-	ref, err := parse(name)
-	return err == nil && ref.Provider == "script"
 }
 
 // create makes the child session: parent id, session key and title (S-L1).
@@ -480,30 +353,18 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 		// The fork agent alone reuses the parent's exact tools (S-P2).
 		return s.forkTools(fork, ch.caller, only)
 	}
-	allowAll := def.Tools == nil || slices.Contains(def.Tools, "*")
-	policy := s.cfg.Settings.Tools
-	keep := func(t tool.Tool) bool {
-		info := t.Info()
-		// A teammate's team tools come with being on the team, whatever
-		// its definition lists; deny rules still hold.
-		team := ch.caller.Teammate != "" && s.teams() != nil && s.teams().TeamTool(info.Name)
-		if !allowAll && !team && !named(def.Tools, info.Name, info.Aliases) {
-			return false
-		}
-		if only != nil && !named(only, info.Name, info.Aliases) {
-			return false
-		}
-		if named(def.DisallowedTools, info.Name, info.Aliases) || named(policy.Deny, info.Name, info.Aliases) {
-			return false
-		}
-		return len(policy.Allow) == 0 || named(policy.Allow, info.Name, info.Aliases)
+	// A teammate's team tools come with being on the team, whatever its
+	// definition lists; deny rules still hold.
+	filter := spawnpolicy.Tools{Def: def, Settings: s.cfg.Settings.Tools, Only: only}
+	if tm := s.teams(); ch.caller.Teammate != "" && tm != nil {
+		filter.Team = tm.TeamTool
 	}
 	var tools []tool.Tool
 	// Concat, not append: BaseTools' slice belongs to the runtime and is
 	// shared by concurrent children.
 	// Its Bash runs its background commands as its own tasks.
 	for _, t := range slices.Concat(s.BindShells(ch.caller, s.cfg.BaseTools()), own, s.Tools(ch.caller)) {
-		if keep(t) {
+		if filter.Keep(t.Info()) {
 			tools = append(tools, t)
 		}
 	}
@@ -512,21 +373,6 @@ func (s *Service) pool(def agent.Definition, ch *child, fork *tool.Turn, only []
 		return nil, err
 	}
 	return ch.policy.Pool(set), nil
-}
-
-// named reports whether list names the tool (or one of its aliases):
-// "Bash(git:*)" names Bash, and names may be wildcards ("mcp__github__*"),
-// as the settings' subagent tool policy and OpenCode tool maps allow.
-func named(list []string, name string, aliases []string) bool {
-	for _, n := range list {
-		n, _, _ = strings.Cut(n, "(")
-		n = strings.ToLower(strings.TrimSpace(n))
-		if permission.WildcardMatch(n, strings.ToLower(name)) ||
-			slices.ContainsFunc(aliases, func(a string) bool { return permission.WildcardMatch(n, strings.ToLower(a)) }) {
-			return true
-		}
-	}
-	return false
 }
 
 // run is a child that passed every check and is ready to start.
@@ -573,7 +419,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	var err error
 	switch {
 	case req.Fork != nil:
-		def = forkDefinition()
+		def = fork.Definition()
 	case req.SessionID != "":
 		def, err = s.continued(ctx, c, &req)
 	default:
@@ -653,7 +499,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	ch.caller.Asker, ch.caller.Remembered, ch.policy.Remembered = ch.policy.Asker, c.Remembered, c.Remembered
 	switch {
 	case req.Fork != nil:
-		r.history = forkHistory(req.Fork)
+		r.history = fork.History(req.Fork)
 	case req.History != nil && req.SessionID == "":
 		r.history = req.History
 	}
@@ -761,25 +607,25 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The inbox opens before the run is recorded or tracked: whoever
 	// finds it running, here or through its record in another process,
 	// can queue a message for it, even while it waits for a lane slot.
-	t.inbox = s.openInbox(ctx, id)
+	t.inbox = mailbox.Open(ctx, s.cfg.Mailbox, id, s.cfg.Owner, s.log)
 	if background {
 		// A free lane slot is taken now, so that the first write
 		// records the run as running (joint.go); a run that waits for
 		// one gets its tools and files when it starts (ready).
 		status := task.StatusPending
-		if r.laneHeld || s.lane.tryAcquire() {
+		if r.laneHeld || s.lane.TryAcquire() {
 			t.laneHeld, status = true, task.StatusRunning
 		}
 		t.queued = !t.laneHeld
 		t.waiting = t.queued // not shared yet
 		if err := s.enter(ctx, t, r, status); err != nil {
 			if t.laneHeld {
-				s.lane.release()
+				s.lane.Release()
 			}
 			if t.out != nil {
 				t.out.Close()
 			}
-			s.closeInbox(ctx, t.inbox, false)
+			t.inbox.Close(ctx, false)
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
 		}
@@ -829,7 +675,7 @@ func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
 	if err := r.sess.Claim(ctx); err != nil {
 		return err
 	}
-	if t.outputFile != "" && !linkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
+	if t.outputFile != "" && !runlog.LinkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		return t.startOutput()

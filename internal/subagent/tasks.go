@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/crossnode"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -110,12 +113,17 @@ func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queu
 	}
 }
 
+// courier reaches agents whose records name another process.
+func (s *Service) courier() mailbox.Courier {
+	return mailbox.Courier{Tasks: s.cfg.Tasks, Mailbox: s.cfg.Mailbox, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Owner: s.cfg.Owner}
+}
+
 // sendMailbox is send through the Mailbox, which reaches the agent in
 // whichever process runs it: this one, or the one its record names.
 func (s *Service) sendMailbox(ctx context.Context, e queue.Entry) (*liveTask, bool, error) {
 	lt := s.live(e.Target)
 	if lt == nil {
-		queued, err := s.sendElsewhere(ctx, e)
+		queued, err := s.courier().SendElsewhere(ctx, e)
 		return nil, queued, err
 	}
 	queued, err := s.cfg.Mailbox.Push(ctx, e)
@@ -186,43 +194,21 @@ func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Du
 	}
 }
 
-// tail is the last n bytes of the output file at path: of its log, or,
-// when the file is the run's transcript (output.go), of the log rendered
-// from it.
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if log, ok := transcriptLog(b); ok {
-		b = []byte(log)
-	}
-	return clipHead(string(b), n)
-}
-
 // tail is the last n bytes of the log of rec, a run in another process:
 // its output file's, or its transcript's when a store keeps that (no
 // output file), read wherever the run is.
 func (s *Service) tail(ctx context.Context, rec task.Task, n int) string {
 	if rec.Kind == task.KindLocalBash {
-		return rawTail(rec.OutputFile, n)
+		return shelltask.RawTail(rec.OutputFile, n)
 	}
 	if rec.OutputFile != "" || rec.ChildSessionID == "" {
-		return tailFile(rec.OutputFile, n)
+		return runlog.Tail(rec.OutputFile, n)
 	}
 	log, err := s.transcriptLog(ctx, rec.ChildSessionID)
 	if err != nil {
 		return ""
 	}
-	return clipHead(log, n)
-}
-
-// clipHead keeps the last n bytes of s, marking the cut.
-func clipHead(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
+	return runlog.Newest(log, n)
 }
 
 // Stop stops a running task (S-T3): at once when it runs in this process,
@@ -236,7 +222,7 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 		return "", fmt.Errorf("task %s is not running: it %s", id, rec.Status)
 	}
 	if lt == nil {
-		unclaimed, err := s.requestStop(ctx, id)
+		unclaimed, err := crossnode.RequestStop(ctx, s.cfg.Tasks, id, s.cfg.Now())
 		if err != nil {
 			return "", err
 		}

@@ -1,38 +1,40 @@
-package subagent
+package lane
 
 import (
 	"slices"
 	"sync"
 )
 
-// lane is the subagent lane (S-C2): at most size background runs hold a
+// Lane is the subagent lane (S-C2): at most size background runs hold a
 // slot at once, and a run started in the background waits for one,
 // pending. A run moved to the background (timeout_seconds, Ctrl+B) is
 // already running and is not paused: it joins the lane, taking a free slot
 // at once, or else the next slot that frees, before any run still waiting
 // to start. Until it has one the lane runs over its size by one.
 //
-// A pending run is a laneWaiter, not a goroutine: a thousand runs queued
+// A pending run is a Waiter, not a goroutine: a thousand runs queued
 // behind a lane of 64 would otherwise hold a thousand stacks, each as large
 // as the runtime's adaptive start makes new goroutines after deep spawns.
-type lane struct {
+// A Lane is safe for concurrent use.
+type Lane struct {
 	mu      sync.Mutex
 	size    int
 	used    int
-	waiting []*laneWaiter // runs waiting to start, oldest first
-	owed    []*laneSlot   // moved runs still waiting for a slot, oldest first
+	waiting []*Waiter // runs waiting to start, oldest first
+	owed    []*Slot   // moved runs still waiting for a slot, oldest first
 }
 
-// laneSlot is a moved run's place in the lane.
-type laneSlot struct{ held bool }
+// Slot is a moved run's place in the lane.
+type Slot struct{ held bool }
 
-// laneWaiter is a run waiting to start in the background. The slot handed
-// to it starts it: start runs in a goroutine of its own, which its caller
-// counted before wait (the lane does not own it), and gives the slot back
-// with release when the run ends.
-type laneWaiter struct {
-	start func()
-	state waiterState // under lane.mu
+// Waiter is a run waiting to start in the background. The slot handed
+// to it starts it: Start runs in a goroutine of its own, which its caller
+// counted before Wait (the lane does not own it), and gives the slot back
+// with Release when the run ends.
+type Waiter struct {
+	// Start runs the run; it is called once, in a goroutine of its own.
+	Start func()
+	state waiterState // under Lane.mu
 }
 
 type waiterState uint8
@@ -44,11 +46,12 @@ const (
 	waiterDropped
 )
 
-func newLane(size int) *lane { return &lane{size: max(size, 1)} }
+// New returns a lane of size places (at least one).
+func New(size int) *Lane { return &Lane{size: max(size, 1)} }
 
-// wait starts w at once if a slot is free, else queues it for the next
+// Wait starts w at once if a slot is free, else queues it for the next
 // one. A waiter dropped before it was queued is not.
-func (l *lane) wait(w *laneWaiter) {
+func (l *Lane) Wait(w *Waiter) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -57,22 +60,22 @@ func (l *lane) wait(w *laneWaiter) {
 		// A free slot means nobody waits: a freed slot is handed on.
 		l.used++
 		w.state = waiterStarted
-		go w.start()
+		go w.Start()
 	default:
 		w.state = waiterQueued
 		l.waiting = append(l.waiting, w)
 	}
 }
 
-// drop takes w out of the lane before it starts. It reports whether it
-// did: then w's start is never called. False means w started (or was
+// Drop takes w out of the lane before it starts. It reports whether it
+// did: then w's Start is never called. False means w started (or was
 // dropped before).
-func (l *lane) drop(w *laneWaiter) bool {
+func (l *Lane) Drop(w *Waiter) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch w.state {
 	case waiterQueued:
-		l.waiting = slices.DeleteFunc(l.waiting, func(o *laneWaiter) bool { return o == w })
+		l.waiting = slices.DeleteFunc(l.waiting, func(o *Waiter) bool { return o == w })
 	case waiterNew:
 	default:
 		return false
@@ -81,9 +84,9 @@ func (l *lane) drop(w *laneWaiter) bool {
 	return true
 }
 
-// tryAcquire takes a free slot for a run about to start in the background,
+// TryAcquire takes a free slot for a run about to start in the background,
 // if there is one, without waiting.
-func (l *lane) tryAcquire() bool {
+func (l *Lane) TryAcquire() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.used < l.size {
@@ -93,8 +96,8 @@ func (l *lane) tryAcquire() bool {
 	return false
 }
 
-// release gives back a slot taken by tryAcquire or handed to a waiter.
-func (l *lane) release() {
+// Release gives back a slot taken by TryAcquire or handed to a waiter.
+func (l *Lane) Release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.free()
@@ -102,7 +105,7 @@ func (l *lane) release() {
 
 // free hands a slot on: to the oldest moved run owed one, else to the
 // oldest run waiting to start, else back to the lane. l.mu is held.
-func (l *lane) free() {
+func (l *Lane) free() {
 	switch {
 	case len(l.owed) > 0:
 		l.owed[0].held = true
@@ -112,17 +115,17 @@ func (l *lane) free() {
 		l.waiting[0] = nil
 		l.waiting = l.waiting[1:]
 		w.state = waiterStarted
-		go w.start()
+		go w.Start()
 	default:
 		l.used--
 	}
 }
 
-// join counts a run that moved to the background while running.
-func (l *lane) join() *laneSlot {
+// Join counts a run that moved to the background while running.
+func (l *Lane) Join() *Slot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := &laneSlot{}
+	s := &Slot{}
 	if l.used < l.size {
 		l.used++
 		s.held = true
@@ -132,14 +135,14 @@ func (l *lane) join() *laneSlot {
 	return s
 }
 
-// leave ends a joined run's place in the lane: its slot, if it got one,
+// Leave ends a joined run's place in the lane: its slot, if it got one,
 // is handed on.
-func (l *lane) leave(s *laneSlot) {
+func (l *Lane) Leave(s *Slot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s.held {
 		l.free()
 		return
 	}
-	l.owed = slices.DeleteFunc(l.owed, func(o *laneSlot) bool { return o == s })
+	l.owed = slices.DeleteFunc(l.owed, func(o *Slot) bool { return o == s })
 }

@@ -1,4 +1,4 @@
-package subagent
+package shelltask
 
 import (
 	"errors"
@@ -20,13 +20,13 @@ import (
 // is replaced whole (a new file renamed over it), so a reader sees the old
 // file or the new one, never a half-written one.
 
-// DefaultShellMaxOutputBytes bounds a background shell's output file when
+// DefaultMaxOutputBytes bounds a background shell's output file when
 // the settings do not (backgroundShell.maxOutputBytes).
-const DefaultShellMaxOutputBytes = 8 << 20
+const DefaultMaxOutputBytes = 8 << 20
 
-// minShellOutputBytes is the least bound that leaves room for output
+// minOutputBytes is the least bound that leaves room for output
 // beside the note.
-const minShellOutputBytes = 1 << 10
+const minOutputBytes = 1 << 10
 
 // droppedNote starts a file whose oldest bytes were dropped.
 const droppedNotePrefix = "[cadre: "
@@ -35,9 +35,9 @@ func droppedNote(dropped, bound int64) string {
 	return fmt.Sprintf("%s%d earlier bytes of output were dropped to keep this file under %d bytes (backgroundShell.maxOutputBytes)]\n", droppedNotePrefix, dropped, bound)
 }
 
-// shellOutput is the writer of a background shell's output file. It is
+// Output is the writer of a background shell's output file. It is
 // safe for concurrent use; exec writes from one goroutine.
-type shellOutput struct {
+type Output struct {
 	path  string
 	bound int64
 
@@ -49,11 +49,11 @@ type shellOutput struct {
 	err     error // the first write failure, kept: later writes fail too
 }
 
-// openShellOutput creates the output file at path (0600, its directory
+// OpenOutput creates the output file at path (0600, its directory
 // 0700), empty.
-func openShellOutput(path string, bound int64) (*shellOutput, error) {
-	if bound < minShellOutputBytes {
-		bound = minShellOutputBytes
+func OpenOutput(path string, bound int64) (*Output, error) {
+	if bound < minOutputBytes {
+		bound = minOutputBytes
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("shell output file: %w", err)
@@ -62,12 +62,12 @@ func openShellOutput(path string, bound int64) (*shellOutput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell output file: %w", err)
 	}
-	return &shellOutput{path: path, bound: bound, f: f}, nil
+	return &Output{path: path, bound: bound, f: f}, nil
 }
 
 // Write appends p, dropping the oldest output when the file would pass
 // its bound. It never returns a short count without an error.
-func (o *shellOutput) Write(p []byte) (int, error) {
+func (o *Output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err != nil {
@@ -92,7 +92,7 @@ func (o *shellOutput) Write(p []byte) (int, error) {
 // compact replaces the file with its newest output and p, cut to three
 // quarters of the bound (so the next compaction is a quarter of the bound
 // of output away), under a note counting everything dropped. o.mu is held.
-func (o *shellOutput) compact(p []byte) error {
+func (o *Output) compact(p []byte) error {
 	body, err := os.ReadFile(o.path)
 	if err != nil {
 		return err
@@ -144,16 +144,16 @@ func (o *shellOutput) compact(p []byte) error {
 }
 
 // Close closes the file.
-func (o *shellOutput) Close() error {
+func (o *Output) Close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.f.Close()
 }
 
-// rawTail is the last n bytes of the file at path, as written (a shell's
+// RawTail is the last n bytes of the file at path, as written (a shell's
 // output is not a transcript to render), starting on a whole character,
 // with "…" where it was cut; "" when it cannot be read.
-func rawTail(path string, n int) string {
+func RawTail(path string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -177,15 +177,15 @@ func rawTail(path string, n int) string {
 	return "…" + string(b)
 }
 
-// shellText is a shell task's output file as text for a reader: its last
+// Text is a shell task's output file as text for a reader: its last
 // n bytes, only the lines filter matches when it is set. A file not made
 // yet reads as empty.
-func shellText(path string, n int, filter *regexp.Regexp) (string, error) {
+func Text(path string, n int, filter *regexp.Regexp) (string, error) {
 	if filter == nil {
 		if _, err := os.Stat(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
-		return rawTail(path, n), nil
+		return RawTail(path, n), nil
 	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -200,5 +200,13 @@ func shellText(path string, n int, filter *regexp.Regexp) (string, error) {
 			kept = append(kept, line)
 		}
 	}
-	return clipHead(strings.Join(kept, ""), n), nil
+	return newest(strings.Join(kept, ""), n), nil
+}
+
+// newest is the last n bytes of s, with "…" where it was cut.
+func newest(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
 }

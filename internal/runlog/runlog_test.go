@@ -1,4 +1,4 @@
-package subagent
+package runlog
 
 import (
 	"encoding/json"
@@ -12,10 +12,10 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 )
 
-// TestOutput: the output file of a run started in the background is its
+// TestFile: the output file of a run started in the background is its
 // transcript, shown as the log a log file would hold, ended by the run's
 // status and result; a log file is shown as it is.
-func TestOutput(t *testing.T) {
+func TestFile(t *testing.T) {
 	dir := t.TempDir()
 	transcript := filepath.Join(dir, "t1.output")
 	w, err := session.OpenWriter(transcript)
@@ -51,9 +51,9 @@ func TestOutput(t *testing.T) {
 			"[message] count the files\nlooking\n→ Glob {\"pattern\":\"*\"}\n← a.go b.go\n2 files\n\n[completed]\n2 files\n"},
 		{"log file", task.Task{ID: "t2", OutputFile: logFile, Status: task.StatusCompleted}, "working\n→ Read {}\n"},
 	} {
-		got, err := Output(tc.rec)
+		got, err := File(tc.rec)
 		if err != nil || got != tc.want {
-			t.Errorf("%s: Output = %q, %v; want %q", tc.name, got, err, tc.want)
+			t.Errorf("%s: File = %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
 	// A run gets its output file when it starts: before, there is none.
@@ -66,13 +66,13 @@ func TestOutput(t *testing.T) {
 		{"waiting in the lane", task.Task{ID: "t3", OutputFile: none, Status: task.StatusPending}, ""},
 		{"stopped while it waited", task.Task{ID: "t3", OutputFile: none, Status: task.StatusKilled, Result: "stopped"}, "\n[killed]\nstopped\n"},
 	} {
-		got, err := Output(tc.rec)
+		got, err := File(tc.rec)
 		if err != nil || got != tc.want {
-			t.Errorf("%s: Output = %q, %v; want %q", tc.name, got, err, tc.want)
+			t.Errorf("%s: File = %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
 	started := task.Task{ID: "t3", OutputFile: none, Status: task.StatusRunning, Started: time.Now()}
-	if _, err := Output(started); err == nil {
-		t.Error("Output of a started run whose file is missing: no error")
+	if _, err := File(started); err == nil {
+		t.Error("File of a started run whose file is missing: no error")
 	}
 }
