@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/runner"
@@ -133,49 +132,14 @@ type HookSpecificOutput struct {
 	AdditionalContext string `json:"additionalContext,omitempty"`
 }
 
-// hookEngine is the runtime's hooks: the settings' command hooks, layer by
-// layer (none with disableAllHooks; the project's only in a trusted
-// workspace), then Options.Hooks.
-func (r *Runtime) hookEngine(env []string) (*hook.Engine, error) {
-	var configs []hook.Config
-	s := r.cfg.Settings
-	for _, l := range r.cfg.Hooks {
-		if s.DisableAllHooks {
-			break
-		}
-		if l.Scope == config.ScopeProject && !r.cfg.ProjectHooks() {
-			continue // listed in the workspace's trust warning
-		}
-		c, warnings, err := l.Hooks.Config(l.Path+": hooks", "")
-		if err != nil {
-			return nil, err
-		}
-		r.warnings = append(r.warnings, warnings...)
-		configs = append(configs, c)
-	}
-
-	if len(r.opts.Hooks) > 0 {
-		c, err := hookConfig(r.opts.Hooks)
-		if err != nil {
-			return nil, err
-		}
-		configs = append(configs, c)
-	}
-	o := hook.Options{ProjectDir: r.cwd, Env: env, Logger: r.log, HideEnv: r.sandbox.HideEnv}
-	if s.Sandbox.Hooks {
-		o.Sandbox = r.sandbox
-	}
-	return hook.New(o, configs...)
-}
-
 // hooks are the main session's hooks; nil when none is set.
 func (sr *sessionRun) hooks() *runner.Hooks {
 	r := sr.r
-	if r.hooks == nil {
+	if r.app.Hooks == nil {
 		return nil
 	}
-	return &runner.Hooks{Engine: r.hooks, Base: hook.Input{
-		SessionID: sr.sess.Info.ID, TranscriptPath: sr.sess.Info.TranscriptPath, Cwd: r.cwd, PermissionMode: string(sr.mode),
+	return &runner.Hooks{Engine: r.app.Hooks, Base: hook.Input{
+		SessionID: sr.sess.Info.ID, TranscriptPath: sr.sess.Info.TranscriptPath, Cwd: r.app.Cwd, PermissionMode: string(sr.mode),
 	}}
 }
 
@@ -211,11 +175,11 @@ func (sr *sessionRun) end(h *runner.Hooks) {
 
 // notify runs the Notification hooks for a permission prompt.
 func (r *Runtime) notify(ctx context.Context, q permission.Question) {
-	if !r.hooks.Has(hook.Notification) {
+	if !r.app.Hooks.Has(hook.Notification) {
 		return
 	}
-	r.hooks.Run(ctx, hook.Input{
-		HookEventName: hook.Notification, SessionID: q.SessionID, Cwd: r.cwd, PermissionMode: string(r.policy.Mode),
+	r.app.Hooks.Run(ctx, hook.Input{
+		HookEventName: hook.Notification, SessionID: q.SessionID, Cwd: r.app.Cwd, PermissionMode: string(r.app.Policy.Mode),
 		Message: fmt.Sprintf("cadre needs your permission to use %s", q.Tool), Title: "Permission needed", NotificationType: "permission_prompt",
 	})
 }

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/replay"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/worktree"
-	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -224,9 +224,9 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 		ro.TrustWorkspace = err == nil && w.Trusted
 	}
 	ro.Permission = replayPermission(rec, opts.Options.Permission)
-	hooks := &replayHooks{model: model, ref: provider.Ref{Provider: "replay", Model: strings.TrimPrefix(model.Name(), "replay:")}}
+	hooks := &app.Replay{Model: model, Ref: provider.Ref{Provider: "replay", Model: strings.TrimPrefix(model.Name(), "replay:")}}
 	if opts.Tools == ReplayToolsReadOnly {
-		hooks.tools = func(ts []tool.Tool) []tool.Tool { return replay.ReadOnly(rec, ts) }
+		hooks.Tools = func(ts []tool.Tool) []tool.Tool { return replay.ReadOnly(rec, ts) }
 	}
 	rt, err := newRuntime(ctx, ro, hooks)
 	if err != nil {
@@ -234,7 +234,7 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	}
 	defer rt.Close()
 	if opts.Model != "" {
-		live, _, err := rt.resolveModel(strings.TrimSpace(opts.Model))
+		live, _, err := rt.app.ResolveModel(strings.TrimSpace(opts.Model))
 		if err != nil {
 			return rep, fmt.Errorf("replay live model: %w", err)
 		}
@@ -313,14 +313,6 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	return rep, nil
 }
 
-// replayHooks is what a replay puts into the runtime it opens: the model
-// every agent gets, and the tools' wrapper.
-type replayHooks struct {
-	model llm.Model
-	ref   provider.Ref
-	tools func([]tool.Tool) []tool.Tool
-}
-
 // loadRecording reads the session tree to replay (opts.Agent's subtree
 // when set) and the session the tree's workspace is recorded on.
 func loadRecording(ctx context.Context, opts ReplayOptions) (*replay.Recording, session.Info, error) {
@@ -333,11 +325,11 @@ func loadRecording(ctx context.Context, opts ReplayOptions) (*replay.Recording, 
 		return nil, session.Info{}, err
 	}
 	defer rt.Close()
-	if err := rt.settled(ctx); err != nil {
+	if err := rt.app.Settled(ctx); err != nil {
 		return nil, session.Info{}, err
 	}
 	src := replaySource{rt}
-	main, err := rt.db.GetSession(ctx, opts.Session)
+	main, err := rt.app.DB.GetSession(ctx, opts.Session)
 	if err != nil {
 		return nil, session.Info{}, fmt.Errorf("replay session %s: %w", opts.Session, wrapNotFound(err))
 	}
@@ -345,7 +337,7 @@ func loadRecording(ctx context.Context, opts ReplayOptions) (*replay.Recording, 
 	// that is gone.
 	top := main
 	for hops := 0; top.ParentID != "" && hops < 64; hops++ {
-		p, err := rt.db.GetSession(ctx, top.ParentID)
+		p, err := rt.app.DB.GetSession(ctx, top.ParentID)
 		if err != nil {
 			break
 		}
@@ -356,7 +348,7 @@ func loadRecording(ctx context.Context, opts ReplayOptions) (*replay.Recording, 
 		if err := session.ValidateID(opts.Agent); err != nil {
 			return nil, session.Info{}, fmt.Errorf("replay agent: %w", err)
 		}
-		a, err := rt.db.GetSession(ctx, opts.Agent)
+		a, err := rt.app.DB.GetSession(ctx, opts.Agent)
 		if err != nil {
 			return nil, session.Info{}, fmt.Errorf("replay agent %s: %w", opts.Agent, wrapNotFound(err))
 		}
@@ -378,7 +370,7 @@ func descends(ctx context.Context, rt *Runtime, s session.Info, ancestor string)
 		if s.ParentID == ancestor {
 			return true
 		}
-		p, err := rt.db.GetSession(ctx, s.ParentID)
+		p, err := rt.app.DB.GetSession(ctx, s.ParentID)
 		if err != nil {
 			return false
 		}
@@ -391,18 +383,18 @@ func descends(ctx context.Context, rt *Runtime, s session.Info, ancestor string)
 type replaySource struct{ r *Runtime }
 
 func (s replaySource) Session(ctx context.Context, id string) (session.Info, error) {
-	info, err := s.r.db.GetSession(ctx, id)
+	info, err := s.r.app.DB.GetSession(ctx, id)
 	return info, wrapNotFound(err)
 }
 
 func (s replaySource) Children(ctx context.Context, id string) ([]session.Info, error) {
-	infos, err := s.r.db.ListSessions(ctx, session.Filter{ParentID: &id})
+	infos, err := s.r.app.DB.ListSessions(ctx, session.Filter{ParentID: &id})
 	slices.Reverse(infos) // the store lists newest first
 	return infos, err
 }
 
 func (s replaySource) Transcript(ctx context.Context, info session.Info) ([]session.Entry, error) {
-	entries, _, err := s.r.sessions.ReadTranscript(ctx, info)
+	entries, _, err := s.r.app.Sessions.ReadTranscript(ctx, info)
 	return entries, err
 }
 

@@ -43,10 +43,10 @@ func (r *Runtime) SessionTree(ctx context.Context, id string) (SessionTree, erro
 	if err := session.ValidateID(id); err != nil {
 		return SessionTree{}, err
 	}
-	if err := r.settled(ctx); err != nil {
+	if err := r.app.Settled(ctx); err != nil {
 		return SessionTree{}, err
 	}
-	info, err := r.db.GetSession(ctx, id)
+	info, err := r.app.DB.GetSession(ctx, id)
 	if err != nil {
 		return SessionTree{}, wrapNotFound(err)
 	}
@@ -55,11 +55,11 @@ func (r *Runtime) SessionTree(ctx context.Context, id string) (SessionTree, erro
 		return SessionNode{Session: sessionOf(s), Description: descs[s.ID]}
 	}
 	children := func(parent string) ([]SessionNode, error) {
-		infos, err := r.db.ListSessions(ctx, session.Filter{ParentID: &parent})
+		infos, err := r.app.DB.ListSessions(ctx, session.Filter{ParentID: &parent})
 		if err != nil {
 			return nil, err
 		}
-		recs, err := r.db.ListTasks(ctx, task.Filter{ParentSessionID: parent})
+		recs, err := r.app.DB.ListTasks(ctx, task.Filter{ParentSessionID: parent})
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func (r *Runtime) SessionTree(ctx context.Context, id string) (SessionTree, erro
 				tree.Position = i
 			}
 		}
-		if p, err := r.db.GetSession(ctx, info.ParentID); err == nil {
+		if p, err := r.app.DB.GetSession(ctx, info.ParentID); err == nil {
 			pn := node(p)
 			tree.Parent = &pn
 		} else if !errors.Is(err, session.ErrNotFound) {
@@ -175,18 +175,18 @@ func (r *Runtime) WatchSession(ctx context.Context, id string) iter.Seq2[Event, 
 			yield(Event{}, err)
 			return
 		}
-		if err := r.settled(ctx); err != nil {
+		if err := r.app.Settled(ctx); err != nil {
 			yield(Event{}, err)
 			return
 		}
-		info, err := r.db.GetSession(ctx, id)
+		info, err := r.app.DB.GetSession(ctx, id)
 		if err != nil {
 			yield(Event{}, wrapNotFound(err))
 			return
 		}
 		// Subscribed before reading, so nothing falls between the two.
 		main := info.ParentID == ""
-		sub := r.bus.Subscribe(func(e event.Event) bool {
+		sub := r.app.Bus.Subscribe(func(e event.Event) bool {
 			if main {
 				return e.SessionID == id && e.AgentID == ""
 			}
@@ -194,7 +194,7 @@ func (r *Runtime) WatchSession(ctx context.Context, id string) iter.Seq2[Event, 
 		})
 		defer sub.Close()
 		seen := map[string]bool{}
-		entries, _, err := r.sessions.ReadTranscript(ctx, info)
+		entries, _, err := r.app.Sessions.ReadTranscript(ctx, info)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			yield(Event{}, err)
 			return

@@ -139,12 +139,12 @@ func (sr *sessionRun) readRecords(ctx context.Context, runs []subagent.Run) (map
 			ids = append(ids, run.ID)
 		}
 	}
-	if g, ok := sr.r.db.(sessionsGetter); ok && len(ids) > 1 {
+	if g, ok := sr.r.app.DB.(sessionsGetter); ok && len(ids) > 1 {
 		return g.GetSessions(ctx, ids)
 	}
 	infos := make(map[string]session.Info, len(ids))
 	for _, id := range ids {
-		info, err := sr.r.db.GetSession(ctx, id)
+		info, err := sr.r.app.DB.GetSession(ctx, id)
 		switch {
 		case errors.Is(err, session.ErrNotFound):
 		case err != nil:

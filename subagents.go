@@ -103,10 +103,10 @@ func runOf(r subagent.Run) SubagentRun {
 // not start (skip, and its own runs still launching), oldest first: the
 // runs of an earlier process.
 func (r *Runtime) storedRuns(ctx context.Context, root string, skip map[string]bool) ([]SubagentRun, error) {
-	if err := r.settled(ctx); err != nil {
+	if err := r.app.Settled(ctx); err != nil {
 		return nil, err
 	}
-	recs, err := r.db.ListTasks(ctx, task.Filter{RootSessionID: root})
+	recs, err := r.app.DB.ListTasks(ctx, task.Filter{RootSessionID: root})
 	if err != nil {
 		return nil, err
 	}
@@ -114,11 +114,11 @@ func (r *Runtime) storedRuns(ctx context.Context, root string, skip map[string]b
 	for _, t := range recs {
 		tasks[t.ID] = t
 	}
-	own := r.owner.ID()
+	own := r.app.Owner.ID()
 	var out []SubagentRun
 	var walk func(parent string, depth int) error
 	walk = func(parent string, depth int) error {
-		children, err := r.db.ListSessions(ctx, session.Filter{ParentID: &parent})
+		children, err := r.app.DB.ListSessions(ctx, session.Filter{ParentID: &parent})
 		if err != nil {
 			return err
 		}
@@ -244,13 +244,13 @@ func findRun(runs []SubagentRun, target string) (SubagentRun, error) {
 // the conversation. It returns the ids stopped, once they have ended.
 func (c *Conversation) StopSubagent(ctx context.Context, target string) ([]string, error) {
 	if t := strings.TrimSpace(target); t == "all" || t == "*" {
-		return c.r.subagents.StopAll(ctx, c.target)
+		return c.r.app.Subagents.StopAll(ctx, c.target)
 	}
 	run, err := c.FindSubagent(ctx, target)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := c.r.subagents.StopTree(ctx, c.target, run.ID)
+	ids, err := c.r.app.Subagents.StopTree(ctx, c.target, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("stop subagent #%d (%s): %w", run.Index, run.ID, err)
 	}
@@ -263,7 +263,7 @@ func (c *Conversation) StopSubagent(ctx context.Context, target string) ([]strin
 // meanwhile wait for the next turns. It returns the subagents stopped.
 func (c *Conversation) Abort(ctx context.Context) ([]string, error) {
 	c.Interrupt()
-	return c.r.subagents.StopAll(ctx, c.target)
+	return c.r.app.Subagents.StopAll(ctx, c.target)
 }
 
 // SendSubagent gives text to the run target names, with SendMessage's
@@ -278,7 +278,7 @@ func (c *Conversation) SendSubagent(ctx context.Context, target, text string) (s
 	if err != nil {
 		return "", err
 	}
-	return c.r.subagents.SendMessage(ctx, c.sr.caller, run.ID, text)
+	return c.r.app.Subagents.SendMessage(ctx, c.sr.caller, run.ID, text)
 }
 
 // SubagentInfo is /subagents info: the run target names, its session and
@@ -288,19 +288,19 @@ func (c *Conversation) SubagentInfo(ctx context.Context, target string) (Subagen
 	if err != nil {
 		return SubagentDetails{}, err
 	}
-	d := SubagentDetails{SubagentRun: run, SessionID: run.ID, ArchiveAfterMinutes: c.r.cfg.Settings.Subagents.ArchiveAfter()}
-	if info, err := c.r.db.GetSession(ctx, run.ID); err == nil {
+	d := SubagentDetails{SubagentRun: run, SessionID: run.ID, ArchiveAfterMinutes: c.r.app.Cfg.Settings.Subagents.ArchiveAfter()}
+	if info, err := c.r.app.DB.GetSession(ctx, run.ID); err == nil {
 		d.TranscriptPath, d.Created, d.CostUSD = info.TranscriptPath, info.Created, info.CostUSD
 	} else if !errors.Is(err, session.ErrNotFound) {
 		return SubagentDetails{}, err
 	}
-	if rec, err := c.r.db.GetTask(ctx, run.ID); err == nil {
+	if rec, err := c.r.app.DB.GetTask(ctx, run.ID); err == nil {
 		d.Prompt, d.OutputFile, d.CostUSD = rec.Prompt, rec.OutputFile, rec.CostUSD
 		d.Created = cmp.Or(d.Created, rec.Created)
 	} else if !errors.Is(err, task.ErrNotFound) {
 		return SubagentDetails{}, err
 	}
-	d.Cleanup = c.r.subagents.Cleanup()
+	d.Cleanup = c.r.app.Subagents.Cleanup()
 	for _, r := range c.sr.caller.Group.Runs() {
 		if r.ID == run.ID {
 			d.Prompt = cmp.Or(d.Prompt, r.Prompt)

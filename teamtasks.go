@@ -35,10 +35,10 @@ func (r *Runtime) TeamTasks(ctx context.Context, sessionID string) ([]TeamTask, 
 	if err := session.ValidateID(sessionID); err != nil {
 		return nil, err
 	}
-	if err := r.settled(ctx); err != nil {
+	if err := r.app.Settled(ctx); err != nil {
 		return nil, err
 	}
-	l, err := r.db.GetList(ctx, sessionID)
+	l, err := r.app.DB.GetList(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
