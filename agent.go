@@ -62,17 +62,6 @@ type Agent struct {
 	Headers map[string]string
 }
 
-// PermissionMode says what a session may do without asking.
-type PermissionMode string
-
-// Permission modes.
-const (
-	PermissionDefault     PermissionMode = "default"
-	PermissionPlan        PermissionMode = "plan"
-	PermissionAcceptEdits PermissionMode = "acceptEdits"
-	PermissionBypass      PermissionMode = "bypassPermissions"
-)
-
 // Isolation is where a subagent works.
 type Isolation string
 

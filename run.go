@@ -299,7 +299,7 @@ func (sr *sessionRun) publish(e event.Event) {
 func (sr *sessionRun) publishInit(model string, mode permission.Mode) {
 	r := sr.r
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
-		Cwd: r.app.Cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: string(mode),
+		Cwd: r.app.Cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: PermissionMode(mode),
 		Version: Version(), APIKeySource: apiKeySource(sr.ref, r.app.Cfg.Personal.Providers, r.app.Getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
 		MCPServers: r.app.MCPInit(), AdditionalDirectories: r.app.Policy.AdditionalRoots(),

@@ -613,7 +613,7 @@ func (r *Runtime) Sessions(ctx context.Context, cwd string, limit int) ([]Sessio
 	if err != nil {
 		return nil, err
 	}
-	return convert(infos, sessionOf), nil
+	return infos, nil
 }
 
 // Session returns one session's record and its transcript; its error
@@ -631,9 +631,9 @@ func (r *Runtime) Session(ctx context.Context, id string) (Session, []Transcript
 	}
 	entries, _, err := r.app.Sessions.ReadTranscript(ctx, info)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return sessionOf(info), nil, err
+		return info, nil, err
 	}
-	return sessionOf(info), convert(entries, transcriptEntryOf), nil
+	return info, convert(entries, transcriptEntryOf), nil
 }
 
 // convert converts records for SDK users, one by one; nil stays nil.

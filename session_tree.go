@@ -52,7 +52,7 @@ func (r *Runtime) SessionTree(ctx context.Context, id string) (SessionTree, erro
 	}
 	descs := r.descriptions()
 	node := func(s session.Info) SessionNode {
-		return SessionNode{Session: sessionOf(s), Description: descs[s.ID]}
+		return SessionNode{Session: s, Description: descs[s.ID]}
 	}
 	children := func(parent string) ([]SessionNode, error) {
 		infos, err := r.app.DB.ListSessions(ctx, session.Filter{ParentID: &parent})
@@ -117,51 +117,6 @@ func (r *Runtime) descriptions() map[string]string {
 		}
 	}
 	return out
-}
-
-// SessionRow is a session in a listing ordered as a tree.
-type SessionRow struct {
-	Session
-	// Depth is 0 for a session whose parent is not listed, 1 for its
-	// children, and so on.
-	Depth int
-}
-
-// SessionRows orders sessions as a tree, as `cadre sessions` and the
-// TUI's /resume show them: each session (in the given order) followed by
-// its subagents' sessions, depth first; a child whose parent is not
-// listed stands on its own.
-func SessionRows(sessions []Session) []SessionRow {
-	listed := map[string]bool{}
-	children := map[string][]Session{}
-	for _, s := range sessions {
-		listed[s.ID] = true
-	}
-	var roots []Session
-	for _, s := range sessions {
-		if s.ParentID != "" && listed[s.ParentID] && s.ParentID != s.ID {
-			children[s.ParentID] = append(children[s.ParentID], s)
-		} else {
-			roots = append(roots, s)
-		}
-	}
-	var rows []SessionRow
-	seen := map[string]bool{}
-	var walk func(s Session, depth int)
-	walk = func(s Session, depth int) {
-		if seen[s.ID] { // a damaged index must not loop
-			return
-		}
-		seen[s.ID] = true
-		rows = append(rows, SessionRow{s, depth})
-		for _, c := range children[s.ID] {
-			walk(c, depth+1)
-		}
-	}
-	for _, s := range roots {
-		walk(s, 0)
-	}
-	return rows
 }
 
 // WatchSession yields session id's transcript so far as events (user,

@@ -8,45 +8,14 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent"
-	"github.com/cadre-dev/cadre/llm"
 )
-
-// SubagentCost is one subagent run's share of what a conversation spent,
-// as the runtime recorded it: what a result's Subagents lists, and
-// stream-json's "subagents".
-type SubagentCost struct {
-	AgentID     string
-	AgentType   string
-	Description string
-	// Model is the model it ran on, as "provider:model".
-	Model string
-	// ParentAgentID is the agent that started it: "" for the main
-	// agent's children.
-	ParentAgentID string
-	Turns         int
-	Usage         llm.Usage
-	// CostUSD is unknown when its model has no price.
-	CostUSD llm.Cost
-	Status  TaskStatus
-}
 
 // SubagentCosts lists the subagent runs this conversation started, at any
 // depth, in start order, with what each has spent so far. Their costs and
 // the main agent's own add up to the conversation's total (a run still
 // going counts once its turn ends).
 func (c *Conversation) SubagentCosts(ctx context.Context) ([]SubagentCost, error) {
-	list, err := c.sr.subagentCosts(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	return convert(list, subagentCostOf), nil
-}
-
-func subagentCostOf(s event.SubagentCost) SubagentCost {
-	return SubagentCost{
-		AgentID: s.AgentID, AgentType: s.AgentType, Description: s.Description, Model: s.Model,
-		ParentAgentID: s.ParentAgentID, Turns: s.Turns, Usage: s.Usage, CostUSD: s.CostUSD, Status: TaskStatus(s.Status),
-	}
+	return c.sr.subagentCosts(ctx, false)
 }
 
 // sessionsGetter reads many session records in one query: the PostgreSQL
@@ -89,7 +58,7 @@ func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]even
 	var out []event.SubagentCost
 	for k, run := range runs {
 		s := event.SubagentCost{
-			AgentID: run.ID, AgentType: run.Agent, Description: run.Description, Status: string(run.Status),
+			AgentID: run.ID, AgentType: run.Agent, Description: run.Description, Status: run.Status,
 		}
 		if run.ParentSessionID != sr.sess.Info.ID {
 			s.ParentAgentID = run.ParentSessionID

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/record"
 )
 
 // Task is the record of one background run (a subagent started with
@@ -65,37 +66,34 @@ type Task struct {
 }
 
 // TaskStatus is where a task is: pending, running, then one of the
-// terminal statuses.
-type TaskStatus string
+// terminal statuses (Terminal).
+type TaskStatus = record.TaskStatus
 
 // Task statuses.
 const (
-	TaskPending   TaskStatus = "pending"   // waiting for a slot in its lane
-	TaskRunning   TaskStatus = "running"   // executing
-	TaskCompleted TaskStatus = "completed" // finished normally
-	TaskFailed    TaskStatus = "failed"    // ended by an error, or its process died
-	TaskKilled    TaskStatus = "killed"    // stopped (StopTask, TaskStop, a stop of its tree)
-	TaskTimeout   TaskStatus = "timeout"   // stopped by its time limit
+	TaskPending   = record.TaskPending
+	TaskRunning   = record.TaskRunning
+	TaskCompleted = record.TaskCompleted
+	TaskFailed    = record.TaskFailed
+	TaskKilled    = record.TaskKilled
+	TaskTimeout   = record.TaskTimeout
 )
 
-// Terminal reports whether the run is over and its result recorded.
-func (s TaskStatus) Terminal() bool { return task.Status(s).Terminal() }
-
 // TaskKind is what a task runs.
-type TaskKind string
+type TaskKind = record.TaskKind
 
 // Task kinds.
 const (
-	TaskLocalAgent  TaskKind = "local_agent"  // a subagent run by a cadre process
-	TaskLocalBash   TaskKind = "local_bash"   // a background shell command
-	TaskRemoteAgent TaskKind = "remote_agent" // a run on a remote agent
+	TaskLocalAgent  = record.TaskLocalAgent
+	TaskLocalBash   = record.TaskLocalBash
+	TaskRemoteAgent = record.TaskRemoteAgent
 )
 
 func taskOf(t task.Task) Task {
 	return Task{
-		ID: t.ID, Kind: TaskKind(t.Kind), Agent: t.Agent, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
+		ID: t.ID, Kind: t.Kind, Agent: t.Agent, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
 		ParentSessionID: t.ParentSessionID, RootSessionID: t.RootSessionID, ChildSessionID: t.ChildSessionID, ToolUseID: t.ToolUseID,
-		Status: TaskStatus(t.Status), Result: t.Result, Progress: t.Progress, Error: t.Error,
+		Status: t.Status, Result: t.Result, Progress: t.Progress, Error: t.Error,
 		Usage: t.Usage, CostUSD: t.CostUSD, ToolUses: t.ToolUses,
 		OutputFile: t.OutputFile, Notified: t.Notified, Archived: t.Archived, CancelRequested: t.CancelRequested,
 		Owner: t.Owner, Heartbeat: t.Heartbeat, Created: t.Created, Started: t.Started, Finished: t.Finished,
