@@ -183,7 +183,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		perm = req.Permission
 	}
 	if perm != nil {
-		c.asker = permission.Identify(asker{perm, r}, permission.Identity{Agent: "main"})
+		c.asker = permission.Identify(r.app.Asker(perm), permission.Identity{Agent: "main"})
 	}
 	c.ctx, c.stop = context.WithCancelCause(ctx)
 	if r.opts.MaxBudgetUSD > 0 {

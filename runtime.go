@@ -9,14 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/approval"
 	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/config"
-	"github.com/cadre-dev/cadre/internal/permission"
+	"github.com/cadre-dev/cadre/internal/hook"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -168,178 +167,41 @@ type Options struct {
 	Dispatch Dispatch
 }
 
-// PermissionRequest is a tool call that needs approval.
-type PermissionRequest struct {
-	Tool      string
-	Target    string // the path or command the call touches
-	Input     json.RawMessage
-	SessionID string // the asking agent's session
-	ToolUseID string
-	Reason    string // why the call needs approval
-	// Agent is "main" or the asking subagent's type; AgentID its session
-	// id ("" for main); ParentToolUseID the Agent call that started it
-	// ("" for main). A request from any depth names its own agent.
-	Agent, AgentID, ParentToolUseID string
-	// Suggestions are the allow rules that PermissionDecision.Remember
-	// would add to approve such calls for the rest of the conversation, in
-	// permission-rule syntax: "Bash(npm test:*)", "Edit(//abs/dir/**)",
-	// "WebFetch". None when no rule could approve the call (an ask rule
-	// asks every time; a change of .git, .cadre or .claude always asks).
-	Suggestions []string
-	// ExactRules are allow rules that approve this very call and no wider
-	// one (a Bash call: each simple command as written), what an approval
-	// "for this project" saves; none when no rule could.
-	ExactRules []string
-	// Edits says the call changes files, so accepting edits for the
-	// session (PermissionAcceptEdits) would approve it.
-	Edits bool
-	// Change is what the call would do to a file, for the tools that can
-	// tell before they run (Edit, Write); nil for other calls.
-	Change *FileChange
-}
-
-// FileChange is what an edit would do to one file, as an approval shows
-// it.
-type FileChange struct {
-	Path string
-	// Create: the file does not exist yet.
-	Create bool
-	// Old and New are the file's text before and after ("" before a
-	// create), and Diff the change as a unified diff ("--- /dev/null" for
-	// a create). Diff is empty when the change is too large to diff; Old
-	// and New are empty then too, and when together they pass 1 MiB.
-	Old, New, Diff string
-}
-
-// RuleDestination says where the rules of a RuleUpdate are kept.
-type RuleDestination string
+// Approvals: what a tool call that needs approval asks, and the answer
+// (package approval), under the SDK's names.
+type (
+	// PermissionRequest is a tool call that needs approval.
+	PermissionRequest = approval.Request
+	// FileChange is what an edit would do to one file, as an approval
+	// shows it.
+	FileChange = approval.FileChange
+	// RuleDestination says where the rules of a RuleUpdate are kept.
+	RuleDestination = approval.RuleDestination
+	// RuleUpdate adds permission rules (allow, ask or deny) to a
+	// destination.
+	RuleUpdate = approval.RuleUpdate
+	// PermissionDecision answers a PermissionRequest.
+	PermissionDecision = approval.Decision
+	// PermissionFunc decides a tool call that needs approval. It is
+	// called concurrently; it should return when ctx ends.
+	PermissionFunc = approval.Func
+	// Approvals queues the permission requests of a conversation tree
+	// for a front end that answers them one at a time.
+	Approvals = approval.Approvals
+	// Approval is one request waiting for an answer.
+	Approval = approval.Approval
+)
 
 // The destinations of the Agent SDK's PermissionUpdate.
 const (
-	// RulesSession: this conversation's tree, as PermissionDecision.Remember.
-	RulesSession RuleDestination = "session"
-	// RulesLocal: the project's untracked .cadre/settings.local.json.
-	RulesLocal RuleDestination = "localSettings"
-	// RulesUser: the user's $CADRE_HOME/settings.json.
-	RulesUser RuleDestination = "userSettings"
-	// RulesProject: the project's shared .cadre/settings.json, which cadre
-	// never writes: it is the repository's, and a rule there would reach
-	// everyone who clones it.
-	RulesProject RuleDestination = "projectSettings"
+	RulesSession = approval.RulesSession
+	RulesLocal   = approval.RulesLocal
+	RulesUser    = approval.RulesUser
+	RulesProject = approval.RulesProject
 )
 
-// RuleUpdate adds permission rules (allow, ask or deny) to a destination.
-type RuleUpdate struct {
-	Destination RuleDestination
-	Behavior    string
-	Rules       []string
-}
-
-// PermissionDecision answers a PermissionRequest.
-type PermissionDecision struct {
-	Allow bool
-	// UpdatedInput, on an allow, is the input the call runs with instead
-	// of the model's. It must pass the tool's schema and is checked again
-	// against the deny rules (a deny rule still wins); the transcript
-	// records it.
-	UpdatedInput json.RawMessage
-	// Message, on a denial, is what the model is told.
-	Message string
-	// Interrupt, on a denial, also ends the asking agent's turn after the
-	// denial is recorded (the SDK's interrupt: true).
-	Interrupt bool
-	// Remember, on an allow, adds allow rules (PermissionRequest's
-	// Suggestions, or others) for the rest of this conversation's tree:
-	// its main agent and every subagent, never another conversation. They
-	// count as allow rules: deny and ask rules, plan mode and protected
-	// paths still hold.
-	Remember []string
-	// Save, on an allow, adds rules to settings files before the call
-	// runs, creating the file if needed; saved allow rules also count for
-	// the rest of this conversation, as Remember's. A destination cadre
-	// will not write (RulesProject), a local settings file that git tracks
-	// or that is a link, or a file that cannot be written fails the call
-	// with an error saying which.
-	Save []RuleUpdate
-}
-
-// PermissionFunc decides a tool call that needs approval. It is called
-// concurrently: parallel subagents, and parallel calls of one agent, ask
-// at once. It should return when ctx ends.
-type PermissionFunc func(ctx context.Context, req PermissionRequest) (PermissionDecision, error)
-
-// asker puts a PermissionFunc behind the policy's question, after the
-// Notification hooks (a permission prompt is one of Claude Code's).
-type asker struct {
-	f PermissionFunc
-	r *Runtime
-}
-
-func (a asker) Ask(ctx context.Context, q permission.Question) (permission.Answer, error) {
-	a.r.notify(ctx, q)
-	d, err := a.f(ctx, PermissionRequest{
-		Tool: q.Tool, Target: q.Target, Input: q.Input, SessionID: q.SessionID, ToolUseID: q.ToolUseID, Reason: q.Reason,
-		Agent: q.Agent, AgentID: q.AgentID, ParentToolUseID: q.ParentToolUseID, Suggestions: q.Suggestions,
-		ExactRules: q.Exact, Edits: q.Edits, Change: fileChange(q.Change),
-	})
-	if err != nil {
-		return permission.Answer{}, err
-	}
-	remember := d.Remember
-	if d.Allow {
-		saved, err := a.r.saveRules(d.Save)
-		if err != nil {
-			return permission.Answer{}, err
-		}
-		remember = append(slices.Clip(remember), saved...)
-	}
-	return permission.Answer{Allow: d.Allow, UpdatedInput: d.UpdatedInput, Message: d.Message, Interrupt: d.Interrupt, Remember: remember}, nil
-}
-
-// fileChange is the runtime's view of a question's change.
-func fileChange(c *permission.Change) *FileChange {
-	if c == nil {
-		return nil
-	}
-	return &FileChange{Path: c.Path, Create: c.Create, Old: c.Old, New: c.New, Diff: c.Diff}
-}
-
-// saveRules writes the rule updates of an approval to their settings
-// files, and returns the allow rules among them, which hold for the rest
-// of the conversation too.
-func (r *Runtime) saveRules(updates []RuleUpdate) (allow []string, err error) {
-	for _, u := range updates {
-		if u.Behavior == "allow" {
-			allow = append(allow, u.Rules...)
-		}
-		if len(u.Rules) == 0 {
-			continue
-		}
-		switch u.Destination {
-		case RulesSession:
-			if u.Behavior != "allow" {
-				return nil, fmt.Errorf("cannot add %s rules for the session: only allow rules are kept per session; save them to localSettings or userSettings", u.Behavior)
-			}
-		case RulesLocal:
-			path := config.LocalSettingsPath(r.app.Cwd)
-			if err := config.CheckLocal(r.app.Cwd, path); err != nil {
-				return nil, err
-			}
-			if err := config.AddRules(path, u.Behavior, u.Rules); err != nil {
-				return nil, err
-			}
-		case RulesUser:
-			if err := config.AddRules(config.UserSettingsPath(r.app.Cfg.Home), u.Behavior, u.Rules); err != nil {
-				return nil, err
-			}
-		case RulesProject:
-			return nil, fmt.Errorf("cannot save %s to projectSettings: cadre does not write the project's shared settings, which belong to the repository; save them to localSettings (untracked) or userSettings", strings.Join(u.Rules, ", "))
-		default:
-			return nil, fmt.Errorf("cannot save %s: unknown destination %q (want session, localSettings, userSettings)", strings.Join(u.Rules, ", "), u.Destination)
-		}
-	}
-	return allow, nil
-}
+// NewApprovals returns an empty queue.
+func NewApprovals() *Approvals { return approval.NewApprovals() }
 
 // ErrNotFound is wrapped by the errors of Session and Task about a record
 // that does not exist.
@@ -430,7 +292,7 @@ func newRuntime(ctx context.Context, opts Options, replay *app.Replay) (*Runtime
 	if err != nil {
 		return nil, err
 	}
-	hooks, err := hookConfig(opts.Hooks)
+	hooks, err := hook.FromFuncs(opts.Hooks)
 	if err != nil {
 		return nil, err
 	}
