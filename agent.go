@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/cadre-dev/cadre/internal/agent"
 )
@@ -254,20 +253,4 @@ func (a Agent) checkFormat() error {
 		return nil
 	}
 	return fmt.Errorf("agent %q: Format: %q is not for declarations: want %q or %q", a.Name, a.Format, AgentFormatSDK, AgentFormatHarness)
-}
-
-// sdkProblems are the registry's findings about Options.Agents and
-// AgentFactories: errors, unlike a bad file's, since the program that
-// declared them can be fixed at once.
-func sdkProblems(r *agent.Registry) error {
-	var errs []error
-	for _, p := range r.Problems() {
-		if strings.HasPrefix(p.Path, "SDK ") {
-			errs = append(errs, &p)
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("invalid agent declarations: %w", errors.Join(errs...))
 }
