@@ -362,7 +362,7 @@ func (c *Conversation) Events() iter.Seq2[Event, error] {
 			return
 		}
 		for ev := range c.sub.Events(context.Background()) {
-			if !yield(eventOf(ev), nil) {
+			if !yield(app.EventOf(ev), nil) {
 				return
 			}
 		}
