@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/approval"
+	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/hook"
@@ -272,7 +273,7 @@ func newRuntime(ctx context.Context, opts Options, replay *app.Replay) (*Runtime
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("working directory %s is not a directory", cwd)
 	}
-	declared, factories, err := declarations(opts)
+	declared, factories, err := agent.Declarations(opts.Agents, opts.AgentFactories)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +413,7 @@ func (r *Runtime) TaskOutput(ctx context.Context, id string) (string, error) {
 // Agents lists every subagent definition found, in load order, with where
 // it came from, whether it is in effect, and why not.
 func (r *Runtime) Agents() []AgentEntry {
-	return convert(r.app.Agents.Entries(), agentEntryOf)
+	return convert(r.app.Agents.Entries(), agent.Entry.Public)
 }
 
 // Agent returns the definition in effect for name (case ignored).
@@ -421,7 +422,7 @@ func (r *Runtime) Agent(name string) (Agent, bool) {
 	if !ok {
 		return Agent{}, false
 	}
-	return agentOf(d), true
+	return d.Public(), true
 }
 
 // errRuntimeClosed stops the run trees of conversations still open when
