@@ -31,7 +31,8 @@
 //
 // Every type the API names is declared here or in a public package of the
 // module: llm and tool, and the vocabulary packages event, record,
-// approval, hook and view, which the runtime shares and whose types this
-// package re-exports under its own names (Event is event.Event).
+// approval, hook, agent and view, which the runtime shares and whose
+// types this package re-exports under its own names (Event is
+// event.Event).
 // docs/sdk.md is the guide; the package's examples run offline.
 package cadre

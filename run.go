@@ -11,6 +11,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
@@ -139,7 +140,7 @@ type sessionRun struct {
 	// structured is the StructuredOutput tool of Options.JSONSchema.
 	structured *structured.Tool
 	// costs are the subagents' figures as the results last read them.
-	costs costCache
+	costs app.Costs
 }
 
 func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*sessionRun, error) {

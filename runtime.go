@@ -345,33 +345,7 @@ func (r *Runtime) Tasks(ctx context.Context, rootSessionID string, limit int) ([
 	if err := r.app.Settled(ctx); err != nil {
 		return nil, err
 	}
-	ts, err := r.app.DB.ListTasks(ctx, task.Filter{RootSessionID: rootSessionID, Limit: limit})
-	if err != nil {
-		return nil, err
-	}
-	out := convert(ts, taskOf)
-	for i := range out {
-		if err := r.withSession(ctx, &out[i]); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// withSession adds what t's child session records (its model and turns),
-// when it has one.
-func (r *Runtime) withSession(ctx context.Context, t *Task) error {
-	if t.ChildSessionID == "" {
-		return nil
-	}
-	info, err := r.app.DB.GetSession(ctx, t.ChildSessionID)
-	if errors.Is(err, session.ErrNotFound) {
-		return nil // still waiting for a place in its lane
-	} else if err != nil {
-		return fmt.Errorf("task %s: read its session: %w", t.ID, err)
-	}
-	t.Model, t.NumTurns = info.Model, info.NumTurns
-	return nil
+	return r.app.Tasks(ctx, rootSessionID, limit)
 }
 
 // Task returns one task record; its error wraps ErrNotFound when there is
@@ -383,12 +357,8 @@ func (r *Runtime) Task(ctx context.Context, id string) (Task, error) {
 	if err := r.app.Settled(ctx); err != nil {
 		return Task{}, err
 	}
-	t, err := r.app.DB.GetTask(ctx, id)
-	if err != nil {
-		return Task{}, wrapNotFound(err)
-	}
-	out := taskOf(t)
-	return out, r.withSession(ctx, &out)
+	t, err := r.app.Task(ctx, id)
+	return t, wrapNotFound(err)
 }
 
 // TaskOutput is the log of task id: its output file as text. The file of
