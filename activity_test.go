@@ -167,7 +167,7 @@ func TestActivityKeepsEveryCallWithItsTime(t *testing.T) {
 		t.Errorf("main calls %+v", main)
 	}
 	r, _ := a.Run("c1")
-	want := []cadre.ActivityCall{{"r1", "Read", t0.Add(time.Second)}, {"g1", "Grep", t0.Add(time.Second)}, {"b1", "Bash", t0.Add(3 * time.Second)}}
+	want := []cadre.ActivityCall{{ID: "r1", Name: "Read", At: t0.Add(time.Second)}, {ID: "g1", Name: "Grep", At: t0.Add(time.Second)}, {ID: "b1", Name: "Bash", At: t0.Add(3 * time.Second)}}
 	if len(r.Calls) != len(want) {
 		t.Fatalf("calls %+v, want %+v", r.Calls, want)
 	}

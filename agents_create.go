@@ -31,12 +31,12 @@ func (r *Runtime) CreateAgent(ctx context.Context, a NewAgent) (AgentEntry, erro
 	}
 	r.agentMu.Lock()
 	defer r.agentMu.Unlock()
-	dir := filepath.Join(r.cwd, ".cadre", "agents")
-	_, path, err := agent.Create(dir, r.cwd, agent.NewFile{Name: a.Name, Description: a.Description, Tools: a.Tools, Model: a.Model, Prompt: a.Prompt})
+	dir := filepath.Join(r.app.Cwd, ".cadre", "agents")
+	_, path, err := agent.Create(dir, r.app.Cwd, agent.NewFile{Name: a.Name, Description: a.Description, Tools: a.Tools, Model: a.Model, Prompt: a.Prompt})
 	if err != nil {
 		return AgentEntry{}, fmt.Errorf("create agent: %w", err)
 	}
-	r.agents.Replace(agent.Load(r.agentLoad))
+	r.app.Agents.Replace(agent.Load(r.app.AgentLoad))
 	for _, e := range r.Agents() {
 		if e.Path == path {
 			return e, nil

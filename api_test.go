@@ -190,3 +190,24 @@ func (w *apiWalker) report(where string, obj types.Object) {
 func internal(p *types.Package) bool {
 	return p != nil && (strings.Contains(p.Path(), "/internal/") || strings.HasSuffix(p.Path(), "/internal"))
 }
+
+// TestVocabularyPackagesImportNothingInternal: the root re-exports the
+// public vocabulary packages' types with aliases, and TestExportedAPI…
+// walks an alias only as far as the public type it names. What keeps those
+// types free of internal ones is that their packages cannot name any: they
+// import no internal package, directly or through another.
+func TestVocabularyPackagesImportNothingInternal(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to list imports with")
+	}
+	pkgs := []string{"./event", "./record", "./approval", "./hook", "./agent", "./view", "./llm", "./tool"}
+	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		if p := strings.TrimSpace(line); strings.Contains(p, "/internal/") && strings.HasPrefix(p, "github.com/cadre-dev/cadre/") {
+			t.Errorf("a public vocabulary package depends on %s: its types could carry an internal one into the SDK", p)
+		}
+	}
+}

@@ -14,7 +14,7 @@ type SlashCommand struct {
 // supportedCommands, completion in an editor).
 func (r *Runtime) Commands() []SlashCommand {
 	var out []SlashCommand
-	for _, c := range r.commands.All() {
+	for _, c := range r.app.Commands.All() {
 		out = append(out, SlashCommand{Name: c.Name, Description: c.Description, ArgumentHint: c.ArgumentHint, Skill: c.Kind == command.KindSkill})
 	}
 	return out
@@ -28,7 +28,7 @@ func (r *Runtime) Commands() []SlashCommand {
 // was when the runtime opened.
 func (r *Runtime) ReloadCommands() ([]SlashCommand, []string) {
 	var problems []string
-	for _, p := range r.commands.Reload(r.cwd, r.cfg.Home) {
+	for _, p := range r.app.Commands.Reload(r.app.Cwd, r.app.Cfg.Home) {
 		problems = append(problems, "command "+p.Error())
 	}
 	return r.Commands(), problems

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -89,6 +90,12 @@ func (m Message) llm() (llm.Message, error) {
 	return out, nil
 }
 
+// resolved is a model built from its name.
+type resolved struct {
+	model llm.Model
+	ref   provider.Ref
+}
+
 // Conversation is a live session of the main agent: it runs one turn per
 // message sent, in order, and between them the turns that answer its
 // background subagents' notifications, until it is closed or stopped. Its
@@ -157,12 +164,12 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	}
 	var fallback resolved
 	if name := strings.TrimSpace(r.opts.FallbackModel); name != "" {
-		if fallback.model, fallback.ref, err = r.model(name); err != nil {
+		if fallback.model, fallback.ref, err = r.app.Model(name); err != nil {
 			sr.abandon()
 			return nil, fmt.Errorf("fallback model: %w", err)
 		}
 	}
-	if check := r.checkPrice(); check != nil && fallback.model != nil {
+	if check := r.app.CheckPrice(); check != nil && fallback.model != nil {
 		if err := check(fallback.ref); err != nil {
 			sr.abandon()
 			return nil, fmt.Errorf("fallback model: %w", err)
@@ -177,7 +184,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		perm = req.Permission
 	}
 	if perm != nil {
-		c.asker = permission.Identify(asker{perm, r}, permission.Identity{Agent: "main"})
+		c.asker = permission.Identify(r.app.Asker(perm), permission.Identity{Agent: "main"})
 	}
 	c.ctx, c.stop = context.WithCancelCause(ctx)
 	if r.opts.MaxBudgetUSD > 0 {
@@ -186,7 +193,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	}
 	sr.caller = subagent.Caller{
 		RootSessionID: sr.sess.Info.ID, SessionID: sr.sess.Info.ID, Agent: "main", AgentID: c.target,
-		Model: sr.model, Ref: sr.ref, Mode: sr.mode, Cwd: r.cwd, Totals: sr.totals,
+		Model: sr.model, Ref: sr.ref, Mode: sr.mode, Cwd: r.app.Cwd, Totals: sr.totals,
 		// The group lives as long as the conversation: background runs
 		// outlast the turn that started them.
 		Group: subagent.NewGroup(c.ctx),
@@ -198,23 +205,23 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		},
 	}
 	// The first model call waits for the MCP servers, boundedly (mcpReady).
-	mcps := r.mcpReady(ctx)
+	mcps := r.app.MCPReady(ctx)
 	mcpTools := mcps.Tools()
 	sr.mcpServers = mcps.ConnectedNames()
-	base := slices.Clone(r.baseTools)
-	if r.ownSkill {
+	base := slices.Clone(r.app.BaseTools)
+	if r.app.OwnSkill {
 		// The main agent's Skill tool runs a context: fork skill as a
 		// fork of this caller (S-F2); children keep the shared one.
 		for i, t := range base {
 			if t.Info().Name == skill.Name {
-				base[i] = skill.Tool(r.commands, r.grants, r.subagents.SkillFork(sr.caller))
+				base[i] = skill.Tool(r.app.Commands, r.app.Grants, r.app.Subagents.SkillFork(sr.caller))
 			}
 		}
 	}
 	// The main agent's Bash runs its background commands as its tasks.
-	base = r.subagents.BindShells(sr.caller, base)
-	tools := slices.Concat(base, mcpTools, r.subagents.Tools(sr.caller))
-	if r.coordinator {
+	base = r.app.Subagents.BindShells(sr.caller, base)
+	tools := slices.Concat(base, mcpTools, r.app.Subagents.Tools(sr.caller))
+	if r.app.Coordinator {
 		// A coordinator only orchestrates: its own tools are the
 		// subagent service's, and --json-schema's below.
 		tools = slices.DeleteFunc(tools, func(t tool.Tool) bool { return !claude.CoordinatorTool(t.Info().Name) })
@@ -236,8 +243,8 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 	}
 	// --tools picks from the built-in set, as Claude Code's does: MCP
 	// tools are offered whatever it lists (rules still apply).
-	sr.tools = r.policy.Pool(all.Filter(func(t tool.Tool) bool {
-		return (offered(t, r.opts.ToolNames) || slices.Contains(mcpTools, t)) && r.mainAgentOffers(t)
+	sr.tools = r.app.Policy.Pool(all.Filter(func(t tool.Tool) bool {
+		return (app.Offered(t, r.opts.ToolNames) || slices.Contains(mcpTools, t)) && r.app.MainAgentOffers(t)
 	}))
 	r.groupMu.Lock()
 	r.groups[c.target] = sr.caller.Group
@@ -246,15 +253,15 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		// Background remote runs this session started in a process that
 		// has ended go on on their servers: follow them again here, where
 		// their notifications reach the agent (S-W2).
-		gone := func(owner string) bool { return owner != r.owner.ID() && !r.ownerAlive(ctx, r.runDir, owner) }
-		if ids, err := r.subagents.Reattach(ctx, sr.caller, gone); err != nil {
-			r.log.WarnContext(ctx, "follow the background remote runs of a resumed session again", "session", c.target, "err", err)
+		gone := func(owner string) bool { return owner != r.app.Owner.ID() && !r.app.OwnerAlive(ctx, owner) }
+		if ids, err := r.app.Subagents.Reattach(ctx, sr.caller, gone); err != nil {
+			r.app.Log.WarnContext(ctx, "follow the background remote runs of a resumed session again", "session", c.target, "err", err)
 		} else if len(ids) > 0 {
-			r.log.Debug("followed background remote runs again", "session", c.target, "tasks", ids)
+			r.app.Log.Debug("followed background remote runs again", "session", c.target, "tasks", ids)
 		}
 	}
-	c.sub = r.bus.Subscribe(func(e event.Event) bool { return e.SessionID == c.target })
-	r.log.Debug("run started", "session", c.target, "model", sr.model.Name(), "resumed", len(sr.history) > 0)
+	c.sub = r.app.Bus.Subscribe(func(e event.Event) bool { return e.SessionID == c.target })
+	r.app.Log.Debug("run started", "session", c.target, "model", sr.model.Name(), "resumed", len(sr.history) > 0)
 	go c.serve()
 	return c, nil
 }
@@ -289,7 +296,7 @@ func (c *Conversation) Send(ctx context.Context, m Message) error {
 	if c.closed {
 		return errClosed
 	}
-	c.r.queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModePrompt, Target: c.target, Message: msg, UUID: m.UUID})
+	c.r.app.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModePrompt, Target: c.target, Message: msg, UUID: m.UUID})
 	return nil
 }
 
@@ -312,7 +319,7 @@ func (c *Conversation) Shell(ctx context.Context, command string) error {
 	if c.closed {
 		return errClosed
 	}
-	c.r.queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeShell, Target: c.target, Message: llm.UserText(command)})
+	c.r.app.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeShell, Target: c.target, Message: llm.UserText(command)})
 	return nil
 }
 
@@ -330,7 +337,7 @@ func (c *Conversation) RunAgent(ctx context.Context, agent, prompt string) error
 	if strings.TrimSpace(prompt) == "" {
 		return errors.New("run an agent: the prompt is empty")
 	}
-	if _, ok := c.r.agents.Get(agent); !ok {
+	if _, ok := c.r.app.Agents.Get(agent); !ok {
 		return fmt.Errorf("run an agent: no agent named %q", agent)
 	}
 	c.mu.Lock()
@@ -338,7 +345,7 @@ func (c *Conversation) RunAgent(ctx context.Context, agent, prompt string) error
 	if c.closed {
 		return errClosed
 	}
-	c.r.queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeAgent, Target: c.target, Agent: agent, Message: llm.UserText(prompt)})
+	c.r.app.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeAgent, Target: c.target, Agent: agent, Message: llm.UserText(prompt)})
 	return nil
 }
 
@@ -356,7 +363,7 @@ func (c *Conversation) Events() iter.Seq2[Event, error] {
 			return
 		}
 		for ev := range c.sub.Events(context.Background()) {
-			if !yield(eventOf(ev), nil) {
+			if !yield(app.EventOf(ev), nil) {
 				return
 			}
 		}
@@ -397,11 +404,11 @@ func (c *Conversation) SetModel(name string) error {
 	model, ref := c.sr.model, c.sr.ref
 	if name = strings.TrimSpace(name); name != "" && name != "default" {
 		var err error
-		if model, ref, err = c.r.model(name); err != nil {
+		if model, ref, err = c.r.app.Model(name); err != nil {
 			return fmt.Errorf("set model: %w", err)
 		}
 	}
-	if check := c.r.checkPrice(); check != nil {
+	if check := c.r.app.CheckPrice(); check != nil {
 		if err := check(ref); err != nil {
 			return fmt.Errorf("set model: %w", err)
 		}
@@ -514,13 +521,13 @@ func (c *Conversation) switchToFallback(err error) bool {
 		return false
 	}
 	c.onFallback = true
-	c.r.log.Warn("the model is unavailable: switching to the fallback model for this turn", "model", c.model.Name(), "fallback", c.fallback.model.Name(), "err", err)
+	c.r.app.Log.Warn("the model is unavailable: switching to the fallback model for this turn", "model", c.model.Name(), "fallback", c.fallback.model.Name(), "err", err)
 	return true
 }
 
 // policy is the main agent's policy as it is now.
 func (c *Conversation) policy() *permission.Policy {
-	p := c.r.policy
+	p := c.r.app.Policy
 	c.mu.Lock()
 	p.Mode = c.mode
 	c.mu.Unlock()
@@ -568,7 +575,7 @@ func (m liveModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 		for ev, err := range m.stream(ctx, req) {
 			if err == nil && ev.Type == llm.EventDone && ev.Response != nil {
 				_, ref := m.c.current()
-				m.c.checkBudget(m.c.r.pricing.Cost(ref, ev.Response.Usage))
+				m.c.checkBudget(m.c.r.app.Pricing.Cost(ref, ev.Response.Usage))
 				u := ev.Response.Usage
 				m.c.mu.Lock()
 				m.c.lastUsage = &u
@@ -617,7 +624,7 @@ func (c *Conversation) serve() {
 	sr, r := c.sr, c.r
 	defer close(c.done)
 	defer c.sub.Close()
-	defer r.log.Debug("run ended", "session", c.target)
+	defer r.app.Log.Debug("run ended", "session", c.target)
 	defer func() {
 		r.groupMu.Lock()
 		delete(r.groups, c.target)
@@ -634,30 +641,30 @@ func (c *Conversation) serve() {
 		Loop: runner.LoopConfig(runner.Agent{
 			Hooks: hooks,
 			Name:  "main", Model: liveModel{c}, ModelID: sr.ref.Model, System: sr.system,
-			Tools: sr.tools, Permit: livePolicy{c}, Env: tool.Env{Cwd: r.cwd, SessionID: c.target},
-			MaxTurns: r.cfg.Settings.MaxTurns, MaxToolInputBytes: r.cfg.Settings.Limits.MaxToolInputBytes,
-			Compaction: compaction(r.cfg.Settings.Compaction),
+			Tools: sr.tools, Permit: livePolicy{c}, Env: tool.Env{Cwd: r.app.Cwd, SessionID: c.target},
+			MaxTurns: r.app.Cfg.Settings.MaxTurns, MaxToolInputBytes: r.app.Cfg.Settings.Limits.MaxToolInputBytes,
+			Compaction: app.Compaction(r.app.Cfg.Settings.Compaction),
 			Spent: func(u llm.Usage) {
 				model, ref := c.current()
-				sr.totals.Add(model.Name(), u, r.pricing.Cost(ref, u))
+				sr.totals.Add(model.Name(), u, r.app.Pricing.Cost(ref, u))
 			},
 			SystemContext: sr.context,
-			Preamble:      r.context,
+			Preamble:      r.app.Context,
 			Thinking:      r.opts.Thinking,
 			OnEnd:         sr.remind,
-			Inbox:         func() []llm.Message { return inbox(r.queue.TakeInput(c.target)) },
-			Tracer:        r.tracer,
+			Inbox:         func() []llm.Message { return inbox(r.app.Queue.TakeInput(c.target)) },
+			Tracer:        r.app.Tracer,
 		}),
 		Tag:     runner.Tag{RootSessionID: c.target},
 		Partial: r.opts.IncludePartialMessages,
 		Cost: func(u llm.Usage) llm.Cost {
 			_, ref := c.current()
-			return r.pricing.Cost(ref, u)
+			return r.app.Pricing.Cost(ref, u)
 		},
 		Totals:        sr.totals,
-		Bus:           r.bus,
-		Now:           r.now,
-		Logger:        r.log, // the loop's warnings too (a failed compaction)
+		Bus:           r.app.Bus,
+		Now:           r.app.Now,
+		Logger:        r.app.Log, // the loop's warnings too (a failed compaction)
 		RecordHistory: sr.recordHistory,
 	}, sr.history)
 	group := sr.caller.Group
@@ -713,7 +720,7 @@ func (c *Conversation) serve() {
 		// Stopping the tree makes its runs report their end: the result
 		// goes after all of that, last, and says why the run ended.
 		if err := conv.Close(session.StatusKilled); err != nil {
-			r.log.Warn("save the interrupted session", "session", c.target, "err", err)
+			r.app.Log.Warn("save the interrupted session", "session", c.target, "err", err)
 		}
 		sr.finish(interrupted(c.ctx, last), sr.totals)
 		return
@@ -730,7 +737,7 @@ func (c *Conversation) serve() {
 // (none is waited for after a failed turn, as in a headless run) — or
 // when the conversation is stopped.
 func (c *Conversation) next(failed bool) []queue.Entry {
-	q, group := c.r.queue, c.sr.caller.Group
+	q, group := c.r.app.Queue, c.sr.caller.Group
 	for c.ctx.Err() == nil {
 		// Taken before looking, so that a change in between wakes the wait.
 		pushed, ended := q.Changed(), group.Changed()
@@ -794,7 +801,7 @@ func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, h
 			cmd, args, err := c.r.command(text)
 			if name, _, ok := command.Parse(text); ok && err == nil && cmd == nil {
 				// /mcp__server__prompt args: the server's prompt is the message.
-				prompt, perr := c.r.mcpReady(ctx).Prompt(ctx, name, args)
+				prompt, perr := c.r.app.MCPReady(ctx).Prompt(ctx, name, args)
 				if perr != nil {
 					return &runner.Result{Outcome: &loop.Outcome{Subtype: loop.SubtypeExecution, Err: perr}, Status: session.StatusFailed}
 				}
@@ -818,7 +825,7 @@ func (c *Conversation) runTurn(ctx context.Context, conv *runner.Conversation, h
 		}
 		// A skill's allowed-tools hold for the turn that invoked it, as in
 		// Claude Code: a new message starts without them.
-		c.r.grants.Clear(c.target)
+		c.r.app.Grants.Clear(c.target)
 		msg, err := c.sr.input(ctx, hooks, e.Message, !c.started)
 		c.started = true
 		if err != nil {

@@ -27,7 +27,7 @@ func (c *Conversation) Compact(ctx context.Context) error {
 	if c.closed {
 		return errClosed
 	}
-	c.r.queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeCompact, Target: c.target})
+	c.r.app.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeCompact, Target: c.target})
 	return nil
 }
 

@@ -29,6 +29,10 @@
 // Tasks and Task the records of background runs, Agents the subagent
 // definitions found and where each came from.
 //
-// Every type the API names is declared here or in the public llm and tool
-// packages. docs/sdk.md is the guide; the package's examples run offline.
+// Every type the API names is declared here or in a public package of the
+// module: llm and tool, and the vocabulary packages event, record,
+// approval, hook, agent and view, which the runtime shares and whose
+// types this package re-exports under its own names (Event is
+// event.Event).
+// docs/sdk.md is the guide; the package's examples run offline.
 package cadre

@@ -9,12 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cadre-dev/cadre/internal/ids"
+	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/replay"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/worktree"
-	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -192,7 +191,7 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	cwd := rep.Workspace
 	var tree *worktree.Tree
 	if !opts.InPlace {
-		if tree, err = scratchTree(ctx, rep.Workspace); err != nil {
+		if tree, err = replay.ScratchTree(ctx, rep.Workspace); err != nil {
 			return rep, err
 		}
 		defer func() {
@@ -223,10 +222,10 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 		w, err := AssessWorkspace(Options{Cwd: rep.Workspace, Getenv: ro.Getenv, Settings: ro.Settings, SettingSources: ro.SettingSources, Now: ro.Now})
 		ro.TrustWorkspace = err == nil && w.Trusted
 	}
-	ro.Permission = replayPermission(rec, opts.Options.Permission)
-	hooks := &replayHooks{model: model, ref: provider.Ref{Provider: "replay", Model: strings.TrimPrefix(model.Name(), "replay:")}}
+	ro.Permission = replay.Permission(rec, opts.Options.Permission)
+	hooks := &app.Replay{Model: model, Ref: provider.Ref{Provider: "replay", Model: strings.TrimPrefix(model.Name(), "replay:")}}
 	if opts.Tools == ReplayToolsReadOnly {
-		hooks.tools = func(ts []tool.Tool) []tool.Tool { return replay.ReadOnly(rec, ts) }
+		hooks.Tools = func(ts []tool.Tool) []tool.Tool { return replay.ReadOnly(rec, ts) }
 	}
 	rt, err := newRuntime(ctx, ro, hooks)
 	if err != nil {
@@ -234,7 +233,7 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	}
 	defer rt.Close()
 	if opts.Model != "" {
-		live, _, err := rt.resolveModel(strings.TrimSpace(opts.Model))
+		live, _, err := rt.app.ResolveModel(strings.TrimSpace(opts.Model))
 		if err != nil {
 			return rep, fmt.Errorf("replay live model: %w", err)
 		}
@@ -293,7 +292,7 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 		}
 	}
 	if tree != nil {
-		changed, err := filesChanged(ctx, tree, cwd)
+		changed, err := replay.FilesChanged(ctx, tree, cwd)
 		if err != nil {
 			return rep, err
 		}
@@ -313,14 +312,6 @@ func Replay(ctx context.Context, opts ReplayOptions) (ReplayReport, error) {
 	return rep, nil
 }
 
-// replayHooks is what a replay puts into the runtime it opens: the model
-// every agent gets, and the tools' wrapper.
-type replayHooks struct {
-	model llm.Model
-	ref   provider.Ref
-	tools func([]tool.Tool) []tool.Tool
-}
-
 // loadRecording reads the session tree to replay (opts.Agent's subtree
 // when set) and the session the tree's workspace is recorded on.
 func loadRecording(ctx context.Context, opts ReplayOptions) (*replay.Recording, session.Info, error) {
@@ -333,141 +324,11 @@ func loadRecording(ctx context.Context, opts ReplayOptions) (*replay.Recording, 
 		return nil, session.Info{}, err
 	}
 	defer rt.Close()
-	if err := rt.settled(ctx); err != nil {
+	if err := rt.app.Settled(ctx); err != nil {
 		return nil, session.Info{}, err
 	}
-	src := replaySource{rt}
-	main, err := rt.db.GetSession(ctx, opts.Session)
-	if err != nil {
-		return nil, session.Info{}, fmt.Errorf("replay session %s: %w", opts.Session, wrapNotFound(err))
-	}
-	// The workspace is the tree's: a subagent's cwd may be a worktree
-	// that is gone.
-	top := main
-	for hops := 0; top.ParentID != "" && hops < 64; hops++ {
-		p, err := rt.db.GetSession(ctx, top.ParentID)
-		if err != nil {
-			break
-		}
-		top = p
-	}
-	id := opts.Session
-	if opts.Agent != "" {
-		if err := session.ValidateID(opts.Agent); err != nil {
-			return nil, session.Info{}, fmt.Errorf("replay agent: %w", err)
-		}
-		a, err := rt.db.GetSession(ctx, opts.Agent)
-		if err != nil {
-			return nil, session.Info{}, fmt.Errorf("replay agent %s: %w", opts.Agent, wrapNotFound(err))
-		}
-		if !descends(ctx, rt, a, opts.Session) {
-			return nil, session.Info{}, fmt.Errorf("replay agent %s: not a subagent run of session %s (see `cadre sessions show %s`)", opts.Agent, opts.Session, opts.Session)
-		}
-		id = opts.Agent
-	}
-	rec, err := replay.Load(ctx, src, id)
-	if err != nil {
-		return nil, session.Info{}, fmt.Errorf("replay: %w", err)
-	}
-	return rec, top, nil
-}
-
-// descends reports whether s is below the session ancestor.
-func descends(ctx context.Context, rt *Runtime, s session.Info, ancestor string) bool {
-	for hops := 0; s.ParentID != "" && hops < 64; hops++ {
-		if s.ParentID == ancestor {
-			return true
-		}
-		p, err := rt.db.GetSession(ctx, s.ParentID)
-		if err != nil {
-			return false
-		}
-		s = p
-	}
-	return false
-}
-
-// replaySource reads a recording through a runtime's store.
-type replaySource struct{ r *Runtime }
-
-func (s replaySource) Session(ctx context.Context, id string) (session.Info, error) {
-	info, err := s.r.db.GetSession(ctx, id)
-	return info, wrapNotFound(err)
-}
-
-func (s replaySource) Children(ctx context.Context, id string) ([]session.Info, error) {
-	infos, err := s.r.db.ListSessions(ctx, session.Filter{ParentID: &id})
-	slices.Reverse(infos) // the store lists newest first
-	return infos, err
-}
-
-func (s replaySource) Transcript(ctx context.Context, info session.Info) ([]session.Entry, error) {
-	entries, _, err := s.r.sessions.ReadTranscript(ctx, info)
-	return entries, err
-}
-
-// scratchTree makes the scratch worktree: the workspace's HEAD with its
-// uncommitted changes laid over it, committed on the tree's own branch so
-// that what the replay changes can be told apart.
-func scratchTree(ctx context.Context, workspace string) (*worktree.Tree, error) {
-	tree, err := worktree.Create(ctx, workspace, "replay-"+ids.New())
-	if err != nil {
-		return nil, fmt.Errorf("replay needs a scratch git worktree of the workspace (or --in-place to run the tools in it): %w", err)
-	}
-	err = tree.Overlay(ctx)
-	if err == nil {
-		err = tree.Snapshot(ctx)
-	}
-	if err != nil {
-		_ = tree.Discard(ctx)
-		return nil, fmt.Errorf("replay scratch worktree: %w", err)
-	}
-	return tree, nil
-}
-
-// filesChanged lists what the replay changed under cwd (the workspace's
-// place in the scratch tree), relative to it.
-func filesChanged(ctx context.Context, tree *worktree.Tree, cwd string) ([]string, error) {
-	paths, err := tree.Changed(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("replay: list the files it changed: %w", err)
-	}
-	out := []string{}
-	for _, p := range paths {
-		rel, err := filepath.Rel(cwd, filepath.Join(tree.Path, p))
-		if err != nil || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		out = append(out, filepath.ToSlash(rel))
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// replayPermission answers the approvals a replay's calls need as the
-// recording does: a recorded call that ran is approved again, one that was
-// refused is refused again. A call the recording does not have (a live
-// turn's) goes to live, or is refused.
-func replayPermission(rec *replay.Recording, live PermissionFunc) PermissionFunc {
-	return func(ctx context.Context, req PermissionRequest) (PermissionDecision, error) {
-		res, ok := rec.Result(req.ToolUseID)
-		switch {
-		case !ok && live != nil:
-			return live(ctx, req)
-		case !ok:
-			return PermissionDecision{Message: "cadre replay approves only the calls the recorded run made"}, nil
-		case res.IsError && refusal(res.ResultText()):
-			return PermissionDecision{Message: res.ResultText()}, nil
-		}
-		return PermissionDecision{Allow: true}, nil
-	}
-}
-
-// refusal reports whether a recorded error result reads as a refused
-// approval rather than a failure of the tool.
-func refusal(text string) bool {
-	t := strings.ToLower(text)
-	return strings.Contains(t, "denied") || strings.Contains(t, "permission") || strings.Contains(t, "not approved") || strings.Contains(t, "refused")
+	rec, top, err := rt.app.LoadRecording(ctx, opts.Session, opts.Agent)
+	return rec, top, wrapNotFound(err)
 }
 
 func divergenceOf(d replay.Divergence) ReplayDivergence {

@@ -11,6 +11,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/command"
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
@@ -103,13 +104,13 @@ func (r *Runtime) command(prompt string) (*command.Command, string, error) {
 	if !ok {
 		return nil, "", nil
 	}
-	c, found := r.commands.Get(name)
+	c, found := r.app.Commands.Get(name)
 	if !found && mcp.IsPromptCommand(name) {
 		return nil, args, nil // an MCP server's prompt: expanded when its turn comes (mcpPrompt)
 	}
 	if !found {
 		var known []string
-		for _, c := range r.commands.All() {
+		for _, c := range r.app.Commands.All() {
 			known = append(known, "/"+c.Name)
 		}
 		return nil, "", fmt.Errorf("unknown command /%s (known: %s)", name, orNone(strings.Join(known, ", ")))
@@ -140,7 +141,7 @@ type sessionRun struct {
 	// structured is the StructuredOutput tool of Options.JSONSchema.
 	structured *structured.Tool
 	// costs are the subagents' figures as the results last read them.
-	costs costCache
+	costs app.Costs
 }
 
 func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*sessionRun, error) {
@@ -151,26 +152,26 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 	)
 	switch {
 	case req.Model != "":
-		if model, ref, err = r.model(strings.TrimSpace(req.Model)); err != nil {
+		if model, ref, err = r.app.Model(strings.TrimSpace(req.Model)); err != nil {
 			return nil, err
 		}
 	case r.opts.LLM != nil:
 		model, ref = r.opts.LLM, provider.Ref{Provider: "sdk", Model: r.opts.LLM.Name()}
 	default:
-		if model, ref, err = r.model(r.cfg.Settings.Model); err != nil {
-			if r.defaultModel {
-				return nil, fmt.Errorf("no model given, and the default model %s cannot be used (pass --model or set \"model\" in settings): %w", r.cfg.Settings.Model, err)
+		if model, ref, err = r.app.Model(r.app.Cfg.Settings.Model); err != nil {
+			if r.app.DefaultModel {
+				return nil, fmt.Errorf("no model given, and the default model %s cannot be used (pass --model or set \"model\" in settings): %w", r.app.Cfg.Settings.Model, err)
 			}
 			return nil, err
 		}
 	}
-	if check := r.checkPrice(); check != nil {
+	if check := r.app.CheckPrice(); check != nil {
 		// Before any record is made: the run is refused, not failed.
 		if err := check(ref); err != nil {
 			return nil, err
 		}
 	}
-	mode := r.policy.Mode
+	mode := r.app.Policy.Mode
 	if req.PermissionMode != "" {
 		if mode, err = permission.ParseMode(string(req.PermissionMode)); err != nil {
 			return nil, err
@@ -190,24 +191,24 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 	case req.SessionID != "" && resuming && !req.Fork:
 		return nil, errors.New("a session id names a new session: with --resume or --continue it needs --fork-session")
 	}
-	sr := &sessionRun{r: r, model: model, ref: ref, mode: mode, start: r.now()}
-	sessions := r.sessions
+	sr := &sessionRun{r: r, model: model, ref: ref, mode: mode, start: r.app.Now()}
+	sessions := r.app.Sessions
 	if req.NoPersist {
-		sessions = session.NewMemoryManager(r.now)
-		sessions.SetOwner(r.owner.ID())
+		sessions = session.NewMemoryManager(r.app.Now)
+		sessions.SetOwner(r.app.Owner.ID())
 	}
 	if resuming {
 		// Recovery may be about to mark this session, or its tasks, failed:
 		// it goes first. A new session has nothing it could touch.
-		if err := r.settled(ctx); err != nil {
+		if err := r.app.Settled(ctx); err != nil {
 			return nil, fmt.Errorf("recover before resuming: %w", err)
 		}
 	}
 	id := req.Resume
 	if req.Continue {
-		latest, err := r.sessions.Latest(ctx, r.cwd)
+		latest, err := r.app.Sessions.Latest(ctx, r.app.Cwd)
 		if err != nil {
-			return nil, fmt.Errorf("continue: no earlier session in %s: %w", r.cwd, err)
+			return nil, fmt.Errorf("continue: no earlier session in %s: %w", r.app.Cwd, err)
 		}
 		id = latest.ID
 	}
@@ -221,12 +222,12 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 		if !req.Fork {
 			newID = id // kept in memory under its own id
 		}
-		if sr.sess, err = sessions.Create(ctx, session.Info{ID: newID, ParentID: "", Agent: "main", Cwd: r.cwd, Title: title, Model: ref.String()}); err != nil {
+		if sr.sess, err = sessions.Create(ctx, session.Info{ID: newID, ParentID: "", Agent: "main", Cwd: r.app.Cwd, Title: title, Model: ref.String()}); err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
 		sr.recordHistory = true
 	case resuming:
-		sr.sess, sr.history, err = r.sessions.Open(ctx, id)
+		sr.sess, sr.history, err = r.app.Sessions.Open(ctx, id)
 		if err != nil {
 			if req.Continue {
 				return nil, fmt.Errorf("continue %s: %w", id, err)
@@ -234,7 +235,7 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 			return nil, fmt.Errorf("resume %s: %w", id, err)
 		}
 	default:
-		sr.sess, err = sessions.Create(ctx, session.Info{ID: req.SessionID, Agent: "main", Cwd: r.cwd, Title: title, Model: ref.String()})
+		sr.sess, err = sessions.Create(ctx, session.Info{ID: req.SessionID, Agent: "main", Cwd: r.app.Cwd, Title: title, Model: ref.String()})
 		if err != nil {
 			return nil, fmt.Errorf("create session: %w", err)
 		}
@@ -249,11 +250,11 @@ func (r *Runtime) history(ctx context.Context, id string) ([]llm.Message, error)
 	if err := session.ValidateID(id); err != nil {
 		return nil, fmt.Errorf("resume session: %w", err)
 	}
-	info, err := r.db.GetSession(ctx, id)
+	info, err := r.app.DB.GetSession(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", id, err)
 	}
-	entries, _, err := r.sessions.ReadTranscript(ctx, info)
+	entries, _, err := r.app.Sessions.ReadTranscript(ctx, info)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: read its transcript: %w", id, err)
 	}
@@ -264,7 +265,7 @@ func (r *Runtime) history(ctx context.Context, id string) ([]llm.Message, error)
 // start).
 func (sr *sessionRun) abandon() {
 	if err := sr.sess.Finish(context.Background(), session.StatusFailed, llm.Usage{}, llm.Cost{}, 0); err != nil {
-		sr.r.log.Warn("end a session that could not start", "session", sr.sess.Info.ID, "err", err)
+		sr.r.app.Log.Warn("end a session that could not start", "session", sr.sess.Info.ID, "err", err)
 	}
 }
 
@@ -274,15 +275,15 @@ func (sr *sessionRun) abandon() {
 func DefaultSystemPrompt() string { return prompts.System }
 
 func (r *Runtime) systemPrompt() string {
-	sys := r.opts.SystemPrompt
+	sys := r.app.SystemPrompt
 	if sys == "" {
 		sys = prompts.System
 	}
 	extra := r.opts.AppendSystemPrompt
-	if r.coordinator {
+	if r.app.Coordinator {
 		extra = strings.TrimSpace(claude.CoordinatorPrompt() + "\n\n" + extra)
 	}
-	return runner.SystemPrompt(sys, r.cwd, r.now(), extra)
+	return runner.SystemPrompt(sys, r.app.Cwd, r.app.Now(), extra)
 }
 
 func (sr *sessionRun) publish(e event.Event) {
@@ -291,19 +292,19 @@ func (sr *sessionRun) publish(e event.Event) {
 		e.UUID = ids.New()
 	}
 	if e.Time.IsZero() {
-		e.Time = sr.r.now()
+		e.Time = sr.r.app.Now()
 	}
-	sr.r.bus.Publish(e)
+	sr.r.app.Bus.Publish(e)
 }
 
 // publishInit publishes the system/init event.
 func (sr *sessionRun) publishInit(model string, mode permission.Mode) {
 	r := sr.r
 	sr.publish(event.Event{Type: event.TypeSystem, Subtype: "init", Init: &event.Init{
-		Cwd: r.cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: string(mode),
-		Version: Version(), APIKeySource: apiKeySource(sr.ref, r.cfg.Personal.Providers, r.getenv), Agents: r.agentNames(),
+		Cwd: r.app.Cwd, Tools: sr.tools.Names(), Model: model, PermissionMode: PermissionMode(mode),
+		Version: Version(), APIKeySource: apiKeySource(sr.ref, r.app.Cfg.Personal.Providers, r.app.Getenv), Agents: r.agentNames(),
 		SlashCommands: r.commandNames(command.KindCommand), Skills: r.commandNames(command.KindSkill),
-		MCPServers: r.mcpInit(), AdditionalDirectories: r.policy.AdditionalRoots(),
+		MCPServers: r.app.MCPInit(), AdditionalDirectories: r.app.Policy.AdditionalRoots(),
 	}})
 }
 
@@ -339,7 +340,7 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation,
 		Request: &llm.Request{System: lc.System, Messages: history, Tools: sr.tools.Specs(), MaxTokens: lc.MaxTokens, Thinking: lc.Thinking, Agent: lc.Agent},
 		Tools:   sr.tools,
 	}
-	out, err := sr.r.subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
+	out, err := sr.r.app.Subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
 		Name: cmd.Name, Prompt: cmd.Expand(args), Agent: cmd.Agent, Model: cmd.Model,
 		AllowedTools: cmd.AllowedTools, NoGrant: cmd.NoGrant, Turn: turn, History: history, Background: cmd.Background,
 	})
@@ -404,7 +405,7 @@ const shellTool = "Bash"
 // child of the main agent, started without a model's call; its answer is
 // recorded in this session as the answer to the user's "@name prompt".
 func (sr *sessionRun) runAgent(ctx context.Context, conv *runner.Conversation, name, prompt string) *runner.Result {
-	res, err := sr.r.subagents.RunAgent(ctx, sr.caller, name, prompt, "direct_"+ids.New())
+	res, err := sr.r.app.Subagents.RunAgent(ctx, sr.caller, name, prompt, "direct_"+ids.New())
 	if err == nil && res == nil {
 		err = errors.New("the agent's run ended without a result")
 	}
@@ -451,8 +452,8 @@ func (sr *sessionRun) remind() *llm.Message {
 // to and its background tasks. It changes as tasks come and go, so the
 // loop sends it after the cached prompt, never in it.
 func (sr *sessionRun) context(ctx context.Context) string {
-	text := sr.r.subagents.SystemContext(ctx, sr.caller)
-	if stopped := sr.r.mcp.manager.StoppedNotice(sr.mcpServers); stopped != "" {
+	text := sr.r.app.Subagents.SystemContext(ctx, sr.caller)
+	if stopped := sr.r.app.MCP.Manager().StoppedNotice(sr.mcpServers); stopped != "" {
 		text = strings.TrimSpace(text + "\n\n" + stopped)
 	}
 	return text
@@ -472,7 +473,7 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 	usage, cost, byModel := totals.Snapshot()
 	out := &event.Result{
 		IsError: res.Subtype != loop.SubtypeSuccess, Result: res.Result, NumTurns: res.Turns,
-		Duration: sr.r.now().Sub(sr.start), APIDuration: res.APIDuration, TotalCostUSD: cost,
+		Duration: sr.r.app.Now().Sub(sr.start), APIDuration: res.APIDuration, TotalCostUSD: cost,
 		Usage: usage, StopReason: res.StopReason, ModelUsage: byModel,
 		ModelUsageSinceLast: sinceLast(byModel, sr.counted),
 	}
@@ -484,7 +485,7 @@ func (sr *sessionRun) finish(res *runner.Result, totals *runner.Totals) {
 	// was spent.
 	subagents, err := sr.subagentCosts(context.Background(), true)
 	if err != nil {
-		sr.r.log.Warn("read the subagents' costs for the result", "session", sr.sess.Info.ID, "err", err)
+		sr.r.app.Log.Warn("read the subagents' costs for the result", "session", sr.sess.Info.ID, "err", err)
 	}
 	out.Subagents = subagents
 	if sr.structured != nil && !out.IsError {
@@ -543,7 +544,7 @@ func orNone(s string) string {
 // line.
 func (r *Runtime) commandNames(kind command.Kind) []string {
 	var names []string
-	for _, c := range r.commands.All() {
+	for _, c := range r.app.Commands.All() {
 		if c.Kind == kind {
 			names = append(names, c.Name)
 		}

@@ -6,48 +6,23 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/record"
 )
 
 // Session is the index record of a session: a main agent's conversation or
-// a subagent's. `cadre sessions --json` and the HTTP API write it in the
-// API's shape (internal/server).
-type Session struct {
-	ID       string
-	ParentID string // the parent session of a subagent's; "" for a main session
-	Agent    string // "main", or the subagent's type
-	// Key is the routing key of a subagent's session,
-	// "agent:<agentId>:subagent:<uuid>"; "" for a main session.
-	Key   string
-	Title string
-	Cwd   string
-
-	Status           SessionStatus
-	Created, Updated time.Time
-
-	// Usage, CostUSD and NumTurns are the session's totals over all its runs.
-	Usage    llm.Usage
-	CostUSD  llm.Cost
-	NumTurns int
-	// Model is the model the session's agent ran on, as
-	// "provider:model" ("" for a session recorded before cadre kept it).
-	Model string
-
-	// TranscriptPath is the JSONL transcript.
-	TranscriptPath string
-	// Owner is the process running the session, kept while it runs.
-	Owner string
-}
+// a subagent's (record.Session, the very record the store keeps).
+type Session = record.Session
 
 // SessionStatus is where a session is.
-type SessionStatus string
+type SessionStatus = record.SessionStatus
 
 // Session statuses.
 const (
-	SessionRunning   SessionStatus = "running"
-	SessionIdle      SessionStatus = "idle"
-	SessionCompleted SessionStatus = "completed"
-	SessionFailed    SessionStatus = "failed"
-	SessionKilled    SessionStatus = "killed"
+	SessionRunning   = record.SessionRunning
+	SessionIdle      = record.SessionIdle
+	SessionCompleted = record.SessionCompleted
+	SessionFailed    = record.SessionFailed
+	SessionKilled    = record.SessionKilled
 )
 
 // TranscriptEntry is one line of a session's transcript. Its JSON (cadre
@@ -73,14 +48,6 @@ type TranscriptEntry struct {
 	// boundary's details).
 	Subtype string          `json:"subtype,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func sessionOf(in session.Info) Session {
-	return Session{
-		ID: in.ID, ParentID: in.ParentID, Agent: in.Agent, Key: in.Key, Title: in.Title, Cwd: in.Cwd,
-		Status: SessionStatus(in.Status), Created: in.Created, Updated: in.Updated,
-		Usage: in.Usage, CostUSD: in.CostUSD, NumTurns: in.NumTurns, Model: in.Model, TranscriptPath: in.TranscriptPath, Owner: in.Owner,
-	}
 }
 
 func transcriptEntryOf(e session.Entry) TranscriptEntry {

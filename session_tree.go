@@ -2,14 +2,10 @@ package cadre
 
 import (
 	"context"
-	"errors"
 	"iter"
-	"os"
-	"strings"
 
-	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
-	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/view"
 )
 
 // The session tree (DESIGN S-I4, OpenCode's parent/child navigation): a
@@ -17,25 +13,11 @@ import (
 // live while it runs — for the TUI's tree screen and any other front end.
 
 // SessionNode is a session in a tree, with the description of the call
-// that started it (a subagent's; "" when unknown, as for a main session).
-type SessionNode struct {
-	Session
-	Description string
-}
+// that started it (view.SessionNode).
+type SessionNode = view.SessionNode
 
-// SessionTree is a session's place in its tree.
-type SessionTree struct {
-	Session SessionNode
-	// Parent is the session whose agent started it; nil for a main
-	// session.
-	Parent *SessionNode
-	// Children are the sessions its agent started, oldest first.
-	Children []SessionNode
-	// Siblings are the parent's children, oldest first, this session
-	// included at Position; a main session is its own only sibling.
-	Siblings []SessionNode
-	Position int
-}
+// SessionTree is a session's place in its tree (view.SessionTree).
+type SessionTree = view.SessionTree
 
 // SessionTree returns session id with its parent, children and siblings;
 // its error wraps ErrNotFound when there is no such session.
@@ -43,65 +25,11 @@ func (r *Runtime) SessionTree(ctx context.Context, id string) (SessionTree, erro
 	if err := session.ValidateID(id); err != nil {
 		return SessionTree{}, err
 	}
-	if err := r.settled(ctx); err != nil {
+	if err := r.app.Settled(ctx); err != nil {
 		return SessionTree{}, err
 	}
-	info, err := r.db.GetSession(ctx, id)
-	if err != nil {
-		return SessionTree{}, wrapNotFound(err)
-	}
-	descs := r.descriptions()
-	node := func(s session.Info) SessionNode {
-		return SessionNode{Session: sessionOf(s), Description: descs[s.ID]}
-	}
-	children := func(parent string) ([]SessionNode, error) {
-		infos, err := r.db.ListSessions(ctx, session.Filter{ParentID: &parent})
-		if err != nil {
-			return nil, err
-		}
-		recs, err := r.db.ListTasks(ctx, task.Filter{ParentSessionID: parent})
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range recs {
-			if _, ok := descs[t.ID]; !ok {
-				descs[t.ID] = t.Description
-			}
-		}
-		out := make([]SessionNode, 0, len(infos))
-		// The store lists newest first; a tree reads oldest first.
-		for i := len(infos) - 1; i >= 0; i-- {
-			out = append(out, node(infos[i]))
-		}
-		return out, nil
-	}
-	tree := SessionTree{}
-	if info.ParentID != "" {
-		sibs, err := children(info.ParentID)
-		if err != nil {
-			return SessionTree{}, err
-		}
-		tree.Siblings = sibs
-		for i, s := range sibs {
-			if s.ID == id {
-				tree.Position = i
-			}
-		}
-		if p, err := r.db.GetSession(ctx, info.ParentID); err == nil {
-			pn := node(p)
-			tree.Parent = &pn
-		} else if !errors.Is(err, session.ErrNotFound) {
-			return SessionTree{}, err
-		}
-	}
-	if tree.Children, err = children(id); err != nil {
-		return SessionTree{}, err
-	}
-	tree.Session = node(info)
-	if tree.Siblings == nil {
-		tree.Siblings = []SessionNode{tree.Session}
-	}
-	return tree, nil
+	tree, err := r.app.SessionTree(ctx, id, r.descriptions())
+	return tree, wrapNotFound(err)
 }
 
 // descriptions are the descriptions of the runs of this process's open
@@ -119,51 +47,6 @@ func (r *Runtime) descriptions() map[string]string {
 	return out
 }
 
-// SessionRow is a session in a listing ordered as a tree.
-type SessionRow struct {
-	Session
-	// Depth is 0 for a session whose parent is not listed, 1 for its
-	// children, and so on.
-	Depth int
-}
-
-// SessionRows orders sessions as a tree, as `cadre sessions` and the
-// TUI's /resume show them: each session (in the given order) followed by
-// its subagents' sessions, depth first; a child whose parent is not
-// listed stands on its own.
-func SessionRows(sessions []Session) []SessionRow {
-	listed := map[string]bool{}
-	children := map[string][]Session{}
-	for _, s := range sessions {
-		listed[s.ID] = true
-	}
-	var roots []Session
-	for _, s := range sessions {
-		if s.ParentID != "" && listed[s.ParentID] && s.ParentID != s.ID {
-			children[s.ParentID] = append(children[s.ParentID], s)
-		} else {
-			roots = append(roots, s)
-		}
-	}
-	var rows []SessionRow
-	seen := map[string]bool{}
-	var walk func(s Session, depth int)
-	walk = func(s Session, depth int) {
-		if seen[s.ID] { // a damaged index must not loop
-			return
-		}
-		seen[s.ID] = true
-		rows = append(rows, SessionRow{s, depth})
-		for _, c := range children[s.ID] {
-			walk(c, depth+1)
-		}
-	}
-	for _, s := range roots {
-		walk(s, 0)
-	}
-	return rows
-}
-
 // WatchSession yields session id's transcript so far as events (user,
 // assistant and system entries, in order), then each new message of it as
 // it is published, until ctx ends: a running subagent's transcript, live.
@@ -175,48 +58,12 @@ func (r *Runtime) WatchSession(ctx context.Context, id string) iter.Seq2[Event, 
 			yield(Event{}, err)
 			return
 		}
-		if err := r.settled(ctx); err != nil {
+		if err := r.app.Settled(ctx); err != nil {
 			yield(Event{}, err)
 			return
 		}
-		info, err := r.db.GetSession(ctx, id)
-		if err != nil {
-			yield(Event{}, wrapNotFound(err))
-			return
-		}
-		// Subscribed before reading, so nothing falls between the two.
-		main := info.ParentID == ""
-		sub := r.bus.Subscribe(func(e event.Event) bool {
-			if main {
-				return e.SessionID == id && e.AgentID == ""
-			}
-			return e.AgentID == id
-		})
-		defer sub.Close()
-		seen := map[string]bool{}
-		entries, _, err := r.sessions.ReadTranscript(ctx, info)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			yield(Event{}, err)
-			return
-		}
-		for _, e := range entries {
-			seen[e.UUID] = true
-			ev := Event{Type: EventType(e.Type), Subtype: e.Subtype, SessionID: id, UUID: e.UUID, Time: e.Timestamp, Message: e.Message}
-			if !main {
-				ev.AgentID, ev.AgentType = id, info.Agent
-			}
-			if e.Type == "summary" {
-				ev.Type, ev.Subtype = EventSystem, SubtypeCompactBoundary
-			}
-			if !yield(ev, nil) {
-				return
-			}
-		}
-		for e := range sub.Events(ctx) {
-			if e.UUID != "" && seen[e.UUID] {
-				continue
-			}
-			if !strings.HasPrefix(string(e.Type), "stream") && !yield(eventOf(e), nil) {
+		for ev, err := range r.app.WatchSession(ctx, id) {
+			if !yield(ev, wrapNotFound(err)) {
 				return
 			}
 		}

@@ -30,7 +30,7 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 		start, end [2]int64
 	)
 	stats := func() [2]int64 {
-		st := rt.db.(*sqlite.DB).Stats()
+		st := rt.app.DB.(*sqlite.DB).Stats()
 		return [2]int64{st.Commits, st.Writes}
 	}
 	model := func(_ context.Context, req *llm.Request) (*llm.Response, error) {

@@ -2,175 +2,19 @@ package cadre
 
 import (
 	"context"
-	"errors"
-	"sync"
-
-	"github.com/cadre-dev/cadre/internal/event"
-	"github.com/cadre-dev/cadre/internal/session"
-	"github.com/cadre-dev/cadre/internal/subagent"
-	"github.com/cadre-dev/cadre/llm"
 )
-
-// SubagentCost is one subagent run's share of what a conversation spent,
-// as the runtime recorded it: what a result's Subagents lists, and
-// stream-json's "subagents".
-type SubagentCost struct {
-	AgentID     string
-	AgentType   string
-	Description string
-	// Model is the model it ran on, as "provider:model".
-	Model string
-	// ParentAgentID is the agent that started it: "" for the main
-	// agent's children.
-	ParentAgentID string
-	Turns         int
-	Usage         llm.Usage
-	// CostUSD is unknown when its model has no price.
-	CostUSD llm.Cost
-	Status  TaskStatus
-}
 
 // SubagentCosts lists the subagent runs this conversation started, at any
 // depth, in start order, with what each has spent so far. Their costs and
 // the main agent's own add up to the conversation's total (a run still
 // going counts once its turn ends).
 func (c *Conversation) SubagentCosts(ctx context.Context) ([]SubagentCost, error) {
-	list, err := c.sr.subagentCosts(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	return convert(list, subagentCostOf), nil
+	return c.sr.subagentCosts(ctx, false)
 }
 
-func subagentCostOf(s event.SubagentCost) SubagentCost {
-	return SubagentCost{
-		AgentID: s.AgentID, AgentType: s.AgentType, Description: s.Description, Model: s.Model,
-		ParentAgentID: s.ParentAgentID, Turns: s.Turns, Usage: s.Usage, CostUSD: s.CostUSD, Status: TaskStatus(s.Status),
-	}
-}
-
-// sessionsGetter reads many session records in one query: the PostgreSQL
-// store, where a read per run is a round trip per run (SQLite's are
-// local, and stay one by one).
-type sessionsGetter interface {
-	GetSessions(ctx context.Context, ids []string) (map[string]session.Info, error)
-}
-
-// subagentCosts reads each run of the conversation's group from its
-// session record, where its run recorded its turns, usage and cost: the
-// figures the totals added up. Every result lists them, and a run of
-// 10,000 children writes hundreds of results, so a record is read again
-// only when it can say something new (costCache). sinceLast keeps only
-// the runs whose entry changed since the previous call that asked so:
-// what a result lists.
-func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]event.SubagentCost, error) {
-	if sr.caller.Group == nil {
-		return nil, nil
-	}
-	sr.costs.mu.Lock()
-	defer sr.costs.mu.Unlock()
-	if sr.costs.seen == nil {
-		sr.costs.seen, sr.costs.reported = map[string]costSeen{}, map[string]event.SubagentCost{}
-	}
-	var (
-		runs []subagent.Run
-		ends []int // for each run, where its end is in the group's log
-		next int   // the mark of the next call
-	)
-	if sinceLast {
-		runs, ends, next = sr.caller.Group.RunsChanged(sr.costs.mark)
-	} else {
-		runs = sr.caller.Group.Runs()
-	}
-	infos, err := sr.readRecords(ctx, runs)
-	if err != nil {
-		return nil, err
-	}
-	var out []event.SubagentCost
-	for k, run := range runs {
-		s := event.SubagentCost{
-			AgentID: run.ID, AgentType: run.Agent, Description: run.Description, Status: string(run.Status),
-		}
-		if run.ParentSessionID != sr.sess.Info.ID {
-			s.ParentAgentID = run.ParentSessionID
-		}
-		if info, read := infos[run.ID]; read {
-			s.Model, s.Turns, s.Usage, s.CostUSD = info.Model, info.NumTurns, info.Usage, info.CostUSD
-			sr.costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: !run.Ended.IsZero() && info.Status.Ended()}
-		} else if seen, ok := sr.costs.seen[run.ID]; ok {
-			s.Model, s.Turns, s.Usage, s.CostUSD = seen.cost.Model, seen.cost.Turns, seen.cost.Usage, seen.cost.CostUSD
-		}
-		if !sinceLast {
-			out = append(out, s)
-			continue
-		}
-		if ends[k] >= 0 && ends[k] < next && !sr.costs.seen[run.ID].final {
-			next = ends[k]
-		}
-		if last, ok := sr.costs.reported[run.ID]; ok && last == s {
-			continue
-		}
-		sr.costs.reported[run.ID] = s
-		out = append(out, s)
-	}
-	if sinceLast {
-		// An ended run whose record did not say so yet is read again next
-		// time: the mark stays at the first of them.
-		sr.costs.mark = next
-	}
-	return out, nil
-}
-
-// readRecords reads the session records of the runs whose figures may
-// have moved since costCache last saw them, in one query where the store
-// can. A run without a record yet (waiting for a place in its lane) is
-// left out.
-func (sr *sessionRun) readRecords(ctx context.Context, runs []subagent.Run) (map[string]session.Info, error) {
-	var ids []string
-	for _, run := range runs {
-		ended := !run.Ended.IsZero()
-		seen, ok := sr.costs.seen[run.ID]
-		switch {
-		case ok && (seen.final || !ended && seen.tokens == run.Tokens):
-			// Ended and recorded as ended, or nothing spent since.
-		case !ok && !ended && run.Tokens == 0:
-			// Nothing spent yet, perhaps no record at all.
-		default:
-			ids = append(ids, run.ID)
-		}
-	}
-	if g, ok := sr.r.db.(sessionsGetter); ok && len(ids) > 1 {
-		return g.GetSessions(ctx, ids)
-	}
-	infos := make(map[string]session.Info, len(ids))
-	for _, id := range ids {
-		info, err := sr.r.db.GetSession(ctx, id)
-		switch {
-		case errors.Is(err, session.ErrNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			infos[id] = info
-		}
-	}
-	return infos, nil
-}
-
-// costCache is what subagentCosts last read of each run: a run that ended
-// and whose record says so spends nothing more, and one whose token count
-// has not moved has recorded no turn since.
-type costCache struct {
-	mu   sync.Mutex
-	seen map[string]costSeen
-	// reported is each run's entry as the results last listed it.
-	reported map[string]event.SubagentCost
-	// mark is the group's count of ended runs the results last read
-	// (Group.RunsChanged).
-	mark int
-}
-
-type costSeen struct {
-	cost   event.SubagentCost
-	tokens int64 // the run's token count when read
-	final  bool
+// subagentCosts reads each run of the conversation's group with what it
+// has spent (app.SubagentCosts); sinceLast keeps only the runs whose entry
+// changed since the previous call that asked so: what a result lists.
+func (sr *sessionRun) subagentCosts(ctx context.Context, sinceLast bool) ([]SubagentCost, error) {
+	return sr.r.app.SubagentCosts(ctx, &sr.costs, sr.caller.Group, sr.sess.Info.ID, sinceLast)
 }

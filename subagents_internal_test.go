@@ -39,11 +39,11 @@ func TestSubagentsSkipsThisProcessLaunchingRuns(t *testing.T) {
 	now := time.Now()
 	for _, s := range []session.Info{
 		{ID: "01a21d00-0000-7000-8000-000000000001", ParentID: parent, Agent: "worker", Title: "launching here", Cwd: dir,
-			Status: session.StatusRunning, Created: now, Updated: now, Owner: rt.owner.ID()},
+			Status: session.StatusRunning, Created: now, Updated: now, Owner: rt.app.Owner.ID()},
 		{ID: "01a21d00-0000-7000-8000-000000000002", ParentID: parent, Agent: "worker", Title: "an earlier process's", Cwd: dir,
 			Status: session.StatusCompleted, Created: now.Add(-time.Minute), Updated: now, Owner: "1-00000000deadbeef"},
 	} {
-		if err := rt.db.CreateSession(t.Context(), s); err != nil {
+		if err := rt.app.DB.CreateSession(t.Context(), s); err != nil {
 			t.Fatal(err)
 		}
 	}

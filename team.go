@@ -41,7 +41,7 @@ func (r *Runtime) Team(ctx context.Context, sessionID string) (Team, error) {
 		return Team{}, err
 	}
 	out := Team{Tasks: tasks}
-	name, members, ok := r.subagents.Roster(ctx, sessionID)
+	name, members, ok := r.app.Subagents.Roster(ctx, sessionID)
 	if !ok {
 		return out, nil
 	}

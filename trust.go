@@ -1,14 +1,10 @@
 package cadre
 
 import (
-	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/agent"
-	"github.com/cadre-dev/cadre/internal/command"
-	"github.com/cadre-dev/cadre/internal/config"
+	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/trust"
 )
 
@@ -92,53 +88,19 @@ func RevokeWorkspaceTrust(opts Options) (ok bool, err error) {
 }
 
 // assessWorkspace reads the project's files as an untrusted project's
-// are read, collecting what each loader skipped, and looks the result up
-// in the trust store under CADRE_HOME (returned too).
+// are read (app.AssessWorkspace) and returns what it found with CADRE_HOME.
 func assessWorkspace(opts Options) (WorkspaceTrust, string, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cwd := opts.Cwd
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			return WorkspaceTrust{}, "", fmt.Errorf("working directory: %w", err)
-		}
-	}
-	cwd, err := filepath.Abs(cwd)
-	if err != nil {
-		return WorkspaceTrust{}, "", fmt.Errorf("working directory %q: %w", opts.Cwd, err)
-	}
-	// What the project asks for is the same whatever --setting-sources a
-	// run reads (the Agent SDK passes none): the digest covers every
-	// project file. The user's file is read for what "lower" means; when
-	// it is broken (a run may leave it out), the defaults do.
-	cfg, err := config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv})
-	if err != nil {
-		if cfg, err = config.Load(config.LoadOptions{Cwd: cwd, Getenv: getenv, Sources: []string{config.ScopeProject, config.ScopeLocal}}); err != nil {
-			return WorkspaceTrust{}, "", err
-		}
-	}
-	asks := cfg.Asks
-	agent.Load(agent.LoadOptions{Cwd: cwd, Narrow: func(d *agent.Definition) {
-		asks = append(asks, trust.NarrowAgent(d)...)
-	}})
-	cmds, _ := command.Load(cwd, "")
-	cmds.Narrowed(func(c *command.Command) { asks = append(asks, trust.NarrowCommand(c)...) })
-	root, err := trust.Root(cwd)
+	as, err := app.AssessWorkspace(opts.Cwd, getenv, opts.TrustWorkspace)
 	if err != nil {
 		return WorkspaceTrust{}, "", err
 	}
-	w := WorkspaceTrust{Root: root, Explicit: opts.TrustWorkspace}
-	for _, a := range asks {
+	w := WorkspaceTrust{Root: as.Root, Explicit: opts.TrustWorkspace, Trusted: as.Trusted, Changed: as.Changed}
+	for _, a := range as.Asks {
 		w.Asks = append(w.Asks, TrustItem(a))
 	}
-	state, err := trust.NewStore(cfg.Home).State(root, asks)
-	if err != nil {
-		return WorkspaceTrust{}, "", err
-	}
-	w.Changed = state == trust.Changed
-	w.Trusted = state == trust.Trusted || len(asks) == 0 || opts.TrustWorkspace
-	return w, cfg.Home, nil
+	return w, as.Home, nil
 }

@@ -1,20 +1,24 @@
 package event
 
-import "time"
+import (
+	"time"
+
+	"github.com/cadre-dev/cadre/event"
+)
 
 // The subtypes of the system events about background tasks, as Claude
 // Code's stream-json names them; their payload is Event.Task.
 const (
-	SubtypeTaskStarted      = "task_started"
-	SubtypeTaskProgress     = "task_progress"
-	SubtypeTaskNotification = "task_notification"
+	SubtypeTaskStarted      = event.SubtypeTaskStarted
+	SubtypeTaskProgress     = event.SubtypeTaskProgress
+	SubtypeTaskNotification = event.SubtypeTaskNotification
 	// SubtypeAPIRetry is a model call about to be retried (Claude Code's
 	// api_retry): Fields hold attempt, max_retries, retry_delay_ms,
 	// error_status and error.
-	SubtypeAPIRetry = "api_retry"
+	SubtypeAPIRetry = event.SubtypeAPIRetry
 	// SubtypeTeamTask is a change of a team's task list (cadre's own: no
 	// Claude Code line says it); its payload is Event.TeamTask.
-	SubtypeTeamTask = "team_task_changed"
+	SubtypeTeamTask = event.SubtypeTeamTask
 )
 
 // TeamTask is the payload of a team_task_changed event: what a TaskCreate

@@ -5,23 +5,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/cadre-dev/cadre/hook"
 )
 
-// Event names a hook event, as Claude Code spells it.
-type Event string
+// Event names a hook event, as Claude Code spells it: the SDK's
+// hook.Event (public), the same type.
+type Event = hook.Event
 
 // The events cadre fires.
 const (
-	PreToolUse       Event = "PreToolUse"
-	PostToolUse      Event = "PostToolUse"
-	UserPromptSubmit Event = "UserPromptSubmit"
-	Stop             Event = "Stop"
-	SubagentStart    Event = "SubagentStart"
-	SubagentStop     Event = "SubagentStop"
-	PreCompact       Event = "PreCompact"
-	SessionStart     Event = "SessionStart"
-	SessionEnd       Event = "SessionEnd"
-	Notification     Event = "Notification"
+	PreToolUse       = hook.PreToolUse
+	PostToolUse      = hook.PostToolUse
+	UserPromptSubmit = hook.UserPromptSubmit
+	Stop             = hook.Stop
+	SubagentStart    = hook.SubagentStart
+	SubagentStop     = hook.SubagentStop
+	PreCompact       = hook.PreCompact
+	SessionStart     = hook.SessionStart
+	SessionEnd       = hook.SessionEnd
+	Notification     = hook.Notification
 	// The team events (DESIGN S-A6): a task of the team's list created or
 	// completed (a block refuses it), a teammate about to go idle (a block
 	// keeps it working, the reason as its next prompt).
@@ -161,36 +164,10 @@ func (in Input) MarshalJSON() ([]byte, error) {
 }
 
 // Output is a hook's answer: the JSON object a command hook may print on
-// standard output, with Claude Code's field names. Every field is
-// optional; the zero Output lets the event go on unchanged.
-type Output struct {
-	// Continue false stops the agent after the event (StopReason says why,
-	// to the user); nil and true go on.
-	Continue   *bool  `json:"continue,omitempty"`
-	StopReason string `json:"stopReason,omitempty"`
-	// SuppressOutput hides the hook's standard output from the transcript.
-	SuppressOutput bool `json:"suppressOutput,omitempty"`
-	// Decision "block" blocks what the event guards (a tool call, a prompt,
-	// a stop); Reason says why, to the model. "approve" is the older
-	// spelling of permissionDecision "allow" (PreToolUse).
-	Decision string `json:"decision,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	// SystemMessage is shown to the user (a warning), never to the model.
-	SystemMessage      string          `json:"systemMessage,omitempty"`
-	HookSpecificOutput *SpecificOutput `json:"hookSpecificOutput,omitempty"`
-}
-
-// SpecificOutput holds an event's own answers.
-type SpecificOutput struct {
-	HookEventName Event `json:"hookEventName,omitempty"`
-	// PermissionDecision (PreToolUse) is "allow" (no ask; deny rules still
-	// apply), "deny" (the call is refused, the reason goes to the model) or
-	// "ask" (the call needs approval whatever the rules say).
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-	// UpdatedInput replaces the tool call's input (PreToolUse); it is
-	// checked against the tool's schema and the permission rules again.
-	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
-	// AdditionalContext is added to what the model sees.
-	AdditionalContext string `json:"additionalContext,omitempty"`
-}
+// standard output, with Claude Code's field names; SpecificOutput holds an
+// event's own answers. They are the SDK's (package hook, public), the same
+// types: a Go hook's answer is a command's, as it is.
+type (
+	Output         = hook.Output
+	SpecificOutput = hook.SpecificOutput
+)

@@ -9,59 +9,24 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/ids"
 
-	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/record"
 )
 
-// Status is the lifecycle state of a session.
-type Status string
+// Status is the lifecycle state of a session: the SDK's
+// record.SessionStatus, the same type.
+type Status = record.SessionStatus
 
 const (
-	StatusRunning   Status = "running"
-	StatusIdle      Status = "idle"
-	StatusCompleted Status = "completed"
-	StatusFailed    Status = "failed"
-	StatusKilled    Status = "killed"
+	StatusRunning   = record.SessionRunning
+	StatusIdle      = record.SessionIdle
+	StatusCompleted = record.SessionCompleted
+	StatusFailed    = record.SessionFailed
+	StatusKilled    = record.SessionKilled
 )
 
-// Valid reports whether s is one of the defined statuses.
-func (s Status) Valid() bool {
-	switch s {
-	case StatusRunning, StatusIdle, StatusCompleted, StatusFailed, StatusKilled:
-		return true
-	}
-	return false
-}
-
-// Info is the index record of a session.
-//
-// Index implementations keep Created and Updated to the millisecond and
-// return them in UTC, so that every store answers alike (and orders alike).
-type Info struct {
-	ID       string
-	ParentID string // "" for a main session
-	Agent    string
-	// Key is the routing key of a child session,
-	// "agent:<agentId>:subagent:<uuid>"; "" for a main session.
-	Key   string
-	Title string
-	Cwd   string
-
-	Status           Status
-	Created, Updated time.Time
-
-	// Usage, CostUSD and NumTurns are the session's totals over all its runs.
-	Usage    llm.Usage
-	CostUSD  llm.Cost
-	NumTurns int
-	// Model is the model its agent runs on, as "provider:model" ("" when
-	// not recorded).
-	Model string
-
-	TranscriptPath string
-	// Owner is the process running the session (a task.Owner id), kept
-	// while it runs, so that a crash can be told from a live run.
-	Owner string
-}
+// Info is the index record of a session: the SDK's record.Session, the
+// same type, so that what the index returns reaches SDK users as it is.
+type Info = record.Session
 
 // Filter selects sessions in ListSessions. The zero Filter selects all.
 type Filter struct {
@@ -96,11 +61,6 @@ func (f Filter) Validate() error {
 // Archived reports whether a transcript path is an archived one, renamed
 // to *.deleted.<timestamp> (DESIGN S-S3).
 func Archived(transcriptPath string) bool { return strings.Contains(transcriptPath, ".deleted.") }
-
-// Ended reports whether s is a status a session ends with.
-func (s Status) Ended() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusKilled
-}
 
 // Index is the persisted index of sessions.
 //

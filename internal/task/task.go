@@ -4,57 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cadre-dev/cadre/internal/ids"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/ids"
+
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/record"
 )
 
-// Status is where a task is in its lifecycle: pending → running → one of the
-// terminal statuses. Events move it (lifecycle.go).
-type Status string
+// Status is where a task is in its lifecycle: pending → running → one of
+// the terminal statuses. Events move it (lifecycle.go). It is the SDK's
+// record.TaskStatus, the same type (Terminal, Valid).
+type Status = record.TaskStatus
 
 const (
-	StatusPending   Status = "pending"   // registered, waiting for a slot in its lane
-	StatusRunning   Status = "running"   // executing
-	StatusCompleted Status = "completed" // finished normally
-	StatusFailed    Status = "failed"    // ended by an error, or its process died
-	StatusKilled    Status = "killed"    // stopped by TaskStop or a stop cascade
-	StatusTimeout   Status = "timeout"   // stopped by runTimeoutSeconds
+	StatusPending   = record.TaskPending   // registered, waiting for a slot in its lane
+	StatusRunning   = record.TaskRunning   // executing
+	StatusCompleted = record.TaskCompleted // finished normally
+	StatusFailed    = record.TaskFailed    // ended by an error, or its process died
+	StatusKilled    = record.TaskKilled    // stopped by TaskStop or a stop cascade
+	StatusTimeout   = record.TaskTimeout   // stopped by runTimeoutSeconds
 )
 
-// Terminal reports whether s is a final status: the run is over and its
-// result is recorded.
-func (s Status) Terminal() bool {
-	switch s {
-	case StatusCompleted, StatusFailed, StatusKilled, StatusTimeout:
-		return true
-	}
-	return false
-}
-
-// Valid reports whether s is one of the defined statuses.
-func (s Status) Valid() bool {
-	return s == StatusPending || s == StatusRunning || s.Terminal()
-}
-
-// Kind is what a task runs.
-type Kind string
+// Kind is what a task runs: the SDK's record.TaskKind, the same type.
+type Kind = record.TaskKind
 
 const (
-	KindLocalAgent  Kind = "local_agent"  // a background subagent run in this process
-	KindLocalBash   Kind = "local_bash"   // a background shell command
-	KindRemoteAgent Kind = "remote_agent" // a run on a remote agent (A2A); not tied to a local process
+	KindLocalAgent  = record.TaskLocalAgent  // a background subagent run in this process
+	KindLocalBash   = record.TaskLocalBash   // a background shell command
+	KindRemoteAgent = record.TaskRemoteAgent // a run on a remote agent (A2A); not tied to a local process
 )
-
-// Valid reports whether k is one of the defined kinds.
-func (k Kind) Valid() bool {
-	switch k {
-	case KindLocalAgent, KindLocalBash, KindRemoteAgent:
-		return true
-	}
-	return false
-}
 
 // Task is the durable record of one background unit of work.
 //

@@ -1,4 +1,4 @@
-package cadre
+package app
 
 import (
 	"fmt"
@@ -99,8 +99,8 @@ func literalPath(spec, cwd, home string) (string, bool) {
 
 // SandboxReport says what this machine's sandbox supports and what it
 // enforces for this runtime's commands, for `cadre sandbox status`.
-func (r *Runtime) SandboxReport() string {
-	sb := r.sandbox
+func (a *App) SandboxReport() string {
+	sb := a.Sandbox
 	var b strings.Builder
 	b.WriteString(sb.Status.String())
 	fmt.Fprintf(&b, "mode: %s", sb.Mode)
@@ -116,7 +116,7 @@ func (r *Runtime) SandboxReport() string {
 		return b.String()
 	}
 	b.WriteString(" (commands run sandboxed)\n")
-	p := sb.Policy(r.cwd)
+	p := sb.Policy(a.Cwd)
 	list := func(name string, paths []string) {
 		fmt.Fprintf(&b, "%s:\n", name)
 		if len(paths) == 0 {
@@ -134,9 +134,9 @@ func (r *Runtime) SandboxReport() string {
 		network = "deny (TCP connect and bind refused; UDP not enforced)"
 	}
 	fmt.Fprintf(&b, "network: %s\n", network)
-	fmt.Fprintf(&b, "autoAllowBashIfSandboxed: %v\n", r.policy.Sandboxed != nil)
-	fmt.Fprintf(&b, "hooks inside: %v\n", r.cfg.Settings.Sandbox.Hooks)
-	if ex := r.cfg.Settings.Sandbox.ExcludedCommands; len(ex) > 0 {
+	fmt.Fprintf(&b, "autoAllowBashIfSandboxed: %v\n", a.Policy.Sandboxed != nil)
+	fmt.Fprintf(&b, "hooks inside: %v\n", a.Cfg.Settings.Sandbox.Hooks)
+	if ex := a.Cfg.Settings.Sandbox.ExcludedCommands; len(ex) > 0 {
 		fmt.Fprintf(&b, "excluded commands: %s\n", strings.Join(ex, ", "))
 	}
 	return b.String()

@@ -1,10 +1,12 @@
-package cadre
+package view
 
 import (
 	"slices"
 	"time"
 
+	"github.com/cadre-dev/cadre/event"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/record"
 )
 
 // Activity follows a conversation's events and keeps what its subagent
@@ -44,10 +46,10 @@ type ActivityRun struct {
 	// Background is set once the run is, or has moved to, the background.
 	Background bool
 	Started    time.Time
-	// Ended is set when the run has ended, with Status (TaskCompleted,
-	// TaskFailed, TaskKilled or TaskTimeout) and Summary.
+	// Ended is set when the run has ended, with Status (completed,
+	// failed, killed or timeout) and Summary.
 	Ended   time.Time
-	Status  TaskStatus
+	Status  record.TaskStatus
 	Summary string
 	// Tokens and ToolUses are the run's so far (final once it ended).
 	Tokens   int64
@@ -81,19 +83,19 @@ func NewActivity() *Activity {
 }
 
 // Observe takes the next event of the conversation.
-func (a *Activity) Observe(e Event) {
-	if e.Type == EventSystem && e.Task != nil && e.Task.ToolUseID != "" && e.Task.Kind != TaskLocalBash {
+func (a *Activity) Observe(e event.Event) {
+	if e.Type == event.EventSystem && e.Task != nil && e.Task.ToolUseID != "" && e.Task.Kind != record.TaskLocalBash {
 		a.task(e)
 		return
 	}
-	if e.Message == nil || (e.Type != EventAssistant && e.Type != EventUser) {
+	if e.Message == nil || (e.Type != event.EventAssistant && e.Type != event.EventUser) {
 		return
 	}
 	for _, b := range e.Message.ToolUses() {
 		a.owner[b.ID] = e.ParentToolUseID
 	}
 	if e.ParentToolUseID == "" {
-		if e.Type == EventAssistant {
+		if e.Type == event.EventAssistant {
 			for _, b := range e.Message.ToolUses() {
 				a.main = append(a.main, ActivityCall{ID: b.ID, Name: b.Name, At: e.Time})
 			}
@@ -116,7 +118,7 @@ func (a *Activity) Observe(e Event) {
 	if r.Color == "" {
 		r.Color = e.AgentColor
 	}
-	if e.Type == EventUser {
+	if e.Type == event.EventUser {
 		// The run's calls returned: it waits on the model again.
 		if slices.ContainsFunc(e.Message.Content, func(b llm.Block) bool { return b.Type == llm.BlockToolResult }) {
 			r.Tool, r.Input = "", nil
@@ -135,7 +137,7 @@ func (a *Activity) Observe(e Event) {
 }
 
 // task takes a task_started, task_progress or task_notification event.
-func (a *Activity) task(e Event) {
+func (a *Activity) task(e event.Event) {
 	t := e.Task
 	r := a.run(t.ToolUseID, e.Time)
 	if t.TaskID != "" {
@@ -151,9 +153,9 @@ func (a *Activity) task(e Event) {
 		r.Depth = t.SpawnDepth
 	}
 	switch e.Subtype {
-	case SubtypeTaskStarted:
+	case event.SubtypeTaskStarted:
 		r.Background = r.Background || t.Background
-	case SubtypeTaskProgress:
+	case event.SubtypeTaskProgress:
 		if t.Usage != nil && t.Usage.TotalTokens > r.Tokens {
 			r.Tokens = t.Usage.TotalTokens
 		}
@@ -163,7 +165,7 @@ func (a *Activity) task(e Event) {
 		if t.LastToolName != "" && r.Tool == "" {
 			r.Tool = t.LastToolName
 		}
-	case SubtypeTaskNotification:
+	case event.SubtypeTaskNotification:
 		r.Ended, r.Status, r.Summary, r.Tool, r.Input = e.Time, t.Status, t.Summary, "", nil
 		if r.Ended.IsZero() {
 			r.Ended = r.Started

@@ -1,4 +1,4 @@
-package cadre
+package approval
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 // Approvals queues the permission requests of a conversation tree for a
 // front end that answers them one at a time, as a person does: its Ask is
-// the conversation's PermissionFunc; the front end watches Changed, shows
+// the conversation's Func; the front end watches Changed, shows
 // Pending()[0], and Answers it. Parallel requests (subagents at any depth,
 // parallel calls) wait in the order they came. A request whose caller
 // gives up (its context ends: the turn was interrupted, the subagent
@@ -25,12 +25,12 @@ type Approvals struct {
 type Approval struct {
 	// ID names the request for Answer.
 	ID      uint64
-	Request PermissionRequest
+	Request Request
 }
 
 type approval struct {
 	Approval
-	answer chan PermissionDecision // buffered: Answer never blocks
+	answer chan Decision // buffered: Answer never blocks
 }
 
 // NewApprovals returns an empty queue.
@@ -39,11 +39,11 @@ func NewApprovals() *Approvals {
 }
 
 // Ask queues req and waits for its answer, or for ctx to end (a denial
-// saying so). It is a PermissionFunc.
-func (a *Approvals) Ask(ctx context.Context, req PermissionRequest) (PermissionDecision, error) {
+// saying so). It is a Func.
+func (a *Approvals) Ask(ctx context.Context, req Request) (Decision, error) {
 	a.mu.Lock()
 	a.next++
-	p := &approval{Approval: Approval{ID: a.next, Request: req}, answer: make(chan PermissionDecision, 1)}
+	p := &approval{Approval: Approval{ID: a.next, Request: req}, answer: make(chan Decision, 1)}
 	a.pending = append(a.pending, p)
 	a.changedLocked()
 	a.mu.Unlock()
@@ -60,7 +60,7 @@ func (a *Approvals) Ask(ctx context.Context, req PermissionRequest) (PermissionD
 			return d, nil
 		default:
 		}
-		return PermissionDecision{Message: "The permission request was cancelled before anyone answered it."}, nil
+		return Decision{Message: "The permission request was cancelled before anyone answered it."}, nil
 	}
 }
 
@@ -84,7 +84,7 @@ func (a *Approvals) Changed() <-chan struct{} {
 
 // Answer answers the request id; it reports false when that request is no
 // longer waiting (answered already, or its caller gave up).
-func (a *Approvals) Answer(id uint64, d PermissionDecision) bool {
+func (a *Approvals) Answer(id uint64, d Decision) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.remove(id)

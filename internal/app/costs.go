@@ -1,0 +1,138 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/cadre-dev/cadre/internal/event"
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent"
+)
+
+// sessionsGetter reads many session records in one query: the PostgreSQL
+// store, where a read per run is a round trip per run (SQLite's are
+// local, and stay one by one).
+type sessionsGetter interface {
+	GetSessions(ctx context.Context, ids []string) (map[string]session.Info, error)
+}
+
+// SubagentCosts reads each run of the conversation's group from its
+// session record, where its run recorded its turns, usage and cost: the
+// figures the totals added up. Every result lists them, and a run of
+// 10,000 children writes hundreds of results, so a record is read again
+// only when it can say something new (Costs). sinceLast keeps only
+// the runs whose entry changed since the previous call that asked so:
+// what a result lists.
+func (a *App) SubagentCosts(ctx context.Context, costs *Costs, group *subagent.Group, sessionID string, sinceLast bool) ([]event.SubagentCost, error) {
+	if group == nil {
+		return nil, nil
+	}
+	costs.mu.Lock()
+	defer costs.mu.Unlock()
+	if costs.seen == nil {
+		costs.seen, costs.reported = map[string]costSeen{}, map[string]event.SubagentCost{}
+	}
+	var (
+		runs []subagent.Run
+		ends []int // for each run, where its end is in the group's log
+		next int   // the mark of the next call
+	)
+	if sinceLast {
+		runs, ends, next = group.RunsChanged(costs.mark)
+	} else {
+		runs = group.Runs()
+	}
+	infos, err := a.readRecords(ctx, costs, runs)
+	if err != nil {
+		return nil, err
+	}
+	var out []event.SubagentCost
+	for k, run := range runs {
+		s := event.SubagentCost{
+			AgentID: run.ID, AgentType: run.Agent, Description: run.Description, Status: run.Status,
+		}
+		if run.ParentSessionID != sessionID {
+			s.ParentAgentID = run.ParentSessionID
+		}
+		if info, read := infos[run.ID]; read {
+			s.Model, s.Turns, s.Usage, s.CostUSD = info.Model, info.NumTurns, info.Usage, info.CostUSD
+			costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: !run.Ended.IsZero() && info.Status.Ended()}
+		} else if seen, ok := costs.seen[run.ID]; ok {
+			s.Model, s.Turns, s.Usage, s.CostUSD = seen.cost.Model, seen.cost.Turns, seen.cost.Usage, seen.cost.CostUSD
+		}
+		if !sinceLast {
+			out = append(out, s)
+			continue
+		}
+		if ends[k] >= 0 && ends[k] < next && !costs.seen[run.ID].final {
+			next = ends[k]
+		}
+		if last, ok := costs.reported[run.ID]; ok && last == s {
+			continue
+		}
+		costs.reported[run.ID] = s
+		out = append(out, s)
+	}
+	if sinceLast {
+		// An ended run whose record did not say so yet is read again next
+		// time: the mark stays at the first of them.
+		costs.mark = next
+	}
+	return out, nil
+}
+
+// readRecords reads the session records of the runs whose figures may
+// have moved since Costs last saw them, in one query where the store
+// can. A run without a record yet (waiting for a place in its lane) is
+// left out.
+func (a *App) readRecords(ctx context.Context, costs *Costs, runs []subagent.Run) (map[string]session.Info, error) {
+	var ids []string
+	for _, run := range runs {
+		ended := !run.Ended.IsZero()
+		seen, ok := costs.seen[run.ID]
+		switch {
+		case ok && (seen.final || !ended && seen.tokens == run.Tokens):
+			// Ended and recorded as ended, or nothing spent since.
+		case !ok && !ended && run.Tokens == 0:
+			// Nothing spent yet, perhaps no record at all.
+		default:
+			ids = append(ids, run.ID)
+		}
+	}
+	if g, ok := a.DB.(sessionsGetter); ok && len(ids) > 1 {
+		return g.GetSessions(ctx, ids)
+	}
+	infos := make(map[string]session.Info, len(ids))
+	for _, id := range ids {
+		info, err := a.DB.GetSession(ctx, id)
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			infos[id] = info
+		}
+	}
+	return infos, nil
+}
+
+// Costs is what SubagentCosts last read of each run of a conversation's
+// tree (the conversation keeps one): a run that ended and whose record
+// says so spends nothing more, and one whose token count has not moved
+// has recorded no turn since.
+type Costs struct {
+	mu   sync.Mutex
+	seen map[string]costSeen
+	// reported is each run's entry as the results last listed it.
+	reported map[string]event.SubagentCost
+	// mark is the group's count of ended runs the results last read
+	// (Group.RunsChanged).
+	mark int
+}
+
+type costSeen struct {
+	cost   event.SubagentCost
+	tokens int64 // the run's token count when read
+	final  bool
+}

@@ -1,0 +1,70 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/record"
+)
+
+// Tasks lists task records as the SDK shows them, newest first: the tasks
+// of the run tree of rootSessionID, or all when it is "".
+func (a *App) Tasks(ctx context.Context, rootSessionID string, limit int) ([]record.Task, error) {
+	ts, err := a.DB.ListTasks(ctx, task.Filter{RootSessionID: rootSessionID, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	var out []record.Task
+	if ts != nil {
+		out = make([]record.Task, len(ts))
+	}
+	for i, t := range ts {
+		out[i] = taskOf(t)
+		if err := a.withSession(ctx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Task is one task record as the SDK shows it.
+func (a *App) Task(ctx context.Context, id string) (record.Task, error) {
+	t, err := a.DB.GetTask(ctx, id)
+	if err != nil {
+		return record.Task{}, err
+	}
+	out := taskOf(t)
+	return out, a.withSession(ctx, &out)
+}
+
+// withSession adds what t's child session records (its model and turns),
+// when it has one.
+func (a *App) withSession(ctx context.Context, t *record.Task) error {
+	if t.ChildSessionID == "" {
+		return nil
+	}
+	info, err := a.DB.GetSession(ctx, t.ChildSessionID)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil // still waiting for a place in its lane
+	} else if err != nil {
+		return fmt.Errorf("task %s: read its session: %w", t.ID, err)
+	}
+	t.Model, t.NumTurns = info.Model, info.NumTurns
+	return nil
+}
+
+// taskOf is the store's record as the SDK shows it: the store's carries
+// what only the runtime needs (RemoteTaskID), and camelCase JSON.
+func taskOf(t task.Task) record.Task {
+	return record.Task{
+		ID: t.ID, Kind: t.Kind, Agent: t.Agent, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
+		ParentSessionID: t.ParentSessionID, RootSessionID: t.RootSessionID, ChildSessionID: t.ChildSessionID, ToolUseID: t.ToolUseID,
+		Status: t.Status, Result: t.Result, Progress: t.Progress, Error: t.Error,
+		Usage: t.Usage, CostUSD: t.CostUSD, ToolUses: t.ToolUses,
+		OutputFile: t.OutputFile, Notified: t.Notified, Archived: t.Archived, CancelRequested: t.CancelRequested,
+		Owner: t.Owner, Heartbeat: t.Heartbeat, Created: t.Created, Started: t.Started, Finished: t.Finished,
+	}
+}
