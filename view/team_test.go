@@ -1,20 +1,21 @@
-package cadre_test
+package view_test
 
 import (
 	"testing"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/record"
+	"github.com/cadre-dev/cadre/view"
 )
 
 func TestTeamBoardCountsAndMember(t *testing.T) {
-	tm := cadre.Team{
+	tm := view.Team{
 		Name: "default",
-		Members: []cadre.Teammate{
+		Members: []view.Teammate{
 			{ID: "a1", Name: "alice", State: "working"},
 			{ID: "b2", Name: "bob", State: "idle"},
 			{ID: "c3", Name: "carol", State: "ended"},
 		},
-		Tasks: []cadre.TeamTask{
+		Tasks: []record.TeamTask{
 			{ID: "1", Status: "completed", Owner: "alice"},
 			{ID: "2", Status: "in_progress", Owner: "bob"},
 			{ID: "3", Status: "pending", BlockedBy: []string{"2"}, Waiting: []string{"2"}},
@@ -22,7 +23,7 @@ func TestTeamBoardCountsAndMember(t *testing.T) {
 			{ID: "5", Status: "pending", Owner: "carol"},
 		},
 	}
-	ids := func(ts []cadre.TeamTask) (out []string) {
+	ids := func(ts []record.TeamTask) (out []string) {
 		for _, t := range ts {
 			out = append(out, t.ID)
 		}
@@ -51,7 +52,7 @@ func TestTeamBoardCountsAndMember(t *testing.T) {
 			}
 		}
 	}
-	if got, want := tm.Counts(), (cadre.TeamCounts{Working: 1, Idle: 1, Ended: 1, Tasks: 5, Done: 1}); got != want {
+	if got, want := tm.Counts(), (view.TeamCounts{Working: 1, Idle: 1, Ended: 1, Tasks: 5, Done: 1}); got != want {
 		t.Errorf("Counts() = %+v, want %+v", got, want)
 	}
 	for _, tc := range []struct {
