@@ -3,6 +3,7 @@ package prompt
 import (
 	"bytes"
 	_ "embed"
+	"io/fs"
 	"strings"
 	"sync"
 	"text/template"
@@ -18,6 +19,15 @@ func Lazy(name, text string, funcs template.FuncMap) func() *tmplexec.Template {
 	return sync.OnceValue(func() *tmplexec.Template {
 		return tmplexec.New(template.Must(template.New(name).Funcs(funcs).Parse(text)), funcs)
 	})
+}
+
+// Files returns a renderer of the templates in fsys that match pattern,
+// each named after its file and parsed on first use, as Render renders.
+func Files(fsys fs.FS, pattern string) func(name string, data any) string {
+	all := sync.OnceValue(func() *tmplexec.Template {
+		return tmplexec.New(template.Must(template.ParseFS(fsys, pattern)), nil)
+	})
+	return func(name string, data any) string { return Render(all().Lookup(name), data) }
 }
 
 // FrameFuncs let a template escape a child's text ("escape") and frame it
