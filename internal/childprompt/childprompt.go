@@ -1,16 +1,15 @@
 package childprompt
 
 import (
-	"bytes"
 	_ "embed"
 	"strings"
 	"sync"
-	"text/template"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/contextfiles"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -27,21 +26,9 @@ var (
 	contextTmpl     = lazy("context", contextText)
 )
 
-func lazy(name, text string) func() *tmplexec.Template {
-	return sync.OnceValue(func() *tmplexec.Template {
-		return tmplexec.New(template.Must(template.New(name).Parse(text)), nil)
-	})
-}
+func lazy(name, text string) func() *tmplexec.Template { return prompt.Lazy(name, text, nil) }
 
-func render(t *tmplexec.Template, data any) string {
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
-		// The templates are ours and their data is fixed in shape: a
-		// failure is a bug to surface loudly in tests.
-		panic("childprompt: template " + t.Name() + ": " + err.Error())
-	}
-	return strings.TrimSpace(b.String())
-}
+func render(t *tmplexec.Template, data any) string { return prompt.Render(t, data) }
 
 // key is everything a child's system prompt depends on but the platform,
 // which a process does not change.

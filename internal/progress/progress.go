@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -124,11 +125,5 @@ func (z *Summarizer) done() {
 	z.mu.Unlock()
 }
 
-// clip is s on one line, cut to n characters with "…".
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// clip is s on one line, cut to n characters with "…" (prompt.Clip).
+func clip(s string, n int) string { return prompt.Clip(s, n) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/shelltask"
+	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -173,11 +174,5 @@ func Newest(s string, n int) string {
 	return s
 }
 
-// clip is s on one line, cut to n characters with "…".
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// clip is s on one line, cut to n characters with "…" (prompt.Clip).
+func clip(s string, n int) string { return prompt.Clip(s, n) }
