@@ -142,6 +142,9 @@ type sessionRun struct {
 	structured *structured.Tool
 	// costs are the subagents' figures as the results last read them.
 	costs app.Costs
+	// fresh: the session was created here (new, or a fork's copy), so its
+	// task records can only be its own runs' (subagent.Caller.Fresh).
+	fresh bool
 }
 
 func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*sessionRun, error) {
@@ -242,6 +245,7 @@ func (r *Runtime) prepare(ctx context.Context, req OpenRequest, title string) (*
 	}
 	sr.totals = &runner.Totals{}
 	sr.system = r.systemPrompt()
+	sr.fresh = !resuming || req.Fork
 	return sr, nil
 }
 

@@ -35,6 +35,8 @@ type Group struct {
 	// every run of the tree.
 	children map[string]*childRuns
 	changed  chan struct{} // closed and replaced when a run ends
+	// started is set once the group has started a run or a shell.
+	started bool
 }
 
 // childRuns are the live runs one agent started. A Go map keeps the room
@@ -60,6 +62,7 @@ func (g *Group) Wait() { g.wg.Wait() }
 func (g *Group) add(t *liveTask) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.started = true
 	g.at[t.id] = len(g.all)
 	g.all = append(g.all, groupRun{live: t})
 	g.addLive(t)
@@ -70,6 +73,7 @@ func (g *Group) add(t *liveTask) {
 func (g *Group) addShell(t *liveTask) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.started = true
 	g.addLive(t)
 }
 
@@ -205,4 +209,11 @@ func (g *Group) BackgroundCall(toolUseID string) (moved, found bool) {
 		return false, false
 	}
 	return !fg.isBackground() && fg.requestBackground(), true
+}
+
+// Started reports whether the group has ever started a run or a shell.
+func (g *Group) Started() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.started
 }

@@ -296,6 +296,11 @@ type Caller struct {
 	// Teammate is the caller's name on the team of RootSessionID when it
 	// is a teammate (team.go): it gets the team's tools, never a spawn tool.
 	Teammate string
+	// Fresh is set for a main session this conversation created (not a
+	// resumed one): its task records can only come from its Group, so
+	// the per-turn context reads none from the store until the group
+	// has started something.
+	Fresh bool
 	// Leaf is set when the caller's definition may not spawn at all,
 	// whatever the depth allows: the built-ins (DESIGN S-D4).
 	Leaf bool
@@ -394,7 +399,10 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 		names = append(names, d.Name)
 	}
 	var tasks []childprompt.Task
-	if c.RootSessionID != "" {
+	// A session this process just created has no tasks before its group
+	// starts one: a one-turn run skips the read (and the store's reader
+	// connection it would open).
+	if c.RootSessionID != "" && !(c.Fresh && c.Group != nil && !c.Group.Started()) {
 		recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
 		if err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "list the session's background tasks for the main agent's context", "session_id", c.RootSessionID, "err", err)
