@@ -374,10 +374,13 @@ func (s *server) request(ctx context.Context, env envelope) {
 	case "initialize":
 		s.initialize(ctx, id, env.Request)
 	case "interrupt":
+		// Answered before the turn is stopped, so that the answer always
+		// precedes the interrupted turn's result line: a client reading
+		// the stream in order sees its request acknowledged first.
+		s.respond(id, map[string]any{"still_queued": []string{}})
 		if s.conv != nil {
 			s.conv.Interrupt()
 		}
-		s.respond(id, map[string]any{"still_queued": []string{}})
 	case "set_permission_mode":
 		var r struct {
 			Mode string `json:"mode"`
