@@ -111,6 +111,7 @@ func TestBeatHearsAStopAtOnce(t *testing.T) {
 		stopped := make(chan struct{})
 		go b.Beat(t.Context(), Run{ID: "t1", Done: make(chan struct{}), Stop: func() { close(stopped) }})
 		w.changed <- struct{}{} // a change that is not a stop
+		synctest.Wait()         // read before the stop is asked
 		rec.askStop()
 		w.changed <- struct{}{}
 		synctest.Wait()
