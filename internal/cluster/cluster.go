@@ -221,8 +221,13 @@ func (n *Node) run(ctx context.Context) {
 	err := n.migrate(ctx, log)
 	if err == nil {
 		// River's own context is not ctx: cancelling it would hard-stop
-		// running jobs, and Close wants a graceful stop (below).
-		err = n.client.Start(context.WithoutCancel(ctx))
+		// running jobs, and Close wants a graceful stop (below). A start
+		// that meets the database going away (a restart) is retried as
+		// the migrations are: River leaves a failed start stopped, so it
+		// may be started again.
+		err = postgres.Retry(ctx, log, func(context.Context) error {
+			return n.client.Start(context.WithoutCancel(ctx))
+		})
 	}
 	if err != nil {
 		err = fmt.Errorf("cluster node %s: %w", n.cfg.NodeID, err)
