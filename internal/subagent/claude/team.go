@@ -640,7 +640,8 @@ func (s *profile) listAgents(ctx context.Context, c subagent.Caller, in ListAgen
 		if strings.EqualFold(m.name, c.Teammate) {
 			continue
 		}
-		rows = append(rows, ListedAgent{Name: m.name, AgentType: m.agentType, AgentID: m.id, Status: s.memberState(ctx, m)})
+		words, _ := s.memberState(ctx, m)
+		rows = append(rows, ListedAgent{Name: m.name, AgentType: m.agentType, AgentID: m.id, Status: words})
 	}
 	q := strings.ToLower(strings.TrimSpace(in.Q))
 	rows = slices.DeleteFunc(rows, func(r ListedAgent) bool {
@@ -668,30 +669,32 @@ func (s *profile) listAgents(ctx context.Context, c subagent.Caller, in ListAgen
 	return tool.Result{Content: []llm.Block{llm.Text(strings.TrimSpace(b.String()))}, Meta: map[string]any{"team_name": teamName, "agents": rows}}, nil
 }
 
-// memberState is a teammate's state for the roster: running while its
-// run goes on, idle once its turn ended, else how its run ended.
-func (s *profile) memberState(ctx context.Context, m member) string {
+// memberState is a teammate's state twice over: the words ListAgents gives
+// a model (running while its run goes on, idle once its turn ended, else
+// how its run ended) and the one of three a roster shows front ends
+// (subagent.TeamMember.State).
+func (s *profile) memberState(ctx context.Context, m member) (words, state string) {
 	if m.id == "" {
-		return "starting"
+		return "starting", "working"
 	}
 	if s.svc.Running(m.id) != nil {
-		return "running"
+		return "running", "working"
 	}
 	rec, err := s.svc.Config().Tasks.GetTask(ctx, m.id)
 	if err != nil {
-		return "unknown"
+		return "unknown", "ended"
 	}
 	switch rec.Status {
 	case task.StatusCompleted:
-		return "idle"
+		return "idle", "idle"
 	case task.StatusKilled:
-		return "stopped"
+		return "stopped", "ended"
 	case task.StatusFailed, task.StatusTimeout:
-		return "idle (its last turn " + string(rec.Status) + ")"
+		return "idle (its last turn " + string(rec.Status) + ")", "idle"
 	case task.StatusPending:
-		return "waiting for a place to run"
+		return "waiting for a place to run", "working"
 	}
-	return "running"
+	return "running", "working"
 }
 
 // IdleNotice is a teammate's idle notification, which replaces a

@@ -2,7 +2,6 @@ package claude
 
 import (
 	"context"
-	"strings"
 
 	"github.com/cadre-dev/cadre/internal/subagent"
 )
@@ -27,19 +26,8 @@ func (s *profile) Roster(ctx context.Context, root string) (name string, members
 	}
 	name, ms := tm.roster()
 	for _, m := range ms {
-		members = append(members, subagent.TeamMember{Name: m.name, Agent: m.agentType, ID: m.id, State: rosterState(s.memberState(ctx, m))})
+		_, state := s.memberState(ctx, m)
+		members = append(members, subagent.TeamMember{Name: m.name, Agent: m.agentType, ID: m.id, State: state})
 	}
 	return name, members, true
-}
-
-// rosterState folds memberState's words, written for a model, into the
-// three states a roster shows.
-func rosterState(s string) string {
-	switch {
-	case strings.HasPrefix(s, "idle"):
-		return "idle"
-	case s == "stopped" || s == "unknown":
-		return "ended"
-	}
-	return "working"
 }
