@@ -41,16 +41,8 @@ func TestWebViewTeamBoard(t *testing.T) {
 		if c.child() {
 			return testkit.Reply{Text: "TEST-HARNESS-ERROR: a child that is no teammate"}
 		}
-		switch {
-		case len(c.uses("TaskCreate")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("write the parser"), taskCreate(boardSubject), taskCreate("integrate both")}}
-		case len(c.uses("TaskUpdate")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskUpdate("3", "addBlockedBy", []any{"1"})}}
-		case len(c.uses("Agent")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{
-				teammate("alice", "general-purpose", "Take the parser."),
-				teammate("bob", "tester", "Take the printer."),
-			}}
+		if r, ok := setUpTeam(c, boardSubject, "Take the parser.", "Take the printer."); ok {
+			return r
 		}
 		return testkit.Reply{Text: "LEAD-ACK"}
 	}))

@@ -62,6 +62,25 @@ func teammate(name, agentType, prompt string) testkit.ToolCall {
 	return testkit.ToolCall{Name: "Agent", Input: map[string]any{"description": name + " joins", "prompt": prompt, "subagent_type": agentType, "name": name}}
 }
 
+// setUpTeam is the lead's opening of the three-task team the team tests
+// share: it creates "write the parser", second and "integrate both", makes
+// #3 wait on #1, then adds alice (general-purpose) and bob (tester) with
+// their prompts. ok is false once all of that is done.
+func setUpTeam(c *bgCall, second, alice, bob string) (reply testkit.Reply, ok bool) {
+	switch {
+	case len(c.uses("TaskCreate")) == 0:
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("write the parser"), taskCreate(second), taskCreate("integrate both")}}, true
+	case len(c.uses("TaskUpdate")) == 0:
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{taskUpdate("3", "addBlockedBy", []any{"1"})}}, true
+	case len(c.uses("Agent")) == 0:
+		return testkit.Reply{ToolCalls: []testkit.ToolCall{
+			teammate("alice", "general-purpose", alice),
+			teammate("bob", "tester", bob),
+		}}, true
+	}
+	return testkit.Reply{}, false
+}
+
 // steps returns the first of script a teammate has not taken yet, by the
 // tool calls in its conversation, or done.
 func nextStep(c *bgCall, script []testkit.ToolCall, done testkit.Reply) testkit.Reply {
@@ -126,16 +145,10 @@ func TestTeamWorksThroughASharedTaskList(t *testing.T) {
 			return testkit.Reply{Text: "TEST-HARNESS-ERROR: an unknown teammate"}
 		}
 		// The lead.
+		if r, ok := setUpTeam(c, "write the printer", "Take the parser, then the integration.", "Take the printer."); ok {
+			return r
+		}
 		switch {
-		case len(c.uses("TaskCreate")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("write the parser"), taskCreate("write the printer"), taskCreate("integrate both")}}
-		case len(c.uses("TaskUpdate")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskUpdate("3", "addBlockedBy", []any{"1"})}}
-		case len(c.uses("Agent")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{
-				teammate("alice", "general-purpose", "Take the parser, then the integration."),
-				teammate("bob", "tester", "Take the printer."),
-			}}
 		case len(c.uses("TaskList")) == 0 && len(userTexts(c, "completed task #3")) > 0 && len(idleRE.FindAllString(strings.Join(c.notifications(), "\n"), -1)) >= 2:
 			return testkit.Reply{ToolCalls: []testkit.ToolCall{{Name: "TaskList", Input: map[string]any{}}}}
 		}

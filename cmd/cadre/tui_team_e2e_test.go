@@ -44,16 +44,8 @@ func TestTUITeam(t *testing.T) {
 		default:
 			return testkit.Reply{Text: "TEST-HARNESS-ERROR: an unknown teammate"}
 		}
-		switch {
-		case len(c.uses("TaskCreate")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskCreate("write the parser"), taskCreate("write the printer"), taskCreate("integrate both")}}
-		case len(c.uses("TaskUpdate")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{taskUpdate("3", "addBlockedBy", []any{"1"})}}
-		case len(c.uses("Agent")) == 0:
-			return testkit.Reply{ToolCalls: []testkit.ToolCall{
-				teammate("alice", "general-purpose", "ALICE-PROMPT: take the parser."),
-				teammate("bob", "tester", "BOB-PROMPT: take the printer."),
-			}}
+		if r, ok := setUpTeam(c, "write the printer", "ALICE-PROMPT: take the parser.", "BOB-PROMPT: take the printer."); ok {
+			return r
 		}
 		return testkit.Reply{Text: "LEAD-ACK"}
 	}))
