@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/tui/render"
@@ -49,9 +48,7 @@ type Screen struct {
 	wg     sync.WaitGroup
 	events chan treeEventMsg
 
-	sending bool
-	input   textinput.Model
-	note    string // the outcome of the last message sent
+	compose screen.Compose // a message to the session shown
 }
 
 // treeItem is one transcript entry, rendered once per width.
@@ -83,13 +80,7 @@ type (
 
 // New returns a screen at session id; ctx bounds everything it does.
 func New(ctx context.Context, src Source, send Send, id string) *Screen {
-	in := textinput.New()
-	in.Prompt = "message › "
-	in.Placeholder = "what the agent should read next (Enter sends, Esc cancels)"
-	s := in.Styles()
-	s.Cursor.Blink = false // an idle screen must not wake the program
-	in.SetStyles(s)
-	return &Screen{ctx: ctx, src: src, send: send, id: id, input: in}
+	return &Screen{ctx: ctx, src: src, send: send, id: id, compose: screen.NewCompose("what the agent should read next (Enter sends, Esc cancels)")}
 }
 
 // ID is the session shown.
@@ -100,7 +91,8 @@ func (t *Screen) ID() string { return t.id }
 func (t *Screen) open(id string) tea.Cmd {
 	t.Close()
 	t.gen++
-	t.id, t.items, t.err, t.sel, t.back, t.note, t.sending = id, nil, "", 0, 0, "", false
+	t.id, t.items, t.err, t.sel, t.back = id, nil, "", 0, 0
+	t.compose.Reset()
 	t.tree = cadre.SessionTree{}
 	ctx, cancel := context.WithCancel(t.ctx)
 	t.cancel = cancel
@@ -185,19 +177,17 @@ func (t *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 			return t, nil
 		}
 		if msg.err != nil {
-			t.note = "✗ " + msg.err.Error()
+			t.compose.Note = "✗ " + msg.err.Error()
 		} else {
-			t.note = msg.reply
+			t.compose.Note = msg.reply
 		}
 	case tea.PasteMsg:
-		if t.sending {
-			var cmd tea.Cmd
-			t.input, cmd = t.input.Update(msg)
-			return t, cmd
+		if t.compose.Typing() {
+			return t, t.typed(msg)
 		}
 	case tea.KeyPressMsg:
-		if t.sending {
-			return t, t.sendKey(msg)
+		if t.compose.Typing() {
+			return t, t.typed(msg)
 		}
 		return t, t.key(msg)
 	}
@@ -238,44 +228,31 @@ func (t *Screen) key(k tea.KeyPressMsg) tea.Cmd {
 		t.back = 0
 	case "s":
 		if t.tree.Session.ParentID == "" {
-			t.note = "✗ this is the main session: type in the conversation to message it"
+			t.compose.Note = "✗ this is the main session: type in the conversation to message it"
 			return nil
 		}
-		t.sending, t.note = true, ""
-		t.input.Reset()
-		t.input.Focus()
+		t.compose.Begin()
 	}
 	return nil
 }
 
-// sendKey takes a key while a message is typed.
-func (t *Screen) sendKey(k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "esc":
-		t.sending = false
-		t.input.Blur()
-		return nil
-	case "enter":
-		text := strings.TrimSpace(t.input.Value())
-		t.sending = false
-		t.input.Blur()
-		if text == "" {
-			return nil
-		}
-		if t.send == nil {
-			t.note = "✗ this conversation cannot message its subagents"
-			return nil
-		}
-		send, gen, id, ctx := t.send, t.gen, t.id, t.ctx
-		t.note = "sending…"
-		return func() tea.Msg {
-			reply, err := send(ctx, id, text)
-			return treeSentMsg{gen: gen, reply: reply, err: err}
-		}
+// typed takes a key or a paste while a message is typed, and sends the
+// message Enter ends.
+func (t *Screen) typed(msg tea.Msg) tea.Cmd {
+	text, done, cmd := t.compose.Update(msg)
+	if !done || text == "" {
+		return cmd
 	}
-	var cmd tea.Cmd
-	t.input, cmd = t.input.Update(k)
-	return cmd
+	if t.send == nil {
+		t.compose.Note = "✗ this conversation cannot message its subagents"
+		return nil
+	}
+	send, gen, id, ctx := t.send, t.gen, t.id, t.ctx
+	t.compose.Note = "sending…"
+	return func() tea.Msg {
+		reply, err := send(ctx, id, text)
+		return treeSentMsg{gen: gen, reply: reply, err: err}
+	}
 }
 
 func (t *Screen) View(width, height int) string {
@@ -351,12 +328,9 @@ func (t *Screen) footer(width int) []string {
 			lines = append(lines, line)
 		}
 	}
-	if t.note != "" {
-		lines = append(lines, ansi.Truncate(t.note, width, "…"))
-	}
-	if t.sending {
-		t.input.SetWidth(max(width-12, 10))
-		return append(lines, t.input.View())
+	lines = append(lines, t.compose.Lines(width)...)
+	if t.compose.Typing() {
+		return lines
 	}
 	keys := "↑/↓ child · enter open · p parent · ←/→ sibling · s send a message · PgUp/PgDn scroll · esc back"
 	return append(lines, render.Dim.Render(ansi.Truncate(keys, width, "…")))

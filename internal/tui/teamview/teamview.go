@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/tui/render"
@@ -41,9 +40,7 @@ type Screen struct {
 	err  string // why the last read of the team failed
 	sel  int    // the selected teammate
 
-	sending bool
-	input   textinput.Model
-	note    string // the outcome of the last message sent
+	compose screen.Compose // a message to the selected teammate
 }
 
 // sentMsg is a message's outcome.
@@ -55,13 +52,7 @@ type sentMsg struct {
 
 // New returns the screen over team as last read.
 func New(cfg Config, team cadre.Team) *Screen {
-	in := textinput.New()
-	in.Prompt = "message › "
-	in.Placeholder = "what the teammate should read next (Enter sends, Esc cancels)"
-	st := in.Styles()
-	st.Cursor.Blink = false // an idle screen must not wake the program
-	in.SetStyles(st)
-	return &Screen{cfg: cfg, team: team, input: in}
+	return &Screen{cfg: cfg, team: team, compose: screen.NewCompose("what the teammate should read next (Enter sends, Esc cancels)")}
 }
 
 // Selected is the teammate selected, if any.
@@ -86,19 +77,17 @@ func (s *Screen) Update(msg tea.Msg) (screen.Screen, tea.Cmd) {
 			return s, nil
 		}
 		if msg.err != nil {
-			s.note = "✗ " + msg.err.Error()
+			s.compose.Note = "✗ " + msg.err.Error()
 		} else {
-			s.note = render.OneLine(msg.reply)
+			s.compose.Note = render.OneLine(msg.reply)
 		}
 	case tea.PasteMsg:
-		if s.sending {
-			var cmd tea.Cmd
-			s.input, cmd = s.input.Update(msg)
-			return s, cmd
+		if s.compose.Typing() {
+			return s, s.typed(msg)
 		}
 	case tea.KeyPressMsg:
-		if s.sending {
-			return s, s.sendKey(msg)
+		if s.compose.Typing() {
+			return s, s.typed(msg)
 		}
 		return s, s.key(msg)
 	}
@@ -119,7 +108,7 @@ func (s *Screen) key(k tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case !ok:
 		case m.ID == "":
-			s.note = fmt.Sprintf("✗ %s is still starting: its transcript opens once it runs", m.Name)
+			s.compose.Note = fmt.Sprintf("✗ %s is still starting: its transcript opens once it runs", m.Name)
 		case s.cfg.Open != nil:
 			return s.cfg.Open(m.ID)
 		}
@@ -127,42 +116,29 @@ func (s *Screen) key(k tea.KeyPressMsg) tea.Cmd {
 		if _, ok := s.Selected(); !ok {
 			return nil
 		}
-		s.sending, s.note = true, ""
-		s.input.Reset()
-		s.input.Focus()
+		s.compose.Begin()
 	}
 	return nil
 }
 
-// sendKey takes a key while a message is typed.
-func (s *Screen) sendKey(k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "esc":
-		s.sending = false
-		s.input.Blur()
-		return nil
-	case "enter":
-		text := strings.TrimSpace(s.input.Value())
-		s.sending = false
-		s.input.Blur()
-		m, ok := s.Selected()
-		if text == "" || !ok {
-			return nil
-		}
-		if s.cfg.Send == nil {
-			s.note = "✗ this conversation cannot message its teammates"
-			return nil
-		}
-		send, ctx := s.cfg.Send, s.cfg.Ctx
-		s.note = "sending to " + m.Name + "…"
-		return func() tea.Msg {
-			reply, err := send(ctx, m.Name, text)
-			return sentMsg{s: s, reply: reply, err: err}
-		}
+// typed takes a key or a paste while a message is typed, and sends the
+// message Enter ends.
+func (s *Screen) typed(msg tea.Msg) tea.Cmd {
+	text, done, cmd := s.compose.Update(msg)
+	m, ok := s.Selected()
+	if !done || text == "" || !ok {
+		return cmd
 	}
-	var cmd tea.Cmd
-	s.input, cmd = s.input.Update(k)
-	return cmd
+	if s.cfg.Send == nil {
+		s.compose.Note = "✗ this conversation cannot message its teammates"
+		return nil
+	}
+	send, ctx := s.cfg.Send, s.cfg.Ctx
+	s.compose.Note = "sending to " + m.Name + "…"
+	return func() tea.Msg {
+		reply, err := send(ctx, m.Name, text)
+		return sentMsg{s: s, reply: reply, err: err}
+	}
 }
 
 func (s *Screen) View(width, height int) string {
@@ -236,12 +212,9 @@ func (s *Screen) roster(width int) []string {
 // being typed.
 func (s *Screen) footer(width int) []string {
 	lines := []string{render.Dim.Render(strings.Repeat("─", width))}
-	if s.note != "" {
-		lines = append(lines, ansi.Truncate(s.note, width, "…"))
-	}
-	if s.sending {
-		s.input.SetWidth(max(width-12, 10))
-		return append(lines, s.input.View())
+	lines = append(lines, s.compose.Lines(width)...)
+	if s.compose.Typing() {
+		return lines
 	}
 	keys := "↑/↓ teammate · enter its transcript · s send it a message · esc back"
 	return append(lines, render.Dim.Render(ansi.Truncate(keys, width, "…")))
