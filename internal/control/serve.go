@@ -374,13 +374,12 @@ func (s *server) request(ctx context.Context, env envelope) {
 	case "initialize":
 		s.initialize(ctx, id, env.Request)
 	case "interrupt":
-		// Answered before the turn is stopped, so that the answer always
-		// precedes the interrupted turn's result line: a client reading
-		// the stream in order sees its request acknowledged first.
-		s.respond(id, map[string]any{"still_queued": []string{}})
+		// The answer says the turn was told to stop: it comes after, and
+		// the interrupted turn's result may come before it or after.
 		if s.conv != nil {
 			s.conv.Interrupt()
 		}
+		s.respond(id, map[string]any{"still_queued": []string{}})
 	case "set_permission_mode":
 		var r struct {
 			Mode string `json:"mode"`
