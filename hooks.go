@@ -30,7 +30,7 @@ func (sr *sessionRun) input(ctx context.Context, h *runner.Hooks, msg llm.Messag
 		if len(sr.history) > 0 {
 			source = "resume"
 		}
-		extra = h.Fire(ctx, hook.Input{HookEventName: hook.SessionStart, Source: source, Model: sr.model.Name()}).Context
+		extra = h.Fire(ctx, hook.Input{Event: hook.SessionStart, Source: source, Model: sr.model.Name()}).Context
 	}
 	submitted, err := runner.SubmitPrompt(ctx, h, msg.Text())
 	if err != nil {
@@ -47,5 +47,5 @@ func (sr *sessionRun) input(ctx context.Context, h *runner.Hooks, msg llm.Messag
 // end runs the SessionEnd hooks. The run may have been cancelled: they
 // still run, bounded by their timeouts.
 func (sr *sessionRun) end(h *runner.Hooks) {
-	h.Fire(context.Background(), hook.Input{HookEventName: hook.SessionEnd, Reason: "other"})
+	h.Fire(context.Background(), hook.Input{Event: hook.SessionEnd, Reason: "other"})
 }

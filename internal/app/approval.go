@@ -94,7 +94,7 @@ func (a *App) notify(ctx context.Context, q permission.Question) {
 		return
 	}
 	a.Hooks.Run(ctx, hook.Input{
-		HookEventName: hook.Notification, SessionID: q.SessionID, Cwd: a.Cwd, PermissionMode: string(a.Policy.Mode),
+		Event: hook.Notification, SessionID: q.SessionID, Cwd: a.Cwd, PermissionMode: string(a.Policy.Mode),
 		Message: fmt.Sprintf("cadre needs your permission to use %s", q.Tool), Title: "Permission needed", NotificationType: "permission_prompt",
 	})
 }

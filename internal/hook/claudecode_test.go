@@ -43,7 +43,7 @@ func TestInputsHaveClaudeCodesFields(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		ev := Event(theirs["hook_event_name"].(string))
-		in := Input{HookEventName: ev, SessionID: "s", TranscriptPath: "t", Cwd: "c", PermissionMode: "default"}
+		in := Input{Event: ev, SessionID: "s", TranscriptPath: "t", Cwd: "c", PermissionMode: "default"}
 		if _, ok := theirs["agent_id"]; ok {
 			in.AgentID, in.AgentType = "a", "t"
 		}

@@ -59,7 +59,7 @@ func runCommand(ctx context.Context, shell, command string, c Call) (Output, err
 	var exit *exec.ExitError
 	switch {
 	case err == nil || errors.Is(err, exec.ErrWaitDelay):
-		return parseStdout(c.Input.HookEventName, stdout.String())
+		return parseStdout(c.Input.Event, stdout.String())
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
 		reason := strings.TrimSpace(stderr.String())
 		if reason == "" {

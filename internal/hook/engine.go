@@ -193,7 +193,7 @@ type answer struct {
 // Run runs the hooks of in's event whose matchers fit, all at once, and
 // folds their answers. It returns when all have answered or timed out.
 func (e *Engine) Run(ctx context.Context, in Input) Result {
-	if !e.Has(in.HookEventName) {
+	if !e.Has(in.Event) {
 		return Result{}
 	}
 	subj, matched := subject(&in)
@@ -203,7 +203,7 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 	}
 	var jobs []job
 	seen := map[string]bool{}
-	for _, m := range e.hooks[in.HookEventName] {
+	for _, m := range e.hooks[in.Event] {
 		if matched && !m.pattern.match(subj) {
 			continue
 		}
@@ -229,7 +229,7 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 	}
 	raw, err := json.Marshal(in)
 	if err != nil {
-		return Result{Errors: []error{fmt.Errorf("%s hook input: %w", in.HookEventName, err)}}
+		return Result{Errors: []error{fmt.Errorf("%s hook input: %w", in.Event, err)}}
 	}
 	answers := make([]answer, len(jobs))
 	var wg sync.WaitGroup
@@ -239,23 +239,23 @@ func (e *Engine) Run(ctx context.Context, in Input) Result {
 			defer cancel()
 			answers[i] = call(hctx, j.h, Call{Input: in, Raw: raw, Env: e.env, Sandbox: e.sandbox, HideEnv: e.hide})
 			if answers[i].err != nil && errors.Is(context.Cause(hctx), errTimeout) {
-				answers[i].err = fmt.Errorf("%s hook %s timed out after %v and was stopped: %w", in.HookEventName, j.h.Name, j.timeout, answers[i].err)
+				answers[i].err = fmt.Errorf("%s hook %s timed out after %v and was stopped: %w", in.Event, j.h.Name, j.timeout, answers[i].err)
 			}
 		})
 	}
 	wg.Wait()
-	res := fold(in.HookEventName, answers)
+	res := fold(in.Event, answers)
 	for _, err := range res.Errors {
-		e.log.WarnContext(ctx, "hook failed", "event", in.HookEventName, "err", err)
+		e.log.WarnContext(ctx, "hook failed", "event", in.Event, "err", err)
 	}
 	// systemMessage is for the user: the runtime's log is where a
 	// headless run shows its warnings.
 	for _, m := range res.Messages {
-		e.log.WarnContext(ctx, "hook message", "event", in.HookEventName, "message", m)
+		e.log.WarnContext(ctx, "hook message", "event", in.Event, "message", m)
 	}
 	if res.Stop {
 		// stopReason is for the user too; the caller ends the agent.
-		e.log.WarnContext(ctx, "a hook stopped the agent (continue: false)", "event", in.HookEventName, "reason", res.StopReason)
+		e.log.WarnContext(ctx, "a hook stopped the agent (continue: false)", "event", in.Event, "reason", res.StopReason)
 	}
 	return res
 }
@@ -265,7 +265,7 @@ var errTimeout = errors.New("hook timed out")
 // call runs one handler, turning a panic into an error: a hook's bug
 // costs its answer, not the session.
 func call(ctx context.Context, h Handler, c Call) (a answer) {
-	ev := c.Input.HookEventName
+	ev := c.Input.Event
 	defer func() {
 		if p := recover(); p != nil {
 			a = answer{err: fmt.Errorf("%s hook %s panicked: %v", ev, h.Name, p)}

@@ -33,23 +33,10 @@ func FromFuncs(funcs map[Event][]hook.Matcher) (Config, error) {
 	return c, nil
 }
 
-// public is the call's input as a Go hook gets it. It differs from Input,
-// the JSON a command reads, where Claude Code's wire form is not a Go
-// API's: CustomInstructions is null there for an automatic compaction,
-// "" here.
+// public is the call's input as a Go hook gets it: the input, and Raw
+// the JSON a command hook would read.
 func (c Call) public() hook.Input {
 	in := c.Input
-	out := hook.Input{
-		Event: in.HookEventName, SessionID: in.SessionID, TranscriptPath: in.TranscriptPath, Cwd: in.Cwd,
-		PermissionMode: in.PermissionMode, AgentID: in.AgentID, AgentType: in.AgentType,
-		ToolName: in.ToolName, ToolInput: in.ToolInput, ToolResponse: in.ToolResponse, ToolUseID: in.ToolUseID,
-		Prompt: in.Prompt, StopHookActive: in.StopHookActive, LastAssistantMessage: in.LastAssistantMessage,
-		AgentTranscriptPath: in.AgentTranscriptPath, Trigger: in.Trigger, Source: in.Source, Model: in.Model,
-		Reason: in.Reason, Message: in.Message, Title: in.Title, NotificationType: in.NotificationType,
-		Raw: c.Raw,
-	}
-	if in.CustomInstructions != nil {
-		out.CustomInstructions = *in.CustomInstructions
-	}
-	return out
+	in.Raw = c.Raw
+	return in
 }

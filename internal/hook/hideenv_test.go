@@ -20,7 +20,7 @@ func TestCommandsDoNotInheritHiddenVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := e.Run(t.Context(), Input{HookEventName: UserPromptSubmit, Cwd: t.TempDir(), Prompt: "x"})
+	r := e.Run(t.Context(), Input{Event: UserPromptSubmit, Cwd: t.TempDir(), Prompt: "x"})
 	if r.Context != "unset|plain" {
 		t.Errorf("the hook saw %q, want the key unset and the rest kept", r.Context)
 	}

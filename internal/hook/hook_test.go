@@ -64,20 +64,20 @@ func TestInputJSON(t *testing.T) {
 		name string
 		in   Input
 	}{
-		{"pre_tool_use", Input{HookEventName: PreToolUse, ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "toolu_1"}},
-		{"post_tool_use", Input{HookEventName: PostToolUse, ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolResponse: json.RawMessage(`{"stdout":"a"}`), ToolUseID: "toolu_1"}},
-		{"subagent_pre_tool_use", Input{HookEventName: PreToolUse, AgentID: "A", AgentType: "reviewer", ToolName: "Read", ToolInput: json.RawMessage(`{}`), ToolUseID: "toolu_2"}},
-		{"user_prompt_submit", Input{HookEventName: UserPromptSubmit, Prompt: "hi"}},
-		{"stop", Input{HookEventName: Stop, LastAssistantMessage: "done"}},
-		{"subagent_start", Input{HookEventName: SubagentStart, AgentID: "A", AgentType: "reviewer"}},
-		{"subagent_stop", Input{HookEventName: SubagentStop, AgentID: "A", AgentType: "reviewer", AgentTranscriptPath: "/t/A.jsonl", LastAssistantMessage: "ok"}},
-		{"pre_compact", Input{HookEventName: PreCompact, Trigger: "auto"}},
-		{"session_start", Input{HookEventName: SessionStart, Source: "startup", Model: "claude-x"}},
-		{"session_end", Input{HookEventName: SessionEnd, Reason: "other"}},
-		{"notification", Input{HookEventName: Notification, Message: "needs approval", NotificationType: "permission_prompt"}},
-		{"task_created", Input{HookEventName: TaskCreated, TaskID: "1", TaskSubject: "Write the parser", TaskDescription: "Parse it", TeammateName: "main", TeamName: "S"}},
-		{"task_completed", Input{HookEventName: TaskCompleted, AgentID: "A", AgentType: "general-purpose", TaskID: "1", TaskSubject: "Write the parser", TaskDescription: "Parse it", TeammateName: "alice", TeamName: "S"}},
-		{"teammate_idle", Input{HookEventName: TeammateIdle, AgentID: "A", AgentType: "general-purpose", TeammateName: "alice", TeamName: "S"}},
+		{"pre_tool_use", Input{Event: PreToolUse, ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "toolu_1"}},
+		{"post_tool_use", Input{Event: PostToolUse, ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolResponse: json.RawMessage(`{"stdout":"a"}`), ToolUseID: "toolu_1"}},
+		{"subagent_pre_tool_use", Input{Event: PreToolUse, AgentID: "A", AgentType: "reviewer", ToolName: "Read", ToolInput: json.RawMessage(`{}`), ToolUseID: "toolu_2"}},
+		{"user_prompt_submit", Input{Event: UserPromptSubmit, Prompt: "hi"}},
+		{"stop", Input{Event: Stop, LastAssistantMessage: "done"}},
+		{"subagent_start", Input{Event: SubagentStart, AgentID: "A", AgentType: "reviewer"}},
+		{"subagent_stop", Input{Event: SubagentStop, AgentID: "A", AgentType: "reviewer", AgentTranscriptPath: "/t/A.jsonl", LastAssistantMessage: "ok"}},
+		{"pre_compact", Input{Event: PreCompact, Trigger: "auto"}},
+		{"session_start", Input{Event: SessionStart, Source: "startup", Model: "claude-x"}},
+		{"session_end", Input{Event: SessionEnd, Reason: "other"}},
+		{"notification", Input{Event: Notification, Message: "needs approval", NotificationType: "permission_prompt"}},
+		{"task_created", Input{Event: TaskCreated, TaskID: "1", TaskSubject: "Write the parser", TaskDescription: "Parse it", TeammateName: "main", TeamName: "S"}},
+		{"task_completed", Input{Event: TaskCompleted, AgentID: "A", AgentType: "general-purpose", TaskID: "1", TaskSubject: "Write the parser", TaskDescription: "Parse it", TeammateName: "alice", TeamName: "S"}},
+		{"teammate_idle", Input{Event: TeammateIdle, AgentID: "A", AgentType: "general-purpose", TeammateName: "alice", TeamName: "S"}},
 	} {
 		in := tc.in
 		in.SessionID, in.TranscriptPath, in.Cwd, in.PermissionMode = base.SessionID, base.TranscriptPath, base.Cwd, base.PermissionMode
@@ -104,7 +104,7 @@ func engine(t *testing.T, c Config) *Engine {
 
 func TestFold(t *testing.T) {
 	f := false
-	pre := Input{HookEventName: PreToolUse, ToolName: "Bash"}
+	pre := Input{Event: PreToolUse, ToolName: "Bash"}
 	for _, tc := range []struct {
 		name     string
 		handlers []Handler
@@ -147,7 +147,7 @@ func TestFold(t *testing.T) {
 				t.Errorf("got %+v", r)
 			}
 		}},
-		{"continue false stops", []Handler{fn(Output{Continue: &f, StopReason: "enough", SystemMessage: "note"}, nil)}, Input{HookEventName: PostToolUse}, func(t *testing.T, r Result) {
+		{"continue false stops", []Handler{fn(Output{Continue: &f, StopReason: "enough", SystemMessage: "note"}, nil)}, Input{Event: PostToolUse}, func(t *testing.T, r Result) {
 			if !r.Stop || r.StopReason != "enough" || len(r.Messages) != 1 {
 				t.Errorf("got %+v", r)
 			}
@@ -155,14 +155,14 @@ func TestFold(t *testing.T) {
 		{"context joins", []Handler{
 			fn(Output{HookSpecificOutput: &SpecificOutput{AdditionalContext: "a"}}, nil),
 			fn(Output{HookSpecificOutput: &SpecificOutput{AdditionalContext: "b"}}, nil),
-		}, Input{HookEventName: UserPromptSubmit}, func(t *testing.T, r Result) {
+		}, Input{Event: UserPromptSubmit}, func(t *testing.T, r Result) {
 			if r.Context != "a\nb" {
 				t.Errorf("got %+v", r)
 			}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := engine(t, Config{tc.in.HookEventName: {{Handlers: tc.handlers}}})
+			e := engine(t, Config{tc.in.Event: {{Handlers: tc.handlers}}})
 			tc.check(t, e.Run(t.Context(), tc.in))
 		})
 	}
@@ -174,7 +174,7 @@ func TestMatcherSelectsHandlers(t *testing.T) {
 		return Handler{Name: name, Run: func(context.Context, Call) (Output, error) { ran <- name; return Output{}, nil }}
 	}
 	e := engine(t, Config{PreToolUse: {{Matcher: "Bash", Handlers: []Handler{h("bash")}}, {Matcher: "Read", Handlers: []Handler{h("read")}}}})
-	e.Run(t.Context(), Input{HookEventName: PreToolUse, ToolName: "Read"})
+	e.Run(t.Context(), Input{Event: PreToolUse, ToolName: "Read"})
 	if got := <-ran; got != "read" || len(ran) != 0 {
 		t.Fatalf("ran %q and %d more; want read alone", got, len(ran))
 	}
@@ -182,7 +182,7 @@ func TestMatcherSelectsHandlers(t *testing.T) {
 		t.Error("Has is wrong")
 	}
 	var nilEngine *Engine
-	if r := nilEngine.Run(t.Context(), Input{HookEventName: Stop}); r.Blocked {
+	if r := nilEngine.Run(t.Context(), Input{Event: Stop}); r.Blocked {
 		t.Error("a nil engine blocked")
 	}
 }
@@ -203,7 +203,7 @@ func TestParallel(t *testing.T) {
 		}}
 	}
 	e := engine(t, Config{Stop: {{Handlers: []Handler{wait(a, b)}}, {Handlers: []Handler{wait(b, a)}}}})
-	if r := e.Run(t.Context(), Input{HookEventName: Stop}); len(r.Errors) > 0 {
+	if r := e.Run(t.Context(), Input{Event: Stop}); len(r.Errors) > 0 {
 		t.Fatal(r.Errors)
 	}
 }
@@ -223,7 +223,7 @@ func settings(t *testing.T, ev Event, command string, timeout float64) *Engine {
 
 func TestCommand(t *testing.T) {
 	dir := t.TempDir()
-	in := Input{HookEventName: UserPromptSubmit, Cwd: dir, SessionID: "S", Prompt: "hello"}
+	in := Input{Event: UserPromptSubmit, Cwd: dir, SessionID: "S", Prompt: "hello"}
 	for _, tc := range []struct {
 		name, command string
 		ev            Event
@@ -272,7 +272,7 @@ func TestCommand(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := in
-			in.HookEventName = tc.ev
+			in.Event = tc.ev
 			if tc.ev != UserPromptSubmit {
 				in.Prompt = ""
 			}
@@ -287,7 +287,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
 	e := settings(t, PreToolUse, `sleep 300 & echo $! > pid; wait`, 0.3)
-	r := e.Run(t.Context(), Input{HookEventName: PreToolUse, Cwd: dir, ToolName: "Bash"})
+	r := e.Run(t.Context(), Input{Event: PreToolUse, Cwd: dir, ToolName: "Bash"})
 	if r.Blocked || len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Error(), "timed out") {
 		t.Fatalf("got %+v", r)
 	}
@@ -349,7 +349,7 @@ func TestUserFacingTextIsLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Run(t.Context(), Input{HookEventName: PostToolUse, ToolName: "Edit"})
+	e.Run(t.Context(), Input{Event: PostToolUse, ToolName: "Edit"})
 	for _, want := range []string{"quota reached", "formatted 3 files", "linter missing"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, buf.String())

@@ -79,7 +79,7 @@ func aliases(name string) []string {
 // subject is what an event's matcher is compared with; "" for events that
 // take no matcher (every hook of theirs runs).
 func subject(in *Input) (string, bool) {
-	switch in.HookEventName {
+	switch in.Event {
 	case PreToolUse, PostToolUse:
 		return in.ToolName, true
 	case SubagentStart, SubagentStop:

@@ -32,7 +32,7 @@ const maxStopBlocks = 8
 
 // Fire runs the hooks of in's event with the session's fields filled in.
 func (h *Hooks) Fire(ctx context.Context, in hook.Input) hook.Result {
-	if h == nil || !h.Engine.Has(in.HookEventName) {
+	if h == nil || !h.Engine.Has(in.Event) {
 		return hook.Result{}
 	}
 	b := h.Base
@@ -50,7 +50,7 @@ func (h *Hooks) Has(ev hook.Event) bool { return h != nil && h.Engine.Has(ev) }
 type tools struct{ h *Hooks }
 
 func (t tools) BeforeTool(ctx context.Context, env tool.Env, name string, input json.RawMessage) loop.BeforeTool {
-	r := t.h.Fire(ctx, hook.Input{HookEventName: hook.PreToolUse, ToolName: name, ToolInput: input, ToolUseID: env.ToolUseID})
+	r := t.h.Fire(ctx, hook.Input{Event: hook.PreToolUse, ToolName: name, ToolInput: input, ToolUseID: env.ToolUseID})
 	out := loop.BeforeTool{Context: r.Context, Stop: r.Stop, Input: r.UpdatedInput}
 	switch {
 	case r.Permission == "deny":
@@ -62,7 +62,7 @@ func (t tools) BeforeTool(ctx context.Context, env tool.Env, name string, input 
 }
 
 func (t tools) AfterTool(ctx context.Context, env tool.Env, name string, input, response json.RawMessage) loop.AfterTool {
-	r := t.h.Fire(ctx, hook.Input{HookEventName: hook.PostToolUse, ToolName: name, ToolInput: input, ToolResponse: response, ToolUseID: env.ToolUseID})
+	r := t.h.Fire(ctx, hook.Input{Event: hook.PostToolUse, ToolName: name, ToolInput: input, ToolResponse: response, ToolUseID: env.ToolUseID})
 	text := r.Context
 	if r.Blocked {
 		// The call ran: a PostToolUse block can only tell the model.
@@ -102,7 +102,7 @@ func SubmitPrompt(ctx context.Context, h *Hooks, prompt string) (llm.Message, er
 	if !h.Has(hook.UserPromptSubmit) {
 		return msg, nil
 	}
-	r := h.Fire(ctx, hook.Input{HookEventName: hook.UserPromptSubmit, Prompt: prompt})
+	r := h.Fire(ctx, hook.Input{Event: hook.UserPromptSubmit, Prompt: prompt})
 	switch {
 	case r.Blocked:
 		return msg, fmt.Errorf("%w: %s", ErrPromptBlocked, orDefault(r.Reason, "(no reason given)"))
@@ -134,7 +134,7 @@ func (c *Conversation) stopFeedback(ctx context.Context, out *loop.Outcome, bloc
 	if !h.Has(ev) || out.Err != nil || out.Subtype != loop.SubtypeSuccess || out.HookStopped || ctx.Err() != nil {
 		return nil
 	}
-	in := hook.Input{HookEventName: ev, StopHookActive: blocks > 0, LastAssistantMessage: out.Result}
+	in := hook.Input{Event: ev, StopHookActive: blocks > 0, LastAssistantMessage: out.Result}
 	if ev == hook.SubagentStop {
 		in.AgentTranscriptPath = h.AgentTranscriptPath
 	}
@@ -163,7 +163,7 @@ func preCompact(ctx context.Context, h *Hooks) error {
 	if ctx.Value(manualKey{}) != nil {
 		trigger = "manual"
 	}
-	r := h.Fire(ctx, hook.Input{HookEventName: hook.PreCompact, Trigger: trigger})
+	r := h.Fire(ctx, hook.Input{Event: hook.PreCompact, Trigger: trigger})
 	if r.Blocked {
 		return fmt.Errorf("a PreCompact hook blocked the compaction: %s", orDefault(r.Reason, "(no reason given)"))
 	}

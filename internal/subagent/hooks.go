@@ -54,5 +54,5 @@ func (s *Service) subagentStart(ctx context.Context, h *runner.Hooks) string {
 	if !h.Has(hook.SubagentStart) {
 		return ""
 	}
-	return h.Fire(ctx, hook.Input{HookEventName: hook.SubagentStart, AgentID: h.Base.AgentID, AgentType: h.Base.AgentType}).Context
+	return h.Fire(ctx, hook.Input{Event: hook.SubagentStart, AgentID: h.Base.AgentID, AgentType: h.Base.AgentType}).Context
 }

@@ -567,7 +567,7 @@ func (s *profile) teamHookInput(c subagent.Caller, ev hook.Event, it *tasklist.I
 		name, _ = tm.roster()
 	}
 	in := hook.Input{
-		HookEventName: ev, SessionID: c.RootSessionID, TranscriptPath: c.RootTranscriptPath,
+		Event: ev, SessionID: c.RootSessionID, TranscriptPath: c.RootTranscriptPath,
 		Cwd: cmp.Or(c.Cwd, s.svc.Config().MainCwd), PermissionMode: string(c.Current().Mode),
 		TeammateName: cmp.Or(c.Teammate, leadName), TeamName: name,
 	}
