@@ -1,11 +1,7 @@
 package event
 
 import (
-	"time"
-
 	"github.com/cadre-dev/cadre/event"
-
-	"github.com/cadre-dev/cadre/llm"
 )
 
 // Type is the stream-json "type" of an event: the SDK's
@@ -29,47 +25,11 @@ const (
 	ResultDuringExecution = event.ResultDuringExecution
 )
 
-// Event is one message of a session's stream.
-type Event struct {
-	Type Type
-	// Subtype: "init", the task_* kinds (SubtypeTask…) and
-	// compact_boundary for system events; the outcome for result events.
-	Subtype   string
-	SessionID string
-	UUID      string
-	Time      time.Time
-
-	// ParentToolUseID is "" for the main agent's own messages; for a
-	// subagent's, the id of the Agent tool call that started it.
-	ParentToolUseID string
-	// AgentID, AgentType and TaskDescription identify a subagent's messages.
-	AgentID, AgentType, TaskDescription string
-	// AgentColor is the subagent's color from its agent file, or "".
-	AgentColor string
-
-	// Message is set on assistant and user events.
-	Message *llm.Message
-	// Assistant is set on assistant events.
-	Assistant *Assistant
-	// ToolUseResult is structured detail of a tool result (user events).
-	ToolUseResult any
-	// Refused lists the calls whose results this user event carries that
-	// the permission layer refused before asking anyone.
-	Refused []Refusal
-
-	Init   *Init
-	Result *Result
-	// Task is the payload of the task_* system events.
-	Task *Task
-	// TeamTask is the payload of a team_task_changed system event.
-	TeamTask *TeamTask
-	// Fields holds the payload of other system subtypes (compact_boundary),
-	// written as top-level keys.
-	Fields map[string]any
-	// Partial is a stream event's payload: one Anthropic Messages API
-	// streaming event (message_start, content_block_delta, …).
-	Partial map[string]any
-}
+// Event is one message of a session's stream: the SDK's event.Event, the
+// same type. The bus carries what SDK users get, typed payloads included
+// (a task's, a team task change's, a compaction's, a retry's); the
+// writers of other shapes (stream-json, the web view) read those.
+type Event = event.Event
 
 // The payloads below are the SDK's (package event, public), the same
 // types: the bus carries what SDK users get, with nothing to convert.
@@ -92,4 +52,7 @@ type (
 	Denial = event.PermissionDenial
 	// ModelUsage is one model's share of a run.
 	ModelUsage = event.ModelUsage
+	// Compact is a compact_boundary's payload; Retry an api_retry's.
+	Compact = event.CompactInfo
+	Retry   = event.RetryInfo
 )

@@ -446,7 +446,7 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 		// Claude Code's shape; the summary itself rides along for Go
 		// consumers (stream-json leaves it out, as Claude Code does).
 		ev.Type, ev.Subtype = event.TypeSystem, session.SubtypeCompactBoundary
-		ev.Fields = map[string]any{"compact_metadata": map[string]any{"trigger": trigger, "pre_tokens": s.PreTokens}}
+		ev.Compact = &event.Compact{Trigger: trigger, PreTokens: s.PreTokens}
 	case s.Response != nil:
 		entry.MessageID, entry.Model, entry.StopReason = s.Response.ID, s.Response.Model, string(s.Response.StopReason)
 		u := s.Response.Usage
@@ -462,7 +462,6 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 				return fmt.Errorf("record the changed tool inputs: %w", err)
 			}
 			entry.Data = data
-			ev.Fields = map[string]any{"inputs": s.Inputs}
 		}
 		switch len(s.ToolMeta) {
 		case 0:
@@ -494,22 +493,18 @@ func (r *recorder) publishRetry(rt *llm.Retry) {
 	if r.spec.Bus == nil {
 		return
 	}
-	var status any // null without an HTTP response, as Claude Code writes it
-	kind := "unknown"
+	status, kind := 0, "unknown" // status 0: no HTTP response
 	var e *llm.Error
 	if errors.As(rt.Err, &e) {
-		if e.Status != 0 {
-			status = e.Status
-		}
-		kind = retryKind(e.Kind)
+		status, kind = e.Status, retryKind(e.Kind)
 	}
 	t := r.spec.Tag
 	r.spec.Bus.Publish(event.Event{
 		Type: event.TypeSystem, Subtype: event.SubtypeAPIRetry, UUID: ids.New(), SessionID: t.RootSessionID, Time: r.spec.Now(),
 		ParentToolUseID: t.ParentToolUseID, AgentID: t.AgentID, AgentType: t.AgentType, TaskDescription: t.TaskDescription, AgentColor: t.AgentColor,
-		Fields: map[string]any{
-			"attempt": rt.Attempt - 1, "max_retries": rt.MaxAttempts - 1, "retry_delay_ms": rt.Delay.Milliseconds(),
-			"error_status": status, "error": kind, "message": rt.Err.Error(),
+		Retry: &event.Retry{
+			Attempt: rt.Attempt - 1, MaxRetries: rt.MaxAttempts - 1, Delay: rt.Delay.Truncate(time.Millisecond),
+			Status: status, Kind: kind, Message: rt.Err.Error(),
 		},
 	})
 }

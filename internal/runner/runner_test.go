@@ -332,8 +332,8 @@ func TestCompactionEntry(t *testing.T) {
 	}
 	// The stream-json line is shaped from this payload by the SDK's event
 	// conversion and the output package, whose tests pin it.
-	if meta := fmt.Sprint(events[0].Fields["compact_metadata"]); meta != "map[pre_tokens:12 trigger:auto]" {
-		t.Errorf("compact_metadata %s, want pre_tokens 12 and trigger auto", meta)
+	if c := events[0].Compact; c == nil || c.PreTokens != 12 || c.Trigger != "auto" {
+		t.Errorf("compact payload %+v, want pre_tokens 12 and trigger auto", c)
 	}
 
 	compactions := 0

@@ -24,13 +24,13 @@ func (s *Service) taskStarted(t *liveTask) {
 // the background is announced again, backgrounded.
 func (s *Service) started(t *liveTask, background bool) {
 	e := event.Task{
-		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
-		Backgrounded: background, SpawnDepth: t.depth, TaskType: string(t.taskKind()), Prompt: t.prompt,
+		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, AgentType: t.agentType,
+		Background: background, SpawnDepth: t.depth, Kind: t.taskKind(), Prompt: t.prompt,
 	}
 	if t.kind == task.KindLocalBash {
 		// As Claude Code announces a shell: no agent type, prompt or
 		// spawn depth.
-		e.SubagentType, e.Prompt, e.SpawnDepth = "", "", 0
+		e.AgentType, e.Prompt, e.SpawnDepth = "", "", 0
 	}
 	s.publishTask(t.rootSessionID, event.SubtypeTaskStarted, e)
 }
@@ -43,8 +43,8 @@ func (s *Service) started(t *liveTask, background bool) {
 func (s *Service) foregroundEnded(t *liveTask, status task.Status, report string, toolUses int, res *runner.Result) {
 	summary, isReport := endSummary(t, status, report)
 	s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-		TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), Summary: summary, SummaryIsReport: isReport,
-		Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
+		TaskID: t.id, ToolUseID: t.toolUseID, Status: status, Summary: summary, SummaryIsReport: isReport,
+		Usage: &event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 	})
 }
 
@@ -62,8 +62,8 @@ func endSummary(t *liveTask, status task.Status, report string) (summary string,
 func (s *Service) progress(t *liveTask) {
 	_, tokens, toolUses, last := t.snapshot()
 	s.publishTask(t.rootSessionID, event.SubtypeTaskProgress, event.Task{
-		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
-		Usage: event.TaskUsage{TotalTokens: tokens, ToolUses: toolUses, Duration: s.cfg.Now().Sub(t.started)}, LastToolName: last,
+		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, AgentType: t.agentType,
+		Usage: &event.TaskUsage{TotalTokens: tokens, ToolUses: toolUses, Duration: s.cfg.Now().Sub(t.started)}, LastToolName: last,
 	})
 }
 

@@ -552,9 +552,9 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 		silent: t.skip,
 		event: func() {
 			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), OutputFile: t.outputFile,
+				TaskID: t.id, ToolUseID: t.toolUseID, Status: status, OutputFile: t.outputFile,
 				Summary: summary, SummaryIsReport: isReport,
-				Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
+				Usage: &event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 			})
 		},
 	}

@@ -201,8 +201,8 @@ func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, too
 		entry: queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
 		event: func() {
 			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), OutputFile: t.outputFile,
-				Summary: summary, Usage: event.TaskUsage{Duration: took},
+				TaskID: t.id, ToolUseID: t.toolUseID, Status: status, OutputFile: t.outputFile,
+				Summary: summary, Usage: &event.TaskUsage{Duration: took},
 			})
 		},
 	}

@@ -182,7 +182,7 @@ func TestShellNotifiesOnceWithExitCodeAndOutput(t *testing.T) {
 	if len(events) != 2 || events[0].Subtype != event.SubtypeTaskStarted || events[1].Subtype != event.SubtypeTaskNotification {
 		t.Fatalf("task events = %+v", events)
 	}
-	if s := events[0].Task; s.TaskType != "local_bash" || !s.Backgrounded || s.SubagentType != "" || s.TaskID != id {
+	if s := events[0].Task; s.Kind != "local_bash" || !s.Background || s.AgentType != "" || s.TaskID != id {
 		t.Errorf("task_started = %+v", s)
 	}
 	if n := events[1].Task; n.Status != "completed" || n.OutputFile != rec.OutputFile {

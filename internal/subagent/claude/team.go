@@ -521,8 +521,9 @@ func (s *profile) publishTeamTask(c subagent.Caller, lc tasklist.Caller, ch task
 	ev := event.Event{
 		Type: event.TypeSystem, Subtype: event.SubtypeTeamTask, SessionID: c.RootSessionID, Time: s.svc.Config().Now(), UUID: ids.New(),
 		TeamTask: &event.TeamTask{
-			Team: name, By: lc.Agent, Change: change, Fields: fields, From: string(ch.From), To: string(ch.To),
-			ID: it.ID, Subject: it.Subject, Status: string(it.Status), Owner: it.Owner, BlockedBy: it.BlockedBy, Unblocked: ch.Unblocked,
+			Team: name, By: lc.Agent, Change: change, Fields: fields, From: string(ch.From), To: string(ch.To), Unblocked: ch.Unblocked,
+			// blocked_by is a list in every line, empty too.
+			Task: event.TeamTaskRef{ID: it.ID, Subject: it.Subject, Status: string(it.Status), Owner: it.Owner, BlockedBy: append([]string{}, it.BlockedBy...)},
 		},
 	}
 	if m, ok := tm.find(c.Teammate); ok && c.Teammate != "" {
