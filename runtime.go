@@ -466,7 +466,7 @@ func (r *Runtime) Session(ctx context.Context, id string) (Session, []Transcript
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return info, nil, err
 	}
-	return info, convert(entries, transcriptEntryOf), nil
+	return info, entries, nil
 }
 
 // convert converts records for SDK users, one by one; nil stays nil.

@@ -1,7 +1,8 @@
 // Package record holds the records cadre keeps and the states they move
 // through: a session's index record (Session, SessionStatus), the
 // statuses and kinds of background tasks (TaskStatus, TaskKind), a task as
-// SDK users see it (Task) and a team's shared task (TeamTask).
+// SDK users see it (Task), a team's shared task (TeamTask) and a line of
+// a session's transcript (TranscriptEntry).
 //
 // It is vocabulary shared without copies: the SDK (package cadre)
 // re-exports these types under its own names with type aliases, and the

@@ -2,7 +2,6 @@ package runlog
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -77,14 +76,13 @@ func Message(b *strings.Builder, m llm.Message, response bool) {
 // one (its first line a transcript entry): what the run logged as it went.
 func FromTranscript(data []byte) (string, bool) {
 	first, _, _ := bytes.Cut(data, []byte("\n"))
-	var e session.Entry
-	if json.Unmarshal(first, &e) != nil || e.SessionID == "" || e.Type == "" {
+	if e, err := session.DecodeEntry(first); err != nil || e.SessionID == "" || e.Type == "" {
 		return "", false
 	}
 	var entries []session.Entry
 	for line := range bytes.Lines(data) {
-		var e session.Entry
-		if json.Unmarshal(line, &e) != nil {
+		e, err := session.DecodeEntry(line)
+		if err != nil {
 			continue // a line cut off by a killed writer
 		}
 		entries = append(entries, e)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/excerpt"
 	"github.com/cadre-dev/cadre/internal/ids"
-	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/record"
 )
 
 // Entry types.
@@ -25,26 +25,10 @@ const (
 	EntrySummary   = "summary"
 )
 
-// Entry is one line of a transcript.
-type Entry struct {
-	Type       string       `json:"type"` // EntryUser, EntryAssistant, EntrySystem or EntrySummary
-	UUID       string       `json:"uuid"`
-	ParentUUID string       `json:"parentUuid,omitempty"`
-	SessionID  string       `json:"sessionId"`
-	Timestamp  time.Time    `json:"timestamp"`
-	Message    *llm.Message `json:"message,omitempty"`
-
-	// Assistant metadata.
-	MessageID  string     `json:"messageId,omitempty"`
-	Model      string     `json:"model,omitempty"`
-	StopReason string     `json:"stopReason,omitempty"`
-	Usage      *llm.Usage `json:"usage,omitempty"`
-
-	// Free-form extras for later features (a system subtype, an agent id,
-	// tool-result metadata).
-	Subtype string          `json:"subtype,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
+// Entry is one line of a transcript: the SDK's record.TranscriptEntry,
+// the same type. Its own JSON is the API's; the transcript's line format,
+// Claude Code's, is EncodeEntry's and DecodeEntry's.
+type Entry = record.TranscriptEntry
 
 // Writer appends entries to a transcript. It is safe for concurrent use;
 // each entry is encoded whole, as one line, and handed to its sink in one
@@ -207,20 +191,6 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// EncodeEntry is e as a transcript line: JSON ending in '\n', exactly the
-// bytes a transcript file holds for it.
-func EncodeEntry(e Entry) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Transcripts are read by people too; "<task-notification>" beats
-	// "\u003ctask-notification\u003e".
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil { // Encode ends the line with '\n'
-		return nil, fmt.Errorf("encode %s entry: %w", e.Type, err)
-	}
-	return buf.Bytes(), nil
-}
-
 // scanTail looks at the end of a transcript without reading all of it: it
 // reports whether the file ends in a partial line and the UUID of the last
 // complete line ("" if there is none or it cannot be parsed, in which case
@@ -322,10 +292,9 @@ func decodeLine(entries []Entry, problems []string, path string, n int, line []b
 	if len(text) == 0 {
 		return entries, problems
 	}
-	var e Entry
 	// The decoder's errors may quote a bad value whole (a timestamp, a
 	// number): the problem keeps an excerpt.
-	switch err := json.Unmarshal(text, &e); {
+	switch e, err := DecodeEntry(text); {
 	case err != nil && !terminated:
 		problems = append(problems, fmt.Sprintf("%s:%d: truncated entry skipped (no newline at the end; the writer was probably killed mid-write): %s", path, n, excerpt.Message(err.Error())))
 	case err != nil:
