@@ -10,9 +10,11 @@ import (
 // run_in_background, or moved there, or a Bash command started with
 // run_in_background: kind local_bash, agent "shell", its command in
 // Prompt), kept in the store that every cadre process sharing the state
-// dir sees, as the SDK shows it: the task store's record with its
-// session's model and turns, without what only the runtime needs. Its
-// JSON is `cadre tasks --json`'s.
+// dir sees: the task store's record itself, which the SDK shows with its
+// session's model and turns added (a store leaves those two empty). Its
+// JSON is `cadre tasks --json`'s. Stores keep times to the millisecond
+// and return them in UTC; a zero time (not started, not finished, no
+// heartbeat yet) stays zero.
 type Task struct {
 	// ID names the run everywhere: for a subagent it is the agent id, which
 	// is also its session's id.
@@ -32,7 +34,8 @@ type Task struct {
 	// Result is the final text, or the partial text of a run that did not
 	// complete.
 	Result string `json:"result"`
-	// Progress is a one-line summary of what a running task is doing.
+	// Progress is a one-line summary of what a running task is doing,
+	// refreshed now and then by a forked summary run.
 	Progress string `json:"progress,omitempty"`
 	Error    string `json:"error,omitempty"`
 
@@ -47,13 +50,23 @@ type Task struct {
 
 	// OutputFile holds the run's progress and, at the end, its result.
 	OutputFile string `json:"output_file"`
-	// Notified is set once the parent agent was told of the end.
+	// Notified is set once the parent agent was told of the end (a
+	// notification, or a blocking TaskOutput that saw it). Exactly one
+	// party sets it: a caller of the store's MarkNotified that gets true,
+	// or the runtime's transition that records the terminal status and
+	// sets it in the same write.
 	Notified bool `json:"notified"`
 	// Archived is set once the child session's transcript was archived.
 	Archived bool `json:"archived,omitempty"`
 	// CancelRequested is a stop request waiting for the process that runs
-	// the task.
+	// the task (TaskStop from another process or node).
 	CancelRequested bool `json:"cancel_requested"`
+
+	// RemoteTaskID is, for a remote_agent task, the id the remote A2A
+	// server gave its work, recorded as soon as the server names it; ""
+	// before that and for every other kind. A cadre started after the
+	// process that launched the run follows the remote task by it.
+	RemoteTaskID string `json:"remote_task_id,omitempty"`
 
 	// Owner is the id of the process running the task; Heartbeat when it
 	// last said so.

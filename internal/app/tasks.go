@@ -17,17 +17,12 @@ func (a *App) Tasks(ctx context.Context, rootSessionID string, limit int) ([]rec
 	if err != nil {
 		return nil, err
 	}
-	var out []record.Task
-	if ts != nil {
-		out = make([]record.Task, len(ts))
-	}
-	for i, t := range ts {
-		out[i] = taskOf(t)
-		if err := a.withSession(ctx, &out[i]); err != nil {
+	for i := range ts {
+		if err := a.withSession(ctx, &ts[i]); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return ts, nil
 }
 
 // Task is one task record as the SDK shows it.
@@ -36,8 +31,7 @@ func (a *App) Task(ctx context.Context, id string) (record.Task, error) {
 	if err != nil {
 		return record.Task{}, err
 	}
-	out := taskOf(t)
-	return out, a.withSession(ctx, &out)
+	return t, a.withSession(ctx, &t)
 }
 
 // withSession adds what t's child session records (its model and turns),
@@ -54,17 +48,4 @@ func (a *App) withSession(ctx context.Context, t *record.Task) error {
 	}
 	t.Model, t.NumTurns = info.Model, info.NumTurns
 	return nil
-}
-
-// taskOf is the store's record as the SDK shows it: the store's carries
-// what only the runtime needs (RemoteTaskID), and camelCase JSON.
-func taskOf(t task.Task) record.Task {
-	return record.Task{
-		ID: t.ID, Kind: t.Kind, Agent: t.Agent, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
-		ParentSessionID: t.ParentSessionID, RootSessionID: t.RootSessionID, ChildSessionID: t.ChildSessionID, ToolUseID: t.ToolUseID,
-		Status: t.Status, Result: t.Result, Progress: t.Progress, Error: t.Error,
-		Usage: t.Usage, CostUSD: t.CostUSD, ToolUses: t.ToolUses,
-		OutputFile: t.OutputFile, Notified: t.Notified, Archived: t.Archived, CancelRequested: t.CancelRequested,
-		Owner: t.Owner, Heartbeat: t.Heartbeat, Created: t.Created, Started: t.Started, Finished: t.Finished,
-	}
 }

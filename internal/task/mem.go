@@ -45,7 +45,7 @@ func (m *Mem) CreateTask(ctx context.Context, t Task) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
 	}
-	if err := t.Validate(); err != nil {
+	if err := Validate(t); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
 	m.mu.Lock()
@@ -97,7 +97,7 @@ func (m *Mem) update(ctx context.Context, id string, fn func(*Task) error) (Task
 	if t.ID != id {
 		return Task{}, fmt.Errorf("update task %q: the update changed the id to %q", id, t.ID)
 	}
-	if err := t.Validate(); err != nil {
+	if err := Validate(t); err != nil {
 		return Task{}, fmt.Errorf("update task %q: %w", id, err)
 	}
 	t = normalize(t)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/ids"
 
-	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/record"
 )
 
@@ -35,69 +34,14 @@ const (
 	KindRemoteAgent = record.TaskRemoteAgent // a run on a remote agent (A2A); not tied to a local process
 )
 
-// Task is the durable record of one background unit of work.
-//
-// Stores keep times to the millisecond and return them in UTC; a zero time
-// (not started, not finished, no heartbeat yet) stays zero.
-type Task struct {
-	// ID names the run everywhere (S-T0). For local agents it is the agent
-	// id, which is also the child session id.
-	ID          string `json:"id"`
-	Kind        Kind   `json:"kind"`
-	Agent       string `json:"agent"`          // agent type (subagent_type)
-	Name        string `json:"name,omitempty"` // SendMessage name, "" if none
-	Description string `json:"description"`
-	Prompt      string `json:"prompt"` // a shell task's command
-
-	ParentSessionID string `json:"parentSessionId"` // the session whose agent launched it
-	RootSessionID   string `json:"rootSessionId"`   // the main session of the run tree
-	ChildSessionID  string `json:"childSessionId"`
-	ToolUseID       string `json:"toolUseId"` // the Agent tool_use that launched it
-
-	Status Status `json:"status"`
-	Result string `json:"result"` // final text, or the partial text of a run that did not complete
-	// Progress is a one-line summary of what a running task is doing,
-	// refreshed now and then by a forked summary run.
-	Progress string `json:"progress,omitempty"`
-	Error    string `json:"error,omitempty"`
-
-	Usage    llm.Usage `json:"usage"`
-	CostUSD  llm.Cost  `json:"costUsd"`
-	ToolUses int       `json:"toolUses"`
-
-	OutputFile string `json:"outputFile"`
-	// Notified is set once the parent has been told of the terminal status
-	// (a notification, or a blocking TaskOutput that saw it). Exactly one
-	// party sets it: a caller of Store.MarkNotified that gets true, or the
-	// runtime's Transition that records the terminal status and sets it in
-	// the same write (its fn sees whether it was set; a task not yet
-	// terminal cannot be marked, so no MarkNotified can come first).
-	Notified bool `json:"notified"`
-	// Archived is set once the child session's transcript was archived
-	// (subagents.archiveAfterMinutes, cleanup: delete).
-	Archived bool `json:"archived,omitempty"`
-	// CancelRequested is a stop request persisted for the executing process
-	// to observe (TaskStop from another process or node).
-	CancelRequested bool `json:"cancelRequested"`
-
-	// RemoteTaskID is, for a remote_agent task, the id the remote A2A
-	// server gave its work, recorded as soon as the server names it; ""
-	// before that and for every other kind. A cadre started after the
-	// process that launched the run subscribes to the remote task by it
-	// (S-W2).
-	RemoteTaskID string `json:"remoteTaskId,omitempty"`
-
-	Owner     string    `json:"owner"` // id of the process executing it (see Owner)
-	Heartbeat time.Time `json:"heartbeat"`
-
-	Created  time.Time `json:"created"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-}
+// Task is the durable record of one background unit of work: the SDK's
+// record.Task, the same type (stores leave its Model and NumTurns empty;
+// the runtime adds them from the task's session where it shows one).
+type Task = record.Task
 
 // Validate checks what every store requires of a record: a valid id, kind
 // and status. Stores call it on create and after every update.
-func (t Task) Validate() error {
+func Validate(t Task) error {
 	if err := ValidateID(t.ID); err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ const taskUpdate = `UPDATE tasks SET kind = $1, agent = $2, name = $3, descripti
 
 // CreateTask implements task.Store.
 func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
-	if err := t.Validate(); err != nil {
+	if err := task.Validate(t); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
 	if err := db.retry(ctx, false, func(ctx context.Context, _ int) error { return insertTask(ctx, db.pool, t) }); err != nil {
@@ -112,7 +112,7 @@ func (u *taskUpdater) write(b *pgx.Batch) error {
 	if u.t.ID != u.id {
 		return fmt.Errorf("the update changed the id to %q", u.t.ID)
 	}
-	if err := u.t.Validate(); err != nil {
+	if err := task.Validate(u.t); err != nil {
 		return err
 	}
 	b.Queue(taskUpdate, append(tablerow.TaskValues(u.t), u.id)...)

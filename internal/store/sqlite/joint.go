@@ -20,7 +20,7 @@ func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task
 	if s.ID == "" {
 		return fmt.Errorf("create session and task: the session id is empty")
 	}
-	if err := t.Validate(); err != nil {
+	if err := task.Validate(t); err != nil {
 		return fmt.Errorf("create session %q and task: %w", s.ID, err)
 	}
 	err := db.write(ctx, func(tx *wtx) error {

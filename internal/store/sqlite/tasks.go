@@ -19,7 +19,7 @@ const terminalStatuses = `('completed', 'failed', 'killed', 'timeout')`
 
 // CreateTask implements task.Store.
 func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
-	if err := t.Validate(); err != nil {
+	if err := task.Validate(t); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
 	if err := db.write(ctx, func(tx *wtx) error { return insertTask(tx, t) }); err != nil {
@@ -103,7 +103,7 @@ func updateTask(tx *wtx, id string, fn func(*task.Task) error) (task.Task, error
 	if t.ID != id {
 		return task.Task{}, fmt.Errorf("the update changed the id to %q", t.ID)
 	}
-	if err := t.Validate(); err != nil {
+	if err := task.Validate(t); err != nil {
 		return task.Task{}, err
 	}
 	if q, args := changedSet("tasks", taskColumns, before, tablerow.TaskValues(t), id); q != "" {
