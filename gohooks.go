@@ -31,4 +31,7 @@ const (
 	HookSessionStart     = hook.SessionStart
 	HookSessionEnd       = hook.SessionEnd
 	HookNotification     = hook.Notification
+	HookTaskCreated      = hook.TaskCreated
+	HookTaskCompleted    = hook.TaskCompleted
+	HookTeammateIdle     = hook.TeammateIdle
 )
