@@ -109,7 +109,7 @@ func TestListenerSurvivesATerminatedBackend(t *testing.T) {
 	if err := db.CreateTask(ctx, tk); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Mailbox().Open(ctx, "a1", "o"); err != nil {
+	if _, err := other.Mailbox().Open(ctx, "a1", "o"); err != nil {
 		t.Fatal(err)
 	}
 	watch, stopWatch := db.WatchTask(ctx, "t1")

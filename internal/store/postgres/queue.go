@@ -33,15 +33,22 @@ type Mailbox struct{ db *DB }
 func (db *DB) Mailbox() *Mailbox { return &Mailbox{db: db} }
 
 // Open opens agentID's inbox for a run of it, keeping any messages still
-// there from an earlier run (they were accepted: they are read now).
-func (m *Mailbox) Open(ctx context.Context, agentID, owner string) error {
-	_, err := m.db.exec(ctx, true, `INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
-		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms`,
+// there from an earlier run (they were accepted: they are read now), and
+// reports, in the same round trip, whether any wait: a run whose inbox
+// is new need not take before a push arrives. A push that commits after
+// the statement's snapshot is not counted; its notification, which the
+// run subscribed to first (mailbox.Open), tells of it.
+func (m *Mailbox) Open(ctx context.Context, agentID, owner string) (bool, error) {
+	var waiting bool
+	err := m.db.queryRow(ctx, func(r pgx.Row) error { return r.Scan(&waiting) },
+		`INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
+		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms
+		RETURNING EXISTS (SELECT 1 FROM agent_messages WHERE agent_id = $1)`,
 		agentID, owner, time.Now().UnixMilli())
 	if err != nil {
-		return fmt.Errorf("open the inbox of agent %q: %w", agentID, err)
+		return false, fmt.Errorf("open the inbox of agent %q: %w", agentID, err)
 	}
-	return nil
+	return waiting, nil
 }
 
 // Push queues e for the agent e.Target and wakes whoever waits for it on
