@@ -136,3 +136,34 @@ func TestTurnInputsInOneAppend(t *testing.T) {
 		t.Error(p)
 	}
 }
+
+// TestInboxInOneAppend: the messages that join a running turn at a loop
+// boundary (notifications arriving while it calls tools) reach the
+// transcript store in one append too.
+func TestInboxInOneAppend(t *testing.T) {
+	tr := &batchTranscripts{lines: map[string][][]byte{}}
+	m := session.NewManagerWith(session.NewMem(), tr, nil, nil)
+	sess, err := m.Create(t.Context(), session.Info{Agent: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inbox := []llm.Message{llm.UserText("m1"), llm.UserText("m2")}
+	spec := runner.Spec{Session: sess, Loop: loop.Config{
+		Model: model("m", 1), Tools: echoTools(t),
+		Inbox: func() []llm.Message { m := inbox; inbox = nil; return m },
+	}}
+	res := runner.Run(t.Context(), spec, nil, llm.UserText("go"))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	var got [][]string
+	for _, b := range tr.batches {
+		if len(b) > 0 && b[0] != "assistant:" && b[0] != "assistant:done" {
+			got = append(got, b)
+		}
+	}
+	want := [][]string{{"user:go"}, {"user:"}, {"user:m1", "user:m2"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the sink's calls, the model's replies left out (-want +got):\n%s", diff)
+	}
+}

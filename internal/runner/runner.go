@@ -290,6 +290,16 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 			}
 			return c.rec.record(s, true)
 		}
+		if cfg.Inbox != nil {
+			cfg.OnInbox = func(_ context.Context, msgs []llm.Message) error {
+				in := make([]Input, len(msgs))
+				for i, m := range msgs {
+					in[i] = Input{Message: m}
+				}
+				_, err := c.rec.recordInputs(in)
+				return err
+			}
+		}
 		// A retry is shown as it waits, partial messages or not: what
 		// streamed is void, and a front end counts down to the next try.
 		next := cfg.OnStream
