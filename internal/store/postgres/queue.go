@@ -114,16 +114,21 @@ func (m *Mailbox) Take(ctx context.Context, agentID string) ([]queue.Entry, erro
 // the messages, which the run answers before it tries again.
 func (m *Mailbox) CloseIfEmpty(ctx context.Context, agentID string) ([]queue.Entry, error) {
 	var out []queue.Entry
-	// Two round trips (rmw): the lock and the take, then the close (when
-	// nothing was taken) with the commit.
-	err := m.db.rmw(ctx, func(b *pgx.Batch) {
-		// Waits for the pushes in flight, which hold the row FOR SHARE;
-		// the take that follows reads what they committed.
+	// One round trip (tx1). The lock waits for the pushes in flight,
+	// which hold the row FOR SHARE, and keeps new ones out; each
+	// statement after it reads with a snapshot of its own, which sees
+	// what those pushes committed. The inbox goes only if nothing waits
+	// in it; the take then finds nothing, else it takes what waits.
+	err := m.db.tx1(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT 1 FROM agent_inboxes WHERE agent_id = $1 FOR UPDATE`, agentID)
+		b.Queue(`DELETE FROM agent_inboxes WHERE agent_id = $1
+			AND NOT EXISTS (SELECT 1 FROM agent_messages WHERE agent_id = $1)`, agentID)
 		b.Queue(takeSQL, agentID)
 	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
 		}
 		rows, err := br.Query()
 		if err != nil {
@@ -131,11 +136,6 @@ func (m *Mailbox) CloseIfEmpty(ctx context.Context, agentID string) ([]queue.Ent
 		}
 		out, err = scanTaken(rows, agentID)
 		return err
-	}, func(b *pgx.Batch) error {
-		if len(out) == 0 {
-			b.Queue(`DELETE FROM agent_inboxes WHERE agent_id = $1`, agentID)
-		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("close the inbox of agent %q: %w", agentID, err)
