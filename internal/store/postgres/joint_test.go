@@ -46,6 +46,16 @@ func TestJointWrites(t *testing.T) {
 		t.Errorf("the session of a failed joint create was stored (err = %v)", err)
 	}
 
+	// The session's id is taken: the new task is not recorded either,
+	// and the error says which id was.
+	err = db.CreateSessionTask(ctx, info("s1"), tasktest.Sample("t2"))
+	if err == nil || !strings.Contains(err.Error(), "a session with this id already exists") {
+		t.Fatalf("CreateSessionTask with a taken session id: err = %v", err)
+	}
+	if _, err := db.GetTask(ctx, "t2"); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("the task of a failed joint create was stored (err = %v)", err)
+	}
+
 	// Both updates are stored together...
 	got, err := db.TransitionSessionTask(ctx, "s1", func(s *session.Info) error { s.Status = session.StatusCompleted; return nil },
 		"t1", func(t *task.Task) (task.Event, error) { t.Notified = true; return task.EventComplete, nil })

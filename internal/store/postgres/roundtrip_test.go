@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"sync"
 	"testing"
+
+	"github.com/cadre-dev/cadre/internal/task/tasktest"
 )
 
 // countProxy is a TCP proxy in front of the test server that counts round
@@ -171,5 +174,23 @@ func TestMailboxRoundTrips(t *testing.T) {
 	}
 	if ok, err := mb.Push(ctx, msgFor("a1")); ok || err != nil {
 		t.Errorf("push after the close: %v, %v; want refused", ok, err)
+	}
+}
+
+// TestCreateSessionTaskOneRoundTrip: a background child's two records
+// are created in one round trip (one statement).
+func TestCreateSessionTaskOneRoundTrip(t *testing.T) {
+	proxy, url := newCountProxy(t, pg.URL(t))
+	db := open(t, url)
+	for i := range 3 {
+		id := fmt.Sprintf("c%d", i)
+		proxy.count()
+		if err := db.CreateSessionTask(t.Context(), info(id), tasktest.Sample(id)); err != nil {
+			t.Fatal(err)
+		}
+		// The first prepares the statement on its connection.
+		if n := proxy.count(); i > 0 && n != 1 {
+			t.Errorf("CreateSessionTask took %d round trips, want 1", n)
+		}
 	}
 }
