@@ -55,6 +55,10 @@ type Inbox struct {
 	arrived <-chan struct{}
 	stop    func()
 
+	// withRecord: the store opens the inbox in the write that records
+	// the run (Subscribe), not Open.
+	withRecord bool
+
 	mu sync.Mutex
 	// maybe is set when something may wait: at the start if an earlier
 	// run left messages (or the open failed to say), after each arrival,
@@ -83,6 +87,24 @@ func Open(ctx context.Context, mb Mailbox, id, owner string, log *slog.Logger) *
 	in.maybe = waiting || err != nil
 	return in
 }
+
+// Subscribe is Open for a new agent whose inbox the store opens in the
+// same write as the run's records (postgres.DB.CreateSessionTaskInbox),
+// which the caller makes next: it only subscribes to arrivals, saving the
+// open's round trip. Until that write nobody can push to the inbox, so
+// nothing waits in it. nil when mb is nil.
+func Subscribe(ctx context.Context, mb Mailbox, id string, log *slog.Logger) *Inbox {
+	if mb == nil {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	arrived, stop := mb.Arrived(ctx, id)
+	return &Inbox{mb: mb, id: id, log: log, arrived: arrived, stop: stop, withRecord: true}
+}
+
+// OpensWithRecord reports whether the run's record write must open the
+// inbox (Subscribe).
+func (in *Inbox) OpensWithRecord() bool { return in != nil && in.withRecord }
 
 // Arrived receives after a push may have arrived; Noted must then be
 // called. Nil for a nil Inbox: it never receives.

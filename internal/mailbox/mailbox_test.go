@@ -214,3 +214,45 @@ func TestCourierSendElsewhere(t *testing.T) {
 		t.Fatal("the send did not return once the run's end was recorded")
 	}
 }
+
+// TestSubscribe: an inbox the store opens with the run's record is not
+// opened by Subscribe (a push before that write is refused), takes nothing
+// until a push arrives, and then takes it.
+func TestSubscribe(t *testing.T) {
+	ctx := t.Context()
+	if in := Subscribe(ctx, nil, "a1", slog.New(slog.DiscardHandler)); in != nil || in.OpensWithRecord() {
+		t.Fatal("Subscribe without a Mailbox gave an inbox")
+	}
+	mb := &counting{}
+	in := Subscribe(ctx, mb, "a1", slog.New(slog.DiscardHandler))
+	defer in.Close(ctx, false)
+	if !in.OpensWithRecord() {
+		t.Error("a subscribed inbox does not say the record's write opens it")
+	}
+	if ok, _ := mb.Push(ctx, entry("a1", "too early")); ok {
+		t.Fatal("Subscribe opened the inbox")
+	}
+	if _, err := mb.Open(ctx, "a1", "p1"); err != nil { // the record's write
+		t.Fatal(err)
+	}
+	if es := in.Take(ctx); len(es) != 0 || mb.count() != 0 {
+		t.Fatalf("take before any push: %d entries, %d takes; want 0, 0", len(es), mb.count())
+	}
+	if ok, err := mb.Push(ctx, entry("a1", "hi")); !ok || err != nil {
+		t.Fatalf("push once the record's write opened it: %v, %v", ok, err)
+	}
+	select {
+	case <-in.Arrived():
+		in.Noted()
+	case <-time.After(waitFor):
+		t.Fatal("no arrival after a push")
+	}
+	if es := in.Take(ctx); len(es) != 1 || mb.count() != 1 {
+		t.Fatalf("take after an arrival: %d entries, %d takes; want 1, 1", len(es), mb.count())
+	}
+	a2 := Open(ctx, mb, "a2", "p1", slog.New(slog.DiscardHandler))
+	defer a2.Close(ctx, false)
+	if a2.OpensWithRecord() {
+		t.Error("an inbox Open opened says the record's write opens it")
+	}
+}

@@ -61,3 +61,39 @@ func TestAcrossProcessesOnPostgres(t *testing.T) {
 		t.Errorf("the record the other process reads: %s, %v; want killed", rec.Status, err)
 	}
 }
+
+// TestInboxOpenedWithTheRecordOnPostgres: where sessions, tasks and the
+// mailbox are one PostgreSQL store, as cadre's, a background child's inbox
+// is opened by the write that records it (no open of its own), and a
+// message from another process reaches the run at its next boundary.
+func TestInboxOpenedWithTheRecordOnPostgres(t *testing.T) {
+	url := pg.URL(t)
+	other := pgstore.Open(t, url)
+	g := newGate()
+	turns := make(chan *llm.Request, 4)
+	h := newHarness(t, setup{postgres: url, script: func(ctx context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		turns <- req
+		if err := g.wait(ctx, req); err != nil {
+			return nil, err
+		}
+		return replyBlocks(use("toolu_read", "Read", fakeIn{FilePath: "a.go"})), nil
+	}})
+	if h.svc.inboxJoint == nil {
+		t.Fatal("the Service on one PostgreSQL store does not open inboxes with the records")
+	}
+	c := h.mainCaller()
+	id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "work", Name: "bob"})
+	recv(t, turns, "the child's first model call")
+	recv(t, g.entered, "the child's first model call")
+
+	ctx := context.Background()
+	text, err := h.otherProcessOn(other, other.Mailbox()).SendMessage(ctx, Caller{RootSessionID: h.mainID}, "bob", "also check the tests")
+	if err != nil || !strings.Contains(text, "queued for agent "+id) {
+		t.Fatalf("SendMessage from the other process = %q, %v", text, err)
+	}
+	send(t, g.release, struct{}{}, "the release")
+	next := recv(t, turns, "the child's second model call")
+	if msgs := next.Messages; len(msgs) == 0 || msgs[len(msgs)-1].Text() != "also check the tests" {
+		t.Errorf("the child's second request does not end with the message: %+v", next.Messages)
+	}
+}

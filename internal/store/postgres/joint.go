@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,6 +23,20 @@ import (
 // CreateSessionTask records a new session and a new task in one
 // transaction: both or neither. Either id already present is an error.
 func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task) error {
+	return db.createSessionTask(ctx, s, t, nil)
+}
+
+// CreateSessionTaskInbox is CreateSessionTask that also opens the inbox
+// (Mailbox.Open) of the task's agent, t.ID, for a run executed by owner,
+// in the same statement: a new background child's three rows in one round
+// trip. Whoever finds the task's record finds its inbox open.
+func (db *DB) CreateSessionTaskInbox(ctx context.Context, s session.Info, t task.Task, owner string) error {
+	return db.createSessionTask(ctx, s, t, &owner)
+}
+
+// createSessionTask is CreateSessionTask, opening t's inbox for *owner
+// when owner is not nil.
+func (db *DB) createSessionTask(ctx context.Context, s session.Info, t task.Task, owner *string) error {
 	if s.ID == "" {
 		return fmt.Errorf("create session and task: the session id is empty")
 	}
@@ -34,10 +49,14 @@ func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task
 	// outcome is unknown when the answer is lost, so it is retried only
 	// when it never reached the server.
 	sv, tv := tablerow.SessionValues(s), tablerow.TaskValues(t)
-	args := make([]any, 0, 2+len(sv)+len(tv))
+	args := make([]any, 0, 5+len(sv)+len(tv))
 	args = append(append(append(append(args, s.ID), sv...), t.ID), tv...)
+	query := createSessionTaskSQL
+	if owner != nil {
+		query, args = createSessionTaskInboxSQL, append(args, *owner, time.Now().UnixMilli())
+	}
 	err := db.retry(ctx, false, func(ctx context.Context, _ int) error {
-		_, err := db.pool.Exec(ctx, createSessionTaskSQL, args...)
+		_, err := db.pool.Exec(ctx, query, args...)
 		return err
 	})
 	var pgErr *pgconn.PgError
@@ -55,8 +74,10 @@ func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task
 }
 
 // createSessionTaskSQL inserts a session's row ($1 on, SessionColumns) and
-// a task's (the rest, TaskColumns) in one statement.
-var createSessionTaskSQL = func() string {
+// a task's (the rest, TaskColumns) in one statement;
+// createSessionTaskInboxSQL also opens the task's inbox, as Mailbox.Open
+// does, with the two parameters after those (the owner, the time).
+var createSessionTaskSQL, createSessionTaskInboxSQL = func() (string, string) {
 	nSession := strings.Count(tablerow.SessionColumns, ",") + 1
 	nTask := strings.Count(tablerow.TaskColumns, ",") + 1
 	params := func(from, n int) string {
@@ -66,8 +87,12 @@ var createSessionTaskSQL = func() string {
 		}
 		return strings.Join(ps, ", ")
 	}
-	return `WITH s AS (INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (` + params(1, nSession) + `))
-	INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES (` + params(1+nSession, nTask) + `)`
+	session := `s AS (INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (` + params(1, nSession) + `))`
+	taskID, owner := 1+nSession, 1+nSession+nTask
+	inbox := fmt.Sprintf(`i AS (INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($%d, $%d, $%d)
+		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms)`, taskID, owner, owner+1)
+	insertTask := `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES (` + params(taskID, nTask) + `)`
+	return `WITH ` + session + ` ` + insertTask, `WITH ` + session + `, ` + inbox + ` ` + insertTask
 }()
 
 // UpdateSessionTask is UpdateSession of sessionID and UpdateTask of taskID

@@ -32,6 +32,13 @@ type Mailbox struct{ db *DB }
 // Mailbox returns the DB's mailbox.
 func (db *DB) Mailbox() *Mailbox { return &Mailbox{db: db} }
 
+// Shares reports whether store is the DB that keeps this mailbox's
+// inboxes: then its CreateSessionTaskInbox opens an inbox here.
+func (m *Mailbox) Shares(store any) bool {
+	db, ok := store.(*DB)
+	return ok && db == m.db
+}
+
 // Open opens agentID's inbox for a run of it, keeping any messages still
 // there from an earlier run (they were accepted: they are read now), and
 // reports, in the same round trip, whether any wait: a run whose inbox
