@@ -20,6 +20,15 @@ type Watcher interface {
 	WatchTask(ctx context.Context, taskID string) (changed <-chan struct{}, stop func())
 }
 
+// StopWatcher is a Watcher that can also tell of the changes after which a
+// record asks for a stop, and only those (and the times a change may have
+// been missed): the PostgreSQL store's WatchStop. A heartbeat wakes only to
+// learn of a stop, so it re-reads the record for those, not for each
+// change its own run makes.
+type StopWatcher interface {
+	WatchStop(ctx context.Context, taskID string) (asked <-chan struct{}, stop func())
+}
+
 // Figures are what a dispatched run's record shows of it while it runs:
 // its tool uses and its newest text (the record's Result is the partial
 // text of a run not yet complete).
@@ -60,7 +69,11 @@ func (b Beater) Beat(ctx context.Context, r Run) {
 	defer tick.Stop()
 	var sent Figures // what the record shows of a dispatched run
 	var changed <-chan struct{}
-	if b.Watch != nil {
+	if sw, ok := b.Watch.(StopWatcher); ok {
+		ch, stop := sw.WatchStop(ctx, r.ID)
+		defer stop()
+		changed = ch
+	} else if b.Watch != nil {
 		ch, stop := b.Watch.WatchTask(ctx, r.ID)
 		defer stop()
 		changed = ch

@@ -100,6 +100,42 @@ func (w watch) WatchTask(context.Context, string) (<-chan struct{}, func()) {
 	return w.changed, func() {}
 }
 
+// stopWatch is a StopWatcher: the heartbeat must use its stop channel,
+// never subscribe to every change.
+type stopWatch struct {
+	t     *testing.T
+	asked chan struct{}
+}
+
+func (w stopWatch) WatchTask(context.Context, string) (<-chan struct{}, func()) {
+	w.t.Error("the heartbeat watched every change of a StopWatcher's records")
+	return nil, func() {}
+}
+
+func (w stopWatch) WatchStop(context.Context, string) (<-chan struct{}, func()) {
+	return w.asked, func() {}
+}
+
+// TestBeatWatchesOnlyStops: with a StopWatcher the heartbeat wakes for a
+// stop asked for, and reads the record only then.
+func TestBeatWatchesOnlyStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &record{rec: task.Task{ID: "t1", Status: task.StatusRunning}}
+		w := stopWatch{t, make(chan struct{})}
+		b := Beater{Tasks: rec, Watch: w, Interval: time.Hour, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
+		stopped := make(chan struct{})
+		go b.Beat(t.Context(), Run{ID: "t1", Done: make(chan struct{}), Stop: func() { close(stopped) }})
+		rec.askStop()
+		w.asked <- struct{}{}
+		synctest.Wait()
+		select {
+		case <-stopped:
+		default:
+			t.Fatal("a stop heard through WatchStop did not stop the run")
+		}
+	})
+}
+
 // TestBeatHearsAStopAtOnce (S-X2): with a watcher, a stop asked for on the
 // record stops the run without waiting for a tick; the run's end ends the
 // heartbeat.

@@ -178,6 +178,10 @@ type Config struct {
 	// messages and are passed to OnStep. This is how messages reach a
 	// running agent without interrupting a tool call.
 	Inbox func() []llm.Message
+	// OnInbox, if set, records one boundary's inbox messages in one call
+	// instead of OnStep for each (a store a round trip away writes them
+	// at once); an error stops the run as OnStep's does.
+	OnInbox func(ctx context.Context, msgs []llm.Message) error
 	// Compact, if set, is called at every loop boundary after the inbox,
 	// with the history and the size of the context it makes (see
 	// Measured.Context: what the last response measured, plus an estimate
@@ -296,7 +300,15 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 	}
 	for {
 		if cfg.Inbox != nil && out.Turns > 0 {
-			for _, m := range cfg.Inbox() {
+			msgs := cfg.Inbox()
+			if cfg.OnInbox != nil && len(msgs) > 0 {
+				if err := cfg.OnInbox(ctx, msgs); err != nil {
+					return fail(fmt.Errorf("recording %d queued messages: %w", len(msgs), err))
+				}
+				out.Messages = append(out.Messages, msgs...)
+				msgs = nil
+			}
+			for _, m := range msgs {
 				if err := step(ctx, cfg, Step{Message: m}); err != nil {
 					return fail(err)
 				}

@@ -382,6 +382,62 @@ func TestInboxDeliveredAtLoopBoundary(t *testing.T) {
 	}
 }
 
+// TestOnInboxRecordsABoundaryAtOnce: with OnInbox set, a boundary's
+// inbox messages are recorded in one call, not one OnStep each, and join
+// the history in order; its error stops the run.
+func TestOnInboxRecordsABoundaryAtOnce(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprint("fail=", fail), func(t *testing.T) {
+			inbox := []llm.Message{llm.UserText("n1"), llm.UserText("n2"), llm.UserText("n3")}
+			var batches [][]string
+			var stepped []string
+			cfg := Config{
+				Model: scripted(llm.Reply(use("a", "echo", `{"text":"1"}`)), llm.Reply(llm.Text("done"))),
+				Tools: set(t, echo("echo", true, nil)),
+				Inbox: func() []llm.Message { m := inbox; inbox = nil; return m },
+				OnInbox: func(_ context.Context, msgs []llm.Message) error {
+					var b []string
+					for _, m := range msgs {
+						b = append(b, m.Text())
+					}
+					batches = append(batches, b)
+					if fail {
+						return errors.New("server gone")
+					}
+					return nil
+				},
+				OnStep: func(_ context.Context, s Step) error {
+					stepped = append(stepped, string(s.Message.Role)+":"+s.Message.Text())
+					return nil
+				},
+			}
+			out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+			if diff := cmp.Diff([][]string{{"n1", "n2", "n3"}}, batches); diff != "" {
+				t.Errorf("OnInbox calls (-want +got):\n%s", diff)
+			}
+			if slices.Contains(stepped, "user:n1") {
+				t.Errorf("OnStep saw an inbox message too: %q", stepped)
+			}
+			if fail {
+				if err == nil || !strings.Contains(err.Error(), "server gone") || out.Subtype != SubtypeExecution {
+					t.Fatalf("with OnInbox failing: err %v, subtype %q; want the run stopped with its error", err, out.Subtype)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, m := range out.Messages[3:6] {
+				texts = append(texts, m.Text())
+			}
+			if !slices.Equal(texts, []string{"n1", "n2", "n3"}) {
+				t.Errorf("history after the tool round: %q, want the inbox messages in order", texts)
+			}
+		})
+	}
+}
+
 func TestOnStepErrorStopsTheRun(t *testing.T) {
 	cfg := Config{
 		Model:  scripted(llm.Reply(llm.Text("hi"))),

@@ -18,8 +18,10 @@ import (
 // inbox is open while a run of it takes messages; a push to a closed one is
 // refused, and its sender resumes the agent instead.
 type Mailbox interface {
-	// Open opens agentID's inbox for a run executed by owner.
-	Open(ctx context.Context, agentID, owner string) error
+	// Open opens agentID's inbox for a run executed by owner, and
+	// reports whether messages already wait in it (left from an earlier
+	// run).
+	Open(ctx context.Context, agentID, owner string) (bool, error)
 	// Push queues e for e.Target; false when its inbox is not open.
 	Push(ctx context.Context, e queue.Entry) (bool, error)
 	// Take removes and returns what waits for agentID, each entry to
@@ -53,9 +55,14 @@ type Inbox struct {
 	arrived <-chan struct{}
 	stop    func()
 
+	// withRecord: the store opens the inbox in the write that records
+	// the run (Subscribe), not Open.
+	withRecord bool
+
 	mu sync.Mutex
-	// maybe is set when something may wait: at the start (an earlier run
-	// may have left messages), after each arrival, and after a failed take.
+	// maybe is set when something may wait: at the start if an earlier
+	// run left messages (or the open failed to say), after each arrival,
+	// and after a failed take.
 	maybe bool
 }
 
@@ -71,11 +78,33 @@ func Open(ctx context.Context, mb Mailbox, id, owner string, log *slog.Logger) *
 	ctx = context.WithoutCancel(ctx)
 	arrived, stop := mb.Arrived(ctx, id)
 	in := &Inbox{mb: mb, id: id, log: log, arrived: arrived, stop: stop, maybe: true}
-	if err := mb.Open(ctx, id, owner); err != nil {
+	waiting, err := mb.Open(ctx, id, owner)
+	if err != nil {
 		log.WarnContext(ctx, "open a run's inbox: messages from other processes cannot reach it", "agent_id", id, "err", err)
 	}
+	// A new agent's inbox is empty: its first loop boundary takes only
+	// if a push arrives, which the subscription above hears.
+	in.maybe = waiting || err != nil
 	return in
 }
+
+// Subscribe is Open for a new agent whose inbox the store opens in the
+// same write as the run's records (postgres.DB.CreateSessionTaskInbox),
+// which the caller makes next: it only subscribes to arrivals, saving the
+// open's round trip. Until that write nobody can push to the inbox, so
+// nothing waits in it. nil when mb is nil.
+func Subscribe(ctx context.Context, mb Mailbox, id string, log *slog.Logger) *Inbox {
+	if mb == nil {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	arrived, stop := mb.Arrived(ctx, id)
+	return &Inbox{mb: mb, id: id, log: log, arrived: arrived, stop: stop, withRecord: true}
+}
+
+// OpensWithRecord reports whether the run's record write must open the
+// inbox (Subscribe).
+func (in *Inbox) OpensWithRecord() bool { return in != nil && in.withRecord }
 
 // Arrived receives after a push may have arrived; Noted must then be
 // called. Nil for a nil Inbox: it never receives.

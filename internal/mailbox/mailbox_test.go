@@ -46,16 +46,18 @@ func entry(target, text string) queue.Entry {
 }
 
 // TestInboxTakesOnlyAfterAnArrival: a run's loop boundaries cost a round
-// trip to the store only when a push may have arrived since the last take.
+// trip to the store only when a push may have arrived since the last take,
+// or an earlier run left messages: a new agent's first boundary takes
+// nothing.
 func TestInboxTakesOnlyAfterAnArrival(t *testing.T) {
 	ctx := t.Context()
 	mb := &counting{}
 	in := Open(ctx, mb, "a1", "p1", slog.New(slog.DiscardHandler))
-	if es := in.Take(ctx); len(es) != 0 || mb.count() != 1 {
-		t.Fatalf("first take: %d entries, %d takes; want 0, 1 (an earlier run may have left messages)", len(es), mb.count())
+	if es := in.Take(ctx); len(es) != 0 || mb.count() != 0 {
+		t.Fatalf("first take of a new inbox: %d entries, %d takes; want 0, 0", len(es), mb.count())
 	}
-	if es := in.Take(ctx); len(es) != 0 || mb.count() != 1 {
-		t.Fatalf("take with nothing arrived: %d entries, %d takes; want 0, 1", len(es), mb.count())
+	if es := in.Take(ctx); len(es) != 0 || mb.count() != 0 {
+		t.Fatalf("take with nothing arrived: %d entries, %d takes; want 0, 0", len(es), mb.count())
 	}
 	if ok, err := mb.Push(ctx, entry("a1", "hi")); !ok || err != nil {
 		t.Fatalf("push to an open inbox: %v, %v", ok, err)
@@ -66,14 +68,31 @@ func TestInboxTakesOnlyAfterAnArrival(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatal("no arrival after a push")
 	}
-	if es := in.Take(ctx); len(es) != 1 || mb.count() != 2 {
-		t.Fatalf("take after an arrival: %d entries, %d takes; want 1, 2", len(es), mb.count())
+	if es := in.Take(ctx); len(es) != 1 || mb.count() != 1 {
+		t.Fatalf("take after an arrival: %d entries, %d takes; want 1, 1", len(es), mb.count())
 	}
 	if es := in.Close(ctx, true); len(es) != 0 {
 		t.Fatalf("close of an empty inbox returned %d entries", len(es))
 	}
 	if ok, _ := mb.Push(ctx, entry("a1", "late")); ok {
 		t.Error("a push to a closed inbox was queued")
+	}
+}
+
+// TestInboxTakesWhatAnEarlierRunLeft: a run reopening an inbox with
+// messages left in it takes them at its first boundary, before any push.
+func TestInboxTakesWhatAnEarlierRunLeft(t *testing.T) {
+	ctx := t.Context()
+	mb := &counting{}
+	first := Open(ctx, mb, "a1", "p1", slog.New(slog.DiscardHandler))
+	if ok, err := mb.Push(ctx, entry("a1", "left over")); !ok || err != nil {
+		t.Fatalf("push to an open inbox: %v, %v", ok, err)
+	}
+	first.stop() // the run ended without closing, as a killed process does
+	in := Open(ctx, mb, "a1", "p2", slog.New(slog.DiscardHandler))
+	defer in.Close(ctx, false)
+	if es := in.Take(ctx); len(es) != 1 || mb.count() != 1 {
+		t.Fatalf("first take of a reopened inbox: %d entries, %d takes; want 1, 1", len(es), mb.count())
 	}
 }
 
@@ -193,5 +212,47 @@ func TestCourierSendElsewhere(t *testing.T) {
 		}
 	case <-time.After(waitFor):
 		t.Fatal("the send did not return once the run's end was recorded")
+	}
+}
+
+// TestSubscribe: an inbox the store opens with the run's record is not
+// opened by Subscribe (a push before that write is refused), takes nothing
+// until a push arrives, and then takes it.
+func TestSubscribe(t *testing.T) {
+	ctx := t.Context()
+	if in := Subscribe(ctx, nil, "a1", slog.New(slog.DiscardHandler)); in != nil || in.OpensWithRecord() {
+		t.Fatal("Subscribe without a Mailbox gave an inbox")
+	}
+	mb := &counting{}
+	in := Subscribe(ctx, mb, "a1", slog.New(slog.DiscardHandler))
+	defer in.Close(ctx, false)
+	if !in.OpensWithRecord() {
+		t.Error("a subscribed inbox does not say the record's write opens it")
+	}
+	if ok, _ := mb.Push(ctx, entry("a1", "too early")); ok {
+		t.Fatal("Subscribe opened the inbox")
+	}
+	if _, err := mb.Open(ctx, "a1", "p1"); err != nil { // the record's write
+		t.Fatal(err)
+	}
+	if es := in.Take(ctx); len(es) != 0 || mb.count() != 0 {
+		t.Fatalf("take before any push: %d entries, %d takes; want 0, 0", len(es), mb.count())
+	}
+	if ok, err := mb.Push(ctx, entry("a1", "hi")); !ok || err != nil {
+		t.Fatalf("push once the record's write opened it: %v, %v", ok, err)
+	}
+	select {
+	case <-in.Arrived():
+		in.Noted()
+	case <-time.After(waitFor):
+		t.Fatal("no arrival after a push")
+	}
+	if es := in.Take(ctx); len(es) != 1 || mb.count() != 1 {
+		t.Fatalf("take after an arrival: %d entries, %d takes; want 1, 1", len(es), mb.count())
+	}
+	a2 := Open(ctx, mb, "a2", "p1", slog.New(slog.DiscardHandler))
+	defer a2.Close(ctx, false)
+	if a2.OpensWithRecord() {
+		t.Error("an inbox Open opened says the record's write opens it")
 	}
 }

@@ -23,16 +23,17 @@ type Mailbox struct {
 	waiters map[string]map[chan struct{}]struct{}
 }
 
-// Open opens agentID's inbox, keeping messages left from an earlier run.
-// owner (the process running it) is recorded by stores that keep it.
-func (m *Mailbox) Open(_ context.Context, agentID, _ string) error {
+// Open opens agentID's inbox, keeping messages left from an earlier run,
+// and reports whether any wait. owner (the process running it) is
+// recorded by stores that keep it.
+func (m *Mailbox) Open(_ context.Context, agentID, _ string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.open == nil {
 		m.open = map[string]bool{}
 	}
 	m.open[agentID] = true
-	return nil
+	return m.q.Len(agentID) > 0, nil
 }
 
 // Push queues e for e.Target and wakes its waiters. It reports false,

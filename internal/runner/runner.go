@@ -267,14 +267,14 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 	key := &turnKey{}
 	var out *loop.Outcome
 	err := c.err
-	for _, in := range input {
-		if err != nil {
-			break
+	if err == nil && len(input) > 0 {
+		// One append for them all: a turn answering many notifications
+		// waits once for a store that is a round trip away.
+		var n int
+		n, err = c.rec.recordInputs(input)
+		for _, in := range input[:n] {
+			c.history = append(c.history, in.Message)
 		}
-		if err = c.rec.recordAs(loop.Step{Message: in.Message}, in.UUID, !in.Quiet); err != nil {
-			break
-		}
-		c.history = append(c.history, in.Message)
 	}
 	if err == nil {
 		cfg := c.spec.Loop
@@ -289,6 +289,16 @@ func (c *Conversation) TurnInput(ctx context.Context, input ...Input) *Result {
 				c.spec.Totals.progress(key, soFar, c.price(soFar))
 			}
 			return c.rec.record(s, true)
+		}
+		if cfg.Inbox != nil {
+			cfg.OnInbox = func(_ context.Context, msgs []llm.Message) error {
+				in := make([]Input, len(msgs))
+				for i, m := range msgs {
+					in[i] = Input{Message: m}
+				}
+				_, err := c.rec.recordInputs(in)
+				return err
+			}
 		}
 		// A retry is shown as it waits, partial messages or not: what
 		// streamed is void, and a front end counts down to the next try.
@@ -418,6 +428,49 @@ func (r *recorder) record(s loop.Step, publish bool) error {
 
 // recordAs is record under the given uuid ("" for a new one).
 func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
+	entry, ev, err := r.prepare(s, id)
+	if err != nil {
+		return err
+	}
+	if err := r.spec.Session.Append(entry); err != nil {
+		return err
+	}
+	r.recorded(s, ev, publish)
+	return nil
+}
+
+// recordInputs records a turn's input messages as record does each, in
+// one append to the transcript (Session.AppendAll), and publishes those
+// written. It returns how many were.
+func (r *recorder) recordInputs(input []Input) (int, error) {
+	entries := make([]session.Entry, len(input))
+	evs := make([]event.Event, len(input))
+	for i, in := range input {
+		var err error
+		if entries[i], evs[i], err = r.prepare(loop.Step{Message: in.Message}, in.UUID); err != nil {
+			return 0, err
+		}
+	}
+	n, err := r.spec.Session.AppendAll(entries)
+	for i := range n {
+		r.recorded(loop.Step{Message: input[i].Message}, evs[i], !input[i].Quiet)
+	}
+	return n, err
+}
+
+// recorded publishes ev (if publish) and observes s, once s is written.
+func (r *recorder) recorded(s loop.Step, ev event.Event, publish bool) {
+	if publish && r.spec.Bus != nil {
+		r.spec.Bus.Publish(ev)
+	}
+	if r.spec.Observe != nil {
+		r.spec.Observe(s)
+	}
+}
+
+// prepare is s's transcript entry and event under uuid id ("" for a new
+// one).
+func (r *recorder) prepare(s loop.Step, id string) (session.Entry, event.Event, error) {
 	if id == "" {
 		id = ids.New()
 	}
@@ -440,7 +493,7 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 		}
 		data, err := json.Marshal(session.CompactBoundary{Trigger: trigger, PreTokens: s.PreTokens, Kept: s.Kept})
 		if err != nil {
-			return fmt.Errorf("record the compact boundary: %w", err)
+			return entry, ev, fmt.Errorf("record the compact boundary: %w", err)
 		}
 		entry.Type, entry.Subtype, entry.Data = session.EntrySummary, session.SubtypeCompactBoundary, data
 		// Claude Code's shape; the summary itself rides along for Go
@@ -459,7 +512,7 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 			// What ran, where the approver changed what the model asked.
 			data, err := json.Marshal(map[string]any{"inputs": s.Inputs})
 			if err != nil {
-				return fmt.Errorf("record the changed tool inputs: %w", err)
+				return entry, ev, fmt.Errorf("record the changed tool inputs: %w", err)
 			}
 			entry.Data = data
 		}
@@ -473,16 +526,7 @@ func (r *recorder) recordAs(s loop.Step, id string, publish bool) error {
 			ev.ToolUseResult = s.ToolMeta
 		}
 	}
-	if err := r.spec.Session.Append(entry); err != nil {
-		return err
-	}
-	if publish && r.spec.Bus != nil {
-		r.spec.Bus.Publish(ev)
-	}
-	if r.spec.Observe != nil {
-		r.spec.Observe(s)
-	}
-	return nil
+	return entry, ev, nil
 }
 
 // publishRetry publishes a model call about to be retried, in Claude

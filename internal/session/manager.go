@@ -355,6 +355,33 @@ func (s *Session) Append(e Entry) error {
 	return nil // a session kept in memory (NewMemoryManager)
 }
 
+// AppendAll writes es to the transcript in order, filling each as Append
+// does, and returns how many were written (Writer.AppendAll): a store that
+// takes lines in batches writes them all in one go, or none.
+func (s *Session) AppendAll(es []Entry) (int, error) {
+	filled := make([]Entry, len(es))
+	for i, e := range es {
+		if e.SessionID == "" {
+			e.SessionID = s.id
+		}
+		if e.UUID == "" {
+			e.UUID = s.m.newID()
+		}
+		if e.Timestamp.IsZero() {
+			e.Timestamp = s.m.now()
+		}
+		filled[i] = e
+	}
+	w := s.w.Load()
+	switch {
+	case w != nil:
+		return w.AppendAll(filled)
+	case s.later:
+		return 0, fmt.Errorf("session %q: its transcript is not created yet (Claim)", s.id)
+	}
+	return len(es), nil // a session kept in memory (NewMemoryManager)
+}
+
 // Claim creates the transcript of a Prepared session, if it has none yet;
 // for any other session it does nothing.
 func (s *Session) Claim(ctx context.Context) error {

@@ -52,6 +52,15 @@ type LineSink interface {
 	Close() error
 }
 
+// LinesSink is a LineSink that can take several lines in one call, all or
+// none: a store for which each call is a round trip (a database) writes a
+// batch in one. AppendLines must not return before every line is as safe
+// as AppendLine's, and on an error none of them may have been kept.
+type LinesSink interface {
+	LineSink
+	AppendLines(lines [][]byte) error
+}
+
 // NewWriter returns a Writer whose lines go to sink, continuing a
 // transcript whose last entry's UUID is last ("" for a new one). path names
 // the transcript in errors (Path).
@@ -174,6 +183,56 @@ func (w *Writer) Append(e Entry) error {
 	}
 	w.last = e.UUID
 	return nil
+}
+
+// AppendAll writes es in order, as Append writes each, and returns how
+// many were written: all of them, or those before the one that failed.
+// A sink that takes lines in batches (LinesSink) gets them in one call,
+// which keeps all or none, so a transcript in a database pays one round
+// trip for them rather than one each.
+func (w *Writer) AppendAll(es []Entry) (int, error) {
+	lines := make([][]byte, 0, len(es))
+	ls, batch := w.sink.(LinesSink)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, fmt.Errorf("append to transcript %s: %w", w.path, os.ErrClosed)
+	}
+	last := w.last
+	for i := range es {
+		e := es[i]
+		if e.UUID == "" {
+			e.UUID = ids.New()
+		}
+		if e.Timestamp.IsZero() {
+			e.Timestamp = time.Now().UTC()
+		}
+		if e.ParentUUID == "" {
+			e.ParentUUID = last
+		}
+		line, err := EncodeEntry(e)
+		if err != nil {
+			if batch {
+				return 0, fmt.Errorf("append to transcript %s: %w", w.path, err)
+			}
+			return i, fmt.Errorf("append to transcript %s: %w", w.path, err)
+		}
+		if !batch {
+			if err := w.sink.AppendLine(line); err != nil {
+				return i, fmt.Errorf("append to transcript %s: %w", w.path, err)
+			}
+			w.last = e.UUID
+		}
+		lines, last = append(lines, line), e.UUID
+	}
+	if !batch || len(lines) == 0 {
+		return len(es), nil
+	}
+	if err := ls.AppendLines(lines); err != nil {
+		return 0, fmt.Errorf("append to transcript %s: %w", w.path, err)
+	}
+	w.last = last
+	return len(es), nil
 }
 
 // Close closes the transcript, ending the writer's claim. Closing twice is

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -354,5 +355,90 @@ func BenchmarkAppendEntry(b *testing.B) {
 		if err := w.Append(session.Entry{Type: session.EntryAssistant, SessionID: "s", Message: msg, Model: "claude-x", Usage: usage}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// batchSink is a LinesSink that keeps what it is given, counting calls,
+// and fails a batch (keeping none of it) while fail is set.
+type batchSink struct {
+	lines         [][]byte
+	calls, lines1 int
+	fail          error
+}
+
+func (s *batchSink) AppendLine(line []byte) error {
+	s.lines1++
+	return s.AppendLines([][]byte{line})
+}
+
+func (s *batchSink) AppendLines(lines [][]byte) error {
+	s.calls++
+	if s.fail != nil {
+		return s.fail
+	}
+	s.lines = append(s.lines, lines...)
+	return nil
+}
+
+func (s *batchSink) Close() error { return nil }
+
+// TestAppendAllBatch: a sink that takes batches gets a writer's AppendAll
+// in one call, chained to the entry before and to each other; a failed
+// batch is not chained to, the next entry's parent being the last one
+// kept.
+func TestAppendAllBatch(t *testing.T) {
+	sink := &batchSink{}
+	w := session.NewWriter("mem:s", sink, "before")
+	n, err := w.AppendAll([]session.Entry{{Type: session.EntryUser, UUID: "a"}, {Type: session.EntryUser, UUID: "b"}, {Type: session.EntryUser, UUID: "c", ParentUUID: "explicit"}})
+	if n != 3 || err != nil {
+		t.Fatalf("AppendAll = %d, %v; want 3, nil", n, err)
+	}
+	if sink.calls != 1 || sink.lines1 != 0 {
+		t.Errorf("the sink got %d batches and %d single lines, want 1 batch", sink.calls, sink.lines1)
+	}
+	sink.fail = errors.New("server gone")
+	if n, err := w.AppendAll([]session.Entry{{Type: session.EntryUser, UUID: "lost1"}, {Type: session.EntryUser, UUID: "lost2"}}); n != 0 || !errors.Is(err, sink.fail) {
+		t.Fatalf("AppendAll on a failing sink = %d, %v; want 0 and its error", n, err)
+	}
+	sink.fail = nil
+	if err := w.Append(session.Entry{Type: session.EntryUser, UUID: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range sink.lines {
+		var e session.Entry
+		if err := json.Unmarshal(l, &e); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.ParentUUID+">"+e.UUID)
+	}
+	if want := []string{"before>a", "a>b", "explicit>c", "c>d"}; !slices.Equal(got, want) {
+		t.Errorf("parent>uuid of the kept lines = %q, want %q", got, want)
+	}
+}
+
+// TestAppendAllFile: a transcript file takes AppendAll's entries line by
+// line, in order and chained, and after a refused entry keeps those before
+// it and says how many.
+func TestAppendAllFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	w := openWriter(t, path)
+	n, err := w.AppendAll([]session.Entry{
+		{Type: session.EntryUser, UUID: "a"},
+		{Type: session.EntryUser, UUID: "b"},
+		{Type: session.EntrySystem, UUID: "bad", Data: json.RawMessage(`{not json`)},
+		{Type: session.EntryUser, UUID: "never"},
+	})
+	if n != 2 || err == nil {
+		t.Fatalf("AppendAll with a bad third entry = %d, %v; want 2 and an error", n, err)
+	}
+	appendAll(t, w, session.Entry{Type: session.EntryUser, UUID: "c"})
+	got, problems := readAll(t, path)
+	var chain []string
+	for _, e := range got {
+		chain = append(chain, e.ParentUUID+">"+e.UUID)
+	}
+	if want := []string{">a", "a>b", "b>c"}; !slices.Equal(chain, want) || len(problems) > 0 {
+		t.Errorf("parent>uuid = %q (problems %q), want %q", chain, problems, want)
 	}
 }

@@ -24,6 +24,32 @@ type jointStore interface {
 	TransitionSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) (task.Event, error)) (task.Task, error)
 }
 
+// inboxJoint is a jointStore that also opens a new child's inbox, in its
+// Mailbox, in the write that records the child: the PostgreSQL store,
+// whose inboxes are rows beside the records. The child's launch then saves
+// the round trip of opening it (mailbox.Subscribe).
+type inboxJoint interface {
+	CreateSessionTaskInbox(ctx context.Context, s session.Info, t task.Task, owner string) error
+}
+
+// sharedMailbox is a Mailbox kept in a store (postgres.Mailbox), which
+// says whether it is the one a joint store opens inboxes in.
+type sharedMailbox interface {
+	Shares(store any) bool
+}
+
+// inboxJointOf returns j when it opens inboxes in cfg's Mailbox, else nil.
+func inboxJointOf(cfg Config, j jointStore) inboxJoint {
+	ij, ok := j.(inboxJoint)
+	if !ok {
+		return nil
+	}
+	if m, ok := cfg.Mailbox.(sharedMailbox); !ok || !m.Shares(j) {
+		return nil
+	}
+	return ij
+}
+
 // jointOf returns the store that holds both cfg's sessions and its tasks
 // when it can write them together, else nil (separate stores, as tests use:
 // every record is then written on its own).

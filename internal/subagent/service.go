@@ -180,6 +180,9 @@ type Service struct {
 	// joint writes a child's session and task records together, or is
 	// nil (joint.go).
 	joint jointStore
+	// inboxJoint is joint when it opens a new child's inbox with its
+	// records, else nil.
+	inboxJoint inboxJoint
 	// fg bounds the foreground runs in flight, one set of places per
 	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
 	fg [MaxDepth + 1]*lane.Places
@@ -224,6 +227,7 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.Tasks = task.NewMem()
 	}
 	s.joint = jointOf(s.cfg)
+	s.inboxJoint = inboxJointOf(s.cfg, s.joint)
 	s.orphans = NewGroup(context.Background())
 	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if s.cfg.ProgressEvery == 0 {

@@ -607,7 +607,12 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The inbox opens before the run is recorded or tracked: whoever
 	// finds it running, here or through its record in another process,
 	// can queue a message for it, even while it waits for a lane slot.
-	t.inbox = mailbox.Open(ctx, s.cfg.Mailbox, id, s.cfg.Owner, s.log)
+	if background && s.inboxJoint != nil && !r.sess.IsRecorded() && !r.req.dispatched {
+		// The write that records it opens it (record).
+		t.inbox = mailbox.Subscribe(ctx, s.cfg.Mailbox, id, s.log)
+	} else {
+		t.inbox = mailbox.Open(ctx, s.cfg.Mailbox, id, s.cfg.Owner, s.log)
+	}
 	if background {
 		// A free lane slot is taken now, so that the first write
 		// records the run as running (joint.go); a run that waits for
@@ -711,7 +716,13 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 	// Once decided, the record is written even if the caller's turn ends.
 	ctx = context.WithoutCancel(ctx)
 	if sess != nil && !sess.IsRecorded() {
-		if err := s.joint.CreateSessionTask(ctx, sess.Info, rec); err != nil {
+		var err error
+		if t.inbox.OpensWithRecord() {
+			err = s.inboxJoint.CreateSessionTaskInbox(ctx, sess.Info, rec, s.cfg.Owner)
+		} else {
+			err = s.joint.CreateSessionTask(ctx, sess.Info, rec)
+		}
+		if err != nil {
 			return fmt.Errorf("record task %s: %w", t.id, err)
 		}
 		sess.Recorded()

@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/provider"
 	"github.com/cadre-dev/cadre/internal/queue"
@@ -25,6 +26,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/testkit/pgstore"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -81,6 +83,9 @@ type setup struct {
 	// does, instead of in memory: a background child's session and task
 	// records are then written together (joint.go).
 	sqlite bool
+	// postgres, a database's URL, keeps sessions, tasks and the mailbox
+	// in one PostgreSQL store, as cadre does with CADRE_STORE_URL.
+	postgres string
 }
 
 type harness struct {
@@ -182,6 +187,15 @@ func newHarness(t *testing.T, su setup) *harness {
 		t.Cleanup(func() { db.Close() })
 		index, tasks = db, db
 	}
+	var (
+		mbox  mailbox.Mailbox
+		watch mailbox.TaskWatcher
+	)
+	if su.postgres != "" {
+		// Opened before the harness's cleanups, so closed after its runs end.
+		db := pgstore.Open(t, su.postgres)
+		index, tasks, mbox, watch = db, db, db.Mailbox(), db
+	}
 	h.sessions = session.NewManagerWith(index, tr, func() time.Time { return fixedNow }, nil)
 	h.base = make([]tool.Tool, 0, max(su.baseCap, 5))
 	for _, f := range []struct {
@@ -205,6 +219,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		Logger:        su.logger,
 		Owner:         "process-a",
 		Profile:       h.profile(su.subagents.Surface),
+		Mailbox:       mbox, Watch: watch,
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -212,6 +227,7 @@ func newHarness(t *testing.T, su setup) *harness {
 	if su.mailbox {
 		svc.cfg.Mailbox = &queue.Mailbox{}
 	}
+
 	h.svc = svc
 	h.group = NewGroup(context.Background())
 	t.Cleanup(func() {

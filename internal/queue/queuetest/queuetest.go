@@ -18,7 +18,7 @@ import (
 
 // Mailbox is what the suite tests (the methods of queue.Mailbox).
 type Mailbox interface {
-	Open(ctx context.Context, agentID, owner string) error
+	Open(ctx context.Context, agentID, owner string) (bool, error)
 	Push(ctx context.Context, e queue.Entry) (bool, error)
 	Take(ctx context.Context, agentID string) ([]queue.Entry, error)
 	CloseIfEmpty(ctx context.Context, agentID string) ([]queue.Entry, error)
@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) func() Mailbox) {
 	}{
 		{"OrderAndFields", testOrderAndFields},
 		{"OnlyOpenInboxesTakeMessages", testOpenClose},
+		{"OpenSaysWhatWaits", testOpenSaysWhatWaits},
 		{"ExactlyOnceAmongRacingTakers", testRacingTakers},
 		{"PushesRacingTheCloseAreTakenOrRefused", testRacingClose},
 		{"WaiterWokenByAnotherHandle", testWaiterWakes},
@@ -62,8 +63,35 @@ func texts(es []queue.Entry) []string {
 
 func mustOpen(t *testing.T, m Mailbox, agent string) {
 	t.Helper()
-	if err := m.Open(t.Context(), agent, "owner-1"); err != nil {
+	if _, err := m.Open(t.Context(), agent, "owner-1"); err != nil {
 		t.Fatalf("Open(%s): %v", agent, err)
+	}
+}
+
+// Open reports whether messages wait in the inbox it opens: none in a new
+// one, those an earlier run left in a reopened one, on any handle.
+func testOpenSaysWhatWaits(t *testing.T, handle func() Mailbox) {
+	m, other := handle(), handle()
+	open := func(m Mailbox) bool {
+		t.Helper()
+		waiting, err := m.Open(t.Context(), "a1", "owner-1")
+		if err != nil {
+			t.Fatalf("Open(a1): %v", err)
+		}
+		return waiting
+	}
+	if open(m) {
+		t.Fatal("a new inbox: Open says messages wait")
+	}
+	mustPush(t, other, queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: "a1", Message: llm.UserText("left over")})
+	if !open(other) {
+		t.Fatal("an inbox reopened with a message left in it: Open says none waits")
+	}
+	if got := texts(mustTake(t, m, "a1")); !slices.Equal(got, []string{"left over"}) {
+		t.Fatalf("took %q, want [left over]", got)
+	}
+	if open(m) {
+		t.Fatal("an inbox reopened after its messages were taken: Open says some wait")
 	}
 }
 

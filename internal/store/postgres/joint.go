@@ -2,9 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/tablerow"
@@ -19,35 +23,77 @@ import (
 // CreateSessionTask records a new session and a new task in one
 // transaction: both or neither. Either id already present is an error.
 func (db *DB) CreateSessionTask(ctx context.Context, s session.Info, t task.Task) error {
+	return db.createSessionTask(ctx, s, t, nil)
+}
+
+// CreateSessionTaskInbox is CreateSessionTask that also opens the inbox
+// (Mailbox.Open) of the task's agent, t.ID, for a run executed by owner,
+// in the same statement: a new background child's three rows in one round
+// trip. Whoever finds the task's record finds its inbox open.
+func (db *DB) CreateSessionTaskInbox(ctx context.Context, s session.Info, t task.Task, owner string) error {
+	return db.createSessionTask(ctx, s, t, &owner)
+}
+
+// createSessionTask is CreateSessionTask, opening t's inbox for *owner
+// when owner is not nil.
+func (db *DB) createSessionTask(ctx context.Context, s session.Info, t task.Task, owner *string) error {
 	if s.ID == "" {
 		return fmt.Errorf("create session and task: the session id is empty")
 	}
 	if err := task.Validate(t); err != nil {
 		return fmt.Errorf("create session %q and task: %w", s.ID, err)
 	}
-	// BEGIN and both inserts go in one round trip, the COMMIT in a
-	// second (rmw); an id already there inserts nothing and is rolled
-	// back.
-	err := db.rmw(ctx, func(b *pgx.Batch) {
-		b.Queue(insertSessionSQL, append([]any{s.ID}, tablerow.SessionValues(s)...)...)
-		b.Queue(insertTaskSQL, append([]any{t.ID}, tablerow.TaskValues(t)...)...)
-	}, func(br pgx.BatchResults) error {
-		for _, what := range []string{"session", "task"} {
-			tag, err := br.Exec()
-			if err == nil && tag.RowsAffected() == 0 {
-				err = fmt.Errorf("a %s with this id already exists", what)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", what, err)
-			}
+	// One statement, so one round trip and its own transaction: the
+	// session's insert rides in a WITH. An id already present fails the
+	// statement (a unique violation), and nothing of it is kept. Its
+	// outcome is unknown when the answer is lost, so it is retried only
+	// when it never reached the server.
+	sv, tv := tablerow.SessionValues(s), tablerow.TaskValues(t)
+	args := make([]any, 0, 5+len(sv)+len(tv))
+	args = append(append(append(append(args, s.ID), sv...), t.ID), tv...)
+	query := createSessionTaskSQL
+	if owner != nil {
+		query, args = createSessionTaskInboxSQL, append(args, *owner, time.Now().UnixMilli())
+	}
+	err := db.retry(ctx, false, func(ctx context.Context, _ int) error {
+		_, err := db.pool.Exec(ctx, query, args...)
+		return err
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		what := "task"
+		if pgErr.TableName == "sessions" {
+			what = "session"
 		}
-		return nil
-	}, func(*pgx.Batch) error { return nil })
+		err = fmt.Errorf("%s: a %s with this id already exists", what, what)
+	}
 	if err != nil {
 		return fmt.Errorf("create session %q and task %q: %w", s.ID, t.ID, err)
 	}
 	return nil
 }
+
+// createSessionTaskSQL inserts a session's row ($1 on, SessionColumns) and
+// a task's (the rest, TaskColumns) in one statement;
+// createSessionTaskInboxSQL also opens the task's inbox, as Mailbox.Open
+// does, with the two parameters after those (the owner, the time).
+var createSessionTaskSQL, createSessionTaskInboxSQL = func() (string, string) {
+	nSession := strings.Count(tablerow.SessionColumns, ",") + 1
+	nTask := strings.Count(tablerow.TaskColumns, ",") + 1
+	params := func(from, n int) string {
+		ps := make([]string, n)
+		for i := range ps {
+			ps[i] = fmt.Sprintf("$%d", from+i)
+		}
+		return strings.Join(ps, ", ")
+	}
+	session := `s AS (INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (` + params(1, nSession) + `))`
+	taskID, owner := 1+nSession, 1+nSession+nTask
+	inbox := fmt.Sprintf(`i AS (INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($%d, $%d, $%d)
+		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms)`, taskID, owner, owner+1)
+	insertTask := `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES (` + params(taskID, nTask) + `)`
+	return `WITH ` + session + ` ` + insertTask, `WITH ` + session + `, ` + inbox + ` ` + insertTask
+}()
 
 // UpdateSessionTask is UpdateSession of sessionID and UpdateTask of taskID
 // in one transaction: both updates are stored, or neither (an error from

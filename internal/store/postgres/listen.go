@@ -15,7 +15,8 @@ import (
 // The channels cadre's triggers and writes notify on (0003_queue_notify.sql).
 const (
 	// taskChannel carries "<task id> <status>" for every change to a
-	// task's record but a heartbeat alone.
+	// task's record but a heartbeat alone, followed by " stop" while the
+	// record asks for a stop.
 	taskChannel = "cadre_task"
 	// queueChannel carries the agent id of every message pushed to an
 	// agent's inbox.
@@ -58,8 +59,12 @@ type listener struct {
 type topic struct{ channel, id string }
 
 // subscription receives a value, coalesced, for each notification of its
-// topic and after each (re)connection of the listener.
-type subscription struct{ ch chan struct{} }
+// topic that match accepts (every one when match is nil) and after each
+// (re)connection of the listener.
+type subscription struct {
+	ch    chan struct{}
+	match func(payload string) bool
+}
 
 func (s *subscription) wake() {
 	select {
@@ -78,7 +83,13 @@ func newListener(connect func(context.Context) (*pgx.Conn, error), log *slog.Log
 // the subscription and is safe to call more than once. On a closed
 // listener the channel never receives. ctx ending stops it too.
 func (l *listener) subscribe(ctx context.Context, channel, id string) (<-chan struct{}, func()) {
-	sub := &subscription{ch: make(chan struct{}, 1)}
+	return l.subscribeWhere(ctx, channel, id, nil)
+}
+
+// subscribeWhere is subscribe for the notifications whose payload match
+// accepts (and the reconnections).
+func (l *listener) subscribeWhere(ctx context.Context, channel, id string, match func(payload string) bool) (<-chan struct{}, func()) {
+	sub := &subscription{ch: make(chan struct{}, 1), match: match}
 	k := topic{channel, id}
 	l.mu.Lock()
 	if l.closed {
@@ -204,7 +215,9 @@ func (l *listener) dispatch(n *pgconn.Notification) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for sub := range l.subs[topic{n.Channel, id}] {
-		sub.wake()
+		if sub.match == nil || sub.match(n.Payload) {
+			sub.wake()
+		}
 	}
 }
 
@@ -234,4 +247,13 @@ func (l *listener) connections() int {
 // stand for several changes.
 func (db *DB) WatchTask(ctx context.Context, taskID string) (changed <-chan struct{}, stop func()) {
 	return db.listen.subscribe(ctx, taskChannel, taskID)
+}
+
+// WatchStop is WatchTask for the changes after which task taskID's record
+// asks for a stop (and the reconnections): a run's heartbeat wakes for
+// those, not for the changes of its own run.
+func (db *DB) WatchStop(ctx context.Context, taskID string) (asked <-chan struct{}, stop func()) {
+	return db.listen.subscribeWhere(ctx, taskChannel, taskID, func(payload string) bool {
+		return strings.HasSuffix(payload, " stop")
+	})
 }

@@ -39,8 +39,9 @@ func woken(t *testing.T, ch <-chan struct{}, what string) {
 
 // TestTaskTriggerHearsPlainSQL: the trigger announces a task's changes
 // made by a writer that knows nothing of notifications (plain SQL on a
-// connection of its own), inserts included, with "<id> <status>"; an
-// update of the heartbeat alone is not announced.
+// connection of its own), inserts included, with "<id> <status>", then
+// " stop" while the record asks for a stop; an update of the heartbeat
+// alone is not announced.
 func TestTaskTriggerHearsPlainSQL(t *testing.T) {
 	url := pg.URL(t)
 	db := open(t, url)
@@ -88,12 +89,50 @@ func TestTaskTriggerHearsPlainSQL(t *testing.T) {
 	}
 	// Notifications arrive in commit order: had the heartbeat been
 	// announced, it would come first.
-	if got := next(); got != "t1 running" {
-		t.Errorf("after setting cancel_requested: %q, want %q (the heartbeat alone must not be announced)", got, "t1 running")
+	if got := next(); got != "t1 running stop" {
+		t.Errorf("after setting cancel_requested: %q, want %q (the heartbeat alone must not be announced)", got, "t1 running stop")
 	}
-	if got := next(); got != "t1 killed" {
-		t.Errorf("after the status change: %q, want %q", got, "t1 killed")
+	if got := next(); got != "t1 killed stop" {
+		t.Errorf("after the status change: %q, want %q", got, "t1 killed stop")
 	}
+}
+
+// TestWatchStopHearsOnlyStops: WatchStop wakes for a change that asks for
+// a stop, not for the run's own changes; WatchTask, which wakes for every
+// change, tells when a change has been dispatched to both.
+func TestWatchStopHearsOnlyStops(t *testing.T) {
+	db := open(t, pg.URL(t))
+	ctx := t.Context()
+	tk := tasktest.Sample("t1")
+	tk.Status, tk.CancelRequested = task.StatusRunning, false
+	if err := db.CreateTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	all, stopAll := db.WatchTask(ctx, "t1")
+	defer stopAll()
+	asked, stopAsked := db.WatchStop(ctx, "t1")
+	defer stopAsked()
+	// The first connection wakes both.
+	woken(t, all, "the task watch, at the first connection")
+	woken(t, asked, "the stop watch, at the first connection")
+	for _, fn := range []func(*task.Task) error{
+		func(t *task.Task) error { t.Progress = "half way"; return nil },
+		func(t *task.Task) error { t.ToolUses = 7; return nil },
+	} {
+		if _, err := db.UpdateTask(ctx, "t1", fn); err != nil {
+			t.Fatal(err)
+		}
+		woken(t, all, "the task watch, at a change")
+		select {
+		case <-asked:
+			t.Fatal("the stop watch woke for a change that asks for no stop")
+		default:
+		}
+	}
+	if _, err := db.UpdateTask(ctx, "t1", func(t *task.Task) error { t.CancelRequested = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, asked, "the stop watch, at the stop asked for")
 }
 
 // TestListenerSurvivesATerminatedBackend: when the server ends the
@@ -109,7 +148,7 @@ func TestListenerSurvivesATerminatedBackend(t *testing.T) {
 	if err := db.CreateTask(ctx, tk); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Mailbox().Open(ctx, "a1", "o"); err != nil {
+	if _, err := other.Mailbox().Open(ctx, "a1", "o"); err != nil {
 		t.Fatal(err)
 	}
 	watch, stopWatch := db.WatchTask(ctx, "t1")

@@ -60,6 +60,51 @@ func (db *DB) rmw(ctx context.Context, reads func(*pgx.Batch), scan func(pgx.Bat
 	})
 }
 
+// tx1 runs a transaction in one round trip: BEGIN, the statements queue
+// adds, and COMMIT go in one pgx batch; scan reads the statements'
+// results (BEGIN's is read before it). For a transaction whose writes do
+// not depend on what it reads in Go: its conditions are in its SQL. A
+// statement's error aborts the transaction (the server skips the rest, the
+// COMMIT included) and is returned. scan's own error (a row it cannot
+// read) comes after the COMMIT was sent: it does not undo the writes. Through a passing connection failure
+// it is run again, unless the batch may have reached the server: its
+// COMMIT may then have been executed, and the error is returned
+// (ambiguous), not retried.
+func (db *DB) tx1(ctx context.Context, queue func(*pgx.Batch), scan func(pgx.BatchResults) error) error {
+	return db.retry(ctx, true, func(ctx context.Context, _ int) error {
+		conn, err := db.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Release()
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		queue(b)
+		b.Queue("COMMIT")
+		br := conn.SendBatch(ctx, b)
+		_, err = br.Exec()
+		if err == nil {
+			err = scan(br)
+		}
+		if err == nil {
+			_, err = br.Exec() // COMMIT
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			return nil
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err) {
+			rollback(conn)
+			return ambiguous{err}
+		}
+		rollback(conn)
+		return err
+	})
+}
+
 // sendAll sends b and reads every result, returning the first error.
 func sendAll(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) error {
 	br := conn.SendBatch(ctx, b)

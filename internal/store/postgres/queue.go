@@ -32,16 +32,30 @@ type Mailbox struct{ db *DB }
 // Mailbox returns the DB's mailbox.
 func (db *DB) Mailbox() *Mailbox { return &Mailbox{db: db} }
 
+// Shares reports whether store is the DB that keeps this mailbox's
+// inboxes: then its CreateSessionTaskInbox opens an inbox here.
+func (m *Mailbox) Shares(store any) bool {
+	db, ok := store.(*DB)
+	return ok && db == m.db
+}
+
 // Open opens agentID's inbox for a run of it, keeping any messages still
-// there from an earlier run (they were accepted: they are read now).
-func (m *Mailbox) Open(ctx context.Context, agentID, owner string) error {
-	_, err := m.db.exec(ctx, true, `INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
-		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms`,
+// there from an earlier run (they were accepted: they are read now), and
+// reports, in the same round trip, whether any wait: a run whose inbox
+// is new need not take before a push arrives. A push that commits after
+// the statement's snapshot is not counted; its notification, which the
+// run subscribed to first (mailbox.Open), tells of it.
+func (m *Mailbox) Open(ctx context.Context, agentID, owner string) (bool, error) {
+	var waiting bool
+	err := m.db.queryRow(ctx, func(r pgx.Row) error { return r.Scan(&waiting) },
+		`INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($1, $2, $3)
+		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms
+		RETURNING EXISTS (SELECT 1 FROM agent_messages WHERE agent_id = $1)`,
 		agentID, owner, time.Now().UnixMilli())
 	if err != nil {
-		return fmt.Errorf("open the inbox of agent %q: %w", agentID, err)
+		return false, fmt.Errorf("open the inbox of agent %q: %w", agentID, err)
 	}
-	return nil
+	return waiting, nil
 }
 
 // Push queues e for the agent e.Target and wakes whoever waits for it on
@@ -107,16 +121,21 @@ func (m *Mailbox) Take(ctx context.Context, agentID string) ([]queue.Entry, erro
 // the messages, which the run answers before it tries again.
 func (m *Mailbox) CloseIfEmpty(ctx context.Context, agentID string) ([]queue.Entry, error) {
 	var out []queue.Entry
-	// Two round trips (rmw): the lock and the take, then the close (when
-	// nothing was taken) with the commit.
-	err := m.db.rmw(ctx, func(b *pgx.Batch) {
-		// Waits for the pushes in flight, which hold the row FOR SHARE;
-		// the take that follows reads what they committed.
+	// One round trip (tx1). The lock waits for the pushes in flight,
+	// which hold the row FOR SHARE, and keeps new ones out; each
+	// statement after it reads with a snapshot of its own, which sees
+	// what those pushes committed. The inbox goes only if nothing waits
+	// in it; the take then finds nothing, else it takes what waits.
+	err := m.db.tx1(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT 1 FROM agent_inboxes WHERE agent_id = $1 FOR UPDATE`, agentID)
+		b.Queue(`DELETE FROM agent_inboxes WHERE agent_id = $1
+			AND NOT EXISTS (SELECT 1 FROM agent_messages WHERE agent_id = $1)`, agentID)
 		b.Queue(takeSQL, agentID)
 	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
 		}
 		rows, err := br.Query()
 		if err != nil {
@@ -124,11 +143,6 @@ func (m *Mailbox) CloseIfEmpty(ctx context.Context, agentID string) ([]queue.Ent
 		}
 		out, err = scanTaken(rows, agentID)
 		return err
-	}, func(b *pgx.Batch) error {
-		if len(out) == 0 {
-			b.Queue(`DELETE FROM agent_inboxes WHERE agent_id = $1`, agentID)
-		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("close the inbox of agent %q: %w", agentID, err)

@@ -307,6 +307,15 @@ const appendEntry = `INSERT INTO transcript_entries (session_id, seq, line)
 	SELECT $1, COALESCE((SELECT max(seq) FROM transcript_entries WHERE session_id = $1), 0) + 1, $3
 	WHERE EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1 AND writer_token = $2 FOR SHARE)`
 
+// appendEntries is appendEntry for several lines ($3, in order) in one
+// statement: they take the next sequence numbers together, all or none,
+// under the same claim check.
+const appendEntries = `INSERT INTO transcript_entries (session_id, seq, line)
+	SELECT $1, last.seq + l.n, l.line
+	FROM (SELECT COALESCE((SELECT max(seq) FROM transcript_entries WHERE session_id = $1), 0) AS seq) last,
+		unnest($3::text[]) WITH ORDINALITY AS l(line, n)
+	WHERE EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1 AND writer_token = $2 FOR SHARE)`
+
 // releaseClaims clears the claims of the tokens given: the next writer of
 // those transcripts claims them at once.
 // (Tokens are random: that session_id and writer_token are each among
@@ -329,9 +338,22 @@ type sink struct {
 	closed bool
 }
 
+var _ session.LinesSink = (*sink)(nil)
+
 // AppendLine inserts line (without its newline: the column holds the
 // entry) as the next entry and returns once it is committed.
 func (s *sink) AppendLine(line []byte) error {
+	return s.AppendLines([][]byte{line})
+}
+
+// AppendLines inserts lines as the next entries, in order, in one
+// statement (one round trip, all or none), and returns once they are
+// committed: a turn's notifications cost the main agent one wait for the
+// server, not one each.
+func (s *sink) AppendLines(lines [][]byte) error {
+	if len(lines) == 0 {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -339,25 +361,35 @@ func (s *sink) AppendLine(line []byte) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
 	defer cancel()
-	entry := string(bytes.TrimSuffix(line, []byte("\n")))
+	entries := make([]string, len(lines))
+	for i, l := range lines {
+		entries[i] = string(bytes.TrimSuffix(l, []byte("\n")))
+	}
+	last := entries[len(entries)-1]
 	var tag pgconn.CommandTag
-	// Retried as idempotent: a retry first checks for its own entry.
+	// Retried as idempotent: a retry first checks for its own entries.
 	err := s.db.retry(ctx, true, func(ctx context.Context, attempt int) (err error) {
 		if attempt > 0 {
 			// An earlier attempt may have committed and lost the
-			// answer. Under the claim only this writer appends, so
-			// it did if the last entry is this one.
-			var last string
-			err := s.db.pool.QueryRow(ctx, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`, s.id).Scan(&last)
-			if err == nil && last == entry {
-				tag = pgconn.NewCommandTag("INSERT 0 1")
+			// answer. Under the claim only this writer appends, and
+			// a statement keeps all its lines or none, so it did if
+			// the last entry is the last of these (each line holds
+			// its entry's own uuid).
+			var got string
+			err := s.db.pool.QueryRow(ctx, `SELECT line FROM transcript_entries WHERE session_id = $1 ORDER BY seq DESC LIMIT 1`, s.id).Scan(&got)
+			if err == nil && got == last {
+				tag = pgconn.NewCommandTag(fmt.Sprintf("INSERT 0 %d", len(entries)))
 				return nil
 			}
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
 		}
-		tag, err = s.db.pool.Exec(ctx, appendEntry, s.id, s.token, entry)
+		if len(entries) == 1 {
+			tag, err = s.db.pool.Exec(ctx, appendEntry, s.id, s.token, entries[0])
+		} else {
+			tag, err = s.db.pool.Exec(ctx, appendEntries, s.id, s.token, entries)
+		}
 		return err
 	})
 	if err != nil {

@@ -456,3 +456,100 @@ func waitBlocked(t *testing.T, db *DB, query string) {
 		time.Sleep(10 * time.Millisecond) // polling a server, not synchronising goroutines
 	}
 }
+
+// TestTranscriptAppendAllOneRoundTrip: a writer's batch of entries (a
+// turn's notifications) is one round trip to the server, where one append
+// each was one each; the entries are kept in order, numbered on from the
+// entry before, each the parent of the next.
+func TestTranscriptAppendAllOneRoundTrip(t *testing.T) {
+	proxy, url := newCountProxy(t, pg.URL(t))
+	db := open(t, url)
+	tr := db.Transcripts("n1", time.Hour)
+	w, err := tr.Create(t.Context(), "s1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// The first use of a statement on a connection prepares it, a round
+	// trip of its own (pgx's statement cache): both are used once first.
+	if err := w.Append(userEntry("s1", "first")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.AppendAll([]session.Entry{userEntry("s1", "second"), userEntry("s1", "third")}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var batch []session.Entry
+	for i := range n {
+		batch = append(batch, userEntry("s1", fmt.Sprintf("notification %d", i)))
+	}
+	proxy.count()
+	if got, err := w.AppendAll(batch); err != nil || got != n {
+		t.Fatalf("AppendAll: %d, %v; want %d, nil", got, err, n)
+	}
+	if trips := proxy.count(); trips != 1 {
+		t.Errorf("AppendAll of %d entries took %d round trips, want 1", n, trips)
+	}
+	for _, e := range batch[:3] {
+		if err := w.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if trips := proxy.count(); trips != 3 {
+		t.Errorf("3 single appends took %d round trips, want 3", trips)
+	}
+
+	entries, problems, err := tr.Read(t.Context(), session.Info{ID: "s1"})
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("Read: %v %v", err, problems)
+	}
+	if len(entries) != 3+n+3 {
+		t.Fatalf("%d entries, want %d", len(entries), 3+n+3)
+	}
+	for i, e := range entries[3 : 3+n] {
+		if want := fmt.Sprintf("notification %d", i); e.Message.Text() != want {
+			t.Errorf("entry %d is %q, want %q", i+1, e.Message.Text(), want)
+		}
+	}
+	for i := 1; i < len(entries); i++ {
+		if entries[i].ParentUUID != entries[i-1].UUID {
+			t.Errorf("entry %d's parent is %q, want the entry before's %q", i, entries[i].ParentUUID, entries[i-1].UUID)
+		}
+	}
+	var seqs []int
+	if err := db.pool.QueryRow(t.Context(), `SELECT array_agg(seq ORDER BY seq) FROM transcript_entries WHERE session_id = 's1'`).Scan(&seqs); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range seqs {
+		if s != i+1 {
+			t.Fatalf("sequence numbers %v, want 1 to %d without gaps", seqs, len(seqs))
+		}
+	}
+}
+
+// TestTranscriptAppendAllAfterTakeover: a batch appended after another
+// node took the claim over inserts none of its entries and fails with
+// ErrClaimLost.
+func TestTranscriptAppendAllAfterTakeover(t *testing.T) {
+	url := pg.URL(t)
+	db := open(t, url)
+	w, err := db.Transcripts("n1", time.Hour).Create(t.Context(), "s1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	leave("n1")(t, db)
+	w2, _, _, err := open(t, url).Transcripts("n2", time.Hour).Resume(t.Context(), session.Info{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	n, err := w.AppendAll([]session.Entry{userEntry("s1", "one"), userEntry("s1", "two")})
+	if n != 0 || !errors.Is(err, ErrClaimLost) {
+		t.Fatalf("AppendAll after the takeover: %d, %v; want 0 and ErrClaimLost", n, err)
+	}
+	entries, _, err := db.Transcripts("n1", time.Hour).Read(t.Context(), session.Info{ID: "s1"})
+	if err != nil || len(entries) != 0 {
+		t.Fatalf("the transcript has %d entries (%v), want none", len(entries), err)
+	}
+}
