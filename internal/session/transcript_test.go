@@ -406,8 +406,8 @@ func TestAppendAllBatch(t *testing.T) {
 	}
 	var got []string
 	for _, l := range sink.lines {
-		var e session.Entry
-		if err := json.Unmarshal(l, &e); err != nil {
+		e, err := session.DecodeEntry(l)
+		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, e.ParentUUID+">"+e.UUID)
