@@ -126,7 +126,7 @@ type Costs struct {
 	seen map[string]costSeen
 	// reported is each run's entry as the results last listed it.
 	reported map[string]event.SubagentCost
-	// mark is the group's count of ended runs the results last read
+	// mark is the place in the group's log of changes the results last read
 	// (Group.RunsChanged).
 	mark int
 }

@@ -289,8 +289,14 @@ const (
 // Run runs the loop on history, which must end with the user message to
 // answer (already passed through OnStep by the caller). It always returns
 // an Outcome; Outcome.Err is also returned as the error.
+//
+// Outcome.Messages is history with the turn's messages appended, in the
+// room history's array has past its length when there is some: a
+// conversation answering notifications runs the loop once per batch, and
+// copying its whole history each time made 10,000 children quadratic. The
+// caller owns that room; to keep it, pass history[:n:n].
 func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, error) {
-	out := &Outcome{Messages: append([]llm.Message(nil), history...), Measured: cfg.Measured}
+	out := &Outcome{Messages: history, Measured: cfg.Measured}
 	if out.Measured.Through > len(history) {
 		out.Measured = Measured{} // not a measure of this history
 	}
@@ -326,7 +332,7 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		req, resp, took, err := call(ctx, cfg, out.Messages)
+		forkable, resp, took, err := call(ctx, cfg, out.Messages)
 		out.APIDuration += took
 		if err != nil {
 			return fail(err)
@@ -358,7 +364,7 @@ func Run(ctx context.Context, cfg Config, history []llm.Message) (*Outcome, erro
 		// Tools see the turn they answer: a fork reuses the request and the
 		// reply byte for byte.
 		turnCfg := cfg
-		turnCfg.Env.Turn = &tool.Turn{Request: req, Reply: resp.Message, Tools: cfg.Tools}
+		turnCfg.Env.Turn = &tool.Turn{Request: forkable(), Reply: resp.Message, Tools: cfg.Tools}
 		results, stop, interrupted := runTools(ctx, turnCfg, uses)
 		if len(results.Inputs) > 0 {
 			// The model sees from now on what ran, not what it asked for.
@@ -436,12 +442,13 @@ func compact(ctx context.Context, cfg Config, out *Outcome) error {
 	return nil
 }
 
-// call makes one model call. The request it returns is what a fork of this
-// turn starts from: the request as sent, per-turn context included (still
+// call makes one model call. forkable builds what a fork of this turn
+// starts from: the request as sent, per-turn context included (still
 // marked PerTurn), so that a fork's first request repeats the parent's
 // byte for byte; only the preamble is left out, because the fork's loop
-// puts its own (the same blocks) in front again.
-func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *llm.Response, time.Duration, error) {
+// puts its own (the same blocks) in front again. It is built only when
+// asked (a turn that runs tools): building it copies the history.
+func call(ctx context.Context, cfg Config, msgs []llm.Message) (forkable func() *llm.Request, _ *llm.Response, _ time.Duration, _ error) {
 	req := &llm.Request{
 		System:    cfg.System,
 		Messages:  msgs,
@@ -452,22 +459,26 @@ func call(ctx context.Context, cfg Config, msgs []llm.Message) (*llm.Request, *l
 		// The agent's own; nil leaves the model's default.
 		Temperature: cfg.Temperature,
 	}
+	var extra string
+	if cfg.SystemContext != nil {
+		extra = cfg.SystemContext(ctx)
+	}
 	sent := req
-	if len(cfg.Preamble) > 0 {
+	if len(cfg.Preamble) > 0 || extra != "" {
 		r := *req
-		r.Messages = preamble(msgs, cfg.Preamble)
+		r.Messages = decorate(msgs, cfg.Preamble, extra)
 		sent = &r
 	}
-	forkable := req
-	if cfg.SystemContext != nil {
-		if extra := cfg.SystemContext(ctx); extra != "" {
-			r := *sent
-			r.Messages = remind(r.Messages, extra)
-			sent = &r
-			f := *req
-			f.Messages = remind(f.Messages, extra)
-			forkable = &f
+	forkable = func() *llm.Request {
+		switch {
+		case extra == "":
+			return req
+		case len(cfg.Preamble) == 0:
+			return sent // the same messages: nothing was put in front
 		}
+		f := *req
+		f.Messages = decorate(msgs, nil, extra)
+		return &f
 	}
 	var span telemetry.Span
 	if cfg.Tracer.Enabled() { // else not even the model's name is asked
@@ -502,34 +513,35 @@ func stream(ctx context.Context, cfg Config, req *llm.Request) (*llm.Response, e
 	return resp, nil
 }
 
-// remind returns msgs with text as a <system-reminder> block at the end of
+// decorate returns msgs as a request carries them, in one copy: with
+// blocks (the preamble) at the start of the first message when it is the
+// user's, else in a user message of their own before it; and with text
+// (per-turn context), if any, as a <system-reminder> block at the end of
 // the newest user message, as Claude Code places per-turn context: after
 // everything a provider caches, so the cached prefix does not move. msgs
 // itself is left as it was.
-func remind(msgs []llm.Message, text string) []llm.Message {
+func decorate(msgs []llm.Message, blocks []llm.Block, text string) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs)+2)
+	switch {
+	case len(blocks) == 0:
+		out = append(out, msgs...)
+	case len(msgs) > 0 && msgs[0].Role == llm.RoleUser:
+		out = append(out, msgs...)
+		out[0].Content = append(slices.Clone(blocks), out[0].Content...)
+	default:
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: slices.Clone(blocks)})
+		out = append(out, msgs...)
+	}
+	if text == "" {
+		return out
+	}
 	block := llm.Block{Type: llm.BlockText, Text: "<system-reminder>\n" + text + "\n</system-reminder>", PerTurn: true}
-	out := slices.Clone(msgs)
 	if n := len(out); n > 0 && out[n-1].Role == llm.RoleUser {
-		last := out[n-1]
-		last.Content = append(slices.Clone(last.Content), block)
-		out[n-1] = last
+		c := out[n-1].Content
+		out[n-1].Content = append(c[:len(c):len(c)], block)
 		return out
 	}
 	return append(out, llm.Message{Role: llm.RoleUser, Content: []llm.Block{block}})
-}
-
-// preamble returns msgs with blocks at the start of the first message
-// when it is the user's, else in a user message of their own before it.
-// msgs itself is left as it was.
-func preamble(msgs []llm.Message, blocks []llm.Block) []llm.Message {
-	out := slices.Clone(msgs)
-	if len(out) > 0 && out[0].Role == llm.RoleUser {
-		first := out[0]
-		first.Content = append(slices.Clone(blocks), first.Content...)
-		out[0] = first
-		return out
-	}
-	return append([]llm.Message{{Role: llm.RoleUser, Content: slices.Clone(blocks)}}, out...)
 }
 
 type callResult struct {

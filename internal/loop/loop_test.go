@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -946,6 +948,64 @@ func TestOutcomeMeasured(t *testing.T) {
 			out, _ := Run(t.Context(), cfg, history)
 			if diff := cmp.Diff(tt.want(out), out.Measured); diff != "" {
 				t.Errorf("Outcome.Measured (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestATurnCopiesTheHistoryOnce: a conversation answering notifications
+// runs the loop once per batch, and each copy of its history is a copy per
+// turn of everything said so far — quadratic over 10,000 children (1,548
+// turns, 980 MB). A turn copies it once, for the request that carries the
+// per-turn context: the loop appends to the history it is given (its
+// caller owns the room past its length), and the request a fork would
+// start from is built only for a turn that runs tools.
+func TestATurnCopiesTheHistoryOnce(t *testing.T) {
+	const n = 100_000
+	history := make([]llm.Message, n, n+16)
+	for i := range history {
+		history[i] = llm.UserText("x")
+		if i%2 == 1 {
+			history[i].Role = llm.RoleAssistant
+		}
+	}
+	history[n-1] = llm.UserText("answer this")
+	for _, tc := range []struct {
+		name     string
+		preamble []llm.Block
+	}{{"reminder", nil}, {"reminder and preamble", []llm.Block{llm.Text("PROJECT RULES")}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var last *llm.Request
+			cfg := Config{
+				Model: &llm.ModelFunc{Func: func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+					last = req
+					return llm.Reply(llm.Text("done")), nil
+				}},
+				SystemContext: func(context.Context) string { return "2 tasks running" },
+				Preamble:      tc.preamble,
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			out, err := Run(context.Background(), cfg, history)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copyBytes := uint64(n) * uint64(unsafe.Sizeof(llm.Message{}))
+			if got := after.TotalAlloc - before.TotalAlloc; got >= 2*copyBytes {
+				t.Errorf("one turn on %d messages allocated %d bytes, %.1f copies of the history; want one", n, got, float64(got)/float64(copyBytes))
+			}
+			// What was sent and what was kept are still right.
+			if len(out.Messages) != n+1 || out.Messages[n].Text() != "done" || out.Messages[n-1].Text() != "answer this" || len(out.Messages[n-1].Content) != 1 {
+				t.Errorf("the history after the turn: %d messages, last %+v, before it %+v", len(out.Messages), out.Messages[len(out.Messages)-1], out.Messages[n-1])
+			}
+			sent := last.Messages[len(last.Messages)-1]
+			if sent.Content[len(sent.Content)-1].Text != "<system-reminder>\n2 tasks running\n</system-reminder>" {
+				t.Errorf("the request's last message: %+v", sent)
+			}
+			if len(history[n-1].Content) != 1 {
+				t.Errorf("the caller's history was changed: %+v", history[n-1])
 			}
 		})
 	}

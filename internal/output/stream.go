@@ -1,6 +1,7 @@
 package output
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -47,13 +48,9 @@ type backgroundTaskJSON struct {
 	Description  string `json:"description"`
 }
 
-type backgroundTasksJSON struct {
-	Type      string               `json:"type"`
-	Subtype   string               `json:"subtype"`
-	Tasks     []backgroundTaskJSON `json:"tasks"`
-	UUID      string               `json:"uuid"`
-	SessionID string               `json:"session_id"`
-}
+// rawLine is a line written as it is, newline included: one put together
+// from JSON encoded before (backgroundTasks).
+type rawLine []byte
 
 type taskPatchJSON struct {
 	Status  string `json:"status"`
@@ -242,8 +239,30 @@ func (s *stream) task(e cadre.Event) []any {
 	return []any{main}
 }
 
-func (s *stream) backgroundTasks(e cadre.Event) backgroundTasksJSON {
-	return backgroundTasksJSON{Type: "system", Subtype: "background_tasks_changed", Tasks: s.background.snapshot(), UUID: ids.Derive("stream-json background_tasks_changed", e.UUID), SessionID: e.SessionID}
+// backgroundTasks is the background_tasks_changed line: {"type",
+// "subtype", "tasks", "uuid", "session_id"}, its list put together from the
+// entries' JSON (runningTasks.appendJSON) and written as it is. At 10,000
+// tasks the line is half a megabyte, most of it entries that did not
+// change; encoding/json would encode each again, or, given the list as
+// raw JSON, scan every byte of it to check it.
+func (s *stream) backgroundTasks(e cadre.Event) rawLine {
+	line := make([]byte, 0, s.background.size+200)
+	line = append(line, `{"type":"system","subtype":"background_tasks_changed","tasks":`...)
+	line = s.background.appendJSON(line)
+	line = append(line, `,"uuid":`...)
+	line = appendString(line, ids.Derive("stream-json background_tasks_changed", e.UUID))
+	line = append(line, `,"session_id":`...)
+	line = appendString(line, e.SessionID)
+	return append(line, "}\n"...)
+}
+
+// appendString appends s as a JSON string, as the lines' encoder writes it.
+func appendString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	if err := encode(&buf, s); err != nil {
+		panic(err) // a string always encodes
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 // patchStatus is a task's status in task_updated's words (the SDK's

@@ -67,6 +67,12 @@ func (s *streamWriter) Write(e cadre.Event) error {
 		return nil
 	}
 	for _, l := range lines {
+		if raw, ok := l.(rawLine); ok {
+			if _, err := s.w.Write(raw); err != nil {
+				return fmt.Errorf("write %s event: %w", e.Type, err)
+			}
+			continue
+		}
 		if err := encode(s.w, l); err != nil {
 			return fmt.Errorf("encode %s event: %w", e.Type, err)
 		}

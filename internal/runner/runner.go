@@ -234,8 +234,12 @@ func (c *Conversation) RunTool(ctx context.Context, use llm.Block) (result llm.B
 	return loop.Call(ctx, cfg, use)
 }
 
-// History is the conversation soFar.
-func (c *Conversation) History() []llm.Message { return c.history }
+// History is the conversation so far. The conversation appends in place
+// (loop.Run), so the slice has no room past its end: whoever appends to
+// it gets an array of their own.
+func (c *Conversation) History() []llm.Message {
+	return c.history[:len(c.history):len(c.history)]
+}
 
 // Input is one input message of a turn and how it is recorded.
 type Input struct {

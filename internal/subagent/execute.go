@@ -83,6 +83,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		t.mu.Lock()
 		t.started, t.waiting = s.cfg.Now(), false
 		t.mu.Unlock()
+		t.group.touched(t) // pending no more
 		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.id, func(rec *task.Task) (task.Event, error) {
 			rec.Started = t.started
 			return task.EventStart, nil

@@ -27,9 +27,12 @@ type Group struct {
 	// scan every run the group started (10,000 children made that
 	// quadratic).
 	at map[string]int
-	// ends are the places in all of the runs that ended, in the order
-	// they ended: what RunsChanged reads from a mark on.
-	ends []int
+	// changes is the log of what happened to the runs — launched,
+	// started, spent, ended — as their places in all, oldest first: what
+	// RunsChanged reads from a mark on, so that a result costs what
+	// changed, not every run going on. A run's earlier entry is cleared
+	// (-1) when it changes again: only its newest counts.
+	changes []int
 	// children are the live runs by the agent that started them: an
 	// agent waiting for its own background runs looks at its own, not at
 	// every run of the tree.
@@ -65,7 +68,30 @@ func (g *Group) add(t *liveTask) {
 	g.started = true
 	g.at[t.id] = len(g.all)
 	g.all = append(g.all, groupRun{live: t})
+	g.logChange(len(g.all) - 1)
 	g.addLive(t)
+}
+
+// logChange logs that the entry of the run at place i in all changed.
+func (g *Group) logChange(i int) {
+	if l := g.all[i].logged; l > 0 {
+		g.changes[l-1] = -1
+	}
+	g.changes = append(g.changes, i)
+	g.all[i].logged = len(g.changes)
+}
+
+// touched logs that run t started or spent, which its entry in a result
+// shows. The caller must not hold t.mu (remove takes it under g.mu).
+func (g *Group) touched(t *liveTask) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if i, ok := g.at[t.id]; ok && g.all[i].live == t {
+		g.logChange(i)
+	}
 }
 
 // addShell adds a background shell: it counts as a background run of the
@@ -109,9 +135,9 @@ func (g *Group) remove(id string) {
 		}
 	}
 	if i, ok := g.at[id]; ok {
-		g.all[i] = groupRun{ended: g.all[i].live.run()}
+		g.all[i] = groupRun{ended: g.all[i].live.run(), logged: g.all[i].logged}
 		delete(g.at, id)
-		g.ends = append(g.ends, i)
+		g.logChange(i)
 	}
 	close(g.changed)
 	g.changed = make(chan struct{})

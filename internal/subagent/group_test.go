@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // HasRunning answers for one agent's own background runs, through a
@@ -48,27 +51,45 @@ func TestGroupHasRunning(t *testing.T) {
 	}
 }
 
-// RunsChanged lists the live runs and those that ended since the mark, in
-// launch order, and says where each end is so a caller can look again.
+// RunsChanged lists the runs that changed since the mark, in launch
+// order, and says where each end is in the log so a caller can look again.
 func TestGroupRunsChanged(t *testing.T) {
 	g := NewGroup(context.Background())
+	var tasks []*liveTask
 	for i := range 5 {
-		g.add(&liveTask{id: fmt.Sprintf("r%d", i), phase: phaseBackground})
+		tasks = append(tasks, &liveTask{id: fmt.Sprintf("r%d", i), phase: phaseBackground, group: g})
+		g.add(tasks[i])
 	}
 	g.remove("r3")
 	g.remove("r1")
 	runs, ends, next := g.RunsChanged(0)
-	if got := runIDs(runs); got != "r0 r1 r2 r3 r4" || fmt.Sprint(ends) != "[-1 1 -1 0 -1]" || next != 2 {
-		t.Fatalf("RunsChanged(0) = %s %v %d, want r0 r1 r2 r3 r4 [-1 1 -1 0 -1] 2", got, ends, next)
+	if got := runIDs(runs); got != "r0 r1 r2 r3 r4" || fmt.Sprint(ends) != "[-1 6 -1 5 -1]" || next != 7 {
+		t.Fatalf("RunsChanged(0) = %s %v %d, want r0 r1 r2 r3 r4 [-1 6 -1 5 -1] 7", got, ends, next)
 	}
 	g.remove("r4")
 	runs, ends, next = g.RunsChanged(next)
-	if got := runIDs(runs); got != "r0 r2 r4" || fmt.Sprint(ends) != "[-1 -1 2]" || next != 3 {
-		t.Fatalf("RunsChanged(2) = %s %v %d, want r0 r2 r4 [-1 -1 2] 3", got, ends, next)
+	if got := runIDs(runs); got != "r4" || fmt.Sprint(ends) != "[7]" || next != 8 {
+		t.Fatalf("RunsChanged(7) = %s %v %d, want r4 [7] 8", got, ends, next)
 	}
-	// Looking again from an earlier end lists the runs that ended since.
-	if runs, _, _ := g.RunsChanged(1); runIDs(runs) != "r0 r1 r2 r4" {
-		t.Fatalf("RunsChanged(1) = %s, want r0 r1 r2 r4", runIDs(runs))
+	// Looking again from an earlier end lists the runs that changed since.
+	if runs, _, _ := g.RunsChanged(6); runIDs(runs) != "r1 r4" {
+		t.Fatalf("RunsChanged(6) = %s, want r1 r4", runIDs(runs))
+	}
+	// A run that starts or spends is listed again: through observe, the
+	// path a child's every reply takes.
+	tasks[2].observe(loop.Step{Message: llm.Message{Role: llm.RoleAssistant}, Response: llm.Reply(llm.Text("half done"))})
+	runs, ends, next = g.RunsChanged(next)
+	if got := runIDs(runs); got != "r2" || fmt.Sprint(ends) != "[-1]" || next != 9 {
+		t.Fatalf("after r2 spent RunsChanged(8) = %s %v %d, want r2 [-1] 9", got, ends, next)
+	}
+	g.touched(tasks[0])
+	g.touched(tasks[3]) // ended: nothing to log
+	if runs, _, _ := g.RunsChanged(next); runIDs(runs) != "r0" {
+		t.Fatalf("after r0 started RunsChanged(9) = %s, want r0", runIDs(runs))
+	}
+	// A run changed twice is listed once.
+	if runs, _, _ := g.RunsChanged(7); runIDs(runs) != "r0 r2 r4" {
+		t.Fatalf("RunsChanged(7) = %s, want r0 r2 r4", runIDs(runs))
 	}
 }
 
@@ -78,4 +99,30 @@ func runIDs(runs []Run) string {
 		ids = append(ids, r.ID)
 	}
 	return strings.Join(ids, " ")
+}
+
+// A result lists what changed since the one before, and finding that must
+// cost what changed: with thousands of runs pending in the lane, one run's
+// end lists that run alone (10,000 children listed every pending run on
+// every result, 61% of the allocation of the run).
+func TestGroupRunsChangedListsOnlyChanges(t *testing.T) {
+	g := NewGroup(context.Background())
+	const n = 2000
+	tasks := make([]*liveTask, n)
+	for i := range n {
+		tasks[i] = &liveTask{id: fmt.Sprintf("r%d", i), phase: phaseBackground, waiting: true}
+		g.add(tasks[i])
+	}
+	runs, _, next := g.RunsChanged(0)
+	if len(runs) != n {
+		t.Fatalf("RunsChanged(0) listed %d runs, want all %d", len(runs), n)
+	}
+	if runs, _, _ := g.RunsChanged(next); len(runs) != 0 {
+		t.Fatalf("RunsChanged with nothing changed listed %d runs: %s", len(runs), runIDs(runs[:min(len(runs), 5)]))
+	}
+	g.remove("r7")
+	runs, ends, next := g.RunsChanged(next)
+	if got := runIDs(runs); got != "r7" || len(ends) != 1 || ends[0] < 0 {
+		t.Fatalf("after one end RunsChanged = %d runs (%.40s…) ends %v, want r7 with its place in the log", len(runs), got, ends)
+	}
 }

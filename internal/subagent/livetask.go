@@ -212,6 +212,11 @@ func (t *liveTask) observe(s loop.Step) {
 	if s.Compaction {
 		return // a summary of what the log already holds
 	}
+	if s.Response != nil {
+		// It spent: the next result lists it. Deferred first, so it runs
+		// once t.mu is let go (the group takes t.mu under its own lock).
+		defer t.group.touched(t)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder

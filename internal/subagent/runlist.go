@@ -76,6 +76,9 @@ func (t *liveTask) run() Run {
 type groupRun struct {
 	live  *liveTask
 	ended Run
+	// logged is 1 + the place of the run's newest entry in the group's
+	// log of changes, 0 before it has one.
+	logged int
 }
 
 // Runs lists every run the group started, at any depth, in launch order,
@@ -103,37 +106,34 @@ func (g *Group) Runs() []Run {
 	return out
 }
 
-// RunsChanged lists, in launch order, the runs that may have changed since
-// mark: every run going on, and every run that ended since (mark counts
-// the ends; 0 for all). ends holds, for each run listed, the count of ends
-// before its own, -1 for a run going on: a caller that wants to see an
-// ended run again passes that as the next mark. next is the mark of this
-// moment. A result of a tree of 10,000 runs lists what changed since the
-// one before without copying every run.
+// RunsChanged lists, in launch order, the runs that changed since mark —
+// launched, started, spent or ended — where mark is a place in the
+// group's log of changes (0 for all). ends holds, for each run listed that
+// has ended, the place of its end in the log, -1 for a run going on: a
+// caller that wants to see an ended run again passes that as the next
+// mark. next is the mark of this moment. The cost is what changed since
+// mark: 10,000 runs waiting in the lane are not visited for each result.
 func (g *Group) RunsChanged(mark int) (runs []Run, ends []int, next int) {
+	type change struct{ at, logged int }
 	g.mu.Lock()
-	mark = min(max(mark, 0), len(g.ends))
-	endOf := make(map[int]int, len(g.ends)-mark)
-	at := make([]int, 0, len(g.at)+len(g.ends)-mark)
-	for _, i := range g.at {
-		at = append(at, i)
-	}
-	for k, i := range g.ends[mark:] {
-		endOf[i] = mark + k
-		at = append(at, i)
-	}
-	slices.Sort(at)
-	at = slices.Compact(at)
-	all := make([]groupRun, len(at))
-	ends = make([]int, len(at))
-	for k, i := range at {
-		all[k] = g.all[i]
-		ends[k] = -1
-		if e, ok := endOf[i]; ok && all[k].live == nil {
-			ends[k] = e
+	mark = min(max(mark, 0), len(g.changes))
+	var changes []change
+	for k, i := range g.changes[mark:] {
+		if i >= 0 {
+			changes = append(changes, change{i, mark + k})
 		}
 	}
-	next = len(g.ends)
+	slices.SortFunc(changes, func(a, b change) int { return cmp.Compare(a.at, b.at) })
+	all := make([]groupRun, len(changes))
+	ends = make([]int, len(changes))
+	for k, c := range changes {
+		all[k] = g.all[c.at]
+		ends[k] = -1
+		if all[k].live == nil {
+			ends[k] = c.logged
+		}
+	}
+	next = len(g.changes)
 	g.mu.Unlock()
 	runs = make([]Run, len(all))
 	for k, gr := range all {
