@@ -208,9 +208,9 @@ func (h *harness) running(id string) *liveTask {
 func ended(t *testing.T, lt *liveTask) {
 	t.Helper()
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 	case <-time.After(waitFor):
-		t.Fatalf("run %s never ended", lt.id)
+		t.Fatalf("run %s never ended", lt.ID)
 	}
 }
 
@@ -620,8 +620,8 @@ func TestMaxChildrenPerAgent(t *testing.T) {
 	}
 	release()
 	select {
-	case <-lta.done:
-	case <-ltb.done:
+	case <-lta.Done():
+	case <-ltb.Done():
 	case <-time.After(waitFor):
 		t.Fatal("no child ended")
 	}

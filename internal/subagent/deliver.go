@@ -111,9 +111,8 @@ func (s *Service) claim(ctx context.Context, id string, t *liveTask) Delivery {
 		s.delivery.Lock()
 	}
 	if t != nil {
-		t.mu.Lock()
-		ended, background := t.phase.ended(), t.phase.background()
-		t.mu.Unlock()
+		p := t.Phase()
+		ended, background := p.Ended(), p.Background()
 		if ended && !background {
 			return deliveredToSpawner
 		}
@@ -181,7 +180,7 @@ func (s *Service) notice(ctx context.Context, t *liveTask, n *pendingNotice) {
 	t.notice, t.marked = noticeMarking, make(chan struct{})
 	s.delivery.Unlock()
 
-	won, err := s.cfg.Tasks.MarkNotified(ctx, t.id)
+	won, err := s.cfg.Tasks.MarkNotified(ctx, t.ID)
 
 	s.delivery.Lock()
 	t.notice = noticeNone
@@ -228,7 +227,7 @@ func (s *Service) post(ctx context.Context, t *liveTask, n *pendingNotice) bool 
 	if t.notice != noticeNone {
 		return false
 	}
-	won, err := s.cfg.Tasks.MarkNotified(ctx, t.id)
+	won, err := s.cfg.Tasks.MarkNotified(ctx, t.ID)
 	return s.marked(ctx, t, n, won, err)
 }
 
@@ -236,7 +235,7 @@ func (s *Service) post(ctx context.Context, t *liveTask, n *pendingNotice) bool 
 // held.
 func (s *Service) marked(ctx context.Context, t *liveTask, n *pendingNotice, won bool, err error) bool {
 	if err != nil {
-		s.log.WarnContext(ctx, "mark a task notified; notifying all the same", "task_id", t.id, "err", err)
+		s.log.WarnContext(ctx, "mark a task notified; notifying all the same", "task_id", t.ID, "err", err)
 	}
 	if err == nil && !won {
 		// A reader in another process showed it.
@@ -279,7 +278,7 @@ func (w *watcher) wait(ctx context.Context, d time.Duration) bool {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-w.t.done:
+	case <-w.t.Done():
 		return true
 	case <-ctx.Done():
 		return false
@@ -290,7 +289,7 @@ func (w *watcher) wait(ctx context.Context, d time.Duration) bool {
 	w.s.delivery.Unlock()
 	if handed {
 		// finish handed the end over and is about to close done.
-		<-w.t.done
+		<-w.t.Done()
 	}
 	return handed
 }
@@ -358,8 +357,8 @@ func (s *Service) Read(ctx context.Context, id string) (*Reading, error) {
 // readLive is read of a run the reader holds already (agent_send waiting
 // for the agent its message went to), not yet known to have ended.
 func (s *Service) readLive(lt *liveTask) *Reading {
-	return &Reading{s: s, id: lt.id, watched: lt, w: s.watch(lt), lt: lt,
-		rec: task.Task{ID: lt.id, Kind: lt.taskKind(), Status: task.StatusRunning}}
+	return &Reading{s: s, id: lt.ID, watched: lt, w: s.watch(lt), lt: lt,
+		rec: task.Task{ID: lt.ID, Kind: lt.TaskKind(), Status: task.StatusRunning}}
 }
 
 // Await waits up to d for the task to end, unless it has, then reads it

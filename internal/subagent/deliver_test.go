@@ -9,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -25,10 +26,10 @@ func TestHarnessDeliversOnce(t *testing.T) {
 		read func(h *harness, tools []tool.Tool, c Caller, lt *liveTask) string
 	}{
 		{"task_output", func(h *harness, tools []tool.Tool, c Caller, lt *liveTask) string {
-			return resultText(mustInvokeTool(h.t, tools, "task_output", c, HarnessTaskOutputInput{TaskID: "task_" + lt.id}))
+			return resultText(mustInvokeTool(h.t, tools, "task_output", c, HarnessTaskOutputInput{TaskID: "task_" + lt.ID}))
 		}},
 		{"wait_async_results", func(h *harness, tools []tool.Tool, c Caller, lt *liveTask) string {
-			return resultText(mustInvokeTool(h.t, tools, "wait_async_results", c, WaitAsyncResultsInput{TaskIDs: []string{"task_" + lt.id}}))
+			return resultText(mustInvokeTool(h.t, tools, "wait_async_results", c, WaitAsyncResultsInput{TaskIDs: []string{"task_" + lt.ID}}))
 		}},
 		{"agent_send's wait", func(h *harness, _ []tool.Tool, c Caller, lt *liveTask) string {
 			// The run ended between agent_send queueing its message and
@@ -116,7 +117,7 @@ func TestHarnessResultReachesModelOnce(t *testing.T) {
 			gs.get("g").waitEntered(t)
 			var id string
 			for _, lt := range h.svc.treeRuns(c.RootSessionID) {
-				id = lt.id
+				id = lt.ID
 			}
 			read := rd.read(tools, c, id)
 			eventually(t, rd.name+" watches the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
@@ -194,7 +195,8 @@ func TestClaim(t *testing.T) {
 			}
 			var lt *liveTask
 			if tt.run != "" {
-				lt = &liveTask{id: id, done: make(chan struct{}), final: &runner.Result{Outcome: &loop.Outcome{}}, status: task.StatusCompleted, phase: phaseOf(tt.run == "background").end(), notice: tt.notice}
+				lt = &liveTask{Live: runs.New(runs.Info{ID: id}, runs.Options{Background: tt.run == "background"}), notice: tt.notice}
+				lt.Finish(&runner.Result{Outcome: &loop.Outcome{}}, task.StatusCompleted, nil, fixedNow, "")
 			}
 			if got := h.svc.claim(ctx, id, lt); got != tt.want {
 				t.Errorf("claim = %v, want %v", got, tt.want)
@@ -241,7 +243,7 @@ func TestTaskOutputOfAForegroundRunThatEnds(t *testing.T) {
 			recv(t, g.entered, "the child's model call")
 			var id string
 			for _, lt := range h.svc.treeRuns(c.RootSessionID) {
-				id = lt.id
+				id = lt.ID
 			}
 			read := invokeAsync(tools, rd.tool, c, rd.input(id))
 			eventually(t, rd.tool+" watches the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })

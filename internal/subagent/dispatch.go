@@ -43,12 +43,12 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 		return err
 	}
 	if err := r.sess.Release(); err != nil {
-		s.log.WarnContext(ctx, "release a dispatched child's transcript", "task_id", t.id, "err", err)
+		s.log.WarnContext(ctx, "release a dispatched child's transcript", "task_id", t.ID, "err", err)
 	}
 	r.releaseMCP()
 	c := r.c
 	job := crossnode.Job{
-		TaskID: t.id, ParentAgentID: c.AgentID, CallerAgent: c.Agent, CallerModel: modelName(c.Model),
+		TaskID: t.ID, ParentAgentID: c.AgentID, CallerAgent: c.Agent, CallerModel: modelName(c.Model),
 		Depth: c.Depth, Mode: c.Mode, Model: r.req.Model, Cwd: r.child.cwd, Workspace: c.Workspace,
 		RunTimeout: r.req.RunTimeout, Cleanup: r.req.Cleanup, Teammate: r.req.Teammate,
 	}
@@ -56,9 +56,9 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 		job.CallerModel = c.Ref.String()
 	}
 	if err := s.cfg.Dispatch.Dispatch(context.WithoutCancel(ctx), job); err != nil {
-		err = fmt.Errorf("dispatch background run %s: %w", t.id, err)
+		err = fmt.Errorf("dispatch background run %s: %w", t.ID, err)
 		// The Agent call reports it: nobody is to be notified of it.
-		return errors.Join(err, s.failUnstarted(ctx, t.id, err, true))
+		return errors.Join(err, s.failUnstarted(ctx, t.ID, err, true))
 	}
 	return nil
 }
@@ -72,15 +72,15 @@ func (s *Service) failUnstarted(ctx context.Context, id string, cause error, not
 // claimOutput points the record of a dispatched run that starts here at
 // this node's output of it.
 func (s *Service) claimOutput(ctx context.Context, t *liveTask) error {
-	if t.outputFile == "" {
+	if t.OutputFile == "" {
 		return nil // the store keeps the transcript: no file to name
 	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
-		rec.OutputFile = t.outputFile
+	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) error {
+		rec.OutputFile = t.OutputFile
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record task %s: %w", t.id, err)
+		return fmt.Errorf("record task %s: %w", t.ID, err)
 	}
 	// Its start was announced where it was launched.
 	return nil
@@ -91,24 +91,20 @@ func (s *Service) claimOutput(ctx context.Context, t *liveTask) error {
 // and then delivers the end as finish does for a local run.
 func (s *Service) await(ctx context.Context, t *liveTask) {
 	f := crossnode.Follower{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
-	rec := f.Follow(ctx, t.id, func(rec task.Task) { s.follow(t, rec) })
+	rec := f.Follow(ctx, t.ID, func(rec task.Task) { s.follow(t, rec) })
 	s.finishElsewhere(context.WithoutCancel(ctx), t, rec)
 }
 
 // figures are what a dispatched run's record shows of it while it runs.
 func (t *liveTask) figures() heartbeat.Figures {
-	text, _, toolUses, _ := t.snapshot()
+	text, _, toolUses, _ := t.Snapshot()
 	return heartbeat.Figures{ToolUses: toolUses, Text: text}
 }
 
 // follow takes a running dispatched run's figures from its record into
 // its stand-in, and reports when the tool uses moved.
 func (s *Service) follow(t *liveTask, rec task.Task) {
-	t.mu.Lock()
-	moved := rec.ToolUses != t.toolUses
-	t.toolUses, t.text = rec.ToolUses, rec.Result
-	t.mu.Unlock()
-	if moved {
+	if t.SetFigures(rec.Result, rec.ToolUses) {
 		s.progress(t)
 	}
 }
@@ -124,13 +120,10 @@ func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Tas
 	if !rec.Started.IsZero() && !rec.Finished.IsZero() {
 		res.Duration = rec.Finished.Sub(rec.Started)
 	}
-	t.mu.Lock()
-	t.final, t.status, t.endedAt, t.phase = res, rec.Status, s.cfg.Now(), phaseEndedBackground
-	t.text, t.toolUses = rec.Result, rec.ToolUses
-	t.mu.Unlock()
+	t.SetFigures(rec.Result, rec.ToolUses)
+	t.Finish(res, rec.Status, nil, s.cfg.Now(), "")
 	s.notice(ctx, t, s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res))
-	t.group.remove(t.id)
-	close(t.done)
+	t.Retire()
 }
 
 // RunDispatched runs a child that another node dispatched, on this node,
@@ -174,12 +167,12 @@ func (s *Service) RunDispatched(ctx context.Context, job crossnode.Job) error {
 		r.laneHeld, held = true, false
 		if lt, err = s.launch(ctx, r, true); err == nil {
 			select {
-			case <-lt.done:
+			case <-lt.Done():
 			case <-ctx.Done():
 				// The job's own end (its node shutting down): the run
 				// stops, and its record says so.
-				lt.cancel(errStopped)
-				<-lt.done
+				lt.Cancel(errStopped)
+				<-lt.Done()
 			}
 			return nil
 		}

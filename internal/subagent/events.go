@@ -24,15 +24,15 @@ func (s *Service) taskStarted(t *liveTask) {
 // the background is announced again, backgrounded.
 func (s *Service) started(t *liveTask, background bool) {
 	e := event.Task{
-		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
-		Backgrounded: background, SpawnDepth: t.depth, TaskType: string(t.taskKind()), Prompt: t.prompt,
+		TaskID: t.ID, ToolUseID: t.ToolUseID, Description: t.Description, SubagentType: t.AgentType,
+		Backgrounded: background, SpawnDepth: t.Depth, TaskType: string(t.TaskKind()), Prompt: t.Prompt,
 	}
-	if t.kind == task.KindLocalBash {
+	if t.Kind == task.KindLocalBash {
 		// As Claude Code announces a shell: no agent type, prompt or
 		// spawn depth.
 		e.SubagentType, e.Prompt, e.SpawnDepth = "", "", 0
 	}
-	s.publishTask(t.rootSessionID, event.SubtypeTaskStarted, e)
+	s.publishTask(t.RootSessionID, event.SubtypeTaskStarted, e)
 }
 
 // foregroundEnded reports the end of a run that stayed in the foreground,
@@ -42,8 +42,8 @@ func (s *Service) started(t *liveTask, background bool) {
 // the queue.
 func (s *Service) foregroundEnded(t *liveTask, status task.Status, report string, toolUses int, res *runner.Result) {
 	summary, isReport := endSummary(t, status, report)
-	s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-		TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), Summary: summary, SummaryIsReport: isReport,
+	s.publishTask(t.RootSessionID, event.SubtypeTaskNotification, event.Task{
+		TaskID: t.ID, ToolUseID: t.ToolUseID, Status: string(status), Summary: summary, SummaryIsReport: isReport,
 		Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 	})
 }
@@ -55,15 +55,15 @@ func endSummary(t *liveTask, status task.Status, report string) (summary string,
 	if status == task.StatusCompleted && strings.TrimSpace(report) != "" {
 		return report, true
 	}
-	return fmt.Sprintf("Agent %q %s", t.description, endVerb[status]), false
+	return fmt.Sprintf("Agent %q %s", t.Description, endVerb[status]), false
 }
 
 // progress reports a background run's figures so far.
 func (s *Service) progress(t *liveTask) {
-	_, tokens, toolUses, last := t.snapshot()
-	s.publishTask(t.rootSessionID, event.SubtypeTaskProgress, event.Task{
-		TaskID: t.id, ToolUseID: t.toolUseID, Description: t.description, SubagentType: t.agentType,
-		Usage: event.TaskUsage{TotalTokens: tokens, ToolUses: toolUses, Duration: s.cfg.Now().Sub(t.started)}, LastToolName: last,
+	_, tokens, toolUses, last := t.Snapshot()
+	s.publishTask(t.RootSessionID, event.SubtypeTaskProgress, event.Task{
+		TaskID: t.ID, ToolUseID: t.ToolUseID, Description: t.Description, SubagentType: t.AgentType,
+		Usage: event.TaskUsage{TotalTokens: tokens, ToolUses: toolUses, Duration: s.cfg.Now().Sub(t.Started())}, LastToolName: last,
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -46,9 +45,9 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	if timeout > 0 {
 		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
 	}
-	wg := &r.c.Group.wg
-	if !t.isBackground() || t.laneHeld {
-		wg.Go(func() {
+	g := r.c.Group
+	if !t.IsBackground() || t.laneHeld {
+		g.Go(func() {
 			defer stopTimer()
 			s.execute(ctx, span, t, r)
 		})
@@ -56,7 +55,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	}
 	// The run's place in its group is taken now; whichever of the two
 	// below gets the run gives it back.
-	wg.Add(1)
+	release := g.Hold()
 	w := &lane.Waiter{}
 	fired := make(chan struct{})
 	unwatch := context.AfterFunc(ctx, func() {
@@ -64,12 +63,12 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		if !s.lane.Drop(w) {
 			return // started: its run sees the context end
 		}
-		defer wg.Done()
+		defer release()
 		defer stopTimer()
 		s.neverStarted(ctx, span, t, r, ctx.Err())
 	})
 	w.Start = func() {
-		defer wg.Done()
+		defer release()
 		defer stopTimer()
 		if !unwatch() {
 			<-fired // its check found the run started: wait until it returns
@@ -80,15 +79,14 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 			return
 		}
 		t.laneHeld = true
-		t.mu.Lock()
-		t.started, t.waiting = s.cfg.Now(), false
-		t.mu.Unlock()
-		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.id, func(rec *task.Task) (task.Event, error) {
-			rec.Started = t.started
+		started := s.cfg.Now()
+		t.Begin(started)
+		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) (task.Event, error) {
+			rec.Started = started
 			return task.EventStart, nil
 		})
 		if err != nil {
-			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
+			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.ID, "err", err)
 		}
 		s.execute(ctx, span, t, r)
 	}
@@ -136,16 +134,16 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	}()
 	if t.laneHeld {
 		defer s.lane.Release()
-		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
+		r.c.Group.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}
-	hooks := s.hooks(ctx, r, t.id)
+	hooks := s.hooks(ctx, r, t.ID)
 	spec := runner.Spec{
 		Session: r.sess,
 		Hooks:   hooks,
 		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID, r.req.Fork, hooks),
 		Tag: runner.Tag{
-			RootSessionID: r.c.RootSessionID, ParentToolUseID: t.agentCall,
-			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description, AgentColor: r.def.Color,
+			RootSessionID: r.c.RootSessionID, ParentToolUseID: t.AgentCall,
+			AgentID: t.ID, AgentType: r.def.Name, TaskDescription: r.req.Description, AgentColor: r.def.Color,
 		},
 		Cost:          func(u llm.Usage) llm.Cost { return s.cfg.Pricing.Cost(r.child.caller.Ref, u) },
 		Totals:        r.c.Totals,
@@ -164,14 +162,14 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		summaries = s.summarizer(t, r, spec.Loop)
 	}
 	spec.Observe = func(st loop.Step) {
-		t.observe(st)
-		if st.Response != nil && t.isBackground() {
+		t.Observe(st)
+		if st.Response != nil && t.IsBackground() {
 			s.progress(t)
 		}
 		summaries.Observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message {
-		return messages(append(s.cfg.Queue.Take(t.id), t.inbox.Take(ctx)...))
+		return messages(append(s.cfg.Queue.Take(t.ID), t.inbox.Take(ctx)...))
 	}
 	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
@@ -218,7 +216,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		s.mu.Lock()
 		var left []queue.Entry
 		if answer {
-			left = s.cfg.Queue.Take(t.id)
+			left = s.cfg.Queue.Take(t.ID)
 		}
 		if t.inbox == nil {
 			t.closing = len(left) == 0
@@ -240,10 +238,10 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	}
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
 	status := statusOf(res, context.Cause(ctx))
-	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.isBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
+	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.IsBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
 		// The gateway's announce step (S-N2).
 		info := r.sess.Info
-		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.started) },
+		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.Started()) },
 			announce.Session{Key: info.Key, ID: info.ID, TranscriptPath: info.TranscriptPath})
 	}
 	sessStatus := session.StatusCompleted
@@ -254,7 +252,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		sessStatus = session.StatusFailed
 	}
 	// A background run's session end is written with its task's (joint.go).
-	hold := t.isBackground() && s.joint != nil
+	hold := t.IsBackground() && s.joint != nil
 	if hold {
 		r.sess.Hold()
 	}
@@ -271,17 +269,17 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 // remoteProgress records a remote agent's status line as its background
 // task's progress and announces it.
 func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) {
-	if !t.isBackground() {
+	if !t.IsBackground() {
 		return
 	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
+	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) error {
 		if !rec.Status.Terminal() {
 			rec.Progress = clip(line, 200)
 		}
 		return nil
 	})
 	if err != nil {
-		s.log.WarnContext(ctx, "record a remote task's progress", "task_id", t.id, "err", err)
+		s.log.WarnContext(ctx, "record a remote task's progress", "task_id", t.ID, "err", err)
 	}
 	s.progress(t)
 }
@@ -291,10 +289,10 @@ func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) 
 // ended can subscribe to the task again (Reattach). A foreground run has
 // no record to keep it in, and needs none: its caller waits for it.
 func (s *Service) remoteTask(ctx context.Context, t *liveTask, id string) {
-	if !t.isBackground() {
+	if !t.IsBackground() {
 		return
 	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
+	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) error {
 		if rec.RemoteTaskID == id {
 			return errUnchanged
 		}
@@ -302,7 +300,7 @@ func (s *Service) remoteTask(ctx context.Context, t *liveTask, id string) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
-		s.log.WarnContext(ctx, "record a remote task's id", "task_id", t.id, "remote_task_id", id, "err", err)
+		s.log.WarnContext(ctx, "record a remote task's id", "task_id", t.ID, "remote_task_id", id, "err", err)
 	}
 }
 
@@ -316,7 +314,7 @@ var errUnchanged = errors.New("unchanged")
 // node that launched it (dispatch.go).
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 	b := heartbeat.Beater{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
-	r := heartbeat.Run{ID: t.id, Done: t.done, Stop: func() { t.cancel(errStopped) }}
+	r := heartbeat.Run{ID: t.ID, Done: t.Done(), Stop: func() { t.Cancel(errStopped) }}
 	if t.detached {
 		r.Figures = t.figures
 	}
@@ -399,24 +397,14 @@ func messages(entries []queue.Entry) []llm.Message {
 func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, cause error) {
 	ctx = context.WithoutCancel(ctx)
 	status := statusOf(res, cause)
-	text, _, toolUses, _ := t.snapshot()
+	text, _, toolUses, _ := t.Snapshot()
 	if r := strings.TrimSpace(res.Result); r != "" {
 		text = r
 	}
 	if t.announced != "" {
 		text = t.announced
 	}
-	t.mu.Lock()
-	t.final, t.status, t.cause, t.endedAt = res, status, cause, s.cfg.Now()
-	background := t.phase.background()
-	t.phase = t.phase.end()
-	if t.out != nil {
-		fmt.Fprintf(t.out, "\n[%s]\n%s\n", status, text)
-		t.out.Close()
-		t.out = nil
-	}
-	t.early = strings.Builder{} // a foreground run's log: its caller has the result
-	t.mu.Unlock()
+	background := t.Finish(res, status, cause, s.cfg.Now(), text)
 	if background {
 		errText := ""
 		if res.Err != nil {
@@ -443,16 +431,16 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		}
 		var err error
 		if t.sessionEnd != nil {
-			_, err = s.joint.TransitionSessionTask(ctx, t.id, t.sessionEnd, t.id, end)
+			_, err = s.joint.TransitionSessionTask(ctx, t.ID, t.sessionEnd, t.ID, end)
 			if err != nil {
 				// The session's end is not lost with the task's.
 				won = false
-				if serr := s.cfg.Sessions.Index().UpdateSession(ctx, t.id, t.sessionEnd); serr != nil {
-					s.log.WarnContext(ctx, "record the end of a child session", "session_id", t.id, "status", status, "err", serr)
+				if serr := s.cfg.Sessions.Index().UpdateSession(ctx, t.ID, t.sessionEnd); serr != nil {
+					s.log.WarnContext(ctx, "record the end of a child session", "session_id", t.ID, "status", status, "err", serr)
 				}
 			}
 		} else {
-			_, err = s.cfg.Tasks.Transition(ctx, t.id, end)
+			_, err = s.cfg.Tasks.Transition(ctx, t.ID, end)
 		}
 		var n, first *pendingNotice
 		switch {
@@ -463,7 +451,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		case err != nil:
 			// The end cannot be recorded before it is told (S-L6): it is
 			// not told. TaskOutput still shows the run's output so far.
-			s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "status", status, "err", err)
+			s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.ID, "status", status, "err", err)
 		default:
 			n = s.notification(t, status, text, errText, toolUses, res)
 		}
@@ -476,15 +464,14 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	}
 	// Forget the run before announcing its end, so whoever wakes on done
 	// can continue the agent at once.
-	s.untrack(t.id)
-	t.group.remove(t.id)
-	close(t.done)
+	s.untrack(t.ID)
+	t.Retire()
 	// Slow cleanup comes last (S-L6), after done, so that a blocked
 	// TaskOutput never waits on it: cleanup "delete" archives the child
 	// right after its notification; a timeout is never archived.
-	if background && cmp.Or(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
-		if err := s.archiver().Archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
-			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.id, "err", err)
+	if background && cmp.Or(t.Cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
+		if err := s.archiver().Archive(ctx, t.ID, t.ID, s.cfg.Now()); err != nil {
+			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.ID, "err", err)
 		}
 	}
 }
@@ -495,12 +482,12 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 // stands, and is the one the parent is told (S-L6: what is told is what is
 // recorded); ok is false when the record cannot be read.
 func (s *Service) endRecordedFirst(ctx context.Context, t *liveTask, err error) (rec task.Task, ok bool) {
-	rec, gerr := s.cfg.Tasks.GetTask(ctx, t.id)
+	rec, gerr := s.cfg.Tasks.GetTask(ctx, t.ID)
 	if gerr != nil || !rec.Status.Terminal() {
-		s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "err", errors.Join(err, gerr))
+		s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.ID, "err", errors.Join(err, gerr))
 		return rec, false
 	}
-	s.log.WarnContext(ctx, "a background task's end was recorded by another party first; its parent is told of that one", "task_id", t.id, "status", rec.Status, "err", err)
+	s.log.WarnContext(ctx, "a background task's end was recorded by another party first; its parent is told of that one", "task_id", t.ID, "status", rec.Status, "err", err)
 	return rec, true
 }
 
@@ -539,8 +526,8 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 		result += "Error: " + errText
 	}
 	body := render(notificationTmpl(), map[string]any{
-		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status,
-		"Description": t.description, "Verb": verb, "Result": result,
+		"ID": t.ID, "ToolUseID": t.ToolUseID, "OutputFile": t.OutputFile, "Status": status,
+		"Description": t.Description, "Verb": verb, "Result": result,
 		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
 	})
 	if idle, ok := s.teamNotice(t, status, result); ok {
@@ -548,11 +535,11 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 	}
 	summary, isReport := endSummary(t, status, text)
 	return &pendingNotice{
-		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
+		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.ParentAgentID, TaskID: t.ID, Message: llm.UserText(body)},
 		silent: t.skip,
 		event: func() {
-			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), OutputFile: t.outputFile,
+			s.publishTask(t.RootSessionID, event.SubtypeTaskNotification, event.Task{
+				TaskID: t.ID, ToolUseID: t.ToolUseID, Status: string(status), OutputFile: t.OutputFile,
 				Summary: summary, SummaryIsReport: isReport,
 				Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 			})
@@ -563,7 +550,7 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 func (s *Service) track(t *liveTask) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running[t.id] = t
+	s.running[t.ID] = t
 }
 
 func (s *Service) untrack(id string) {

@@ -9,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -86,18 +87,17 @@ func (s *Service) remoteFollower(c Caller, rec task.Task) (follow func(ctx conte
 // remote task's answer and ends as a background run launched here would
 // (finish), its notification reaching c's agent.
 func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
-	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
-	t := &liveTask{
-		id: rec.ID, parentAgentID: c.AgentID, parentSessionID: rec.ParentSessionID, rootSessionID: rec.RootSessionID,
-		toolUseID: rec.ToolUseID, agentCall: rec.ToolUseID, agentType: rec.Agent, kind: task.KindRemoteAgent,
-		description: rec.Description, prompt: rec.Prompt, name: rec.Name, outputFile: rec.OutputFile,
-		started: rec.Started, group: c.Group, cancel: cancel,
-		done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
-	}
+	runCtx, cancel := context.WithCancelCause(c.Group.Context())
+	t := &liveTask{Live: runs.New(runs.Info{
+		ID: rec.ID, ParentAgentID: c.AgentID, ParentSessionID: rec.ParentSessionID, RootSessionID: rec.RootSessionID,
+		ToolUseID: rec.ToolUseID, AgentCall: rec.ToolUseID, AgentType: rec.Agent, Kind: task.KindRemoteAgent,
+		Description: rec.Description, Prompt: rec.Prompt, Name: rec.Name, OutputFile: rec.OutputFile,
+	}, runs.Options{Background: true, Started: rec.Started, Group: c.Group})}
+	t.SetCancel(cancel)
 	s.track(t)
-	c.Group.add(t)
-	c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
-	c.Group.wg.Go(func() {
+	c.Group.Add(t.Live)
+	c.Group.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
+	c.Group.Go(func() {
 		defer cancel(nil)
 		defer closeAgent()
 		text, err := follow(runCtx, func(line string) { s.remoteProgress(runCtx, t, line) })
@@ -105,9 +105,7 @@ func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.
 		if err != nil {
 			out.Subtype, out.Err = loop.SubtypeExecution, err
 		}
-		t.mu.Lock()
-		t.text = text
-		t.mu.Unlock()
+		t.SetFigures(text, 0)
 		s.finish(runCtx, t, &runner.Result{Outcome: out}, context.Cause(runCtx))
 	})
 }

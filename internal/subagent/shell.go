@@ -16,6 +16,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/shelltask"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -65,8 +66,8 @@ type shells struct {
 // watches it to its end in the caller's group.
 func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shell) (builtin.ShellStarted, error) {
 	s, c := sh.s, sh.c
-	if err := c.Group.ctx.Err(); err != nil {
-		return builtin.ShellStarted{}, fmt.Errorf("the session is stopping: %w", context.Cause(c.Group.ctx))
+	if err := c.Group.Context().Err(); err != nil {
+		return builtin.ShellStarted{}, fmt.Errorf("the session is stopping: %w", context.Cause(c.Group.Context()))
 	}
 	id := ids.New()
 	path := s.outputPath(id)
@@ -79,15 +80,13 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 	if description == "" {
 		description = clip(oneLine(spec.Command), 80)
 	}
-	t := &liveTask{
-		id: id, parentAgentID: c.AgentID, parentSessionID: c.SessionID, rootSessionID: c.RootSessionID,
-		toolUseID: env.ToolUseID, agentCall: env.ToolUseID, agentType: shelltask.Agent, kind: task.KindLocalBash,
-		description: description, prompt: spec.Command, outputFile: path, depth: c.Depth,
-		started: now, done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
-		group: c.Group, filed: true,
-	}
-	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
-	t.cancel = cancel
+	t := &liveTask{Live: runs.New(runs.Info{
+		ID: id, ParentAgentID: c.AgentID, ParentSessionID: c.SessionID, RootSessionID: c.RootSessionID,
+		ToolUseID: env.ToolUseID, AgentCall: env.ToolUseID, AgentType: shelltask.Agent, Kind: task.KindLocalBash,
+		Description: description, Prompt: spec.Command, OutputFile: path, Depth: c.Depth,
+	}, runs.Options{Background: true, Started: now, Group: c.Group, Filed: true})}
+	runCtx, cancel := context.WithCancelCause(c.Group.Context())
+	t.SetCancel(cancel)
 	wait, err := spec.Start(runCtx, out)
 	if err != nil {
 		cancel(nil)
@@ -110,10 +109,10 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 		return builtin.ShellStarted{}, fmt.Errorf("record the background command: %w", err)
 	}
 	s.track(t)
-	c.Group.addShell(t)
+	c.Group.AddShell(t.Live)
 	s.taskStarted(t)
-	c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
-	c.Group.wg.Go(func() {
+	c.Group.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
+	c.Group.Go(func() {
 		end := wait()
 		out.Close()
 		s.finishShell(runCtx, t, end)
@@ -145,7 +144,7 @@ func (s *Service) shellStopCall(id string) string {
 func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.ShellEnd) {
 	cause := context.Cause(ctx)
 	ctx = context.WithoutCancel(ctx)
-	tail := strings.TrimRight(shelltask.RawTail(t.outputFile, shelltask.Tail), "\n")
+	tail := strings.TrimRight(shelltask.RawTail(t.OutputFile, shelltask.Tail), "\n")
 	if end.Explain != nil {
 		if why := end.Explain(tail); why != "" {
 			tail = strings.TrimSpace(tail + "\n\n" + why)
@@ -156,16 +155,14 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 	if errText != "" {
 		runErr = errors.New(errText)
 	}
-	took := s.cfg.Now().Sub(t.started)
-	t.mu.Lock()
-	t.final = &runner.Result{Outcome: &loop.Outcome{Result: tail, Err: runErr}, Duration: took}
-	t.status, t.cause, t.endedAt, t.text, t.phase = status, cause, s.cfg.Now(), tail, phaseEndedBackground
-	t.mu.Unlock()
+	took := s.cfg.Now().Sub(t.Started())
+	t.SetFigures(tail, 0)
+	t.Finish(&runner.Result{Outcome: &loop.Outcome{Result: tail, Err: runErr}, Duration: took}, status, cause, s.cfg.Now(), tail)
 
 	claiming := s.beginEndClaim(t)
 	won := false
 	ev, _ := task.Ends(status) // shellStatus's are terminal
-	_, err := s.cfg.Tasks.Transition(ctx, t.id, func(rec *task.Task) (task.Event, error) {
+	_, err := s.cfg.Tasks.Transition(ctx, t.ID, func(rec *task.Task) (task.Event, error) {
 		rec.Result, rec.Error = tail, errText
 		rec.Finished = s.cfg.Now()
 		if claiming {
@@ -181,27 +178,26 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 		}
 	case err != nil:
 		// The end cannot be told before it is recorded (S-L6).
-		s.log.WarnContext(ctx, "record a background command's end; its agent is not notified", "task_id", t.id, "status", status, "err", err)
+		s.log.WarnContext(ctx, "record a background command's end; its agent is not notified", "task_id", t.ID, "status", status, "err", err)
 	default:
 		n = s.shellNotification(t, task.Task{Status: status, Error: errText}, tail, took)
 	}
 	s.deliverEnd(ctx, t, claiming, won, n, first)
-	s.untrack(t.id)
-	t.group.remove(t.id)
-	close(t.done)
+	s.untrack(t.ID)
+	t.Retire()
 }
 
 // shellNotification is a background command's notification: its status,
 // exit code and the tail of its output.
 func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, took time.Duration) *pendingNotice {
 	status := rec.Status
-	summary := shelltask.Summary(t.description, rec)
-	body := shelltask.Notification(t.id, t.toolUseID, t.outputFile, t.description, rec, tail)
+	summary := shelltask.Summary(t.Description, rec)
+	body := shelltask.Notification(t.ID, t.ToolUseID, t.OutputFile, t.Description, rec, tail)
 	return &pendingNotice{
-		entry: queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
+		entry: queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.ParentAgentID, TaskID: t.ID, Message: llm.UserText(body)},
 		event: func() {
-			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.id, ToolUseID: t.toolUseID, Status: string(status), OutputFile: t.outputFile,
+			s.publishTask(t.RootSessionID, event.SubtypeTaskNotification, event.Task{
+				TaskID: t.ID, ToolUseID: t.ToolUseID, Status: string(status), OutputFile: t.OutputFile,
 				Summary: summary, Usage: event.TaskUsage{Duration: took},
 			})
 		},
@@ -213,7 +209,7 @@ func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, too
 func (s *Service) RefuseShell(ctx context.Context, id string) error {
 	kind := task.Kind("")
 	if lt := s.live(id); lt != nil {
-		kind = lt.taskKind()
+		kind = lt.TaskKind()
 	} else if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
 		kind = rec.Kind
 	}

@@ -115,7 +115,7 @@ func (h *harness) awaitDone(id string) {
 		return
 	}
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 	case <-time.After(waitFor):
 		h.t.Fatalf("task %s did not end within %v", id, waitFor)
 	}

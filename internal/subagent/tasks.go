@@ -45,7 +45,7 @@ func (s *Service) find(ctx context.Context, id string) (*liveTask, task.Task, er
 	}
 	if err != nil {
 		// A foreground run has no record; describe it from memory.
-		rec = task.Task{ID: id, Kind: lt.taskKind(), Agent: lt.agentType, Description: lt.description, Status: task.StatusRunning, OutputFile: lt.outputFile}
+		rec = task.Task{ID: id, Kind: lt.TaskKind(), Agent: lt.AgentType, Description: lt.Description, Status: task.StatusRunning, OutputFile: lt.OutputFile}
 	}
 	return lt, rec, nil
 }
@@ -72,12 +72,12 @@ func Retrieval(s task.Status) string {
 // agent and name are filled in from the run when it lacks them.
 func (s *Service) findKnown(ctx context.Context, id string, known *liveTask) (*liveTask, task.Task, error) {
 	lt, rec, err := s.find(ctx, id)
-	if err != nil && known != nil && known.id == id && known.over() {
-		return known, known.asTask(), nil
+	if err != nil && known != nil && known.ID == id && known.Over() {
+		return known, known.AsTask(), nil
 	}
 	if err == nil && lt != nil {
-		rec.Agent = cmp.Or(rec.Agent, lt.agentType)
-		rec.Name = cmp.Or(rec.Name, lt.name)
+		rec.Agent = cmp.Or(rec.Agent, lt.AgentType)
+		rec.Name = cmp.Or(rec.Name, lt.Name)
 	}
 	return lt, rec, err
 }
@@ -106,7 +106,7 @@ func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queu
 		return lt, queued, nil
 	}
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 		return nil, false, nil
 	case <-ctx.Done():
 		return nil, false, context.Cause(ctx)
@@ -132,7 +132,7 @@ func (s *Service) sendMailbox(ctx context.Context, e queue.Entry) (*liveTask, bo
 	}
 	// Its run has closed its inbox: wait for it to end, to resume it.
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 		return nil, false, nil
 	case <-ctx.Done():
 		return nil, false, context.Cause(ctx)
@@ -231,9 +231,9 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 		}
 		return fmt.Sprintf("Asked the process running task %s (%s) to stop it.", id, rec.Description), nil
 	}
-	lt.cancel(errStopped)
+	lt.Cancel(errStopped)
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
@@ -246,7 +246,7 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 func (s *Service) InTree(ctx context.Context, c Caller, id string) error {
 	root := ""
 	if lt := s.live(id); lt != nil {
-		root = lt.rootSessionID
+		root = lt.RootSessionID
 	} else if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
 		root = rec.RootSessionID
 	} else {
@@ -323,7 +323,7 @@ func (s *Service) treeRuns(root string) []*liveTask {
 	s.mu.Lock()
 	var tree []*liveTask
 	for _, t := range s.running {
-		if t.rootSessionID == root {
+		if t.RootSessionID == root {
 			tree = append(tree, t)
 		}
 	}
@@ -332,10 +332,7 @@ func (s *Service) treeRuns(root string) []*liveTask {
 	// winds down.
 	var out []*liveTask
 	for _, t := range tree {
-		t.mu.Lock()
-		ended := t.phase.ended()
-		t.mu.Unlock()
-		if !ended {
+		if !t.Ended() {
 			out = append(out, t)
 		}
 	}

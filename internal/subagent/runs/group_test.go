@@ -1,4 +1,4 @@
-package subagent
+package runs
 
 import (
 	"context"
@@ -14,10 +14,10 @@ func TestGroupHasRunning(t *testing.T) {
 	g := NewGroup(context.Background())
 	const n = 3000
 	for i := range n {
-		g.add(&liveTask{id: fmt.Sprintf("c%d", i), phase: phaseBackground})
+		g.Add(New(Info{ID: fmt.Sprintf("c%d", i)}, Options{Background: true, Group: g}))
 	}
-	g.add(&liveTask{id: "fg", parentAgentID: "c0"})
-	g.add(&liveTask{id: "gc", parentAgentID: "c1", phase: phaseBackground})
+	g.Add(New(Info{ID: "fg", ParentAgentID: "c0"}, Options{Group: g}))
+	g.Add(New(Info{ID: "gc", ParentAgentID: "c1"}, Options{Background: true, Group: g}))
 	for _, tc := range []struct {
 		parent string
 		want   bool
@@ -46,6 +46,13 @@ func TestGroupHasRunning(t *testing.T) {
 	if g.at["fg"] != n || len(g.at) != 1 {
 		t.Errorf("the index of live runs: %v", g.at)
 	}
+	// An ended run is kept as its snapshot: its result (the child's whole
+	// conversation) is not held for the group's life.
+	for _, gr := range g.all {
+		if gr.live != nil && gr.live.ID != "fg" {
+			t.Errorf("the group still holds ended run %s", gr.live.ID)
+		}
+	}
 }
 
 // RunsChanged lists the live runs and those that ended since the mark, in
@@ -53,7 +60,7 @@ func TestGroupHasRunning(t *testing.T) {
 func TestGroupRunsChanged(t *testing.T) {
 	g := NewGroup(context.Background())
 	for i := range 5 {
-		g.add(&liveTask{id: fmt.Sprintf("r%d", i), phase: phaseBackground})
+		g.Add(New(Info{ID: fmt.Sprintf("r%d", i)}, Options{Background: true, Group: g}))
 	}
 	g.remove("r3")
 	g.remove("r1")
