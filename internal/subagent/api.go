@@ -7,6 +7,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -14,7 +15,7 @@ import (
 )
 
 // The core's calls for the tool profiles (profile.go), beside those named
-// where they are written: Spawn (spawn.go), Read and Reading (deliver.go),
+// where they are written: Spawn (spawn.go), Read and ReadRunning (here; the sequence is internal/subagent/deliver's),
 // Stop, List, InTree (tasks.go), Message (message.go), Listed
 // (service.go), CrossAllowed (allow.go), Forking (fork.go) and
 // AgentResult (agentresult.go). A profile sees a run through RunInfo and
@@ -101,30 +102,19 @@ func (s *Service) Send(ctx context.Context, id, text string) (to *Running, queue
 	return to, queued, err
 }
 
+// Read finds task id — its run in this process, its record, or a
+// foreground run's description — for a reader, the one read sequence of
+// every reader tool (deliver.Reading).
+func (s *Service) Read(ctx context.Context, id string) (*deliver.Reading, error) {
+	return s.desk.Read(ctx, id)
+}
+
 // ReadRunning is Read of a run the reader holds already (agent_send
 // waiting for the agent its message went to), not yet known to have
 // ended.
-func (s *Service) ReadRunning(r *Running) *Reading { return s.readLive(r.t) }
-
-// ID is the task's id.
-func (r *Reading) ID() string { return r.id }
-
-// Running is the task's run in this process as last read, nil when it has
-// none (it is over, or runs elsewhere).
-func (r *Reading) Running() *Running {
-	if r.lt == nil {
-		return nil
-	}
-	return &Running{r.lt}
-}
-
-// OutputTail is the last n bytes of the task's output so far: its run's
-// log in this process, else the output file its record names.
-func (r *Reading) OutputTail(ctx context.Context, n int) string {
-	if r.lt != nil {
-		return r.lt.OutputTail(n)
-	}
-	return r.s.tail(ctx, r.rec, n)
+func (s *Service) ReadRunning(r *Running) *deliver.Reading {
+	lt := r.t
+	return s.desk.ReadRunning(lt, task.Task{ID: lt.ID, Kind: lt.TaskKind(), Status: task.StatusRunning})
 }
 
 // Def is the definition the child ran.

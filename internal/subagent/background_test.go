@@ -320,6 +320,7 @@ func (m *markStore) winners(id string) []string {
 func watchMarks(h *harness) *markStore {
 	m := &markStore{Store: h.svc.cfg.Tasks, wins: map[string][]string{}}
 	h.svc.cfg.Tasks = m
+	h.svc.rewire()
 	return m
 }
 
@@ -459,13 +460,13 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work"})
 		recv(t, g.entered, "the child's model call")
 		lt := h.running(id)
-		w := h.svc.watch(lt)
+		w := h.svc.desk.Watch(lt)
 		send(t, g.release, struct{}{}, "the release")
 		ended(t, lt)
 		if n := h.svc.cfg.Queue.Len(""); n != 0 {
 			t.Fatalf("%d notifications queued while a TaskOutput waits, want none", n)
 		}
-		w.leave()
+		w.Leave()
 		if text := h.notification(id); !strings.Contains(text, "the answer") {
 			t.Errorf("notification after the waiter gave up: %s", text)
 		}
@@ -1380,6 +1381,7 @@ func testAnotherProcess(t *testing.T) {
 		return nil, g.wait(ctx, req)
 	}})
 	h.svc.cfg.WatchInterval = time.Millisecond
+	h.svc.rewire()
 	c := h.mainCaller()
 	ctx := context.Background()
 	seed := func(id string, st task.Status) {
@@ -1407,6 +1409,7 @@ func testAnotherProcess(t *testing.T) {
 	// records the end, then takes the result.
 	polling := &readStore{Store: h.svc.cfg.Tasks, id: "remote-running", after: 2, reached: make(chan struct{})}
 	h.svc.cfg.Tasks = polling
+	h.svc.rewire()
 	out := make(chan tool.Result, 1)
 	go func() { out <- h.mustUse(c, "TaskOutput", TaskOutputInput{TaskID: "remote-running"}) }()
 	recv(t, polling.reached, "TaskOutput reading the record while it waits")

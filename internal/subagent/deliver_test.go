@@ -6,11 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/queue"
-	"github.com/cadre-dev/cadre/internal/runner"
-	"github.com/cadre-dev/cadre/internal/subagent/runs"
-	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -146,66 +141,7 @@ func waitersOf(s *Service, lt *liveTask) int {
 	if lt == nil {
 		return 0
 	}
-	s.delivery.Lock()
-	defer s.delivery.Unlock()
-	return lt.watchers
-}
-
-// TestClaim pins the decision a reader gets for a run's end (deliver.go),
-// for a run it watched in this process and for one it knows only by its
-// record.
-func TestClaim(t *testing.T) {
-	const id = "0190aaaa-0000-7000-8000-0000000000c1"
-	tests := []struct {
-		name string
-		// run: "" (no run in this process), "foreground" or "background".
-		run      string
-		notice   noticeState
-		status   task.Status // the record's; "" for none
-		notified bool        // the record's flag
-		queued   bool        // a notification of the task waits in the queue
-		want     Delivery
-	}{
-		{name: "foreground run", run: "foreground", want: deliveredToSpawner},
-		{name: "background run, nobody delivered", run: "background", status: task.StatusCompleted, want: DeliverShow},
-		{name: "background run, notification unread", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, queued: true, want: DeliverShow},
-		{name: "background run, notification read", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, want: deliveredAlready},
-		{name: "background run, another reader showed it", run: "background", notice: noticeClaimed, status: task.StatusCompleted, notified: true, want: deliveredAlready},
-		{name: "background run handed over, then resumed", run: "background", status: task.StatusRunning, want: DeliverShow},
-		{name: "record only, nobody delivered", status: task.StatusCompleted, want: DeliverShow},
-		{name: "record only, notification unread", status: task.StatusCompleted, notified: true, queued: true, want: DeliverShow},
-		{name: "record only, notification read", status: task.StatusCompleted, notified: true, want: deliveredAlready},
-		{name: "record only, resumed since it was read", status: task.StatusRunning, want: deliveredAlready},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, setup{})
-			ctx := t.Context()
-			if tt.status != "" {
-				rec := task.Task{ID: id, Kind: task.KindLocalAgent, Agent: "general-purpose", Description: "d", Status: tt.status, Notified: tt.notified, Created: fixedNow}
-				if tt.status.Terminal() {
-					rec.Finished = fixedNow
-				}
-				if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tt.queued {
-				h.svc.cfg.Queue.Push(queue.Entry{Mode: queue.ModeNotification, TaskID: id, Message: llm.UserText("<task-notification>")})
-			}
-			var lt *liveTask
-			if tt.run != "" {
-				lt = &liveTask{Live: runs.New(runs.Info{ID: id}, runs.Options{Background: tt.run == "background"}), notice: tt.notice}
-				lt.Finish(&runner.Result{Outcome: &loop.Outcome{}}, task.StatusCompleted, nil, fixedNow, "")
-			}
-			if got := h.svc.claim(ctx, id, lt); got != tt.want {
-				t.Errorf("claim = %v, want %v", got, tt.want)
-			}
-			if left := h.svc.cfg.Queue.Len(""); tt.want == DeliverShow && left != 0 {
-				t.Errorf("the reader shows the result and %d notifications stay queued", left)
-			}
-		})
-	}
+	return s.desk.Watchers(lt)
 }
 
 // Every TaskOutput reads through one sequence (reading): a blocking read

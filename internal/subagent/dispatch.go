@@ -105,7 +105,7 @@ func (t *liveTask) figures() heartbeat.Figures {
 // its stand-in, and reports when the tool uses moved.
 func (s *Service) follow(t *liveTask, rec task.Task) {
 	if t.SetFigures(rec.Result, rec.ToolUses) {
-		s.progress(t)
+		s.events.Progress(t.Live)
 	}
 }
 
@@ -122,7 +122,7 @@ func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Tas
 	}
 	t.SetFigures(rec.Result, rec.ToolUses)
 	t.Finish(res, rec.Status, nil, s.cfg.Now(), "")
-	s.notice(ctx, t, s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res))
+	s.desk.Notify(ctx, t, s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res))
 	t.Retire()
 }
 

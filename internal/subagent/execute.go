@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/announce"
-	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/heartbeat"
 	"github.com/cadre-dev/cadre/internal/lane"
@@ -20,6 +19,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/notify"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
@@ -164,7 +165,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	spec.Observe = func(st loop.Step) {
 		t.Observe(st)
 		if st.Response != nil && t.IsBackground() {
-			s.progress(t)
+			s.events.Progress(t.Live)
 		}
 		summaries.Observe(ctx, st)
 	}
@@ -281,7 +282,7 @@ func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) 
 	if err != nil {
 		s.log.WarnContext(ctx, "record a remote task's progress", "task_id", t.ID, "err", err)
 	}
-	s.progress(t)
+	s.events.Progress(t.Live)
 }
 
 // remoteTask records the id the remote server gave a background run's
@@ -417,7 +418,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		// when no reader watches the run (deliver.go): one write, not two.
 		// A dispatched run's parent is in the process that launched it,
 		// whose stand-in delivers the end (dispatch.go).
-		claiming := !t.detached && s.beginEndClaim(t)
+		claiming := !t.detached && s.desk.BeginEndClaim(t)
 		won := false
 		ev, _ := task.Ends(status) // statusOf's are terminal
 		end := func(rec *task.Task) (task.Event, error) {
@@ -442,7 +443,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		} else {
 			_, err = s.cfg.Tasks.Transition(ctx, t.ID, end)
 		}
-		var n, first *pendingNotice
+		var n, first *deliver.Notice
 		switch {
 		case errors.Is(err, task.ErrTransition):
 			if rec, ok := s.endRecordedFirst(ctx, t, err); ok {
@@ -456,11 +457,11 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 			n = s.notification(t, status, text, errText, toolUses, res)
 		}
 		if !t.detached {
-			s.deliverEnd(ctx, t, claiming, won, n, first)
+			s.desk.Ended(ctx, t, claiming, won, n, first)
 		}
 	}
 	if !background {
-		s.foregroundEnded(t, status, text, toolUses, res)
+		s.events.ForegroundEnded(t.Info, status, text, toolUses, res)
 	}
 	// Forget the run before announcing its end, so whoever wakes on done
 	// can continue the agent at once.
@@ -491,60 +492,14 @@ func (s *Service) endRecordedFirst(ctx context.Context, t *liveTask, err error) 
 	return rec, true
 }
 
-// deliverEnd delivers the end of t, a run of this process whose parent is
-// here, once the write recording it answered: n is its notification, nil
-// when the write failed (then nothing is told, S-L6); first is the
-// notification of an end recorded before it, which stands instead.
-// claiming and won are the write's claim of the notified flag
-// (beginEndClaim).
-func (s *Service) deliverEnd(ctx context.Context, t *liveTask, claiming, won bool, n, first *pendingNotice) {
-	if claiming {
-		s.endClaimed(ctx, t, n, won)
-	} else if n != nil {
-		s.notice(ctx, t, n)
-	}
-	if first != nil {
-		s.notice(ctx, t, first)
-	}
-}
-
-// endVerb says how a run ended, in its notification's summary.
-var endVerb = map[task.Status]string{
-	task.StatusCompleted: "completed", task.StatusFailed: "failed", task.StatusKilled: "was stopped", task.StatusTimeout: "timed out",
-}
-
-// notification is a background run's notification: the queue entry for
-// the agent that started it, and the task_notification line published once
-// it is queued. A child that answered ANNOUNCE_SKIP posts nothing.
-func (s *Service) notification(t *liveTask, status task.Status, text, errText string, toolUses int, res *runner.Result) *pendingNotice {
-	verb := endVerb[status]
-	result := text
-	if errText != "" {
-		if result != "" {
-			result += "\n\n"
-		}
-		result += "Error: " + errText
-	}
-	body := render(notificationTmpl(), map[string]any{
-		"ID": t.ID, "ToolUseID": t.ToolUseID, "OutputFile": t.OutputFile, "Status": status,
-		"Description": t.Description, "Verb": verb, "Result": result,
-		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
+// notification is background run t's notification (notify.Notification):
+// a teammate's is its idle notice, and a child that answered
+// ANNOUNCE_SKIP posts nothing.
+func (s *Service) notification(t *liveTask, status task.Status, text, errText string, toolUses int, res *runner.Result) *deliver.Notice {
+	return notify.Notification(s.events, t.Info, notify.End{
+		Status: status, Text: text, Err: errText, ToolUses: toolUses, Result: res, Silent: t.skip,
+		Idle: func(status task.Status, result string) (string, bool) { return s.teamNotice(t, status, result) },
 	})
-	if idle, ok := s.teamNotice(t, status, result); ok {
-		body = idle // a teammate goes idle (team.go)
-	}
-	summary, isReport := endSummary(t, status, text)
-	return &pendingNotice{
-		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.ParentAgentID, TaskID: t.ID, Message: llm.UserText(body)},
-		silent: t.skip,
-		event: func() {
-			s.publishTask(t.RootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.ID, ToolUseID: t.ToolUseID, Status: string(status), OutputFile: t.OutputFile,
-				Summary: summary, SummaryIsReport: isReport,
-				Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
-			})
-		},
-	}
 }
 
 func (s *Service) track(t *liveTask) {

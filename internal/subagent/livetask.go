@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -81,16 +82,13 @@ type liveTask struct {
 	// messages: SendMessage then resumes the agent instead of queueing.
 	closing bool
 
-	// The delivery of the run's end (deliver.go), under Service.delivery:
-	// how far it got, the readers watching for it, and the notification
-	// handed to them.
-	notice     noticeState
-	watchers   int
-	handedOver *pendingNotice
-	// marked is closed when the notification's MarkNotified has answered
-	// (noticeMarking).
-	marked chan struct{}
+	// delivery is how far the delivery of the run's end got
+	// (internal/subagent/deliver), under the service's Desk.
+	delivery deliver.State
 }
+
+// Delivery is the state of the delivery of the run's end (deliver.Run).
+func (t *liveTask) Delivery() *deliver.State { return &t.delivery }
 
 // statusOf maps how a run ended to a task status.
 func statusOf(res *runner.Result, cause error) task.Status {

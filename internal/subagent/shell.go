@@ -7,18 +7,16 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/cadre-dev/cadre/internal/builtin"
-	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/shelltask"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/notify"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
-	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -110,7 +108,7 @@ func (sh shells) StartShell(ctx context.Context, env tool.Env, spec builtin.Shel
 	}
 	s.track(t)
 	c.Group.AddShell(t.Live)
-	s.taskStarted(t)
+	s.events.Started(t.Info, true)
 	c.Group.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
 	c.Group.Go(func() {
 		end := wait()
@@ -159,7 +157,7 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 	t.SetFigures(tail, 0)
 	t.Finish(&runner.Result{Outcome: &loop.Outcome{Result: tail, Err: runErr}, Duration: took}, status, cause, s.cfg.Now(), tail)
 
-	claiming := s.beginEndClaim(t)
+	claiming := s.desk.BeginEndClaim(t)
 	won := false
 	ev, _ := task.Ends(status) // shellStatus's are terminal
 	_, err := s.cfg.Tasks.Transition(ctx, t.ID, func(rec *task.Task) (task.Event, error) {
@@ -170,38 +168,21 @@ func (s *Service) finishShell(ctx context.Context, t *liveTask, end builtin.Shel
 		}
 		return ev, nil
 	})
-	var n, first *pendingNotice
+	var n, first *deliver.Notice
 	switch {
 	case errors.Is(err, task.ErrTransition):
 		if rec, ok := s.endRecordedFirst(ctx, t, err); ok {
-			first = s.shellNotification(t, rec, tail, took)
+			first = notify.ShellNotification(s.events, t.Info, rec, tail, took)
 		}
 	case err != nil:
 		// The end cannot be told before it is recorded (S-L6).
 		s.log.WarnContext(ctx, "record a background command's end; its agent is not notified", "task_id", t.ID, "status", status, "err", err)
 	default:
-		n = s.shellNotification(t, task.Task{Status: status, Error: errText}, tail, took)
+		n = notify.ShellNotification(s.events, t.Info, task.Task{Status: status, Error: errText}, tail, took)
 	}
-	s.deliverEnd(ctx, t, claiming, won, n, first)
+	s.desk.Ended(ctx, t, claiming, won, n, first)
 	s.untrack(t.ID)
 	t.Retire()
-}
-
-// shellNotification is a background command's notification: its status,
-// exit code and the tail of its output.
-func (s *Service) shellNotification(t *liveTask, rec task.Task, tail string, took time.Duration) *pendingNotice {
-	status := rec.Status
-	summary := shelltask.Summary(t.Description, rec)
-	body := shelltask.Notification(t.ID, t.ToolUseID, t.OutputFile, t.Description, rec, tail)
-	return &pendingNotice{
-		entry: queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.ParentAgentID, TaskID: t.ID, Message: llm.UserText(body)},
-		event: func() {
-			s.publishTask(t.RootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.ID, ToolUseID: t.ToolUseID, Status: string(status), OutputFile: t.OutputFile,
-				Summary: summary, Usage: event.TaskUsage{Duration: took},
-			})
-		},
-	}
 }
 
 // RefuseShell says why a message cannot go to task id, when it is a

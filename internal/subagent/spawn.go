@@ -635,7 +635,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	s.track(t)
 	s.adopt(r, t)
 	if !background {
-		s.started(t, false)
+		s.events.Started(t.Info, false)
 	}
 	s.start(runCtx, t, r)
 	return t, nil
@@ -710,7 +710,7 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 			return fmt.Errorf("record task %s: %w", t.ID, err)
 		}
 		sess.Recorded()
-		s.taskStarted(t)
+		s.events.Started(t.Info, true)
 		return nil
 	}
 	err := s.cfg.Tasks.CreateTask(ctx, rec)
@@ -733,7 +733,7 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 			return fmt.Errorf("record task %s: %w", t.ID, err)
 		}
 	}
-	s.taskStarted(t)
+	s.events.Started(t.Info, true)
 	return nil
 }
 

@@ -15,9 +15,9 @@ import (
 	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/shelltask"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/tool"
 )
 
 // The core's operations on runs and their task records, which every profile
@@ -67,17 +67,23 @@ func Retrieval(s task.Status) string {
 	return "timeout"
 }
 
-// findKnown is find that also describes a run that just ended in the
+// finder finds tasks for the Desk's readers (deliver.Finder).
+type finder struct{ s *Service }
+
+// Find is find that also describes a run that just ended in the
 // foreground, given it (known): such a run leaves no record. The record's
 // agent and name are filled in from the run when it lacks them.
-func (s *Service) findKnown(ctx context.Context, id string, known *liveTask) (*liveTask, task.Task, error) {
-	lt, rec, err := s.find(ctx, id)
-	if err != nil && known != nil && known.ID == id && known.Over() {
-		return known, known.AsTask(), nil
+func (f finder) Find(ctx context.Context, id string, known deliver.Run) (deliver.Run, task.Task, error) {
+	lt, rec, err := f.s.find(ctx, id)
+	if k, ok := known.(*liveTask); err != nil && ok && k.ID == id && k.Over() {
+		return k, k.AsTask(), nil
 	}
 	if err == nil && lt != nil {
 		rec.Agent = cmp.Or(rec.Agent, lt.AgentType)
 		rec.Name = cmp.Or(rec.Name, lt.Name)
+	}
+	if lt == nil {
+		return nil, rec, err // no run: a nil Run, not a nil *liveTask
 	}
 	return lt, rec, err
 }
@@ -162,42 +168,11 @@ func (s *Service) List(ctx context.Context, c Caller, statuses []task.Status) ([
 	return s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Statuses: statuses, Limit: 50})
 }
 
-// awaitEnd waits up to d for task id to end: on the run itself when it is
-// in this process (w watches it), else by reading its record (it runs
-// elsewhere).
-func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Duration) (task.Task, error) {
-	tool.Yield(ctx) // the task runs on its own: the caller's other calls go on meanwhile
-	if w != nil {
-		if !w.wait(ctx, d) && ctx.Err() != nil {
-			return task.Task{}, ctx.Err()
-		}
-		if _, rec, err := s.find(context.Background(), id); err == nil {
-			return rec, nil
-		}
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		rec, err := s.cfg.Tasks.GetTask(ctx, id)
-		if err != nil || rec.Status.Terminal() {
-			return rec, err
-		}
-		select {
-		case <-tick.C:
-		case <-timer.C:
-			return rec, nil
-		case <-ctx.Done():
-			return task.Task{}, ctx.Err()
-		}
-	}
-}
-
-// tail is the last n bytes of the log of rec, a run in another process:
+// Tail is the last n bytes of the log of rec, a run in another process:
 // its output file's, or its transcript's when a store keeps that (no
 // output file), read wherever the run is.
-func (s *Service) tail(ctx context.Context, rec task.Task, n int) string {
+func (f finder) Tail(ctx context.Context, rec task.Task, n int) string {
+	s := f.s
 	if rec.Kind == task.KindLocalBash {
 		return shelltask.RawTail(rec.OutputFile, n)
 	}

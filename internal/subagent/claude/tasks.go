@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
@@ -125,7 +126,7 @@ func (s *profile) taskOutput(ctx context.Context, c subagent.Caller, in TaskOutp
 	}
 	var out string
 	switch {
-	case d != subagent.DeliverShow:
+	case d != deliver.Show:
 		out = "(" + strings.ToUpper(d.Note()[:1]) + d.Note()[1:] + ".)"
 	case rec.Status.Terminal():
 		out = rec.Result

@@ -1,28 +1,29 @@
-package subagent
+package notify
 
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/ids"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
-// The task_* system events: a background run's start, progress and end on
-// the bus, typed (event.Task); package output shapes their stream-json
-// lines.
-
-// taskStarted announces a run that starts in, or moves to, the background.
-func (s *Service) taskStarted(t *liveTask) {
-	s.started(t, true)
+// Publisher publishes the task_* system events of the runs of one
+// service.
+type Publisher struct {
+	Bus *event.Bus // nil: nothing is published
+	Now func() time.Time
 }
 
-// started announces a run: a foreground one too, as Claude Code announces
-// every subagent run (is_backgrounded false); a foreground run moved to
-// the background is announced again, backgrounded.
-func (s *Service) started(t *liveTask, background bool) {
+// Started announces a run that starts, or moves to, the background; and a
+// foreground one too (background false), as Claude Code announces every
+// subagent run (is_backgrounded false); a foreground run moved to the
+// background is announced again, backgrounded.
+func (p Publisher) Started(t runs.Info, background bool) {
 	e := event.Task{
 		TaskID: t.ID, ToolUseID: t.ToolUseID, Description: t.Description, SubagentType: t.AgentType,
 		Backgrounded: background, SpawnDepth: t.Depth, TaskType: string(t.TaskKind()), Prompt: t.Prompt,
@@ -32,17 +33,17 @@ func (s *Service) started(t *liveTask, background bool) {
 		// spawn depth.
 		e.SubagentType, e.Prompt, e.SpawnDepth = "", "", 0
 	}
-	s.publishTask(t.RootSessionID, event.SubtypeTaskStarted, e)
+	p.Publish(t.RootSessionID, event.SubtypeTaskStarted, e)
 }
 
-// foregroundEnded reports the end of a run that stayed in the foreground,
+// ForegroundEnded reports the end of a run that stayed in the foreground,
 // as Claude Code does for every subagent run: a task_notification with no
 // output file (a foreground run keeps its log in memory) and its figures.
 // Its result went to its caller as the Agent call's result, not through
 // the queue.
-func (s *Service) foregroundEnded(t *liveTask, status task.Status, report string, toolUses int, res *runner.Result) {
+func (p Publisher) ForegroundEnded(t runs.Info, status task.Status, report string, toolUses int, res *runner.Result) {
 	summary, isReport := endSummary(t, status, report)
-	s.publishTask(t.RootSessionID, event.SubtypeTaskNotification, event.Task{
+	p.Publish(t.RootSessionID, event.SubtypeTaskNotification, event.Task{
 		TaskID: t.ID, ToolUseID: t.ToolUseID, Status: string(status), Summary: summary, SummaryIsReport: isReport,
 		Usage: event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
 	})
@@ -51,25 +52,26 @@ func (s *Service) foregroundEnded(t *liveTask, status task.Status, report string
 // endSummary is a task_notification's summary: the agent's report when it
 // completed with one, as Claude Code puts it there (a program shows the
 // answer without reading the output file), else how the run ended.
-func endSummary(t *liveTask, status task.Status, report string) (summary string, isReport bool) {
+func endSummary(t runs.Info, status task.Status, report string) (summary string, isReport bool) {
 	if status == task.StatusCompleted && strings.TrimSpace(report) != "" {
 		return report, true
 	}
 	return fmt.Sprintf("Agent %q %s", t.Description, endVerb[status]), false
 }
 
-// progress reports a background run's figures so far.
-func (s *Service) progress(t *liveTask) {
+// Progress reports a background run's figures so far.
+func (p Publisher) Progress(t *runs.Live) {
 	_, tokens, toolUses, last := t.Snapshot()
-	s.publishTask(t.RootSessionID, event.SubtypeTaskProgress, event.Task{
+	p.Publish(t.RootSessionID, event.SubtypeTaskProgress, event.Task{
 		TaskID: t.ID, ToolUseID: t.ToolUseID, Description: t.Description, SubagentType: t.AgentType,
-		Usage: event.TaskUsage{TotalTokens: tokens, ToolUses: toolUses, Duration: s.cfg.Now().Sub(t.Started())}, LastToolName: last,
+		Usage: event.TaskUsage{TotalTokens: tokens, ToolUses: toolUses, Duration: p.Now().Sub(t.Started())}, LastToolName: last,
 	})
 }
 
-func (s *Service) publishTask(rootSessionID, subtype string, payload event.Task) {
-	if s.cfg.Bus == nil {
+// Publish publishes one task_* event of the tree rootSessionID.
+func (p Publisher) Publish(rootSessionID, subtype string, payload event.Task) {
+	if p.Bus == nil {
 		return
 	}
-	s.cfg.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: s.cfg.Now(), UUID: ids.New(), Task: &payload})
+	p.Bus.Publish(event.Event{Type: event.TypeSystem, Subtype: subtype, SessionID: rootSessionID, Time: p.Now(), UUID: ids.New(), Task: &payload})
 }
