@@ -268,6 +268,7 @@ func TestRunDispatchedAfterClose(t *testing.T) {
 func TestRunDispatchedTwice(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.svc.cfg.Owner = "node-a"
+	h.svc.rewire()
 	ctx := context.Background()
 	rec := task.Task{ID: "t1", Kind: task.KindLocalAgent, Status: task.StatusRunning, Owner: "node-a", Created: fixedNow}
 	if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {

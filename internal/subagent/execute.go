@@ -21,6 +21,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
+	"github.com/cadre-dev/cadre/internal/subagent/pending"
+	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
@@ -157,8 +159,8 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	if ra, ok := r.child.caller.Model.(*remote.Agent); ok {
 		// A remote agent's own status messages are its progress lines;
 		// nothing is asked of it beyond its task (no summaries).
-		ra.Observe(func(line string) { s.remoteProgress(ctx, t, line) })
-		ra.Track(func(id string) { s.remoteTask(ctx, t, id) })
+		ra.Observe(func(line string) { s.remoteRecorder().Progress(ctx, t.Live, line) })
+		ra.Track(func(id string) { s.remoteRecorder().TaskID(ctx, t.Live, id) })
 	} else {
 		summaries = s.summarizer(t, r, spec.Loop)
 	}
@@ -170,7 +172,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		summaries.Observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message {
-		return messages(append(s.cfg.Queue.Take(t.ID), t.inbox.Take(ctx)...))
+		return pending.Messages(append(s.cfg.Queue.Take(t.ID), t.inbox.Take(ctx)...))
 	}
 	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
@@ -235,7 +237,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		if len(left) == 0 {
 			break
 		}
-		input = messages(left)
+		input = pending.Messages(left)
 	}
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
 	status := statusOf(res, context.Cause(ctx))
@@ -267,46 +269,10 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	s.finish(ctx, t, res, context.Cause(ctx))
 }
 
-// remoteProgress records a remote agent's status line as its background
-// task's progress and announces it.
-func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) {
-	if !t.IsBackground() {
-		return
-	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) error {
-		if !rec.Status.Terminal() {
-			rec.Progress = clip(line, 200)
-		}
-		return nil
-	})
-	if err != nil {
-		s.log.WarnContext(ctx, "record a remote task's progress", "task_id", t.ID, "err", err)
-	}
-	s.events.Progress(t.Live)
+// remoteRecorder keeps what a remote agent's background run reports on its record.
+func (s *Service) remoteRecorder() remoteagent.Recorder {
+	return remoteagent.Recorder{Tasks: s.cfg.Tasks, Events: s.events, Log: s.log}
 }
-
-// remoteTask records the id the remote server gave a background run's
-// task beside the run's record, so that a cadre started after this one
-// ended can subscribe to the task again (Reattach). A foreground run has
-// no record to keep it in, and needs none: its caller waits for it.
-func (s *Service) remoteTask(ctx context.Context, t *liveTask, id string) {
-	if !t.IsBackground() {
-		return
-	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) error {
-		if rec.RemoteTaskID == id {
-			return errUnchanged
-		}
-		rec.RemoteTaskID = id
-		return nil
-	})
-	if err != nil && !errors.Is(err, errUnchanged) {
-		s.log.WarnContext(ctx, "record a remote task's id", "task_id", t.ID, "remote_task_id", id, "err", err)
-	}
-}
-
-// errUnchanged aborts an update that would store what is there already.
-var errUnchanged = errors.New("unchanged")
 
 // heartbeat keeps t's record's heartbeat fresh and honours a stop
 // requested through it (internal/heartbeat), until the run ends. Every
@@ -314,7 +280,7 @@ var errUnchanged = errors.New("unchanged")
 // there; a dispatched run's figures go with it, for the stand-in on the
 // node that launched it (dispatch.go).
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
-	b := heartbeat.Beater{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
+	b := s.beater()
 	r := heartbeat.Run{ID: t.ID, Done: t.Done(), Stop: func() { t.Cancel(errStopped) }}
 	if t.detached {
 		r.Figures = t.figures
@@ -324,71 +290,17 @@ func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 
 // Pending is what reaches the agent c through the queue while any of its
 // background runs goes on — their notifications, messages sent to it —
-// for runner.Conversation.Drain (S-Q2).
+// for runner.Conversation.Drain (S-Q2; internal/subagent/pending).
 func (s *Service) Pending(c Caller) runner.Pending {
 	if c.Group == nil {
 		c.Group = s.orphans
 	}
-	return pending{s: s, agentID: c.AgentID, group: c.Group}
-}
-
-type pending struct {
-	s       *Service
-	agentID string
-	group   *Group
-}
-
-func (p pending) Next(ctx context.Context) []llm.Message {
-	for ctx.Err() == nil {
-		// Taken before counting, so that a run ending in between wakes
-		// the wait below; counted before taking, because a run pushes
-		// its notification before it stops counting: one that ends in
-		// between is counted or already queued, never neither.
-		changed := p.group.Changed()
-		running := p.group.HasRunning(p.agentID)
-		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
-			return messages(es)
+	return pending.Pending{Queue: s.cfg.Queue, Group: c.Group, AgentID: c.AgentID, Inbox: func() *mailbox.Inbox {
+		if t := s.live(c.AgentID); t != nil {
+			return t.inbox
 		}
-		var in *mailbox.Inbox
-		if p.agentID != "" {
-			if t := p.s.live(p.agentID); t != nil {
-				in = t.inbox
-			}
-		}
-		if es := in.Take(ctx); len(es) > 0 {
-			return messages(es)
-		}
-		if !running {
-			return nil
-		}
-		if in == nil {
-			if es, _ := p.s.cfg.Queue.Wait(ctx, p.agentID, changed); len(es) > 0 {
-				return messages(es)
-			}
-			continue
-		}
-		// Messages come from the mailbox too: wait for either.
-		queued := p.s.cfg.Queue.Changed()
-		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
-			return messages(es)
-		}
-		select {
-		case <-queued:
-		case <-changed:
-		case <-in.Arrived():
-			in.Noted()
-		case <-ctx.Done():
-		}
-	}
-	return nil
-}
-
-func messages(entries []queue.Entry) []llm.Message {
-	out := make([]llm.Message, len(entries))
-	for i, e := range entries {
-		out[i] = e.Message
-	}
-	return out
+		return nil
+	}}
 }
 
 // finish records a run's end in the order S-L6 demands: the terminal status
@@ -446,7 +358,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		var n, first *deliver.Notice
 		switch {
 		case errors.Is(err, task.ErrTransition):
-			if rec, ok := s.endRecordedFirst(ctx, t, err); ok {
+			if rec, ok := s.desk.RecordedFirst(ctx, t.ID, err); ok {
 				first = s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res)
 			}
 		case err != nil:
@@ -475,21 +387,6 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.ID, "err", err)
 		}
 	}
-}
-
-// endRecordedFirst reads the end another party recorded for t before t's
-// own end could be (err, the refused event): a sweep that judged this
-// process gone, or a later process that took the run over. That end
-// stands, and is the one the parent is told (S-L6: what is told is what is
-// recorded); ok is false when the record cannot be read.
-func (s *Service) endRecordedFirst(ctx context.Context, t *liveTask, err error) (rec task.Task, ok bool) {
-	rec, gerr := s.cfg.Tasks.GetTask(ctx, t.ID)
-	if gerr != nil || !rec.Status.Terminal() {
-		s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.ID, "err", errors.Join(err, gerr))
-		return rec, false
-	}
-	s.log.WarnContext(ctx, "a background task's end was recorded by another party first; its parent is told of that one", "task_id", t.ID, "status", rec.Status, "err", err)
-	return rec, true
 }
 
 // notification is background run t's notification (notify.Notification):

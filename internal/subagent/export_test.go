@@ -13,8 +13,9 @@ func SetProfiles(f func(surface string) (NewProfile, error)) { profileFor = f }
 
 // rewire makes the parts New built from the configuration see a test's
 // changes to it (a wrapped task store, another owner or interval): the
-// delivery desk and the task events.
+// delivery desk, the task events and the shells' runner.
 func (s *Service) rewire() {
 	s.desk.Tasks = s.cfg.Tasks
 	s.events = notify.Publisher{Bus: s.cfg.Bus, Now: s.cfg.Now}
+	s.shells = s.newShells()
 }

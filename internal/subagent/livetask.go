@@ -22,7 +22,7 @@ import (
 
 // Why a run was cancelled decides the status it ends with.
 var (
-	errStopped        = errors.New("stopped with TaskStop")
+	errStopped        = runs.ErrStopped
 	errTimedOut       = errors.New("subagents.runTimeoutSeconds elapsed")
 	errSessionStopped = errors.New("the session that started it was stopped")
 )

@@ -51,6 +51,7 @@ func TestMovedRunIsABackgroundRun(t *testing.T) {
 				},
 			})
 			h.svc.cfg.WatchInterval = time.Millisecond
+			h.svc.rewire()
 			c := h.mainCaller()
 			out := make(chan tool.Result, 1)
 			go func() {

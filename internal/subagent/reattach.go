@@ -7,8 +7,8 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 )
@@ -16,7 +16,7 @@ import (
 // Reattach picks up, in c's group, the background remote runs that the main
 // agent of c's session started in a cadre process that has ended (gone
 // says, by owner id): their remote task goes on on its server, and its id
-// is on the record (remoteTask), so this process claims the record and
+// is on the record (remoteagent.Recorder.TaskID), so this process claims the record and
 // subscribes to the task again; its end is recorded and notified to c as
 // any background run's is (S-W2). A run the server never named a task for
 // is failed by the start-up recovery (task.Sweep) instead.
@@ -44,7 +44,9 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 		if listed.Kind != task.KindRemoteAgent || listed.RemoteTaskID == "" || s.live(listed.ID) != nil || !gone(listed.Owner) {
 			continue
 		}
-		follow, closeAgent := s.remoteFollower(c, listed)
+		follow, closeAgent := remoteagent.Follow(s.cfg.Agents, func(name string) func(context.Context, string, string) (string, error) {
+			return remoteagent.Ask(s.asker(c), name)
+		}, listed)
 		rec, ok, err := crossnode.Takeover(ctx, s.cfg.Tasks, listed, s.cfg.Owner, s.cfg.Now())
 		if err != nil {
 			closeAgent()
@@ -59,28 +61,6 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 		ids = append(ids, rec.ID)
 	}
 	return ids, errors.Join(errs...)
-}
-
-// remoteFollower is how the reattached run rec gets its answer: from its
-// remote task, through a new client for its agent's definition; or, when
-// that definition is gone here, the error that says the task cannot be
-// followed, so that the run ends and its agent is told rather than left
-// running forever. closeAgent releases the client.
-func (s *Service) remoteFollower(c Caller, rec task.Task) (follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
-	def, ok := s.cfg.Agents.Get(rec.Agent)
-	if !ok || def.URL == "" {
-		err := fmt.Errorf("the cadre process that ran it ended, and the remote agent %q is not defined with a url here, so its remote task %s could not be followed again", rec.Agent, rec.RemoteTaskID)
-		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
-	}
-	ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
-	if err != nil {
-		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
-	}
-	follow = func(ctx context.Context, progress func(line string)) (string, error) {
-		ra.Observe(progress)
-		return ra.Resume(ctx, rec.RemoteTaskID)
-	}
-	return follow, func() { ra.Close() }
 }
 
 // followRemote runs the reattached run rec in c's group: it waits for the
@@ -100,7 +80,7 @@ func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.
 	c.Group.Go(func() {
 		defer cancel(nil)
 		defer closeAgent()
-		text, err := follow(runCtx, func(line string) { s.remoteProgress(runCtx, t, line) })
+		text, err := follow(runCtx, func(line string) { s.remoteRecorder().Progress(runCtx, t.Live, line) })
 		out := &loop.Outcome{Result: text}
 		if err != nil {
 			out.Subtype, out.Err = loop.SubtypeExecution, err

@@ -30,6 +30,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
+	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/internal/telemetry"
@@ -207,6 +208,8 @@ type Service struct {
 	agentCalls map[string]string
 	// events publishes the runs' task_* events (internal/subagent/notify).
 	events notify.Publisher
+	// shells runs the agents' background commands (internal/subagent/shell).
+	shells *shell.Runner
 	// desk delivers the ends of runs once (S-N1; internal/subagent/deliver).
 	desk *deliver.Desk
 	// systems renders the children's system prompts: the ten children of
@@ -253,6 +256,7 @@ func New(cfg Config) (*Service, error) {
 		s.cfg.TaskLists = tasklist.NewMem()
 	}
 	s.events = notify.Publisher{Bus: s.cfg.Bus, Now: s.cfg.Now}
+	s.shells = s.newShells()
 	if cfg.Profile != nil {
 		s.profile = cfg.Profile(s)
 	}

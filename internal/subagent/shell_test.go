@@ -339,6 +339,7 @@ func TestBashOutputFilter(t *testing.T) {
 func TestShellOutputBoundFromSettings(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.svc.cfg.ShellMaxOutputBytes = 4096
+	h.svc.rewire()
 	c := h.mainCaller()
 	set := h.shellTools(c, builtin.Options{})
 	id := background(t, set, c, "toolu_bg", "seq 1 20000")

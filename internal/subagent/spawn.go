@@ -3,7 +3,6 @@ package subagent
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/spawnpolicy"
+	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
@@ -277,7 +277,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*ch
 	if def.URL != "" {
 		// A remote agent's one "model" is the server at its url (S-W2):
 		// each turn sends the message there and its answer is the reply.
-		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
+		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: remoteagent.Ask(s.asker(c), def.Name)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -735,42 +735,4 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 	}
 	s.events.Started(t.Info, true)
 	return nil
-}
-
-// remoteAsk is how a remote agent's INPUT_REQUIRED reaches the user
-// (S-W2): a question on the same approval path as a permission ask (tool
-// remote_agent, its input the task id and the question), answered by
-// allowing — with updatedInput {"answer": "…"} for a reply in words, else
-// the agent is told to go on — or refused. Nil when nobody can answer
-// (headless): the model is then told and its next message answers.
-func (s *Service) remoteAsk(c Caller, name string) func(ctx context.Context, task, question string) (string, error) {
-	asker := s.asker(c)
-	if asker == nil {
-		return nil
-	}
-	return func(ctx context.Context, task, question string) (string, error) {
-		in, err := json.Marshal(map[string]string{"task_id": task, "question": question})
-		if err != nil {
-			return "", err
-		}
-		ans, err := asker.Ask(ctx, permission.Question{
-			Tool: "remote_agent", Target: name, Input: in,
-			Reason: fmt.Sprintf("the remote agent %q needs input to go on with task %s: %s", name, task, question),
-		})
-		if err != nil {
-			return "", fmt.Errorf("the question could not be asked: %w", err)
-		}
-		if !ans.Allow {
-			return "", fmt.Errorf("the user declined to answer: %s", cmp.Or(strings.TrimSpace(ans.Message), "no reason given"))
-		}
-		var reply struct {
-			Answer string `json:"answer"`
-		}
-		if len(ans.UpdatedInput) > 0 {
-			if err := json.Unmarshal(ans.UpdatedInput, &reply); err != nil {
-				return "", fmt.Errorf("the answer's updatedInput is not {\"answer\": \"…\"}: %w", err)
-			}
-		}
-		return cmp.Or(strings.TrimSpace(reply.Answer), "Approved: go on."), nil
-	}
 }

@@ -60,13 +60,6 @@ func (e noTask) Error() string {
 
 func (e noTask) Unwrap() error { return task.ErrNotFound }
 
-func Retrieval(s task.Status) string {
-	if s.Terminal() {
-		return "success"
-	}
-	return "timeout"
-}
-
 // finder finds tasks for the Desk's readers (deliver.Finder).
 type finder struct{ s *Service }
 

@@ -367,3 +367,18 @@ func (w *Watcher) Leave() {
 		n.Event()
 	}
 }
+
+// RecordedFirst reads the end another party recorded for task id before
+// the run's own end could be (err, the refused event): a sweep that judged
+// this process gone, or a later process that took the run over. That end
+// stands, and is the one the parent is told (S-L6: what is told is what is
+// recorded); ok is false when the record cannot be read.
+func (d *Desk) RecordedFirst(ctx context.Context, id string, err error) (rec task.Task, ok bool) {
+	rec, gerr := d.Tasks.GetTask(ctx, id)
+	if gerr != nil || !rec.Status.Terminal() {
+		d.Log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", id, "err", errors.Join(err, gerr))
+		return rec, false
+	}
+	d.Log.WarnContext(ctx, "a background task's end was recorded by another party first; its parent is told of that one", "task_id", id, "status", rec.Status, "err", err)
+	return rec, true
+}

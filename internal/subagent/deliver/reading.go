@@ -151,3 +151,12 @@ func (d *Desk) awaitEnd(ctx context.Context, id string, w *Watcher, dur time.Dur
 		}
 	}
 }
+
+// Retrieval is a reader's retrieval_status for a task in status s: success
+// once it ended, timeout while it goes on.
+func Retrieval(s task.Status) string {
+	if s.Terminal() {
+		return "success"
+	}
+	return "timeout"
+}

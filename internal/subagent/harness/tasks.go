@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/prompt"
+	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -58,7 +59,7 @@ func harnessStatus(st task.Status) string {
 func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, r *deliver.Reading, d deliver.Delivery) string {
 	id := rec.ID
 	if rec.Kind == task.KindLocalBash {
-		return subagent.ShellReport(rec, harnessTaskID(rec.ID), harnessStatus(rec.Status))
+		return shell.Report(rec, harnessTaskID(rec.ID), harnessStatus(rec.Status))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
@@ -127,7 +128,7 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in TaskOutp
 	rec := r.Record()
 	return tool.Result{
 		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, r, d))},
-		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": subagent.Retrieval(rec.Status)},
+		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": deliver.Retrieval(rec.Status)},
 	}, nil
 }
 
