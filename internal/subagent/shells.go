@@ -38,7 +38,7 @@ func (s *Service) shellOwner(c Caller) shell.Owner {
 func (s *Service) newShells() *shell.Runner {
 	return &shell.Runner{
 		Tasks: s.cfg.Tasks, Desk: s.desk, Events: s.events, Beater: s.beater(), Tracker: tracker{s}, Now: s.cfg.Now,
-		Owner: s.cfg.Owner, OutputPath: s.outputPath, MaxOutputBytes: s.cfg.ShellMaxOutputBytes, Log: s.log,
+		Owner: s.cfg.Owner, OutputPath: s.files().Path, MaxOutputBytes: s.cfg.ShellMaxOutputBytes, Log: s.log,
 		// The profile is made last (New): it is asked at each start.
 		Calls: func(id string) (string, string) {
 			if s.profile == nil {

@@ -577,7 +577,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	t := &liveTask{Live: runs.New(runs.Info{
 		ID: id, ParentAgentID: r.c.AgentID, ParentSessionID: r.c.SessionID, RootSessionID: r.c.RootSessionID,
 		ToolUseID: r.req.ToolUseID, AgentCall: s.agentCall(id, r.req), AgentType: r.def.Name, Description: r.req.Description, Prompt: r.req.Prompt,
-		Name: r.req.Name, OutputFile: s.outputFor(r.sess.Info), Depth: r.child.caller.Depth, Cleanup: r.req.Cleanup, Kind: kind,
+		Name: r.req.Name, OutputFile: s.files().For(r.sess.Info), Depth: r.child.caller.Depth, Cleanup: r.req.Cleanup, Kind: kind,
 	}, runs.Options{Background: background, Started: s.cfg.Now(), Group: r.c.Group}), detached: r.req.dispatched}
 	// The reservations end once the run is tracked (or failed to start):
 	// from then on the run itself, and its record, hold the name and the

@@ -5,17 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
-	"github.com/cadre-dev/cadre/internal/runlog"
-	"github.com/cadre-dev/cadre/internal/session"
-	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/taskout"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -161,22 +157,10 @@ func (s *Service) List(ctx context.Context, c Caller, statuses []task.Status) ([
 	return s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Statuses: statuses, Limit: 50})
 }
 
-// Tail is the last n bytes of the log of rec, a run in another process:
-// its output file's, or its transcript's when a store keeps that (no
-// output file), read wherever the run is.
+// Tail is the last n bytes of the log of rec, a run in another process
+// (taskout.Files.Tail).
 func (f finder) Tail(ctx context.Context, rec task.Task, n int) string {
-	s := f.s
-	if rec.Kind == task.KindLocalBash {
-		return shelltask.RawTail(rec.OutputFile, n)
-	}
-	if rec.OutputFile != "" || rec.ChildSessionID == "" {
-		return runlog.Tail(rec.OutputFile, n)
-	}
-	log, err := s.transcriptLog(ctx, rec.ChildSessionID)
-	if err != nil {
-		return ""
-	}
-	return runlog.Newest(log, n)
+	return f.s.files().Tail(ctx, rec, n)
 }
 
 // Stop stops a running task (S-T3): at once when it runs in this process,
@@ -219,7 +203,7 @@ func (s *Service) InTree(ctx context.Context, c Caller, id string) error {
 		root = rec.RootSessionID
 	} else {
 		// A foreground child has no task record: walk its sessions up.
-		root = s.rootOf(ctx, id)
+		root = taskout.RootOf(ctx, s.cfg.Index, id)
 	}
 	if root == "" || root == c.RootSessionID {
 		return nil
@@ -227,62 +211,22 @@ func (s *Service) InTree(ctx context.Context, c Caller, id string) error {
 	return fmt.Errorf("%s belongs to another session's agents; only the agents this session started can be reached", id)
 }
 
-// rootOf is the main session of sessionID's run tree, "" when the chain of
-// parents cannot be followed.
-func (s *Service) rootOf(ctx context.Context, sessionID string) string {
-	cur := sessionID
-	// Deeper than any spawn depth cadre allows: a cycle ends here.
-	for range 16 {
-		info, err := s.cfg.Index.GetSession(ctx, cur)
-		if err != nil {
-			return ""
-		}
-		if info.ParentID == "" {
-			return info.ID
-		}
-		cur = info.ParentID
-	}
-	return ""
+// files are the tasks' output files (internal/subagent/taskout).
+func (s *Service) files() taskout.Files {
+	return taskout.Files{Dir: s.cfg.OutputDir, Tasks: s.cfg.Tasks, Index: s.cfg.Index, Sessions: s.cfg.Sessions}
 }
 
 // OwnOutput reports whether path (absolute, symbolic links resolved) is
-// the output file of a task of sessionID's run tree: the file the launch
-// text tells the model it may Read, although it lies outside the
-// workspace. Another tree's output stays out of reach, as TaskOutput's
-// does. It is the permission policy's ReadableFile.
+// the output file of a task of sessionID's run tree (taskout.Files.Own).
+// It is the permission policy's ReadableFile.
 func (s *Service) OwnOutput(ctx context.Context, sessionID, path string) bool {
-	dir, err := filepath.EvalSymlinks(s.cfg.OutputDir)
-	if err != nil || filepath.Dir(path) != dir {
-		return false
-	}
-	id, ok := strings.CutSuffix(filepath.Base(path), outputSuffix)
-	if !ok || task.ValidateID(id) != nil {
-		return false
-	}
-	rec, err := s.cfg.Tasks.GetTask(ctx, id)
-	if err != nil || rec.RootSessionID == "" {
-		return false
-	}
-	return s.rootOf(ctx, sessionID) == rec.RootSessionID
+	return s.files().Own(ctx, sessionID, path)
 }
 
-// outputSuffix ends a task's output file name: <OutputDir>/<id>.output.
-const outputSuffix = ".output"
-
-// outputFor is the output file of the run of the child session info:
-// none ("") when a store keeps its transcript, which is then read as its
-// output (Service.Output), so that every node sees it and no file is
-// written.
-func (s *Service) outputFor(info session.Info) string {
-	if session.InStore(info.TranscriptPath) {
-		return ""
-	}
-	return s.outputPath(info.ID)
-}
-
-// outputPath is the output file of the run with this id.
-func (s *Service) outputPath(id string) string {
-	return filepath.Join(s.cfg.OutputDir, id+outputSuffix)
+// Output is rec's output as text (`cadre tasks output`, the SDK's
+// TaskOutput; taskout.Files.Output).
+func (s *Service) Output(ctx context.Context, rec task.Task) (string, error) {
+	return s.files().Output(ctx, rec)
 }
 
 // treeRuns are the runs of the caller's tree in progress in this process,
