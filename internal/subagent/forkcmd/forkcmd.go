@@ -8,6 +8,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/agentresult"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -98,7 +99,7 @@ func SkillFork(s Spawner, c subagent.Caller) func(ctx context.Context, env tool.
 		if err != nil {
 			return tool.Errorf("%v", err), nil
 		}
-		return subagent.AgentResult(out, prompt)
+		return agentresult.Of(out, prompt)
 	}
 }
 
