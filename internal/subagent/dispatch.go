@@ -7,9 +7,10 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/heartbeat"
-	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/standin"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -18,11 +19,7 @@ import (
 // lane: it records the run pending and unowned and hands it to the
 // Dispatcher; the first node with a free place, this one included, claims
 // the record and runs it (RunDispatched). The launching node keeps a
-// stand-in for the run in its parent's group, which counts as running
-// until the record ends and then delivers the notification from the
-// record, exactly once (MarkNotified), as a local run would. The node that
-// ran it records the end and notifies nobody: the parent is not in its
-// process.
+// stand-in for the run in its parent's group (internal/subagent/standin).
 
 // dispatchable reports whether r may run on another node: a plain new
 // run. A fork, a continued agent or a fork command's run carries a
@@ -86,44 +83,21 @@ func (s *Service) claimOutput(ctx context.Context, t *liveTask) error {
 	return nil
 }
 
-// await is the stand-in of a run dispatched to another node: it follows
-// the run's record until it ends, asks for a stop when its group stops,
-// and then delivers the end as finish does for a local run.
-func (s *Service) await(ctx context.Context, t *liveTask) {
-	f := crossnode.Follower{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
-	rec := f.Follow(ctx, t.ID, func(rec task.Task) { s.follow(t, rec) })
-	s.finishElsewhere(context.WithoutCancel(ctx), t, rec)
+// standin follows a run dispatched to another node (internal/subagent/standin).
+func (s *Service) standin(t *liveTask) standin.Standin {
+	return standin.Standin{
+		Follower: crossnode.Follower{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log},
+		Events:   s.events, Desk: s.desk, Now: s.cfg.Now,
+		Notice: func(status task.Status, text, errText string, toolUses int, res *runner.Result) *deliver.Notice {
+			return s.notification(t, status, text, errText, toolUses, res)
+		},
+	}
 }
 
 // figures are what a dispatched run's record shows of it while it runs.
 func (t *liveTask) figures() heartbeat.Figures {
 	text, _, toolUses, _ := t.Snapshot()
 	return heartbeat.Figures{ToolUses: toolUses, Text: text}
-}
-
-// follow takes a running dispatched run's figures from its record into
-// its stand-in, and reports when the tool uses moved.
-func (s *Service) follow(t *liveTask, rec task.Task) {
-	if t.SetFigures(rec.Result, rec.ToolUses) {
-		s.events.Progress(t.Live)
-	}
-}
-
-// finishElsewhere ends the stand-in of a dispatched run with the end its
-// record holds, and delivers it (deliver.go) as finish does.
-func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Task) {
-	out := &loop.Outcome{Result: rec.Result, Usage: rec.Usage, ToolUses: rec.ToolUses}
-	if rec.Error != "" {
-		out.Subtype, out.Err = loop.SubtypeExecution, errors.New(rec.Error)
-	}
-	res := &runner.Result{Outcome: out, Cost: rec.CostUSD}
-	if !rec.Started.IsZero() && !rec.Finished.IsZero() {
-		res.Duration = rec.Finished.Sub(rec.Started)
-	}
-	t.SetFigures(rec.Result, rec.ToolUses)
-	t.Finish(res, rec.Status, nil, s.cfg.Now(), "")
-	s.desk.Notify(ctx, t, s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res))
-	t.Retire()
 }
 
 // RunDispatched runs a child that another node dispatched, on this node,

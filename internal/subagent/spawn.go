@@ -599,7 +599,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		s.adopt(r, t)
 		runCtx, cancel := context.WithCancelCause(r.c.Group.Context())
 		t.SetCancel(cancel)
-		r.c.Group.Go(func() { s.await(runCtx, t) })
+		r.c.Group.Go(func() { s.standin(t).Await(runCtx, t.Live, t) })
 		return t, nil
 	}
 	// The inbox opens before the run is recorded or tracked: whoever
