@@ -21,6 +21,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -810,7 +811,7 @@ func TestStopCascade(t *testing.T) {
 	}
 	grandchild := gcs[0].ID
 
-	h.group.Stop(errSessionStopped)
+	h.group.Stop(runs.ErrSessionStopped)
 	waited := make(chan struct{})
 	go func() { h.group.Wait(); close(waited) }()
 	recv(t, waited, "the group's runs to end")

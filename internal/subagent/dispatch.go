@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/subagent/standin"
 	"github.com/cadre-dev/cadre/internal/task"
 )
@@ -145,7 +146,7 @@ func (s *Service) RunDispatched(ctx context.Context, job crossnode.Job) error {
 			case <-ctx.Done():
 				// The job's own end (its node shutting down): the run
 				// stops, and its record says so.
-				lt.Cancel(errStopped)
+				lt.Cancel(runs.ErrStopped)
 				<-lt.Done()
 			}
 			return nil

@@ -23,6 +23,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
 	"github.com/cadre-dev/cadre/internal/subagent/pending"
 	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
@@ -46,7 +47,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	}
 	stopTimer := context.CancelFunc(func() {})
 	if timeout > 0 {
-		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
+		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runs.TimeoutError{After: timeout, ByCall: r.req.RunTimeout > 0})
 	}
 	g := r.c.Group
 	if !t.IsBackground() || t.laneHeld {
@@ -240,7 +241,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		input = pending.Messages(left)
 	}
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
-	status := statusOf(res, context.Cause(ctx))
+	status := runs.StatusOf(res, context.Cause(ctx))
 	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.IsBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
 		// The gateway's announce step (S-N2).
 		info := r.sess.Info
@@ -281,7 +282,7 @@ func (s *Service) remoteRecorder() remoteagent.Recorder {
 // node that launched it (dispatch.go).
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 	b := s.beater()
-	r := heartbeat.Run{ID: t.ID, Done: t.Done(), Stop: func() { t.Cancel(errStopped) }}
+	r := heartbeat.Run{ID: t.ID, Done: t.Done(), Stop: func() { t.Cancel(runs.ErrStopped) }}
 	if t.detached {
 		r.Figures = t.figures
 	}
@@ -309,7 +310,7 @@ func (s *Service) Pending(c Caller) runner.Pending {
 // ctx is the run's: the writes outlive its cancellation.
 func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, cause error) {
 	ctx = context.WithoutCancel(ctx)
-	status := statusOf(res, cause)
+	status := runs.StatusOf(res, cause)
 	text, _, toolUses, _ := t.Snapshot()
 	if r := strings.TrimSpace(res.Result); r != "" {
 		text = r
@@ -332,7 +333,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		// whose stand-in delivers the end (dispatch.go).
 		claiming := !t.detached && s.desk.BeginEndClaim(t)
 		won := false
-		ev, _ := task.Ends(status) // statusOf's are terminal
+		ev, _ := task.Ends(status) // StatusOf's are terminal
 		end := func(rec *task.Task) (task.Event, error) {
 			rec.Result, rec.Error = text, errText
 			rec.Usage, rec.CostUSD, rec.ToolUses = res.Usage, res.Cost, toolUses

@@ -2,47 +2,16 @@ package subagent
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
-	"time"
 
 	"github.com/cadre-dev/cadre/internal/lane"
 	"github.com/cadre-dev/cadre/internal/mailbox"
-	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
-	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 )
-
-// liveTask is a child run in this process, and what profiles may read of it.
-
-// Why a run was cancelled decides the status it ends with.
-var (
-	errStopped        = runs.ErrStopped
-	errTimedOut       = errors.New("subagents.runTimeoutSeconds elapsed")
-	errSessionStopped = errors.New("the session that started it was stopped")
-)
-
-// runTimeoutError ends a run past its time limit; it is an errTimedOut,
-// so the run ends with status timeout. byCall says the limit came with the
-// call (sessions_spawn's runTimeoutSeconds), not from the settings.
-type runTimeoutError struct {
-	after  time.Duration
-	byCall bool
-}
-
-func (e runTimeoutError) Error() string {
-	if e.byCall {
-		return fmt.Sprintf("runTimeoutSeconds (%s) of sessions_spawn elapsed", e.after)
-	}
-	return fmt.Sprintf("subagents.runTimeoutSeconds (%s) elapsed", e.after)
-}
-
-func (e runTimeoutError) Is(target error) bool { return target == errTimedOut }
 
 // liveTask is a child run in this process, foreground or background: the
 // registry's run (runs.Live: what it is, its phase, output and figures)
@@ -89,19 +58,6 @@ type liveTask struct {
 
 // Delivery is the state of the delivery of the run's end (deliver.Run).
 func (t *liveTask) Delivery() *deliver.State { return &t.delivery }
-
-// statusOf maps how a run ended to a task status.
-func statusOf(res *runner.Result, cause error) task.Status {
-	switch {
-	case res.Err == nil:
-		return task.StatusCompleted
-	case errors.Is(cause, errTimedOut):
-		return task.StatusTimeout
-	case errors.Is(res.Err, context.Canceled) || errors.Is(res.Err, context.DeadlineExceeded):
-		return task.StatusKilled
-	}
-	return task.StatusFailed
-}
 
 // timedOut is runs.Live.TimedOut, for a run that may be nil.
 func (t *liveTask) timedOut() (error, bool) {

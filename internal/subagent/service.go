@@ -30,6 +30,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
@@ -266,7 +267,7 @@ func New(cfg Config) (*Service, error) {
 // Close stops the runs of callers that had no Group and waits for them.
 func (s *Service) Close() {
 	s.closed.Store(true) // dispatched runs go to other nodes from now on
-	s.orphans.Stop(errSessionStopped)
+	s.orphans.Stop(runs.ErrSessionStopped)
 	s.orphans.Wait()
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/testkit/proctest"
 	"github.com/cadre-dev/cadre/tool"
@@ -257,7 +258,7 @@ func TestShellDiesWithItsSession(t *testing.T) {
 	c := h.mainCaller()
 	set := h.shellTools(c, builtin.Options{})
 	id, pgid := shellPid(t, h, set, c, "sleep 60 & sleep 60")
-	h.group.Stop(errSessionStopped)
+	h.group.Stop(runs.ErrSessionStopped)
 	h.group.Wait()
 	if proctest.GroupAlive(pgid) {
 		proctest.WaitGroupGone(t, pgid, waitFor)

@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/subagent/taskout"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
@@ -183,7 +184,7 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 		}
 		return fmt.Sprintf("Asked the process running task %s (%s) to stop it.", id, rec.Description), nil
 	}
-	lt.Cancel(errStopped)
+	lt.Cancel(runs.ErrStopped)
 	select {
 	case <-lt.Done():
 	case <-ctx.Done():

@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -16,11 +15,6 @@ import (
 	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 )
-
-// ErrStopped is the cause a run is cancelled with when it is stopped
-// (TaskStop, a front end's stop, a stop requested through its record): it
-// ends killed.
-var ErrStopped = errors.New("stopped with TaskStop")
 
 // Info is what a run is, fixed when it is launched: set before the run is
 // shared, never changed after. Profiles read a run through it.
