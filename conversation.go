@@ -24,6 +24,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/subagent/claude"
+	"github.com/cadre-dev/cadre/internal/subagent/forkcmd"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -215,7 +216,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		// fork of this caller (S-F2); children keep the shared one.
 		for i, t := range base {
 			if t.Info().Name == skill.Name {
-				base[i] = skill.Tool(r.app.Commands, r.app.Grants, r.app.Subagents.SkillFork(sr.caller))
+				base[i] = skill.Tool(r.app.Commands, r.app.Grants, forkcmd.SkillFork(r.app.Subagents, sr.caller))
 			}
 		}
 	}

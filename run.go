@@ -27,6 +27,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/structured"
 	"github.com/cadre-dev/cadre/internal/subagent"
 	"github.com/cadre-dev/cadre/internal/subagent/claude"
+	"github.com/cadre-dev/cadre/internal/subagent/forkcmd"
 	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -344,7 +345,7 @@ func (sr *sessionRun) runCommand(ctx context.Context, conv *runner.Conversation,
 		Request: &llm.Request{System: lc.System, Messages: history, Tools: sr.tools.Specs(), MaxTokens: lc.MaxTokens, Thinking: lc.Thinking, Agent: lc.Agent},
 		Tools:   sr.tools,
 	}
-	out, err := sr.r.app.Subagents.RunCommand(ctx, sr.caller, subagent.CommandRun{
+	out, err := forkcmd.Run(ctx, sr.r.app.Subagents, sr.caller, forkcmd.CommandRun{
 		Name: cmd.Name, Prompt: cmd.Expand(args), Agent: cmd.Agent, Model: cmd.Model,
 		AllowedTools: cmd.AllowedTools, NoGrant: cmd.NoGrant, Turn: turn, History: history, Background: cmd.Background,
 	})
@@ -409,7 +410,7 @@ const shellTool = "Bash"
 // child of the main agent, started without a model's call; its answer is
 // recorded in this session as the answer to the user's "@name prompt".
 func (sr *sessionRun) runAgent(ctx context.Context, conv *runner.Conversation, name, prompt string) *runner.Result {
-	res, err := sr.r.app.Subagents.RunAgent(ctx, sr.caller, name, prompt, "direct_"+ids.New())
+	res, err := forkcmd.RunAgent(ctx, sr.r.app.Subagents, sr.caller, name, prompt, "direct_"+ids.New())
 	if err == nil && res == nil {
 		err = errors.New("the agent's run ended without a result")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/app"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/stop"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/view"
 )
@@ -75,13 +76,13 @@ func (c *Conversation) FindSubagent(ctx context.Context, target string) (Subagen
 // the conversation. It returns the ids stopped, once they have ended.
 func (c *Conversation) StopSubagent(ctx context.Context, target string) ([]string, error) {
 	if t := strings.TrimSpace(target); t == "all" || t == "*" {
-		return c.r.app.Subagents.StopAll(ctx, c.target)
+		return stop.All(ctx, c.r.app.Subagents, c.target)
 	}
 	run, err := c.FindSubagent(ctx, target)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := c.r.app.Subagents.StopTree(ctx, c.target, run.ID)
+	ids, err := stop.Tree(ctx, c.r.app.Subagents, c.target, run.ID)
 	if err != nil {
 		return nil, fmt.Errorf("stop subagent #%d (%s): %w", run.Index, run.ID, err)
 	}
@@ -94,7 +95,7 @@ func (c *Conversation) StopSubagent(ctx context.Context, target string) ([]strin
 // meanwhile wait for the next turns. It returns the subagents stopped.
 func (c *Conversation) Abort(ctx context.Context) ([]string, error) {
 	c.Interrupt()
-	return c.r.app.Subagents.StopAll(ctx, c.target)
+	return stop.All(ctx, c.r.app.Subagents, c.target)
 }
 
 // SendSubagent gives text to the run target names, with SendMessage's

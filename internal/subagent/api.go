@@ -7,17 +7,33 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/tool"
 )
 
 // The core's calls for the tool profiles (profile.go), beside those named
-// where they are written: Spawn (spawn.go), Read and Reading (deliver.go),
+// where they are written: Spawn (spawn.go), Read and ReadRunning (here; the sequence is internal/subagent/deliver's),
 // Stop, List, InTree (tasks.go), Message (message.go), Listed
 // (service.go), CrossAllowed (allow.go), Forking (fork.go) and
 // AgentResult (agentresult.go). A profile sees a run through RunInfo and
 // Running, never its fields or the service's locks.
+
+// The registry's types (internal/subagent/runs), under the names the
+// runtime and the profiles have used for them.
+type (
+	// Group owns the runs of one run tree (runs.Group).
+	Group = runs.Group
+	// Run is what a front end shows of one run (runs.Run).
+	Run = runs.Run
+	// RunInfo is what a run is, fixed when it is launched (runs.Info).
+	RunInfo = runs.Info
+)
+
+// NewGroup returns a group whose runs end when ctx does.
+func NewGroup(ctx context.Context) *Group { return runs.NewGroup(ctx) }
 
 // Config is the service's configuration as New completed it (its
 // defaults filled in): the stores, queue, bus, clock, hooks and settings a
@@ -59,20 +75,20 @@ func (s *Service) Running(id string) *Running {
 func (s *Service) TreeRuns(root string) []RunInfo {
 	var out []RunInfo
 	for _, t := range s.treeRuns(root) {
-		out = append(out, t.about())
+		out = append(out, t.Info)
 	}
 	return out
 }
 
 // About is what the run is, fixed when it was launched.
-func (r *Running) About() RunInfo { return r.t.about() }
+func (r *Running) About() RunInfo { return r.t.Info }
 
 // End reports how the run ended, once its end is decided (ok): its
 // result and status.
-func (r *Running) End() (res *runner.Result, status task.Status, ok bool) { return r.t.end() }
+func (r *Running) End() (res *runner.Result, status task.Status, ok bool) { return r.t.Outcome() }
 
 // OutputTail is the last n bytes of the run's log so far.
-func (r *Running) OutputTail(n int) string { return r.t.outputTail(n) }
+func (r *Running) OutputTail(n int) string { return r.t.OutputTail(n) }
 
 // Send gives text to run id: queued when it runs (it reads the message
 // after its current step), in this process or, through the mailbox, in
@@ -86,30 +102,19 @@ func (s *Service) Send(ctx context.Context, id, text string) (to *Running, queue
 	return to, queued, err
 }
 
+// Read finds task id — its run in this process, its record, or a
+// foreground run's description — for a reader, the one read sequence of
+// every reader tool (deliver.Reading).
+func (s *Service) Read(ctx context.Context, id string) (*deliver.Reading, error) {
+	return s.desk.Read(ctx, id)
+}
+
 // ReadRunning is Read of a run the reader holds already (agent_send
 // waiting for the agent its message went to), not yet known to have
 // ended.
-func (s *Service) ReadRunning(r *Running) *Reading { return s.readLive(r.t) }
-
-// ID is the task's id.
-func (r *Reading) ID() string { return r.id }
-
-// Running is the task's run in this process as last read, nil when it has
-// none (it is over, or runs elsewhere).
-func (r *Reading) Running() *Running {
-	if r.lt == nil {
-		return nil
-	}
-	return &Running{r.lt}
-}
-
-// OutputTail is the last n bytes of the task's output so far: its run's
-// log in this process, else the output file its record names.
-func (r *Reading) OutputTail(ctx context.Context, n int) string {
-	if r.lt != nil {
-		return r.lt.outputTail(n)
-	}
-	return r.s.tail(ctx, r.rec, n)
+func (s *Service) ReadRunning(r *Running) *deliver.Reading {
+	lt := r.t
+	return s.desk.ReadRunning(lt, task.Task{ID: lt.ID, Kind: lt.TaskKind(), Status: task.StatusRunning})
 }
 
 // Def is the definition the child ran.
@@ -151,10 +156,6 @@ func CallerTool[In any](s *Service, meta tool.Info, run func(context.Context, to
 	p, _ := s.toolProtos.LoadOrStore(key, tool.New[In](tool.Info{Name: meta.Name, InputSchema: meta.InputSchema}, nil))
 	return p.(*tool.Typed[In]).With(meta, run)
 }
-
-// Context is the group's context: it ends when the group's runs are
-// stopped (a profile forgets what it kept for the tree then).
-func (g *Group) Context() context.Context { return g.ctx }
 
 // Current is c with its live settings (Live) applied: its permission mode
 // and model as they are now.

@@ -111,7 +111,7 @@ func TestAnnounceSummarize(t *testing.T) {
 			lt := h.svc.live(id)
 			if lt != nil {
 				select {
-				case <-lt.done:
+				case <-lt.Done():
 				case <-time.After(waitFor):
 					t.Fatal("run did not end")
 				}

@@ -21,6 +21,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -208,9 +209,9 @@ func (h *harness) running(id string) *liveTask {
 func ended(t *testing.T, lt *liveTask) {
 	t.Helper()
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 	case <-time.After(waitFor):
-		t.Fatalf("run %s never ended", lt.id)
+		t.Fatalf("run %s never ended", lt.ID)
 	}
 }
 
@@ -320,6 +321,7 @@ func (m *markStore) winners(id string) []string {
 func watchMarks(h *harness) *markStore {
 	m := &markStore{Store: h.svc.cfg.Tasks, wins: map[string][]string{}}
 	h.svc.cfg.Tasks = m
+	h.svc.rewire()
 	return m
 }
 
@@ -459,13 +461,13 @@ func TestNotifyOnceDeterministic(t *testing.T) {
 		id := h.launchBG(c, "toolu_1", AgentInput{Description: "slow", Prompt: "work"})
 		recv(t, g.entered, "the child's model call")
 		lt := h.running(id)
-		w := h.svc.watch(lt)
+		w := h.svc.desk.Watch(lt)
 		send(t, g.release, struct{}{}, "the release")
 		ended(t, lt)
 		if n := h.svc.cfg.Queue.Len(""); n != 0 {
 			t.Fatalf("%d notifications queued while a TaskOutput waits, want none", n)
 		}
-		w.leave()
+		w.Leave()
 		if text := h.notification(id); !strings.Contains(text, "the answer") {
 			t.Errorf("notification after the waiter gave up: %s", text)
 		}
@@ -620,8 +622,8 @@ func TestMaxChildrenPerAgent(t *testing.T) {
 	}
 	release()
 	select {
-	case <-lta.done:
-	case <-ltb.done:
+	case <-lta.Done():
+	case <-ltb.Done():
 	case <-time.After(waitFor):
 		t.Fatal("no child ended")
 	}
@@ -809,7 +811,7 @@ func TestStopCascade(t *testing.T) {
 	}
 	grandchild := gcs[0].ID
 
-	h.group.Stop(errSessionStopped)
+	h.group.Stop(runs.ErrSessionStopped)
 	waited := make(chan struct{})
 	go func() { h.group.Wait(); close(waited) }()
 	recv(t, waited, "the group's runs to end")
@@ -1380,6 +1382,7 @@ func testAnotherProcess(t *testing.T) {
 		return nil, g.wait(ctx, req)
 	}})
 	h.svc.cfg.WatchInterval = time.Millisecond
+	h.svc.rewire()
 	c := h.mainCaller()
 	ctx := context.Background()
 	seed := func(id string, st task.Status) {
@@ -1407,6 +1410,7 @@ func testAnotherProcess(t *testing.T) {
 	// records the end, then takes the result.
 	polling := &readStore{Store: h.svc.cfg.Tasks, id: "remote-running", after: 2, reached: make(chan struct{})}
 	h.svc.cfg.Tasks = polling
+	h.svc.rewire()
 	out := make(chan tool.Result, 1)
 	go func() { out <- h.mustUse(c, "TaskOutput", TaskOutputInput{TaskID: "remote-running"}) }()
 	recv(t, polling.reached, "TaskOutput reading the record while it waits")

@@ -61,6 +61,7 @@ func TestNotificationsDoNotWaitForEachOthersStoreWrites(t *testing.T) {
 	runs := h.ownGroup(&c)
 	m := &heldMark{Store: h.svc.cfg.Tasks, entered: make(chan string, 1), release: make(chan struct{})}
 	h.svc.cfg.Tasks = m
+	h.svc.rewire()
 	release := sync.OnceFunc(func() { close(m.release) })
 	t.Cleanup(release) // registered last, so run first: before the group's cleanup waits for the runs
 

@@ -6,10 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/queue"
-	"github.com/cadre-dev/cadre/internal/runner"
-	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -25,10 +21,10 @@ func TestHarnessDeliversOnce(t *testing.T) {
 		read func(h *harness, tools []tool.Tool, c Caller, lt *liveTask) string
 	}{
 		{"task_output", func(h *harness, tools []tool.Tool, c Caller, lt *liveTask) string {
-			return resultText(mustInvokeTool(h.t, tools, "task_output", c, HarnessTaskOutputInput{TaskID: "task_" + lt.id}))
+			return resultText(mustInvokeTool(h.t, tools, "task_output", c, HarnessTaskOutputInput{TaskID: "task_" + lt.ID}))
 		}},
 		{"wait_async_results", func(h *harness, tools []tool.Tool, c Caller, lt *liveTask) string {
-			return resultText(mustInvokeTool(h.t, tools, "wait_async_results", c, WaitAsyncResultsInput{TaskIDs: []string{"task_" + lt.id}}))
+			return resultText(mustInvokeTool(h.t, tools, "wait_async_results", c, WaitAsyncResultsInput{TaskIDs: []string{"task_" + lt.ID}}))
 		}},
 		{"agent_send's wait", func(h *harness, _ []tool.Tool, c Caller, lt *liveTask) string {
 			// The run ended between agent_send queueing its message and
@@ -116,7 +112,7 @@ func TestHarnessResultReachesModelOnce(t *testing.T) {
 			gs.get("g").waitEntered(t)
 			var id string
 			for _, lt := range h.svc.treeRuns(c.RootSessionID) {
-				id = lt.id
+				id = lt.ID
 			}
 			read := rd.read(tools, c, id)
 			eventually(t, rd.name+" watches the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })
@@ -145,65 +141,7 @@ func waitersOf(s *Service, lt *liveTask) int {
 	if lt == nil {
 		return 0
 	}
-	s.delivery.Lock()
-	defer s.delivery.Unlock()
-	return lt.watchers
-}
-
-// TestClaim pins the decision a reader gets for a run's end (deliver.go),
-// for a run it watched in this process and for one it knows only by its
-// record.
-func TestClaim(t *testing.T) {
-	const id = "0190aaaa-0000-7000-8000-0000000000c1"
-	tests := []struct {
-		name string
-		// run: "" (no run in this process), "foreground" or "background".
-		run      string
-		notice   noticeState
-		status   task.Status // the record's; "" for none
-		notified bool        // the record's flag
-		queued   bool        // a notification of the task waits in the queue
-		want     Delivery
-	}{
-		{name: "foreground run", run: "foreground", want: deliveredToSpawner},
-		{name: "background run, nobody delivered", run: "background", status: task.StatusCompleted, want: DeliverShow},
-		{name: "background run, notification unread", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, queued: true, want: DeliverShow},
-		{name: "background run, notification read", run: "background", notice: noticeQueued, status: task.StatusCompleted, notified: true, want: deliveredAlready},
-		{name: "background run, another reader showed it", run: "background", notice: noticeClaimed, status: task.StatusCompleted, notified: true, want: deliveredAlready},
-		{name: "background run handed over, then resumed", run: "background", status: task.StatusRunning, want: DeliverShow},
-		{name: "record only, nobody delivered", status: task.StatusCompleted, want: DeliverShow},
-		{name: "record only, notification unread", status: task.StatusCompleted, notified: true, queued: true, want: DeliverShow},
-		{name: "record only, notification read", status: task.StatusCompleted, notified: true, want: deliveredAlready},
-		{name: "record only, resumed since it was read", status: task.StatusRunning, want: deliveredAlready},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, setup{})
-			ctx := t.Context()
-			if tt.status != "" {
-				rec := task.Task{ID: id, Kind: task.KindLocalAgent, Agent: "general-purpose", Description: "d", Status: tt.status, Notified: tt.notified, Created: fixedNow}
-				if tt.status.Terminal() {
-					rec.Finished = fixedNow
-				}
-				if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if tt.queued {
-				h.svc.cfg.Queue.Push(queue.Entry{Mode: queue.ModeNotification, TaskID: id, Message: llm.UserText("<task-notification>")})
-			}
-			var lt *liveTask
-			if tt.run != "" {
-				lt = &liveTask{id: id, done: make(chan struct{}), final: &runner.Result{Outcome: &loop.Outcome{}}, status: task.StatusCompleted, phase: phaseOf(tt.run == "background").end(), notice: tt.notice}
-			}
-			if got := h.svc.claim(ctx, id, lt); got != tt.want {
-				t.Errorf("claim = %v, want %v", got, tt.want)
-			}
-			if left := h.svc.cfg.Queue.Len(""); tt.want == DeliverShow && left != 0 {
-				t.Errorf("the reader shows the result and %d notifications stay queued", left)
-			}
-		})
-	}
+	return s.desk.Watchers(lt)
 }
 
 // Every TaskOutput reads through one sequence (reading): a blocking read
@@ -241,7 +179,7 @@ func TestTaskOutputOfAForegroundRunThatEnds(t *testing.T) {
 			recv(t, g.entered, "the child's model call")
 			var id string
 			for _, lt := range h.svc.treeRuns(c.RootSessionID) {
-				id = lt.id
+				id = lt.ID
 			}
 			read := invokeAsync(tools, rd.tool, c, rd.input(id))
 			eventually(t, rd.tool+" watches the run", func() bool { return waitersOf(h.svc, h.svc.live(id)) == 1 })

@@ -181,6 +181,7 @@ func TestSystemContextOfAFreshSession(t *testing.T) {
 	h := newHarness(t, descriptionSetup())
 	counted := &countingTasks{Store: h.svc.cfg.Tasks}
 	h.svc.cfg.Tasks = counted
+	h.svc.rewire()
 	c := h.mainCaller()
 	c.Fresh = true
 	if got := h.svc.SystemContext(t.Context(), c); !strings.Contains(got, "<subagents>") || counted.lists.Load() != 0 {

@@ -7,9 +7,11 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/heartbeat"
-	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
+	"github.com/cadre-dev/cadre/internal/subagent/standin"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -18,11 +20,7 @@ import (
 // lane: it records the run pending and unowned and hands it to the
 // Dispatcher; the first node with a free place, this one included, claims
 // the record and runs it (RunDispatched). The launching node keeps a
-// stand-in for the run in its parent's group, which counts as running
-// until the record ends and then delivers the notification from the
-// record, exactly once (MarkNotified), as a local run would. The node that
-// ran it records the end and notifies nobody: the parent is not in its
-// process.
+// stand-in for the run in its parent's group (internal/subagent/standin).
 
 // dispatchable reports whether r may run on another node: a plain new
 // run. A fork, a continued agent or a fork command's run carries a
@@ -43,12 +41,12 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 		return err
 	}
 	if err := r.sess.Release(); err != nil {
-		s.log.WarnContext(ctx, "release a dispatched child's transcript", "task_id", t.id, "err", err)
+		s.log.WarnContext(ctx, "release a dispatched child's transcript", "task_id", t.ID, "err", err)
 	}
 	r.releaseMCP()
 	c := r.c
 	job := crossnode.Job{
-		TaskID: t.id, ParentAgentID: c.AgentID, CallerAgent: c.Agent, CallerModel: modelName(c.Model),
+		TaskID: t.ID, ParentAgentID: c.AgentID, CallerAgent: c.Agent, CallerModel: modelName(c.Model),
 		Depth: c.Depth, Mode: c.Mode, Model: r.req.Model, Cwd: r.child.cwd, Workspace: c.Workspace,
 		RunTimeout: r.req.RunTimeout, Cleanup: r.req.Cleanup, Teammate: r.req.Teammate,
 	}
@@ -56,9 +54,9 @@ func (s *Service) launchElsewhere(ctx context.Context, r *run, t *liveTask) erro
 		job.CallerModel = c.Ref.String()
 	}
 	if err := s.cfg.Dispatch.Dispatch(context.WithoutCancel(ctx), job); err != nil {
-		err = fmt.Errorf("dispatch background run %s: %w", t.id, err)
+		err = fmt.Errorf("dispatch background run %s: %w", t.ID, err)
 		// The Agent call reports it: nobody is to be notified of it.
-		return errors.Join(err, s.failUnstarted(ctx, t.id, err, true))
+		return errors.Join(err, s.failUnstarted(ctx, t.ID, err, true))
 	}
 	return nil
 }
@@ -72,65 +70,35 @@ func (s *Service) failUnstarted(ctx context.Context, id string, cause error, not
 // claimOutput points the record of a dispatched run that starts here at
 // this node's output of it.
 func (s *Service) claimOutput(ctx context.Context, t *liveTask) error {
-	if t.outputFile == "" {
+	if t.OutputFile == "" {
 		return nil // the store keeps the transcript: no file to name
 	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
-		rec.OutputFile = t.outputFile
+	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) error {
+		rec.OutputFile = t.OutputFile
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record task %s: %w", t.id, err)
+		return fmt.Errorf("record task %s: %w", t.ID, err)
 	}
 	// Its start was announced where it was launched.
 	return nil
 }
 
-// await is the stand-in of a run dispatched to another node: it follows
-// the run's record until it ends, asks for a stop when its group stops,
-// and then delivers the end as finish does for a local run.
-func (s *Service) await(ctx context.Context, t *liveTask) {
-	f := crossnode.Follower{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
-	rec := f.Follow(ctx, t.id, func(rec task.Task) { s.follow(t, rec) })
-	s.finishElsewhere(context.WithoutCancel(ctx), t, rec)
+// standin follows a run dispatched to another node (internal/subagent/standin).
+func (s *Service) standin(t *liveTask) standin.Standin {
+	return standin.Standin{
+		Follower: crossnode.Follower{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log},
+		Events:   s.events, Desk: s.desk, Now: s.cfg.Now,
+		Notice: func(status task.Status, text, errText string, toolUses int, res *runner.Result) *deliver.Notice {
+			return s.notification(t, status, text, errText, toolUses, res)
+		},
+	}
 }
 
 // figures are what a dispatched run's record shows of it while it runs.
 func (t *liveTask) figures() heartbeat.Figures {
-	text, _, toolUses, _ := t.snapshot()
+	text, _, toolUses, _ := t.Snapshot()
 	return heartbeat.Figures{ToolUses: toolUses, Text: text}
-}
-
-// follow takes a running dispatched run's figures from its record into
-// its stand-in, and reports when the tool uses moved.
-func (s *Service) follow(t *liveTask, rec task.Task) {
-	t.mu.Lock()
-	moved := rec.ToolUses != t.toolUses
-	t.toolUses, t.text = rec.ToolUses, rec.Result
-	t.mu.Unlock()
-	if moved {
-		s.progress(t)
-	}
-}
-
-// finishElsewhere ends the stand-in of a dispatched run with the end its
-// record holds, and delivers it (deliver.go) as finish does.
-func (s *Service) finishElsewhere(ctx context.Context, t *liveTask, rec task.Task) {
-	out := &loop.Outcome{Result: rec.Result, Usage: rec.Usage, ToolUses: rec.ToolUses}
-	if rec.Error != "" {
-		out.Subtype, out.Err = loop.SubtypeExecution, errors.New(rec.Error)
-	}
-	res := &runner.Result{Outcome: out, Cost: rec.CostUSD}
-	if !rec.Started.IsZero() && !rec.Finished.IsZero() {
-		res.Duration = rec.Finished.Sub(rec.Started)
-	}
-	t.mu.Lock()
-	t.final, t.status, t.endedAt, t.phase = res, rec.Status, s.cfg.Now(), phaseEndedBackground
-	t.text, t.toolUses = rec.Result, rec.ToolUses
-	t.mu.Unlock()
-	s.notice(ctx, t, s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res))
-	t.group.remove(t.id)
-	close(t.done)
 }
 
 // RunDispatched runs a child that another node dispatched, on this node,
@@ -174,12 +142,12 @@ func (s *Service) RunDispatched(ctx context.Context, job crossnode.Job) error {
 		r.laneHeld, held = true, false
 		if lt, err = s.launch(ctx, r, true); err == nil {
 			select {
-			case <-lt.done:
+			case <-lt.Done():
 			case <-ctx.Done():
 				// The job's own end (its node shutting down): the run
 				// stops, and its record says so.
-				lt.cancel(errStopped)
-				<-lt.done
+				lt.Cancel(runs.ErrStopped)
+				<-lt.Done()
 			}
 			return nil
 		}

@@ -48,6 +48,7 @@ func newCluster(t *testing.T, h *harness, laneB int) *cluster {
 		t.Fatal(err)
 	}
 	h.svc.cfg.Owner, h.svc.cfg.WatchInterval = "node-a", 10*time.Millisecond
+	h.svc.rewire()
 	c := &cluster{b: b, jobs: make(chan crossnode.Job, 16), errs: make(chan error, 16)}
 	h.svc.cfg.Dispatch = c
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,6 +227,7 @@ func (d held) Dispatch(_ context.Context, job crossnode.Job) error {
 func TestStopUnclaimedDispatchedRun(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.svc.cfg.Owner, h.svc.cfg.WatchInterval = "node-a", 10*time.Millisecond
+	h.svc.rewire()
 	d := held{make(chan crossnode.Job, 1)}
 	h.svc.cfg.Dispatch = d
 	h.mustCall(h.mainCaller(), "tu-1", map[string]any{"description": "never started", "prompt": "x", "run_in_background": true})
@@ -266,6 +268,7 @@ func TestRunDispatchedAfterClose(t *testing.T) {
 func TestRunDispatchedTwice(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.svc.cfg.Owner = "node-a"
+	h.svc.rewire()
 	ctx := context.Background()
 	rec := task.Task{ID: "t1", Kind: task.KindLocalAgent, Status: task.StatusRunning, Owner: "node-a", Created: fixedNow}
 	if err := h.svc.cfg.Tasks.CreateTask(ctx, rec); err != nil {

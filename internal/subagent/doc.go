@@ -18,15 +18,15 @@
 // # One core, four profiles
 //
 // The core spawns a run (Spawn), delivers its end once (notice, and for
-// the tools that read results one sequence: Read, Await, Claim), stops it
-// (Stop), lists a tree's tasks (List) and sends it messages (Send,
-// Message). The profiles — the tool surfaces of DESIGN §12 — are packages
-// built on those exported calls alone (api.go lists them): they see a run
-// through RunInfo and Running, never liveTask's fields or the service's
-// locks, and the compiler keeps them to it. The runtime picks one
-// (profiles) and hands it to New (Config.Profile); the Service offers its
-// tools (Profile.Tools) to the main agent and to every child that may
-// spawn.
+// the tools that read results one sequence: Read, then deliver.Reading's
+// Await and Claim), stops it (Stop), lists a tree's tasks (List) and sends
+// it messages (Send, Message). The profiles — the tool surfaces of DESIGN
+// §12 — are packages built on those exported calls alone (api.go lists
+// them): they see a run through RunInfo and Running, never liveTask's
+// fields or the service's locks, and the compiler keeps them to it. The
+// runtime picks one (profiles) and hands it to New (Config.Profile); the
+// Service offers its tools (Profile.Tools) to the main agent and to every
+// child that may spawn.
 //
 //	claude/           Agent (alias Task; its input in agent_input.go), SendMessage, TaskOutput,
 //	                  TaskStop, TaskList (tasks.go), agent teams (team.go, team_plan.go,
@@ -38,48 +38,63 @@
 //	profiles/         picks the profile subagents.surface names
 //	prompt/           templates, one-line text and the framing of a child's text (Escape,
 //	                  Untrusted), shared by the core, the profiles and internal/shelltask
+//	forkcmd/          `context: fork` commands and skills (S-F2), the TUI's @name: clients of Spawn
+//	agentresult/      a finished child as the Agent tool's (and a Skill fork's) result
+//	stop/             the front ends' stops: a run and its descendants, or a whole tree
 //
-// The core's files, and the packages it hands parts of its work to:
+// The core's files:
 //
 //	service.go        Config, Service, Caller; Tools offers the profile's tools; a child's loop
 //	                  (its prompts: internal/childprompt)
 //	profile.go        Profile, the interface a tool surface implements; Teams, what the core
 //	                  asks the profile that keeps agent teams
 //	api.go            the calls profiles use beside those below: Config, Depth, MaySpawn,
-//	                  Running, TreeRuns, Send, the Outcome's and Reading's accessors, CallerTool
-//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session, pool, launch;
-//	                  what a child gets (place, model, rules, tools): internal/spawnpolicy
-//	ecosystem.go      a child's memory prompt and its first message (skills, memory); its grants: internal/spawnpolicy
-//	hooks.go          a child's hooks: the runtime's, then its definition's own (which may run: internal/spawnpolicy)
+//	                  Running, TreeRuns, Send, Read, the Outcome's accessors, CallerTool; the
+//	                  registry's Group, Run and RunInfo under the names the runtime uses
+//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session,
+//	                  pool, launch; what a child gets (place, model, rules, tools): internal/spawnpolicy
+//	ecosystem.go      a child's memory prompt and its first message (skills, memory); its grants:
+//	                  internal/spawnpolicy
+//	hooks.go          a child's hooks: the runtime's, then its definition's own (which may run:
+//	                  internal/spawnpolicy)
 //	joint.go          a child's session and task records written together where one store holds both
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat (internal/heartbeat), finish (S-L6)
 //	teammates.go      what a teammate's run asks of the profile's teams: its span, idle hooks, notice,
 //	                  the gate on its calls (plan approval), the roster front ends show
-//	livetask.go       liveTask, a run in this process, and RunInfo, what profiles read of it
-//	output.go         a run's output: the plain-text log readers get (internal/runlog)
-//	deliver.go        a result reaches the model once (S-N1): who delivers, what wins;
-//	                  Reading, the one read sequence of every reader tool
-//	tasks.go          find, await, send, List, Stop; the run-tree check (InTree)
+//	livetask.go       liveTask: a runs.Live and what only its execution here keeps
+//	tasks.go          find, send, List, Stop; the run-tree check (InTree); the Desk's Finder
 //	message.go        Message: a message to an agent by name or id, or its resumption
-//	agentresult.go    AgentResult: a finished child as the Agent tool's (and a Skill fork's) result
+//	runlist.go        what front ends need beside the group's run list: the calls stop/ makes,
+//	                  SendMessage, Cleanup
 //	allow.go          allowAgents (S-P1): which agents a requester may name
-//	events.go         the task_* events
-//	group.go          Group: the runs of one run tree
-//	runlist.go        Run: the runs of a conversation as front ends list, stop and message them
-//	dispatch.go       background runs carried between nodes (store.dispatch: any); the record protocol: internal/crossnode
-//	internal/mailbox  messages and stops for runs in other processes sharing the store (S-X2)
+//	dispatch.go       background runs carried between nodes (store.dispatch: any): launched
+//	                  elsewhere, or run here for another node (RunDispatched)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
-//	internal/lane     the background lane (S-C2)
 //	limits.go         children per agent, foreground places (internal/lane)
 //	progress.go       progress summaries of background runs, through internal/progress
-//	internal/announce the announce step (S-N2)
 //	archive.go        archiving finished child sessions (S-S3), through internal/archive
 //	worktree.go       worktree isolation (S-W1)
-//	shell.go          background shells: Bash run_in_background as local_bash tasks
-//	internal/shelltask  a background shell's bounded output file, what its end means, its reader's filter
+//	shells.go         each caller's background shells (shell/), tracked as the core's runs
 //	fork.go           the Agent-tool fork (S-F1); its messages and tools: internal/fork
-//	fork_command.go   `context: fork` slash commands (S-F2)
 //	frame.go          escaping and framing a child's text (prompt's, under the core's names)
-//	prompts.go        the core's model-facing text in prompts/
+//
+// The packages it hands parts of its work to, which never import it:
+//
+//	runs/             a live run (Info, Live, Phase: its output, figures and end) and the Group
+//	                  of one run tree, with the run list front ends show (Run)
+//	deliver/          a result reaches the model once (S-N1): who delivers, what wins; Reading,
+//	                  the one read sequence of every reader tool
+//	notify/           a run's task_* events and its <task-notification> (prompts/)
+//	shell/            background shells: Bash run_in_background as local_bash tasks
+//	standin/          the stand-in of a run dispatched to another node, following its record
+//	remoteagent/      a remote agent's questions, status lines and task id (S-W2)
+//	taskout/          a task's output file, who may read it, and its text
+//	pending/          what reaches an agent while its background runs go on (S-Q2)
+//	internal/mailbox  messages and stops for runs in other processes sharing the store (S-X2)
+//	internal/crossnode  the record protocol of runs carried between nodes
+//	internal/lane     the background lane (S-C2)
+//	internal/announce the announce step (S-N2)
+//	internal/shelltask  a background shell's bounded output file, what its end means, its
+//	                  reader's filter
 package subagent

@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/announce"
-	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/heartbeat"
 	"github.com/cadre-dev/cadre/internal/lane"
@@ -21,6 +19,11 @@ import (
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/notify"
+	"github.com/cadre-dev/cadre/internal/subagent/pending"
+	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
@@ -44,11 +47,11 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	}
 	stopTimer := context.CancelFunc(func() {})
 	if timeout > 0 {
-		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runTimeoutError{timeout, r.req.RunTimeout > 0})
+		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runs.TimeoutError{After: timeout, ByCall: r.req.RunTimeout > 0})
 	}
-	wg := &r.c.Group.wg
-	if !t.isBackground() || t.laneHeld {
-		wg.Go(func() {
+	g := r.c.Group
+	if !t.IsBackground() || t.laneHeld {
+		g.Go(func() {
 			defer stopTimer()
 			s.execute(ctx, span, t, r)
 		})
@@ -56,7 +59,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	}
 	// The run's place in its group is taken now; whichever of the two
 	// below gets the run gives it back.
-	wg.Add(1)
+	release := g.Hold()
 	w := &lane.Waiter{}
 	fired := make(chan struct{})
 	unwatch := context.AfterFunc(ctx, func() {
@@ -64,12 +67,12 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		if !s.lane.Drop(w) {
 			return // started: its run sees the context end
 		}
-		defer wg.Done()
+		defer release()
 		defer stopTimer()
 		s.neverStarted(ctx, span, t, r, ctx.Err())
 	})
 	w.Start = func() {
-		defer wg.Done()
+		defer release()
 		defer stopTimer()
 		if !unwatch() {
 			<-fired // its check found the run started: wait until it returns
@@ -80,16 +83,14 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 			return
 		}
 		t.laneHeld = true
-		t.mu.Lock()
-		t.started, t.waiting = s.cfg.Now(), false
-		t.mu.Unlock()
-		t.group.touched(t) // pending no more
-		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.id, func(rec *task.Task) (task.Event, error) {
-			rec.Started = t.started
+		started := s.cfg.Now()
+		t.Begin(started)
+		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) (task.Event, error) {
+			rec.Started = started
 			return task.EventStart, nil
 		})
 		if err != nil {
-			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.id, "err", err)
+			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.ID, "err", err)
 		}
 		s.execute(ctx, span, t, r)
 	}
@@ -137,16 +138,16 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	}()
 	if t.laneHeld {
 		defer s.lane.Release()
-		r.c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
+		r.c.Group.Go(func() { s.heartbeat(context.WithoutCancel(ctx), t) })
 	}
-	hooks := s.hooks(ctx, r, t.id)
+	hooks := s.hooks(ctx, r, t.ID)
 	spec := runner.Spec{
 		Session: r.sess,
 		Hooks:   hooks,
 		Loop:    s.loopConfig(r.def, r.child, r.tools, r.sess.Info.ID, r.req.Fork, hooks),
 		Tag: runner.Tag{
-			RootSessionID: r.c.RootSessionID, ParentToolUseID: t.agentCall,
-			AgentID: t.id, AgentType: r.def.Name, TaskDescription: r.req.Description, AgentColor: r.def.Color,
+			RootSessionID: r.c.RootSessionID, ParentToolUseID: t.AgentCall,
+			AgentID: t.ID, AgentType: r.def.Name, TaskDescription: r.req.Description, AgentColor: r.def.Color,
 		},
 		Cost:          func(u llm.Usage) llm.Cost { return s.cfg.Pricing.Cost(r.child.caller.Ref, u) },
 		Totals:        r.c.Totals,
@@ -159,20 +160,20 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	if ra, ok := r.child.caller.Model.(*remote.Agent); ok {
 		// A remote agent's own status messages are its progress lines;
 		// nothing is asked of it beyond its task (no summaries).
-		ra.Observe(func(line string) { s.remoteProgress(ctx, t, line) })
-		ra.Track(func(id string) { s.remoteTask(ctx, t, id) })
+		ra.Observe(func(line string) { s.remoteRecorder().Progress(ctx, t.Live, line) })
+		ra.Track(func(id string) { s.remoteRecorder().TaskID(ctx, t.Live, id) })
 	} else {
 		summaries = s.summarizer(t, r, spec.Loop)
 	}
 	spec.Observe = func(st loop.Step) {
-		t.observe(st)
-		if st.Response != nil && t.isBackground() {
-			s.progress(t)
+		t.Observe(st)
+		if st.Response != nil && t.IsBackground() {
+			s.events.Progress(t.Live)
 		}
 		summaries.Observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message {
-		return messages(append(s.cfg.Queue.Take(t.id), t.inbox.Take(ctx)...))
+		return pending.Messages(append(s.cfg.Queue.Take(t.ID), t.inbox.Take(ctx)...))
 	}
 	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
@@ -219,7 +220,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		s.mu.Lock()
 		var left []queue.Entry
 		if answer {
-			left = s.cfg.Queue.Take(t.id)
+			left = s.cfg.Queue.Take(t.ID)
 		}
 		if t.inbox == nil {
 			t.closing = len(left) == 0
@@ -237,14 +238,14 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		if len(left) == 0 {
 			break
 		}
-		input = messages(left)
+		input = pending.Messages(left)
 	}
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
-	status := statusOf(res, context.Cause(ctx))
-	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.isBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
+	status := runs.StatusOf(res, context.Cause(ctx))
+	if _, isRemote := r.child.caller.Model.(*remote.Agent); t.IsBackground() && s.cfg.Settings.Announce == "summarize" && !isRemote {
 		// The gateway's announce step (S-N2).
 		info := r.sess.Info
-		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.started) },
+		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.Started()) },
 			announce.Session{Key: info.Key, ID: info.ID, TranscriptPath: info.TranscriptPath})
 	}
 	sessStatus := session.StatusCompleted
@@ -255,7 +256,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		sessStatus = session.StatusFailed
 	}
 	// A background run's session end is written with its task's (joint.go).
-	hold := t.isBackground() && s.joint != nil
+	hold := t.IsBackground() && s.joint != nil
 	if hold {
 		r.sess.Hold()
 	}
@@ -269,46 +270,10 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	s.finish(ctx, t, res, context.Cause(ctx))
 }
 
-// remoteProgress records a remote agent's status line as its background
-// task's progress and announces it.
-func (s *Service) remoteProgress(ctx context.Context, t *liveTask, line string) {
-	if !t.isBackground() {
-		return
-	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
-		if !rec.Status.Terminal() {
-			rec.Progress = clip(line, 200)
-		}
-		return nil
-	})
-	if err != nil {
-		s.log.WarnContext(ctx, "record a remote task's progress", "task_id", t.id, "err", err)
-	}
-	s.progress(t)
+// remoteRecorder keeps what a remote agent's background run reports on its record.
+func (s *Service) remoteRecorder() remoteagent.Recorder {
+	return remoteagent.Recorder{Tasks: s.cfg.Tasks, Events: s.events, Log: s.log}
 }
-
-// remoteTask records the id the remote server gave a background run's
-// task beside the run's record, so that a cadre started after this one
-// ended can subscribe to the task again (Reattach). A foreground run has
-// no record to keep it in, and needs none: its caller waits for it.
-func (s *Service) remoteTask(ctx context.Context, t *liveTask, id string) {
-	if !t.isBackground() {
-		return
-	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.id, func(rec *task.Task) error {
-		if rec.RemoteTaskID == id {
-			return errUnchanged
-		}
-		rec.RemoteTaskID = id
-		return nil
-	})
-	if err != nil && !errors.Is(err, errUnchanged) {
-		s.log.WarnContext(ctx, "record a remote task's id", "task_id", t.id, "remote_task_id", id, "err", err)
-	}
-}
-
-// errUnchanged aborts an update that would store what is there already.
-var errUnchanged = errors.New("unchanged")
 
 // heartbeat keeps t's record's heartbeat fresh and honours a stop
 // requested through it (internal/heartbeat), until the run ends. Every
@@ -316,8 +281,8 @@ var errUnchanged = errors.New("unchanged")
 // there; a dispatched run's figures go with it, for the stand-in on the
 // node that launched it (dispatch.go).
 func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
-	b := heartbeat.Beater{Tasks: s.cfg.Tasks, Watch: s.cfg.Watch, Interval: s.cfg.WatchInterval, Now: s.cfg.Now, Log: s.log}
-	r := heartbeat.Run{ID: t.id, Done: t.done, Stop: func() { t.cancel(errStopped) }}
+	b := s.beater()
+	r := heartbeat.Run{ID: t.ID, Done: t.Done(), Stop: func() { t.Cancel(runs.ErrStopped) }}
 	if t.detached {
 		r.Figures = t.figures
 	}
@@ -326,71 +291,17 @@ func (s *Service) heartbeat(ctx context.Context, t *liveTask) {
 
 // Pending is what reaches the agent c through the queue while any of its
 // background runs goes on — their notifications, messages sent to it —
-// for runner.Conversation.Drain (S-Q2).
+// for runner.Conversation.Drain (S-Q2; internal/subagent/pending).
 func (s *Service) Pending(c Caller) runner.Pending {
 	if c.Group == nil {
 		c.Group = s.orphans
 	}
-	return pending{s: s, agentID: c.AgentID, group: c.Group}
-}
-
-type pending struct {
-	s       *Service
-	agentID string
-	group   *Group
-}
-
-func (p pending) Next(ctx context.Context) []llm.Message {
-	for ctx.Err() == nil {
-		// Taken before counting, so that a run ending in between wakes
-		// the wait below; counted before taking, because a run pushes
-		// its notification before it stops counting: one that ends in
-		// between is counted or already queued, never neither.
-		changed := p.group.Changed()
-		running := p.group.HasRunning(p.agentID)
-		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
-			return messages(es)
+	return pending.Pending{Queue: s.cfg.Queue, Group: c.Group, AgentID: c.AgentID, Inbox: func() *mailbox.Inbox {
+		if t := s.live(c.AgentID); t != nil {
+			return t.inbox
 		}
-		var in *mailbox.Inbox
-		if p.agentID != "" {
-			if t := p.s.live(p.agentID); t != nil {
-				in = t.inbox
-			}
-		}
-		if es := in.Take(ctx); len(es) > 0 {
-			return messages(es)
-		}
-		if !running {
-			return nil
-		}
-		if in == nil {
-			if es, _ := p.s.cfg.Queue.Wait(ctx, p.agentID, changed); len(es) > 0 {
-				return messages(es)
-			}
-			continue
-		}
-		// Messages come from the mailbox too: wait for either.
-		queued := p.s.cfg.Queue.Changed()
-		if es := p.s.cfg.Queue.Take(p.agentID); len(es) > 0 {
-			return messages(es)
-		}
-		select {
-		case <-queued:
-		case <-changed:
-		case <-in.Arrived():
-			in.Noted()
-		case <-ctx.Done():
-		}
-	}
-	return nil
-}
-
-func messages(entries []queue.Entry) []llm.Message {
-	out := make([]llm.Message, len(entries))
-	for i, e := range entries {
-		out[i] = e.Message
-	}
-	return out
+		return nil
+	}}
 }
 
 // finish records a run's end in the order S-L6 demands: the terminal status
@@ -399,25 +310,15 @@ func messages(entries []queue.Entry) []llm.Message {
 // ctx is the run's: the writes outlive its cancellation.
 func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, cause error) {
 	ctx = context.WithoutCancel(ctx)
-	status := statusOf(res, cause)
-	text, _, toolUses, _ := t.snapshot()
+	status := runs.StatusOf(res, cause)
+	text, _, toolUses, _ := t.Snapshot()
 	if r := strings.TrimSpace(res.Result); r != "" {
 		text = r
 	}
 	if t.announced != "" {
 		text = t.announced
 	}
-	t.mu.Lock()
-	t.final, t.status, t.cause, t.endedAt = res, status, cause, s.cfg.Now()
-	background := t.phase.background()
-	t.phase = t.phase.end()
-	if t.out != nil {
-		fmt.Fprintf(t.out, "\n[%s]\n%s\n", status, text)
-		t.out.Close()
-		t.out = nil
-	}
-	t.early = strings.Builder{} // a foreground run's log: its caller has the result
-	t.mu.Unlock()
+	background := t.Finish(res, status, cause, s.cfg.Now(), text)
 	if background {
 		errText := ""
 		if res.Err != nil {
@@ -430,9 +331,9 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		// when no reader watches the run (deliver.go): one write, not two.
 		// A dispatched run's parent is in the process that launched it,
 		// whose stand-in delivers the end (dispatch.go).
-		claiming := !t.detached && s.beginEndClaim(t)
+		claiming := !t.detached && s.desk.BeginEndClaim(t)
 		won := false
-		ev, _ := task.Ends(status) // statusOf's are terminal
+		ev, _ := task.Ends(status) // StatusOf's are terminal
 		end := func(rec *task.Task) (task.Event, error) {
 			rec.Result, rec.Error = text, errText
 			rec.Usage, rec.CostUSD, rec.ToolUses = res.Usage, res.Cost, toolUses
@@ -444,127 +345,65 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 		}
 		var err error
 		if t.sessionEnd != nil {
-			_, err = s.joint.TransitionSessionTask(ctx, t.id, t.sessionEnd, t.id, end)
+			_, err = s.joint.TransitionSessionTask(ctx, t.ID, t.sessionEnd, t.ID, end)
 			if err != nil {
 				// The session's end is not lost with the task's.
 				won = false
-				if serr := s.cfg.Sessions.Index().UpdateSession(ctx, t.id, t.sessionEnd); serr != nil {
-					s.log.WarnContext(ctx, "record the end of a child session", "session_id", t.id, "status", status, "err", serr)
+				if serr := s.cfg.Sessions.Index().UpdateSession(ctx, t.ID, t.sessionEnd); serr != nil {
+					s.log.WarnContext(ctx, "record the end of a child session", "session_id", t.ID, "status", status, "err", serr)
 				}
 			}
 		} else {
-			_, err = s.cfg.Tasks.Transition(ctx, t.id, end)
+			_, err = s.cfg.Tasks.Transition(ctx, t.ID, end)
 		}
-		var n, first *pendingNotice
+		var n, first *deliver.Notice
 		switch {
 		case errors.Is(err, task.ErrTransition):
-			if rec, ok := s.endRecordedFirst(ctx, t, err); ok {
+			if rec, ok := s.desk.RecordedFirst(ctx, t.ID, err); ok {
 				first = s.notification(t, rec.Status, rec.Result, rec.Error, rec.ToolUses, res)
 			}
 		case err != nil:
 			// The end cannot be recorded before it is told (S-L6): it is
 			// not told. TaskOutput still shows the run's output so far.
-			s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "status", status, "err", err)
+			s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.ID, "status", status, "err", err)
 		default:
 			n = s.notification(t, status, text, errText, toolUses, res)
 		}
 		if !t.detached {
-			s.deliverEnd(ctx, t, claiming, won, n, first)
+			s.desk.Ended(ctx, t, claiming, won, n, first)
 		}
 	}
 	if !background {
-		s.foregroundEnded(t, status, text, toolUses, res)
+		s.events.ForegroundEnded(t.Info, status, text, toolUses, res)
 	}
 	// Forget the run before announcing its end, so whoever wakes on done
 	// can continue the agent at once.
-	s.untrack(t.id)
-	t.group.remove(t.id)
-	close(t.done)
+	s.untrack(t.ID)
+	t.Retire()
 	// Slow cleanup comes last (S-L6), after done, so that a blocked
 	// TaskOutput never waits on it: cleanup "delete" archives the child
 	// right after its notification; a timeout is never archived.
-	if background && cmp.Or(t.cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
-		if err := s.archiver().Archive(ctx, t.id, t.id, s.cfg.Now()); err != nil {
-			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.id, "err", err)
+	if background && cmp.Or(t.Cleanup, s.cfg.Settings.Cleanup) == "delete" && status != task.StatusTimeout {
+		if err := s.archiver().Archive(ctx, t.ID, t.ID, s.cfg.Now()); err != nil {
+			s.log.WarnContext(ctx, "archive a finished child session (cleanup: delete)", "task_id", t.ID, "err", err)
 		}
 	}
 }
 
-// endRecordedFirst reads the end another party recorded for t before t's
-// own end could be (err, the refused event): a sweep that judged this
-// process gone, or a later process that took the run over. That end
-// stands, and is the one the parent is told (S-L6: what is told is what is
-// recorded); ok is false when the record cannot be read.
-func (s *Service) endRecordedFirst(ctx context.Context, t *liveTask, err error) (rec task.Task, ok bool) {
-	rec, gerr := s.cfg.Tasks.GetTask(ctx, t.id)
-	if gerr != nil || !rec.Status.Terminal() {
-		s.log.WarnContext(ctx, "record a background task's end; its parent is not notified", "task_id", t.id, "err", errors.Join(err, gerr))
-		return rec, false
-	}
-	s.log.WarnContext(ctx, "a background task's end was recorded by another party first; its parent is told of that one", "task_id", t.id, "status", rec.Status, "err", err)
-	return rec, true
-}
-
-// deliverEnd delivers the end of t, a run of this process whose parent is
-// here, once the write recording it answered: n is its notification, nil
-// when the write failed (then nothing is told, S-L6); first is the
-// notification of an end recorded before it, which stands instead.
-// claiming and won are the write's claim of the notified flag
-// (beginEndClaim).
-func (s *Service) deliverEnd(ctx context.Context, t *liveTask, claiming, won bool, n, first *pendingNotice) {
-	if claiming {
-		s.endClaimed(ctx, t, n, won)
-	} else if n != nil {
-		s.notice(ctx, t, n)
-	}
-	if first != nil {
-		s.notice(ctx, t, first)
-	}
-}
-
-// endVerb says how a run ended, in its notification's summary.
-var endVerb = map[task.Status]string{
-	task.StatusCompleted: "completed", task.StatusFailed: "failed", task.StatusKilled: "was stopped", task.StatusTimeout: "timed out",
-}
-
-// notification is a background run's notification: the queue entry for
-// the agent that started it, and the task_notification line published once
-// it is queued. A child that answered ANNOUNCE_SKIP posts nothing.
-func (s *Service) notification(t *liveTask, status task.Status, text, errText string, toolUses int, res *runner.Result) *pendingNotice {
-	verb := endVerb[status]
-	result := text
-	if errText != "" {
-		if result != "" {
-			result += "\n\n"
-		}
-		result += "Error: " + errText
-	}
-	body := render(notificationTmpl(), map[string]any{
-		"ID": t.id, "ToolUseID": t.toolUseID, "OutputFile": t.outputFile, "Status": status,
-		"Description": t.description, "Verb": verb, "Result": result,
-		"Tokens": res.Usage.Total(), "ToolUses": toolUses, "Duration": res.Duration.Round(time.Millisecond), "Cost": res.Cost,
+// notification is background run t's notification (notify.Notification):
+// a teammate's is its idle notice, and a child that answered
+// ANNOUNCE_SKIP posts nothing.
+func (s *Service) notification(t *liveTask, status task.Status, text, errText string, toolUses int, res *runner.Result) *deliver.Notice {
+	return notify.Notification(s.events, t.Info, notify.End{
+		Status: status, Text: text, Err: errText, ToolUses: toolUses, Result: res, Silent: t.skip,
+		Idle: func(status task.Status, result string) (string, bool) { return s.teamNotice(t, status, result) },
 	})
-	if idle, ok := s.teamNotice(t, status, result); ok {
-		body = idle // a teammate goes idle (team.go)
-	}
-	summary, isReport := endSummary(t, status, text)
-	return &pendingNotice{
-		entry:  queue.Entry{Priority: queue.Later, Mode: queue.ModeNotification, Target: t.parentAgentID, TaskID: t.id, Message: llm.UserText(body)},
-		silent: t.skip,
-		event: func() {
-			s.publishTask(t.rootSessionID, event.SubtypeTaskNotification, event.Task{
-				TaskID: t.id, ToolUseID: t.toolUseID, Status: status, OutputFile: t.outputFile,
-				Summary: summary, SummaryIsReport: isReport,
-				Usage: &event.TaskUsage{TotalTokens: res.Usage.Total(), ToolUses: toolUses, Duration: res.Duration},
-			})
-		},
-	}
 }
 
 func (s *Service) track(t *liveTask) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running[t.id] = t
+	s.running[t.ID] = t
 }
 
 func (s *Service) untrack(id string) {

@@ -16,7 +16,7 @@ import (
 func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.Duration, mayBackground bool) (launched bool) {
 	tool.Yield(ctx) // the child runs: the caller's other calls go on meanwhile
 	var deadline <-chan time.Time
-	bg := t.bgRequested
+	bg := t.BackgroundRequested()
 	if !mayBackground {
 		bg = nil // a nil channel never fires
 	}
@@ -26,11 +26,11 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 		deadline = timer.C
 	}
 	select {
-	case <-t.done:
+	case <-t.Done():
 		return false
 	case <-ctx.Done():
-		t.cancel(context.Cause(ctx))
-		<-t.done
+		t.Cancel(context.Cause(ctx))
+		<-t.Done()
 		return false
 	case <-deadline:
 	case <-bg:
@@ -39,7 +39,7 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 		return true
 	}
 	// It finished while we decided; its result is ready.
-	<-t.done
+	<-t.Done()
 	return false
 }
 
@@ -50,28 +50,22 @@ func (s *Service) waitForeground(ctx context.Context, t *liveTask, timeout time.
 // the run's lock, so the run cannot finish between the decision and the
 // record.
 func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch t.phase {
-	case phaseEndedForeground, phaseEndedBackground:
+	ok, err := t.ToBackground(func() error {
+		if err := s.record(ctx, t, task.StatusRunning, nil); err != nil {
+			return err
+		}
+		t.mu.Lock()
+		t.slot = s.lane.Join()
+		t.mu.Unlock()
+		// The run's goroutine is in the group until it ends, after this.
+		// The heartbeat outlives the wait that moved the run.
+		hctx := context.WithoutCancel(ctx)
+		t.Group().Go(func() { s.heartbeat(hctx, t) })
+		return nil
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "move a run to the background; it stays in the foreground", "task_id", t.ID, "err", err)
 		return false
-	case phaseBackground:
-		return true
 	}
-	// The task's output file exists before its record names it.
-	if err := t.startOutput(); err != nil {
-		s.log.WarnContext(ctx, "move a run to the background: its output file cannot be created; it stays in the foreground", "task_id", t.id, "err", err)
-		return false
-	}
-	if err := s.record(ctx, t, task.StatusRunning, nil); err != nil {
-		s.log.WarnContext(ctx, "move a run to the background: its task record cannot be written; it stays in the foreground", "task_id", t.id, "err", err)
-		return false
-	}
-	t.phase = phaseBackground
-	t.slot = s.lane.Join()
-	// The run's goroutine is in the group until it ends, after this.
-	// The heartbeat outlives the wait that moved the run.
-	hctx := context.WithoutCancel(ctx)
-	t.group.wg.Go(func() { s.heartbeat(hctx, t) })
-	return true
+	return ok
 }

@@ -16,3 +16,9 @@ var untrustedNote = prompt.Untrusted
 // escapeTags is prompt.Escape: every "<" that would open or close a tag
 // written as "&lt;".
 func escapeTags(s string) string { return prompt.Escape(s) }
+
+// oneLine and clip are the prompt package's helpers, under the names the
+// core's files use.
+func oneLine(s string) string { return prompt.OneLine(s) }
+
+func clip(s string, n int) string { return prompt.Clip(s, n) }

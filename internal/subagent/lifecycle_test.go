@@ -46,35 +46,3 @@ func TestEndRecordedFirstStands(t *testing.T) {
 		t.Errorf("marked notified by %v (record notified: %v), want once", w, rec.Notified)
 	}
 }
-
-// TestRunPhase: a run's phase in this process only moves forward, and its
-// end keeps where it ended, which decides who delivers its result.
-func TestRunPhase(t *testing.T) {
-	tests := []struct {
-		p                   runPhase
-		background, isEnded bool
-		end                 runPhase
-	}{
-		{phaseForeground, false, false, phaseEndedForeground},
-		{phaseBackground, true, false, phaseEndedBackground},
-		{phaseEndedForeground, false, true, phaseEndedForeground},
-		{phaseEndedBackground, true, true, phaseEndedBackground},
-	}
-	for _, tt := range tests {
-		if tt.p.background() != tt.background || tt.p.ended() != tt.isEnded || tt.p.end() != tt.end {
-			t.Errorf("phase %d: background %v, ended %v, end %d; want %v, %v, %d",
-				tt.p, tt.p.background(), tt.p.ended(), tt.p.end(), tt.background, tt.isEnded, tt.end)
-		}
-	}
-	if phaseOf(true) != phaseBackground || phaseOf(false) != phaseForeground {
-		t.Error("phaseOf does not start a run in the phase of how it was launched")
-	}
-	// A run that ended cannot be moved to the background or asked to go.
-	lt := &liveTask{id: "r1", phase: phaseEndedForeground, bgRequested: make(chan struct{})}
-	if lt.requestBackground() {
-		t.Error("requestBackground asked a run that ended to move to the background")
-	}
-	if !lt.ended() || lt.isBackground() {
-		t.Errorf("a run that ended in the foreground: ended %v, background %v", lt.ended(), lt.isBackground())
-	}
-}

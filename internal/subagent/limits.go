@@ -50,7 +50,7 @@ func (s *Service) reserveChild(c Caller) (string, error) {
 func (s *Service) adopt(r *run, t *liveTask) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r.c.Group.add(t)
+	r.c.Group.Add(t.Live)
 	prefix := childKey(r.c.SessionID)
 	// A new slice: launch's deferred unreserve holds the old one.
 	var keep []string

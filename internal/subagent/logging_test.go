@@ -96,7 +96,7 @@ func TestFailedWritesAreLogged(t *testing.T) {
 		breakIt func(h *harness)
 		msg     string
 	}{
-		{"the task's end", setup{}, func(h *harness) { h.svc.cfg.Tasks = endlessTasks{h.svc.cfg.Tasks} },
+		{"the task's end", setup{}, func(h *harness) { h.svc.cfg.Tasks = endlessTasks{h.svc.cfg.Tasks}; h.svc.rewire() },
 			"record a background task's end; its parent is not notified"},
 		{"the archive of cleanup: delete", setup{subagents: config.Subagents{Cleanup: "delete"}}, func(h *harness) { h.svc.cfg.Index = unarchivable{h.svc.cfg.Index} },
 			"archive a finished child session (cleanup: delete)"},

@@ -105,6 +105,7 @@ func TestStopHeardAtOnceThroughAWatch(t *testing.T) {
 	w := &fakeWatch{chans: map[string]chan struct{}{}, watching: make(chan string, 1)}
 	h.svc.cfg.WatchInterval = time.Hour
 	h.svc.cfg.Watch = w
+	h.svc.rewire()
 	c := h.mainCaller()
 	id := h.launchBG(c, "toolu_1", AgentInput{Description: "local", Prompt: "work"})
 	recv(t, g.entered, "the child")
@@ -152,6 +153,7 @@ func TestSendMessageToARunEndingInAnotherProcess(t *testing.T) {
 	// begins to wait.
 	w := &fakeWatch{chans: map[string]chan struct{}{}, watching: make(chan string, 4)}
 	b.cfg.Watch, b.cfg.WatchInterval = w, 10*time.Millisecond
+	b.rewire()
 	bc := h.mainCaller() // the main agent, as the other process has it
 	bc.Group = NewGroup(context.Background())
 	out := make(chan string, 1)

@@ -53,7 +53,7 @@ func (s *Service) Message(ctx context.Context, c Caller, toolUseID, to, message,
 	if err != nil {
 		return tool.Errorf("cannot reach agent %q: %v", to, err), nil
 	}
-	where := out.task.about().OutputFile
+	where := out.task.OutputFile
 	if where == "" {
 		where = "TaskOutput " + id
 	}

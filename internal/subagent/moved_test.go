@@ -51,6 +51,7 @@ func TestMovedRunIsABackgroundRun(t *testing.T) {
 				},
 			})
 			h.svc.cfg.WatchInterval = time.Millisecond
+			h.svc.rewire()
 			c := h.mainCaller()
 			out := make(chan tool.Result, 1)
 			go func() {
@@ -147,7 +148,7 @@ func TestOutputFileOnlyForBackgroundRuns(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("%d runs in the tree, want 1", len(runs))
 	}
-	if so := runs[0].outputTail(8000); !strings.Contains(so, "partial findings") || !strings.Contains(so, "→ Read") {
+	if so := runs[0].OutputTail(8000); !strings.Contains(so, "partial findings") || !strings.Contains(so, "→ Read") {
 		t.Errorf("a foreground run's output so far = %q", so)
 	}
 	if n := h.group.Background(); n != 1 {

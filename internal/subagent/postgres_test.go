@@ -30,6 +30,7 @@ func TestAcrossProcessesOnPostgres(t *testing.T) {
 	}})
 	h.svc.cfg.Tasks, h.svc.cfg.Mailbox, h.svc.cfg.Watch = a, a.Mailbox(), a
 	h.svc.cfg.WatchInterval = time.Hour
+	h.svc.rewire()
 	c := h.mainCaller()
 	id := h.launchBG(c, "toolu_1", AgentInput{Description: "worker", Prompt: "work", Name: "bob"})
 	recv(t, turns, "the child's first model call")

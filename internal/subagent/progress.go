@@ -11,9 +11,9 @@ import (
 // its tree.
 func (s *Service) summarizer(t *liveTask, r *run, cfg loop.Config) *progress.Summarizer {
 	return progress.New(progress.Config{
-		TaskID: t.id, Tasks: s.cfg.Tasks, Model: cfg.Model, History: r.history,
+		TaskID: t.ID, Tasks: s.cfg.Tasks, Model: cfg.Model, History: r.history,
 		Base:  llm.Request{System: cfg.System, Tools: cfg.Tools.Specs(), MaxTokens: cfg.MaxTokens, Agent: cfg.Agent + ":progress"},
 		Every: s.cfg.ProgressEvery, Now: s.cfg.Now, Spent: s.spent(r.child.caller),
-		Background: t.isBackground, Go: t.group.wg.Go, Log: s.log,
+		Background: t.IsBackground, Go: t.Group().Go, Log: s.log,
 	})
 }

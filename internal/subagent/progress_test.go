@@ -47,6 +47,7 @@ func TestProgressSummaryReachesTheRecord(t *testing.T) {
 	})
 	progressed := &progressStore{Store: h.svc.cfg.Tasks, seen: make(chan string, 1)}
 	h.svc.cfg.Tasks = progressed
+	h.svc.rewire()
 	c := h.mainCaller()
 	h.mustCall(c, "toolu_bg", AgentInput{Description: "bg", Prompt: "work", RunInBackground: true})
 	select {

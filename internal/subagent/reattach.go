@@ -7,15 +7,16 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
 // Reattach picks up, in c's group, the background remote runs that the main
 // agent of c's session started in a cadre process that has ended (gone
 // says, by owner id): their remote task goes on on its server, and its id
-// is on the record (remoteTask), so this process claims the record and
+// is on the record (remoteagent.Recorder.TaskID), so this process claims the record and
 // subscribes to the task again; its end is recorded and notified to c as
 // any background run's is (S-W2). A run the server never named a task for
 // is failed by the start-up recovery (task.Sweep) instead.
@@ -43,7 +44,9 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 		if listed.Kind != task.KindRemoteAgent || listed.RemoteTaskID == "" || s.live(listed.ID) != nil || !gone(listed.Owner) {
 			continue
 		}
-		follow, closeAgent := s.remoteFollower(c, listed)
+		follow, closeAgent := remoteagent.Follow(s.cfg.Agents, func(name string) func(context.Context, string, string) (string, error) {
+			return remoteagent.Ask(s.asker(c), name)
+		}, listed)
 		rec, ok, err := crossnode.Takeover(ctx, s.cfg.Tasks, listed, s.cfg.Owner, s.cfg.Now())
 		if err != nil {
 			closeAgent()
@@ -60,54 +63,29 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 	return ids, errors.Join(errs...)
 }
 
-// remoteFollower is how the reattached run rec gets its answer: from its
-// remote task, through a new client for its agent's definition; or, when
-// that definition is gone here, the error that says the task cannot be
-// followed, so that the run ends and its agent is told rather than left
-// running forever. closeAgent releases the client.
-func (s *Service) remoteFollower(c Caller, rec task.Task) (follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
-	def, ok := s.cfg.Agents.Get(rec.Agent)
-	if !ok || def.URL == "" {
-		err := fmt.Errorf("the cadre process that ran it ended, and the remote agent %q is not defined with a url here, so its remote task %s could not be followed again", rec.Agent, rec.RemoteTaskID)
-		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
-	}
-	ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
-	if err != nil {
-		return func(context.Context, func(string)) (string, error) { return "", err }, func() {}
-	}
-	follow = func(ctx context.Context, progress func(line string)) (string, error) {
-		ra.Observe(progress)
-		return ra.Resume(ctx, rec.RemoteTaskID)
-	}
-	return follow, func() { ra.Close() }
-}
-
 // followRemote runs the reattached run rec in c's group: it waits for the
 // remote task's answer and ends as a background run launched here would
 // (finish), its notification reaching c's agent.
 func (s *Service) followRemote(c Caller, rec task.Task, follow func(ctx context.Context, progress func(line string)) (string, error), closeAgent func()) {
-	runCtx, cancel := context.WithCancelCause(c.Group.ctx)
-	t := &liveTask{
-		id: rec.ID, parentAgentID: c.AgentID, parentSessionID: rec.ParentSessionID, rootSessionID: rec.RootSessionID,
-		toolUseID: rec.ToolUseID, agentCall: rec.ToolUseID, agentType: rec.Agent, kind: task.KindRemoteAgent,
-		description: rec.Description, prompt: rec.Prompt, name: rec.Name, outputFile: rec.OutputFile,
-		started: rec.Started, group: c.Group, cancel: cancel,
-		done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseBackground,
-	}
+	runCtx, cancel := context.WithCancelCause(c.Group.Context())
+	t := &liveTask{Live: runs.New(runs.Info{
+		ID: rec.ID, ParentAgentID: c.AgentID, ParentSessionID: rec.ParentSessionID, RootSessionID: rec.RootSessionID,
+		ToolUseID: rec.ToolUseID, AgentCall: rec.ToolUseID, AgentType: rec.Agent, Kind: task.KindRemoteAgent,
+		Description: rec.Description, Prompt: rec.Prompt, Name: rec.Name, OutputFile: rec.OutputFile,
+	}, runs.Options{Background: true, Started: rec.Started, Group: c.Group})}
+	t.SetCancel(cancel)
 	s.track(t)
-	c.Group.add(t)
-	c.Group.wg.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
-	c.Group.wg.Go(func() {
+	c.Group.Add(t.Live)
+	c.Group.Go(func() { s.heartbeat(context.WithoutCancel(runCtx), t) })
+	c.Group.Go(func() {
 		defer cancel(nil)
 		defer closeAgent()
-		text, err := follow(runCtx, func(line string) { s.remoteProgress(runCtx, t, line) })
+		text, err := follow(runCtx, func(line string) { s.remoteRecorder().Progress(runCtx, t.Live, line) })
 		out := &loop.Outcome{Result: text}
 		if err != nil {
 			out.Subtype, out.Err = loop.SubtypeExecution, err
 		}
-		t.mu.Lock()
-		t.text = text
-		t.mu.Unlock()
+		t.SetFigures(text, 0)
 		s.finish(runCtx, t, &runner.Result{Outcome: out}, context.Cause(runCtx))
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/cadre-dev/cadre/internal/subagent/stop"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -47,10 +48,10 @@ func TestStopTreeCascades(t *testing.T) {
 		t.Fatalf("runs (-want +got):\n%s", d)
 	}
 
-	if _, err := h.svc.StopTree(context.Background(), "another-root", lead); err == nil || !strings.Contains(err.Error(), "another session's agents") {
+	if _, err := stop.Tree(context.Background(), h.svc, "another-root", lead); err == nil || !strings.Contains(err.Error(), "another session's agents") {
 		t.Errorf("StopTree from another tree = %v, want a refusal", err)
 	}
-	stopped, err := h.svc.StopTree(context.Background(), c.RootSessionID, lead)
+	stopped, err := stop.Tree(context.Background(), h.svc, c.RootSessionID, lead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,23 +71,16 @@ func TestStopTreeCascades(t *testing.T) {
 	if d := gocmp.Diff(want, rows(runs)); d != "" {
 		t.Errorf("runs after the stop (-want +got):\n%s", d)
 	}
-	// An ended run is kept as its snapshot: its result (the child's whole
-	// conversation) is not held for the group's life.
-	h.group.mu.Lock()
-	for _, gr := range h.group.all {
-		if gr.live != nil && gr.live.id != other {
-			t.Errorf("the group still holds ended run %s", gr.live.id)
-		}
-	}
-	h.group.mu.Unlock()
+	// That an ended run is kept as its snapshot, not as the run, is
+	// runs.TestGroupHasRunning's.
 	if runs[0].Ended.IsZero() || !runs[2].Ended.IsZero() {
 		t.Errorf("ended times: %v (stopped), %v (running)", runs[0].Ended, runs[2].Ended)
 	}
-	if _, err := h.svc.StopTree(context.Background(), c.RootSessionID, lead); err == nil {
+	if _, err := stop.Tree(context.Background(), h.svc, c.RootSessionID, lead); err == nil {
 		t.Error("stopping a finished run with no running descendant succeeded")
 	}
 
-	stopped, err = h.svc.StopAll(context.Background(), c.RootSessionID)
+	stopped, err = stop.All(context.Background(), h.svc, c.RootSessionID)
 	if err != nil || !slices.Equal(stopped, []string{other}) {
 		t.Fatalf("StopAll = %v, %v; want [%s]", stopped, err, other)
 	}
@@ -125,7 +119,7 @@ func TestSendMessageQueuesForARunningAgent(t *testing.T) {
 			t.Errorf("SendMessage(%q, %q) = %v, want %q", tc.to, tc.msg, err, tc.want)
 		}
 	}
-	h.svc.StopAll(context.Background(), c.RootSessionID)
+	stop.All(context.Background(), h.svc, c.RootSessionID)
 }
 
 // TestSendMessageWithoutGroup: the exported SendMessage, called with a

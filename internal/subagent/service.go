@@ -28,6 +28,10 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/shelltask"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/notify"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
+	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/internal/telemetry"
@@ -206,9 +210,12 @@ type Service struct {
 	// with it (a foreground agent has no task record to keep it). It
 	// grows by one short entry per agent.
 	agentCalls map[string]string
-	// delivery makes a notification's "mark notified, then queue" one
-	// step for the tools that read results (deliver.go).
-	delivery sync.Mutex
+	// events publishes the runs' task_* events (internal/subagent/notify).
+	events notify.Publisher
+	// shells runs the agents' background commands (internal/subagent/shell).
+	shells *shell.Runner
+	// desk delivers the ends of runs once (S-N1; internal/subagent/deliver).
+	desk *deliver.Desk
 	// systems renders the children's system prompts: the ten children of
 	// one message share one, rendered once.
 	systems childprompt.Systems
@@ -230,6 +237,7 @@ func New(cfg Config) (*Service, error) {
 	s.inboxJoint = inboxJointOf(s.cfg, s.joint)
 	s.orphans = NewGroup(context.Background())
 	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	s.desk = &deliver.Desk{Tasks: s.cfg.Tasks, Queue: s.cfg.Queue, Runs: finder{s}, Log: s.log}
 	if s.cfg.ProgressEvery == 0 {
 		s.cfg.ProgressEvery = 30 * time.Second
 	}
@@ -252,6 +260,8 @@ func New(cfg Config) (*Service, error) {
 	if s.cfg.TaskLists == nil {
 		s.cfg.TaskLists = tasklist.NewMem()
 	}
+	s.events = notify.Publisher{Bus: s.cfg.Bus, Now: s.cfg.Now}
+	s.shells = s.newShells()
 	if cfg.Profile != nil {
 		s.profile = cfg.Profile(s)
 	}
@@ -261,7 +271,7 @@ func New(cfg Config) (*Service, error) {
 // Close stops the runs of callers that had no Group and waits for them.
 func (s *Service) Close() {
 	s.closed.Store(true) // dispatched runs go to other nodes from now on
-	s.orphans.Stop(errSessionStopped)
+	s.orphans.Stop(runs.ErrSessionStopped)
 	s.orphans.Wait()
 }
 

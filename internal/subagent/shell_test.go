@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/config"
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/queue"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/testkit/proctest"
 	"github.com/cadre-dev/cadre/tool"
@@ -115,7 +116,7 @@ func (h *harness) awaitDone(id string) {
 		return
 	}
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 	case <-time.After(waitFor):
 		h.t.Fatalf("task %s did not end within %v", id, waitFor)
 	}
@@ -257,7 +258,7 @@ func TestShellDiesWithItsSession(t *testing.T) {
 	c := h.mainCaller()
 	set := h.shellTools(c, builtin.Options{})
 	id, pgid := shellPid(t, h, set, c, "sleep 60 & sleep 60")
-	h.group.Stop(errSessionStopped)
+	h.group.Stop(runs.ErrSessionStopped)
 	h.group.Wait()
 	if proctest.GroupAlive(pgid) {
 		proctest.WaitGroupGone(t, pgid, waitFor)
@@ -339,6 +340,7 @@ func TestBashOutputFilter(t *testing.T) {
 func TestShellOutputBoundFromSettings(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.svc.cfg.ShellMaxOutputBytes = 4096
+	h.svc.rewire()
 	c := h.mainCaller()
 	set := h.shellTools(c, builtin.Options{})
 	id := background(t, set, c, "toolu_bg", "seq 1 20000")

@@ -3,7 +3,6 @@ package subagent
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/spawnpolicy"
+	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -142,7 +143,7 @@ func (s *Service) Spawn(ctx context.Context, c Caller, req SpawnRequest) (*Outco
 		r.releaseMCP()
 		return nil, err
 	}
-	out := &Outcome{def: r.def, sessionID: t.id, warnings: r.warnings, task: t}
+	out := &Outcome{def: r.def, sessionID: t.ID, warnings: r.warnings, task: t}
 	if background {
 		out.launched = true
 		return out, nil
@@ -151,9 +152,7 @@ func (s *Service) Spawn(ctx context.Context, c Caller, req SpawnRequest) (*Outco
 		out.launched = true
 		return out, nil
 	}
-	t.mu.Lock()
-	out.res = t.final
-	t.mu.Unlock()
+	out.res, _, _ = t.Outcome()
 	return out, nil
 }
 
@@ -278,7 +277,7 @@ func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*ch
 	if def.URL != "" {
 		// A remote agent's one "model" is the server at its url (S-W2):
 		// each turn sends the message there and its answer is the reply.
-		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: s.remoteAsk(c, def.Name)})
+		ra, err := remote.New(remote.Config{Name: def.Name, URL: def.URL, Headers: def.Headers, Ask: remoteagent.Ask(s.asker(c), def.Name)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -550,8 +549,8 @@ func (s *Service) reserveName(root, name, continuing string) (string, error) {
 		return "", fmt.Errorf("the name %q is being given to another agent right now; pick another name", name)
 	}
 	for _, t := range s.running {
-		if t.rootSessionID == root && t.id != continuing && strings.EqualFold(t.name, name) && !t.closing {
-			return "", fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.id)
+		if t.RootSessionID == root && t.ID != continuing && strings.EqualFold(t.Name, name) && !t.closing {
+			return "", fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.ID)
 		}
 	}
 	s.reserved[key] = true
@@ -571,16 +570,15 @@ func (s *Service) unreserve(keys []string) {
 // recorded.
 func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTask, error) {
 	id := r.sess.Info.ID
-	t := &liveTask{
-		id: id, parentAgentID: r.c.AgentID, parentSessionID: r.c.SessionID, rootSessionID: r.c.RootSessionID,
-		toolUseID: r.req.ToolUseID, agentCall: s.agentCall(id, r.req), agentType: r.def.Name, description: r.req.Description, prompt: r.req.Prompt,
-		name: r.req.Name, outputFile: s.outputFor(r.sess.Info), depth: r.child.caller.Depth,
-		started: s.cfg.Now(), done: make(chan struct{}), bgRequested: make(chan struct{}), phase: phaseOf(background),
-		group: r.c.Group, cleanup: r.req.Cleanup, kind: task.KindLocalAgent, detached: r.req.dispatched,
-	}
+	kind := task.KindLocalAgent
 	if r.def.URL != "" {
-		t.kind = task.KindRemoteAgent
+		kind = task.KindRemoteAgent
 	}
+	t := &liveTask{Live: runs.New(runs.Info{
+		ID: id, ParentAgentID: r.c.AgentID, ParentSessionID: r.c.SessionID, RootSessionID: r.c.RootSessionID,
+		ToolUseID: r.req.ToolUseID, AgentCall: s.agentCall(id, r.req), AgentType: r.def.Name, Description: r.req.Description, Prompt: r.req.Prompt,
+		Name: r.req.Name, OutputFile: s.files().For(r.sess.Info), Depth: r.child.caller.Depth, Cleanup: r.req.Cleanup, Kind: kind,
+	}, runs.Options{Background: background, Started: s.cfg.Now(), Group: r.c.Group}), detached: r.req.dispatched}
 	// The reservations end once the run is tracked (or failed to start):
 	// from then on the run itself, and its record, hold the name and the
 	// session.
@@ -599,9 +597,9 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		// Not tracked: the run itself is, by the node that runs it
 		// (this one too, perhaps); here only its group counts it.
 		s.adopt(r, t)
-		runCtx, cancel := context.WithCancelCause(r.c.Group.ctx)
-		t.cancel = cancel
-		r.c.Group.wg.Go(func() { s.await(runCtx, t) })
+		runCtx, cancel := context.WithCancelCause(r.c.Group.Context())
+		t.SetCancel(cancel)
+		r.c.Group.Go(func() { s.standin(t).Await(runCtx, t.Live, t) })
 		return t, nil
 	}
 	// The inbox opens before the run is recorded or tracked: whoever
@@ -621,15 +619,14 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		if r.laneHeld || s.lane.TryAcquire() {
 			t.laneHeld, status = true, task.StatusRunning
 		}
-		t.queued = !t.laneHeld
-		t.waiting = t.queued // not shared yet
+		if !t.laneHeld {
+			t.MarkQueued() // not shared yet
+		}
 		if err := s.enter(ctx, t, r, status); err != nil {
 			if t.laneHeld {
 				s.lane.Release()
 			}
-			if t.out != nil {
-				t.out.Close()
-			}
+			t.CloseOutput()
 			t.inbox.Close(ctx, false)
 			s.endSession(ctx, r.sess, session.StatusFailed)
 			return nil, err
@@ -638,12 +635,12 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The run lives as long as its group, not as long as this call; in
 	// the trace it stays the child of this call, which a background run
 	// outlives (telemetry.Within).
-	runCtx, cancel := context.WithCancelCause(telemetry.Within(r.c.Group.ctx, ctx))
-	t.cancel = cancel
+	runCtx, cancel := context.WithCancelCause(telemetry.Within(r.c.Group.Context(), ctx))
+	t.SetCancel(cancel)
 	s.track(t)
 	s.adopt(r, t)
 	if !background {
-		s.started(t, false)
+		s.events.Started(t.Info, false)
 	}
 	s.start(runCtx, t, r)
 	return t, nil
@@ -680,10 +677,8 @@ func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
 	if err := r.sess.Claim(ctx); err != nil {
 		return err
 	}
-	if t.outputFile != "" && !runlog.LinkOutput(r.sess.Info.TranscriptPath, t.outputFile) {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		return t.startOutput()
+	if t.OutputFile != "" && !runlog.LinkOutput(r.sess.Info.TranscriptPath, t.OutputFile) {
+		return t.OpenOutput()
 	}
 	return nil
 }
@@ -703,15 +698,15 @@ func (s *Service) agentCall(id string, req SpawnRequest) string {
 // recorded in the same write.
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
 	rec := task.Task{
-		ID: t.id, Kind: t.taskKind(), Agent: t.agentType, Name: t.name, Description: t.description, Prompt: t.prompt,
-		ParentSessionID: t.parentSessionID, RootSessionID: t.rootSessionID, ChildSessionID: t.id, ToolUseID: t.agentCall,
-		Status: status, OutputFile: t.outputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
+		ID: t.ID, Kind: t.TaskKind(), Agent: t.AgentType, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
+		ParentSessionID: t.ParentSessionID, RootSessionID: t.RootSessionID, ChildSessionID: t.ID, ToolUseID: t.AgentCall,
+		Status: status, OutputFile: t.OutputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
 	}
 	if t.elsewhere {
 		rec.Owner = "" // the node that claims it (RunDispatched)
 	}
 	if status == task.StatusRunning {
-		rec.Started = t.started
+		rec.Started = t.Started()
 	}
 	// Once decided, the record is written even if the caller's turn ends.
 	ctx = context.WithoutCancel(ctx)
@@ -723,70 +718,32 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 			err = s.joint.CreateSessionTask(ctx, sess.Info, rec)
 		}
 		if err != nil {
-			return fmt.Errorf("record task %s: %w", t.id, err)
+			return fmt.Errorf("record task %s: %w", t.ID, err)
 		}
 		sess.Recorded()
-		s.taskStarted(t)
+		s.events.Started(t.Info, true)
 		return nil
 	}
 	err := s.cfg.Tasks.CreateTask(ctx, rec)
 	if err != nil {
 		// A continued agent keeps its id: the record is reused, reset.
-		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.id); gerr != nil {
-			return fmt.Errorf("record task %s: %w", t.id, err)
+		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.ID); gerr != nil {
+			return fmt.Errorf("record task %s: %w", t.ID, err)
 		}
 		ev := task.EventResume
 		if status == task.StatusPending {
 			ev = task.EventRequeue
 		}
-		_, err = s.cfg.Tasks.Transition(ctx, t.id, func(old *task.Task) (task.Event, error) {
+		_, err = s.cfg.Tasks.Transition(ctx, t.ID, func(old *task.Task) (task.Event, error) {
 			created, was := old.Created, old.Status
 			*old = rec
 			old.Created, old.Status = created, was // the event sets it
 			return ev, nil
 		})
 		if err != nil {
-			return fmt.Errorf("record task %s: %w", t.id, err)
+			return fmt.Errorf("record task %s: %w", t.ID, err)
 		}
 	}
-	s.taskStarted(t)
+	s.events.Started(t.Info, true)
 	return nil
-}
-
-// remoteAsk is how a remote agent's INPUT_REQUIRED reaches the user
-// (S-W2): a question on the same approval path as a permission ask (tool
-// remote_agent, its input the task id and the question), answered by
-// allowing — with updatedInput {"answer": "…"} for a reply in words, else
-// the agent is told to go on — or refused. Nil when nobody can answer
-// (headless): the model is then told and its next message answers.
-func (s *Service) remoteAsk(c Caller, name string) func(ctx context.Context, task, question string) (string, error) {
-	asker := s.asker(c)
-	if asker == nil {
-		return nil
-	}
-	return func(ctx context.Context, task, question string) (string, error) {
-		in, err := json.Marshal(map[string]string{"task_id": task, "question": question})
-		if err != nil {
-			return "", err
-		}
-		ans, err := asker.Ask(ctx, permission.Question{
-			Tool: "remote_agent", Target: name, Input: in,
-			Reason: fmt.Sprintf("the remote agent %q needs input to go on with task %s: %s", name, task, question),
-		})
-		if err != nil {
-			return "", fmt.Errorf("the question could not be asked: %w", err)
-		}
-		if !ans.Allow {
-			return "", fmt.Errorf("the user declined to answer: %s", cmp.Or(strings.TrimSpace(ans.Message), "no reason given"))
-		}
-		var reply struct {
-			Answer string `json:"answer"`
-		}
-		if len(ans.UpdatedInput) > 0 {
-			if err := json.Unmarshal(ans.UpdatedInput, &reply); err != nil {
-				return "", fmt.Errorf("the answer's updatedInput is not {\"answer\": \"…\"}: %w", err)
-			}
-		}
-		return cmp.Or(strings.TrimSpace(reply.Answer), "Approved: go on."), nil
-	}
 }

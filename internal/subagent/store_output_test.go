@@ -62,7 +62,7 @@ func TestOutputFromStoreTranscript(t *testing.T) {
 		}
 	}
 	// A process where the run is not live reads its log through the record.
-	if got := h.svc.tail(t.Context(), rec, 8000); !strings.Contains(got, "CHILD-SAYS-42") || !strings.Contains(got, "PROMPT-MARK") {
+	if got := (finder{h.svc}).Tail(t.Context(), rec, 8000); !strings.Contains(got, "CHILD-SAYS-42") || !strings.Contains(got, "PROMPT-MARK") {
 		t.Errorf("tail from the record = %q, want the child's log", got)
 	}
 }

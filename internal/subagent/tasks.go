@@ -5,19 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/queue"
-	"github.com/cadre-dev/cadre/internal/runlog"
-	"github.com/cadre-dev/cadre/internal/session"
-	"github.com/cadre-dev/cadre/internal/shelltask"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
+	"github.com/cadre-dev/cadre/internal/subagent/taskout"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/tool"
 )
 
 // The core's operations on runs and their task records, which every profile
@@ -45,7 +42,7 @@ func (s *Service) find(ctx context.Context, id string) (*liveTask, task.Task, er
 	}
 	if err != nil {
 		// A foreground run has no record; describe it from memory.
-		rec = task.Task{ID: id, Kind: lt.taskKind(), Agent: lt.agentType, Description: lt.description, Status: task.StatusRunning, OutputFile: lt.outputFile}
+		rec = task.Task{ID: id, Kind: lt.TaskKind(), Agent: lt.AgentType, Description: lt.Description, Status: task.StatusRunning, OutputFile: lt.OutputFile}
 	}
 	return lt, rec, nil
 }
@@ -60,24 +57,23 @@ func (e noTask) Error() string {
 
 func (e noTask) Unwrap() error { return task.ErrNotFound }
 
-func Retrieval(s task.Status) string {
-	if s.Terminal() {
-		return "success"
-	}
-	return "timeout"
-}
+// finder finds tasks for the Desk's readers (deliver.Finder).
+type finder struct{ s *Service }
 
-// findKnown is find that also describes a run that just ended in the
+// Find is find that also describes a run that just ended in the
 // foreground, given it (known): such a run leaves no record. The record's
 // agent and name are filled in from the run when it lacks them.
-func (s *Service) findKnown(ctx context.Context, id string, known *liveTask) (*liveTask, task.Task, error) {
-	lt, rec, err := s.find(ctx, id)
-	if err != nil && known != nil && known.id == id && known.over() {
-		return known, known.asTask(), nil
+func (f finder) Find(ctx context.Context, id string, known deliver.Run) (deliver.Run, task.Task, error) {
+	lt, rec, err := f.s.find(ctx, id)
+	if k, ok := known.(*liveTask); err != nil && ok && k.ID == id && k.Over() {
+		return k, k.AsTask(), nil
 	}
 	if err == nil && lt != nil {
-		rec.Agent = cmp.Or(rec.Agent, lt.agentType)
-		rec.Name = cmp.Or(rec.Name, lt.name)
+		rec.Agent = cmp.Or(rec.Agent, lt.AgentType)
+		rec.Name = cmp.Or(rec.Name, lt.Name)
+	}
+	if lt == nil {
+		return nil, rec, err // no run: a nil Run, not a nil *liveTask
 	}
 	return lt, rec, err
 }
@@ -106,7 +102,7 @@ func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queu
 		return lt, queued, nil
 	}
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 		return nil, false, nil
 	case <-ctx.Done():
 		return nil, false, context.Cause(ctx)
@@ -132,7 +128,7 @@ func (s *Service) sendMailbox(ctx context.Context, e queue.Entry) (*liveTask, bo
 	}
 	// Its run has closed its inbox: wait for it to end, to resume it.
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 		return nil, false, nil
 	case <-ctx.Done():
 		return nil, false, context.Cause(ctx)
@@ -162,53 +158,10 @@ func (s *Service) List(ctx context.Context, c Caller, statuses []task.Status) ([
 	return s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Statuses: statuses, Limit: 50})
 }
 
-// awaitEnd waits up to d for task id to end: on the run itself when it is
-// in this process (w watches it), else by reading its record (it runs
-// elsewhere).
-func (s *Service) awaitEnd(ctx context.Context, id string, w *watcher, d time.Duration) (task.Task, error) {
-	tool.Yield(ctx) // the task runs on its own: the caller's other calls go on meanwhile
-	if w != nil {
-		if !w.wait(ctx, d) && ctx.Err() != nil {
-			return task.Task{}, ctx.Err()
-		}
-		if _, rec, err := s.find(context.Background(), id); err == nil {
-			return rec, nil
-		}
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		rec, err := s.cfg.Tasks.GetTask(ctx, id)
-		if err != nil || rec.Status.Terminal() {
-			return rec, err
-		}
-		select {
-		case <-tick.C:
-		case <-timer.C:
-			return rec, nil
-		case <-ctx.Done():
-			return task.Task{}, ctx.Err()
-		}
-	}
-}
-
-// tail is the last n bytes of the log of rec, a run in another process:
-// its output file's, or its transcript's when a store keeps that (no
-// output file), read wherever the run is.
-func (s *Service) tail(ctx context.Context, rec task.Task, n int) string {
-	if rec.Kind == task.KindLocalBash {
-		return shelltask.RawTail(rec.OutputFile, n)
-	}
-	if rec.OutputFile != "" || rec.ChildSessionID == "" {
-		return runlog.Tail(rec.OutputFile, n)
-	}
-	log, err := s.transcriptLog(ctx, rec.ChildSessionID)
-	if err != nil {
-		return ""
-	}
-	return runlog.Newest(log, n)
+// Tail is the last n bytes of the log of rec, a run in another process
+// (taskout.Files.Tail).
+func (f finder) Tail(ctx context.Context, rec task.Task, n int) string {
+	return f.s.files().Tail(ctx, rec, n)
 }
 
 // Stop stops a running task (S-T3): at once when it runs in this process,
@@ -231,9 +184,9 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 		}
 		return fmt.Sprintf("Asked the process running task %s (%s) to stop it.", id, rec.Description), nil
 	}
-	lt.cancel(errStopped)
+	lt.Cancel(runs.ErrStopped)
 	select {
-	case <-lt.done:
+	case <-lt.Done():
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
@@ -246,12 +199,12 @@ func (s *Service) Stop(ctx context.Context, id string) (string, error) {
 func (s *Service) InTree(ctx context.Context, c Caller, id string) error {
 	root := ""
 	if lt := s.live(id); lt != nil {
-		root = lt.rootSessionID
+		root = lt.RootSessionID
 	} else if rec, err := s.cfg.Tasks.GetTask(ctx, id); err == nil {
 		root = rec.RootSessionID
 	} else {
 		// A foreground child has no task record: walk its sessions up.
-		root = s.rootOf(ctx, id)
+		root = taskout.RootOf(ctx, s.cfg.Index, id)
 	}
 	if root == "" || root == c.RootSessionID {
 		return nil
@@ -259,62 +212,22 @@ func (s *Service) InTree(ctx context.Context, c Caller, id string) error {
 	return fmt.Errorf("%s belongs to another session's agents; only the agents this session started can be reached", id)
 }
 
-// rootOf is the main session of sessionID's run tree, "" when the chain of
-// parents cannot be followed.
-func (s *Service) rootOf(ctx context.Context, sessionID string) string {
-	cur := sessionID
-	// Deeper than any spawn depth cadre allows: a cycle ends here.
-	for range 16 {
-		info, err := s.cfg.Index.GetSession(ctx, cur)
-		if err != nil {
-			return ""
-		}
-		if info.ParentID == "" {
-			return info.ID
-		}
-		cur = info.ParentID
-	}
-	return ""
+// files are the tasks' output files (internal/subagent/taskout).
+func (s *Service) files() taskout.Files {
+	return taskout.Files{Dir: s.cfg.OutputDir, Tasks: s.cfg.Tasks, Index: s.cfg.Index, Sessions: s.cfg.Sessions}
 }
 
 // OwnOutput reports whether path (absolute, symbolic links resolved) is
-// the output file of a task of sessionID's run tree: the file the launch
-// text tells the model it may Read, although it lies outside the
-// workspace. Another tree's output stays out of reach, as TaskOutput's
-// does. It is the permission policy's ReadableFile.
+// the output file of a task of sessionID's run tree (taskout.Files.Own).
+// It is the permission policy's ReadableFile.
 func (s *Service) OwnOutput(ctx context.Context, sessionID, path string) bool {
-	dir, err := filepath.EvalSymlinks(s.cfg.OutputDir)
-	if err != nil || filepath.Dir(path) != dir {
-		return false
-	}
-	id, ok := strings.CutSuffix(filepath.Base(path), outputSuffix)
-	if !ok || task.ValidateID(id) != nil {
-		return false
-	}
-	rec, err := s.cfg.Tasks.GetTask(ctx, id)
-	if err != nil || rec.RootSessionID == "" {
-		return false
-	}
-	return s.rootOf(ctx, sessionID) == rec.RootSessionID
+	return s.files().Own(ctx, sessionID, path)
 }
 
-// outputSuffix ends a task's output file name: <OutputDir>/<id>.output.
-const outputSuffix = ".output"
-
-// outputFor is the output file of the run of the child session info:
-// none ("") when a store keeps its transcript, which is then read as its
-// output (Service.Output), so that every node sees it and no file is
-// written.
-func (s *Service) outputFor(info session.Info) string {
-	if session.InStore(info.TranscriptPath) {
-		return ""
-	}
-	return s.outputPath(info.ID)
-}
-
-// outputPath is the output file of the run with this id.
-func (s *Service) outputPath(id string) string {
-	return filepath.Join(s.cfg.OutputDir, id+outputSuffix)
+// Output is rec's output as text (`cadre tasks output`, the SDK's
+// TaskOutput; taskout.Files.Output).
+func (s *Service) Output(ctx context.Context, rec task.Task) (string, error) {
+	return s.files().Output(ctx, rec)
 }
 
 // treeRuns are the runs of the caller's tree in progress in this process,
@@ -323,7 +236,7 @@ func (s *Service) treeRuns(root string) []*liveTask {
 	s.mu.Lock()
 	var tree []*liveTask
 	for _, t := range s.running {
-		if t.rootSessionID == root {
+		if t.RootSessionID == root {
 			tree = append(tree, t)
 		}
 	}
@@ -332,10 +245,7 @@ func (s *Service) treeRuns(root string) []*liveTask {
 	// winds down.
 	var out []*liveTask
 	for _, t := range tree {
-		t.mu.Lock()
-		ended := t.phase.ended()
-		t.mu.Unlock()
-		if !ended {
+		if !t.Ended() {
 			out = append(out, t)
 		}
 	}

@@ -59,7 +59,7 @@ func TestTeammatePlanApproval(t *testing.T) {
 	h.addTeammate(lead, "bob")
 	idle := func() {
 		t.Helper()
-		if _, err := h.svc.awaitEnd(context.Background(), alice, nil, waitFor); err != nil {
+		if _, err := h.svc.desk.AwaitRecord(context.Background(), alice, waitFor); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,7 +132,7 @@ func TestTeamRosterOutlivesTheProcess(t *testing.T) {
 	if res.IsError || alice == "" {
 		t.Fatalf("adding alice: %s", resultText(res))
 	}
-	if _, err := h.svc.awaitEnd(context.Background(), alice, nil, waitFor); err != nil {
+	if _, err := h.svc.desk.AwaitRecord(context.Background(), alice, waitFor); err != nil {
 		t.Fatal(err)
 	}
 	h.addTeammate(lead, "bob")
@@ -158,7 +158,7 @@ func TestTeamRosterOutlivesTheProcess(t *testing.T) {
 	if got := resultText(h.teamUse(lead, "SendMessage", map[string]any{"to": "alice", "message": "after the restart: go on", "summary": "go on"})); !strings.Contains(got, "woke it") {
 		t.Fatalf("waking alice: %s", got)
 	}
-	if _, err := next.awaitEnd(context.Background(), alice, nil, waitFor); err != nil {
+	if _, err := next.desk.AwaitRecord(context.Background(), alice, waitFor); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

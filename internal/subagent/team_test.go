@@ -55,7 +55,7 @@ func (h *harness) addTeammate(c Caller, name string) string {
 	if res.IsError || id == "" {
 		h.t.Fatalf("adding %s: %s", name, resultText(res))
 	}
-	if _, err := h.svc.awaitEnd(context.Background(), id, nil, waitFor); err != nil {
+	if _, err := h.svc.desk.AwaitRecord(context.Background(), id, waitFor); err != nil {
 		h.t.Fatal(err)
 	}
 	return id
@@ -179,7 +179,7 @@ func TestTeammateWokenFromOutsideStaysOnTheTeam(t *testing.T) {
 	if _, err := h.svc.SendMessage(context.Background(), lead, "alice", "one more thing"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.svc.awaitEnd(context.Background(), id, nil, waitFor); err != nil {
+	if _, err := h.svc.desk.AwaitRecord(context.Background(), id, waitFor); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

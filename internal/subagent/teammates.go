@@ -42,7 +42,7 @@ func (s *Service) teamNotice(t *liveTask, status task.Status, result string) (st
 	if tm == nil {
 		return "", false
 	}
-	return tm.IdleNotice(t.about(), status, result)
+	return tm.IdleNotice(t.Info, status, result)
 }
 
 // permitOf is what decides a child's calls: its policy, or, for a

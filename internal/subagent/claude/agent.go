@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/agent"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/agentresult"
 	"github.com/cadre-dev/cadre/internal/subagent/prompt"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
@@ -71,7 +72,7 @@ func (s *profile) runAgent(ctx context.Context, c subagent.Caller, env tool.Env,
 	if out.Launched() {
 		return launchedResult(out), nil
 	}
-	return subagent.AgentResult(out, in.Prompt)
+	return agentresult.Of(out, in.Prompt)
 }
 
 // fork starts a fork of the caller for this call (S-F1), always in the

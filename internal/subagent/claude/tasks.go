@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/prompt"
+	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -82,7 +84,7 @@ func (s *profile) taskOutput(ctx context.Context, c subagent.Caller, in TaskOutp
 			in.Block = new(bool)
 		}
 	}
-	filter, err := subagent.ShellFilter(in.Filter)
+	filter, err := shell.Filter(in.Filter)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
@@ -121,11 +123,11 @@ func (s *profile) taskOutput(ctx context.Context, c subagent.Caller, in TaskOutp
 		// A command's output is read, not delivered: it is shown each
 		// time (its file keeps it); the read above only took the end
 		// over from the notification.
-		return s.svc.ShellOutputResult(rec, filter)
+		return shell.OutputResult(rec, filter), nil
 	}
 	var out string
 	switch {
-	case d != subagent.DeliverShow:
+	case d != deliver.Show:
 		out = "(" + strings.ToUpper(d.Note()[:1]) + d.Note()[1:] + ".)"
 	case rec.Status.Terminal():
 		out = rec.Result
@@ -137,7 +139,7 @@ func (s *profile) taskOutput(ctx context.Context, c subagent.Caller, in TaskOutp
 	}
 	return tool.Result{
 		Content: []llm.Block{llm.Text(fmt.Sprintf("<task_id>%s</task_id>\n<task_type>%s</task_type>\n<status>%s</status>\n<note>%s</note>\n<output>\n%s\n</output>", rec.ID, rec.Kind, rec.Status, prompt.Untrusted, prompt.Escape(strings.TrimSpace(out))))},
-		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": subagent.Retrieval(rec.Status)},
+		Meta:    map[string]any{"task_id": rec.ID, "status": string(rec.Status), "retrieval_status": deliver.Retrieval(rec.Status)},
 	}, nil
 }
 

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/prompt"
+	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
@@ -54,10 +56,10 @@ func harnessStatus(st task.Status) string {
 // task_id, status, then its result, error or output so far — or, for an
 // ended task whose result this report must not show (deliver.go), the note
 // that says where it went.
-func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, r *subagent.Reading, d subagent.Delivery) string {
+func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, r *deliver.Reading, d deliver.Delivery) string {
 	id := rec.ID
 	if rec.Kind == task.KindLocalBash {
-		return subagent.ShellReport(rec, harnessTaskID(rec.ID), harnessStatus(rec.Status))
+		return shell.Report(rec, harnessTaskID(rec.ID), harnessStatus(rec.Status))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent_key: %s\nagent_id: %s\nsession_id: %s\ntask_id: %s\n", harnessKey(rec.Agent, id), rec.Agent, harnessSessionID(id), harnessTaskID(id))
@@ -67,7 +69,7 @@ func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, r *subag
 	fmt.Fprintf(&b, "status: %s", harnessStatus(rec.Status))
 	result := strings.TrimSpace(rec.Result)
 	switch {
-	case rec.Status.Terminal() && d != subagent.DeliverShow:
+	case rec.Status.Terminal() && d != deliver.Show:
 		fmt.Fprintf(&b, "\nnote: %s", d.Note())
 	case rec.Status == task.StatusCompleted:
 		if result == "" {
@@ -92,7 +94,7 @@ func (h *harnessProfile) taskReport(ctx context.Context, rec task.Task, r *subag
 }
 
 // read is s.read for an id in any harness form, of the caller's tree.
-func (h *harnessProfile) read(ctx context.Context, ref string) (*subagent.Reading, error) {
+func (h *harnessProfile) read(ctx context.Context, ref string) (*deliver.Reading, error) {
 	id, _, _ := harnessRef(ref)
 	if err := h.s.svc.InTree(ctx, h.c, id); err != nil {
 		return nil, err
@@ -126,7 +128,7 @@ func (h *harnessProfile) taskOutput(ctx context.Context, _ tool.Env, in TaskOutp
 	rec := r.Record()
 	return tool.Result{
 		Content: []llm.Block{llm.Text(h.taskReport(ctx, rec, r, d))},
-		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": subagent.Retrieval(rec.Status)},
+		Meta:    map[string]any{"task_id": harnessTaskID(rec.ID), "status": harnessStatus(rec.Status), "retrieval_status": deliver.Retrieval(rec.Status)},
 	}, nil
 }
 
@@ -182,7 +184,7 @@ func (h *harnessProfile) taskList(ctx context.Context, filter string) (tool.Resu
 // waitAsync waits for several tasks: all of them, or the first to end, up
 // to a timeout; then reports each one (S-T2's semantics, per task).
 func (h *harnessProfile) waitAsync(ctx context.Context, _ tool.Env, in WaitAsyncResultsInput) (tool.Result, error) {
-	var reads []*subagent.Reading
+	var reads []*deliver.Reading
 	defer func() {
 		for _, r := range reads {
 			r.Close()

@@ -1,4 +1,4 @@
-package subagent
+package runs
 
 import (
 	"context"
@@ -17,7 +17,7 @@ type Group struct {
 	wg     sync.WaitGroup
 
 	mu   sync.Mutex
-	live map[string]*liveTask // runs of this tree not yet finished
+	live map[string]*Live // runs of this tree not yet finished
 	// all are the runs the group ever started, in launch order: the
 	// listing front ends number (Runs), which a run's end must not shift.
 	// A run that ended is kept as its snapshot, not as the run: its
@@ -46,14 +46,14 @@ type Group struct {
 // it once needed, and iterating it visits that room: after a burst of
 // 10,000 children it is made again once a few are left.
 type childRuns struct {
-	runs map[string]*liveTask
+	runs map[string]*Live
 	peak int
 }
 
 // NewGroup returns a group whose runs end when ctx does.
 func NewGroup(ctx context.Context) *Group {
 	ctx, cancel := context.WithCancelCause(ctx)
-	return &Group{ctx: ctx, cancel: cancel, live: map[string]*liveTask{}, at: map[string]int{}, children: map[string]*childRuns{}, changed: make(chan struct{})}
+	return &Group{ctx: ctx, cancel: cancel, live: map[string]*Live{}, at: map[string]int{}, children: map[string]*childRuns{}, changed: make(chan struct{})}
 }
 
 // Stop cancels every run of the group.
@@ -62,11 +62,26 @@ func (g *Group) Stop(cause error) { g.cancel(cause) }
 // Wait blocks until every goroutine of the group has ended.
 func (g *Group) Wait() { g.wg.Wait() }
 
-func (g *Group) add(t *liveTask) {
+// Go runs f in a goroutine of the group, which Wait waits for.
+func (g *Group) Go(f func()) { g.wg.Go(f) }
+
+// Hold counts a goroutine-to-be of the group — a run waiting for a lane
+// place, which a callback starts later — until release is called, once.
+func (g *Group) Hold() (release func()) {
+	g.wg.Add(1)
+	return g.wg.Done
+}
+
+// Context is the group's context: it ends when the group's runs are
+// stopped (a profile forgets what it kept for the tree then).
+func (g *Group) Context() context.Context { return g.ctx }
+
+// Add adds a launched run to the group.
+func (g *Group) Add(t *Live) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.started = true
-	g.at[t.id] = len(g.all)
+	g.at[t.ID] = len(g.all)
 	g.all = append(g.all, groupRun{live: t})
 	g.logChange(len(g.all) - 1)
 	g.addLive(t)
@@ -83,34 +98,34 @@ func (g *Group) logChange(i int) {
 
 // touched logs that run t started or spent, which its entry in a result
 // shows. The caller must not hold t.mu (remove takes it under g.mu).
-func (g *Group) touched(t *liveTask) {
+func (g *Group) touched(t *Live) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if i, ok := g.at[t.id]; ok && g.all[i].live == t {
+	if i, ok := g.at[t.ID]; ok && g.all[i].live == t {
 		g.logChange(i)
 	}
 }
 
-// addShell adds a background shell: it counts as a background run of the
+// AddShell adds a background shell: it counts as a background run of the
 // agent that started it (HasRunning), but it is not a subagent run (Runs).
-func (g *Group) addShell(t *liveTask) {
+func (g *Group) AddShell(t *Live) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.started = true
 	g.addLive(t)
 }
 
-func (g *Group) addLive(t *liveTask) {
-	g.live[t.id] = t
-	c := g.children[t.parentAgentID]
+func (g *Group) addLive(t *Live) {
+	g.live[t.ID] = t
+	c := g.children[t.ParentAgentID]
 	if c == nil {
-		c = &childRuns{runs: map[string]*liveTask{}}
-		g.children[t.parentAgentID] = c
+		c = &childRuns{runs: map[string]*Live{}}
+		g.children[t.ParentAgentID] = c
 	}
-	c.runs[t.id] = t
+	c.runs[t.ID] = t
 	c.peak = max(c.peak, len(c.runs))
 }
 
@@ -119,14 +134,14 @@ func (g *Group) remove(id string) {
 	defer g.mu.Unlock()
 	if t, ok := g.live[id]; ok {
 		delete(g.live, id)
-		if c := g.children[t.parentAgentID]; c != nil && c.runs[id] == t {
+		if c := g.children[t.ParentAgentID]; c != nil && c.runs[id] == t {
 			delete(c.runs, id)
 			switch n := len(c.runs); {
 			case n == 0:
-				delete(g.children, t.parentAgentID)
+				delete(g.children, t.ParentAgentID)
 			case c.peak >= 1024 && n < c.peak/8:
 				// Copied key by key: maps.Clone keeps the room too.
-				runs := make(map[string]*liveTask, n)
+				runs := make(map[string]*Live, n)
 				for k, v := range c.runs {
 					runs[k] = v
 				}
@@ -135,7 +150,7 @@ func (g *Group) remove(id string) {
 		}
 	}
 	if i, ok := g.at[id]; ok {
-		g.all[i] = groupRun{ended: g.all[i].live.run(), logged: g.all[i].logged}
+		g.all[i] = groupRun{ended: g.all[i].live.View(), logged: g.all[i].logged}
 		delete(g.at, id)
 		g.logChange(i)
 	}
@@ -161,7 +176,7 @@ func (g *Group) HasRunning(parentAgentID string) bool {
 		return false
 	}
 	for _, t := range c.runs {
-		if t.isBackground() {
+		if t.IsBackground() {
 			return true
 		}
 	}
@@ -175,7 +190,7 @@ func (g *Group) BackgroundRunning() int {
 	defer g.mu.Unlock()
 	n := 0
 	for _, t := range g.live {
-		if t.isBackground() && !t.ended() {
+		if t.IsBackground() && !t.Ended() {
 			n++
 		}
 	}
@@ -191,7 +206,7 @@ func (g *Group) Active(parentSessionID string) int {
 	for _, t := range g.live {
 		// A run whose end is decided no longer counts, though it is
 		// still announcing it.
-		if t.parentSessionID == parentSessionID && t.kind != task.KindLocalBash && !t.ended() {
+		if t.ParentSessionID == parentSessionID && t.Kind != task.KindLocalBash && !t.Ended() {
 			n++
 		}
 	}
@@ -202,16 +217,16 @@ func (g *Group) Active(parentSessionID string) int {
 // (the SDK's and later the TUI's Ctrl+B); it returns how many it moved.
 func (g *Group) Background() int {
 	g.mu.Lock()
-	var fg []*liveTask
+	var fg []*Live
 	for _, t := range g.live {
-		if !t.isBackground() {
+		if !t.IsBackground() {
 			fg = append(fg, t)
 		}
 	}
 	g.mu.Unlock()
 	n := 0
 	for _, t := range fg {
-		if t.requestBackground() {
+		if t.RequestBackground() {
 			n++
 		}
 	}
@@ -223,9 +238,9 @@ func (g *Group) Background() int {
 // such a run of the group is going on; moved, whether it moved.
 func (g *Group) BackgroundCall(toolUseID string) (moved, found bool) {
 	g.mu.Lock()
-	var fg *liveTask
+	var fg *Live
 	for _, t := range g.live {
-		if t.toolUseID == toolUseID && !t.ended() {
+		if t.ToolUseID == toolUseID && !t.Ended() {
 			fg = t
 			break
 		}
@@ -234,7 +249,7 @@ func (g *Group) BackgroundCall(toolUseID string) (moved, found bool) {
 	if fg == nil {
 		return false, false
 	}
-	return !fg.isBackground() && fg.requestBackground(), true
+	return !fg.IsBackground() && fg.RequestBackground(), true
 }
 
 // Started reports whether the group has ever started a run or a shell.

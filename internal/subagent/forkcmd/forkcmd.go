@@ -1,11 +1,14 @@
-package subagent
+package forkcmd
 
 import (
 	"context"
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/command"
+	"github.com/cadre-dev/cadre/internal/fork"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/internal/subagent/agentresult"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -49,18 +52,23 @@ type CommandOutcome struct {
 	AgentID  string
 }
 
-// RunCommand runs a fork command: in the foreground its result's final
-// text is the command's output; in the background it returns once the run
-// has started.
-func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*CommandOutcome, error) {
-	req := SpawnRequest{
+// Spawner starts children: the spawn core (subagent.Service.Spawn).
+type Spawner interface {
+	Spawn(ctx context.Context, c subagent.Caller, req subagent.SpawnRequest) (*subagent.Outcome, error)
+}
+
+// Run runs a fork command: in the foreground its result's final text is
+// the command's output; in the background it returns once the run has
+// started.
+func Run(ctx context.Context, s Spawner, c subagent.Caller, cr CommandRun) (*CommandOutcome, error) {
+	req := subagent.SpawnRequest{
 		ToolUseID: "command_" + strings.ReplaceAll(cr.Name, ":", "_"), Description: "/" + cr.Name, Prompt: cr.Prompt,
 		SubagentType: cr.Agent, Model: cr.Model, Tools: cr.AllowedTools, ToolsGrantNothing: cr.NoGrant,
 		Foreground: !cr.Background, Background: cr.Background,
 	}
 	if cr.Agent == "" && cr.Model == "" && cr.Turn != nil {
 		if c.Fork {
-			return nil, errForkInFork
+			return nil, fork.ErrInFork
 		}
 		req.Fork = cr.Turn
 	} else {
@@ -70,28 +78,28 @@ func (s *Service) RunCommand(ctx context.Context, c Caller, cr CommandRun) (*Com
 	if err != nil {
 		return nil, err
 	}
-	return &CommandOutcome{Result: out.res, Launched: out.launched, AgentID: out.sessionID}, nil
+	return &CommandOutcome{Result: out.Result(), Launched: out.Launched(), AgentID: out.SessionID()}, nil
 }
 
 // SkillFork is the Skill tool's way to run a `context: fork` skill the
 // model of c invoked (S-F2): a fork continuing the very turn that called
 // Skill, in the foreground, whose final text is the tool's result.
-func (s *Service) SkillFork(c Caller) func(ctx context.Context, env tool.Env, cmd command.Command, prompt string) (tool.Result, error) {
+func SkillFork(s Spawner, c subagent.Caller) func(ctx context.Context, env tool.Env, cmd command.Command, prompt string) (tool.Result, error) {
 	return func(ctx context.Context, env tool.Env, cmd command.Command, prompt string) (tool.Result, error) {
-		if c.Fork || inFork(env.Turn) {
-			return tool.Errorf("%v", errForkInFork), nil
+		if c.Fork || fork.InFork(env.Turn) {
+			return tool.Errorf("%v", fork.ErrInFork), nil
 		}
 		if env.Turn == nil || env.Turn.Request == nil {
 			return tool.Errorf("cannot fork the skill %s: the call did not come from a model turn", cmd.Name), nil
 		}
-		out, err := s.Spawn(ctx, c, SpawnRequest{
+		out, err := s.Spawn(ctx, c, subagent.SpawnRequest{
 			ToolUseID: env.ToolUseID, Description: "/" + cmd.Name, Prompt: prompt,
 			Tools: cmd.AllowedTools, ToolsGrantNothing: cmd.NoGrant, Fork: env.Turn, Foreground: true,
 		})
 		if err != nil {
 			return tool.Errorf("%v", err), nil
 		}
-		return AgentResult(out, prompt)
+		return agentresult.Of(out, prompt)
 	}
 }
 
@@ -99,12 +107,12 @@ func (s *Service) SkillFork(c Caller) func(ctx context.Context, env tool.Env, cm
 // text" — in the foreground, as a child of c: what the Agent tool would
 // do, without a model's call. toolUseID stands for that call: the child's
 // events are tagged with it.
-func (s *Service) RunAgent(ctx context.Context, c Caller, name, prompt, toolUseID string) (*runner.Result, error) {
-	out, err := s.Spawn(ctx, c, SpawnRequest{
+func RunAgent(ctx context.Context, s Spawner, c subagent.Caller, name, prompt, toolUseID string) (*runner.Result, error) {
+	out, err := s.Spawn(ctx, c, subagent.SpawnRequest{
 		ToolUseID: toolUseID, Description: "@" + name, Prompt: prompt, SubagentType: name, Foreground: true,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out.res, nil
+	return out.Result(), nil
 }

@@ -1,10 +1,11 @@
-package subagent
+package runs
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/llm"
@@ -17,10 +18,10 @@ func TestGroupHasRunning(t *testing.T) {
 	g := NewGroup(context.Background())
 	const n = 3000
 	for i := range n {
-		g.add(&liveTask{id: fmt.Sprintf("c%d", i), phase: phaseBackground})
+		g.Add(New(Info{ID: fmt.Sprintf("c%d", i)}, Options{Background: true, Group: g}))
 	}
-	g.add(&liveTask{id: "fg", parentAgentID: "c0"})
-	g.add(&liveTask{id: "gc", parentAgentID: "c1", phase: phaseBackground})
+	g.Add(New(Info{ID: "fg", ParentAgentID: "c0"}, Options{Group: g}))
+	g.Add(New(Info{ID: "gc", ParentAgentID: "c1"}, Options{Background: true, Group: g}))
 	for _, tc := range []struct {
 		parent string
 		want   bool
@@ -49,16 +50,23 @@ func TestGroupHasRunning(t *testing.T) {
 	if g.at["fg"] != n || len(g.at) != 1 {
 		t.Errorf("the index of live runs: %v", g.at)
 	}
+	// An ended run is kept as its snapshot: its result (the child's whole
+	// conversation) is not held for the group's life.
+	for _, gr := range g.all {
+		if gr.live != nil && gr.live.ID != "fg" {
+			t.Errorf("the group still holds ended run %s", gr.live.ID)
+		}
+	}
 }
 
 // RunsChanged lists the runs that changed since the mark, in launch
 // order, and says where each end is in the log so a caller can look again.
 func TestGroupRunsChanged(t *testing.T) {
 	g := NewGroup(context.Background())
-	var tasks []*liveTask
+	var tasks []*Live
 	for i := range 5 {
-		tasks = append(tasks, &liveTask{id: fmt.Sprintf("r%d", i), phase: phaseBackground, group: g})
-		g.add(tasks[i])
+		tasks = append(tasks, New(Info{ID: fmt.Sprintf("r%d", i)}, Options{Background: true, Group: g}))
+		g.Add(tasks[i])
 	}
 	g.remove("r3")
 	g.remove("r1")
@@ -75,14 +83,14 @@ func TestGroupRunsChanged(t *testing.T) {
 	if runs, _, _ := g.RunsChanged(6); runIDs(runs) != "r1 r4" {
 		t.Fatalf("RunsChanged(6) = %s, want r1 r4", runIDs(runs))
 	}
-	// A run that starts or spends is listed again: through observe, the
+	// A run that starts or spends is listed again: through Observe, the
 	// path a child's every reply takes.
-	tasks[2].observe(loop.Step{Message: llm.Message{Role: llm.RoleAssistant}, Response: llm.Reply(llm.Text("half done"))})
+	tasks[2].Observe(loop.Step{Message: llm.Message{Role: llm.RoleAssistant}, Response: llm.Reply(llm.Text("half done"))})
 	runs, ends, next = g.RunsChanged(next)
 	if got := runIDs(runs); got != "r2" || fmt.Sprint(ends) != "[-1]" || next != 9 {
 		t.Fatalf("after r2 spent RunsChanged(8) = %s %v %d, want r2 [-1] 9", got, ends, next)
 	}
-	g.touched(tasks[0])
+	tasks[0].Begin(time.Now())
 	g.touched(tasks[3]) // ended: nothing to log
 	if runs, _, _ := g.RunsChanged(next); runIDs(runs) != "r0" {
 		t.Fatalf("after r0 started RunsChanged(9) = %s, want r0", runIDs(runs))
@@ -108,10 +116,10 @@ func runIDs(runs []Run) string {
 func TestGroupRunsChangedListsOnlyChanges(t *testing.T) {
 	g := NewGroup(context.Background())
 	const n = 2000
-	tasks := make([]*liveTask, n)
 	for i := range n {
-		tasks[i] = &liveTask{id: fmt.Sprintf("r%d", i), phase: phaseBackground, waiting: true}
-		g.add(tasks[i])
+		t := New(Info{ID: fmt.Sprintf("r%d", i)}, Options{Background: true, Group: g})
+		t.MarkQueued()
+		g.Add(t)
 	}
 	runs, _, next := g.RunsChanged(0)
 	if len(runs) != n {
