@@ -129,7 +129,7 @@ func TestGroupRunsChangedListsOnlyChanges(t *testing.T) {
 		t.Fatalf("RunsChanged with nothing changed listed %d runs: %s", len(runs), runIDs(runs[:min(len(runs), 5)]))
 	}
 	g.remove("r7")
-	runs, ends, next := g.RunsChanged(next)
+	runs, ends, _ := g.RunsChanged(next)
 	if got := runIDs(runs); got != "r7" || len(ends) != 1 || ends[0] < 0 {
 		t.Fatalf("after one end RunsChanged = %d runs (%.40s…) ends %v, want r7 with its place in the log", len(runs), got, ends)
 	}
