@@ -73,11 +73,12 @@ func TestHooksCallTheProgram(t *testing.T) {
 	if err != nil || out.Decision != "block" {
 		t.Errorf("onFailure block: %+v, %v", out, err)
 	}
-	// Without Raw the input is encoded from its fields.
+	// Without Raw the input is encoded from its fields, as a command hook
+	// reads it: Claude Code's keys in Claude Code's order.
 	if _, err := got[cadre.HookPostToolUse][0].Hooks[0](context.Background(), cadre.HookInput{Event: cadre.HookPostToolUse, ToolName: "Read"}); err != nil {
 		t.Fatal(err)
 	}
-	if last := peer.calls[len(peer.calls)-1]; last != `hook_2  {"hook_event_name":"PostToolUse","session_id":"","transcript_path":"","cwd":"","tool_name":"Read"}` {
+	if last := peer.calls[len(peer.calls)-1]; last != `hook_2  {"session_id":"","transcript_path":"","cwd":"","hook_event_name":"PostToolUse","tool_name":"Read"}` {
 		t.Errorf("encoded input: %s", last)
 	}
 }
