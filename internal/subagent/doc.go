@@ -57,7 +57,6 @@
 //	                  internal/spawnpolicy
 //	hooks.go          a child's hooks: the runtime's, then its definition's own (which may run:
 //	                  internal/spawnpolicy)
-//	joint.go          a child's session and task records written together where one store holds both
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat (internal/heartbeat), finish (S-L6)
 //	teammates.go      what a teammate's run asks of the profile's teams: its span, idle hooks, notice,
@@ -83,6 +82,8 @@
 //
 //	runs/             a live run (Info, Live, Phase: its output, figures and end) and the Group
 //	                  of one run tree, with the run list front ends show (Run)
+//	records/          a child's session and task records, written together where one store
+//	                  holds both (and its inbox opened with them on PostgreSQL)
 //	deliver/          a result reaches the model once (S-N1): who delivers, what wins; Reading,
 //	                  the one read sequence of every reader tool
 //	notify/           a run's task_* events and its <task-notification> (prompts/)

@@ -255,8 +255,9 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	case task.StatusFailed, task.StatusTimeout:
 		sessStatus = session.StatusFailed
 	}
-	// A background run's session end is written with its task's (joint.go).
-	hold := t.IsBackground() && s.joint != nil
+	// A background run's session end is written with its task's
+	// (internal/subagent/records).
+	hold := t.IsBackground() && s.records.Joint()
 	if hold {
 		r.sess.Hold()
 	}
@@ -343,18 +344,9 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 			}
 			return ev, nil
 		}
-		var err error
-		if t.sessionEnd != nil {
-			_, err = s.joint.TransitionSessionTask(ctx, t.ID, t.sessionEnd, t.ID, end)
-			if err != nil {
-				// The session's end is not lost with the task's.
-				won = false
-				if serr := s.cfg.Sessions.Index().UpdateSession(ctx, t.ID, t.sessionEnd); serr != nil {
-					s.log.WarnContext(ctx, "record the end of a child session", "session_id", t.ID, "status", status, "err", serr)
-				}
-			}
-		} else {
-			_, err = s.cfg.Tasks.Transition(ctx, t.ID, end)
+		err := s.records.End(ctx, t.ID, t.sessionEnd, end)
+		if err != nil && t.sessionEnd != nil {
+			won = false
 		}
 		var n, first *deliver.Notice
 		switch {

@@ -30,6 +30,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
+	"github.com/cadre-dev/cadre/internal/subagent/records"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
@@ -181,12 +182,9 @@ type Service struct {
 	depth   int
 
 	lane *lane.Lane // the subagent lane (S-C2)
-	// joint writes a child's session and task records together, or is
-	// nil (joint.go).
-	joint jointStore
-	// inboxJoint is joint when it opens a new child's inbox with its
-	// records, else nil.
-	inboxJoint inboxJoint
+	// records writes a child's session and task records, together where
+	// one store holds both (internal/subagent/records).
+	records *records.Writer
 	// fg bounds the foreground runs in flight, one set of places per
 	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
 	fg [MaxDepth + 1]*lane.Places
@@ -233,10 +231,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Tasks == nil {
 		s.cfg.Tasks = task.NewMem()
 	}
-	s.joint = jointOf(s.cfg)
-	s.inboxJoint = inboxJointOf(s.cfg, s.joint)
 	s.orphans = NewGroup(context.Background())
 	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	var index session.Index
+	if s.cfg.Sessions != nil {
+		index = s.cfg.Sessions.Index()
+	}
+	s.records = records.New(s.cfg.Tasks, index, s.cfg.Mailbox, s.cfg.Owner, s.log)
 	s.desk = &deliver.Desk{Tasks: s.cfg.Tasks, Queue: s.cfg.Queue, Runs: finder{s}, Log: s.log}
 	if s.cfg.ProgressEvery == 0 {
 		s.cfg.ProgressEvery = 30 * time.Second

@@ -335,7 +335,7 @@ func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, ch
 		Key:   "agent:" + def.Name + ":subagent:" + id,
 		Title: cmp.Or(strings.TrimSpace(description), "(@"+def.Name+" subagent)"),
 	}
-	if background && s.joint != nil {
+	if background && s.records.Joint() {
 		// Its transcript is created when it runs (ready): a run that
 		// waits for a place in the lane holds no file until then.
 		return s.cfg.Sessions.Prepare(info)
@@ -605,7 +605,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The inbox opens before the run is recorded or tracked: whoever
 	// finds it running, here or through its record in another process,
 	// can queue a message for it, even while it waits for a lane slot.
-	if background && s.inboxJoint != nil && !r.sess.IsRecorded() && !r.req.dispatched {
+	if background && s.records.OpensInboxes() && !r.sess.IsRecorded() && !r.req.dispatched {
 		// The write that records it opens it (record).
 		t.inbox = mailbox.Subscribe(ctx, s.cfg.Mailbox, id, s.log)
 	} else {
@@ -695,7 +695,7 @@ func (s *Service) agentCall(id string, req SpawnRequest) string {
 
 // record writes (or rewrites, for a continued agent) t's task record and
 // announces it. A child session not yet recorded (sess, when not nil) is
-// recorded in the same write.
+// recorded in the same write (internal/subagent/records).
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
 	rec := task.Task{
 		ID: t.ID, Kind: t.TaskKind(), Agent: t.AgentType, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
@@ -709,41 +709,15 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 		rec.Started = t.Started()
 	}
 	// Once decided, the record is written even if the caller's turn ends.
-	ctx = context.WithoutCancel(ctx)
-	if sess != nil && !sess.IsRecorded() {
-		var err error
-		if t.inbox.OpensWithRecord() {
-			err = s.inboxJoint.CreateSessionTaskInbox(ctx, sess.Info, rec, s.cfg.Owner)
-		} else {
-			err = s.joint.CreateSessionTask(ctx, sess.Info, rec)
-		}
-		if err != nil {
-			return fmt.Errorf("record task %s: %w", t.ID, err)
-		}
-		sess.Recorded()
-		s.events.Started(t.Info, true)
-		return nil
-	}
-	err := s.cfg.Tasks.CreateTask(ctx, rec)
-	if err != nil {
-		// A continued agent keeps its id: the record is reused, reset.
-		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.ID); gerr != nil {
-			return fmt.Errorf("record task %s: %w", t.ID, err)
-		}
-		ev := task.EventResume
-		if status == task.StatusPending {
-			ev = task.EventRequeue
-		}
-		_, err = s.cfg.Tasks.Transition(ctx, t.ID, func(old *task.Task) (task.Event, error) {
-			created, was := old.Created, old.Status
-			*old = rec
-			old.Created, old.Status = created, was // the event sets it
-			return ev, nil
-		})
-		if err != nil {
-			return fmt.Errorf("record task %s: %w", t.ID, err)
-		}
+	if err := s.records.Start(ctx, rec, sess, t.inbox.OpensWithRecord()); err != nil {
+		return err
 	}
 	s.events.Started(t.Info, true)
 	return nil
+}
+
+// startsInBackground reports whether req, for def, is launched as a
+// background task rather than run in the foreground.
+func startsInBackground(req SpawnRequest, def agent.Definition) bool {
+	return !req.Foreground && (req.Background || def.Background || (req.Timeout != nil && *req.Timeout == 0))
 }
