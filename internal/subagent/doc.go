@@ -82,6 +82,8 @@
 //
 //	runs/             a live run (Info, Live, Phase: its output, figures and end) and the Group
 //	                  of one run tree, with the run list front ends show (Run)
+//	runtable/         the runs in progress in this process and the reservations of spawns in
+//	                  flight (a name, a session, a child's place), under one lock
 //	records/          a child's session and task records, written together where one store
 //	                  holds both (and its inbox opened with them on PostgreSQL)
 //	deliver/          a result reaches the model once (S-N1): who delivers, what wins; Reading,

@@ -217,23 +217,19 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		// and either answer it or close the run to messages, so that
 		// SendMessage resumes the agent instead.
 		answer := res.Err == nil && ctx.Err() == nil
-		s.mu.Lock()
 		var left []queue.Entry
-		if answer {
-			left = s.cfg.Queue.Take(t.ID)
-		}
-		if t.inbox == nil {
-			t.closing = len(left) == 0
-		}
-		s.mu.Unlock()
+		s.runs.Closing(t.ID, func() bool {
+			if answer {
+				left = s.cfg.Queue.Take(t.ID)
+			}
+			return t.inbox == nil && len(left) == 0
+		})
 		if t.inbox != nil && len(left) == 0 {
 			// With a Mailbox, messages (this process's too) go there,
-			// and its own lock does what s.mu does above (mailbox.go):
-			// the run is closed to them once its inbox is.
+			// and its own lock does what the table's does above
+			// (mailbox.go): the run is closed to them once its inbox is.
 			left = t.inbox.Close(ctx, answer)
-			s.mu.Lock()
-			t.closing = len(left) == 0
-			s.mu.Unlock()
+			s.runs.Closing(t.ID, func() bool { return len(left) == 0 })
 		}
 		if len(left) == 0 {
 			break
@@ -392,23 +388,14 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 	})
 }
 
-func (s *Service) track(t *liveTask) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.running[t.ID] = t
-}
+func (s *Service) track(t *liveTask) { s.runs.Track(t.ID, t.RootSessionID, t.Name, t) }
 
-func (s *Service) untrack(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.running, id)
-}
+func (s *Service) untrack(id string) { s.runs.Untrack(id) }
 
 // live returns the run with this id if it is in progress in this process.
 func (s *Service) live(id string) *liveTask {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.running[id]
+	t, _ := s.runs.Live(id)
+	return t
 }
 
 // modelName is m's name, "" for none.

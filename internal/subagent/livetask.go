@@ -47,10 +47,6 @@ type liveTask struct {
 	// slot is the lane place of a run moved to the background.
 	slot *lane.Slot
 
-	// closing is set, under Service.mu, once the run takes no more
-	// messages: SendMessage then resumes the agent instead of queueing.
-	closing bool
-
 	// delivery is how far the delivery of the run's end got
 	// (internal/subagent/deliver), under the service's Desk.
 	delivery deliver.State

@@ -32,6 +32,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
 	"github.com/cadre-dev/cadre/internal/subagent/records"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
+	"github.com/cadre-dev/cadre/internal/subagent/runtable"
 	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
@@ -197,17 +198,9 @@ type Service struct {
 	// input type (CallerTool).
 	toolProtos sync.Map
 
-	mu      sync.Mutex
-	running map[string]*liveTask // runs in progress in this process, by id
-	// reserved holds what a spawn has checked but not yet launched — a
-	// session being continued, a name being taken — so that two spawns in
-	// flight cannot both pass the same check.
-	reserved map[string]bool
-	// agentCalls holds, by agent id, the Agent call that first launched
-	// each agent this process ran: a resumed agent's messages stay tagged
-	// with it (a foreground agent has no task record to keep it). It
-	// grows by one short entry per agent.
-	agentCalls map[string]string
+	// runs are the runs in progress in this process, by id, and the
+	// reservations of spawns in flight (internal/subagent/runtable).
+	runs *runtable.Table[*liveTask]
 	// events publishes the runs' task_* events (internal/subagent/notify).
 	events notify.Publisher
 	// shells runs the agents' background commands (internal/subagent/shell).
@@ -221,7 +214,7 @@ type Service struct {
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, agentCalls: map[string]string{}, lane: lane.New(cfg.Settings.Lane())}
+	s := &Service{cfg: cfg, runs: runtable.New[*liveTask](), lane: lane.New(cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
 	}

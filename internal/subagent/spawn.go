@@ -457,7 +457,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	ok := false
 	defer func() {
 		if !ok {
-			s.unreserve(r.reservations)
+			s.runs.Unreserve(r.reservations)
 			r.releaseMCP()
 		}
 	}()
@@ -467,14 +467,14 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 		r.reservations = append(r.reservations, key)
 	}
 	if req.Name != "" {
-		key, err := s.reserveName(c.RootSessionID, req.Name, req.SessionID)
+		key, err := s.runs.ReserveName(c.RootSessionID, req.Name, req.SessionID)
 		if err != nil {
 			return nil, err
 		}
 		r.reservations = append(r.reservations, key)
 	}
 	if req.SessionID != "" {
-		if !s.reserve("session\x00"+req.SessionID, req.SessionID) {
+		if !s.runs.Reserve("session\x00"+req.SessionID, req.SessionID) {
 			return nil, fmt.Errorf("agent %s is still running; send it a message with SendMessage, or wait for its result", req.SessionID)
 		}
 		r.reservations = append(r.reservations, "session\x00"+req.SessionID)
@@ -525,46 +525,6 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	return r, nil
 }
 
-// reserve takes key unless it is taken, or unless a run with id (if not
-// "") is in progress.
-func (s *Service) reserve(key, id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reserved[key] || (id != "" && s.running[id] != nil) {
-		return false
-	}
-	s.reserved[key] = true
-	return true
-}
-
-// reserveName takes a name for a spawn of the run tree: refused while a
-// run of the tree (other than the agent being continued) has it or another
-// spawn is taking it. Between the reservation and the run being tracked,
-// one of the two always holds the name.
-func (s *Service) reserveName(root, name, continuing string) (string, error) {
-	key := "name\x00" + root + "\x00" + strings.ToLower(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reserved[key] {
-		return "", fmt.Errorf("the name %q is being given to another agent right now; pick another name", name)
-	}
-	for _, t := range s.running {
-		if t.RootSessionID == root && t.ID != continuing && strings.EqualFold(t.Name, name) && !t.closing {
-			return "", fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.ID)
-		}
-	}
-	s.reserved[key] = true
-	return key, nil
-}
-
-func (s *Service) unreserve(keys []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, k := range keys {
-		delete(s.reserved, k)
-	}
-}
-
 // launch starts r in the caller's group. A background run gets its task
 // record before it starts, so nothing can finish a task that was never
 // recorded.
@@ -582,7 +542,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The reservations end once the run is tracked (or failed to start):
 	// from then on the run itself, and its record, hold the name and the
 	// session.
-	defer s.unreserve(r.reservations)
+	defer s.runs.Unreserve(r.reservations)
 	if background && !r.laneHeld && s.dispatchable(r) {
 		// Any node with a free place runs it, this one included: the
 		// job queue's per-node worker limit is the lane (dispatch.go).
@@ -686,11 +646,7 @@ func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
 // agentCall is the Agent call that first launched agent id: the one the
 // request names, else the one this process saw, else the request's own.
 func (s *Service) agentCall(id string, req SpawnRequest) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	call := cmp.Or(req.AgentCall, s.agentCalls[id], req.ToolUseID)
-	s.agentCalls[id] = call
-	return call
+	return s.runs.AgentCall(id, req.AgentCall, req.ToolUseID)
 }
 
 // record writes (or rewrites, for a continued agent) t's task record and
