@@ -66,7 +66,7 @@
 //	message.go        Message: a message to an agent by name or id, or its resumption
 //	runlist.go        what front ends need beside the group's run list: the calls stop/ makes,
 //	                  SendMessage, Cleanup
-//	allow.go          allowAgents (S-P1): which agents a requester may name
+//	allow.go          allowAgents (S-P1): which agents a requester may name (routing/)
 //	dispatch.go       background runs carried between nodes (store.dispatch: any): launched
 //	                  elsewhere, or run here for another node (RunDispatched)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
@@ -82,6 +82,8 @@
 //
 //	runs/             a live run (Info, Live, Phase: its output, figures and end) and the Group
 //	                  of one run tree, with the run list front ends show (Run)
+//	routing/          which agent a spawn runs (subagent_type, a session to continue, a remote
+//	                  one) and which agents a caller's tool lists and may name (S-A2, S-P1)
 //	runtable/         the runs in progress in this process and the reservations of spawns in
 //	                  flight (a name, a session, a child's place), under one lock
 //	records/          a child's session and task records, written together where one store

@@ -375,20 +375,9 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 	return s.profile.Tools(c)
 }
 
-// Listed are the agents the caller's spawn tool describes: subagents (not
-// primary ones), not hidden, not remote without a url (route refuses it),
-// and not denied outright. A remote agent with its url is listed: the
-// model calls it like any other.
-func (s *Service) Listed(c Caller) []agent.Definition {
-	var out []agent.Definition
-	for _, d := range s.cfg.Agents.All() {
-		if d.Mode == "primary" || d.Hidden || (d.Isolation == agent.IsolationRemote && d.URL == "") || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
-}
+// Listed are the agents the caller's spawn tool describes
+// (routing.Router.Listed).
+func (s *Service) Listed(c Caller) []agent.Definition { return s.router().Listed(whom(c)) }
 
 // SystemContext is the block the main agent sees each turn (S-A5): the
 // agents it may delegate to and how.

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/spawnpolicy"
 	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
+	"github.com/cadre-dev/cadre/internal/subagent/routing"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
@@ -159,92 +158,16 @@ func (s *Service) Spawn(ctx context.Context, c Caller, req SpawnRequest) (*Outco
 // remote reports whether req runs on a remote agent: its call says
 // isolation "remote" or its agent's definition names a url.
 func (s *Service) remote(req SpawnRequest) bool {
-	if req.Isolation == agent.IsolationRemote {
-		return true
-	}
-	d, ok := s.cfg.Agents.Get(req.SubagentType)
-	return ok && d.URL != "" && req.Fork == nil
+	return s.router().Remote(req.Isolation, req.SubagentType, req.Fork != nil)
 }
 
-// route picks the definition for subagent_type (spawnpolicy.Route). Its
-// errors list what c's spawn tool lists.
-func (s *Service) route(c Caller, name string) (agent.Definition, error) {
-	return spawnpolicy.Route(s.cfg.Agents, name, func() []string { return s.names(c) })
+// router routes c's spawn calls (internal/subagent/routing).
+func (s *Service) router() routing.Router {
+	return routing.Router{Agents: s.cfg.Agents, Policy: &s.cfg.Policy, AllowAgents: s.cfg.Settings.AllowAgents, Index: s.cfg.Index}
 }
 
-// continued checks a session_id to continue and returns its agent. Only a
-// child of c's own session tree may be continued — the rule SendMessage,
-// TaskOutput and TaskStop follow — never another session's, which may
-// belong to another project.
-func (s *Service) continued(ctx context.Context, c Caller, req *SpawnRequest) (agent.Definition, error) {
-	if err := session.ValidateID(req.SessionID); err != nil {
-		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
-	}
-	if err := s.InTree(ctx, c, req.SessionID); err != nil {
-		return agent.Definition{}, err
-	}
-	info, err := s.cfg.Index.GetSession(ctx, req.SessionID)
-	if errors.Is(err, session.ErrNotFound) {
-		return agent.Definition{}, fmt.Errorf("no agent session %q to continue: pass a session_id from an earlier result's <task_metadata>, or omit it to start a new agent", req.SessionID)
-	}
-	if err != nil {
-		return agent.Definition{}, err
-	}
-	if info.ParentID == "" {
-		return agent.Definition{}, fmt.Errorf("session %q is a main session, not an agent's; only agent sessions can be continued with session_id", req.SessionID)
-	}
-	if st, err := os.Stat(info.Cwd); req.Cwd == "" && info.Cwd != "" && err == nil && st.IsDir() {
-		// A continued agent goes on where it worked before (its worktree,
-		// while it is kept).
-		req.Cwd, req.cwdRecorded = info.Cwd, true
-	}
-	if strings.EqualFold(info.Agent, "fork") {
-		// A fork goes on as a general-purpose agent holding the fork's
-		// whole conversation; the parent's exact tools went with its turn.
-		def := agent.GeneralPurpose()
-		def.Name = "fork"
-		return def, nil
-	}
-	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
-		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
-	}
-	return s.route(c, info.Agent)
-}
-
-// withAllowed adds to a rule's denial the agents c may use, as route's
-// unknown-name error does (S-A2): the model picks a permitted agent rather
-// than guessing. A user's refusal or a failed ask is left as it is: the
-// user, not a rule, said no.
-func (s *Service) withAllowed(c Caller, req SpawnRequest, err error) error {
-	denied := (*permission.Denied)(nil)
-	if !errors.As(err, &denied) || denied.Rule == "" {
-		return err
-	}
-	n := s.names(c)
-	if req.CrossAgent {
-		n = s.crossNames(c)
-	}
-	names := "none"
-	if len(n) > 0 {
-		names = strings.Join(n, ", ")
-	}
-	denied.Reason += "; agents you may use: " + names
-	return err
-}
-
-// names are the agents c's spawn tool lists, for error messages: never a
-// hidden or a denied one.
-func (s *Service) names(c Caller) []string { return sortedNames(s.Listed(c)) }
-
-// sortedNames are the definitions' names, sorted.
-func sortedNames(defs []agent.Definition) []string {
-	out := make([]string, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, d.Name)
-	}
-	sort.Strings(out)
-	return out
-}
+// whom is c as the router knows it.
+func whom(c Caller) routing.Caller { return routing.Caller{Agent: c.Agent, TaskRules: c.TaskRules} }
 
 // child is everything decided about a run before it starts.
 type child struct {
@@ -420,25 +343,30 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	case req.Fork != nil:
 		def = fork.Definition()
 	case req.SessionID != "":
-		def, err = s.continued(ctx, c, &req)
+		var cwd string
+		def, cwd, err = s.router().Continued(ctx, whom(c), routing.Continue{
+			SessionID: req.SessionID, SubagentType: req.SubagentType, Cwd: req.Cwd,
+			InTree: func(ctx context.Context, id string) error { return s.InTree(ctx, c, id) },
+		})
+		if cwd != "" {
+			// A continued agent goes on where it worked before (its
+			// worktree, while it is kept).
+			req.Cwd, req.cwdRecorded = cwd, true
+		}
 	default:
-		def, err = s.route(c, req.SubagentType)
+		def, err = s.router().Route(whom(c), req.SubagentType)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if req.Isolation == agent.IsolationRemote && def.URL == "" {
-		var remotes []string
-		for _, d := range s.Listed(c) {
-			if d.URL != "" {
-				remotes = append(remotes, d.Name)
-			}
+	if req.Isolation == agent.IsolationRemote {
+		if err := s.router().CheckRemote(whom(c), def); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("isolation \"remote\" needs an agent whose definition names a url, and %q has none; remote agents: %s", def.Name, cmp.Or(strings.Join(remotes, ", "), "none"))
 	}
 	pol := s.policy(c)
 	if err := pol.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
-		return nil, s.withAllowed(c, req, err)
+		return nil, s.router().WithAllowed(whom(c), req.CrossAgent, err)
 	}
 	if c.Depth+1 > s.depth {
 		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
