@@ -53,10 +53,8 @@
 //	                  registry's Group, Run and RunInfo under the names the runtime uses
 //	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session,
 //	                  pool, launch; what a child gets (place, model, rules, tools): internal/spawnpolicy
-//	ecosystem.go      a child's memory prompt and its first message (skills, memory); its grants:
-//	                  internal/spawnpolicy
-//	hooks.go          a child's hooks: the runtime's, then its definition's own (which may run:
-//	                  internal/spawnpolicy)
+//	hooks.go          what a child starts with beside its place, model, rules and tools: its hooks,
+//	                  first message and memory (childsetup/)
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat (internal/heartbeat), finish (S-L6)
 //	teammates.go      what a teammate's run asks of the profile's teams: its span, idle hooks, notice,
@@ -82,6 +80,8 @@
 //
 //	runs/             a live run (Info, Live, Phase: its output, figures and end) and the Group
 //	                  of one run tree, with the run list front ends show (Run)
+//	childsetup/       a child's hooks (the runtime's, then its definition's own where they may run),
+//	                  its first message (initialPrompt, task, preloaded skills), its memory prompt
 //	routing/          which agent a spawn runs (subagent_type, a session to continue, a remote
 //	                  one) and which agents a caller's tool lists and may name (S-A2, S-P1)
 //	runtable/         the runs in progress in this process and the reservations of spawns in

@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/childsetup"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
 	"github.com/cadre-dev/cadre/internal/subagent/pending"
@@ -189,7 +190,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		}
 		input = []llm.Message{fork.Input(r.req.Fork, r.req.Prompt, dir)}
 	}
-	if extra := s.subagentStart(ctx, hooks); extra != "" {
+	if extra := childsetup.SubagentStart(ctx, hooks); extra != "" {
 		first := input[0]
 		first.Content = append(slices.Clone(first.Content), llm.Text(extra))
 		input[0] = first

@@ -470,7 +470,7 @@ func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	}
 	memory := ""
 	if ch.memory != "" {
-		memory = s.memoryPrompt(def, ch)
+		memory = s.setup().MemoryPrompt(def, ch.memory, ch.policy.Home)
 	}
 	return s.systems.System(def.Name, base, memory, ch.cwd, s.cfg.Now())
 }

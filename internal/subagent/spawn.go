@@ -311,7 +311,7 @@ type run struct {
 	history      []llm.Message
 	tools        *tool.Set
 	warnings     []string
-	// first is the child's first user message (see firstMessage).
+	// first is the child's first user message (childsetup.Setup.FirstMessage).
 	first llm.Message
 	// laneHeld says the run holds its lane place already (RunDispatched).
 	laneHeld bool
@@ -379,7 +379,7 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	if (req.SessionID == "" || req.dispatched) && req.Fork == nil {
 		// A continued agent had its initialPrompt and skills when it began.
 		var more []string
-		r.first, more = s.firstMessage(def, req.Prompt)
+		r.first, more = s.setup().FirstMessage(def, req.Prompt)
 		r.warnings = append(r.warnings, more...)
 	}
 	ok := false
