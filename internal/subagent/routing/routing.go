@@ -13,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/spawnpolicy"
+	"github.com/cadre-dev/cadre/internal/task"
 )
 
 // Router routes the spawn calls of one runtime. It is cheap to build: the
@@ -198,4 +199,27 @@ func sortedNames(defs []agent.Definition) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Addressee is the agent a message names, as an agent id: a name given at
+// spawn time to an agent of the run tree root (the newest agent, when a
+// name was reused), else an agent id.
+func Addressee(ctx context.Context, tasks task.Store, root, to string) (string, error) {
+	to = strings.TrimSpace(to)
+	if to == "" {
+		return "", errors.New("to is empty: name the agent by its name or agentId")
+	}
+	recs, err := tasks.ListTasks(ctx, task.Filter{RootSessionID: root})
+	if err != nil {
+		return "", err
+	}
+	for _, t := range recs { // newest first
+		if t.Name != "" && strings.EqualFold(t.Name, to) {
+			return t.ID, nil
+		}
+	}
+	if err := task.ValidateID(to); err != nil {
+		return "", fmt.Errorf("invalid agent id %q: %w", to, err)
+	}
+	return to, nil
 }
