@@ -71,7 +71,7 @@
 //	limits.go         children per agent, foreground places (internal/lane)
 //	progress.go       progress summaries of background runs, through internal/progress
 //	archive.go        archiving finished child sessions (S-S3), through internal/archive
-//	worktree.go       worktree isolation (S-W1)
+//	worktree.go       worktree isolation (S-W1; the worktree itself: childsetup/)
 //	shells.go         each caller's background shells (shell/), tracked as the core's runs
 //	fork.go           the Agent-tool fork (S-F1); its messages and tools: internal/fork
 //	frame.go          escaping and framing a child's text (prompt's, under the core's names)
@@ -81,7 +81,8 @@
 //	runs/             a live run (Info, Live, Phase: its output, figures and end) and the Group
 //	                  of one run tree, with the run list front ends show (Run)
 //	childsetup/       a child's hooks (the runtime's, then its definition's own where they may run),
-//	                  its first message (initialPrompt, task, preloaded skills), its memory prompt
+//	                  its first message (initialPrompt, task, preloaded skills), its memory prompt,
+//	                  its worktree (S-W1: created, then kept or removed)
 //	routing/          which agent a spawn runs (subagent_type, a session to continue, a remote
 //	                  one) and which agents a caller's tool lists and may name (S-A2, S-P1)
 //	runtable/         the runs in progress in this process and the reservations of spawns in

@@ -42,14 +42,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	// The run's span covers it all, a wait for a background place
 	// included; ctx carries the spawning call's span (launch).
 	ctx, span := s.cfg.Tracer.StartRun(ctx, s.runSpan(r))
-	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
-	if r.req.RunTimeout > 0 {
-		timeout = r.req.RunTimeout
-	}
-	stopTimer := context.CancelFunc(func() {})
-	if timeout > 0 {
-		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runs.TimeoutError{After: timeout, ByCall: r.req.RunTimeout > 0})
-	}
+	ctx, stopTimer := runs.WithTimeout(ctx, s.cfg.Settings.RunTimeoutSeconds, r.req.RunTimeout)
 	g := r.c.Group
 	if !t.IsBackground() || t.laneHeld {
 		g.Go(func() {
@@ -86,11 +79,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		t.laneHeld = true
 		started := s.cfg.Now()
 		t.Begin(started)
-		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) (task.Event, error) {
-			rec.Started = started
-			return task.EventStart, nil
-		})
-		if err != nil {
+		if err := s.records.Started(ctx, t.ID, started); err != nil {
 			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.ID, "err", err)
 		}
 		s.execute(ctx, span, t, r)
@@ -245,13 +234,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.Started()) },
 			announce.Session{Key: info.Key, ID: info.ID, TranscriptPath: info.TranscriptPath})
 	}
-	sessStatus := session.StatusCompleted
-	switch status {
-	case task.StatusKilled:
-		sessStatus = session.StatusKilled
-	case task.StatusFailed, task.StatusTimeout:
-		sessStatus = session.StatusFailed
-	}
+	sessStatus := runs.SessionStatus(status)
 	// A background run's session end is written with its task's
 	// (internal/subagent/records).
 	hold := t.IsBackground() && s.records.Joint()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -151,4 +152,15 @@ func (w *Writer) PointOutput(ctx context.Context, id, file string) error {
 		return fmt.Errorf("record task %s: %w", id, err)
 	}
 	return nil
+}
+
+// Started records that run id, which waited for a lane place, started
+// (S-L5: pending, then running). Once it runs, the record is written even
+// if ctx ends.
+func (w *Writer) Started(ctx context.Context, id string, started time.Time) error {
+	_, err := w.Tasks.Transition(context.WithoutCancel(ctx), id, func(rec *task.Task) (task.Event, error) {
+		rec.Started = started
+		return task.EventStart, nil
+	})
+	return err
 }
