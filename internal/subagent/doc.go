@@ -51,8 +51,9 @@
 //	api.go            the calls profiles use beside those below: Config, Depth, MaySpawn,
 //	                  Running, TreeRuns, Send, Read, the Outcome's accessors, CallerTool; the
 //	                  registry's Group, Run and RunInfo under the names the runtime uses
-//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session,
-//	                  pool, launch; what a child gets (place, model, rules, tools): internal/spawnpolicy
+//	spawn.go          the spawn path: route (routing/), check, prepare (run: a child ready to
+//	                  start), session, pool, launch; its record (records/); what a child gets
+//	                  (place, model, rules, tools): internal/spawnpolicy
 //	hooks.go          what a child starts with beside its place, model, rules and tools: its hooks,
 //	                  first message and memory (childsetup/)
 //	foreground.go     the foreground wait and the move to the background (S-L2)
@@ -61,14 +62,16 @@
 //	                  the gate on its calls (plan approval), the roster front ends show
 //	livetask.go       liveTask: a runs.Live and what only its execution here keeps
 //	tasks.go          find, send, List, Stop; the run-tree check (InTree); the Desk's Finder
-//	message.go        Message: a message to an agent by name or id, or its resumption
+//	message.go        Message: a message to an agent by name or id (routing.Addressee), or its
+//	                  resumption
 //	runlist.go        what front ends need beside the group's run list: the calls stop/ makes,
 //	                  SendMessage, Cleanup
 //	allow.go          allowAgents (S-P1): which agents a requester may name (routing/)
 //	dispatch.go       background runs carried between nodes (store.dispatch: any): launched
 //	                  elsewhere, or run here for another node (RunDispatched)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
-//	limits.go         children per agent, foreground places (internal/lane)
+//	                  (claimed by remoteagent/)
+//	limits.go         children per agent (counted in runtable/), foreground places (internal/lane)
 //	progress.go       progress summaries of background runs, through internal/progress
 //	archive.go        archiving finished child sessions (S-S3), through internal/archive
 //	worktree.go       worktree isolation (S-W1; the worktree itself: childsetup/)

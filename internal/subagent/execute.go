@@ -301,13 +301,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	}
 	background := t.Finish(res, status, cause, s.cfg.Now(), text)
 	if background {
-		errText := ""
-		if res.Err != nil {
-			errText = res.Err.Error()
-			if cause != nil && !errors.Is(res.Err, cause) {
-				errText = cause.Error()
-			}
-		}
+		errText := runs.ErrorText(res, cause)
 		// The write that records the end also claims the notified flag
 		// when no reader watches the run (deliver.go): one write, not two.
 		// A dispatched run's parent is in the process that launched it,

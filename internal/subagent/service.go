@@ -404,12 +404,7 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 		if err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "list the session's background tasks for the main agent's context", "session_id", c.RootSessionID, "err", err)
 		}
-		now := s.cfg.Now()
-		for _, t := range recs {
-			// The description is model text: one line, and no tags of its own.
-			tasks = append(tasks, childprompt.Task{ID: t.ID, Name: t.Name, Agent: t.Agent, Description: escapeTags(oneLine(t.Description)),
-				Status: string(t.Status), Age: now.Sub(t.Created).Round(time.Second).String()})
-		}
+		tasks = childprompt.Tasks(recs, s.cfg.Now())
 	}
 	return childprompt.Context(names, s.toolName(), tasks)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/spawnpolicy"
+	"github.com/cadre-dev/cadre/internal/subagent/records"
 	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
 	"github.com/cadre-dev/cadre/internal/subagent/routing"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
@@ -247,17 +248,11 @@ func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*ch
 	}, warnings, nil
 }
 
-// create makes the child session: parent id, session key and title (S-L1).
-// The title is the task's description, what a list of sessions should
-// say; "(@type subagent)" only for a call that gave none. A background
-// child's record waits for its task's, to be written with it (joint.go).
+// create makes the child session (records.Session: its parent, key and
+// title). A background child's record waits for its task's, to be
+// written with it (records/).
 func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, ch *child, description string, background bool) (*session.Session, error) {
-	id := ids.New()
-	info := session.Info{
-		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: ch.cwd, Model: ch.caller.Ref.String(),
-		Key:   "agent:" + def.Name + ":subagent:" + id,
-		Title: cmp.Or(strings.TrimSpace(description), "(@"+def.Name+" subagent)"),
-	}
+	info := records.Session(ids.New(), c.SessionID, def.Name, ch.cwd, ch.caller.Ref.String(), description)
 	if background && s.records.Joint() {
 		// Its transcript is created when it runs (ready): a run that
 		// waits for a place in the lane holds no file until then.
@@ -501,7 +496,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	}
 	if background {
 		// A free lane slot is taken now, so that the first write
-		// records the run as running (joint.go); a run that waits for
+		// records the run as running (records/); a run that waits for
 		// one gets its tools and files when it starts (ready).
 		status := task.StatusPending
 		if r.laneHeld || s.lane.TryAcquire() {
@@ -581,17 +576,11 @@ func (s *Service) agentCall(id string, req SpawnRequest) string {
 // announces it. A child session not yet recorded (sess, when not nil) is
 // recorded in the same write (internal/subagent/records).
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
-	rec := task.Task{
-		ID: t.ID, Kind: t.TaskKind(), Agent: t.AgentType, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
-		ParentSessionID: t.ParentSessionID, RootSessionID: t.RootSessionID, ChildSessionID: t.ID, ToolUseID: t.AgentCall,
-		Status: status, OutputFile: t.OutputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
-	}
+	owner := s.cfg.Owner
 	if t.elsewhere {
-		rec.Owner = "" // the node that claims it (RunDispatched)
+		owner = "" // the node that claims it (RunDispatched)
 	}
-	if status == task.StatusRunning {
-		rec.Started = t.Started()
-	}
+	rec := records.Task(t.Info, t.TaskKind(), status, owner, s.cfg.Now(), t.Started())
 	// Once decided, the record is written even if the caller's turn ends.
 	if err := s.records.Start(ctx, rec, sess, t.inbox.OpensWithRecord()); err != nil {
 		return err

@@ -1,13 +1,16 @@
 package records
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/mailbox"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -163,4 +166,31 @@ func (w *Writer) Started(ctx context.Context, id string, started time.Time) erro
 		return task.EventStart, nil
 	})
 	return err
+}
+
+// Task is the task record of run, launched here, as it starts with status:
+// owned by owner ("" for a run any node may claim), created and
+// heartbeating at now, and started at started when it is running.
+func Task(run runs.Info, kind task.Kind, status task.Status, owner string, now, started time.Time) task.Task {
+	rec := task.Task{
+		ID: run.ID, Kind: kind, Agent: run.AgentType, Name: run.Name, Description: run.Description, Prompt: run.Prompt,
+		ParentSessionID: run.ParentSessionID, RootSessionID: run.RootSessionID, ChildSessionID: run.ID, ToolUseID: run.AgentCall,
+		Status: status, OutputFile: run.OutputFile, Owner: owner, Heartbeat: now, Created: now,
+	}
+	if status == task.StatusRunning {
+		rec.Started = started
+	}
+	return rec
+}
+
+// Session is the record of a new child session id, of agent, started from
+// session parent: its key, and its title, the task's description — what a
+// list of sessions should say; "(@agent subagent)" only for a call that
+// gave none (S-L1).
+func Session(id, parent, agent, cwd, model, description string) session.Info {
+	return session.Info{
+		ID: id, ParentID: parent, Agent: agent, Cwd: cwd, Model: model,
+		Key:   "agent:" + agent + ":subagent:" + id,
+		Title: cmp.Or(strings.TrimSpace(description), "(@"+agent+" subagent)"),
+	}
 }

@@ -81,3 +81,16 @@ func SessionStatus(status task.Status) session.Status {
 	}
 	return session.StatusCompleted
 }
+
+// ErrorText is the error a run's end records: its result's, or the cause
+// its context ended with when the result's error is not that cause (the
+// limit that elapsed, the stop); "" when it succeeded.
+func ErrorText(res *runner.Result, cause error) string {
+	if res.Err == nil {
+		return ""
+	}
+	if cause != nil && !errors.Is(res.Err, cause) {
+		return cause.Error()
+	}
+	return res.Err.Error()
+}
