@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/sqlite"
+	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -105,5 +106,24 @@ func TestJointStore(t *testing.T) {
 	}
 	if info, err := db.GetSession(ctx, "c2"); err != nil || info.Status != session.StatusCompleted {
 		t.Errorf("the session's end was lost with the task's: %v, %v", info.Status, err)
+	}
+}
+
+func TestTaskAndSession(t *testing.T) {
+	started := now.Add(-time.Second)
+	info := runs.Info{ID: "a1", ParentSessionID: "p", RootSessionID: "root", ToolUseID: "toolu_2", AgentCall: "toolu_1",
+		AgentType: "worker", Description: "look", Prompt: "look around", Name: "bob", OutputFile: "/o"}
+	running := Task(info, task.KindLocalAgent, task.StatusRunning, "p1", now, started)
+	if running.ToolUseID != "toolu_1" || running.ChildSessionID != "a1" || !running.Started.Equal(started) || running.Owner != "p1" || !running.Created.Equal(now) {
+		t.Errorf("a running run's record = %+v", running)
+	}
+	if pending := Task(info, task.KindLocalAgent, task.StatusPending, "", now, started); !pending.Started.IsZero() || pending.Owner != "" {
+		t.Errorf("a pending, unowned run's record = %+v, want no start and no owner", pending)
+	}
+	for desc, title := range map[string]string{"  fix the bug ": "fix the bug", "": "(@worker subagent)"} {
+		s := Session("c1", "p", "worker", "/w", "anthropic/m", desc)
+		if s.Title != title || s.Key != "agent:worker:subagent:c1" || s.ParentID != "p" {
+			t.Errorf("Session(description %q) = %+v, want title %q", desc, s, title)
+		}
 	}
 }
