@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/contextfiles"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/subagent/prompt"
+	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tmplexec"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -77,6 +78,17 @@ func Preamble(files []contextfiles.File, def agent.Definition, fork bool) []llm.
 // Task is one background task as the main agent's context lists it. Its
 // fields are shown as they are: the caller makes model text safe.
 type Task struct{ ID, Name, Agent, Description, Status, Age string }
+
+// Tasks are recs as the main agent's context lists them, their ages at
+// now. A description is model text: one line, and no tags of its own.
+func Tasks(recs []task.Task, now time.Time) []Task {
+	var out []Task
+	for _, t := range recs {
+		out = append(out, Task{ID: t.ID, Name: t.Name, Agent: t.Agent, Description: prompt.Escape(prompt.OneLine(t.Description)),
+			Status: string(t.Status), Age: now.Sub(t.Created).Round(time.Second).String()})
+	}
+	return out
+}
 
 // Context is the block the main agent sees each turn (S-A5): the agents
 // it may delegate to with tool, and the session's background tasks; ""

@@ -69,19 +69,9 @@ func (s *Service) failUnstarted(ctx context.Context, id string, cause error, not
 
 // claimOutput points the record of a dispatched run that starts here at
 // this node's output of it.
+// Its start was announced where it was launched.
 func (s *Service) claimOutput(ctx context.Context, t *liveTask) error {
-	if t.OutputFile == "" {
-		return nil // the store keeps the transcript: no file to name
-	}
-	_, err := s.cfg.Tasks.UpdateTask(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) error {
-		rec.OutputFile = t.OutputFile
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("record task %s: %w", t.ID, err)
-	}
-	// Its start was announced where it was launched.
-	return nil
+	return s.records.PointOutput(ctx, t.ID, t.OutputFile)
 }
 
 // standin follows a run dispatched to another node (internal/subagent/standin).

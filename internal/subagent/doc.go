@@ -51,30 +51,30 @@
 //	api.go            the calls profiles use beside those below: Config, Depth, MaySpawn,
 //	                  Running, TreeRuns, Send, Read, the Outcome's accessors, CallerTool; the
 //	                  registry's Group, Run and RunInfo under the names the runtime uses
-//	spawn.go          the spawn path: route, check, prepare (run: a child ready to start), session,
-//	                  pool, launch; what a child gets (place, model, rules, tools): internal/spawnpolicy
-//	ecosystem.go      a child's memory prompt and its first message (skills, memory); its grants:
-//	                  internal/spawnpolicy
-//	hooks.go          a child's hooks: the runtime's, then its definition's own (which may run:
-//	                  internal/spawnpolicy)
-//	joint.go          a child's session and task records written together where one store holds both
+//	spawn.go          the spawn path: route (routing/), check, prepare (run: a child ready to
+//	                  start), session, pool, launch; its record (records/); what a child gets
+//	                  (place, model, rules, tools): internal/spawnpolicy
+//	hooks.go          what a child starts with beside its place, model, rules and tools: its hooks,
+//	                  first message and memory (childsetup/)
 //	foreground.go     the foreground wait and the move to the background (S-L2)
 //	execute.go        a run to its end: conversation, heartbeat (internal/heartbeat), finish (S-L6)
 //	teammates.go      what a teammate's run asks of the profile's teams: its span, idle hooks, notice,
 //	                  the gate on its calls (plan approval), the roster front ends show
 //	livetask.go       liveTask: a runs.Live and what only its execution here keeps
 //	tasks.go          find, send, List, Stop; the run-tree check (InTree); the Desk's Finder
-//	message.go        Message: a message to an agent by name or id, or its resumption
+//	message.go        Message: a message to an agent by name or id (routing.Addressee), or its
+//	                  resumption
 //	runlist.go        what front ends need beside the group's run list: the calls stop/ makes,
 //	                  SendMessage, Cleanup
-//	allow.go          allowAgents (S-P1): which agents a requester may name
+//	allow.go          allowAgents (S-P1): which agents a requester may name (routing/)
 //	dispatch.go       background runs carried between nodes (store.dispatch: any): launched
 //	                  elsewhere, or run here for another node (RunDispatched)
 //	reattach.go       following again the remote runs a resumed session started elsewhere
-//	limits.go         children per agent, foreground places (internal/lane)
+//	                  (claimed by remoteagent/)
+//	limits.go         children per agent (counted in runtable/), foreground places (internal/lane)
 //	progress.go       progress summaries of background runs, through internal/progress
 //	archive.go        archiving finished child sessions (S-S3), through internal/archive
-//	worktree.go       worktree isolation (S-W1)
+//	worktree.go       worktree isolation (S-W1; the worktree itself: childsetup/)
 //	shells.go         each caller's background shells (shell/), tracked as the core's runs
 //	fork.go           the Agent-tool fork (S-F1); its messages and tools: internal/fork
 //	frame.go          escaping and framing a child's text (prompt's, under the core's names)
@@ -83,6 +83,15 @@
 //
 //	runs/             a live run (Info, Live, Phase: its output, figures and end) and the Group
 //	                  of one run tree, with the run list front ends show (Run)
+//	childsetup/       a child's hooks (the runtime's, then its definition's own where they may run),
+//	                  its first message (initialPrompt, task, preloaded skills), its memory prompt,
+//	                  its worktree (S-W1: created, then kept or removed)
+//	routing/          which agent a spawn runs (subagent_type, a session to continue, a remote
+//	                  one) and which agents a caller's tool lists and may name (S-A2, S-P1)
+//	runtable/         the runs in progress in this process and the reservations of spawns in
+//	                  flight (a name, a session, a child's place), under one lock
+//	records/          a child's session and task records, written together where one store
+//	                  holds both (and its inbox opened with them on PostgreSQL)
 //	deliver/          a result reaches the model once (S-N1): who delivers, what wins; Reading,
 //	                  the one read sequence of every reader tool
 //	notify/           a run's task_* events and its <task-notification> (prompts/)

@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
+	"github.com/cadre-dev/cadre/internal/subagent/childsetup"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
 	"github.com/cadre-dev/cadre/internal/subagent/pending"
@@ -41,14 +42,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 	// The run's span covers it all, a wait for a background place
 	// included; ctx carries the spawning call's span (launch).
 	ctx, span := s.cfg.Tracer.StartRun(ctx, s.runSpan(r))
-	timeout := time.Duration(s.cfg.Settings.RunTimeoutSeconds) * time.Second
-	if r.req.RunTimeout > 0 {
-		timeout = r.req.RunTimeout
-	}
-	stopTimer := context.CancelFunc(func() {})
-	if timeout > 0 {
-		ctx, stopTimer = context.WithTimeoutCause(ctx, timeout, runs.TimeoutError{After: timeout, ByCall: r.req.RunTimeout > 0})
-	}
+	ctx, stopTimer := runs.WithTimeout(ctx, s.cfg.Settings.RunTimeoutSeconds, r.req.RunTimeout)
 	g := r.c.Group
 	if !t.IsBackground() || t.laneHeld {
 		g.Go(func() {
@@ -85,11 +79,7 @@ func (s *Service) start(ctx context.Context, t *liveTask, r *run) {
 		t.laneHeld = true
 		started := s.cfg.Now()
 		t.Begin(started)
-		_, err := s.cfg.Tasks.Transition(context.WithoutCancel(ctx), t.ID, func(rec *task.Task) (task.Event, error) {
-			rec.Started = started
-			return task.EventStart, nil
-		})
-		if err != nil {
+		if err := s.records.Started(ctx, t.ID, started); err != nil {
 			s.log.WarnContext(ctx, "record that a background run started", "task_id", t.ID, "err", err)
 		}
 		s.execute(ctx, span, t, r)
@@ -189,7 +179,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		}
 		input = []llm.Message{fork.Input(r.req.Fork, r.req.Prompt, dir)}
 	}
-	if extra := s.subagentStart(ctx, hooks); extra != "" {
+	if extra := childsetup.SubagentStart(ctx, hooks); extra != "" {
 		first := input[0]
 		first.Content = append(slices.Clone(first.Content), llm.Text(extra))
 		input[0] = first
@@ -217,23 +207,19 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		// and either answer it or close the run to messages, so that
 		// SendMessage resumes the agent instead.
 		answer := res.Err == nil && ctx.Err() == nil
-		s.mu.Lock()
 		var left []queue.Entry
-		if answer {
-			left = s.cfg.Queue.Take(t.ID)
-		}
-		if t.inbox == nil {
-			t.closing = len(left) == 0
-		}
-		s.mu.Unlock()
+		s.runs.Closing(t.ID, func() bool {
+			if answer {
+				left = s.cfg.Queue.Take(t.ID)
+			}
+			return t.inbox == nil && len(left) == 0
+		})
 		if t.inbox != nil && len(left) == 0 {
 			// With a Mailbox, messages (this process's too) go there,
-			// and its own lock does what s.mu does above (mailbox.go):
-			// the run is closed to them once its inbox is.
+			// and its own lock does what the table's does above
+			// (mailbox.go): the run is closed to them once its inbox is.
 			left = t.inbox.Close(ctx, answer)
-			s.mu.Lock()
-			t.closing = len(left) == 0
-			s.mu.Unlock()
+			s.runs.Closing(t.ID, func() bool { return len(left) == 0 })
 		}
 		if len(left) == 0 {
 			break
@@ -248,15 +234,10 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		t.announced, t.skip = announce.Announce(ctx, conv, res, status, func() time.Duration { return s.cfg.Now().Sub(t.Started()) },
 			announce.Session{Key: info.Key, ID: info.ID, TranscriptPath: info.TranscriptPath})
 	}
-	sessStatus := session.StatusCompleted
-	switch status {
-	case task.StatusKilled:
-		sessStatus = session.StatusKilled
-	case task.StatusFailed, task.StatusTimeout:
-		sessStatus = session.StatusFailed
-	}
-	// A background run's session end is written with its task's (joint.go).
-	hold := t.IsBackground() && s.joint != nil
+	sessStatus := runs.SessionStatus(status)
+	// A background run's session end is written with its task's
+	// (internal/subagent/records).
+	hold := t.IsBackground() && s.records.Joint()
 	if hold {
 		r.sess.Hold()
 	}
@@ -320,13 +301,7 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 	}
 	background := t.Finish(res, status, cause, s.cfg.Now(), text)
 	if background {
-		errText := ""
-		if res.Err != nil {
-			errText = res.Err.Error()
-			if cause != nil && !errors.Is(res.Err, cause) {
-				errText = cause.Error()
-			}
-		}
+		errText := runs.ErrorText(res, cause)
 		// The write that records the end also claims the notified flag
 		// when no reader watches the run (deliver.go): one write, not two.
 		// A dispatched run's parent is in the process that launched it,
@@ -343,18 +318,9 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 			}
 			return ev, nil
 		}
-		var err error
-		if t.sessionEnd != nil {
-			_, err = s.joint.TransitionSessionTask(ctx, t.ID, t.sessionEnd, t.ID, end)
-			if err != nil {
-				// The session's end is not lost with the task's.
-				won = false
-				if serr := s.cfg.Sessions.Index().UpdateSession(ctx, t.ID, t.sessionEnd); serr != nil {
-					s.log.WarnContext(ctx, "record the end of a child session", "session_id", t.ID, "status", status, "err", serr)
-				}
-			}
-		} else {
-			_, err = s.cfg.Tasks.Transition(ctx, t.ID, end)
+		err := s.records.End(ctx, t.ID, t.sessionEnd, end)
+		if err != nil && t.sessionEnd != nil {
+			won = false
 		}
 		var n, first *deliver.Notice
 		switch {
@@ -400,23 +366,14 @@ func (s *Service) notification(t *liveTask, status task.Status, text, errText st
 	})
 }
 
-func (s *Service) track(t *liveTask) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.running[t.ID] = t
-}
+func (s *Service) track(t *liveTask) { s.runs.Track(t.ID, t.RootSessionID, t.Name, t) }
 
-func (s *Service) untrack(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.running, id)
-}
+func (s *Service) untrack(id string) { s.runs.Untrack(id) }
 
 // live returns the run with this id if it is in progress in this process.
 func (s *Service) live(id string) *liveTask {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.running[id]
+	t, _ := s.runs.Live(id)
+	return t
 }
 
 // modelName is m's name, "" for none.

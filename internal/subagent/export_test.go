@@ -13,9 +13,10 @@ func SetProfiles(f func(surface string) (NewProfile, error)) { profileFor = f }
 
 // rewire makes the parts New built from the configuration see a test's
 // changes to it (a wrapped task store, another owner or interval): the
-// delivery desk, the task events and the shells' runner.
+// delivery desk, the record writer, the task events and the shells' runner.
 func (s *Service) rewire() {
 	s.desk.Tasks = s.cfg.Tasks
+	s.records.Tasks, s.records.Owner = s.cfg.Tasks, s.cfg.Owner
 	s.events = notify.Publisher{Bus: s.cfg.Bus, Now: s.cfg.Now}
 	s.shells = s.newShells()
 }

@@ -6,16 +6,12 @@ import "github.com/cadre-dev/cadre/internal/subagent/prompt"
 // announce — is model output, and reaches its parent inside the runtime's
 // own tags (<task-notification>, <result>, <task_metadata>, <output>,
 // <task_result>). Two things keep it data (DESIGN §17): every such text
-// goes through escapeTags, so it can neither close the runtime's tags nor
+// goes through prompt.Escape, so it can neither close the runtime's tags nor
 // open tags of its own, and the parent is told, by untrustedNote, that it
 // carries no user authority.
 
 // untrustedNote is the preamble that frames a child's text.
 var untrustedNote = prompt.Untrusted
-
-// escapeTags is prompt.Escape: every "<" that would open or close a tag
-// written as "&lt;".
-func escapeTags(s string) string { return prompt.Escape(s) }
 
 // oneLine and clip are the prompt package's helpers, under the names the
 // core's files use.

@@ -34,7 +34,7 @@ type liveTask struct {
 	inbox *mailbox.Inbox
 	// sessionEnd is the child session's end, held back by the session
 	// (session.Session.Hold) for finish to write together with the
-	// task's (joint.go); nil when the session recorded it itself.
+	// task's (records/); nil when the session recorded it itself.
 	sessionEnd func(*session.Info) error
 	// announced is the normalised announce text (subagents.announce:
 	// summarize); skip is set when the child declined with ANNOUNCE_SKIP.
@@ -46,10 +46,6 @@ type liveTask struct {
 	tree *worktree.Outcome
 	// slot is the lane place of a run moved to the background.
 	slot *lane.Slot
-
-	// closing is set, under Service.mu, once the run takes no more
-	// messages: SendMessage then resumes the agent instead of queueing.
-	closing bool
 
 	// delivery is how far the delivery of the run's end got
 	// (internal/subagent/deliver), under the service's Desk.

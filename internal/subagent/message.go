@@ -2,11 +2,10 @@ package subagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/internal/subagent/routing"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -23,7 +22,7 @@ func (s *Service) Message(ctx context.Context, c Caller, toolUseID, to, message,
 	if strings.TrimSpace(summary) == "" {
 		return tool.Errorf("summary is required: a 5-10 word preview of the message"), nil
 	}
-	id, err := s.resolve(ctx, c, to)
+	id, err := routing.Addressee(ctx, s.cfg.Tasks, c.RootSessionID, to)
 	if err == nil {
 		err = s.InTree(ctx, c, id)
 	}
@@ -58,26 +57,4 @@ func (s *Service) Message(ctx context.Context, c Caller, toolUseID, to, message,
 		where = "TaskOutput " + id
 	}
 	return tool.Text(fmt.Sprintf("Agent %s was not running; it has been resumed in the background with your message and its earlier context. You will be notified when it finishes (output: %s).", id, where)), nil
-}
-
-// resolve finds the agent a message names: a name given at spawn time, or
-// an agent id.
-func (s *Service) resolve(ctx context.Context, c Caller, to string) (string, error) {
-	to = strings.TrimSpace(to)
-	if to == "" {
-		return "", errors.New("to is empty: name the agent by its name or agentId")
-	}
-	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID})
-	if err != nil {
-		return "", err
-	}
-	for _, t := range recs { // newest first: a reused name means the newest agent
-		if t.Name != "" && strings.EqualFold(t.Name, to) {
-			return t.ID, nil
-		}
-	}
-	if err := task.ValidateID(to); err != nil {
-		return "", fmt.Errorf("invalid agent id %q: %w", to, err)
-	}
-	return to, nil
 }

@@ -81,7 +81,7 @@ func TestInboxOpenedWithTheRecordOnPostgres(t *testing.T) {
 		}
 		return replyBlocks(use("toolu_read", "Read", fakeIn{FilePath: "a.go"})), nil
 	}})
-	if h.svc.inboxJoint == nil {
+	if !h.svc.records.OpensInboxes() {
 		t.Fatal("the Service on one PostgreSQL store does not open inboxes with the records")
 	}
 	c := h.mainCaller()

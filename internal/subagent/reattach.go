@@ -3,9 +3,7 @@ package subagent
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
@@ -16,10 +14,11 @@ import (
 // Reattach picks up, in c's group, the background remote runs that the main
 // agent of c's session started in a cadre process that has ended (gone
 // says, by owner id): their remote task goes on on its server, and its id
-// is on the record (remoteagent.Recorder.TaskID), so this process claims the record and
-// subscribes to the task again; its end is recorded and notified to c as
-// any background run's is (S-W2). A run the server never named a task for
-// is failed by the start-up recovery (task.Sweep) instead.
+// is on the record (remoteagent.Recorder.TaskID), so this process claims
+// the record (remoteagent.Reattacher) and subscribes to the task again;
+// its end is recorded and notified to c as any background run's is
+// (S-W2). A run the server never named a task for is failed by the
+// start-up recovery (task.Sweep) instead.
 //
 // The runtime calls it when it opens a conversation on an existing
 // session: that is where the notification has an agent to reach. It
@@ -29,38 +28,18 @@ func (s *Service) Reattach(ctx context.Context, c Caller, gone func(owner string
 	if c.Group == nil {
 		return nil, errors.New("reattach remote runs: the caller has no group")
 	}
-	recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{
-		RootSessionID: c.RootSessionID, ParentSessionID: c.SessionID,
-		Statuses: []task.Status{task.StatusPending, task.StatusRunning},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reattach remote runs: %w", err)
-	}
-	var (
-		ids  []string
-		errs []error
-	)
-	for _, listed := range recs {
-		if listed.Kind != task.KindRemoteAgent || listed.RemoteTaskID == "" || s.live(listed.ID) != nil || !gone(listed.Owner) {
-			continue
-		}
-		follow, closeAgent := remoteagent.Follow(s.cfg.Agents, func(name string) func(context.Context, string, string) (string, error) {
+	orphans, err := remoteagent.Reattacher{
+		Tasks: s.cfg.Tasks, Agents: s.cfg.Agents, Owner: s.cfg.Owner, Now: s.cfg.Now,
+		Ask: func(name string) func(context.Context, string, string) (string, error) {
 			return remoteagent.Ask(s.asker(c), name)
-		}, listed)
-		rec, ok, err := crossnode.Takeover(ctx, s.cfg.Tasks, listed, s.cfg.Owner, s.cfg.Now())
-		if err != nil {
-			closeAgent()
-			errs = append(errs, fmt.Errorf("reattach remote run %s: %w", listed.ID, err))
-			continue
-		}
-		if !ok {
-			closeAgent()
-			continue
-		}
-		s.followRemote(c, rec, follow, closeAgent)
-		ids = append(ids, rec.ID)
+		},
+	}.Claim(ctx, c.RootSessionID, c.SessionID, func(id string) bool { return s.live(id) != nil }, gone)
+	var ids []string
+	for _, o := range orphans {
+		s.followRemote(c, o.Rec, o.Follow, o.CloseAgent)
+		ids = append(ids, o.Rec.ID)
 	}
-	return ids, errors.Join(errs...)
+	return ids, err
 }
 
 // followRemote runs the reattached run rec in c's group: it waits for the

@@ -30,7 +30,9 @@ import (
 	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/subagent/deliver"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
+	"github.com/cadre-dev/cadre/internal/subagent/records"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
+	"github.com/cadre-dev/cadre/internal/subagent/runtable"
 	"github.com/cadre-dev/cadre/internal/subagent/shell"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/tasklist"
@@ -181,12 +183,9 @@ type Service struct {
 	depth   int
 
 	lane *lane.Lane // the subagent lane (S-C2)
-	// joint writes a child's session and task records together, or is
-	// nil (joint.go).
-	joint jointStore
-	// inboxJoint is joint when it opens a new child's inbox with its
-	// records, else nil.
-	inboxJoint inboxJoint
+	// records writes a child's session and task records, together where
+	// one store holds both (internal/subagent/records).
+	records *records.Writer
 	// fg bounds the foreground runs in flight, one set of places per
 	// depth of the child (subagents.maxForegroundConcurrent, limits.go).
 	fg [MaxDepth + 1]*lane.Places
@@ -199,17 +198,9 @@ type Service struct {
 	// input type (CallerTool).
 	toolProtos sync.Map
 
-	mu      sync.Mutex
-	running map[string]*liveTask // runs in progress in this process, by id
-	// reserved holds what a spawn has checked but not yet launched — a
-	// session being continued, a name being taken — so that two spawns in
-	// flight cannot both pass the same check.
-	reserved map[string]bool
-	// agentCalls holds, by agent id, the Agent call that first launched
-	// each agent this process ran: a resumed agent's messages stay tagged
-	// with it (a foreground agent has no task record to keep it). It
-	// grows by one short entry per agent.
-	agentCalls map[string]string
+	// runs are the runs in progress in this process, by id, and the
+	// reservations of spawns in flight (internal/subagent/runtable).
+	runs *runtable.Table[*liveTask]
 	// events publishes the runs' task_* events (internal/subagent/notify).
 	events notify.Publisher
 	// shells runs the agents' background commands (internal/subagent/shell).
@@ -223,7 +214,7 @@ type Service struct {
 
 // New checks cfg and returns a Service.
 func New(cfg Config) (*Service, error) {
-	s := &Service{cfg: cfg, running: map[string]*liveTask{}, reserved: map[string]bool{}, agentCalls: map[string]string{}, lane: lane.New(cfg.Settings.Lane())}
+	s := &Service{cfg: cfg, runs: runtable.New[*liveTask](), lane: lane.New(cfg.Settings.Lane())}
 	if cfg.Queue == nil {
 		s.cfg.Queue = &queue.Queue{}
 	}
@@ -233,10 +224,13 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Tasks == nil {
 		s.cfg.Tasks = task.NewMem()
 	}
-	s.joint = jointOf(s.cfg)
-	s.inboxJoint = inboxJointOf(s.cfg, s.joint)
 	s.orphans = NewGroup(context.Background())
 	s.log = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	var index session.Index
+	if s.cfg.Sessions != nil {
+		index = s.cfg.Sessions.Index()
+	}
+	s.records = records.New(s.cfg.Tasks, index, s.cfg.Mailbox, s.cfg.Owner, s.log)
 	s.desk = &deliver.Desk{Tasks: s.cfg.Tasks, Queue: s.cfg.Queue, Runs: finder{s}, Log: s.log}
 	if s.cfg.ProgressEvery == 0 {
 		s.cfg.ProgressEvery = 30 * time.Second
@@ -381,20 +375,9 @@ func (s *Service) Tools(c Caller) []tool.Tool {
 	return s.profile.Tools(c)
 }
 
-// Listed are the agents the caller's spawn tool describes: subagents (not
-// primary ones), not hidden, not remote without a url (route refuses it),
-// and not denied outright. A remote agent with its url is listed: the
-// model calls it like any other.
-func (s *Service) Listed(c Caller) []agent.Definition {
-	var out []agent.Definition
-	for _, d := range s.cfg.Agents.All() {
-		if d.Mode == "primary" || d.Hidden || (d.Isolation == agent.IsolationRemote && d.URL == "") || !s.cfg.Policy.SpawnVisible(d.Name, c.TaskRules) {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
-}
+// Listed are the agents the caller's spawn tool describes
+// (routing.Router.Listed).
+func (s *Service) Listed(c Caller) []agent.Definition { return s.router().Listed(whom(c)) }
 
 // SystemContext is the block the main agent sees each turn (S-A5): the
 // agents it may delegate to and how.
@@ -421,12 +404,7 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 		if err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "list the session's background tasks for the main agent's context", "session_id", c.RootSessionID, "err", err)
 		}
-		now := s.cfg.Now()
-		for _, t := range recs {
-			// The description is model text: one line, and no tags of its own.
-			tasks = append(tasks, childprompt.Task{ID: t.ID, Name: t.Name, Agent: t.Agent, Description: escapeTags(oneLine(t.Description)),
-				Status: string(t.Status), Age: now.Sub(t.Created).Round(time.Second).String()})
-		}
+		tasks = childprompt.Tasks(recs, s.cfg.Now())
 	}
 	return childprompt.Context(names, s.toolName(), tasks)
 }
@@ -487,7 +465,7 @@ func (s *Service) systemPrompt(def agent.Definition, ch *child) string {
 	}
 	memory := ""
 	if ch.memory != "" {
-		memory = s.memoryPrompt(def, ch)
+		memory = s.setup().MemoryPrompt(def, ch.memory, ch.policy.Home)
 	}
 	return s.systems.System(def.Name, base, memory, ch.cwd, s.cfg.Now())
 }

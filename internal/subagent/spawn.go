@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -22,7 +20,9 @@ import (
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/spawnpolicy"
+	"github.com/cadre-dev/cadre/internal/subagent/records"
 	"github.com/cadre-dev/cadre/internal/subagent/remoteagent"
+	"github.com/cadre-dev/cadre/internal/subagent/routing"
 	"github.com/cadre-dev/cadre/internal/subagent/runs"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/telemetry"
@@ -159,92 +159,16 @@ func (s *Service) Spawn(ctx context.Context, c Caller, req SpawnRequest) (*Outco
 // remote reports whether req runs on a remote agent: its call says
 // isolation "remote" or its agent's definition names a url.
 func (s *Service) remote(req SpawnRequest) bool {
-	if req.Isolation == agent.IsolationRemote {
-		return true
-	}
-	d, ok := s.cfg.Agents.Get(req.SubagentType)
-	return ok && d.URL != "" && req.Fork == nil
+	return s.router().Remote(req.Isolation, req.SubagentType, req.Fork != nil)
 }
 
-// route picks the definition for subagent_type (spawnpolicy.Route). Its
-// errors list what c's spawn tool lists.
-func (s *Service) route(c Caller, name string) (agent.Definition, error) {
-	return spawnpolicy.Route(s.cfg.Agents, name, func() []string { return s.names(c) })
+// router routes c's spawn calls (internal/subagent/routing).
+func (s *Service) router() routing.Router {
+	return routing.Router{Agents: s.cfg.Agents, Policy: &s.cfg.Policy, AllowAgents: s.cfg.Settings.AllowAgents, Index: s.cfg.Index}
 }
 
-// continued checks a session_id to continue and returns its agent. Only a
-// child of c's own session tree may be continued — the rule SendMessage,
-// TaskOutput and TaskStop follow — never another session's, which may
-// belong to another project.
-func (s *Service) continued(ctx context.Context, c Caller, req *SpawnRequest) (agent.Definition, error) {
-	if err := session.ValidateID(req.SessionID); err != nil {
-		return agent.Definition{}, fmt.Errorf("invalid session_id: %w", err)
-	}
-	if err := s.InTree(ctx, c, req.SessionID); err != nil {
-		return agent.Definition{}, err
-	}
-	info, err := s.cfg.Index.GetSession(ctx, req.SessionID)
-	if errors.Is(err, session.ErrNotFound) {
-		return agent.Definition{}, fmt.Errorf("no agent session %q to continue: pass a session_id from an earlier result's <task_metadata>, or omit it to start a new agent", req.SessionID)
-	}
-	if err != nil {
-		return agent.Definition{}, err
-	}
-	if info.ParentID == "" {
-		return agent.Definition{}, fmt.Errorf("session %q is a main session, not an agent's; only agent sessions can be continued with session_id", req.SessionID)
-	}
-	if st, err := os.Stat(info.Cwd); req.Cwd == "" && info.Cwd != "" && err == nil && st.IsDir() {
-		// A continued agent goes on where it worked before (its worktree,
-		// while it is kept).
-		req.Cwd, req.cwdRecorded = info.Cwd, true
-	}
-	if strings.EqualFold(info.Agent, "fork") {
-		// A fork goes on as a general-purpose agent holding the fork's
-		// whole conversation; the parent's exact tools went with its turn.
-		def := agent.GeneralPurpose()
-		def.Name = "fork"
-		return def, nil
-	}
-	if req.SubagentType != "" && !strings.EqualFold(req.SubagentType, info.Agent) {
-		return agent.Definition{}, fmt.Errorf("session %q belongs to agent %q, not %q", req.SessionID, info.Agent, req.SubagentType)
-	}
-	return s.route(c, info.Agent)
-}
-
-// withAllowed adds to a rule's denial the agents c may use, as route's
-// unknown-name error does (S-A2): the model picks a permitted agent rather
-// than guessing. A user's refusal or a failed ask is left as it is: the
-// user, not a rule, said no.
-func (s *Service) withAllowed(c Caller, req SpawnRequest, err error) error {
-	denied := (*permission.Denied)(nil)
-	if !errors.As(err, &denied) || denied.Rule == "" {
-		return err
-	}
-	n := s.names(c)
-	if req.CrossAgent {
-		n = s.crossNames(c)
-	}
-	names := "none"
-	if len(n) > 0 {
-		names = strings.Join(n, ", ")
-	}
-	denied.Reason += "; agents you may use: " + names
-	return err
-}
-
-// names are the agents c's spawn tool lists, for error messages: never a
-// hidden or a denied one.
-func (s *Service) names(c Caller) []string { return sortedNames(s.Listed(c)) }
-
-// sortedNames are the definitions' names, sorted.
-func sortedNames(defs []agent.Definition) []string {
-	out := make([]string, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, d.Name)
-	}
-	sort.Strings(out)
-	return out
-}
+// whom is c as the router knows it.
+func whom(c Caller) routing.Caller { return routing.Caller{Agent: c.Agent, TaskRules: c.TaskRules} }
 
 // child is everything decided about a run before it starts.
 type child struct {
@@ -324,18 +248,12 @@ func (s *Service) prepare(c Caller, def agent.Definition, req SpawnRequest) (*ch
 	}, warnings, nil
 }
 
-// create makes the child session: parent id, session key and title (S-L1).
-// The title is the task's description, what a list of sessions should
-// say; "(@type subagent)" only for a call that gave none. A background
-// child's record waits for its task's, to be written with it (joint.go).
+// create makes the child session (records.Session: its parent, key and
+// title). A background child's record waits for its task's, to be
+// written with it (records/).
 func (s *Service) create(ctx context.Context, c Caller, def agent.Definition, ch *child, description string, background bool) (*session.Session, error) {
-	id := ids.New()
-	info := session.Info{
-		ID: id, ParentID: c.SessionID, Agent: def.Name, Cwd: ch.cwd, Model: ch.caller.Ref.String(),
-		Key:   "agent:" + def.Name + ":subagent:" + id,
-		Title: cmp.Or(strings.TrimSpace(description), "(@"+def.Name+" subagent)"),
-	}
-	if background && s.joint != nil {
+	info := records.Session(ids.New(), c.SessionID, def.Name, ch.cwd, ch.caller.Ref.String(), description)
+	if background && s.records.Joint() {
 		// Its transcript is created when it runs (ready): a run that
 		// waits for a place in the lane holds no file until then.
 		return s.cfg.Sessions.Prepare(info)
@@ -388,7 +306,7 @@ type run struct {
 	history      []llm.Message
 	tools        *tool.Set
 	warnings     []string
-	// first is the child's first user message (see firstMessage).
+	// first is the child's first user message (childsetup.Setup.FirstMessage).
 	first llm.Message
 	// laneHeld says the run holds its lane place already (RunDispatched).
 	laneHeld bool
@@ -420,25 +338,30 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	case req.Fork != nil:
 		def = fork.Definition()
 	case req.SessionID != "":
-		def, err = s.continued(ctx, c, &req)
+		var cwd string
+		def, cwd, err = s.router().Continued(ctx, whom(c), routing.Continue{
+			SessionID: req.SessionID, SubagentType: req.SubagentType, Cwd: req.Cwd,
+			InTree: func(ctx context.Context, id string) error { return s.InTree(ctx, c, id) },
+		})
+		if cwd != "" {
+			// A continued agent goes on where it worked before (its
+			// worktree, while it is kept).
+			req.Cwd, req.cwdRecorded = cwd, true
+		}
 	default:
-		def, err = s.route(c, req.SubagentType)
+		def, err = s.router().Route(whom(c), req.SubagentType)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if req.Isolation == agent.IsolationRemote && def.URL == "" {
-		var remotes []string
-		for _, d := range s.Listed(c) {
-			if d.URL != "" {
-				remotes = append(remotes, d.Name)
-			}
+	if req.Isolation == agent.IsolationRemote {
+		if err := s.router().CheckRemote(whom(c), def); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("isolation \"remote\" needs an agent whose definition names a url, and %q has none; remote agents: %s", def.Name, cmp.Or(strings.Join(remotes, ", "), "none"))
 	}
 	pol := s.policy(c)
 	if err := pol.PermitSpawn(ctx, def.Name, c.TaskRules); err != nil {
-		return nil, s.withAllowed(c, req, err)
+		return nil, s.router().WithAllowed(whom(c), req.CrossAgent, err)
 	}
 	if c.Depth+1 > s.depth {
 		return nil, fmt.Errorf("maximum spawn depth exceeded (max=%d): %s cannot spawn agents", s.depth, c.Agent)
@@ -451,13 +374,13 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	if (req.SessionID == "" || req.dispatched) && req.Fork == nil {
 		// A continued agent had its initialPrompt and skills when it began.
 		var more []string
-		r.first, more = s.firstMessage(def, req.Prompt)
+		r.first, more = s.setup().FirstMessage(def, req.Prompt)
 		r.warnings = append(r.warnings, more...)
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			s.unreserve(r.reservations)
+			s.runs.Unreserve(r.reservations)
 			r.releaseMCP()
 		}
 	}()
@@ -467,14 +390,14 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 		r.reservations = append(r.reservations, key)
 	}
 	if req.Name != "" {
-		key, err := s.reserveName(c.RootSessionID, req.Name, req.SessionID)
+		key, err := s.runs.ReserveName(c.RootSessionID, req.Name, req.SessionID)
 		if err != nil {
 			return nil, err
 		}
 		r.reservations = append(r.reservations, key)
 	}
 	if req.SessionID != "" {
-		if !s.reserve("session\x00"+req.SessionID, req.SessionID) {
+		if !s.runs.Reserve("session\x00"+req.SessionID, req.SessionID) {
 			return nil, fmt.Errorf("agent %s is still running; send it a message with SendMessage, or wait for its result", req.SessionID)
 		}
 		r.reservations = append(r.reservations, "session\x00"+req.SessionID)
@@ -525,46 +448,6 @@ func (s *Service) begin(ctx context.Context, c Caller, req SpawnRequest) (*run, 
 	return r, nil
 }
 
-// reserve takes key unless it is taken, or unless a run with id (if not
-// "") is in progress.
-func (s *Service) reserve(key, id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reserved[key] || (id != "" && s.running[id] != nil) {
-		return false
-	}
-	s.reserved[key] = true
-	return true
-}
-
-// reserveName takes a name for a spawn of the run tree: refused while a
-// run of the tree (other than the agent being continued) has it or another
-// spawn is taking it. Between the reservation and the run being tracked,
-// one of the two always holds the name.
-func (s *Service) reserveName(root, name, continuing string) (string, error) {
-	key := "name\x00" + root + "\x00" + strings.ToLower(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reserved[key] {
-		return "", fmt.Errorf("the name %q is being given to another agent right now; pick another name", name)
-	}
-	for _, t := range s.running {
-		if t.RootSessionID == root && t.ID != continuing && strings.EqualFold(t.Name, name) && !t.closing {
-			return "", fmt.Errorf("the name %q is taken by agent %s, which is still running; pick another name or message it with SendMessage", name, t.ID)
-		}
-	}
-	s.reserved[key] = true
-	return key, nil
-}
-
-func (s *Service) unreserve(keys []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, k := range keys {
-		delete(s.reserved, k)
-	}
-}
-
 // launch starts r in the caller's group. A background run gets its task
 // record before it starts, so nothing can finish a task that was never
 // recorded.
@@ -582,7 +465,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The reservations end once the run is tracked (or failed to start):
 	// from then on the run itself, and its record, hold the name and the
 	// session.
-	defer s.unreserve(r.reservations)
+	defer s.runs.Unreserve(r.reservations)
 	if background && !r.laneHeld && s.dispatchable(r) {
 		// Any node with a free place runs it, this one included: the
 		// job queue's per-node worker limit is the lane (dispatch.go).
@@ -605,7 +488,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	// The inbox opens before the run is recorded or tracked: whoever
 	// finds it running, here or through its record in another process,
 	// can queue a message for it, even while it waits for a lane slot.
-	if background && s.inboxJoint != nil && !r.sess.IsRecorded() && !r.req.dispatched {
+	if background && s.records.OpensInboxes() && !r.sess.IsRecorded() && !r.req.dispatched {
 		// The write that records it opens it (record).
 		t.inbox = mailbox.Subscribe(ctx, s.cfg.Mailbox, id, s.log)
 	} else {
@@ -613,7 +496,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	}
 	if background {
 		// A free lane slot is taken now, so that the first write
-		// records the run as running (joint.go); a run that waits for
+		// records the run as running (records/); a run that waits for
 		// one gets its tools and files when it starts (ready).
 		status := task.StatusPending
 		if r.laneHeld || s.lane.TryAcquire() {
@@ -686,64 +569,28 @@ func (s *Service) ready(ctx context.Context, t *liveTask, r *run) error {
 // agentCall is the Agent call that first launched agent id: the one the
 // request names, else the one this process saw, else the request's own.
 func (s *Service) agentCall(id string, req SpawnRequest) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	call := cmp.Or(req.AgentCall, s.agentCalls[id], req.ToolUseID)
-	s.agentCalls[id] = call
-	return call
+	return s.runs.AgentCall(id, req.AgentCall, req.ToolUseID)
 }
 
 // record writes (or rewrites, for a continued agent) t's task record and
 // announces it. A child session not yet recorded (sess, when not nil) is
-// recorded in the same write.
+// recorded in the same write (internal/subagent/records).
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
-	rec := task.Task{
-		ID: t.ID, Kind: t.TaskKind(), Agent: t.AgentType, Name: t.Name, Description: t.Description, Prompt: t.Prompt,
-		ParentSessionID: t.ParentSessionID, RootSessionID: t.RootSessionID, ChildSessionID: t.ID, ToolUseID: t.AgentCall,
-		Status: status, OutputFile: t.OutputFile, Owner: s.cfg.Owner, Heartbeat: s.cfg.Now(), Created: s.cfg.Now(),
-	}
+	owner := s.cfg.Owner
 	if t.elsewhere {
-		rec.Owner = "" // the node that claims it (RunDispatched)
+		owner = "" // the node that claims it (RunDispatched)
 	}
-	if status == task.StatusRunning {
-		rec.Started = t.Started()
-	}
+	rec := records.Task(t.Info, t.TaskKind(), status, owner, s.cfg.Now(), t.Started())
 	// Once decided, the record is written even if the caller's turn ends.
-	ctx = context.WithoutCancel(ctx)
-	if sess != nil && !sess.IsRecorded() {
-		var err error
-		if t.inbox.OpensWithRecord() {
-			err = s.inboxJoint.CreateSessionTaskInbox(ctx, sess.Info, rec, s.cfg.Owner)
-		} else {
-			err = s.joint.CreateSessionTask(ctx, sess.Info, rec)
-		}
-		if err != nil {
-			return fmt.Errorf("record task %s: %w", t.ID, err)
-		}
-		sess.Recorded()
-		s.events.Started(t.Info, true)
-		return nil
-	}
-	err := s.cfg.Tasks.CreateTask(ctx, rec)
-	if err != nil {
-		// A continued agent keeps its id: the record is reused, reset.
-		if _, gerr := s.cfg.Tasks.GetTask(ctx, t.ID); gerr != nil {
-			return fmt.Errorf("record task %s: %w", t.ID, err)
-		}
-		ev := task.EventResume
-		if status == task.StatusPending {
-			ev = task.EventRequeue
-		}
-		_, err = s.cfg.Tasks.Transition(ctx, t.ID, func(old *task.Task) (task.Event, error) {
-			created, was := old.Created, old.Status
-			*old = rec
-			old.Created, old.Status = created, was // the event sets it
-			return ev, nil
-		})
-		if err != nil {
-			return fmt.Errorf("record task %s: %w", t.ID, err)
-		}
+	if err := s.records.Start(ctx, rec, sess, t.inbox.OpensWithRecord()); err != nil {
+		return err
 	}
 	s.events.Started(t.Info, true)
 	return nil
+}
+
+// startsInBackground reports whether req, for def, is launched as a
+// background task rather than run in the foreground.
+func startsInBackground(req SpawnRequest, def agent.Definition) bool {
+	return !req.Foreground && (req.Background || def.Background || (req.Timeout != nil && *req.Timeout == 0))
 }

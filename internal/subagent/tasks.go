@@ -91,13 +91,9 @@ func (s *Service) send(ctx context.Context, id, text string) (lt *liveTask, queu
 	}
 	// The run takes what is queued before it closes to messages (execute),
 	// so the message is queued under the same lock.
-	s.mu.Lock()
-	lt = s.running[id]
-	queued = lt != nil && !lt.closing
-	if queued {
+	lt, _, queued = s.runs.Queue(id, func() {
 		s.cfg.Queue.Push(queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: id, Message: llm.UserText(text)})
-	}
-	s.mu.Unlock()
+	})
 	if queued || lt == nil {
 		return lt, queued, nil
 	}
@@ -233,14 +229,7 @@ func (s *Service) Output(ctx context.Context, rec task.Task) (string, error) {
 // treeRuns are the runs of the caller's tree in progress in this process,
 // foreground ones included (they have no task record yet).
 func (s *Service) treeRuns(root string) []*liveTask {
-	s.mu.Lock()
-	var tree []*liveTask
-	for _, t := range s.running {
-		if t.RootSessionID == root {
-			tree = append(tree, t)
-		}
-	}
-	s.mu.Unlock()
+	tree := s.runs.Tree(root)
 	// A run whose end is recorded is finished, even while its goroutine
 	// winds down.
 	var out []*liveTask

@@ -81,7 +81,7 @@ type setup struct {
 	transcripts func(t *testing.T) session.Transcripts
 	// sqlite keeps sessions and tasks in one SQLite store, as cadre
 	// does, instead of in memory: a background child's session and task
-	// records are then written together (joint.go).
+	// records are then written together (records/).
 	sqlite bool
 	// postgres, a database's URL, keeps sessions, tasks and the mailbox
 	// in one PostgreSQL store, as cadre does with CADRE_STORE_URL.

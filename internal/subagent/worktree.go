@@ -2,21 +2,16 @@ package subagent
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
-	"github.com/cadre-dev/cadre/internal/worktree"
+	"github.com/cadre-dev/cadre/internal/subagent/childsetup"
 )
 
-// Worktree isolation (S-W1): the child works in a git worktree of its own,
-// on a new branch named from its agent id. When it ends — completed,
-// failed or killed — the worktree is removed if nothing changed, and kept
-// otherwise, with its path and branch reported in the result; never left
-// behind unreported.
+// Worktree isolation (S-W1; childsetup.Isolate and Settle): the child works
+// in a git worktree of its own, kept and reported if it changed anything.
 
 // isolate creates r's worktree and moves the child into it.
 func (s *Service) isolate(ctx context.Context, r *run) error {
@@ -24,21 +19,17 @@ func (s *Service) isolate(ctx context.Context, r *run) error {
 		// A continued agent goes on in the directory it had.
 		return nil
 	}
-	if r.req.Cwd != "" {
-		return errors.New("cwd and isolation \"worktree\" cannot be combined: a worktree agent works in its own checkout")
-	}
-	tree, err := worktree.Create(ctx, r.child.cwd, r.sess.Info.ID)
+	tree, cwd, err := childsetup.Isolate(ctx, r.child.cwd, r.sess.Info.ID, r.req.Cwd)
 	if err != nil {
 		return err
 	}
 	r.tree = tree
-	cwd := tree.Rel(r.child.cwd)
 	r.child.cwd, r.child.caller.Cwd = cwd, cwd
 	r.child.policy.Workspace, r.child.caller.Workspace = cwd, cwd
 	r.child.policy.AdditionalDirs = slices.DeleteFunc(slices.Clone(r.child.policy.AdditionalDirs), func(d string) bool { return d == s.cfg.MainCwd })
 	// The session records where it works, so continuing it goes back there.
 	if !r.sess.IsRecorded() {
-		r.sess.Info.Cwd = cwd // recorded with its task (joint.go)
+		r.sess.Info.Cwd = cwd // recorded with its task (internal/subagent/records)
 		return nil
 	}
 	return s.cfg.Index.UpdateSession(ctx, r.sess.Info.ID, func(in *session.Info) error {
@@ -53,12 +44,7 @@ func (s *Service) settle(t *liveTask, r *run, res *runner.Result) {
 	if r.tree == nil {
 		return
 	}
-	// Finish uses its own bounded context: a cancelled run is settled too.
-	out, err := r.tree.Finish(context.Background())
-	note := out.Summary
-	if err != nil {
-		note = fmt.Sprintf("worktree %s (branch %s) could not be settled and was kept: %v", r.tree.Path, r.tree.Branch, err)
-	}
+	out, note := childsetup.Settle(r.tree)
 	if note == "" {
 		return
 	}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/cadre-dev/cadre/internal/agent"
+	"github.com/cadre-dev/cadre/internal/crossnode"
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/remote"
 	"github.com/cadre-dev/cadre/internal/subagent/notify"
@@ -123,4 +125,61 @@ func Follow(agents *agent.Registry, ask func(name string) func(ctx context.Conte
 		return ra.Resume(ctx, rec.RemoteTaskID)
 	}
 	return follow, func() { ra.Close() }
+}
+
+// Orphan is a remote run reattached: its record as taken, how its answer
+// is followed (Follow) and the client to release when it ends.
+type Orphan struct {
+	Rec        task.Task
+	Follow     func(ctx context.Context, progress func(line string)) (string, error)
+	CloseAgent func()
+}
+
+// Reattacher finds and claims the background remote runs whose cadre
+// process has ended, to follow their remote tasks again (S-W2).
+type Reattacher struct {
+	Tasks  task.Store
+	Agents *agent.Registry
+	// Ask answers a followed agent's questions (Ask, for the agent named).
+	Ask   func(name string) func(ctx context.Context, task, question string) (string, error)
+	Owner string
+	Now   func() time.Time
+}
+
+// Claim lists the pending and running remote runs that the main agent of
+// session parent (in run tree root) started, and claims for this process
+// those whose remote task has an id, that are not live here (live) and
+// whose owner has ended (gone). A run the server never named a task for is
+// left to the start-up recovery (task.Sweep). An error for one run does
+// not stop the others.
+func (r Reattacher) Claim(ctx context.Context, root, parent string, live, gone func(string) bool) ([]Orphan, error) {
+	recs, err := r.Tasks.ListTasks(ctx, task.Filter{
+		RootSessionID: root, ParentSessionID: parent,
+		Statuses: []task.Status{task.StatusPending, task.StatusRunning},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reattach remote runs: %w", err)
+	}
+	var (
+		out  []Orphan
+		errs []error
+	)
+	for _, listed := range recs {
+		if listed.Kind != task.KindRemoteAgent || listed.RemoteTaskID == "" || live(listed.ID) || !gone(listed.Owner) {
+			continue
+		}
+		follow, closeAgent := Follow(r.Agents, r.Ask, listed)
+		rec, ok, err := crossnode.Takeover(ctx, r.Tasks, listed, r.Owner, r.Now())
+		if err != nil {
+			closeAgent()
+			errs = append(errs, fmt.Errorf("reattach remote run %s: %w", listed.ID, err))
+			continue
+		}
+		if !ok {
+			closeAgent()
+			continue
+		}
+		out = append(out, Orphan{Rec: rec, Follow: follow, CloseAgent: closeAgent})
+	}
+	return out, errors.Join(errs...)
 }

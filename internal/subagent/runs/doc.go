@@ -11,7 +11,8 @@
 //
 //	live.go   Info, Live: a run's fixed facts, phase moves, output and end
 //	phase.go  Phase: foreground, background, and where it ended
-//	end.go    why a run was cancelled, and the status its end gets (StatusOf)
+//	end.go    why a run was cancelled, and the status its end gets (StatusOf) and its
+//	          session's (SessionStatus); its time limit (WithTimeout)
 //	group.go  Group: the runs of one run tree, and the goroutines it owns
 //	view.go   Run: what a front end shows of a run; Group.Runs, RunsChanged
 package runs

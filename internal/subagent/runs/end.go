@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
@@ -53,4 +54,43 @@ func StatusOf(res *runner.Result, cause error) task.Status {
 		return task.StatusKilled
 	}
 	return task.StatusFailed
+}
+
+// WithTimeout is ctx with a run's time limit: byCall when the call set one
+// (sessions_spawn's runTimeoutSeconds), else the settings' seconds (0: no
+// limit). Past it, the context ends with a TimeoutError as its cause.
+func WithTimeout(ctx context.Context, seconds int, byCall time.Duration) (context.Context, context.CancelFunc) {
+	timeout := time.Duration(seconds) * time.Second
+	if byCall > 0 {
+		timeout = byCall
+	}
+	if timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, timeout, TimeoutError{After: timeout, ByCall: byCall > 0})
+}
+
+// SessionStatus is the status a child session ends with when its run ends
+// with status.
+func SessionStatus(status task.Status) session.Status {
+	switch status {
+	case task.StatusKilled:
+		return session.StatusKilled
+	case task.StatusFailed, task.StatusTimeout:
+		return session.StatusFailed
+	}
+	return session.StatusCompleted
+}
+
+// ErrorText is the error a run's end records: its result's, or the cause
+// its context ended with when the result's error is not that cause (the
+// limit that elapsed, the stop); "" when it succeeded.
+func ErrorText(res *runner.Result, cause error) string {
+	if res.Err == nil {
+		return ""
+	}
+	if cause != nil && !errors.Is(res.Err, cause) {
+		return cause.Error()
+	}
+	return res.Err.Error()
 }
