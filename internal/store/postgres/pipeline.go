@@ -44,10 +44,7 @@ func (db *DB) rmw(ctx context.Context, reads func(*pgx.Batch), scan func(pgx.Bat
 			w := &pgx.Batch{}
 			if err = writes(w); err == nil {
 				w.Queue("COMMIT")
-				err = sendAll(ctx, conn, w)
-				var pgErr *pgconn.PgError
-				if err != nil && !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err) {
-					// The COMMIT may have been executed.
+				if err = sendAll(ctx, conn, w); mayHaveCommitted(err) {
 					rollback(conn)
 					return ambiguous{err}
 				}
@@ -95,14 +92,20 @@ func (db *DB) tx1(ctx context.Context, queue func(*pgx.Batch), scan func(pgx.Bat
 		if err == nil {
 			return nil
 		}
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err) {
-			rollback(conn)
+		rollback(conn)
+		if mayHaveCommitted(err) {
 			return ambiguous{err}
 		}
-		rollback(conn)
 		return err
 	})
+}
+
+// mayHaveCommitted reports whether err, from a batch that ends in COMMIT,
+// leaves open whether the COMMIT ran: not an error the server answered
+// with, and not one pgx knows happened before anything was sent.
+func mayHaveCommitted(err error) bool {
+	var pgErr *pgconn.PgError
+	return err != nil && !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err)
 }
 
 // sendAll sends b and reads every result, returning the first error.
