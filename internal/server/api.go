@@ -215,6 +215,13 @@ func (s *Server) evictLocked() {
 	s.order = kept
 }
 
+// runOf is the run of this server holding session id, or nil.
+func (s *Server) runOf(id string) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[id]
+}
+
 // withRun resolves {id} to a run of this server.
 func (s *Server) withRun(h func(http.ResponseWriter, *http.Request, *run)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -223,9 +230,7 @@ func (s *Server) withRun(h func(http.ResponseWriter, *http.Request, *run)) http.
 			fail(w, err)
 			return
 		}
-		s.mu.Lock()
-		rn := s.runs[id]
-		s.mu.Unlock()
+		rn := s.runOf(id)
 		if rn == nil {
 			fail(w, fmt.Errorf("no run %s in this server (GET /api/runs lists them; a stored session is at /api/sessions/%s): %w", id, id, cadre.ErrNotFound))
 			return
@@ -491,9 +496,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) session(ss cadre.Session) sessionJSON {
 	out := sessionOf(ss)
-	s.mu.Lock()
-	rn := s.runs[ss.ID]
-	s.mu.Unlock()
+	rn := s.runOf(ss.ID)
 	out.Live = rn != nil && !rn.done()
 	if out.Live {
 		// The record's figures change when the conversation ends; the

@@ -46,9 +46,7 @@ func (s *Server) getTeam(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	s.mu.Lock()
-	rn := s.runs[id]
-	s.mu.Unlock()
+	rn := s.runOf(id)
 	live := rn != nil && !rn.done()
 	var team cadre.Team
 	if live {
