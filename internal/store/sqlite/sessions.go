@@ -132,9 +132,7 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY updated_ms DESC, id DESC"
-	if f.Limit > 0 {
-		q, args = q+" LIMIT ?", append(args, f.Limit)
-	}
+	q += limit(f.Limit)
 
 	rows, err := db.rs.query(ctx, q, args...)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"sync"
 )
 
@@ -95,6 +96,19 @@ func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.
 		return c.db.QueryContext(ctx, query, args...)
 	}
 	return s.QueryContext(ctx, args...)
+}
+
+// limit is a list query's LIMIT clause for n (none when n <= 0), the
+// number written into the text, not bound: SQLite reads a bound LIMIT's
+// value when it plans the statement, so every execution after a bind
+// parses and plans it again — the per-turn list of a session's ten newest
+// tasks cost twice what it does now (BenchmarkListTasksNewest). The text
+// has one value in practice (10); other values are a few more statements.
+func limit(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return " LIMIT " + strconv.Itoa(n)
 }
 
 // close closes every cached statement; later gets fail.

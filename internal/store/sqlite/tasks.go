@@ -146,9 +146,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY created_ms DESC, id DESC"
-	if f.Limit > 0 {
-		q, args = q+" LIMIT ?", append(args, f.Limit)
-	}
+	q += limit(f.Limit)
 
 	rows, err := db.rs.query(ctx, q, args...)
 	if err != nil {

@@ -287,3 +287,22 @@ func TestTaskEndClaimTwoHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cadre.db")
 	tasktest.RaceEndClaim(t, open(t, path), open(t, path))
 }
+
+// BenchmarkListTasksNewest is the main agent's per-turn read: the ten
+// newest tasks of a session that has 10,000 (S-A5's context block).
+func BenchmarkListTasksNewest(b *testing.B) {
+	db := open(b, filepath.Join(b.TempDir(), "cadre.db"))
+	ctx := context.Background()
+	for i := range 10_000 {
+		if err := db.CreateTask(ctx, tasktest.Sample(fmt.Sprintf("t%08d", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := db.ListTasks(ctx, task.Filter{RootSessionID: "root-1", Limit: 10})
+		if err != nil || len(got) != 10 {
+			b.Fatalf("ListTasks = %d tasks, %v", len(got), err)
+		}
+	}
+}
