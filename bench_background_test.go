@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +57,8 @@ func bgChildren() int {
 // peak-heap-KB is the largest HeapInuse seen (sampled every 10 ms),
 // peak-stacks-KB the largest StackInuse (the goroutines' stacks),
 // peak-goroutines the largest goroutine count: a pending child waits in a
-// goroutine of its own.
+// goroutine of its own. With CADRE_BENCH_HEAPPROFILE set, the heap that is
+// live when a run has ended is written there, as a pprof heap profile.
 func BenchmarkBackground1000(b *testing.B) {
 	for _, lane := range []int{8, 64} {
 		b.Run(fmt.Sprintf("lane=%d", lane), func(b *testing.B) { benchBackground(b, lane) })
@@ -86,6 +88,9 @@ func benchBackground(b *testing.B, lane int) {
 
 		b.StopTimer()
 		stop()
+		if path := os.Getenv("CADRE_BENCH_HEAPPROFILE"); path != "" && err == nil {
+			err = writeHeapProfile(path)
+		}
 		if err == nil {
 			err = f.latencies(ctx, rt, clock, &recToEnq, &enqToReq, &total, &steady)
 		}
@@ -364,6 +369,21 @@ func percentile(ds []time.Duration, p int) float64 {
 
 // peakSampler records the largest heap in use and goroutine count seen
 // while started.
+// writeHeapProfile writes what is live once a run has ended, before the
+// runtime closes: what the process keeps of its children after they end.
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 type peakSampler struct {
 	heap, stacks uint64
 	goroutines   int
