@@ -75,10 +75,12 @@ func BenchmarkBackground1000Binary(b *testing.B) {
 // runBackground execs cadre once and returns its peak resident set in KiB.
 // A run that fails, whose last line is not a successful result, that did
 // not print n completed task_notification lines, or that warned of a failed
-// compaction stops the benchmark. The scenario's context is measured small
-// on every turn, so a compaction attempt means the runtime sized it wrong —
-// and the summary requests it makes over the whole conversation are work
-// the figures must not include.
+// compaction stops the benchmark. One compaction is part of the work: the
+// launch's n async_launched results, and the notifications that queued
+// while it ran, reach the main agent's context unmeasured — about 280,000
+// estimated tokens at 1,000 children, what a real model would count too —
+// so the main agent compacts once before its second request. A failed one
+// would leave the whole history in every later request.
 func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = p.dir, p.vars
