@@ -264,6 +264,7 @@ func TestBlockResultText(t *testing.T) {
 		{"no content", llm.Block{Type: llm.BlockToolResult, ToolUseID: "t"}, ""},
 		{"texts joined, images skipped", llm.Block{Type: llm.BlockToolResult, Content: []llm.Block{llm.Text("a"), img, llm.Text("b")}}, "ab"},
 		{"only an image", llm.Block{Type: llm.BlockToolResult, Content: []llm.Block{img}}, ""},
+		{"three texts", llm.Block{Type: llm.BlockToolResult, Content: []llm.Block{img, llm.Text("a"), llm.Text("b"), llm.Text("c")}}, "abc"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,6 +272,12 @@ func TestBlockResultText(t *testing.T) {
 				t.Errorf("ResultText() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+	// One text block, the usual result, is returned as it is: reading a
+	// conversation's results must not copy each one.
+	one := llm.ToolResult("t", strings.Repeat("x", 1000), false)
+	if n := testing.AllocsPerRun(10, func() { _ = one.ResultText() }); n != 0 {
+		t.Errorf("ResultText of one text block allocated %v times, want 0", n)
 	}
 }
 

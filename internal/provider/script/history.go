@@ -111,7 +111,7 @@ func (r *reading) add(msg llm.Message) {
 	for _, b := range msg.Content {
 		if b.Type == llm.BlockToolResult {
 			r.data.LastToolResult = b.ResultText()
-			results = append(results, b.ResultText())
+			results = append(results, r.data.LastToolResult)
 		}
 	}
 	if results != nil {
