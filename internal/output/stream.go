@@ -227,7 +227,7 @@ func (s *stream) task(e cadre.Event) []any {
 			return []any{main}
 		}
 		s.background.add(backgroundTaskJSON{TaskID: t.TaskID, RunID: t.TaskID, TaskType: string(t.Kind), SubagentType: t.AgentType, Description: t.Description})
-		s.changed = &e
+		s.change(e)
 		return []any{main}
 	case cadre.SubtypeTaskNotification:
 		end := e.Time
@@ -238,11 +238,18 @@ func (s *stream) task(e cadre.Event) []any {
 			Patch: taskPatchJSON{Status: patchStatus(t.Status), EndTime: end.UnixMilli()}, UUID: ids.Derive("stream-json task_updated", e.UUID), SessionID: e.SessionID}
 		out := []any{updated, main}
 		if s.background.remove(t.TaskID) {
-			s.changed = &e
+			s.change(e)
 		}
 		return out
 	}
 	return []any{main}
+}
+
+// change notes e as the newest change to the background tasks. A copy:
+// taking e's address would move every task event to the heap.
+func (s *stream) change(e cadre.Event) {
+	ev := e
+	s.changed = &ev
 }
 
 // backgroundTasks is the background_tasks_changed line: {"type",
