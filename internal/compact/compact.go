@@ -117,15 +117,21 @@ type Summarizer func(ctx context.Context, older []llm.Message) (string, error)
 // message holding their summary, and returns the new history (the summary
 // first) and the summary message. msgs is not modified.
 //
-// The kept part always starts with an assistant message that follows a
-// user message: the split moves earlier until it does. So the new history
-// starts with a user message (the summary), roles alternate across the
-// summary without merging it into a kept message (the kept messages stay
-// exactly as recorded, and the summary stays one message the transcript can
-// mark), no tool_use is parted from its tool_result (results live in user
-// messages, calls in the assistant message before them), and the older part
-// ends with a user message, to which a forked summarizer can add its
-// directive.
+// The kept part always starts after a user message, with an assistant
+// message or with a user message that carries no tool result (a queued
+// message, a notification): the split moves earlier until it does. So the
+// new history starts with a user message (the summary), which is never
+// merged into a kept message (the kept messages stay exactly as recorded,
+// and the summary stays one message the transcript can mark), no tool_use
+// is parted from its tool_result (results live in user messages, calls in
+// the assistant message before them), and the older part ends with a user
+// message, to which a forked summarizer can add its directive. A summary
+// followed by a user message is two user messages in a row, as queued
+// messages already are; providers take them so. Were the kept part to start
+// only at an assistant message, a main agent that launched a thousand
+// background agents in one turn and has their notifications queued would
+// keep everything after its first message: a summary of one line, and a
+// context as large as before.
 //
 // It returns ErrNothingToCompact when there is nothing older to summarise.
 func Compact(ctx context.Context, c Config, msgs []llm.Message, summarize Summarizer) (history []llm.Message, summary llm.Message, err error) {
@@ -153,14 +159,32 @@ func Compact(ctx context.Context, c Config, msgs []llm.Message, summarize Summar
 }
 
 // split returns the index of the first message kept verbatim: keep messages
-// from the end, moved earlier to an assistant message that follows a user
-// message; 0 when there is none.
+// from the end, moved earlier to a message that may start the kept part
+// (Compact); 0 when there is none.
 func split(msgs []llm.Message, keep int) int {
 	cut := max(len(msgs)-keep, 0)
-	for cut > 0 && (msgs[cut].Role != llm.RoleAssistant || msgs[cut-1].Role != llm.RoleUser) {
+	for cut > 0 && !(msgs[cut-1].Role == llm.RoleUser && startsKept(msgs[cut])) {
 		cut--
 	}
 	return cut
+}
+
+// startsKept reports whether m may be the first kept message after a user
+// message: an assistant message, or a user message with no tool result,
+// whose call would be in the older part.
+func startsKept(m llm.Message) bool {
+	switch m.Role {
+	case llm.RoleAssistant:
+		return true
+	case llm.RoleUser:
+		for _, b := range m.Content {
+			if b.Type == llm.BlockToolResult {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // Summary returns the user message that stands for summarised turns.

@@ -135,8 +135,13 @@ func TestCompact(t *testing.T) {
 		{"kept part starts at a tool call", 2, tools, 5},
 		{"a result is never parted from its call", 1, tools, 5},
 		{"default keeps six", 0, append(append([]llm.Message(nil), long...), user("u5")), 3},
-		{"a queued message after tool results", 1, []llm.Message{user("go"), call("t1"), result("t1"), user("note")}, 1},
-		{"no assistant message to start from", 2, []llm.Message{user("u1"), user("u2"), user("u3")}, -1},
+		{"a queued message after tool results", 1, []llm.Message{user("go"), call("t1"), result("t1"), user("note")}, 3},
+		// A main agent that launched background agents in one turn, with
+		// their notifications queued: only the newest stay.
+		{"notifications after a launch", 2, []llm.Message{user("go"), call("t1"), result("t1"), user("n1"), user("n2"), user("n3"), user("n4")}, 5},
+		{"a result is never the first kept", 2, []llm.Message{user("go"), call("t1"), result("t1"), call("t2"), result("t2")}, 3},
+		{"user messages only", 2, []llm.Message{user("u1"), user("u2"), user("u3")}, 1},
+		{"one message", 1, []llm.Message{user("u1")}, -1},
 		{"the call chain reaches the start", 1, []llm.Message{call("t1"), result("t1")}, -1},
 		{"everything is recent", 6, long[:6], -1},
 		{"only a summary is older", 2, []llm.Message{compact.Summary("before"), call("t1"), result("t1")}, -1},
@@ -176,8 +181,13 @@ func TestCompact(t *testing.T) {
 			if err := valid(history); err != nil {
 				t.Errorf("history is not valid for a provider: %v", err)
 			}
-			if history[1].Role != llm.RoleAssistant || got[len(got)-1].Role != llm.RoleUser {
-				t.Errorf("the summary is followed by a %s message and the older part ends with a %s message; want assistant, user", history[1].Role, got[len(got)-1].Role)
+			if got[len(got)-1].Role != llm.RoleUser {
+				t.Errorf("the older part ends with a %s message; want user (the summarizer's directive goes there)", got[len(got)-1].Role)
+			}
+			for _, b := range history[1].Content {
+				if b.Type == llm.BlockToolResult {
+					t.Errorf("the kept part starts with a tool result, parted from its call")
+				}
 			}
 		})
 	}
