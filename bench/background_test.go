@@ -20,7 +20,9 @@ const backgroundChildren = 1000
 // background subagents (Agent with run_in_background: true) in its first
 // turn; every child ("*") answers at once. The main agent's later turns —
 // the one after the n async_launched results, then one per batch of
-// notifications, n+1 at most — each answer a short text.
+// notifications, n+1 at most — each answer a short text. Its context
+// summaries (agent "main:compact", see runBackground for why it compacts)
+// are one text too, whatever the turn the summarised part reaches.
 func backgroundScenario(n int) string {
 	const usage = "      usage: {input_tokens: 1200, output_tokens: 40}\n"
 	var b strings.Builder
@@ -34,6 +36,7 @@ func backgroundScenario(n int) string {
 	for range n + 1 {
 		b.WriteString("    - text: \"Noted.\"\n" + usage)
 	}
+	b.WriteString("  \"main:compact\":\n    - text: \"The main agent started the background agents and notes each result.\"\n" + usage + "      repeat: true\n")
 	b.WriteString("  \"*\":\n    - text: \"CHILD-OK\"\n" + usage)
 	return b.String()
 }
@@ -75,12 +78,14 @@ func BenchmarkBackground1000Binary(b *testing.B) {
 // runBackground execs cadre once and returns its peak resident set in KiB.
 // A run that fails, whose last line is not a successful result, that did
 // not print n completed task_notification lines, or that warned of a failed
-// compaction stops the benchmark. One compaction is part of the work: the
+// compaction stops the benchmark. Compaction is part of the work: the
 // launch's n async_launched results, and the notifications that queued
-// while it ran, reach the main agent's context unmeasured — about 280,000
+// while it ran, reach the main agent's context unmeasured — about 290,000
 // estimated tokens at 1,000 children, what a real model would count too —
-// so the main agent compacts once before its second request. A failed one
-// would leave the whole history in every later request.
+// so the main agent compacts before its second request (and at 10,000
+// once more, when a batch of ~560 notifications passes the threshold
+// again). A failed one would leave the whole history in every later
+// request.
 func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = p.dir, p.vars
