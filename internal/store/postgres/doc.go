@@ -16,16 +16,16 @@
 // conditioned on the flag). Rows of different records never wait for one
 // another. Plain reads take no locks.
 //
-// Except when the DB already knows the row: it remembers, for a bounded
-// number of unfinished records, each row it last inserted, read or wrote
-// with the row's xmin (the id of the transaction that wrote that version;
-// known.go). An update of such a row applies fn to the copy and sends one
-// UPDATE ... WHERE id = $n AND xmin = $m; any write of the row since, by
-// anyone, made another version, the UPDATE matches nothing, and the update
-// runs as the read-modify-write above on the row as it is. The joint
-// write's statement updates both rows or, aborting itself, neither. So fn
-// is only ever applied to the row as stored, and the guarantees above hold
-// on either path.
+// An update of a row the DB already knows skips that read. The DB
+// remembers, for a bounded number of unfinished records, each row it last
+// inserted, read or wrote, with the row's xmin (the id of the transaction
+// that wrote that version; known.go). An update of such a row applies fn
+// to the copy and sends one UPDATE ... WHERE id = $n AND xmin = $m; any
+// write of the row since, by anyone, made another version, the UPDATE
+// matches nothing, and the update runs as the read-modify-write above on
+// the row as it is. The joint write's statement updates both rows or,
+// aborting itself, neither. So fn is only ever applied to the row as
+// stored, and the guarantees above hold on either path.
 //
 // # Change notifications
 //
