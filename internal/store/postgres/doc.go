@@ -7,13 +7,25 @@
 //
 // # Many writers
 //
-// Every read-modify-write (UpdateSession, UpdateTask, MarkNotified and the
-// joint writes) runs in one transaction that first reads the row with
-// SELECT ... FOR UPDATE: the row stays locked until the commit, so a
-// concurrent writer of the same row, in this process or on another node,
-// waits and then reads what the first stored. No update is lost, and of all
-// the MarkNotified calls on a task exactly one finds Notified unset. Rows of
-// different records never wait for one another. Plain reads take no locks.
+// Every read-modify-write (UpdateSession, UpdateTask and the joint writes)
+// runs in one transaction that first reads the row with SELECT ... FOR
+// UPDATE: the row stays locked until the commit, so a concurrent writer of
+// the same row, in this process or on another node, waits and then reads
+// what the first stored. No update is lost, and of all the MarkNotified
+// calls on a task exactly one finds Notified unset (its one UPDATE is
+// conditioned on the flag). Rows of different records never wait for one
+// another. Plain reads take no locks.
+//
+// An update of a row the DB already knows skips that read. The DB
+// remembers, for a bounded number of unfinished records, each row it last
+// inserted, read or wrote, with the row's xmin (the id of the transaction
+// that wrote that version; known.go). An update of such a row applies fn
+// to the copy and sends one UPDATE ... WHERE id = $n AND xmin = $m; any
+// write of the row since, by anyone, made another version, the UPDATE
+// matches nothing, and the update runs as the read-modify-write above on
+// the row as it is. The joint write's statement updates both rows or,
+// aborting itself, neither. So fn is only ever applied to the row as
+// stored, and the guarantees above hold on either path.
 //
 // # Change notifications
 //
@@ -37,13 +49,17 @@
 // transaction is run again from its BEGIN, never after a COMMIT whose
 // answer was lost, and a statement that may have run is retried only where
 // running it twice cannot differ (an append and a claim first look for
-// their own entry or token). Open itself retries nothing.
+// their own entry or token; an update of a known row is conditioned on the
+// version it replaces, and when a retry finds the row changed after an
+// answer was lost, whether the update was stored is unknown and said so).
+// Open itself retries nothing.
 //
 // # Round trips
 //
 // A record's read-modify-write sends BEGIN with its reads FOR UPDATE in one
 // pgx batch and its writes with COMMIT in a second (pipeline.go): two
-// round trips where one statement at a time took four to six.
+// round trips where one statement at a time took four to six. An update of
+// a row the DB knows takes one.
 //
 // # Messages for running agents
 //

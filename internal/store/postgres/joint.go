@@ -55,9 +55,9 @@ func (db *DB) createSessionTask(ctx context.Context, s session.Info, t task.Task
 	if owner != nil {
 		query, args = createSessionTaskInboxSQL, append(args, *owner, time.Now().UnixMilli())
 	}
+	var sx, tx uint32
 	err := db.retry(ctx, false, func(ctx context.Context, _ int) error {
-		_, err := db.pool.Exec(ctx, query, args...)
-		return err
+		return db.pool.QueryRow(ctx, query, args...).Scan(&sx, &tx)
 	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -70,16 +70,18 @@ func (db *DB) createSessionTask(ctx context.Context, s session.Info, t task.Task
 	if err != nil {
 		return fmt.Errorf("create session %q and task %q: %w", s.ID, t.ID, err)
 	}
+	db.sessions.put(s.ID, storedSession(s), sx)
+	db.tasks.put(t.ID, storedTask(t), tx)
 	return nil
 }
 
 // createSessionTaskSQL inserts a session's row ($1 on, SessionColumns) and
 // a task's (the rest, TaskColumns) in one statement;
 // createSessionTaskInboxSQL also opens the task's inbox, as Mailbox.Open
-// does, with the two parameters after those (the owner, the time).
+// does, with the two parameters after those (the owner, the time). Both
+// return the two rows' versions, the session's first.
 var createSessionTaskSQL, createSessionTaskInboxSQL = func() (string, string) {
-	nSession := strings.Count(tablerow.SessionColumns, ",") + 1
-	nTask := strings.Count(tablerow.TaskColumns, ",") + 1
+	nSession, nTask := columns(tablerow.SessionColumns), columns(tablerow.TaskColumns)
 	params := func(from, n int) string {
 		ps := make([]string, n)
 		for i := range ps {
@@ -87,11 +89,12 @@ var createSessionTaskSQL, createSessionTaskInboxSQL = func() (string, string) {
 		}
 		return strings.Join(ps, ", ")
 	}
-	session := `s AS (INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (` + params(1, nSession) + `))`
+	session := `s AS (INSERT INTO sessions (` + tablerow.SessionColumns + `) VALUES (` + params(1, nSession) + `) RETURNING xmin)`
 	taskID, owner := 1+nSession, 1+nSession+nTask
 	inbox := fmt.Sprintf(`i AS (INSERT INTO agent_inboxes (agent_id, owner, opened_ms) VALUES ($%d, $%d, $%d)
 		ON CONFLICT (agent_id) DO UPDATE SET owner = EXCLUDED.owner, opened_ms = EXCLUDED.opened_ms)`, taskID, owner, owner+1)
-	insertTask := `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES (` + params(taskID, nTask) + `)`
+	insertTask := `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES (` + params(taskID, nTask) + `)
+		RETURNING (SELECT xmin FROM s), xmin`
 	return `WITH ` + session + ` ` + insertTask, `WITH ` + session + `, ` + inbox + ` ` + insertTask
 }()
 
@@ -112,6 +115,12 @@ func (db *DB) TransitionSessionTask(ctx context.Context, sessionID string, sfn f
 }
 
 func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error) {
+	if t, done, err := db.updateKnownSessionTask(ctx, sessionID, sfn, taskID, tfn); done {
+		if err != nil {
+			return task.Task{}, fmt.Errorf("update session %q and task %q: %w", sessionID, taskID, err)
+		}
+		return t, nil
+	}
 	su, tu := &sessionUpdater{id: sessionID, fn: sfn}, &taskUpdater{id: taskID, fn: tfn}
 	err := db.rmw(ctx, func(b *pgx.Batch) {
 		su.read(b) // the session's row first, always: no deadlock between two of these
@@ -134,7 +143,60 @@ func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(
 		return nil
 	})
 	if err != nil {
+		db.sessions.forget(sessionID)
+		db.tasks.forget(taskID)
 		return task.Task{}, fmt.Errorf("update session %q and task %q: %w", sessionID, taskID, err)
 	}
+	db.sessions.put(sessionID, storedSession(su.s), su.xmin)
+	db.tasks.put(taskID, storedTask(tu.t), tu.xmin)
 	return tu.t, nil
 }
+
+// updateKnownSessionTask is updateKnownTask for a session and a task
+// together: one statement (sessionTaskUpdateKnownSQL) writes both rows
+// if both are still the versions remembered, and neither otherwise.
+func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, bool, error) {
+	s, sx, sok := db.sessions.get(sessionID)
+	t, tx, tok := db.tasks.get(taskID)
+	if !sok || !tok {
+		return task.Task{}, false, nil
+	}
+	db.sessions.forget(sessionID)
+	db.tasks.forget(taskID)
+	if checkSession(sessionID, &s, sfn) != nil || checkTask(taskID, &t, tfn) != nil {
+		return task.Task{}, false, nil
+	}
+	args := make([]any, 0, 4+columns(tablerow.SessionColumns)+columns(tablerow.TaskColumns))
+	args = append(append(append(append(append(args, tablerow.SessionValues(s)...), sessionID, sx), tablerow.TaskValues(t)...), taskID), tx)
+	var sNext, tNext uint32
+	if stale, err := db.writeKnown(ctx, sessionTaskUpdateKnownSQL, args, &sNext, &tNext); stale || err != nil {
+		return task.Task{}, !stale, err
+	}
+	t = tablerow.NormalizeTask(t)
+	db.sessions.put(sessionID, storedSession(s), sNext)
+	db.tasks.put(taskID, storedTask(t), tNext)
+	return t, true, nil
+}
+
+// sessionTaskUpdateKnownSQL updates a session (its columns after id from
+// $1, then its id and the version it must be) and a task (the same,
+// after those) in one statement, and returns their new versions. Its
+// three parts run in this order: the session's UPDATE, the task's — whose
+// one-time condition reads what the session's returned, so the session's
+// row is locked first, as in a read-modify-write, and the task's is not
+// touched when the session's did not match — and the SELECT, which
+// divides by the number of task rows written: when either row was not the
+// version given, that is 0, and the division's error (staleCode) aborts
+// the statement, so the session's write is not kept either.
+// (A plain error, not a function that raises one: a function would need
+// a migration; the division is evaluated when the statement runs, not
+// folded when it is planned, as it reads a CTE.)
+var sessionTaskUpdateKnownSQL = func() string {
+	nSession, nTask := columns(tablerow.SessionColumns), columns(tablerow.TaskColumns)
+	taskFrom := nSession + 2
+	return `WITH s AS (UPDATE sessions SET ` + setList(tablerow.SessionColumns, 1) +
+		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d RETURNING xmin), `, nSession, nSession+1) +
+		`t AS (UPDATE tasks SET ` + setList(tablerow.TaskColumns, taskFrom) +
+		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d AND EXISTS (SELECT FROM s) RETURNING xmin) `, taskFrom+nTask-1, taskFrom+nTask) +
+		`SELECT (SELECT xmin FROM s), (SELECT xmin FROM t) WHERE 1 / (SELECT count(*) FROM t) = 1`
+}()

@@ -108,12 +108,19 @@ func mayHaveCommitted(err error) bool {
 	return err != nil && !errors.As(err, &pgErr) && !pgconn.SafeToRetry(err)
 }
 
-// sendAll sends b and reads every result, returning the first error.
+// sendAll sends b and reads every result, through the query's own
+// callback where it has one (QueuedQuery.QueryRow), returning the first
+// error.
 func sendAll(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch) error {
 	br := conn.SendBatch(ctx, b)
 	var err error
-	for range b.Len() {
-		if _, err = br.Exec(); err != nil {
+	for _, q := range b.QueuedQueries {
+		if q.Fn != nil {
+			err = q.Fn(br)
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
 			break
 		}
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/migration"
+	"github.com/cadre-dev/cadre/internal/task"
 )
 
 // DB is an open PostgreSQL store. It is safe for concurrent use, and any
@@ -33,6 +35,11 @@ type DB struct {
 	// connection failure (retry.go); log hears of them.
 	retryFor time.Duration
 	log      *slog.Logger
+	// tasks and sessions are the rows this DB last inserted, read or
+	// wrote, with their versions, for updates in one statement
+	// (known.go).
+	tasks    *known[task.Task]
+	sessions *known[session.Info]
 }
 
 // DefaultPoolConns is the size of the store's pool when the URL does not
@@ -103,7 +110,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	// Open itself retries nothing: a URL that cannot be reached at start
 	// stops the command at once with its error (docs/scaling.md), rather
 	// than after the retry bound. The retries start once it is open.
-	db := &DB{pool: pool, river: river, log: o.log}
+	db := &DB{pool: pool, river: river, log: o.log, tasks: newKnownTasks(), sessions: newKnownSessions()}
 	listenCfg := cfg.ConnConfig.Copy()
 	listenCfg.RuntimeParams["application_name"] = ListenerName
 	db.listen = newListener(func(ctx context.Context) (*pgx.Conn, error) {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/tablerow"
@@ -20,63 +19,101 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 	if s.ID == "" {
 		return fmt.Errorf("create session: the id is empty")
 	}
-	if err := db.retry(ctx, false, func(ctx context.Context, _ int) error { return insertSession(ctx, db.pool, s) }); err != nil {
+	var xmin uint32
+	err := db.retry(ctx, false, func(ctx context.Context, _ int) error {
+		err := db.pool.QueryRow(ctx, insertSessionSQL, append([]any{s.ID}, tablerow.SessionValues(s)...)...).Scan(&xmin)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errors.New("a session with this id already exists")
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create session %q: %w", s.ID, err)
 	}
+	db.sessions.put(s.ID, storedSession(s), xmin)
 	return nil
-}
-
-// execer is what a write needs: the pool, or a transaction.
-type execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
 const insertSessionSQL = `INSERT INTO sessions (` + tablerow.SessionColumns + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-	ON CONFLICT (id) DO NOTHING`
+	ON CONFLICT (id) DO NOTHING RETURNING xmin`
 
-// insertSession adds s's row; an id already present is an error.
-func insertSession(ctx context.Context, q execer, s session.Info) error {
-	tag, err := q.Exec(ctx, insertSessionSQL, append([]any{s.ID}, tablerow.SessionValues(s)...)...)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return errors.New("a session with this id already exists")
-	}
-	return nil
-}
-
-// UpdateSession implements session.Index: the row is read FOR UPDATE and
-// stays locked until the write commits (doc.go), in two round trips (rmw).
+// UpdateSession implements session.Index: in one statement on the row as
+// this DB last knew it, if it is still that version (known.go);
+// otherwise the row is read FOR UPDATE and stays locked until the write
+// commits (doc.go), in two round trips (rmw).
 func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Info) error) error {
+	if done, err := db.updateKnownSession(ctx, id, fn); done {
+		if err != nil {
+			return fmt.Errorf("update session %q: %w", id, err)
+		}
+		return nil
+	}
 	u := &sessionUpdater{id: id, fn: fn}
 	if err := db.rmw(ctx, u.read, u.scan, u.write); err != nil {
+		db.sessions.forget(id)
 		return fmt.Errorf("update session %q: %w", id, err)
+	}
+	db.sessions.put(id, storedSession(u.s), u.xmin)
+	return nil
+}
+
+// updateKnownSession is updateKnownTask's twin for session id.
+func (db *DB) updateKnownSession(ctx context.Context, id string, fn func(*session.Info) error) (bool, error) {
+	s, xmin, ok := db.sessions.get(id)
+	if !ok {
+		return false, nil
+	}
+	db.sessions.forget(id)
+	if err := checkSession(id, &s, fn); err != nil {
+		return false, nil
+	}
+	var next uint32
+	if stale, err := db.writeKnown(ctx, sessionUpdateKnownSQL, append(tablerow.SessionValues(s), id, xmin), &next); stale || err != nil {
+		return !stale, err
+	}
+	db.sessions.put(id, storedSession(s), next)
+	return true, nil
+}
+
+// checkSession applies fn to s, the row of session id, and checks the
+// result as every update does.
+func checkSession(id string, s *session.Info, fn func(*session.Info) error) error {
+	if err := fn(s); err != nil {
+		return err
+	}
+	if s.ID != id {
+		return fmt.Errorf("the update changed the id to %q", s.ID)
 	}
 	return nil
 }
 
-const (
-	selectSessionSQL = `SELECT ` + tablerow.SessionColumns + ` FROM sessions WHERE id = $1`
-	updateSessionSQL = `UPDATE sessions SET
-		parent_id = $1, agent = $2, session_key = $3, title = $4, cwd = $5, status = $6, created_ms = $7, updated_ms = $8,
-		input_tokens = $9, output_tokens = $10, cache_creation_input_tokens = $11, cache_read_input_tokens = $12,
-		cost_usd = $13, num_turns = $14, transcript_path = $15, owner = $16, cost_unknown = $17, model = $18
-		WHERE id = $19`
-)
+// selectSessionSQL reads a session's row with its version first.
+const selectSessionSQL = `SELECT xmin, ` + tablerow.SessionColumns + ` FROM sessions WHERE id = $1`
 
-// sessionUpdater is one session's part of a read-modify-write (rmw).
+// sessionUpdateSQL sets every column after id ($1 on, in
+// tablerow.SessionColumns order) of the session $19;
+// sessionUpdateKnownSQL only while the row is the version $20
+// (known.go). Both return the new version.
+var sessionUpdateSQL, sessionUpdateKnownSQL = func() (string, string) {
+	n := columns(tablerow.SessionColumns)
+	update := `UPDATE sessions SET ` + setList(tablerow.SessionColumns, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
+	return update + ` RETURNING xmin`, update + fmt.Sprintf(` AND xmin = $%d RETURNING xmin`, n+1)
+}()
+
+// sessionUpdater is one session's part of a read-modify-write (rmw),
+// whose version is xmin once the writes have run.
 type sessionUpdater struct {
-	id string
-	fn func(*session.Info) error
-	s  session.Info
+	id   string
+	fn   func(*session.Info) error
+	s    session.Info
+	xmin uint32
 }
 
 func (u *sessionUpdater) read(b *pgx.Batch) { b.Queue(selectSessionSQL+` FOR UPDATE`, u.id) }
 
 func (u *sessionUpdater) scan(br pgx.BatchResults) error {
-	s, err := tablerow.ScanSession(br.QueryRow())
+	s, err := tablerow.ScanSession(withXmin{br.QueryRow(), &u.xmin})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.ErrNotFound
 	}
@@ -85,25 +122,27 @@ func (u *sessionUpdater) scan(br pgx.BatchResults) error {
 }
 
 func (u *sessionUpdater) write(b *pgx.Batch) error {
-	if err := u.fn(&u.s); err != nil {
+	if err := checkSession(u.id, &u.s, u.fn); err != nil {
 		return err
 	}
-	if u.s.ID != u.id {
-		return fmt.Errorf("the update changed the id to %q", u.s.ID)
-	}
-	b.Queue(updateSessionSQL, append(tablerow.SessionValues(u.s), u.id)...)
+	b.Queue(sessionUpdateSQL, append(tablerow.SessionValues(u.s), u.id)...).QueryRow(func(r pgx.Row) error { return r.Scan(&u.xmin) })
 	return nil
 }
 
 // GetSession implements session.Index.
 func (db *DB) GetSession(ctx context.Context, id string) (session.Info, error) {
-	var s session.Info
-	err := db.queryRow(ctx, func(r pgx.Row) (err error) { s, err = tablerow.ScanSession(r); return err }, selectSessionSQL, id)
+	var (
+		s    session.Info
+		xmin uint32
+	)
+	err := db.queryRow(ctx, func(r pgx.Row) (err error) { s, err = tablerow.ScanSession(withXmin{r, &xmin}); return err }, selectSessionSQL, id)
 	if errors.Is(err, pgx.ErrNoRows) {
+		db.sessions.forget(id)
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, session.ErrNotFound)
 	} else if err != nil {
 		return session.Info{}, fmt.Errorf("get session %q: %w", id, err)
 	}
+	db.sessions.put(id, s, xmin)
 	return s, nil
 }
 

@@ -13,60 +13,73 @@ import (
 
 var _ task.Store = (*DB)(nil)
 
-// taskUpdate sets every column after id, in tablerow.TaskColumns order.
-const taskUpdate = `UPDATE tasks SET kind = $1, agent = $2, name = $3, description = $4, prompt = $5,
-	parent_session_id = $6, root_session_id = $7, child_session_id = $8, tool_use_id = $9,
-	status = $10, result = $11, error = $12,
-	input_tokens = $13, output_tokens = $14, cache_creation_input_tokens = $15, cache_read_input_tokens = $16,
-	cost_usd = $17, tool_uses = $18, output_file = $19, notified = $20, cancel_requested = $21, owner = $22,
-	heartbeat_ms = $23, created_ms = $24, started_ms = $25, finished_ms = $26, progress = $27, archived = $28,
-	cost_unknown = $29, remote_task_id = $30
-	WHERE id = $31`
+// taskUpdateSQL sets every column after id ($1 on, in
+// tablerow.TaskColumns order) of the task $31; taskUpdateKnownSQL only
+// while the row is the version $32 (known.go). Both return the new
+// version.
+var taskUpdateSQL, taskUpdateKnownSQL = func() (string, string) {
+	n := columns(tablerow.TaskColumns)
+	update := `UPDATE tasks SET ` + setList(tablerow.TaskColumns, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
+	return update + ` RETURNING xmin`, update + fmt.Sprintf(` AND xmin = $%d RETURNING xmin`, n+1)
+}()
 
 // CreateTask implements task.Store.
 func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 	if err := task.Validate(t); err != nil {
 		return fmt.Errorf("create task: %w", err)
 	}
-	if err := db.retry(ctx, false, func(ctx context.Context, _ int) error { return insertTask(ctx, db.pool, t) }); err != nil {
+	var xmin uint32
+	err := db.retry(ctx, false, func(ctx context.Context, _ int) (err error) {
+		xmin, err = db.insertTask(ctx, t)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("create task %q: %w", t.ID, err)
 	}
+	db.tasks.put(t.ID, storedTask(t), xmin)
 	return nil
 }
 
 const (
 	insertTaskSQL = `INSERT INTO tasks (` + tablerow.TaskColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
 	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)
-	ON CONFLICT (id) DO NOTHING`
-	selectTaskSQL = `SELECT ` + tablerow.TaskColumns + ` FROM tasks WHERE id = $1`
+	ON CONFLICT (id) DO NOTHING RETURNING xmin`
+	// selectTaskSQL reads a task's row with its version first.
+	selectTaskSQL = `SELECT xmin, ` + tablerow.TaskColumns + ` FROM tasks WHERE id = $1`
 )
 
-// insertTask adds t's row; an id already present is an error.
-func insertTask(ctx context.Context, q execer, t task.Task) error {
-	tag, err := q.Exec(ctx, insertTaskSQL, append([]any{t.ID}, tablerow.TaskValues(t)...)...)
-	if err != nil {
-		return err
+// insertTask adds t's row and returns its version; an id already present
+// is an error.
+func (db *DB) insertTask(ctx context.Context, t task.Task) (uint32, error) {
+	var xmin uint32
+	err := db.pool.QueryRow(ctx, insertTaskSQL, append([]any{t.ID}, tablerow.TaskValues(t)...)...).Scan(&xmin)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, errors.New("a task with this id already exists")
 	}
-	if tag.RowsAffected() == 0 {
-		return errors.New("a task with this id already exists")
-	}
-	return nil
+	return xmin, err
 }
 
 // GetTask implements task.Store.
 func (db *DB) GetTask(ctx context.Context, id string) (task.Task, error) {
-	var t task.Task
-	err := db.queryRow(ctx, func(r pgx.Row) (err error) { t, err = tablerow.ScanTask(r); return err }, selectTaskSQL, id)
+	var (
+		t    task.Task
+		xmin uint32
+	)
+	err := db.queryRow(ctx, func(r pgx.Row) (err error) { t, err = tablerow.ScanTask(withXmin{r, &xmin}); return err }, selectTaskSQL, id)
 	if errors.Is(err, pgx.ErrNoRows) {
+		db.tasks.forget(id)
 		return task.Task{}, fmt.Errorf("get task %q: %w", id, task.ErrNotFound)
 	} else if err != nil {
 		return task.Task{}, fmt.Errorf("get task %q: %w", id, err)
 	}
+	db.tasks.put(id, t, xmin)
 	return t, nil
 }
 
-// UpdateTask implements task.Store: the row is read FOR UPDATE and stays
-// locked until the write commits (doc.go), in two round trips (rmw).
+// UpdateTask implements task.Store: in one statement on the row as this
+// DB last knew it, if it is still that version (known.go); otherwise the
+// row is read FOR UPDATE and stays locked until the write commits
+// (doc.go), in two round trips (rmw).
 func (db *DB) UpdateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
 	return db.updateTask(ctx, id, task.Fields(fn))
 }
@@ -79,25 +92,75 @@ func (db *DB) Transition(ctx context.Context, id string, fn func(*task.Task) (ta
 }
 
 func (db *DB) updateTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, error) {
+	if t, done, err := db.updateKnownTask(ctx, id, fn); done {
+		if err != nil {
+			return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
+		}
+		return t, nil
+	}
 	u := &taskUpdater{id: id, fn: fn}
 	if err := db.rmw(ctx, u.read, u.scan, u.write); err != nil {
+		db.tasks.forget(id)
 		return task.Task{}, fmt.Errorf("update task %q: %w", id, err)
 	}
+	db.tasks.put(id, storedTask(u.t), u.xmin)
 	return u.t, nil
 }
 
+// updateKnownTask runs fn on the row of task id as this DB remembers it
+// and writes the result in one autocommit statement, if the row is still
+// that version (known.go). done is false when the update is to be run as
+// a read-modify-write instead: nothing remembered, the row changed since,
+// or fn refusing the remembered copy — an error of fn's may judge a stale row (a status
+// another node has since changed), and only the row read under its lock
+// can tell, so the read-modify-write runs fn again and returns its
+// verdict.
+func (db *DB) updateKnownTask(ctx context.Context, id string, fn func(*task.Task) error) (task.Task, bool, error) {
+	t, xmin, ok := db.tasks.get(id)
+	if !ok {
+		return task.Task{}, false, nil
+	}
+	// Whatever happens next, the remembered row is put back only as
+	// the statement below leaves it.
+	db.tasks.forget(id)
+	if err := checkTask(id, &t, fn); err != nil {
+		return task.Task{}, false, nil
+	}
+	var next uint32
+	if stale, err := db.writeKnown(ctx, taskUpdateKnownSQL, append(tablerow.TaskValues(t), id, xmin), &next); stale || err != nil {
+		return task.Task{}, !stale, err
+	}
+	t = tablerow.NormalizeTask(t)
+	db.tasks.put(id, storedTask(t), next)
+	return t, true, nil
+}
+
+// checkTask applies fn to t, the row of task id, and checks the result
+// as every update does.
+func checkTask(id string, t *task.Task, fn func(*task.Task) error) error {
+	if err := fn(t); err != nil {
+		return err
+	}
+	if t.ID != id {
+		return fmt.Errorf("the update changed the id to %q", t.ID)
+	}
+	return task.Validate(*t)
+}
+
 // taskUpdater is one task's part of a read-modify-write (rmw): it reads
-// the row FOR UPDATE, applies fn and writes the result.
+// the row FOR UPDATE, applies fn and writes the result, whose version is
+// xmin once the writes have run.
 type taskUpdater struct {
-	id string
-	fn func(*task.Task) error
-	t  task.Task
+	id   string
+	fn   func(*task.Task) error
+	t    task.Task
+	xmin uint32
 }
 
 func (u *taskUpdater) read(b *pgx.Batch) { b.Queue(selectTaskSQL+` FOR UPDATE`, u.id) }
 
 func (u *taskUpdater) scan(br pgx.BatchResults) error {
-	t, err := tablerow.ScanTask(br.QueryRow())
+	t, err := tablerow.ScanTask(withXmin{br.QueryRow(), &u.xmin})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return task.ErrNotFound
 	}
@@ -106,16 +169,10 @@ func (u *taskUpdater) scan(br pgx.BatchResults) error {
 }
 
 func (u *taskUpdater) write(b *pgx.Batch) error {
-	if err := u.fn(&u.t); err != nil {
+	if err := checkTask(u.id, &u.t, u.fn); err != nil {
 		return err
 	}
-	if u.t.ID != u.id {
-		return fmt.Errorf("the update changed the id to %q", u.t.ID)
-	}
-	if err := task.Validate(u.t); err != nil {
-		return err
-	}
-	b.Queue(taskUpdate, append(tablerow.TaskValues(u.t), u.id)...)
+	b.Queue(taskUpdateSQL, append(tablerow.TaskValues(u.t), u.id)...).QueryRow(func(r pgx.Row) error { return r.Scan(&u.xmin) })
 	u.t = tablerow.NormalizeTask(u.t)
 	return nil
 }
