@@ -234,3 +234,28 @@ func TestTeamTaskLine(t *testing.T) {
 		t.Errorf("line\n got %s\nwant %s", line, want)
 	}
 }
+
+// TestBackgroundListAfterAHiddenLine: the line listing the background
+// tasks is the session's, so it is written before the next line of another
+// kind even when that line is a subagent's, left out without --verbose.
+func TestBackgroundListAfterAHiddenLine(t *testing.T) {
+	started := cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTaskStarted, SessionID: "s", UUID: "u-1",
+		Task: &cadre.TaskEvent{TaskID: "t1", ToolUseID: "toolu_1", Description: "index", AgentType: "indexer", Background: true, Kind: cadre.TaskLocalAgent}}
+	child := cadre.Event{Type: cadre.EventAssistant, SessionID: "s", UUID: "u-2", ParentToolUseID: "toolu_1", AgentID: "t1",
+		Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("working")}}}
+	var buf bytes.Buffer
+	w := New(&buf, StreamJSON, false)
+	for _, e := range []cadre.Event{started, child} {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	out := buf.String()
+	if !strings.Contains(out, `"subtype":"background_tasks_changed","tasks":[{"task_id":"t1"`) {
+		t.Errorf("no background_tasks_changed line listing t1:\n%s", out)
+	}
+	if strings.Contains(out, "working") {
+		t.Errorf("the subagent's message was written without --verbose:\n%s", out)
+	}
+}

@@ -54,7 +54,7 @@ type backgroundTaskJSON struct {
 }
 
 // rawLine is a line written as it is, newline included: one put together
-// from JSON encoded before (backgroundTasks). It may be the stream's own
+// from JSON encoded before (backgroundTasks). It is the stream's own
 // buffer, valid until the next call of lines: write it before then.
 type rawLine []byte
 
@@ -119,14 +119,15 @@ func notification(e cadre.Event) (taskID string, ok bool) {
 // parts of a split reply) take ids derived from their event's: the same
 // output for the same events, every time.
 
-// lines are the lines Claude Code writes for e.
-func (s *stream) lines(e cadre.Event) []any {
-	var out []any
+// lines are the lines Claude Code writes for e: before, the session's
+// list of background tasks when e ends a burst of changes to it (nil
+// otherwise), written whether or not e's own lines are; then e's own.
+func (s *stream) lines(e cadre.Event) (before rawLine, own []any) {
 	if s.changed != nil && !s.burst(e) {
-		out = append(out, s.backgroundTasks(*s.changed))
+		before = s.backgroundTasks(*s.changed)
 		s.changed = nil
 	}
-	return append(out, s.event(e)...)
+	return before, s.event(e)
 }
 
 // burst reports whether e changes the list of background tasks, as one
