@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,26 +237,39 @@ func TestTeamTaskLine(t *testing.T) {
 }
 
 // TestBackgroundListAfterAHiddenLine: the line listing the background
-// tasks is the session's, so it is written before the next line of another
-// kind even when that line is a subagent's, left out without --verbose.
+// tasks is the session's. A subagent's line, left out without --verbose,
+// neither takes it out of the output nor ends the burst: the list follows
+// the changes made around it, once, before the next line written.
 func TestBackgroundListAfterAHiddenLine(t *testing.T) {
-	started := cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTaskStarted, SessionID: "s", UUID: "u-1",
-		Task: &cadre.TaskEvent{TaskID: "t1", ToolUseID: "toolu_1", Description: "index", AgentType: "indexer", Background: true, Kind: cadre.TaskLocalAgent}}
-	child := cadre.Event{Type: cadre.EventAssistant, SessionID: "s", UUID: "u-2", ParentToolUseID: "toolu_1", AgentID: "t1",
+	started := func(id, uuid string) cadre.Event {
+		return cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTaskStarted, SessionID: "s", UUID: uuid,
+			Task: &cadre.TaskEvent{TaskID: id, ToolUseID: "toolu_" + id, Description: "index", AgentType: "indexer", Background: true, Kind: cadre.TaskLocalAgent}}
+	}
+	child := cadre.Event{Type: cadre.EventAssistant, SessionID: "s", UUID: "u-2", ParentToolUseID: "toolu_t1", AgentID: "t1",
 		Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("working")}}}
+	progress := cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTaskProgress, SessionID: "s", UUID: "u-4",
+		Task: &cadre.TaskEvent{TaskID: "t1", ToolUseID: "toolu_t1", Description: "index", AgentType: "indexer", Usage: &cadre.TaskUsage{}}}
 	var buf bytes.Buffer
 	w := New(&buf, StreamJSON, false)
-	for _, e := range []cadre.Event{started, child} {
+	for _, e := range []cadre.Event{started("t1", "u-1"), child, progress, started("t2", "u-3"), child, progress} {
 		if err := w.Write(e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w.Close()
-	out := buf.String()
-	if !strings.Contains(out, `"subtype":"background_tasks_changed","tasks":[{"task_id":"t1"`) {
-		t.Errorf("no background_tasks_changed line listing t1:\n%s", out)
+	var subtypes []string
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m struct{ Subtype string }
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		subtypes = append(subtypes, m.Subtype)
 	}
-	if strings.Contains(out, "working") {
-		t.Errorf("the subagent's message was written without --verbose:\n%s", out)
+	want := []string{"task_started", "background_tasks_changed", "task_progress", "task_started", "background_tasks_changed", "task_progress"}
+	if !slices.Equal(subtypes, want) {
+		t.Errorf("lines %v, want %v:\n%s", subtypes, want, buf.String())
+	}
+	if !strings.Contains(buf.String(), `"tasks":[{"task_id":"t1","run_id":"t1","task_type":"local_agent","subagent_type":"indexer","description":"index"},{"task_id":"t2"`) {
+		t.Errorf("the list does not hold both tasks:\n%s", buf.String())
 	}
 }

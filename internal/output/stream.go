@@ -119,15 +119,22 @@ func notification(e cadre.Event) (taskID string, ok bool) {
 // parts of a split reply) take ids derived from their event's: the same
 // output for the same events, every time.
 
-// lines are the lines Claude Code writes for e: before, the session's
-// list of background tasks when e ends a burst of changes to it (nil
-// otherwise), written whether or not e's own lines are; then e's own.
-func (s *stream) lines(e cadre.Event) (before rawLine, own []any) {
-	if s.changed != nil && !s.burst(e) {
-		before = s.backgroundTasks(*s.changed)
+// lines are the lines Claude Code writes for e, shown or not (a
+// subagent's, without --verbose, are not): first the session's list of
+// background tasks when e is a shown line that ends a burst of changes to
+// it. A line left out does not end the burst — nothing was written
+// between its changes — and does not take the list out with it.
+func (s *stream) lines(e cadre.Event, shown bool) []any {
+	var out []any
+	if shown && s.changed != nil && !s.burst(e) {
+		out = append(out, s.backgroundTasks(*s.changed))
 		s.changed = nil
 	}
-	return before, s.event(e)
+	own := s.event(e) // for what it remembers, shown or not
+	if !shown {
+		return out
+	}
+	return append(out, own...)
 }
 
 // burst reports whether e changes the list of background tasks, as one

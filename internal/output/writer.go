@@ -62,18 +62,17 @@ type streamWriter struct {
 }
 
 func (s *streamWriter) Write(e cadre.Event) error {
-	before, lines := s.state.lines(e)
-	if before != nil {
-		// The session's line: a subagent's event that ends a burst of
-		// starts and ends must not take it out of the output with its own.
-		if _, err := s.w.Write(before); err != nil {
-			return fmt.Errorf("write background_tasks_changed: %w", err)
-		}
-	}
-	if !shown(e, s.verbose) {
-		return s.w.Flush()
+	lines := s.state.lines(e, shown(e, s.verbose))
+	if len(lines) == 0 {
+		return nil
 	}
 	for _, l := range lines {
+		if raw, ok := l.(rawLine); ok {
+			if _, err := s.w.Write(raw); err != nil {
+				return fmt.Errorf("write %s event: %w", e.Type, err)
+			}
+			continue
+		}
 		if err := encode(s.w, l); err != nil {
 			return fmt.Errorf("encode %s event: %w", e.Type, err)
 		}
