@@ -247,11 +247,11 @@ func TestBackgroundListAfterAHiddenLine(t *testing.T) {
 	}
 	child := cadre.Event{Type: cadre.EventAssistant, SessionID: "s", UUID: "u-2", ParentToolUseID: "toolu_t1", AgentID: "t1",
 		Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("working")}}}
-	progress := cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTaskProgress, SessionID: "s", UUID: "u-4",
-		Task: &cadre.TaskEvent{TaskID: "t1", ToolUseID: "toolu_t1", Description: "index", AgentType: "indexer", Usage: &cadre.TaskUsage{}}}
+	main := cadre.Event{Type: cadre.EventAssistant, SessionID: "s", UUID: "u-4",
+		Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("waiting")}}}
 	var buf bytes.Buffer
 	w := New(&buf, StreamJSON, false)
-	for _, e := range []cadre.Event{started("t1", "u-1"), child, progress, started("t2", "u-3"), child, progress} {
+	for _, e := range []cadre.Event{started("t1", "u-1"), child, main, started("t2", "u-3"), child, main} {
 		if err := w.Write(e); err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +265,7 @@ func TestBackgroundListAfterAHiddenLine(t *testing.T) {
 		}
 		subtypes = append(subtypes, m.Subtype)
 	}
-	want := []string{"task_started", "background_tasks_changed", "task_progress", "task_started", "background_tasks_changed", "task_progress"}
+	want := []string{"task_started", "background_tasks_changed", "", "task_started", "background_tasks_changed", ""}
 	if !slices.Equal(subtypes, want) {
 		t.Errorf("lines %v, want %v:\n%s", subtypes, want, buf.String())
 	}

@@ -137,9 +137,9 @@ func (s *stream) lines(e cadre.Event, shown bool) []any {
 	return append(out, own...)
 }
 
-// burst reports whether e changes the list of background tasks, as one
-// of a run of such changes whose background_tasks_changed line waits for
-// the run's end: a background task's start, or the end of one listed.
+// burst reports whether e belongs to a run of task lines whose
+// background_tasks_changed line waits for the run's end: a background
+// task's start, the end of one listed, or a task's progress.
 func (s *stream) burst(e cadre.Event) bool {
 	if e.Type != cadre.EventSystem || e.Task == nil {
 		return false
@@ -149,6 +149,11 @@ func (s *stream) burst(e cadre.Event) bool {
 		return e.Task.Background
 	case cadre.SubtypeTaskNotification:
 		return s.background.has(e.Task.TaskID)
+	case cadre.SubtypeTaskProgress:
+		// A task's progress changes no list, and comes between its start
+		// and its end: ending the burst there wrote the list of every task
+		// once a child at 10,000 children (2 GB of stream-json).
+		return true
 	}
 	return false
 }

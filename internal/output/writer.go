@@ -80,7 +80,17 @@ func (s *streamWriter) Write(e cadre.Event) error {
 	return s.w.Flush()
 }
 
-func (s *streamWriter) Close() error { return s.w.Flush() }
+func (s *streamWriter) Close() error {
+	// Changes still waiting for a line of another kind: the reader's last
+	// list of background tasks must be the last one.
+	if s.state.changed != nil {
+		if _, err := s.w.Write(s.state.backgroundTasks(*s.state.changed)); err != nil {
+			return fmt.Errorf("write background_tasks_changed: %w", err)
+		}
+		s.state.changed = nil
+	}
+	return s.w.Flush()
+}
 
 type jsonWriter struct {
 	w       io.Writer
