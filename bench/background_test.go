@@ -91,7 +91,8 @@ func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
 	cmd.Dir, cmd.Env = p.dir, p.vars
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	rss, _, err := measure(cmd, false)
+	if err != nil {
 		b.Fatalf("cadre %v: %v\nstderr: %s", args, err, errb.String())
 	}
 	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
@@ -108,5 +109,5 @@ func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
 	if !bytes.Contains(last, []byte(`"type":"result"`)) || !bytes.Contains(last, []byte(`"is_error":false`)) || completed != n {
 		b.Fatalf("cadre %v: %d completed task_notification lines, want %d; last line:\n%s\nstderr: %s", args, completed, n, last, errb.String())
 	}
-	return maxRSSKB(cmd.ProcessState)
+	return rss
 }
