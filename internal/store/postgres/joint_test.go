@@ -94,7 +94,7 @@ func TestJointWrites(t *testing.T) {
 // together, in one round trip: a message pushed once the task is recorded
 // is queued; a failed create leaves no inbox open either.
 func TestCreateSessionTaskInbox(t *testing.T) {
-	proxy, url := newCountProxy(t, pg.URL(t))
+	proxy, url := newProxy(t, pg.URL(t))
 	db := open(t, url)
 	ctx := t.Context()
 	mb := db.Mailbox()

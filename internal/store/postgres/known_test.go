@@ -50,7 +50,7 @@ func end(db *DB, t *testing.T, id string) (task.Task, error) {
 // its running transition, its end and a plain update each take one round
 // trip (one statement), where a read-modify-write takes two.
 func TestChildUpdatesOneRoundTrip(t *testing.T) {
-	proxy, url := newCountProxy(t, pg.URL(t))
+	proxy, url := newProxy(t, pg.URL(t))
 	db := open(t, url)
 	ctx := t.Context()
 	for i := range 3 {
@@ -323,7 +323,7 @@ func TestKnownUpdateAnswerLost(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			url := pg.URL(t)
-			proxy, cutURL := newCutProxy(t, url)
+			proxy, cutURL := newProxy(t, url)
 			a, b := open(t, cutURL), open(t, url)
 			ctx := t.Context()
 			_, tk := pendingChild("lost")

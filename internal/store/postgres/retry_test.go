@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -16,117 +15,11 @@ import (
 	"github.com/cadre-dev/cadre/internal/task"
 )
 
-// cutProxy is a TCP proxy in front of the test server that a test can cut,
-// as a restarting server is cut off: cut closes every connection through
-// it and refuses (accepts and closes at once) every new one until mend.
-// refused is signalled at each refused connection, so a test can wait for
-// a client to have tried, and failed, while the server was away.
-type cutProxy struct {
-	ln      net.Listener
-	target  string
-	refused chan struct{}
-
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
-}
-
-// newCutProxy proxies to the host:port of url and returns the proxy and
-// url pointed at it.
-func newCutProxy(t *testing.T, rawURL string) (*cutProxy, string) {
-	t.Helper()
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, target: u.Host, refused: make(chan struct{}, 1024), conns: map[net.Conn]struct{}{}}
-	p.wg.Go(p.accept)
-	t.Cleanup(p.close)
-	u.Host = ln.Addr().String()
-	return p, u.String()
-}
-
-func (p *cutProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			c.Close()
-			select {
-			case p.refused <- struct{}{}:
-			default:
-			}
-			continue
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
-		p.mu.Unlock()
-		pipe := func(dst, src net.Conn) {
-			io.Copy(dst, src)
-			dst.Close()
-			src.Close()
-		}
-		p.wg.Go(func() { pipe(s, c) })
-		p.wg.Go(func() { pipe(c, s) })
-	}
-}
-
-// cut closes every open connection and refuses new ones until mend.
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
-}
-
-func (p *cutProxy) mend() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = false
-}
-
-func (p *cutProxy) close() {
-	p.ln.Close()
-	p.cut()
-	p.wg.Wait()
-}
-
-// awaitRefused waits until n connections were refused since the last
-// wait, failing the test after a minute.
-func (p *cutProxy) awaitRefused(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.After(time.Minute)
-	for range n {
-		select {
-		case <-p.refused:
-		case <-deadline:
-			t.Fatal("no connection attempt reached the cut proxy within a minute")
-		}
-	}
-}
-
 // TestRetryThroughABlip: with the server cut off, a record update, a
 // transcript append and a read each wait; once the connection is back they
 // complete, and the append is stored exactly once.
 func TestRetryThroughABlip(t *testing.T) {
-	proxy, url := newCutProxy(t, pg.URL(t))
+	proxy, url := newProxy(t, pg.URL(t))
 	db := open(t, url)
 	ctx := t.Context()
 	if err := db.RegisterNode(ctx, "node-1", "test", 1); err != nil {
@@ -174,7 +67,7 @@ func TestRetryThroughABlip(t *testing.T) {
 // bound fails the operation with the connection's error, after about the
 // bound.
 func TestRetryIsBounded(t *testing.T) {
-	proxy, url := newCutProxy(t, pg.URL(t))
+	proxy, url := newProxy(t, pg.URL(t))
 	const bound = 300 * time.Millisecond
 	db, err := Open(t.Context(), url, WithRetryFor(bound))
 	if err != nil {
@@ -222,7 +115,7 @@ func TestRetryable(t *testing.T) {
 // TestOpenDoesNotRetry: a server that cannot be reached at start fails
 // Open at once, not after the retry bound.
 func TestOpenDoesNotRetry(t *testing.T) {
-	proxy, url := newCutProxy(t, pg.URL(t))
+	proxy, url := newProxy(t, pg.URL(t))
 	proxy.cut()
 	start := time.Now()
 	db, err := Open(t.Context(), url)

@@ -462,7 +462,7 @@ func waitBlocked(t *testing.T, db *DB, query string) {
 // each was one each; the entries are kept in order, numbered on from the
 // entry before, each the parent of the next.
 func TestTranscriptAppendAllOneRoundTrip(t *testing.T) {
-	proxy, url := newCountProxy(t, pg.URL(t))
+	proxy, url := newProxy(t, pg.URL(t))
 	db := open(t, url)
 	tr := db.Transcripts("n1", time.Hour)
 	w, err := tr.Create(t.Context(), "s1", true)
