@@ -654,7 +654,7 @@ func (c *Conversation) serve() {
 			Preamble:      r.app.Context,
 			Thinking:      r.opts.Thinking,
 			OnEnd:         sr.remind,
-			Inbox:         func() []llm.Message { return inbox(r.app.Queue.TakeInput(c.target)) },
+			Inbox:         func() []llm.Message { return queue.Messages(r.app.Queue.TakeInput(c.target)) },
 			Tracer:        r.app.Tracer,
 		}),
 		Tag:     runner.Tag{RootSessionID: c.target},

@@ -21,7 +21,6 @@ import (
 	"github.com/cadre-dev/cadre/internal/permission"
 	"github.com/cadre-dev/cadre/internal/prompts"
 	"github.com/cadre-dev/cadre/internal/provider"
-	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/runner"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/structured"
@@ -462,14 +461,6 @@ func (sr *sessionRun) context(ctx context.Context) string {
 		text = strings.TrimSpace(text + "\n\n" + stopped)
 	}
 	return text
-}
-
-func inbox(entries []queue.Entry) []llm.Message {
-	out := make([]llm.Message, len(entries))
-	for i, e := range entries {
-		out[i] = e.Message
-	}
-	return out
 }
 
 // finish publishes the result: this session's turns, and the usage and cost

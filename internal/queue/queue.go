@@ -41,6 +41,15 @@ func (m Mode) own() bool {
 	return m == ModePrompt || m == ModeAgent || m == ModeCompact || m == ModeShell
 }
 
+// Messages are the messages of entries, in order.
+func Messages(entries []Entry) []llm.Message {
+	out := make([]llm.Message, len(entries))
+	for i, e := range entries {
+		out[i] = e.Message
+	}
+	return out
+}
+
 // Entry is one queued input.
 type Entry struct {
 	Priority Priority

@@ -163,7 +163,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		summaries.Observe(ctx, st)
 	}
 	spec.Loop.Inbox = func() []llm.Message {
-		return pending.Messages(append(s.cfg.Queue.Take(t.ID), t.inbox.Take(ctx)...))
+		return queue.Messages(append(s.cfg.Queue.Take(t.ID), t.inbox.Take(ctx)...))
 	}
 	if r.req.Fork != nil || (r.req.History != nil && r.req.SessionID == "") {
 		// A fork's transcript holds the conversation it continues, so it
@@ -224,7 +224,7 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 		if len(left) == 0 {
 			break
 		}
-		input = pending.Messages(left)
+		input = queue.Messages(left)
 	}
 	res.Usage, res.ToolUses, res.Cost, res.Duration = usage, toolUses, cost, took
 	status := runs.StatusOf(res, context.Cause(ctx))

@@ -33,28 +33,28 @@ func (p Pending) Next(ctx context.Context) []llm.Message {
 		changed := p.Group.Changed()
 		running := p.Group.HasRunning(p.AgentID)
 		if es := p.Queue.Take(p.AgentID); len(es) > 0 {
-			return Messages(es)
+			return queue.Messages(es)
 		}
 		var in *mailbox.Inbox
 		if p.AgentID != "" {
 			in = p.Inbox()
 		}
 		if es := in.Take(ctx); len(es) > 0 {
-			return Messages(es)
+			return queue.Messages(es)
 		}
 		if !running {
 			return nil
 		}
 		if in == nil {
 			if es, _ := p.Queue.Wait(ctx, p.AgentID, changed); len(es) > 0 {
-				return Messages(es)
+				return queue.Messages(es)
 			}
 			continue
 		}
 		// Messages come from the mailbox too: wait for either.
 		queued := p.Queue.Changed()
 		if es := p.Queue.Take(p.AgentID); len(es) > 0 {
-			return Messages(es)
+			return queue.Messages(es)
 		}
 		select {
 		case <-queued:
@@ -65,13 +65,4 @@ func (p Pending) Next(ctx context.Context) []llm.Message {
 		}
 	}
 	return nil
-}
-
-// Messages are the messages of queue entries.
-func Messages(entries []queue.Entry) []llm.Message {
-	out := make([]llm.Message, len(entries))
-	for i, e := range entries {
-		out[i] = e.Message
-	}
-	return out
 }
