@@ -68,7 +68,13 @@ func Tree(ctx context.Context, r Runs, root, id string) ([]string, error) {
 	for _, t := range stop {
 		t.Cancel(runs.ErrStopped)
 	}
-	for _, t := range stop {
+	return awaitEnded(ctx, stop, stopped)
+}
+
+// awaitEnded waits for each of live to end and returns stopped with their
+// ids added, or, when ctx ends first, the ids of those that ended before.
+func awaitEnded(ctx context.Context, live []*runs.Live, stopped []string) ([]string, error) {
+	for _, t := range live {
 		select {
 		case <-t.Done():
 		case <-ctx.Done():
@@ -106,13 +112,9 @@ func All(ctx context.Context, r Runs, root string) ([]string, error) {
 		}
 		stopped = append(stopped, rec.ID)
 	}
-	for _, t := range live {
-		select {
-		case <-t.Done():
-		case <-ctx.Done():
-			return stopped, context.Cause(ctx)
-		}
-		stopped = append(stopped, t.ID)
+	stopped, err = awaitEnded(ctx, live, stopped)
+	if err != nil {
+		return stopped, err
 	}
 	return stopped, errors.Join(errs...)
 }
