@@ -3,7 +3,10 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
+
+	"github.com/cadre-dev/cadre/internal/jsonpart"
 )
 
 // Role says who wrote a message.
@@ -128,19 +131,34 @@ type Message struct {
 // MarshalJSON writes content as an array even when it is empty: the
 // Anthropic and stream-json shape never has "content": null.
 func (m Message) MarshalJSON() ([]byte, error) {
-	type plain Message
-	if m.Content == nil {
-		m.Content = []Block{}
-	}
 	// Escape nothing here: the caller's encoder escapes HTML characters or
 	// not, as it was told, when it copies these bytes.
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(plain(m)); err != nil {
+	if err := m.WriteJSON(&buf); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return buf.Bytes(), nil
+}
+
+// WriteJSON writes m's JSON to w — what MarshalJSON returns — a block at
+// a time, HTML characters unescaped: a message of 10,000 tool results is
+// never whole in one of encoding/json's buffers (internal/jsonpart).
+func (m Message) WriteJSON(w io.Writer) error {
+	e := jsonpart.New()
+	role, err := e.Bytes(m.Role)
+	if err != nil {
+		return err
+	}
+	for _, s := range [][]byte{[]byte(`{"role":`), role, []byte(`,"content":`)} {
+		if _, err := w.Write(s); err != nil {
+			return err
+		}
+	}
+	if err := jsonpart.Array(w, e, m.Content); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "}")
+	return err
 }
 
 // UserText returns a user message holding one text block.

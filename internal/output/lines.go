@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/catalog"
 	"github.com/cadre-dev/cadre/internal/compact"
+	"github.com/cadre-dev/cadre/internal/jsonpart"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -323,9 +325,14 @@ func onlyText(bs []llm.Block) bool {
 }
 
 type userJSON struct {
-	Type            string      `json:"type"`
-	Message         userMessage `json:"message"`
-	ParentToolUseID *string     `json:"parent_tool_use_id"`
+	Type    string      `json:"type"`
+	Message userMessage `json:"message"`
+	userTail
+}
+
+// userTail is a user line's fields after its message.
+type userTail struct {
+	ParentToolUseID *string `json:"parent_tool_use_id"`
 	subagentFields
 	SessionID     string `json:"session_id"`
 	UUID          string `json:"uuid"`
@@ -335,13 +342,53 @@ type userJSON struct {
 
 func userLine(e cadre.Event, tools map[string]string) userJSON {
 	return userJSON{
-		Type:            "user",
-		Message:         userMessage{Role: llm.RoleUser, Content: userContent(e.Message, tools)},
-		ParentToolUseID: parent(e),
-		subagentFields:  subagent(e),
-		SessionID:       e.SessionID, UUID: e.UUID, Timestamp: stamp(e.Time),
-		ToolUseResult: e.ToolUseResult,
+		Type:    "user",
+		Message: userMessage{Role: llm.RoleUser, Content: userContent(e.Message, tools)},
+		userTail: userTail{
+			ParentToolUseID: parent(e),
+			subagentFields:  subagent(e),
+			SessionID:       e.SessionID, UUID: e.UUID, Timestamp: stamp(e.Time),
+			ToolUseResult: e.ToolUseResult,
+		},
 	}
+}
+
+// writeTo writes u as encode does, its content a block at a time
+// (internal/jsonpart): the results of a launch of 10,000 background agents
+// are one user line of 12 MB, which encoding/json would build whole in a
+// buffer it then keeps in its pool.
+func (u userJSON) writeTo(w io.Writer) error {
+	e := jsonpart.New()
+	write := func(parts ...string) error {
+		for _, p := range parts {
+			if _, err := io.WriteString(w, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	typ, err := e.Bytes(u.Type)
+	if err != nil {
+		return err
+	}
+	if err := write(`{"type":`, string(typ), `,"message":{"role":`); err != nil {
+		return err
+	}
+	role, err := e.Bytes(u.Message.Role)
+	if err != nil {
+		return err
+	}
+	if err := write(string(role), `,"content":`); err != nil {
+		return err
+	}
+	if err := jsonpart.Array(w, e, u.Message.Content); err != nil {
+		return err
+	}
+	tail, err := e.Fields(u.userTail)
+	if err != nil {
+		return err
+	}
+	return write("},", string(tail), "}\n")
 }
 
 // modelUsageJSON is one model's entry of modelUsage, with every field the

@@ -273,3 +273,35 @@ func TestBackgroundListAfterAHiddenLine(t *testing.T) {
 		t.Errorf("the list does not hold both tasks:\n%s", buf.String())
 	}
 }
+
+// TestUserLineInParts: a user line written a block at a time is byte for
+// byte the line encoding/json writes in one call: results shown as
+// strings and as blocks, a subagent's fields, a tool's structured result,
+// HTML characters left unescaped, and a message with no content.
+func TestUserLineInParts(t *testing.T) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	odd := `<task-notification> "q" & </b>` + "\u2028\t"
+	tools := map[string]string{"toolu_1": "Bash", "toolu_2": "Agent", "toolu_3": "mcp__x__y"}
+	for name, e := range map[string]cadre.Event{
+		"results": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+			llm.ToolResult("toolu_1", odd, true), llm.ToolResult("toolu_2", odd, false), llm.ToolResult("toolu_3", "x", false),
+			{Type: llm.BlockToolResult, ToolUseID: "toolu_4", Content: []llm.Block{llm.Text("a"), {Type: llm.BlockImage, Source: &llm.ImageSource{Type: "base64", MediaType: "image/png", Data: "iVBOR"}}}},
+		}}, ToolUseResult: map[string]any{"stdout": odd, "interrupted": false}},
+		"subagent": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, ParentToolUseID: "toolu_9", AgentID: "a1", AgentType: "Explore",
+			Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text(odd)}}},
+		"no content": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, Message: &llm.Message{Role: llm.RoleUser}},
+		"no message": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at},
+	} {
+		u := userLine(e, tools)
+		var whole, parts bytes.Buffer
+		if err := encode(&whole, u); err != nil {
+			t.Fatal(err)
+		}
+		if err := u.writeTo(&parts); err != nil {
+			t.Fatal(err)
+		}
+		if parts.String() != whole.String() {
+			t.Errorf("%s:\n got %s\nwant %s", name, parts.String(), whole.String())
+		}
+	}
+}

@@ -73,6 +73,12 @@ func (s *streamWriter) Write(e cadre.Event) error {
 			}
 			continue
 		}
+		if u, ok := l.(userJSON); ok {
+			if err := u.writeTo(s.w); err != nil {
+				return fmt.Errorf("encode %s event: %w", e.Type, err)
+			}
+			continue
+		}
 		if err := encode(s.w, l); err != nil {
 			return fmt.Errorf("encode %s event: %w", e.Type, err)
 		}

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cadre-dev/cadre/internal/jsonpart"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // A transcript line is Claude Code's: Entry's fields, in Entry's order,
@@ -44,6 +48,14 @@ func camel(s string) string {
 // EncodeEntry is e as a transcript line: JSON ending in '\n', exactly the
 // bytes a transcript file holds for it.
 func EncodeEntry(e Entry) ([]byte, error) {
+	if e.Message != nil {
+		return encodeWithMessage(e)
+	}
+	return encodeWhole(e)
+}
+
+// encodeWhole is EncodeEntry by one call of encoding/json.
+func encodeWhole(e Entry) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	// Transcripts are read by people too; "<task-notification>" beats
@@ -53,6 +65,79 @@ func EncodeEntry(e Entry) ([]byte, error) {
 		return nil, fmt.Errorf("encode %s entry: %w", e.Type, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// lineParts splits the line's fields around the message: the fields
+// before it and after it, each a struct type of its own, and the
+// message's key.
+var lineParts = sync.OnceValue(func() (p struct {
+	head, tail reflect.Type
+	at         int
+	key        string
+}) {
+	t := lineType()
+	f, _ := t.FieldByName("Message")
+	p.at = f.Index[0]
+	p.key = strings.Split(f.Tag.Get("json"), ",")[0]
+	fields := reflect.VisibleFields(t)
+	p.head = reflect.StructOf(fields[:p.at])
+	p.tail = reflect.StructOf(fields[p.at+1:])
+	return p
+})
+
+// encodeWithMessage is EncodeEntry of an entry with a message: the fields
+// around it as encoding/json writes them, the message a block at a time
+// into a buffer sized for it (llm.Message.WriteJSON), so that a message of
+// thousands of tool results is held once, in the line.
+func encodeWithMessage(e Entry) ([]byte, error) {
+	p := lineParts()
+	ev := reflect.ValueOf(e)
+	head, tail := reflect.New(p.head).Elem(), reflect.New(p.tail).Elem()
+	for i := range head.NumField() {
+		head.Field(i).Set(ev.Field(i))
+	}
+	for i := range tail.NumField() {
+		tail.Field(i).Set(ev.Field(p.at + 1 + i))
+	}
+	var buf bytes.Buffer
+	buf.Grow(512 + approxSize(e.Message.Content))
+	enc := jsonpart.New()
+	fail := func(err error) ([]byte, error) { return nil, fmt.Errorf("encode %s entry: %w", e.Type, err) }
+	f, err := enc.Fields(head.Interface())
+	if err != nil {
+		return fail(err)
+	}
+	buf.WriteByte('{')
+	if len(f) > 0 {
+		buf.Write(f)
+		buf.WriteByte(',')
+	}
+	buf.WriteString(strconv.Quote(p.key) + ":")
+	if err := e.Message.WriteJSON(&buf); err != nil {
+		return fail(err)
+	}
+	if f, err = enc.Fields(tail.Interface()); err != nil {
+		return fail(err)
+	}
+	if len(f) > 0 {
+		buf.WriteByte(',')
+		buf.Write(f)
+	}
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
+}
+
+// approxSize is about how many bytes blocks take as JSON: their text and
+// inputs, and a little for each block's keys.
+func approxSize(blocks []llm.Block) int {
+	n := 0
+	for _, b := range blocks {
+		n += 64 + len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Data) + len(b.ID) + len(b.Name) + len(b.Input) + len(b.ToolUseID) + approxSize(b.Content)
+		if b.Source != nil {
+			n += 64 + len(b.Source.Data)
+		}
+	}
+	return n
 }
 
 // DecodeEntry reads one transcript line (Claude Code's format; keys it

@@ -1,0 +1,90 @@
+package jsonpart_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/jsonpart"
+)
+
+// ptrMarshaler has MarshalJSON on its pointer only: encoding/json calls it
+// for an element of a slice (addressable) and not for a lone value.
+type ptrMarshaler struct{ N int }
+
+func (p *ptrMarshaler) MarshalJSON() ([]byte, error) { return []byte(` { "n" : "custom" } `), nil }
+
+// whole is what encoding/json writes for v in one call, HTML unescaped.
+func whole(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func TestArrayIsTheWholeSlice(t *testing.T) {
+	for name, tc := range map[string]struct {
+		parts func(*bytes.Buffer, *jsonpart.Encoder) error
+		want  string
+	}{
+		"strings": {
+			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
+				return jsonpart.Array(b, e, []string{"<a> & b", "\u2028", ""})
+			},
+			whole(t, []string{"<a> & b", "\u2028", ""}),
+		},
+		"pointer marshalers": {
+			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
+				return jsonpart.Array(b, e, []ptrMarshaler{{1}, {2}})
+			},
+			whole(t, []ptrMarshaler{{1}, {2}}),
+		},
+		"raw messages, compacted": {
+			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
+				return jsonpart.Array(b, e, []json.RawMessage{json.RawMessage("{ \"a\" :\n 1 }"), json.RawMessage(" [ ] ")})
+			},
+			`[{"a":1},[]]`,
+		},
+		"interfaces": {
+			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
+				return jsonpart.Array(b, e, []any{1, "x", nil, map[string]int{"b": 2, "a": 1}})
+			},
+			`[1,"x",null,{"a":1,"b":2}]`,
+		},
+		"empty":            {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Array(b, e, []int{}) }, `[]`},
+		"nil is empty too": {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Array[int](b, e, nil) }, `[]`},
+	} {
+		var b bytes.Buffer
+		if err := tc.parts(&b, jsonpart.New()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s: got %s, want %s", name, b.String(), tc.want)
+		}
+	}
+}
+
+func TestFields(t *testing.T) {
+	e := jsonpart.New()
+	got, err := e.Fields(struct {
+		A string `json:"a"`
+		B int    `json:"b,omitempty"`
+	}{A: "<x>"})
+	if err != nil || string(got) != `"a":"<x>"` {
+		t.Errorf("Fields = %q, %v; want \"a\":\"<x>\"", got, err)
+	}
+	if got, err := e.Fields(struct{}{}); err != nil || len(got) != 0 {
+		t.Errorf("Fields of {} = %q, %v; want nothing", got, err)
+	}
+	if _, err := e.Fields([]int{1}); err == nil {
+		t.Error("Fields of an array: no error")
+	}
+	if _, err := e.Bytes(func() {}); err == nil {
+		t.Error("Bytes of a func: no error")
+	}
+}
