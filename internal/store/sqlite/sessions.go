@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -81,6 +82,44 @@ func updateSession(tx *wtx, id string, fn func(*session.Info) error) error {
 	tx.wroteSession(sessionAsStored(s))
 	return nil
 }
+
+// GetSessions returns the records of the sessions among ids that have
+// one, by id, reading them in one query a few hundred at a time: a main
+// agent's result lists what each of its subagents cost, and at the end of
+// a run of 10,000 children that read them one by one, a query each.
+func (db *DB) GetSessions(ctx context.Context, ids []string) (map[string]session.Info, error) {
+	out := make(map[string]session.Info, len(ids))
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), getSessionsChunk)]
+		ids = ids[len(chunk):]
+		list, err := json.Marshal(chunk)
+		if err != nil {
+			return nil, fmt.Errorf("get %d sessions: %w", len(chunk), err)
+		}
+		rows, err := db.rs.query(ctx, selectSessionsSQL, string(list))
+		if err != nil {
+			return nil, fmt.Errorf("get %d sessions: %w", len(chunk), err)
+		}
+		got, err := tablerow.Collect(rows, tablerow.ScanSession)
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("get %d sessions: %w", len(chunk), err)
+		}
+		for _, s := range got {
+			out[s.ID] = s
+		}
+	}
+	return out, nil
+}
+
+// getSessionsChunk is how many ids one query of GetSessions reads: enough
+// that the query's own cost is small beside its rows', few enough that a
+// reader connection is not held long.
+const getSessionsChunk = 500
+
+// selectSessionsSQL reads the sessions whose ids are in a JSON array: one
+// statement, prepared once, for any number of ids.
+const selectSessionsSQL = `SELECT ` + tablerow.SessionColumns + ` FROM sessions WHERE id IN (SELECT value FROM json_each(?))`
 
 // statusIn adds the condition of a filter's Statuses (sessions' and tasks'
 // alike) to a query's where terms and args.

@@ -363,3 +363,38 @@ func BenchmarkUpdateSession(b *testing.B) {
 		}
 	}
 }
+
+// TestGetSessions: the records of the ids that have one, read a chunk at
+// a time (more ids than one chunk holds, one given twice), each the
+// record GetSession reads; an unknown id is simply absent.
+func TestGetSessions(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "cadre.db"))
+	var ids []string
+	for i := range getSessionsChunk + 3 {
+		id := fmt.Sprintf("s%04d", i)
+		if err := db.CreateSession(t.Context(), info(id)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	ask := append([]string{"nope", ids[0]}, ids...)
+	got, err := db.GetSessions(t.Context(), ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ids) {
+		t.Fatalf("GetSessions of %d ids and an unknown one: %d records, want %d", len(ids), len(got), len(ids))
+	}
+	for _, id := range []string{ids[0], ids[getSessionsChunk-1], ids[getSessionsChunk], ids[len(ids)-1]} {
+		want, err := db.GetSession(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got[id], timeEqual); d != "" {
+			t.Errorf("GetSessions[%s] differs from GetSession (-want +got):\n%s", id, d)
+		}
+	}
+	if got, err := db.GetSessions(t.Context(), nil); err != nil || len(got) != 0 {
+		t.Errorf("GetSessions(nil) = %v, %v; want nothing", got, err)
+	}
+}
