@@ -221,7 +221,13 @@ func Replies(msgs []llm.Message) int {
 
 // IsSummary reports whether m is a summary message made by Summary.
 func IsSummary(m llm.Message) bool {
-	return m.Role == llm.RoleUser && len(m.Content) == 1 && strings.HasPrefix(m.Text(), strings.TrimSuffix(OpenTag, ">"))
+	// The block itself, not m.Text(): that copies the text, and the one
+	// block of a main agent's message may be megabytes of notifications.
+	if m.Role != llm.RoleUser || len(m.Content) != 1 {
+		return false
+	}
+	b := m.Content[0]
+	return b.Type == llm.BlockText && !b.PerTurn && strings.HasPrefix(b.Text, strings.TrimSuffix(OpenTag, ">"))
 }
 
 // Hook adapts Compact to loop.Config.Compact: it compacts when c.Needed
