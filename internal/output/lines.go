@@ -49,18 +49,31 @@ type systemLine cadre.Event
 
 func (s systemLine) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	// A string into a bytes.Buffer cannot fail to encode.
-	str := func(v string) { _ = enc.Encode(v) }
+	if err := s.writeTo(&b, jsonpart.New()); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeTo writes s's JSON to b, compact, so that the stream can write it
+// as it is: as a json.Marshaler inside encoding/json it is parsed and
+// copied again, and task lines are a few of every background child's.
+func (s systemLine) writeTo(b *bytes.Buffer, e *jsonpart.Encoder) error {
+	val := func(v any) error {
+		j, err := e.Bytes(v)
+		b.Write(j)
+		return err
+	}
+	// A string cannot fail to encode.
+	str := func(v string) { _ = val(v) }
 	b.WriteString(`{"type":"system","subtype":`)
 	str(s.Subtype)
 	for _, f := range systemFields(cadre.Event(s)) {
 		b.WriteByte(',')
 		str(f.key)
 		b.WriteByte(':')
-		if err := enc.Encode(f.value); err != nil {
-			return nil, fmt.Errorf("system %s field %s: %w", s.Subtype, f.key, err)
+		if err := val(f.value); err != nil {
+			return fmt.Errorf("system %s field %s: %w", s.Subtype, f.key, err)
 		}
 	}
 	if s.ParentToolUseID != "" {
@@ -78,9 +91,7 @@ func (s systemLine) MarshalJSON() ([]byte, error) {
 	b.WriteString(`,"session_id":`)
 	str(s.SessionID)
 	b.WriteByte('}')
-	// Encode ends each value with a newline; JSON allows the whitespace,
-	// but lines must stay one line.
-	return bytes.ReplaceAll(b.Bytes(), []byte("\n"), nil), nil
+	return nil
 }
 
 type field struct {
@@ -356,39 +367,41 @@ func userLine(e cadre.Event, tools map[string]string) userJSON {
 // writeTo writes u as encode does, its content a block at a time
 // (internal/jsonpart): the results of a launch of 10,000 background agents
 // are one user line of 12 MB, which encoding/json would build whole in a
-// buffer it then keeps in its pool.
-func (u userJSON) writeTo(w io.Writer) error {
-	e := jsonpart.New()
-	write := func(parts ...string) error {
+// buffer it then keeps in its pool. The fields after the content are
+// encoded first, so that the one part that can fail (a tool's structured
+// result) fails before anything is written.
+func (u userJSON) writeTo(w io.Writer, e *jsonpart.Encoder) error {
+	tail, err := e.Fields(u.userTail)
+	if err != nil {
+		return err
+	}
+	tail = bytes.Clone(tail)
+	write := func(parts ...[]byte) error {
 		for _, p := range parts {
-			if _, err := io.WriteString(w, p); err != nil {
+			if _, err := w.Write(p); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	typ, err := e.Bytes(u.Type)
-	if err != nil {
-		return err
+	if err == nil {
+		err = write([]byte(`{"type":`), typ, []byte(`,"message":{"role":`))
 	}
-	if err := write(`{"type":`, string(typ), `,"message":{"role":`); err != nil {
+	if err != nil {
 		return err
 	}
 	role, err := e.Bytes(u.Message.Role)
-	if err != nil {
-		return err
+	if err == nil {
+		err = write(role, []byte(`,"content":`))
 	}
-	if err := write(string(role), `,"content":`); err != nil {
+	if err != nil {
 		return err
 	}
 	if err := jsonpart.Array(w, e, u.Message.Content); err != nil {
 		return err
 	}
-	tail, err := e.Fields(u.userTail)
-	if err != nil {
-		return err
-	}
-	return write("},", string(tail), "}\n")
+	return write([]byte("},"), tail, []byte("}\n"))
 }
 
 // modelUsageJSON is one model's entry of modelUsage, with every field the

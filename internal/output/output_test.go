@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/jsonpart"
 	"github.com/cadre-dev/cadre/internal/testkit/golden"
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -297,7 +298,7 @@ func TestUserLineInParts(t *testing.T) {
 		if err := encode(&whole, u); err != nil {
 			t.Fatal(err)
 		}
-		if err := u.writeTo(&parts); err != nil {
+		if err := u.writeTo(&parts, jsonpart.New()); err != nil {
 			t.Fatal(err)
 		}
 		if parts.String() != whole.String() {

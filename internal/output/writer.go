@@ -2,12 +2,14 @@ package output
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/jsonpart"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -59,12 +61,19 @@ type streamWriter struct {
 	w       *bufio.Writer
 	verbose bool
 	state   stream
+	// enc and line serve the lines written without encoding/json's
+	// whole-value pass (systemLine).
+	enc  *jsonpart.Encoder
+	line bytes.Buffer
 }
 
 func (s *streamWriter) Write(e cadre.Event) error {
 	lines := s.state.lines(e, shown(e, s.verbose))
 	if len(lines) == 0 {
 		return nil
+	}
+	if s.enc == nil {
+		s.enc = jsonpart.New()
 	}
 	for _, l := range lines {
 		if raw, ok := l.(rawLine); ok {
@@ -73,8 +82,19 @@ func (s *streamWriter) Write(e cadre.Event) error {
 			}
 			continue
 		}
+		if sl, ok := l.(systemLine); ok {
+			s.line.Reset()
+			if err := sl.writeTo(&s.line, s.enc); err != nil {
+				return fmt.Errorf("encode %s event: %w", e.Type, err)
+			}
+			s.line.WriteByte('\n')
+			if _, err := s.w.Write(s.line.Bytes()); err != nil {
+				return fmt.Errorf("write %s event: %w", e.Type, err)
+			}
+			continue
+		}
 		if u, ok := l.(userJSON); ok {
-			if err := u.writeTo(s.w); err != nil {
+			if err := u.writeTo(s.w, s.enc); err != nil {
 				return fmt.Errorf("encode %s event: %w", e.Type, err)
 			}
 			continue
