@@ -37,10 +37,14 @@ import (
 // at most maxRememberedBytes in all (their text: a task's prompt and
 // result may be long); past either, some are forgotten (an arbitrary
 // choice of them). The rows worth remembering are those of the runs in
-// flight, a lane's worth and those queued for it.
+// flight, a lane's worth and those queued for it: a launch of 10,000
+// background agents queues 10,000, each read back when it starts unless
+// remembered. At 4,096 rows and 2 MB a run of 10,000 read about half of
+// them back, 0.45 s of its writer's CPU; the limits below hold them all
+// for some 6 MB of tasks and 5 MB of sessions (docs/performance.md).
 const (
-	maxRememberedRows  = 4096
-	maxRememberedBytes = 2 << 20
+	maxRememberedRows  = 16384
+	maxRememberedBytes = 8 << 20
 )
 
 // rowMemory is what the writer remembers, owned by its goroutine.
