@@ -53,6 +53,17 @@ type DB struct {
 // the sizing of max_connections).
 const DefaultPoolConns = 20
 
+// PlanCacheMode is the store's connections' plan_cache_mode when the URL
+// does not set one. Every statement of the store is prepared once per
+// connection (pgx's statement cache) and finds its rows by key or by an
+// index made for it, so the plan never depends on the values bound: at
+// PostgreSQL's default (auto) each of the pool's connections planned
+// every statement five times before trying the generic plan, and planned
+// a statement with an array parameter (the release of a run's transcript
+// claims) at every call. River's pool keeps the default for its own
+// queries.
+const PlanCacheMode = "force_generic_plan"
+
 // RiverConns is the size of River's own pool (RiverPool): its notifier's
 // listening connection (held for good), the leader's election and
 // maintenance, each queue's fetches and the batched completions. Kept
@@ -92,14 +103,20 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, err)
 	}
-	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
-		cfg.MaxConns = DefaultPoolConns
+	riverCfg := cfg.Copy()
+	if u, err := url.Parse(dsn); err == nil {
+		q := u.Query()
+		if !q.Has("pool_max_conns") {
+			cfg.MaxConns = DefaultPoolConns
+		}
+		if !q.Has("plan_cache_mode") {
+			cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = PlanCacheMode
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL store %s: %w", shown, oneLine{err})
 	}
-	riverCfg := cfg.Copy()
 	riverCfg.MaxConns = RiverConns
 	riverCfg.ConnConfig.RuntimeParams["application_name"] = RiverName
 	river, err := pgxpool.NewWithConfig(ctx, riverCfg)

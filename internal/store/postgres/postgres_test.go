@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/session/sessiontest"
@@ -277,5 +278,34 @@ func TestGetSessions(t *testing.T) {
 	}
 	if len(got) != 2 || got["s1"].ID != "s1" || got["s3"].ID != "s3" {
 		t.Fatalf("GetSessions(s1, s3, nope) = %v, want s1 and s3", got)
+	}
+}
+
+// TestPlanCacheMode: the store's connections plan each prepared statement
+// once (PlanCacheMode), River's keep the server's default, and a URL that
+// sets plan_cache_mode is obeyed.
+func TestPlanCacheMode(t *testing.T) {
+	url := pg.URL(t)
+	show := func(p *pgxpool.Pool) string {
+		t.Helper()
+		var mode string
+		if err := p.QueryRow(t.Context(), "SHOW plan_cache_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		return mode
+	}
+	db := open(t, url)
+	if got := show(db.Pool()); got != PlanCacheMode {
+		t.Errorf("the store's pool: plan_cache_mode = %s, want %s", got, PlanCacheMode)
+	}
+	if got := show(db.river); got != "auto" {
+		t.Errorf("River's pool: plan_cache_mode = %s, want the default, auto", got)
+	}
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	if got := show(open(t, url+sep+"plan_cache_mode=force_custom_plan").Pool()); got != "force_custom_plan" {
+		t.Errorf("with plan_cache_mode in the URL: %s, want force_custom_plan", got)
 	}
 }
