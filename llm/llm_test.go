@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -810,6 +811,49 @@ func TestParseEffort(t *testing.T) {
 		}
 		if budget != tc.budget {
 			t.Errorf("ParseEffort(%q) budget = %d, want %d", tc.in, budget, tc.budget)
+		}
+	}
+}
+
+// TestMessageJSONInParts: WriteJSON (and so MarshalJSON) writes the bytes
+// encoding/json writes for the message's fields in one call, content []
+// when there is none, HTML characters unescaped, tool inputs compacted.
+func TestMessageJSONInParts(t *testing.T) {
+	type plain struct {
+		Role    llm.Role    `json:"role"`
+		Content []llm.Block `json:"content"`
+	}
+	odd := `<b>"x" & y</b>` + "\u2028\t"
+	for name, m := range map[string]llm.Message{
+		"nil content":   {Role: llm.RoleAssistant},
+		"empty content": {Role: llm.RoleUser, Content: []llm.Block{}},
+		"blocks": {Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.Text(odd),
+			{Type: llm.BlockThinking, Thinking: odd, Signature: "s"},
+			llm.ToolUse("toolu_1", "Bash", json.RawMessage("{ \"command\" :\n \"ls <d>\" }")),
+			llm.ToolResult("toolu_1", odd, true),
+			{Type: llm.BlockToolResult, ToolUseID: "toolu_2", Content: []llm.Block{{Type: llm.BlockImage, Source: &llm.ImageSource{Type: "base64", MediaType: "image/png", Data: "iVBOR"}}}},
+		}},
+	} {
+		p := plain(m)
+		if p.Content == nil {
+			p.Content = []llm.Block{}
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(p); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := m.WriteJSON(&got); err != nil {
+			t.Fatal(err)
+		}
+		if w := strings.TrimSuffix(want.String(), "\n"); got.String() != w {
+			t.Errorf("%s: WriteJSON\n got %s\nwant %s", name, got.String(), w)
+		}
+		if b, err := m.MarshalJSON(); err != nil || string(b) != got.String() {
+			t.Errorf("%s: MarshalJSON = %s, %v; want WriteJSON's bytes", name, b, err)
 		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-
-	"github.com/cadre-dev/cadre/internal/jsonpart"
 )
 
 // Role says who wrote a message.
@@ -141,23 +139,39 @@ func (m Message) MarshalJSON() ([]byte, error) {
 }
 
 // WriteJSON writes m's JSON to w — what MarshalJSON returns — a block at
-// a time, HTML characters unescaped: a message of 10,000 tool results is
-// never whole in one of encoding/json's buffers (internal/jsonpart).
+// a time, HTML characters unescaped: a message of 10,000 tool results (a
+// launch of as many background agents) is never whole in one of
+// encoding/json's buffers, which it pools and keeps at their largest.
 func (m Message) WriteJSON(w io.Writer) error {
-	e := jsonpart.New()
-	role, err := e.Bytes(m.Role)
-	if err != nil {
-		return err
-	}
-	for _, s := range [][]byte{[]byte(`{"role":`), role, []byte(`,"content":`)} {
-		if _, err := w.Write(s); err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// part writes v as encoding/json would inside the message: a block by
+	// its address, as an element of a slice is addressable.
+	part := func(before string, v any) error {
+		buf.Reset()
+		buf.WriteString(before)
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
-	}
-	if err := jsonpart.Array(w, e, m.Content); err != nil {
+		_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 		return err
 	}
-	_, err = io.WriteString(w, "}")
+	if err := part(`{"role":`, m.Role); err != nil {
+		return err
+	}
+	sep := `,"content":[`
+	for i := range m.Content {
+		if err := part(sep, &m.Content[i]); err != nil {
+			return err
+		}
+		sep = ","
+	}
+	end := "]}"
+	if len(m.Content) == 0 {
+		end = sep + end // no block opened the array
+	}
+	_, err := io.WriteString(w, end)
 	return err
 }
 
