@@ -565,10 +565,19 @@ func (s *state) print(v reflect.Value) {
 	if !v.CanInterface() {
 		s.errorf("can't print an unexported value of type %s", v.Type())
 	}
+	if v.Kind() == reflect.String && v.Type() == stringType {
+		// What fmt.Fprint would write, without its boxing and state: most
+		// of what a prompt prints is a plain string.
+		s.write(v.String())
+		return
+	}
 	if _, err := fmt.Fprint(s.w, v.Interface()); err != nil {
 		s.fail("write", err)
 	}
 }
+
+// stringType is the type a fast path of print and of calls knows.
+var stringType = reflect.TypeFor[string]()
 
 func (s *state) write(text string) {
 	if _, err := io.WriteString(s.w, text); err != nil {

@@ -15,8 +15,20 @@ type inner struct {
 	Tags  []string
 }
 
+// label is a string type of its own, shout one that prints itself: the
+// fast paths for plain strings (print, string functions) must leave both
+// to the general ones.
+type (
+	label string
+	shout string
+)
+
+func (s shout) String() string { return strings.ToUpper(string(s)) + "!" }
+
 type outer struct {
 	inner
+	Label    label
+	Shout    shout
 	Title    string
 	Ptr      *inner
 	Nil      *inner
@@ -38,6 +50,8 @@ func data() outer {
 	in := inner{Name: "n", Count: 3, Tags: []string{"a", "b"}}
 	return outer{
 		inner:    in,
+		Label:    "lab",
+		Shout:    "hey",
 		Title:    "T <&>",
 		Ptr:      &inner{Name: "p", Count: -1},
 		Items:    []inner{in, {Name: "m", Count: 0}},
@@ -62,6 +76,7 @@ var funcs = template.FuncMap{
 	"panics":   func() string { panic("oops") },
 	"variadic": func(sep string, xs ...string) string { return strings.Join(xs, sep) },
 	"fn":       func() func(int) int { return func(x int) int { return x * 2 } },
+	"hello":    func() string { return "hi" },
 }
 
 // TestMatchesTextTemplate runs each template through text/template's own
@@ -95,6 +110,7 @@ func TestMatchesTextTemplate(t *testing.T) {
 		`{{define "item"}}<{{.Name}}>{{end}}{{template "item" .Ptr}}{{template "item" index .Items 0}}{{block "b" .}}B{{.Title}}{{end}}`,
 		`{{/* a comment */}}a{{- " b " -}}c {{1.5}} {{1e3}} {{0x10}} {{'a'}} {{-3}} {{true}} {{"s"}}`,
 		`{{.Name}} {{.Count}}{{"\n"}}`,
+		`{{.Label}} {{.Shout}} {{upper .Label}} {{upper .Shout}} {{hello}} {{hello | upper}} {{upper "x" | upper}}`,
 		// Failures.
 		`{{.Missing}}`,
 		`{{.private}}`,
@@ -174,5 +190,31 @@ func TestRecursionBounded(t *testing.T) {
 	err := New(tt, nil).Execute(new(bytes.Buffer), nil)
 	if err == nil || !strings.Contains(err.Error(), "maximum template depth") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// BenchmarkNotificationShape executes a template shaped like a background
+// task's notification (internal/subagent/notify): strings from a map,
+// functions of strings, numbers. Every background child renders one.
+func BenchmarkNotificationShape(b *testing.B) {
+	tt := template.Must(template.New("n").Funcs(funcs).Parse(`<task-notification>
+<task-id>{{.ID}}</task-id>
+{{if .OutputFile}}<output-file>{{.OutputFile}}</output-file>
+{{end}}<status>{{.Status}}</status>
+<summary>Agent "{{upper .Description}}" {{.Verb}}</summary>
+<note>{{hello}}</note>
+<result>{{upper .Result}}</result>
+<usage>tokens: {{.Tokens}}, duration: {{.Duration}}</usage>
+</task-notification>`))
+	x := New(tt, funcs)
+	d := map[string]any{"ID": "a1b2c3", "OutputFile": "/tmp/a1b2c3.output", "Status": "completed", "Description": "part 17",
+		"Verb": "completed", "Result": "done", "Tokens": 1240, "Duration": 12 * time.Millisecond}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := x.Execute(&buf, d); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

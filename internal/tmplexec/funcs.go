@@ -130,6 +130,19 @@ func (s *state) invokeValues(name string, fn reflect.Value, vals []reflect.Value
 			s.fail("error calling "+name, err)
 		}
 	}()
+	// The functions prompts call most take and give strings; called
+	// directly they skip reflect's call frame (a quarter of a
+	// notification's rendering).
+	switch f := fn.Interface().(type) {
+	case func() string:
+		if len(vals) == 0 {
+			return reflect.ValueOf(f())
+		}
+	case func(string) string:
+		if len(vals) == 1 && vals[0].Type() == stringType {
+			return reflect.ValueOf(f(vals[0].String()))
+		}
+	}
 	res := fn.Call(vals)
 	if len(res) == 2 && !res[1].IsNil() {
 		s.fail("error calling "+name, res[1].Interface().(error))
