@@ -109,3 +109,22 @@ func TestClosedSubscriptionGetsNoMore(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+// BenchmarkPublishDrained publishes to one subscriber that a reader drains
+// as it goes, as a run's output does: B/op is what the queue allocates
+// per event once its batches are reused.
+func BenchmarkPublishDrained(b *testing.B) {
+	var bus Bus
+	sub := bus.Subscribe(nil)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range sub.Events(context.Background()) {
+		}
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		bus.Publish(Event{UUID: "u"})
+	}
+	sub.Close()
+	wg.Wait()
+}
