@@ -122,17 +122,24 @@ func (p project) execSampled(b *testing.B, anon bool, args ...string) (string, i
 // a run after one whose output the test kept in memory read a gigabyte.
 // Where /proc is missing it falls back to wait4's figure.
 func measure(cmd *exec.Cmd, anon bool) (rss, peakAnon int64, err error) {
-	if err := cmd.Start(); err != nil {
-		return 0, 0, err
-	}
-	exited := make(chan struct{})
-	sampled := make(chan memPeaks, 1)
 	// RssAnon has no kernel-kept peak and is sampled finely; VmHWM is one,
 	// and only its last reading matters.
 	every := 5 * time.Millisecond
 	if anon {
 		every = 200 * time.Microsecond
 	}
+	return measureEvery(cmd, every, anon)
+}
+
+// measureEvery is measure reading /proc every so often: a run of seconds
+// is sampled every few milliseconds, so that the reading does not take a
+// core from the run it measures.
+func measureEvery(cmd *exec.Cmd, every time.Duration, anon bool) (rss, peakAnon int64, err error) {
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	exited := make(chan struct{})
+	sampled := make(chan memPeaks, 1)
 	go func() { sampled <- sampleMemory(cmd.Process.Pid, every, exited) }()
 	err = cmd.Wait()
 	close(exited)
