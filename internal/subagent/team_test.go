@@ -58,6 +58,10 @@ func (h *harness) addTeammate(c Caller, name string) string {
 	if _, err := h.svc.desk.AwaitRecord(context.Background(), id, waitFor); err != nil {
 		h.t.Fatal(err)
 	}
+	// The record ends before the run leaves the running table (its
+	// notice is sent in between), and ListAgents says "running" until it
+	// has: wait for that too.
+	h.awaitDone(id)
 	return id
 }
 
