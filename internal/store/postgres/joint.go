@@ -70,7 +70,7 @@ func (db *DB) createSessionTask(ctx context.Context, s session.Info, t task.Task
 	if err != nil {
 		return fmt.Errorf("create session %q and task %q: %w", s.ID, t.ID, err)
 	}
-	db.sessions.put(s.ID, storedSession(s), sx)
+	db.sessions.put(s.ID, tablerow.NormalizeSession(s), sx)
 	db.tasks.put(t.ID, storedTask(t), tx)
 	return nil
 }
@@ -81,7 +81,7 @@ func (db *DB) createSessionTask(ctx context.Context, s session.Info, t task.Task
 // does, with the two parameters after those (the owner, the time). Both
 // return the two rows' versions, the session's first.
 var createSessionTaskSQL, createSessionTaskInboxSQL = func() (string, string) {
-	nSession, nTask := columns(tablerow.SessionColumns), columns(tablerow.TaskColumns)
+	nSession, nTask := len(tablerow.SessionColumnNames), len(tablerow.TaskColumnNames)
 	params := func(from, n int) string {
 		ps := make([]string, n)
 		for i := range ps {
@@ -147,7 +147,7 @@ func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(
 		db.tasks.forget(taskID)
 		return task.Task{}, fmt.Errorf("update session %q and task %q: %w", sessionID, taskID, err)
 	}
-	db.sessions.put(sessionID, storedSession(su.s), su.xmin)
+	db.sessions.put(sessionID, tablerow.NormalizeSession(su.s), su.xmin)
 	db.tasks.put(taskID, storedTask(tu.t), tu.xmin)
 	return tu.t, nil
 }
@@ -166,14 +166,14 @@ func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn 
 	if checkSession(sessionID, &s, sfn) != nil || checkTask(taskID, &t, tfn) != nil {
 		return task.Task{}, false, nil
 	}
-	args := make([]any, 0, 4+columns(tablerow.SessionColumns)+columns(tablerow.TaskColumns))
+	args := make([]any, 0, 4+len(tablerow.SessionColumnNames)+len(tablerow.TaskColumnNames))
 	args = append(append(append(append(append(args, tablerow.SessionValues(s)...), sessionID, sx), tablerow.TaskValues(t)...), taskID), tx)
 	var sNext, tNext uint32
 	if stale, err := db.writeKnown(ctx, sessionTaskUpdateKnownSQL, args, &sNext, &tNext); stale || err != nil {
 		return task.Task{}, !stale, err
 	}
 	t = tablerow.NormalizeTask(t)
-	db.sessions.put(sessionID, storedSession(s), sNext)
+	db.sessions.put(sessionID, tablerow.NormalizeSession(s), sNext)
 	db.tasks.put(taskID, storedTask(t), tNext)
 	return t, true, nil
 }
@@ -192,11 +192,11 @@ func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn 
 // a migration; the division is evaluated when the statement runs, not
 // folded when it is planned, as it reads a CTE.)
 var sessionTaskUpdateKnownSQL = func() string {
-	nSession, nTask := columns(tablerow.SessionColumns), columns(tablerow.TaskColumns)
+	nSession, nTask := len(tablerow.SessionColumnNames), len(tablerow.TaskColumnNames)
 	taskFrom := nSession + 2
-	return `WITH s AS (UPDATE sessions SET ` + setList(tablerow.SessionColumns, 1) +
+	return `WITH s AS (UPDATE sessions SET ` + setList(tablerow.SessionColumnNames, 1) +
 		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d RETURNING xmin), `, nSession, nSession+1) +
-		`t AS (UPDATE tasks SET ` + setList(tablerow.TaskColumns, taskFrom) +
+		`t AS (UPDATE tasks SET ` + setList(tablerow.TaskColumnNames, taskFrom) +
 		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d AND EXISTS (SELECT FROM s) RETURNING xmin) `, taskFrom+nTask-1, taskFrom+nTask) +
 		`SELECT (SELECT xmin FROM s), (SELECT xmin FROM t) WHERE 1 / (SELECT count(*) FROM t) = 1`
 }()

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -140,18 +138,11 @@ func (k *known[T]) remove(e *list.Element) {
 }
 
 func newKnownTasks() *known[task.Task] {
-	return newKnown(func(t *task.Task) int {
-		return int(unsafe.Sizeof(*t)) + len(t.ID) + len(t.Agent) + len(t.Name) + len(t.Description) + len(t.Prompt) +
-			len(t.ParentSessionID) + len(t.RootSessionID) + len(t.ChildSessionID) + len(t.ToolUseID) +
-			len(t.Result) + len(t.Progress) + len(t.Error) + len(t.OutputFile) + len(t.Owner) + len(t.RemoteTaskID)
-	}, func(t *task.Task) bool { return !t.Status.Terminal() })
+	return newKnown(tablerow.TaskSize, func(t *task.Task) bool { return !t.Status.Terminal() })
 }
 
 func newKnownSessions() *known[session.Info] {
-	return newKnown(func(s *session.Info) int {
-		return int(unsafe.Sizeof(*s)) + len(s.ID) + len(s.ParentID) + len(s.Agent) + len(s.Key) + len(s.Title) +
-			len(s.Cwd) + len(s.TranscriptPath) + len(s.Owner) + len(s.Model)
-	}, func(s *session.Info) bool { return !s.Status.Ended() })
+	return newKnown(tablerow.SessionSize, func(s *session.Info) bool { return !s.Status.Ended() })
 }
 
 // storedTask is t as a read of its row gives it back: its times cut to
@@ -161,14 +152,6 @@ func storedTask(t task.Task) task.Task {
 	t = tablerow.NormalizeTask(t)
 	t.Model, t.NumTurns = "", 0
 	return t
-}
-
-// storedSession is s as a read of its row gives it back: its times in
-// milliseconds, in UTC.
-func storedSession(s session.Info) session.Info {
-	s.Created = time.UnixMilli(s.Created.UnixMilli()).UTC()
-	s.Updated = time.UnixMilli(s.Updated.UnixMilli()).UTC()
-	return s
 }
 
 // withXmin scans a row of "xmin, <columns>" with a scan of the columns.
@@ -220,15 +203,12 @@ func (db *DB) writeKnown(ctx context.Context, sql string, args []any, dest ...an
 // of them matched nothing (sessionTaskUpdateKnownSQL).
 const staleCode = "22012"
 
-// columns is the number of columns in a list of them (tablerow's).
-func columns(list string) int { return strings.Count(list, ",") + 1 }
-
-// setList is "col = $from, ..." for every column of list but the first
+// setList is "col = $from, ..." for every column of names but the first
 // (the id), numbered from from.
-func setList(list string, from int) string {
-	cols := strings.Split(list, ",")[1:]
-	for i, c := range cols {
-		cols[i] = fmt.Sprintf("%s = $%d", strings.TrimSpace(c), from+i)
+func setList(names []string, from int) string {
+	set := make([]string, len(names)-1)
+	for i, c := range names[1:] {
+		set[i] = fmt.Sprintf("%s = $%d", c, from+i)
 	}
-	return strings.Join(cols, ", ")
+	return strings.Join(set, ", ")
 }

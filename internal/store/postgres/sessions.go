@@ -30,7 +30,7 @@ func (db *DB) CreateSession(ctx context.Context, s session.Info) error {
 	if err != nil {
 		return fmt.Errorf("create session %q: %w", s.ID, err)
 	}
-	db.sessions.put(s.ID, storedSession(s), xmin)
+	db.sessions.put(s.ID, tablerow.NormalizeSession(s), xmin)
 	return nil
 }
 
@@ -54,7 +54,7 @@ func (db *DB) UpdateSession(ctx context.Context, id string, fn func(*session.Inf
 		db.sessions.forget(id)
 		return fmt.Errorf("update session %q: %w", id, err)
 	}
-	db.sessions.put(id, storedSession(u.s), u.xmin)
+	db.sessions.put(id, tablerow.NormalizeSession(u.s), u.xmin)
 	return nil
 }
 
@@ -72,7 +72,7 @@ func (db *DB) updateKnownSession(ctx context.Context, id string, fn func(*sessio
 	if stale, err := db.writeKnown(ctx, sessionUpdateKnownSQL, append(tablerow.SessionValues(s), id, xmin), &next); stale || err != nil {
 		return !stale, err
 	}
-	db.sessions.put(id, storedSession(s), next)
+	db.sessions.put(id, tablerow.NormalizeSession(s), next)
 	return true, nil
 }
 
@@ -96,8 +96,8 @@ const selectSessionSQL = `SELECT xmin, ` + tablerow.SessionColumns + ` FROM sess
 // sessionUpdateKnownSQL only while the row is the version $20
 // (known.go). Both return the new version.
 var sessionUpdateSQL, sessionUpdateKnownSQL = func() (string, string) {
-	n := columns(tablerow.SessionColumns)
-	update := `UPDATE sessions SET ` + setList(tablerow.SessionColumns, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
+	n := len(tablerow.SessionColumnNames)
+	update := `UPDATE sessions SET ` + setList(tablerow.SessionColumnNames, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
 	return update + ` RETURNING xmin`, update + fmt.Sprintf(` AND xmin = $%d RETURNING xmin`, n+1)
 }()
 

@@ -18,8 +18,8 @@ var _ task.Store = (*DB)(nil)
 // while the row is the version $32 (known.go). Both return the new
 // version.
 var taskUpdateSQL, taskUpdateKnownSQL = func() (string, string) {
-	n := columns(tablerow.TaskColumns)
-	update := `UPDATE tasks SET ` + setList(tablerow.TaskColumns, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
+	n := len(tablerow.TaskColumnNames)
+	update := `UPDATE tasks SET ` + setList(tablerow.TaskColumnNames, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
 	return update + ` RETURNING xmin`, update + fmt.Sprintf(` AND xmin = $%d RETURNING xmin`, n+1)
 }()
 

@@ -1,8 +1,6 @@
 package sqlite
 
 import (
-	"time"
-	"unsafe"
 
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/tablerow"
@@ -57,7 +55,7 @@ type rowMemory struct {
 }
 
 func newRowMemory() *rowMemory {
-	return &rowMemory{tasks: newRowSet(taskSize), sessions: newRowSet(sessionSize), changes: -1}
+	return &rowMemory{tasks: newRowSet(tablerow.TaskSize), sessions: newRowSet(tablerow.SessionSize), changes: -1}
 }
 
 // begin checks, at the start of a transaction, that what is remembered
@@ -107,19 +105,6 @@ type rowSet[T any] struct {
 
 func newRowSet[T any](size func(*T) int) rowSet[T] {
 	return rowSet[T]{committed: map[string]*T{}, tx: map[string]*T{}, write: map[string]*T{}, size: size}
-}
-
-// taskSize and sessionSize are a row's size for rowSet: the struct and
-// its text.
-func taskSize(t *task.Task) int {
-	return int(unsafe.Sizeof(*t)) + len(t.ID) + len(t.Agent) + len(t.Name) + len(t.Description) + len(t.Prompt) +
-		len(t.ParentSessionID) + len(t.RootSessionID) + len(t.ChildSessionID) + len(t.ToolUseID) +
-		len(t.Result) + len(t.Progress) + len(t.Error) + len(t.OutputFile) + len(t.Owner)
-}
-
-func sessionSize(s *session.Info) int {
-	return int(unsafe.Sizeof(*s)) + len(s.ID) + len(s.ParentID) + len(s.Agent) + len(s.Key) + len(s.Title) +
-		len(s.Cwd) + len(s.TranscriptPath) + len(s.Owner)
 }
 
 // get returns the row id as the current write would read it, if known.
@@ -195,8 +180,7 @@ func taskAsStored(t task.Task) task.Task {
 
 // sessionAsStored is s as reading it back gives it (taskAsStored).
 func sessionAsStored(s session.Info) session.Info {
-	s.Created = time.UnixMilli(s.Created.UnixMilli()).UTC()
-	s.Updated = time.UnixMilli(s.Updated.UnixMilli()).UTC()
+	s = tablerow.NormalizeSession(s)
 	s.CostUSD = positiveZero(s.CostUSD)
 	return s
 }

@@ -17,18 +17,9 @@ import (
 
 // The columns after id, in the order of tablerow's values. Read-only.
 var (
-	taskColumns    = columnNames(tablerow.TaskColumns)[1:]
-	sessionColumns = columnNames(tablerow.SessionColumns)[1:]
+	taskColumns    = tablerow.TaskColumnNames[1:]
+	sessionColumns = tablerow.SessionColumnNames[1:]
 )
-
-// columnNames splits a tablerow column list into its names.
-func columnNames(list string) []string {
-	names := strings.Split(list, ",")
-	for i, n := range names {
-		names[i] = strings.TrimSpace(n)
-	}
-	return names
-}
 
 // changedSet returns the UPDATE of table's row id setting the columns whose
 // value differs between before and after (values in cols' order) and its
