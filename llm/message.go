@@ -205,28 +205,16 @@ func (m Message) ToolUses() []Block {
 
 // ResultText returns the text of a tool_result block's content.
 func (b Block) ResultText() string {
-	var (
-		s     strings.Builder
-		first string
-		n     int
-	)
-	for _, c := range b.Content {
-		if c.Type != BlockText {
-			continue
-		}
-		// Most results are one text block: its string is the answer, not
-		// a copy of it (a model reading 10,000 results made 7 MB of them).
-		if n++; n == 1 {
-			first = c.Text
-			continue
-		}
-		if n == 2 {
-			s.WriteString(first)
-		}
-		s.WriteString(c.Text)
+	// Most results are one text block: its string is the answer, not a
+	// copy of it (a model reading 10,000 results made 7 MB of them).
+	if len(b.Content) == 1 && b.Content[0].Type == BlockText {
+		return b.Content[0].Text
 	}
-	if n <= 1 {
-		return first
+	var s strings.Builder
+	for _, c := range b.Content {
+		if c.Type == BlockText {
+			s.WriteString(c.Text)
+		}
 	}
 	return s.String()
 }

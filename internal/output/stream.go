@@ -258,12 +258,10 @@ func (s *stream) task(e cadre.Event) []any {
 	return []any{main}
 }
 
-// change notes e as the newest change to the background tasks. A copy:
-// taking e's address would move every task event to the heap.
-func (s *stream) change(e cadre.Event) {
-	ev := e
-	s.changed = &ev
-}
+// change notes e as the newest change to the background tasks. Its own
+// copy of e: taking the address in task would move every task event to
+// the heap, not only the changes.
+func (s *stream) change(e cadre.Event) { s.changed = &e }
 
 // backgroundTasks is the background_tasks_changed line: {"type",
 // "subtype", "tasks", "uuid", "session_id"}, its list put together from the
