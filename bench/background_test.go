@@ -84,7 +84,7 @@ func BenchmarkBackground1000Binary(b *testing.B) {
 			loop(b, func() int64 {
 				// A lane above the default is a widening: the bench's own
 				// project is trusted (docs/security.md#workspace-trust).
-				rss, anon := p.runBackgroundSampled(b, c.kids, "-p", "Split the job between background agents.",
+				rss, anon := p.runBackground(b, c.kids, "-p", "Split the job between background agents.",
 					"--output-format", "stream-json", "--model", "script:"+scenario, "--trust-workspace")
 				peakAnon = max(peakAnon, anon)
 				return rss
@@ -95,7 +95,8 @@ func BenchmarkBackground1000Binary(b *testing.B) {
 	}
 }
 
-// runBackground execs cadre once and returns its peak resident set in KiB.
+// runBackground execs cadre once and returns its peak resident set and
+// the peak of its private memory (RssAnon, sampled every 5 ms), in KiB.
 // A run that fails, whose last line is not a successful result, that did
 // not print n completed task_notification lines, or that warned of a failed
 // compaction stops the benchmark. Compaction is part of the work: the
@@ -106,18 +107,12 @@ func BenchmarkBackground1000Binary(b *testing.B) {
 // once more, when a batch of ~560 notifications passes the threshold
 // again). A failed one would leave the whole history in every later
 // request.
-func (p project) runBackground(b *testing.B, n int, args ...string) int64 {
-	rss, _ := p.runBackgroundSampled(b, n, args...)
-	return rss
-}
-
-// runBackgroundSampled is runBackground that also returns the peak of the
-// process's private memory (RssAnon, KiB), sampled every 5 ms. The output
-// goes to a file, as `cadre -p … > out.jsonl` would: read from a pipe, the
-// benchmark's own copying of 30 MB of lines at 10,000 children took a
-// core's share from the run it measured and, when it fell behind, held
-// the run's lines back in its memory.
-func (p project) runBackgroundSampled(b *testing.B, n int, args ...string) (rss, anon int64) {
+//
+// The output goes to a file, as `cadre -p … > out.jsonl` would: read from
+// a pipe, the benchmark's own copying of 30 MB of lines at 10,000
+// children took a core's share from the run it measured and, when it fell
+// behind, held the run's lines back in its memory.
+func (p project) runBackground(b *testing.B, n int, args ...string) (rss, anon int64) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = p.dir, p.vars
 	f, err := os.CreateTemp(b.TempDir(), "out-*.jsonl")

@@ -46,8 +46,9 @@ func BenchmarkBackgroundPostgresBinary(b *testing.B) {
 				b.StopTimer()
 				p.vars = append(slices.Clone(base), "CADRE_STORE_URL="+pg.URL(b)) // a fresh database each run
 				b.StartTimer()
-				return p.runBackground(b, n, "-p", "Split the job between background agents.",
+				rss, _ := p.runBackground(b, n, "-p", "Split the job between background agents.",
 					"--output-format", "stream-json", "--model", "script:"+scenario, "--trust-workspace")
+				return rss
 			})
 		})
 	}
