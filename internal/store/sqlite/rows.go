@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/store/tablerow"
 	"github.com/cadre-dev/cadre/internal/task"
