@@ -72,6 +72,7 @@ func (db *DB) createSessionTask(ctx context.Context, s session.Info, t task.Task
 	}
 	db.sessions.put(s.ID, tablerow.NormalizeSession(s), sx)
 	db.tasks.put(t.ID, storedTask(t), tx)
+	db.writers.recorded(s.ID)
 	return nil
 }
 
@@ -115,7 +116,20 @@ func (db *DB) TransitionSessionTask(ctx context.Context, sessionID string, sfn f
 }
 
 func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, error) {
-	if t, done, err := db.updateKnownSessionTask(ctx, sessionID, sfn, taskID, tfn); done {
+	// The release of the session's transcript claim that its writer's
+	// Close left to this write (transcripts.go) is made in it.
+	release := db.writers.ended(sessionID)
+	t, err := db.updateSessionTaskReleasing(ctx, sessionID, sfn, taskID, tfn, release)
+	if err != nil && release != "" {
+		err = errors.Join(err, releaseHeld(context.WithoutCancel(ctx), db, []string{sessionID}, []string{release}))
+	}
+	return t, err
+}
+
+// updateSessionTaskReleasing is updateSessionTask, also releasing the
+// claim of token release on the session's transcript when it is not "".
+func (db *DB) updateSessionTaskReleasing(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error, release string) (task.Task, error) {
+	if t, done, err := db.updateKnownSessionTask(ctx, sessionID, sfn, taskID, tfn, release); done {
 		if err != nil {
 			return task.Task{}, fmt.Errorf("update session %q and task %q: %w", sessionID, taskID, err)
 		}
@@ -140,6 +154,9 @@ func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(
 		if err := tu.write(b); err != nil {
 			return fmt.Errorf("task: %w", err)
 		}
+		if release != "" {
+			b.Queue(releaseClaims, []string{sessionID}, []string{release})
+		}
 		return nil
 	})
 	if err != nil {
@@ -155,7 +172,7 @@ func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(
 // updateKnownSessionTask is updateKnownTask for a session and a task
 // together: one statement (sessionTaskUpdateKnownSQL) writes both rows
 // if both are still the versions remembered, and neither otherwise.
-func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error) (task.Task, bool, error) {
+func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn func(*session.Info) error, taskID string, tfn func(*task.Task) error, release string) (task.Task, bool, error) {
 	s, sx, sok := db.sessions.get(sessionID)
 	t, tx, tok := db.tasks.get(taskID)
 	if !sok || !tok {
@@ -168,8 +185,12 @@ func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn 
 	}
 	args := make([]any, 0, 4+len(tablerow.SessionColumnNames)+len(tablerow.TaskColumnNames))
 	args = append(append(append(append(append(args, tablerow.SessionValues(s)...), sessionID, sx), tablerow.TaskValues(t)...), taskID), tx)
+	query := sessionTaskUpdateKnownSQL
+	if release != "" {
+		query, args = sessionTaskUpdateKnownReleaseSQL, append(args, release)
+	}
 	var sNext, tNext uint32
-	if stale, err := db.writeKnown(ctx, sessionTaskUpdateKnownSQL, args, &sNext, &tNext); stale || err != nil {
+	if stale, err := db.writeKnown(ctx, query, args, &sNext, &tNext); stale || err != nil {
 		return task.Task{}, !stale, err
 	}
 	t = tablerow.NormalizeTask(t)
@@ -191,12 +212,19 @@ func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn 
 // (A plain error, not a function that raises one: a function would need
 // a migration; the division is evaluated when the statement runs, not
 // folded when it is planned, as it reads a CTE.)
-var sessionTaskUpdateKnownSQL = func() string {
+//
+// sessionTaskUpdateKnownReleaseSQL also releases the claim of the token
+// after those parameters on the session's transcript (releaseClaims): in
+// the same transaction, kept or undone with the two rows.
+var sessionTaskUpdateKnownSQL, sessionTaskUpdateKnownReleaseSQL = func() (string, string) {
 	nSession, nTask := len(tablerow.SessionColumnNames), len(tablerow.TaskColumnNames)
 	taskFrom := nSession + 2
-	return `WITH s AS (UPDATE sessions SET ` + setList(tablerow.SessionColumnNames, 1) +
+	rows := `s AS (UPDATE sessions SET ` + setList(tablerow.SessionColumnNames, 1) +
 		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d RETURNING xmin), `, nSession, nSession+1) +
 		`t AS (UPDATE tasks SET ` + setList(tablerow.TaskColumnNames, taskFrom) +
 		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d AND EXISTS (SELECT FROM s) RETURNING xmin) `, taskFrom+nTask-1, taskFrom+nTask) +
 		`SELECT (SELECT xmin FROM s), (SELECT xmin FROM t) WHERE 1 / (SELECT count(*) FROM t) = 1`
+	release := fmt.Sprintf(`r AS (UPDATE transcripts SET writer_node = NULL, writer_token = NULL, writer_since = NULL
+		WHERE session_id = $%d AND writer_token = $%d), `, nSession, taskFrom+nTask+1)
+	return `WITH ` + rows, `WITH ` + release + rows
 }()

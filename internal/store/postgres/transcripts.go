@@ -42,6 +42,19 @@ import (
 // The claim is a row, not a connection: writers use the store's pool, so
 // connections do not grow with the number of sessions running.
 //
+// # A background child's claim rides with its other writes
+//
+// A session this DB recorded together with its task (CreateSessionTask, a
+// background child's) is new: no transcript can exist for it yet but one
+// made under its id by someone else, which the claim still detects. Its
+// fresh Create therefore costs no round trip: the claim is made by the
+// writer's first append, in the same statement. And its writer's Close
+// leaves the release to the write that records the session's end with its
+// task's (UpdateSessionTask, TransitionSessionTask), which follows at once
+// and carries it in its own statement: a child's transcript costs its
+// appends and nothing else. A claim of that session on this node before
+// the end (a resume), or DB.Close, releases it first.
+//
 // # Durability
 //
 // An append is one INSERT committed on its own: when Append returns, the
@@ -121,6 +134,11 @@ func (tr *Transcripts) claim(ctx context.Context, query, id string, more ...any)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
 	}
+	// A release this DB left to the session's end record is made now:
+	// this claim would otherwise find the transcript in use, by itself.
+	if err := tr.db.writers.releaseHeld(ctx, tr.db, id); err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
+	}
 	s := &sink{db: tr.db, loc: tr.Locate(id), id: id, token: token}
 	// Registered first, so that DB.Close, which releases what it finds
 	// registered, cannot miss a claim made as it closes.
@@ -161,6 +179,24 @@ func (tr *Transcripts) claim(ctx context.Context, query, id string, more ...any)
 	return s, nil
 }
 
+// deferredClaim is a fresh Create's writer for a session this DB has just
+// recorded: registered, but its claim left to its first append
+// (claimAppend).
+func (tr *Transcripts) deferredClaim(id string, created int64) (*sink, error) {
+	if tr.node == "" || tr.orphanAfter <= 0 {
+		return nil, fmt.Errorf("open transcript %s: this store's writers have no node id or orphan timeout (node %q, %s)", tr.Locate(id), tr.node, tr.orphanAfter)
+	}
+	token, err := newToken()
+	if err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
+	}
+	s := &sink{db: tr.db, loc: tr.Locate(id), id: id, token: token, unclaimed: true, node: tr.node, created: created}
+	if err := tr.db.writers.add(s); err != nil {
+		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
+	}
+	return s, nil
+}
+
 func newToken() (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
@@ -177,7 +213,9 @@ func (tr *Transcripts) Create(ctx context.Context, id string, fresh bool) (*sess
 		s   *sink
 		err error
 	)
-	if fresh {
+	if fresh && tr.db.writers.takeFresh(id) {
+		s, err = tr.deferredClaim(id, created)
+	} else if fresh {
 		s, err = tr.claim(ctx, claimFresh, id, created)
 	} else {
 		s, err = tr.claim(ctx, claimCreate, id, tr.orphanAfter.Seconds(), created)
@@ -316,6 +354,25 @@ const appendEntries = `INSERT INTO transcript_entries (session_id, seq, line)
 		unnest($3::text[]) WITH ORDINALITY AS l(line, n)
 	WHERE EXISTS (SELECT 1 FROM transcripts WHERE session_id = $1 AND writer_token = $2 FOR SHARE)`
 
+// claimAppend is claimFresh and appendEntries in one statement, for a
+// writer whose claim was deferred (deferredClaim): $1 the session, $2 the
+// token, $3 the lines, $4 this node, $5 the creation time. Its entries
+// reference the row its first part inserts; when that row existed, it
+// inserts nothing.
+const claimAppend = `WITH c AS (INSERT INTO transcripts AS t (session_id, created_ms, writer_node, writer_token, writer_since)
+		VALUES ($1, $5, $4, $2, now()) ON CONFLICT (session_id) DO NOTHING RETURNING true)
+	INSERT INTO transcript_entries (session_id, seq, line)
+	SELECT $1, l.n, l.line FROM unnest($3::text[]) WITH ORDINALITY AS l(line, n)
+	WHERE EXISTS (SELECT FROM c)`
+
+// createEmpty records an empty transcript, claimed by no one: the Close of
+// a deferred writer that appended nothing leaves what Create would have.
+const createEmpty = `INSERT INTO transcripts (session_id, created_ms) VALUES ($1, $2) ON CONFLICT (session_id) DO NOTHING`
+
+// createEmpties is createEmpty for several sessions ($1) and their
+// creation times ($2), at DB.Close.
+const createEmpties = `INSERT INTO transcripts (session_id, created_ms) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT (session_id) DO NOTHING`
+
 // releaseClaims clears the claims of the tokens given: the next writer of
 // those transcripts claims them at once.
 // (Tokens are random: that session_id and writer_token are each among
@@ -330,6 +387,12 @@ type sink struct {
 	loc   string
 	id    string
 	token string
+
+	// unclaimed is a deferred writer's (deferredClaim) until its first
+	// append claims the transcript, as node at created.
+	unclaimed bool
+	node      string
+	created   int64
 
 	// mu serialises appends (the Writer does too; the sequence numbers
 	// depend on it) and keeps Close and DB.Close from releasing the claim
@@ -385,9 +448,12 @@ func (s *sink) AppendLines(lines [][]byte) error {
 				return err
 			}
 		}
-		if len(entries) == 1 {
+		switch {
+		case s.unclaimed:
+			tag, err = s.db.pool.Exec(ctx, claimAppend, s.id, s.token, entries, s.node, s.created)
+		case len(entries) == 1:
 			tag, err = s.db.pool.Exec(ctx, appendEntry, s.id, s.token, entries[0])
-		} else {
+		default:
 			tag, err = s.db.pool.Exec(ctx, appendEntries, s.id, s.token, entries)
 		}
 		return err
@@ -396,8 +462,12 @@ func (s *sink) AppendLines(lines [][]byte) error {
 		return fmt.Errorf("append to transcript %s: %w", s.loc, oneLine{err})
 	}
 	if tag.RowsAffected() == 0 {
+		if s.unclaimed {
+			return fmt.Errorf("create transcript %s: session %s has one already: %w", s.loc, s.id, fs.ErrExist)
+		}
 		return fmt.Errorf("append to transcript %s: %w", s.loc, ErrClaimLost)
 	}
+	s.unclaimed = false
 	return nil
 }
 
@@ -412,7 +482,24 @@ func (s *sink) Close() error {
 	}
 	s.closed = true
 	s.db.writers.remove(s)
+	if s.unclaimed {
+		return s.createEmpty()
+	}
+	if s.db.writers.holdRelease(s.id, s.token) {
+		return nil
+	}
 	return s.release()
+}
+
+// createEmpty records the empty transcript of a deferred writer that
+// claimed nothing.
+func (s *sink) createEmpty() error {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if _, err := s.db.exec(ctx, true, createEmpty, s.id, s.created); err != nil {
+		return fmt.Errorf("close transcript %s: record it: %w", s.loc, oneLine{err})
+	}
+	return nil
 }
 
 // release clears the writer's claim, if it still holds it.
@@ -426,11 +513,91 @@ func (s *sink) release() error {
 }
 
 // writers are a DB's open writers, so that DB.Close releases their claims
-// as their own Close would.
+// as their own Close would, and the sessions it recorded with their tasks
+// (joint), whose claims ride with their other writes.
 type writers struct {
-	mu     sync.Mutex
-	sinks  map[*sink]struct{}
+	mu    sync.Mutex
+	sinks map[*sink]struct{}
+	// joint holds, by session id, a session recorded with its task
+	// until its end is: whether its transcript is yet to be created
+	// (fresh), then the token of a release its writer's Close left to
+	// the end (held).
+	joint  map[string]*jointSession
 	closed bool
+}
+
+type jointSession struct {
+	fresh bool
+	held  string
+}
+
+// recorded notes that session id was recorded with its task just now.
+func (ws *writers) recorded(id string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.joint == nil {
+		ws.joint = map[string]*jointSession{}
+	}
+	ws.joint[id] = &jointSession{fresh: true}
+}
+
+// takeFresh reports whether session id was recorded with its task and its
+// transcript not created yet, and from then on that it was.
+func (ws *writers) takeFresh(id string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	j := ws.joint[id]
+	if j == nil || !j.fresh {
+		return false
+	}
+	j.fresh = false
+	return true
+}
+
+// holdRelease keeps the release of session id's claim (token) for the
+// write of its end, when it is a session recorded with its task.
+func (ws *writers) holdRelease(id, token string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	j := ws.joint[id]
+	if j == nil || j.held != "" {
+		return false
+	}
+	j.fresh, j.held = false, token
+	return true
+}
+
+// ended forgets session id, whose end is being written, and returns the
+// token of the release held for that write, if any.
+func (ws *writers) ended(id string) string {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	j := ws.joint[id]
+	delete(ws.joint, id)
+	if j == nil {
+		return ""
+	}
+	return j.held
+}
+
+// releaseHeld makes the release held for session id's end now, if any.
+func (ws *writers) releaseHeld(ctx context.Context, db *DB, id string) error {
+	token := ws.ended(id)
+	if token == "" {
+		return nil
+	}
+	return releaseHeld(ctx, db, []string{id}, []string{token})
+}
+
+// releaseHeld releases the claims of the tokens given (each of the session
+// at the same place in ids).
+func releaseHeld(ctx context.Context, db *DB, ids, tokens []string) error {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	if _, err := db.exec(ctx, true, releaseClaims, ids, tokens); err != nil {
+		return fmt.Errorf("release the claims of %d transcripts: %w", len(tokens), oneLine{err})
+	}
+	return nil
 }
 
 func (ws *writers) add(s *sink) error {
@@ -457,25 +624,45 @@ func (ws *writers) remove(s *sink) {
 // then on, and their sessions can be resumed at once.
 func (ws *writers) closeAll(db *DB) error {
 	ws.mu.Lock()
-	sinks := ws.sinks
-	ws.sinks, ws.closed = nil, true
+	sinks, joint := ws.sinks, ws.joint
+	ws.sinks, ws.joint, ws.closed = nil, nil, true
 	ws.mu.Unlock()
-	var ids, tokens []string
+	var (
+		ids, tokens []string
+		empty       []string // deferred writers that claimed nothing
+		created     []int64
+	)
+	for id, j := range joint {
+		if j.held != "" {
+			ids, tokens = append(ids, id), append(tokens, j.held)
+		}
+	}
 	for s := range sinks {
 		s.mu.Lock()
-		if !s.closed {
+		switch {
+		case s.closed:
+		case s.unclaimed:
+			s.closed = true
+			empty, created = append(empty, s.id), append(created, s.created)
+		default:
 			s.closed = true
 			ids, tokens = append(ids, s.id), append(tokens, s.token)
 		}
 		s.mu.Unlock()
 	}
-	if len(tokens) == 0 {
-		return nil
+	var errs []error
+	if len(empty) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		_, err := db.exec(ctx, true, createEmpties, empty, created)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("record the transcripts of %d open transcript writers: %w", len(empty), oneLine{err}))
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
-	if _, err := db.exec(ctx, true, releaseClaims, ids, tokens); err != nil {
-		return fmt.Errorf("release the claims of %d open transcript writers: %w", len(tokens), oneLine{err})
+	if len(tokens) > 0 {
+		if err := releaseHeld(context.Background(), db, ids, tokens); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
