@@ -29,10 +29,12 @@
 //
 // # Change notifications
 //
-// A trigger on tasks (migrations 0003, 0010) announces every change to a
-// task's record but a heartbeat alone, by any writer, on channel
+// A trigger on tasks (migrations 0003, 0010, 0011) announces every update
+// of a task's record but a heartbeat alone, by any writer, on channel
 // cadre_task, saying " stop" after the id and status while the record asks
-// for a stop (WatchStop wakes only for those, a heartbeat's need); a push
+// for a stop (WatchStop wakes only for those, a heartbeat's need). An
+// insert is not announced: a watcher subscribes to a record that exists,
+// then reads it, so nobody waits for one. A push
 // to an agent's inbox announces itself on cadre_queue. Each DB has one
 // connection of its own that LISTENs (listen.go), started by the first
 // WatchTask or Mailbox.Arrived and stopped by Close, and hands each
