@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -272,6 +273,67 @@ func TestBackgroundListAfterAHiddenLine(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `"tasks":[{"task_id":"t1","run_id":"t1","task_type":"local_agent","subagent_type":"indexer","description":"index"},{"task_id":"t2"`) {
 		t.Errorf("the list does not hold both tasks:\n%s", buf.String())
+	}
+}
+
+// TestLongBackgroundListSpaced: a list longer than bigList is written at
+// most once every bigListGap, at the first line of another kind after it,
+// and at the end; a short one is written at each such line.
+func TestLongBackgroundListSpaced(t *testing.T) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	long := strings.Repeat("a description long enough to fill the list ", 4)
+	for _, c := range []struct {
+		name        string
+		tasks       int
+		description string
+		want        []int // the lines' lengths, in tasks, of each list written
+	}{
+		{"short", 3, "index", []int{3, 6, 9, 12, 15}},
+		{"long", 300, long, []int{300, 1200, 1500}}, // the last at the end
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w := New(&buf, StreamJSON, false)
+			n := 0
+			// Five rounds 100 ms apart: a burst of starts, then the main
+			// agent's reply, which ends the burst.
+			for round := range 5 {
+				now := at.Add(time.Duration(round) * 100 * time.Millisecond)
+				for range c.tasks {
+					n++
+					id := fmt.Sprintf("t%d", n)
+					e := cadre.Event{Type: cadre.EventSystem, Subtype: cadre.SubtypeTaskStarted, SessionID: "s", UUID: "u-" + id, Time: now,
+						Task: &cadre.TaskEvent{TaskID: id, ToolUseID: "toolu_" + id, Description: c.description, AgentType: "indexer", Background: true, Kind: cadre.TaskLocalAgent}}
+					if err := w.Write(e); err != nil {
+						t.Fatal(err)
+					}
+				}
+				reply := cadre.Event{Type: cadre.EventAssistant, SessionID: "s", UUID: fmt.Sprintf("r-%d", round), Time: now,
+					Message: &llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.Text("waiting")}}}
+				if err := w.Write(reply); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+				var m struct {
+					Subtype string
+					Tasks   []json.RawMessage
+				}
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatal(err)
+				}
+				if m.Subtype == "background_tasks_changed" {
+					got = append(got, len(m.Tasks))
+				}
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("lists of %v tasks, want %v", got, c.want)
+			}
+		})
 	}
 }
 

@@ -31,6 +31,9 @@ type stream struct {
 	// change would list every task again each time — a thousand children
 	// launched in one turn made half a million entries.
 	changed *cadre.Event
+	// listed is when the last background_tasks_changed line was written
+	// (its event's time): a long list waits out bigListGap after it.
+	listed time.Time
 	// line is the buffer backgroundTasks puts its line together in, kept
 	// for the next: at 10,000 tasks a line is megabytes, and a new one
 	// each time was most of what a run allocated (1.9 of 3.2 GB).
@@ -126,15 +129,34 @@ func notification(e cadre.Event) (taskID string, ok bool) {
 // between its changes — and does not take the list out with it.
 func (s *stream) lines(e cadre.Event, shown bool) []any {
 	var out []any
-	if shown && s.changed != nil && !s.burst(e) {
+	if shown && s.changed != nil && !s.burst(e) && !s.listWaits(e) {
 		out = append(out, s.backgroundTasks(*s.changed))
-		s.changed = nil
+		s.listed, s.changed = e.Time, nil
 	}
 	own := s.event(e) // for what it remembers, shown or not
 	if !shown {
 		return out
 	}
 	return append(out, own...)
+}
+
+// bigList and bigListGap bound what the lists of many background tasks
+// cost: a list of more than bigList bytes (some 450 tasks) is written at
+// most once every bigListGap, at the first line of another kind after
+// that (or at the run's end), whatever changed in between. Written at
+// every other line, as a short list is, the lists of a 10,000-child run
+// came to 0.2-1.1 GB of stream-json, each line most of a megabyte of
+// entries that had not changed; the task_started and task_notification
+// lines still tell each change as it happens.
+const (
+	bigList    = 64 << 10
+	bigListGap = 250 * time.Millisecond
+)
+
+// listWaits reports whether the pending list is a long one that waits,
+// at e, for bigListGap to pass since the last.
+func (s *stream) listWaits(e cadre.Event) bool {
+	return s.background.size > bigList && !s.listed.IsZero() && e.Time.Sub(s.listed) < bigListGap
 }
 
 // burst reports whether e belongs to a run of task lines whose
