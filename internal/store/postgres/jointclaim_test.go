@@ -137,6 +137,37 @@ func TestJointTranscriptHeldRelease(t *testing.T) {
 	})
 }
 
+// TestJointTranscriptClaimedBeforeRecord: a run launched for another node
+// claims its transcript before its record is written and releases it for
+// that node; the release is made at once, not held for an end this node
+// will not write.
+func TestJointTranscriptClaimedBeforeRecord(t *testing.T) {
+	url := pg.URL(t)
+	db := open(t, url)
+	w, err := db.Transcripts("n1", time.Hour).Create(t.Context(), "x1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateSessionTask(t.Context(), info("x1"), tasktest.Sample("x1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(userEntry("x1", "the prompt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other := open(t, url).Transcripts("n2", time.Hour)
+	w, entries, _, err := other.Resume(t.Context(), info("x1"))
+	if err != nil {
+		t.Fatalf("the node that runs it resuming the transcript: %v", err)
+	}
+	defer w.Close()
+	if len(entries) != 1 {
+		t.Errorf("resumed %d entries, want 1", len(entries))
+	}
+}
+
 // TestJointTranscriptDeferredClaim: the claim deferred to the first append
 // still finds a transcript already there, and a writer closed before any
 // append leaves an empty transcript, as a fresh Create does.

@@ -190,7 +190,7 @@ func (tr *Transcripts) deferredClaim(id string, created int64) (*sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
 	}
-	s := &sink{db: tr.db, loc: tr.Locate(id), id: id, token: token, unclaimed: true, node: tr.node, created: created}
+	s := &sink{db: tr.db, loc: tr.Locate(id), id: id, token: token, deferred: true, unclaimed: true, node: tr.node, created: created}
 	if err := tr.db.writers.add(s); err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
 	}
@@ -388,8 +388,9 @@ type sink struct {
 	id    string
 	token string
 
-	// unclaimed is a deferred writer's (deferredClaim) until its first
-	// append claims the transcript, as node at created.
+	// deferred is a writer made by deferredClaim, unclaimed until its
+	// first append claims the transcript, as node at created.
+	deferred  bool
 	unclaimed bool
 	node      string
 	created   int64
@@ -485,7 +486,7 @@ func (s *sink) Close() error {
 	if s.unclaimed {
 		return s.createEmpty()
 	}
-	if s.db.writers.holdRelease(s.id, s.token) {
+	if s.deferred && s.db.writers.holdRelease(s.id, s.token) {
 		return nil
 	}
 	return s.release()
@@ -531,10 +532,19 @@ type jointSession struct {
 	held  string
 }
 
-// recorded notes that session id was recorded with its task just now.
+// recorded notes that session id was recorded with its task just now,
+// unless a writer here holds its transcript already: a run launched for
+// another node claims it before its record is written and releases it
+// for that node (internal/subagent, dispatch.go), and that release may not
+// wait for an end this node will not write.
 func (ws *writers) recorded(id string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	for s := range ws.sinks {
+		if s.id == id {
+			return
+		}
+	}
 	if ws.joint == nil {
 		ws.joint = map[string]*jointSession{}
 	}
@@ -554,8 +564,8 @@ func (ws *writers) takeFresh(id string) bool {
 	return true
 }
 
-// holdRelease keeps the release of session id's claim (token) for the
-// write of its end, when it is a session recorded with its task.
+// holdRelease keeps the release of session id's claim (token), made by a
+// deferred writer (deferredClaim), for the write of its end.
 func (ws *writers) holdRelease(id, token string) bool {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
