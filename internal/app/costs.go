@@ -8,6 +8,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/subagent"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/record"
 )
 
 // sessionsGetter reads many session records in one query: the PostgreSQL
@@ -31,7 +33,7 @@ func (a *App) SubagentCosts(ctx context.Context, costs *Costs, group *subagent.G
 	costs.mu.Lock()
 	defer costs.mu.Unlock()
 	if costs.seen == nil {
-		costs.seen, costs.reported = map[string]costSeen{}, map[string]event.SubagentCost{}
+		costs.seen = map[string]*costSeen{}
 	}
 	var (
 		runs []subagent.Run
@@ -55,23 +57,39 @@ func (a *App) SubagentCosts(ctx context.Context, costs *Costs, group *subagent.G
 		if run.ParentSessionID != sessionID {
 			s.ParentAgentID = run.ParentSessionID
 		}
+		seen := costs.seen[run.ID]
 		if info, read := infos[run.ID]; read {
-			s.Model, s.Turns, s.Usage, s.CostUSD = info.Model, info.NumTurns, info.Usage, info.CostUSD
-			costs.seen[run.ID] = costSeen{cost: s, tokens: run.Tokens, final: !run.Ended.IsZero() && info.Status.Ended()}
-		} else if seen, ok := costs.seen[run.ID]; ok {
-			s.Model, s.Turns, s.Usage, s.CostUSD = seen.cost.Model, seen.cost.Turns, seen.cost.Usage, seen.cost.CostUSD
+			if seen == nil {
+				seen = &costSeen{}
+				costs.seen[run.ID] = seen
+			}
+			model := costs.model(info.Model)
+			if seen.model != model || seen.turns != info.NumTurns || seen.usage != info.Usage || seen.cost != info.CostUSD {
+				seen.model, seen.turns, seen.usage, seen.cost = model, info.NumTurns, info.Usage, info.CostUSD
+				seen.reported = false
+			}
+			seen.tokens, seen.final = run.Tokens, !run.Ended.IsZero() && info.Status.Ended()
+		}
+		if seen != nil {
+			s.Model, s.Turns, s.Usage, s.CostUSD = seen.model, seen.turns, seen.usage, seen.cost
 		}
 		if !sinceLast {
 			out = append(out, s)
 			continue
 		}
-		if ends[k] >= 0 && ends[k] < next && !costs.seen[run.ID].final {
+		if ends[k] >= 0 && ends[k] < next && (seen == nil || !seen.final) {
 			next = ends[k]
 		}
-		if last, ok := costs.reported[run.ID]; ok && last == s {
-			continue
+		if seen == nil {
+			// Nothing read of it yet: listed with its figures at nought
+			// once, as before any record.
+			seen = &costSeen{}
+			costs.seen[run.ID] = seen
 		}
-		costs.reported[run.ID] = s
+		if seen.reported && seen.status == s.Status && seen.parent == s.ParentAgentID {
+			continue // its figures are seen's, and nothing else moved
+		}
+		seen.reported, seen.status, seen.parent = true, s.Status, s.ParentAgentID
 		out = append(out, s)
 	}
 	if sinceLast {
@@ -123,16 +141,42 @@ func (a *App) readRecords(ctx context.Context, costs *Costs, runs []subagent.Run
 // has recorded no turn since.
 type Costs struct {
 	mu   sync.Mutex
-	seen map[string]costSeen
-	// reported is each run's entry as the results last listed it.
-	reported map[string]event.SubagentCost
+	seen map[string]*costSeen
+	// models holds each model name read once, so that 10,000 runs on one
+	// model keep one copy of its name.
+	models map[string]string
 	// mark is the place in the group's log of changes the results last read
 	// (Group.RunsChanged).
 	mark int
 }
 
+// costSeen is one run's figures as its record last gave them, and what of
+// its entry the results last listed. An entry is built from the run (its
+// id, type and description, which do not change, its status and parent)
+// and these figures, so the status and parent listed, and that the
+// figures were listed since they were last read, say whether it moved:
+// a run of 10,000 children keeps one of these a run, not two entries.
 type costSeen struct {
-	cost   event.SubagentCost
+	model  string
+	turns  int
+	usage  llm.Usage
+	cost   llm.Cost
 	tokens int64 // the run's token count when read
 	final  bool
+
+	reported bool // listed since the figures last changed
+	status   record.TaskStatus
+	parent   string
+}
+
+// model returns name, the copy of it kept first.
+func (costs *Costs) model(name string) string {
+	if m, ok := costs.models[name]; ok {
+		return m
+	}
+	if costs.models == nil {
+		costs.models = map[string]string{}
+	}
+	costs.models[name] = name
+	return name
 }
