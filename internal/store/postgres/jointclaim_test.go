@@ -25,6 +25,33 @@ func jointChild(t *testing.T, db *DB, node, id string) *session.Writer {
 	return w
 }
 
+// closedChild is jointChild with one entry appended and its writer
+// closed: its release held for its end.
+func closedChild(t *testing.T, db *DB, id string) {
+	t.Helper()
+	w := jointChild(t, db, "n1", id)
+	if err := w.Append(userEntry(id, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resumeElsewhere resumes session id's transcript as another node (its
+// own DB on url) would, failing t (after when) if it cannot, and returns
+// how many entries it read.
+func resumeElsewhere(t *testing.T, url, id, when string) int {
+	t.Helper()
+	w, entries, _, err := open(t, url).Transcripts("n2", time.Hour).Resume(t.Context(), info(id))
+	if err != nil {
+		t.Errorf("another node resuming %s, %s: %v", id, when, err)
+		return 0
+	}
+	w.Close()
+	return len(entries)
+}
+
 // endJoint records the end of child id's session and task together.
 func endJoint(t *testing.T, db *DB, id string) {
 	t.Helper()
@@ -60,14 +87,8 @@ func TestJointTranscriptRoundTrips(t *testing.T) {
 			t.Errorf("two appends, the close and the end took %d round trips, want 3", n)
 		}
 	}
-	other := open(t, url).Transcripts("n2", time.Hour)
-	w, entries, _, err := other.Resume(t.Context(), info("c1"))
-	if err != nil {
-		t.Fatalf("another node resuming the ended child: %v", err)
-	}
-	defer w.Close()
-	if len(entries) != 2 {
-		t.Errorf("resumed %d entries, want 2", len(entries))
+	if n := resumeElsewhere(t, url, "c1", "after the child's end"); n != 2 {
+		t.Errorf("resumed %d entries, want 2", n)
 	}
 }
 
@@ -78,47 +99,25 @@ func TestJointTranscriptHeldRelease(t *testing.T) {
 	url := pg.URL(t)
 	t.Run("a resume on this node before the end", func(t *testing.T) {
 		db := open(t, url)
-		w := jointChild(t, db, "n1", "r1")
-		if err := w.Append(userEntry("r1", "x")); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
+		closedChild(t, db, "r1")
 		w, _, _, err := db.Transcripts("n1", time.Hour).Resume(t.Context(), info("r1"))
 		if err != nil {
 			t.Fatalf("resume after the close, before the end: %v", err)
 		}
 		w.Close() // released at once: this session's end took its held release
-		other := open(t, url).Transcripts("n2", time.Hour)
-		if w, _, _, err := other.Resume(t.Context(), info("r1")); err != nil {
-			t.Errorf("another node, after the second writer's close: %v", err)
-		} else {
-			w.Close()
-		}
+		resumeElsewhere(t, url, "r1", "after the second writer's close")
 	})
 	t.Run("the store closed before the end", func(t *testing.T) {
 		db := open(t, url)
-		w := jointChild(t, db, "n1", "r2")
-		if err := w.Append(userEntry("r2", "x")); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
+		closedChild(t, db, "r2")
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
-		other := open(t, url).Transcripts("n2", time.Hour)
-		if w, _, _, err := other.Resume(t.Context(), info("r2")); err != nil {
-			t.Errorf("another node, after the store closed: %v", err)
-		} else {
-			w.Close()
-		}
+		resumeElsewhere(t, url, "r2", "after the store closed")
 	})
 	t.Run("an end that fails", func(t *testing.T) {
 		db := open(t, url)
-		w := jointChild(t, db, "n1", "r3")
-		if err := w.Append(userEntry("r3", "x")); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
+		closedChild(t, db, "r3")
 		// A completed task cannot complete again: the transition is refused.
 		if _, err := db.Transition(t.Context(), "r3", func(*task.Task) (task.Event, error) { return task.EventComplete, nil }); err != nil {
 			t.Fatal(err)
@@ -128,12 +127,7 @@ func TestJointTranscriptHeldRelease(t *testing.T) {
 		if !errors.Is(err, task.ErrTransition) {
 			t.Fatalf("completing a completed task: %v; want ErrTransition", err)
 		}
-		other := open(t, url).Transcripts("n2", time.Hour)
-		if w, _, _, err := other.Resume(t.Context(), info("r3")); err != nil {
-			t.Errorf("another node, after the failed end: %v", err)
-		} else {
-			w.Close()
-		}
+		resumeElsewhere(t, url, "r3", "after the failed end")
 	})
 }
 
@@ -157,14 +151,8 @@ func TestJointTranscriptClaimedBeforeRecord(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	other := open(t, url).Transcripts("n2", time.Hour)
-	w, entries, _, err := other.Resume(t.Context(), info("x1"))
-	if err != nil {
-		t.Fatalf("the node that runs it resuming the transcript: %v", err)
-	}
-	defer w.Close()
-	if len(entries) != 1 {
-		t.Errorf("resumed %d entries, want 1", len(entries))
+	if n := resumeElsewhere(t, url, "x1", "released for the node that runs it"); n != 1 {
+		t.Errorf("resumed %d entries, want 1", n)
 	}
 }
 
