@@ -286,10 +286,12 @@ func TestLongBackgroundListSpaced(t *testing.T) {
 		name        string
 		tasks       int
 		description string
+		untimed     bool  // events without a time, which wait for nothing
 		want        []int // the lines' lengths, in tasks, of each list written
 	}{
-		{"short", 3, "index", []int{3, 6, 9, 12, 15}},
-		{"long", 300, long, []int{300, 1200, 1500}}, // the last at the end
+		{"short", 3, "index", false, []int{3, 6, 9, 12, 15}},
+		{"long", 300, long, false, []int{300, 1200, 1500}}, // the last at the end
+		{"long, untimed", 300, long, true, []int{300, 600, 900, 1200, 1500}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -299,6 +301,9 @@ func TestLongBackgroundListSpaced(t *testing.T) {
 			// agent's reply, which ends the burst.
 			for round := range 5 {
 				now := at.Add(time.Duration(round) * 100 * time.Millisecond)
+				if c.untimed {
+					now = time.Time{}
+				}
 				for range c.tasks {
 					n++
 					id := fmt.Sprintf("t%d", n)

@@ -154,9 +154,10 @@ const (
 )
 
 // listWaits reports whether the pending list is a long one that waits,
-// at e, for bigListGap to pass since the last.
+// at e, for bigListGap to pass since the last. Events without a time
+// (none of the runtime's) wait for nothing.
 func (s *stream) listWaits(e cadre.Event) bool {
-	return s.background.size > bigList && !s.listed.IsZero() && e.Time.Sub(s.listed) < bigListGap
+	return s.background.size > bigList && !s.listed.IsZero() && !e.Time.IsZero() && e.Time.Sub(s.listed) < bigListGap
 }
 
 // burst reports whether e belongs to a run of task lines whose
