@@ -121,21 +121,18 @@ func (m *Mailbox) Take(ctx context.Context, agentID string) ([]queue.Entry, erro
 // the messages, which the run answers before it tries again.
 func (m *Mailbox) CloseIfEmpty(ctx context.Context, agentID string) ([]queue.Entry, error) {
 	var out []queue.Entry
-	// One round trip (tx1). The lock waits for the pushes in flight,
-	// which hold the row FOR SHARE, and keeps new ones out; each
-	// statement after it reads with a snapshot of its own, which sees
-	// what those pushes committed. The inbox goes only if nothing waits
-	// in it; the take then finds nothing, else it takes what waits.
+	// One round trip (tx1), two statements. The lock waits for the
+	// pushes in flight, which hold the row FOR SHARE, and keeps new ones
+	// out; the statement after it reads with a snapshot of its own, taken
+	// once the lock is held, which sees what those pushes committed. In
+	// that one snapshot the inbox goes only if nothing waits in it, and
+	// the take finds nothing then, else it takes what waits.
 	err := m.db.tx1(ctx, func(b *pgx.Batch) {
 		b.Queue(`SELECT 1 FROM agent_inboxes WHERE agent_id = $1 FOR UPDATE`, agentID)
-		b.Queue(`DELETE FROM agent_inboxes WHERE agent_id = $1
-			AND NOT EXISTS (SELECT 1 FROM agent_messages WHERE agent_id = $1)`, agentID)
-		b.Queue(takeSQL, agentID)
+		b.Queue(closeIfEmptySQL, agentID)
 	}, func(br pgx.BatchResults) error {
-		for range 2 {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
+		if _, err := br.Exec(); err != nil {
+			return err
 		}
 		rows, err := br.Query()
 		if err != nil {
@@ -166,6 +163,13 @@ type querier interface {
 // takeSQL deletes and returns an agent's messages.
 const takeSQL = `DELETE FROM agent_messages WHERE agent_id = $1
 		RETURNING seq, priority, mode, task_id, uuid, agent, message, enqueued_ms`
+
+// closeIfEmptySQL deletes an agent's inbox when no message waits in it,
+// and takes (takeSQL) what waits, in one statement: both parts read the
+// same snapshot, so exactly one of them finds something to do.
+const closeIfEmptySQL = `WITH closed AS (DELETE FROM agent_inboxes WHERE agent_id = $1
+		AND NOT EXISTS (SELECT 1 FROM agent_messages WHERE agent_id = $1))
+	` + takeSQL
 
 // take deletes and returns agentID's messages in queue order.
 func take(ctx context.Context, q querier, agentID string) ([]queue.Entry, error) {
