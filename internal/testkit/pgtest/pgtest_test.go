@@ -179,3 +179,36 @@ func TestKilledBinaryLeavesNoServer(t *testing.T) {
 		t.Errorf("the killed binary's server at %s still accepts connections", url)
 	}
 }
+
+// TestServerCPU: the server's processor time grows with the work it is
+// given, the backend that did it counted once it has ended.
+func TestServerCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the server's CPU time is read from /proc, on Linux only")
+	}
+	url := pg.URL(t)
+	before, err := pg.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		c, err := pgx.Connect(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		// Some 0.2 s of a backend's CPU.
+		if _, err := c.Exec(t.Context(), "SELECT count(*) FROM generate_series(1, 3000000)"); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	after, err := pg.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := after - before
+	t.Logf("the server used %v", d)
+	if d < 50*time.Millisecond {
+		t.Errorf("the server's CPU grew by %v over a query of some 0.2 s; want at least 50ms", d)
+	}
+}
