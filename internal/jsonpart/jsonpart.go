@@ -74,3 +74,50 @@ func Array[T any](w io.Writer, e *Encoder, items []T) error {
 	_, err := io.WriteString(w, "]")
 	return err
 }
+
+// Object writes to w the JSON object whose members are head's, then key
+// with the value that value writes, then tail's: the bytes json.Marshal
+// gives a struct of those fields in that order (HTML escaping off). head
+// and tail are structs (nil for none) and are encoded before anything is
+// written, so that a field that cannot be encoded writes nothing; value
+// may use e.
+func Object(w io.Writer, e *Encoder, head any, key string, value func(io.Writer) error, tail any) error {
+	members := func(v any) ([]byte, error) {
+		if v == nil {
+			return nil, nil
+		}
+		f, err := e.Fields(v)
+		return bytes.Clone(f), err
+	}
+	h, err := members(head)
+	if err != nil {
+		return err
+	}
+	t, err := members(tail)
+	if err != nil {
+		return err
+	}
+	k, err := e.Bytes(key)
+	if err != nil {
+		return err
+	}
+	open := append(append([]byte{'{'}, h...), sepIf(len(h) > 0)...)
+	open = append(append(open, k...), ':')
+	if _, err := w.Write(open); err != nil {
+		return err
+	}
+	if err := value(w); err != nil {
+		return err
+	}
+	end := append(append(sepIf(len(t) > 0), t...), '}')
+	_, err = w.Write(end)
+	return err
+}
+
+// sepIf is a comma when more members follow.
+func sepIf(more bool) []byte {
+	if more {
+		return []byte{','}
+	}
+	return nil
+}

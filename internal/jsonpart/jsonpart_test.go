@@ -3,6 +3,7 @@ package jsonpart_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -86,5 +87,45 @@ func TestFields(t *testing.T) {
 	}
 	if _, err := e.Bytes(func() {}); err == nil {
 		t.Error("Bytes of a func: no error")
+	}
+}
+
+// TestObject: the object spliced around one member written by its own
+// function is what json.Marshal writes for the struct of those fields, with
+// or without members before and after; a member that cannot be encoded
+// writes nothing at all.
+func TestObject(t *testing.T) {
+	type head struct {
+		A string `json:"a"`
+	}
+	type tail struct {
+		Z []int `json:"z"`
+		O int   `json:"o,omitempty"`
+	}
+	value := func(w io.Writer) error { _, err := io.WriteString(w, `[1,"<v>"]`); return err }
+	for name, tc := range map[string]struct {
+		head, tail any
+		want       string
+	}{
+		"both":       {head{"<h>"}, tail{Z: []int{1}}, `{"a":"<h>","v":[1,"<v>"],"z":[1]}`},
+		"no head":    {nil, tail{}, `{"v":[1,"<v>"],"z":null}`},
+		"no tail":    {head{}, nil, `{"a":"","v":[1,"<v>"]}`},
+		"empty both": {struct{}{}, tail{O: 0, Z: nil}, `{"v":[1,"<v>"],"z":null}`},
+		"neither":    {nil, nil, `{"v":[1,"<v>"]}`},
+	} {
+		var b bytes.Buffer
+		if err := jsonpart.Object(&b, jsonpart.New(), tc.head, "v", value, tc.tail); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s: got %s, want %s", name, b.String(), tc.want)
+		}
+	}
+	var b bytes.Buffer
+	bad := struct {
+		F func() `json:"f"`
+	}{}
+	if err := jsonpart.Object(&b, jsonpart.New(), head{}, "v", value, bad); err == nil || b.Len() != 0 {
+		t.Errorf("a tail that cannot be encoded: %v, wrote %q; want an error and nothing written", err, b.String())
 	}
 }

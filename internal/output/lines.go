@@ -371,37 +371,21 @@ func userLine(e cadre.Event, tools map[string]string) userJSON {
 // encoded first, so that the one part that can fail (a tool's structured
 // result) fails before anything is written.
 func (u userJSON) writeTo(w io.Writer, e *jsonpart.Encoder) error {
-	tail, err := e.Fields(u.userTail)
-	if err != nil {
+	content := func(w io.Writer) error { return jsonpart.Array(w, e, u.Message.Content) }
+	message := func(w io.Writer) error {
+		role := struct {
+			Role llm.Role `json:"role"`
+		}{u.Message.Role}
+		return jsonpart.Object(w, e, role, "content", content, nil)
+	}
+	typ := struct {
+		Type string `json:"type"`
+	}{u.Type}
+	if err := jsonpart.Object(w, e, typ, "message", message, u.userTail); err != nil {
 		return err
 	}
-	tail = bytes.Clone(tail)
-	write := func(parts ...[]byte) error {
-		for _, p := range parts {
-			if _, err := w.Write(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	typ, err := e.Bytes(u.Type)
-	if err == nil {
-		err = write([]byte(`{"type":`), typ, []byte(`,"message":{"role":`))
-	}
-	if err != nil {
-		return err
-	}
-	role, err := e.Bytes(u.Message.Role)
-	if err == nil {
-		err = write(role, []byte(`,"content":`))
-	}
-	if err != nil {
-		return err
-	}
-	if err := jsonpart.Array(w, e, u.Message.Content); err != nil {
-		return err
-	}
-	return write([]byte("},"), tail, []byte("}\n"))
+	_, err := io.WriteString(w, "\n")
+	return err
 }
 
 // modelUsageJSON is one model's entry of modelUsage, with every field the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -101,29 +100,10 @@ func encodeWithMessage(e Entry) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(512 + approxSize(e.Message.Content))
-	enc := jsonpart.New()
-	fail := func(err error) ([]byte, error) { return nil, fmt.Errorf("encode %s entry: %w", e.Type, err) }
-	f, err := enc.Fields(head.Interface())
-	if err != nil {
-		return fail(err)
+	if err := jsonpart.Object(&buf, jsonpart.New(), head.Interface(), p.key, e.Message.WriteJSON, tail.Interface()); err != nil {
+		return nil, fmt.Errorf("encode %s entry: %w", e.Type, err)
 	}
-	buf.WriteByte('{')
-	if len(f) > 0 {
-		buf.Write(f)
-		buf.WriteByte(',')
-	}
-	buf.WriteString(strconv.Quote(p.key) + ":")
-	if err := e.Message.WriteJSON(&buf); err != nil {
-		return fail(err)
-	}
-	if f, err = enc.Fields(tail.Interface()); err != nil {
-		return fail(err)
-	}
-	if len(f) > 0 {
-		buf.WriteByte(',')
-		buf.Write(f)
-	}
-	buf.WriteString("}\n")
+	buf.WriteByte('\n')
 	return buf.Bytes(), nil
 }
 
