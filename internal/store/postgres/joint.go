@@ -121,7 +121,7 @@ func (db *DB) updateSessionTask(ctx context.Context, sessionID string, sfn func(
 	release := db.writers.ended(sessionID)
 	t, err := db.updateSessionTaskReleasing(ctx, sessionID, sfn, taskID, tfn, release)
 	if err != nil && release != "" {
-		err = errors.Join(err, releaseHeld(context.WithoutCancel(ctx), db, []string{sessionID}, []string{release}))
+		err = errors.Join(err, db.release(context.WithoutCancel(ctx), []string{sessionID}, []string{release}))
 	}
 	return t, err
 }

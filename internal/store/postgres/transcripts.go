@@ -136,7 +136,7 @@ func (tr *Transcripts) claim(ctx context.Context, query, id string, more ...any)
 	}
 	// A release this DB left to the session's end record is made now:
 	// this claim would otherwise find the transcript in use, by itself.
-	if err := tr.db.writers.releaseHeld(ctx, tr.db, id); err != nil {
+	if err := tr.db.writers.releaseNow(ctx, tr.db, id); err != nil {
 		return nil, fmt.Errorf("open transcript %s: %w", tr.Locate(id), err)
 	}
 	s := &sink{db: tr.db, loc: tr.Locate(id), id: id, token: token}
@@ -365,13 +365,10 @@ const claimAppend = `WITH c AS (INSERT INTO transcripts AS t (session_id, create
 	SELECT $1, l.n, l.line FROM unnest($3::text[]) WITH ORDINALITY AS l(line, n)
 	WHERE EXISTS (SELECT FROM c)`
 
-// createEmpty records an empty transcript, claimed by no one: the Close of
-// a deferred writer that appended nothing leaves what Create would have.
-const createEmpty = `INSERT INTO transcripts (session_id, created_ms) VALUES ($1, $2) ON CONFLICT (session_id) DO NOTHING`
-
-// createEmpties is createEmpty for several sessions ($1) and their
-// creation times ($2), at DB.Close.
-const createEmpties = `INSERT INTO transcripts (session_id, created_ms) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT (session_id) DO NOTHING`
+// createEmpty records empty transcripts, claimed by no one, of sessions
+// $1 created at $2: the Close of a deferred writer that appended nothing
+// (or DB.Close of those open) leaves what Create would have.
+const createEmpty = `INSERT INTO transcripts (session_id, created_ms) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT (session_id) DO NOTHING`
 
 // releaseClaims clears the claims of the tokens given: the next writer of
 // those transcripts claims them at once.
@@ -483,32 +480,43 @@ func (s *sink) Close() error {
 	}
 	s.closed = true
 	s.db.writers.remove(s)
-	if s.unclaimed {
-		return s.createEmpty()
+	var err error
+	switch {
+	case s.unclaimed:
+		err = s.db.createEmpty(context.Background(), []string{s.id}, []int64{s.created})
+	case s.deferred && s.db.writers.holdRelease(s.id, s.token):
+	default:
+		err = s.release()
 	}
-	if s.deferred && s.db.writers.holdRelease(s.id, s.token) {
-		return nil
-	}
-	return s.release()
-}
-
-// createEmpty records the empty transcript of a deferred writer that
-// claimed nothing.
-func (s *sink) createEmpty() error {
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-	defer cancel()
-	if _, err := s.db.exec(ctx, true, createEmpty, s.id, s.created); err != nil {
-		return fmt.Errorf("close transcript %s: record it: %w", s.loc, oneLine{err})
+	if err != nil {
+		return fmt.Errorf("close transcript %s: %w", s.loc, err)
 	}
 	return nil
 }
 
 // release clears the writer's claim, if it still holds it.
 func (s *sink) release() error {
-	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	return s.db.release(context.Background(), []string{s.id}, []string{s.token})
+}
+
+// release clears the claims of tokens, each on the transcript of the
+// session at its place in ids (releaseClaims), within releaseTimeout.
+func (db *DB) release(ctx context.Context, ids, tokens []string) error {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
-	if _, err := s.db.exec(ctx, true, releaseClaims, []string{s.id}, []string{s.token}); err != nil {
-		return fmt.Errorf("close transcript %s: release its claim: %w", s.loc, oneLine{err})
+	if _, err := db.exec(ctx, true, releaseClaims, ids, tokens); err != nil {
+		return fmt.Errorf("release transcript claims: %w", oneLine{err})
+	}
+	return nil
+}
+
+// createEmpty records the empty transcripts of sessions ids, created at
+// created, of deferred writers that claimed nothing (createEmpty).
+func (db *DB) createEmpty(ctx context.Context, ids []string, created []int64) error {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	if _, err := db.exec(ctx, true, createEmpty, ids, created); err != nil {
+		return fmt.Errorf("record empty transcripts: %w", oneLine{err})
 	}
 	return nil
 }
@@ -590,22 +598,10 @@ func (ws *writers) ended(id string) string {
 	return j.held
 }
 
-// releaseHeld makes the release held for session id's end now, if any.
-func (ws *writers) releaseHeld(ctx context.Context, db *DB, id string) error {
-	token := ws.ended(id)
-	if token == "" {
-		return nil
-	}
-	return releaseHeld(ctx, db, []string{id}, []string{token})
-}
-
-// releaseHeld releases the claims of the tokens given (each of the session
-// at the same place in ids).
-func releaseHeld(ctx context.Context, db *DB, ids, tokens []string) error {
-	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
-	defer cancel()
-	if _, err := db.exec(ctx, true, releaseClaims, ids, tokens); err != nil {
-		return fmt.Errorf("release the claims of %d transcripts: %w", len(tokens), oneLine{err})
+// releaseNow makes the release held for session id's end now, if any.
+func (ws *writers) releaseNow(ctx context.Context, db *DB, id string) error {
+	if token := ws.ended(id); token != "" {
+		return db.release(ctx, []string{id}, []string{token})
 	}
 	return nil
 }
@@ -662,17 +658,10 @@ func (ws *writers) closeAll(db *DB) error {
 	}
 	var errs []error
 	if len(empty) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-		_, err := db.exec(ctx, true, createEmpties, empty, created)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("record the transcripts of %d open transcript writers: %w", len(empty), oneLine{err}))
-		}
+		errs = append(errs, db.createEmpty(context.Background(), empty, created))
 	}
 	if len(tokens) > 0 {
-		if err := releaseHeld(context.Background(), db, ids, tokens); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, db.release(context.Background(), ids, tokens))
 	}
 	return errors.Join(errs...)
 }
