@@ -29,12 +29,17 @@
 //
 // # Change notifications
 //
-// A trigger on tasks (migrations 0003, 0010, 0011) announces every update
-// of a task's record but a heartbeat alone, by any writer, on channel
-// cadre_task, saying " stop" after the id and status while the record asks
-// for a stop (WatchStop wakes only for those, a heartbeat's need). An
-// insert is not announced: a watcher subscribes to a record that exists,
-// then reads it, so nobody waits for one. A push
+// A trigger on tasks (migrations 0003, 0010, 0011, 0012) announces, by
+// any writer, on channel cadre_task, every change of whether a record asks
+// for a stop, and every other update of a watched record but a heartbeat
+// alone; the payload says " stop" after the id and status while the record
+// asks for a stop (WatchStop wakes only for those, a heartbeat's need, and
+// marks nothing). WatchTask marks its record watched before it returns, so
+// a watcher that reads the record after it hears every change committed
+// since. Records nobody watches — most: a run recorded and run by one
+// process tells that process in memory — cost no NOTIFY, which would wake
+// every listening connection of the database. An insert is not announced:
+// a watcher subscribes to a record that exists, then reads it. A push
 // to an agent's inbox announces itself on cadre_queue. Each DB has one
 // connection of its own that LISTENs (listen.go), started by the first
 // WatchTask or Mailbox.Arrived and stopped by Close, and hands each

@@ -14,9 +14,10 @@ import (
 
 // The channels cadre's triggers and writes notify on (0003_queue_notify.sql).
 const (
-	// taskChannel carries "<task id> <status>" for every change to a
-	// task's record but a heartbeat alone, followed by " stop" while the
-	// record asks for a stop.
+	// taskChannel carries "<task id> <status>", followed by " stop" while
+	// the record asks for a stop, for every change to a watched task's
+	// record but a heartbeat alone (WatchTask), and for every change of
+	// whether a record asks for a stop.
 	taskChannel = "cadre_task"
 	// queueChannel carries the agent id of every message pushed to an
 	// agent's inbox.
@@ -221,6 +222,22 @@ func (l *listener) dispatch(n *pgconn.Notification) {
 	}
 }
 
+// wake wakes the subscribers of id on channel, as a notification would.
+func (l *listener) wake(channel, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for sub := range l.subs[topic{channel, id}] {
+		sub.wake()
+	}
+}
+
+// isClosed tells whether the listener was closed with its DB.
+func (l *listener) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
 func (l *listener) wakeAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -245,8 +262,33 @@ func (l *listener) connections() int {
 // are not reported. stop ends the watch (so does ctx ending); it is safe
 // to call more than once. Values are coalesced: one pending value may
 // stand for several changes.
+//
+// The server announces only the changes of a watched record (and stop
+// requests, migration 0012), so WatchTask marks the record watched before
+// it returns: call it after the record is written and before reading it,
+// and every change committed after that read is heard. Should the mark
+// fail (the server gone past the retries), the watch wakes at once and
+// the caller's poll, which every watcher keeps as its fallback, hears the
+// rest.
 func (db *DB) WatchTask(ctx context.Context, taskID string) (changed <-chan struct{}, stop func()) {
-	return db.listen.subscribe(ctx, taskChannel, taskID)
+	ch, stop := db.listen.subscribe(ctx, taskChannel, taskID)
+	if !db.listen.isClosed() {
+		if err := db.markWatched(ctx, taskID); err != nil {
+			db.log.WarnContext(ctx, "mark a task's record watched; its changes are heard by polling", "task_id", taskID, "err", err)
+			db.listen.wake(taskChannel, taskID)
+		}
+	}
+	return ch, stop
+}
+
+// markWatched makes the server announce every change of task id's record
+// from now on. A record marked already is not written again.
+func (db *DB) markWatched(ctx context.Context, id string) error {
+	tag, err := db.exec(ctx, true, `UPDATE tasks SET watched = true WHERE id = $1 AND NOT watched`, id)
+	if err == nil && tag.RowsAffected() > 0 {
+		db.tasks.forget(id) // its version moved: the next write reads it first
+	}
+	return err
 }
 
 // WatchStop is WatchTask for the changes after which task taskID's record

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -37,11 +38,13 @@ func woken(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// TestTaskTriggerHearsPlainSQL: the trigger announces a task's changes
-// made by a writer that knows nothing of notifications (plain SQL on a
-// connection of its own) with "<id> <status>", then " stop" while the
-// record asks for a stop; an insert, which no watcher waits for, and an
-// update of the heartbeat alone are not announced.
+// TestTaskTriggerHearsPlainSQL: the trigger announces the changes made by
+// a writer that knows nothing of notifications (plain SQL on a connection
+// of its own) with "<id> <status>", then " stop" while the record asks for
+// a stop: every change of whether a record asks for a stop, and every
+// other change of a watched record (WatchTask marks it) but a heartbeat
+// alone. An insert, and the other changes of a record nobody watches, are
+// not announced (migration 0012).
 func TestTaskTriggerHearsPlainSQL(t *testing.T) {
 	url := pg.URL(t)
 	db := open(t, url)
@@ -70,60 +73,106 @@ func TestTaskTriggerHearsPlainSQL(t *testing.T) {
 		}
 		return n.Payload
 	}
-	tk := tasktest.Sample("t1")
-	tk.Status, tk.CancelRequested = task.StatusRunning, false
-	if err := db.CreateTask(ctx, tk); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"quiet", "watched"} {
+		tk := tasktest.Sample(id)
+		tk.Status, tk.CancelRequested = task.StatusRunning, false
+		if err := db.CreateTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
 	}
+	_, stop := db.WatchTask(ctx, "watched")
+	defer stop()
 	for _, stmt := range []string{
-		`UPDATE tasks SET heartbeat_ms = heartbeat_ms + 1000 WHERE id = 't1'`,
-		`UPDATE tasks SET cancel_requested = true WHERE id = 't1'`,
-		`UPDATE tasks SET status = 'killed' WHERE id = 't1'`,
+		`UPDATE tasks SET progress = 'half way' WHERE id = 'quiet'`,
+		`UPDATE tasks SET heartbeat_ms = heartbeat_ms + 1000 WHERE id = 'watched'`,
+		`UPDATE tasks SET cancel_requested = true WHERE id = 'quiet'`,
+		`UPDATE tasks SET status = 'killed' WHERE id = 'quiet'`,
+		`UPDATE tasks SET status = 'killed' WHERE id = 'watched'`,
 	} {
 		if _, err := writer.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	// Notifications arrive in commit order: had the insert or the
-	// heartbeat been announced, it would come first.
-	if got := next(); got != "t1 running stop" {
-		t.Errorf("after setting cancel_requested: %q, want %q (neither the insert nor the heartbeat alone may be announced)", got, "t1 running stop")
-	}
-	if got := next(); got != "t1 killed stop" {
-		t.Errorf("after the status change: %q, want %q", got, "t1 killed stop")
+	// Notifications arrive in commit order: had the inserts, the mark,
+	// the unwatched change or the heartbeat been announced, it would
+	// come first; had the unwatched record's end been, it would come
+	// second.
+	for _, want := range []string{"quiet running stop", "watched killed"} {
+		if got := next(); got != want {
+			t.Errorf("notification %q, want %q", got, want)
+		}
 	}
 }
 
-// TestTaskTriggerListsEveryColumn: the trigger's condition compares every
-// column of tasks but heartbeat_ms, so a column added later is announced
-// when it changes only once it is added to the condition (migration 0011).
-func TestTaskTriggerListsEveryColumn(t *testing.T) {
-	db := open(t, pg.URL(t))
+// TestTaskTriggerComparesEveryColumn: on a watched record, a change of
+// any column but heartbeat_ms (and the mark, watched) is announced, the
+// columns added by later migrations too, without anyone listing them
+// (migration 0012); a change of the heartbeat alone is not.
+func TestTaskTriggerComparesEveryColumn(t *testing.T) {
+	url := pg.URL(t)
+	db := open(t, url)
 	ctx := t.Context()
-	var def string
-	if err := db.pool.QueryRow(ctx, `SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'tasks_notify'`).Scan(&def); err != nil {
+	tk := tasktest.Sample("w")
+	tk.Status, tk.CancelRequested = task.StatusRunning, false
+	if err := db.CreateTask(ctx, tk); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.pool.Query(ctx, `SELECT column_name FROM information_schema.columns WHERE table_name = 'tasks' AND table_schema = current_schema()`)
+	_, stop := db.WatchTask(ctx, "w")
+	defer stop()
+	listen, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	columns, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	defer listen.Close(context.Background())
+	if _, err := listen.Exec(ctx, "LISTEN "+taskChannel); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_name = 'tasks' AND table_schema = current_schema() ORDER BY ordinal_position`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(columns) < 10 {
+	type column struct{ name, kind string }
+	columns, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (c column, err error) {
+		return c, r.Scan(&c.name, &c.kind)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(columns) < 30 {
 		t.Fatalf("tasks has %d columns: %v", len(columns), columns)
 	}
-	for _, c := range columns {
-		// The server keeps a row comparison as one comparison a column.
-		listed := strings.Contains(def, "(old."+c+" IS DISTINCT FROM new."+c+")")
-		if want := c != "heartbeat_ms"; listed != want {
-			t.Errorf("%s compared in the trigger's condition: %v, want %v", c, listed, want)
+	next := func(what string) string {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, waitLimit)
+		defer cancel()
+		n, err := listen.WaitForNotification(wctx)
+		if err != nil {
+			t.Fatalf("%s: no notification: %v", what, err)
 		}
+		return n.Payload
 	}
-	if t.Failed() {
-		t.Log(def)
+	for _, c := range columns {
+		var change string
+		switch {
+		case c.name == "id" || c.name == "watched":
+			continue
+		case c.kind == "text":
+			change = fmt.Sprintf("%[1]s = COALESCE(%[1]s, '') || 'x'", c.name)
+		case c.kind == "boolean":
+			change = fmt.Sprintf("%[1]s = NOT %[1]s", c.name)
+		default:
+			change = fmt.Sprintf("%[1]s = COALESCE(%[1]s, 0) + 1", c.name)
+		}
+		if _, err := db.pool.Exec(ctx, `UPDATE tasks SET `+change+` WHERE id = 'w'`); err != nil {
+			t.Fatalf("%s: %v", change, err)
+		}
+		if c.name == "heartbeat_ms" {
+			continue // the next change's notification must come first
+		}
+		if got := next(c.name); !strings.HasPrefix(got, "w ") {
+			t.Errorf("after changing %s: notification %q, want one of w", c.name, got)
+		}
 	}
 }
 
