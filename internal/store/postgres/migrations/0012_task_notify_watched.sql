@@ -21,7 +21,9 @@
 --     the mark's row lock runs on the marked row). The mark itself is
 --     not announced: its watcher reads the record next.
 -- watched is never cleared: a record watched once stays announced, which
--- costs announcements only.
+-- costs announcements only. A process of an older cadre still running
+-- when this migration lands does not mark what it watches: it hears those
+-- records' stops at once and their other changes through its poll.
 --
 -- The function compares the rows whole but for the heartbeat and the
 -- mark, so a column added later is compared without being listed.
