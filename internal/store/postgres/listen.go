@@ -271,12 +271,17 @@ func (l *listener) connections() int {
 // the caller's poll, which every watcher keeps as its fallback, hears the
 // rest.
 func (db *DB) WatchTask(ctx context.Context, taskID string) (changed <-chan struct{}, stop func()) {
-	ch, stop := db.listen.subscribe(ctx, taskChannel, taskID)
+	// The mark comes first, so that the subscription is made as quickly
+	// as WatchStop's: a change between the two is in the record the
+	// watcher reads next.
+	var failed error
 	if !db.listen.isClosed() {
-		if err := db.markWatched(ctx, taskID); err != nil {
-			db.log.WarnContext(ctx, "mark a task's record watched; its changes are heard by polling", "task_id", taskID, "err", err)
-			db.listen.wake(taskChannel, taskID)
-		}
+		failed = db.markWatched(ctx, taskID)
+	}
+	ch, stop := db.listen.subscribe(ctx, taskChannel, taskID)
+	if failed != nil {
+		db.log.WarnContext(ctx, "mark a task's record watched; its changes are heard by polling", "task_id", taskID, "err", failed)
+		db.listen.wake(taskChannel, taskID)
 	}
 	return ch, stop
 }
