@@ -180,15 +180,11 @@ func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn 
 	}
 	db.sessions.forget(sessionID)
 	db.tasks.forget(taskID)
+	sBefore, tBefore := tablerow.SessionValues(s), tablerow.TaskValues(t)
 	if checkSession(sessionID, &s, sfn) != nil || checkTask(taskID, &t, tfn) != nil {
 		return task.Task{}, false, nil
 	}
-	args := make([]any, 0, 4+len(tablerow.SessionColumnNames)+len(tablerow.TaskColumnNames))
-	args = append(append(append(append(append(args, tablerow.SessionValues(s)...), sessionID, sx), tablerow.TaskValues(t)...), taskID), tx)
-	query := sessionTaskUpdateKnownSQL
-	if release != "" {
-		query, args = sessionTaskUpdateKnownReleaseSQL, append(args, release)
-	}
+	query, args := sessionTaskUpdateKnownSQL(sessionID, sx, sBefore, tablerow.SessionValues(s), taskID, tx, tBefore, tablerow.TaskValues(t), release)
 	var sNext, tNext uint32
 	if stale, err := db.writeKnown(ctx, query, args, &sNext, &tNext); stale || err != nil {
 		return task.Task{}, !stale, err
@@ -199,32 +195,36 @@ func (db *DB) updateKnownSessionTask(ctx context.Context, sessionID string, sfn 
 	return t, true, nil
 }
 
-// sessionTaskUpdateKnownSQL updates a session (its columns after id from
-// $1, then its id and the version it must be) and a task (the same,
-// after those) in one statement, and returns their new versions. Its
-// three parts run in this order: the session's UPDATE, the task's — whose
-// one-time condition reads what the session's returned, so the session's
-// row is locked first, as in a read-modify-write, and the task's is not
-// touched when the session's did not match — and the SELECT, which
-// divides by the number of task rows written: when either row was not the
-// version given, that is 0, and the division's error (staleCode) aborts
-// the statement, so the session's write is not kept either.
-// (A plain error, not a function that raises one: a function would need
-// a migration; the division is evaluated when the statement runs, not
-// folded when it is planned, as it reads a CTE.)
+// sessionTaskUpdateKnownSQL updates a session (id sid, remembered as
+// the version sx; its values before and after) and a task (the same) in
+// one statement, and returns their new versions. Its three parts run in
+// this order: the session's UPDATE, the task's — whose one-time condition
+// reads what the session's returned, so the session's row is locked
+// first, as in a read-modify-write, and the task's is not touched when the
+// session's did not match — and the SELECT, which divides by the number of
+// task rows written: when either row was not the version given, that is
+// 0, and the division's error (staleCode) aborts the statement, so the
+// session's write is not kept either. (A plain error, not a function that
+// raises one: a function would need a migration; the division is
+// evaluated when the statement runs, not folded when it is planned, as it
+// reads a CTE.)
 //
-// sessionTaskUpdateKnownReleaseSQL also releases the claim of the token
-// after those parameters on the session's transcript (releaseClaims): in
-// the same transaction, kept or undone with the two rows.
-var sessionTaskUpdateKnownSQL, sessionTaskUpdateKnownReleaseSQL = func() (string, string) {
-	nSession, nTask := len(tablerow.SessionColumnNames), len(tablerow.TaskColumnNames)
-	taskFrom := nSession + 2
-	rows := `s AS (UPDATE sessions SET ` + setList(tablerow.SessionColumnNames, 1) +
-		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d RETURNING xmin), `, nSession, nSession+1) +
-		`t AS (UPDATE tasks SET ` + setList(tablerow.TaskColumnNames, taskFrom) +
-		fmt.Sprintf(` WHERE id = $%d AND xmin = $%d AND EXISTS (SELECT FROM s) RETURNING xmin) `, taskFrom+nTask-1, taskFrom+nTask) +
-		`SELECT (SELECT xmin FROM s), (SELECT xmin FROM t) WHERE 1 / (SELECT count(*) FROM t) = 1`
-	release := fmt.Sprintf(`r AS (UPDATE transcripts SET writer_node = NULL, writer_token = NULL, writer_since = NULL
-		WHERE session_id = $%d AND writer_token = $%d), `, nSession, taskFrom+nTask+1)
-	return `WITH ` + rows, `WITH ` + release + rows
-}()
+// When release is not "", the statement also releases the claim of that
+// token on the session's transcript (releaseClaims): in the same
+// transaction, kept or undone with the two rows.
+func sessionTaskUpdateKnownSQL(sid string, sx uint32, sBefore, sAfter []any, tid string, tx uint32, tBefore, tAfter []any, release string) (string, params) {
+	var p params
+	var b strings.Builder
+	b.WriteString(`WITH `)
+	id := p.add(sid)
+	if release != "" {
+		b.WriteString(`r AS (UPDATE transcripts SET writer_node = NULL, writer_token = NULL, writer_since = NULL
+		WHERE session_id = ` + id + ` AND writer_token = ` + p.add(release) + `), `)
+	}
+	b.WriteString(`s AS (UPDATE sessions SET ` + p.set(tablerow.SessionColumnNames, sBefore, sAfter) +
+		` WHERE id = ` + id + ` AND xmin = ` + p.add(sx) + ` RETURNING xmin), `)
+	b.WriteString(`t AS (UPDATE tasks SET ` + p.set(tablerow.TaskColumnNames, tBefore, tAfter) +
+		` WHERE id = ` + p.add(tid) + ` AND xmin = ` + p.add(tx) + ` AND EXISTS (SELECT FROM s) RETURNING xmin) `)
+	b.WriteString(`SELECT (SELECT xmin FROM s), (SELECT xmin FROM t) WHERE 1 / (SELECT count(*) FROM t) = 1`)
+	return b.String(), p
+}

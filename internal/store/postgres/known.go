@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -202,13 +201,3 @@ func (db *DB) writeKnown(ctx context.Context, sql string, args []any, dest ...an
 // statement of several updates of remembered rows aborts itself when one
 // of them matched nothing (sessionTaskUpdateKnownSQL).
 const staleCode = "22012"
-
-// setList is "col = $from, ..." for every column of names but the first
-// (the id), numbered from from.
-func setList(names []string, from int) string {
-	set := make([]string, len(names)-1)
-	for i, c := range names[1:] {
-		set[i] = fmt.Sprintf("%s = $%d", c, from+i)
-	}
-	return strings.Join(set, ", ")
-}

@@ -65,11 +65,13 @@ func (db *DB) updateKnownSession(ctx context.Context, id string, fn func(*sessio
 		return false, nil
 	}
 	db.sessions.forget(id)
+	before := tablerow.SessionValues(s)
 	if err := checkSession(id, &s, fn); err != nil {
 		return false, nil
 	}
 	var next uint32
-	if stale, err := db.writeKnown(ctx, sessionUpdateKnownSQL, append(tablerow.SessionValues(s), id, xmin), &next); stale || err != nil {
+	q, args := updateSQL("sessions", tablerow.SessionColumnNames, before, tablerow.SessionValues(s), id, &xmin)
+	if stale, err := db.writeKnown(ctx, q, args, &next); stale || err != nil {
 		return !stale, err
 	}
 	db.sessions.put(id, tablerow.NormalizeSession(s), next)
@@ -90,16 +92,6 @@ func checkSession(id string, s *session.Info, fn func(*session.Info) error) erro
 
 // selectSessionSQL reads a session's row with its version first.
 const selectSessionSQL = `SELECT xmin, ` + tablerow.SessionColumns + ` FROM sessions WHERE id = $1`
-
-// sessionUpdateSQL sets every column after id ($1 on, in
-// tablerow.SessionColumns order) of the session $19;
-// sessionUpdateKnownSQL only while the row is the version $20
-// (known.go). Both return the new version.
-var sessionUpdateSQL, sessionUpdateKnownSQL = func() (string, string) {
-	n := len(tablerow.SessionColumnNames)
-	update := `UPDATE sessions SET ` + setList(tablerow.SessionColumnNames, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
-	return update + ` RETURNING xmin`, update + fmt.Sprintf(` AND xmin = $%d RETURNING xmin`, n+1)
-}()
 
 // sessionUpdater is one session's part of a read-modify-write (rmw),
 // whose version is xmin once the writes have run.
@@ -122,10 +114,12 @@ func (u *sessionUpdater) scan(br pgx.BatchResults) error {
 }
 
 func (u *sessionUpdater) write(b *pgx.Batch) error {
+	before := tablerow.SessionValues(u.s)
 	if err := checkSession(u.id, &u.s, u.fn); err != nil {
 		return err
 	}
-	b.Queue(sessionUpdateSQL, append(tablerow.SessionValues(u.s), u.id)...).QueryRow(func(r pgx.Row) error { return r.Scan(&u.xmin) })
+	q, args := updateSQL("sessions", tablerow.SessionColumnNames, before, tablerow.SessionValues(u.s), u.id, nil)
+	b.Queue(q, args...).QueryRow(func(r pgx.Row) error { return r.Scan(&u.xmin) })
 	return nil
 }
 

@@ -13,16 +13,6 @@ import (
 
 var _ task.Store = (*DB)(nil)
 
-// taskUpdateSQL sets every column after id ($1 on, in
-// tablerow.TaskColumns order) of the task $31; taskUpdateKnownSQL only
-// while the row is the version $32 (known.go). Both return the new
-// version.
-var taskUpdateSQL, taskUpdateKnownSQL = func() (string, string) {
-	n := len(tablerow.TaskColumnNames)
-	update := `UPDATE tasks SET ` + setList(tablerow.TaskColumnNames, 1) + fmt.Sprintf(` WHERE id = $%d`, n)
-	return update + ` RETURNING xmin`, update + fmt.Sprintf(` AND xmin = $%d RETURNING xmin`, n+1)
-}()
-
 // CreateTask implements task.Store.
 func (db *DB) CreateTask(ctx context.Context, t task.Task) error {
 	if err := task.Validate(t); err != nil {
@@ -123,11 +113,13 @@ func (db *DB) updateKnownTask(ctx context.Context, id string, fn func(*task.Task
 	// Whatever happens next, the remembered row is put back only as
 	// the statement below leaves it.
 	db.tasks.forget(id)
+	before := tablerow.TaskValues(t)
 	if err := checkTask(id, &t, fn); err != nil {
 		return task.Task{}, false, nil
 	}
 	var next uint32
-	if stale, err := db.writeKnown(ctx, taskUpdateKnownSQL, append(tablerow.TaskValues(t), id, xmin), &next); stale || err != nil {
+	q, args := updateSQL("tasks", tablerow.TaskColumnNames, before, tablerow.TaskValues(t), id, &xmin)
+	if stale, err := db.writeKnown(ctx, q, args, &next); stale || err != nil {
 		return task.Task{}, !stale, err
 	}
 	t = tablerow.NormalizeTask(t)
@@ -169,10 +161,12 @@ func (u *taskUpdater) scan(br pgx.BatchResults) error {
 }
 
 func (u *taskUpdater) write(b *pgx.Batch) error {
+	before := tablerow.TaskValues(u.t)
 	if err := checkTask(u.id, &u.t, u.fn); err != nil {
 		return err
 	}
-	b.Queue(taskUpdateSQL, append(tablerow.TaskValues(u.t), u.id)...).QueryRow(func(r pgx.Row) error { return r.Scan(&u.xmin) })
+	q, args := updateSQL("tasks", tablerow.TaskColumnNames, before, tablerow.TaskValues(u.t), u.id, nil)
+	b.Queue(q, args...).QueryRow(func(r pgx.Row) error { return r.Scan(&u.xmin) })
 	u.t = tablerow.NormalizeTask(u.t)
 	return nil
 }

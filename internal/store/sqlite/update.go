@@ -27,35 +27,20 @@ var (
 // on which columns changed, so the few sets that occur are each prepared
 // once (stmtCache).
 func changedSet(table string, cols []string, before, after []any, id string) (string, []any) {
-	var (
-		b    strings.Builder
-		args []any
-	)
-	for i, col := range cols {
-		if same(before[i], after[i]) {
-			continue
-		}
-		if args == nil {
-			b.WriteString("UPDATE " + table + " SET ")
-		} else {
+	idx := tablerow.Changed(before, after)
+	if len(idx) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, len(idx)+1)
+	b.WriteString("UPDATE " + table + " SET ")
+	for n, i := range idx {
+		if n > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(col + " = ?")
+		b.WriteString(cols[i] + " = ?")
 		args = append(args, after[i])
-	}
-	if args == nil {
-		return "", nil
 	}
 	b.WriteString(" WHERE id = ?")
 	return b.String(), append(args, id)
-}
-
-// same reports whether two of tablerow's column values are equal: the
-// comparable scalars it uses, or *int64 for a time that may be NULL.
-func same(a, b any) bool {
-	if pa, ok := a.(*int64); ok {
-		pb, ok := b.(*int64)
-		return ok && (pa == nil) == (pb == nil) && (pa == nil || *pa == *pb)
-	}
-	return a == b
 }

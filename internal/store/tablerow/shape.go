@@ -50,3 +50,31 @@ func SessionSize(s *session.Info) int {
 	return int(unsafe.Sizeof(*s)) + len(s.ID) + len(s.ParentID) + len(s.Agent) + len(s.Key) + len(s.Title) +
 		len(s.Cwd) + len(s.TranscriptPath) + len(s.Owner) + len(s.Model)
 }
+
+// Changed returns the positions of the values that differ between before
+// and after, two rows' values of one table (SessionValues, TaskValues):
+// the columns an update needs to set.
+func Changed(before, after []any) []int {
+	var idx []int
+	for i := range before {
+		if !same(before[i], after[i]) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// same reports whether two column values are equal: the comparable
+// scalars of the values, or the pointers of a column that may be NULL
+// (*int64 for a time, *string), compared by what they point to.
+func same(a, b any) bool {
+	switch pa := a.(type) {
+	case *int64:
+		pb, ok := b.(*int64)
+		return ok && (pa == nil) == (pb == nil) && (pa == nil || *pa == *pb)
+	case *string:
+		pb, ok := b.(*string)
+		return ok && (pa == nil) == (pb == nil) && (pa == nil || *pa == *pb)
+	}
+	return a == b
+}
