@@ -1485,3 +1485,50 @@ func runningGoroutines(fn string) int {
 		buf = make([]byte, 2*len(buf))
 	}
 }
+
+// TestStartedOnceListed: when a run's task_started event is published it
+// is listed already — among this process's runs and in its parent's
+// group — so a front end that lists the subagents when it hears of one
+// finds it (the web view's /subagents once missed a background run). The
+// bus's filter runs as the event is published, before the launch goes on.
+func TestStartedOnceListed(t *testing.T) {
+	h := newHarness(t, setup{script: func(_ context.Context, _ string, req *llm.Request) (*llm.Response, error) {
+		return reply("done: " + firstUserText(req)), nil
+	}})
+	c := h.mainCaller()
+	var mu sync.Mutex
+	var problems []string
+	started := 0
+	sub := h.bus.Subscribe(func(e event.Event) bool {
+		if e.Subtype != event.SubtypeTaskStarted || e.Task == nil {
+			return false
+		}
+		id := e.Task.TaskID
+		inGroup := false
+		for _, r := range h.group.Runs() {
+			inGroup = inGroup || r.ID == id
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		started++
+		if h.svc.Running(id) == nil {
+			problems = append(problems, id+" is not among the runs of this process")
+		}
+		if !inGroup {
+			problems = append(problems, id+" is not in its parent's group")
+		}
+		return false
+	})
+	defer sub.Close()
+	for i := range 3 {
+		h.launchBG(c, fmt.Sprintf("toolu_%d", i), AgentInput{Description: "listed", Prompt: fmt.Sprintf("job %d", i)})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if started != 3 {
+		t.Errorf("%d task_started events, want 3", started)
+	}
+	for _, p := range problems {
+		t.Error("at task_started: " + p)
+	}
+}

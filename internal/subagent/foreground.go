@@ -54,6 +54,7 @@ func (s *Service) toBackground(ctx context.Context, t *liveTask) bool {
 		if err := s.record(ctx, t, task.StatusRunning, nil); err != nil {
 			return err
 		}
+		s.events.Started(t.Info, true) // listed since it started
 		t.mu.Lock()
 		t.slot = s.lane.Join()
 		t.mu.Unlock()

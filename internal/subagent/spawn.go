@@ -480,6 +480,7 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 		// Not tracked: the run itself is, by the node that runs it
 		// (this one too, perhaps); here only its group counts it.
 		s.adopt(r, t)
+		s.events.Started(t.Info, true)
 		runCtx, cancel := context.WithCancelCause(r.c.Group.Context())
 		t.SetCancel(cancel)
 		r.c.Group.Go(func() { s.standin(t).Await(runCtx, t.Live, t) })
@@ -522,8 +523,11 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	t.SetCancel(cancel)
 	s.track(t)
 	s.adopt(r, t)
-	if !background {
-		s.events.Started(t.Info, false)
+	// Announced once listed: a front end that lists the subagents when
+	// it hears of one finds it. A run dispatched here was announced by
+	// the node that launched it.
+	if !r.req.dispatched {
+		s.events.Started(t.Info, background)
 	}
 	s.start(runCtx, t, r)
 	return t, nil
@@ -572,8 +576,8 @@ func (s *Service) agentCall(id string, req SpawnRequest) string {
 	return s.runs.AgentCall(id, req.AgentCall, req.ToolUseID)
 }
 
-// record writes (or rewrites, for a continued agent) t's task record and
-// announces it. A child session not yet recorded (sess, when not nil) is
+// record writes (or rewrites, for a continued agent) t's task record; the
+// caller announces the run once it is listed. A child session not yet recorded (sess, when not nil) is
 // recorded in the same write (internal/subagent/records).
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
 	owner := s.cfg.Owner
@@ -582,11 +586,7 @@ func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, s
 	}
 	rec := records.Task(t.Info, t.TaskKind(), status, owner, s.cfg.Now(), t.Started())
 	// Once decided, the record is written even if the caller's turn ends.
-	if err := s.records.Start(ctx, rec, sess, t.inbox.OpensWithRecord()); err != nil {
-		return err
-	}
-	s.events.Started(t.Info, true)
-	return nil
+	return s.records.Start(ctx, rec, sess, t.inbox.OpensWithRecord())
 }
 
 // startsInBackground reports whether req, for def, is launched as a
