@@ -10,7 +10,7 @@ import (
 // An update sets only the columns whose values changed between the row it
 // read (or remembers, known.go) and the row it writes. The server then
 // binds, projects and checks those alone: a background child's start sets
-// four of a task's thirty columns, its end about ten of each row; with
+// two of a task's thirty columns, its end about ten of each row; with
 // every column set, the executor's set-up of the two wide UPDATEs of its
 // end took more of the server's time than their writes. The statement's
 // text depends only on which columns changed, so the few sets that occur
