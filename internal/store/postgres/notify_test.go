@@ -3,14 +3,17 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cadre-dev/cadre/internal/queue"
 	"github.com/cadre-dev/cadre/internal/queue/queuetest"
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
 	"github.com/cadre-dev/cadre/internal/task"
 	"github.com/cadre-dev/cadre/internal/task/tasktest"
 	"github.com/cadre-dev/cadre/llm"
@@ -286,4 +289,76 @@ func TestWatchAfterClose(t *testing.T) {
 
 func msgFor(agent string) queue.Entry {
 	return queue.Entry{Priority: queue.Next, Mode: queue.ModeMessage, Target: agent, Message: llm.UserText("hello")}
+}
+
+// TestWatchedOnAnOlderDatabase: a database migrated up to 0011, with a
+// running task in it, takes migration 0012 on the next open: the record is
+// unwatched, so its progress is not announced, but a stop request is; once
+// WatchTask marks it, its other changes are.
+func TestWatchedOnAnOlderDatabase(t *testing.T) {
+	url := pg.URL(t)
+	ctx := t.Context()
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	steps := mustLoad(t, migrationFiles)
+	if len(steps) < 12 || steps[11].Version != 12 {
+		t.Fatalf("migration 0012 is not the twelfth step: %d steps", len(steps))
+	}
+	old := &DB{pool: pool, log: slog.New(slog.DiscardHandler)}
+	if err := old.migrate(ctx, steps[:11]); err != nil {
+		t.Fatal(err)
+	}
+	tk := tasktest.Sample("t1")
+	tk.Status, tk.CancelRequested = task.StatusRunning, false
+	if _, err := pool.Exec(ctx, insertTaskSQL, append([]any{tk.ID}, tablerow.TaskValues(tk)...)...); err != nil {
+		t.Fatal(err)
+	}
+
+	db := open(t, url) // migrates to the newest
+	var watched bool
+	if err := pool.QueryRow(ctx, `SELECT watched FROM tasks WHERE id = 't1'`).Scan(&watched); err != nil {
+		t.Fatal(err)
+	}
+	if watched {
+		t.Error("a record written before 0012 is watched")
+	}
+	listen, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listen.Close(context.Background())
+	if _, err := listen.Exec(ctx, "LISTEN "+taskChannel); err != nil {
+		t.Fatal(err)
+	}
+	next := func() string {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, waitLimit)
+		defer cancel()
+		n, err := listen.WaitForNotification(wctx)
+		if err != nil {
+			t.Fatalf("no notification: %v", err)
+		}
+		return n.Payload
+	}
+	exec := func(stmt string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	exec(`UPDATE tasks SET progress = 'half way' WHERE id = 't1'`)
+	exec(`UPDATE tasks SET cancel_requested = true WHERE id = 't1'`)
+	// In commit order: the progress, unwatched, would have come first.
+	if got := next(); got != "t1 running stop" {
+		t.Errorf("after the stop request: %q, want %q", got, "t1 running stop")
+	}
+	_, stop := db.WatchTask(ctx, "t1")
+	defer stop()
+	exec(`UPDATE tasks SET status = 'killed' WHERE id = 't1'`)
+	if got := next(); got != "t1 killed stop" {
+		t.Errorf("after the end of a watched record: %q, want %q", got, "t1 killed stop")
+	}
 }
