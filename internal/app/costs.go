@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"unique"
 
 	"github.com/cadre-dev/cadre/internal/event"
 	"github.com/cadre-dev/cadre/internal/session"
@@ -63,7 +64,8 @@ func (a *App) SubagentCosts(ctx context.Context, costs *Costs, group *subagent.G
 				seen = &costSeen{}
 				costs.seen[run.ID] = seen
 			}
-			model := costs.model(info.Model)
+			// One copy of a model's name for all the runs on it.
+			model := unique.Make(info.Model).Value()
 			if seen.model != model || seen.turns != info.NumTurns || seen.usage != info.Usage || seen.cost != info.CostUSD {
 				seen.model, seen.turns, seen.usage, seen.cost = model, info.NumTurns, info.Usage, info.CostUSD
 				seen.reported = false
@@ -142,9 +144,6 @@ func (a *App) readRecords(ctx context.Context, costs *Costs, runs []subagent.Run
 type Costs struct {
 	mu   sync.Mutex
 	seen map[string]*costSeen
-	// models holds each model name read once, so that 10,000 runs on one
-	// model keep one copy of its name.
-	models map[string]string
 	// mark is the place in the group's log of changes the results last read
 	// (Group.RunsChanged).
 	mark int
@@ -167,16 +166,4 @@ type costSeen struct {
 	reported bool // listed since the figures last changed
 	status   record.TaskStatus
 	parent   string
-}
-
-// model returns name, the copy of it kept first.
-func (costs *Costs) model(name string) string {
-	if m, ok := costs.models[name]; ok {
-		return m
-	}
-	if costs.models == nil {
-		costs.models = map[string]string{}
-	}
-	costs.models[name] = name
-	return name
 }
