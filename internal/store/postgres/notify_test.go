@@ -52,30 +52,13 @@ func TestTaskTriggerHearsPlainSQL(t *testing.T) {
 	url := pg.URL(t)
 	db := open(t, url)
 	ctx := t.Context()
-	listen, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listen.Close(context.Background())
-	if _, err := listen.Exec(ctx, "LISTEN "+taskChannel); err != nil {
-		t.Fatal(err)
-	}
+	next := listenTasks(t, url)
 	writer, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer writer.Close(context.Background())
 
-	next := func() string {
-		t.Helper()
-		wctx, cancel := context.WithTimeout(ctx, waitLimit)
-		defer cancel()
-		n, err := listen.WaitForNotification(wctx)
-		if err != nil {
-			t.Fatalf("no notification: %v", err)
-		}
-		return n.Payload
-	}
 	for _, id := range []string{"quiet", "watched"} {
 		tk := tasktest.Sample(id)
 		tk.Status, tk.CancelRequested = task.StatusRunning, false
@@ -101,7 +84,7 @@ func TestTaskTriggerHearsPlainSQL(t *testing.T) {
 	// come first; had the unwatched record's end been, it would come
 	// second.
 	for _, want := range []string{"quiet running stop", "watched killed"} {
-		if got := next(); got != want {
+		if got := next(want); got != want {
 			t.Errorf("notification %q, want %q", got, want)
 		}
 	}
@@ -122,14 +105,7 @@ func TestTaskTriggerComparesEveryColumn(t *testing.T) {
 	}
 	_, stop := db.WatchTask(ctx, "w")
 	defer stop()
-	listen, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listen.Close(context.Background())
-	if _, err := listen.Exec(ctx, "LISTEN "+taskChannel); err != nil {
-		t.Fatal(err)
-	}
+	next := listenTasks(t, url)
 	rows, err := db.pool.Query(ctx, `SELECT column_name, data_type FROM information_schema.columns
 		WHERE table_name = 'tasks' AND table_schema = current_schema() ORDER BY ordinal_position`)
 	if err != nil {
@@ -144,16 +120,6 @@ func TestTaskTriggerComparesEveryColumn(t *testing.T) {
 	}
 	if len(columns) < 30 {
 		t.Fatalf("tasks has %d columns: %v", len(columns), columns)
-	}
-	next := func(what string) string {
-		t.Helper()
-		wctx, cancel := context.WithTimeout(ctx, waitLimit)
-		defer cancel()
-		n, err := listen.WaitForNotification(wctx)
-		if err != nil {
-			t.Fatalf("%s: no notification: %v", what, err)
-		}
-		return n.Payload
 	}
 	for _, c := range columns {
 		var change string
@@ -325,24 +291,7 @@ func TestWatchedOnAnOlderDatabase(t *testing.T) {
 	if watched {
 		t.Error("a record written before 0012 is watched")
 	}
-	listen, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listen.Close(context.Background())
-	if _, err := listen.Exec(ctx, "LISTEN "+taskChannel); err != nil {
-		t.Fatal(err)
-	}
-	next := func() string {
-		t.Helper()
-		wctx, cancel := context.WithTimeout(ctx, waitLimit)
-		defer cancel()
-		n, err := listen.WaitForNotification(wctx)
-		if err != nil {
-			t.Fatalf("no notification: %v", err)
-		}
-		return n.Payload
-	}
+	next := listenTasks(t, url)
 	exec := func(stmt string) {
 		t.Helper()
 		if _, err := pool.Exec(ctx, stmt); err != nil {
@@ -352,13 +301,38 @@ func TestWatchedOnAnOlderDatabase(t *testing.T) {
 	exec(`UPDATE tasks SET progress = 'half way' WHERE id = 't1'`)
 	exec(`UPDATE tasks SET cancel_requested = true WHERE id = 't1'`)
 	// In commit order: the progress, unwatched, would have come first.
-	if got := next(); got != "t1 running stop" {
+	if got := next("the stop request"); got != "t1 running stop" {
 		t.Errorf("after the stop request: %q, want %q", got, "t1 running stop")
 	}
 	_, stop := db.WatchTask(ctx, "t1")
 	defer stop()
 	exec(`UPDATE tasks SET status = 'killed' WHERE id = 't1'`)
-	if got := next(); got != "t1 killed stop" {
+	if got := next("the end of a watched record"); got != "t1 killed stop" {
 		t.Errorf("after the end of a watched record: %q, want %q", got, "t1 killed stop")
+	}
+}
+
+// listenTasks LISTENs on the task channel on a connection of its own to
+// url; next returns the payload of the next notification, failing the
+// test (saying what it waited for) after waitLimit.
+func listenTasks(t *testing.T, url string) (next func(what string) string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(t.Context(), "LISTEN "+taskChannel); err != nil {
+		t.Fatal(err)
+	}
+	return func(what string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+		defer cancel()
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			t.Fatalf("%s: no notification: %v", what, err)
+		}
+		return n.Payload
 	}
 }
