@@ -218,8 +218,8 @@ func sessionTaskUpdateKnownSQL(sid string, sx uint32, sBefore, sAfter []any, tid
 	b.WriteString(`WITH `)
 	id := p.add(sid)
 	if release != "" {
-		b.WriteString(`r AS (UPDATE transcripts SET writer_node = NULL, writer_token = NULL, writer_since = NULL
-		WHERE session_id = ` + id + ` AND writer_token = ` + p.add(release) + `), `)
+		b.WriteString(`r AS (UPDATE transcripts SET ` + unclaimed +
+			` WHERE session_id = ` + id + ` AND writer_token = ` + p.add(release) + `), `)
 	}
 	b.WriteString(`s AS (UPDATE sessions SET ` + p.set(tablerow.SessionColumnNames, sBefore, sAfter) +
 		` WHERE id = ` + id + ` AND xmin = ` + p.add(sx) + ` RETURNING xmin), `)

@@ -374,8 +374,11 @@ const createEmpty = `INSERT INTO transcripts (session_id, created_ms) SELECT * F
 // those transcripts claims them at once.
 // (Tokens are random: that session_id and writer_token are each among
 // the lists is that they belong together.)
-const releaseClaims = `UPDATE transcripts SET writer_node = NULL, writer_token = NULL, writer_since = NULL
+const releaseClaims = `UPDATE transcripts SET ` + unclaimed + `
 	WHERE session_id = ANY($1) AND writer_token = ANY($2)`
+
+// unclaimed is the SET list that clears a transcript's claim.
+const unclaimed = `writer_node = NULL, writer_token = NULL, writer_since = NULL`
 
 // sink appends a writer's lines through the store's pool while its token
 // holds the transcript's claim.
@@ -500,23 +503,24 @@ func (s *sink) release() error {
 }
 
 // release clears the claims of tokens, each on the transcript of the
-// session at its place in ids (releaseClaims), within releaseTimeout.
+// session at its place in ids (releaseClaims).
 func (db *DB) release(ctx context.Context, ids, tokens []string) error {
-	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
-	defer cancel()
-	if _, err := db.exec(ctx, true, releaseClaims, ids, tokens); err != nil {
-		return fmt.Errorf("release transcript claims: %w", oneLine{err})
-	}
-	return nil
+	return db.housekeep(ctx, "release transcript claims", releaseClaims, ids, tokens)
 }
 
 // createEmpty records the empty transcripts of sessions ids, created at
 // created, of deferred writers that claimed nothing (createEmpty).
 func (db *DB) createEmpty(ctx context.Context, ids []string, created []int64) error {
+	return db.housekeep(ctx, "record empty transcripts", createEmpty, ids, created)
+}
+
+// housekeep runs sql, an idempotent write that closing writers make,
+// within releaseTimeout; what says what it does, for its error.
+func (db *DB) housekeep(ctx context.Context, what, sql string, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
 	defer cancel()
-	if _, err := db.exec(ctx, true, createEmpty, ids, created); err != nil {
-		return fmt.Errorf("record empty transcripts: %w", oneLine{err})
+	if _, err := db.exec(ctx, true, sql, args...); err != nil {
+		return fmt.Errorf("%s: %w", what, oneLine{err})
 	}
 	return nil
 }
