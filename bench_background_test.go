@@ -54,6 +54,10 @@ func bgChildren() int {
 // main request that carried any carried on average, main-requests/op how
 // many main model calls a run made.
 //
+// With CADRE_BENCH_LAUNCH_CPUPROFILE set, the launch's CPU profile (from
+// the Agent calls handed back to the request carrying their results) is
+// written there: the phase that makes the notifications' tail.
+//
 // peak-heap-KB is the largest HeapInuse seen (sampled every 10 ms),
 // peak-stacks-KB the largest StackInuse (the goroutines' stacks),
 // peak-goroutines the largest goroutine count: a pending child waits in a
@@ -90,6 +94,9 @@ func benchBackground(b *testing.B, lane int) {
 		stop()
 		if path := os.Getenv("CADRE_BENCH_HEAPPROFILE"); path != "" && err == nil {
 			err = writeHeapProfile(path)
+		}
+		if err == nil {
+			err = f.profileErr
 		}
 		if err == nil {
 			err = f.latencies(ctx, rt, clock, &recToEnq, &enqToReq, &total, &steady)
@@ -151,6 +158,10 @@ type bgFanOut struct {
 	atLaunch int
 	// failed is the first Agent call's error, if one failed.
 	failed string
+	// profile is the launch's CPU profile being written, profileErr what
+	// went wrong with it (CADRE_BENCH_LAUNCH_CPUPROFILE).
+	profile    *os.File
+	profileErr error
 }
 
 func newBgFanOut(n int) *bgFanOut {
@@ -190,6 +201,7 @@ func (f *bgFanOut) model(_ context.Context, req *llm.Request) (*llm.Response, er
 	}
 	f.scanned = len(req.Messages)
 	if f.mainRequests == 2 {
+		f.stopProfile()
 		f.launched, f.atLaunch = arrived, n
 	}
 	if n > 0 {
@@ -197,9 +209,35 @@ func (f *bgFanOut) model(_ context.Context, req *llm.Request) (*llm.Response, er
 	}
 	if len(req.Messages) == 1 {
 		f.spawned = time.Now()
+		f.startProfile()
 		return llm.Reply(slices.Clone(f.calls)...), nil
 	}
 	return llm.Reply(llm.Text(fmt.Sprintf("%d notifications", len(f.carried)))), nil
+}
+
+// startProfile starts the launch's CPU profile, if one is asked for.
+func (f *bgFanOut) startProfile() {
+	path := os.Getenv("CADRE_BENCH_LAUNCH_CPUPROFILE")
+	if path == "" {
+		return
+	}
+	if f.profile, f.profileErr = os.Create(path); f.profileErr != nil {
+		return
+	}
+	if f.profileErr = pprof.StartCPUProfile(f.profile); f.profileErr != nil {
+		f.profile.Close()
+		f.profile = nil
+	}
+}
+
+// stopProfile ends the launch's CPU profile, if one is being written.
+func (f *bgFanOut) stopProfile() {
+	if f.profile == nil {
+		return
+	}
+	pprof.StopCPUProfile()
+	f.profileErr = f.profile.Close()
+	f.profile = nil
 }
 
 // taskIDs returns the ids of the <task-notification>s in s.

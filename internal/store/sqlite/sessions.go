@@ -147,6 +147,22 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
+	q, args := listSessionsSQL(f)
+	rows, err := db.rs.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	out, err := tablerow.Collect(rows, tablerow.ScanSession)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// listSessionsSQL is ListSessions' query for f (valid), newest first, as
+// an index yields them (TestListingsWalkAnIndex).
+func listSessionsSQL(f session.Filter) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -171,16 +187,5 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY updated_ms DESC, id DESC"
-	q += limit(f.Limit)
-
-	rows, err := db.rs.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	out, err := tablerow.Collect(rows, tablerow.ScanSession)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return out, nil
+	return q + limit(f.Limit), args
 }

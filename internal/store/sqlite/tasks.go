@@ -121,33 +121,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
-	var (
-		where []string
-		args  []any
-	)
-	for _, c := range []struct{ col, v string }{
-		{"root_session_id", f.RootSessionID}, {"parent_session_id", f.ParentSessionID}, {"owner", f.Owner},
-	} {
-		if c.v != "" {
-			where, args = append(where, c.col+" = ?"), append(args, c.v)
-		}
-	}
-	if len(f.Statuses) > 0 {
-		where, args = statusIn(where, args, f.Statuses)
-	}
-	if !f.FinishedBefore.IsZero() {
-		where, args = append(where, "finished_ms < ?"), append(args, f.FinishedBefore.UnixMilli())
-	}
-	if f.Unarchived {
-		where = append(where, "archived = 0")
-	}
-	q := `SELECT ` + tablerow.TaskColumns + ` FROM tasks`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY created_ms DESC, id DESC"
-	q += limit(f.Limit)
-
+	q, args := listTasksSQL(f)
 	rows, err := db.rs.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
@@ -208,4 +182,35 @@ func markNotified(tx *wtx, id string) (bool, error) {
 		return false, fmt.Errorf("%w (status %s)", task.ErrNotTerminal, status)
 	}
 	return false, nil // someone else was first
+}
+
+// listTasksSQL is ListTasks' query for f (valid), newest first, as
+// an index yields them (TestListingsWalkAnIndex).
+func listTasksSQL(f task.Filter) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	for _, c := range []struct{ col, v string }{
+		{"root_session_id", f.RootSessionID}, {"parent_session_id", f.ParentSessionID}, {"owner", f.Owner},
+	} {
+		if c.v != "" {
+			where, args = append(where, c.col+" = ?"), append(args, c.v)
+		}
+	}
+	if len(f.Statuses) > 0 {
+		where, args = statusIn(where, args, f.Statuses)
+	}
+	if !f.FinishedBefore.IsZero() {
+		where, args = append(where, "finished_ms < ?"), append(args, f.FinishedBefore.UnixMilli())
+	}
+	if f.Unarchived {
+		where = append(where, "archived = 0")
+	}
+	q := `SELECT ` + tablerow.TaskColumns + ` FROM tasks`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_ms DESC, id DESC"
+	return q + limit(f.Limit), args
 }
