@@ -79,10 +79,13 @@ type Stats struct {
 	// Reads is the number of rows updates read from the database, the
 	// others being rows the writer remembered (rows.go).
 	Reads int64
+	// Reruns is the number of batches run again, each write in a
+	// savepoint, because one of their writes failed (writer.commit).
+	Reruns int64
 }
 
 // Stats reports the store's counts (benchmarks, and tests that count a
 // code path's transactions).
 func (db *DB) Stats() Stats {
-	return Stats{Commits: db.wr.commits.Load(), Writes: db.wr.writes.Load(), Reads: db.wr.reads.Load()}
+	return Stats{Commits: db.wr.commits.Load(), Writes: db.wr.writes.Load(), Reads: db.wr.reads.Load(), Reruns: db.wr.reruns.Load()}
 }

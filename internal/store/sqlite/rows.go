@@ -27,8 +27,8 @@ import (
 //
 // A transaction's reads and writes are kept apart from what is
 // remembered until it commits, and a write's apart from its
-// transaction's until the write succeeds (its savepoint is released): a
-// write undone, or a transaction that fails, leaves nothing behind.
+// transaction's until the write succeeds: a write undone, or a
+// transaction that fails or runs again, leaves nothing behind.
 
 // The writer remembers at most maxRememberedRows rows of each table, of
 // at most maxRememberedBytes in all (their text: a task's prompt and

@@ -23,9 +23,8 @@ var errClosed = errors.New("the database is closed")
 //
 // Group commit: the writer goroutine takes every write queued while the
 // previous transaction ran (up to maxBatch) and runs them all in one
-// IMMEDIATE transaction, each inside a savepoint of its own, so that a
-// write that fails is undone without touching its neighbours; then it
-// commits once. A caller returns only after the transaction that holds its
+// IMMEDIATE transaction, then commits once; a write that fails is undone
+// without touching its neighbours (commit says how). A caller returns only after the transaction that holds its
 // write has committed (or failed): durability is what it was with one
 // commit per write, and the commit's cost is shared.
 type write struct {
@@ -67,6 +66,9 @@ type writer struct {
 	commits atomic.Int64
 	// writes counts the writes those transactions held.
 	writes atomic.Int64
+	// reruns counts the batches that ran a second time, with savepoints,
+	// because a write failed without one (commit).
+	reruns atomic.Int64
 	// reads counts the rows updates had to read (rows.go).
 	reads atomic.Int64
 	// rows are the rows the writer remembers (rows.go); only run's
@@ -184,6 +186,15 @@ func (w *writer) next() ([]*write, bool) {
 }
 
 // commit runs batch in one transaction.
+//
+// A write that fails must be undone without its neighbours, and a
+// savepoint around each write would do that; but in a transaction of many
+// writes each savepoint also copies every page its write touches, and
+// writes that fail are rare (a duplicate id, an event the status refuses,
+// a bug). So the writes first run without savepoints; if one fails, that
+// transaction is rolled back and the batch runs again, each write in a
+// savepoint of its own. A write's fn may therefore run twice, as it may
+// on PostgreSQL, and gets the same rows the second time.
 func (w *writer) commit(batch []*write) {
 	live := batch[:0]
 	for _, op := range batch {
@@ -199,14 +210,41 @@ func (w *writer) commit(batch []*write) {
 	if len(live) == 0 {
 		return
 	}
+	outs, end := w.transact(live, false)
+	if end == undone {
+		w.reruns.Add(1)
+		outs, end = w.transact(live, true)
+	}
+	for i, op := range live {
+		op.done <- outs[i]
+	}
+	if w.written != nil && end == committed {
+		w.written(len(live))
+	}
+}
+
+// How a batch's transaction ended.
+type txEnd int
+
+const (
+	committed txEnd = iota
+	failed          // rolled back; outs say why, write by write
+	undone          // rolled back to run again, each write in a savepoint
+)
+
+// transact runs live in one transaction and returns their outcomes. With
+// savepoints, each write runs in one and a failed write is undone alone;
+// without, the first write that fails in a transaction of more than one
+// rolls it back: undone, nothing written, nothing to report.
+func (w *writer) transact(live []*write, savepoints bool) ([]outcome, txEnd) {
 	outs := make([]outcome, len(live))
-	fail := func(err error) {
-		for i, op := range live {
+	fail := func(err error) ([]outcome, txEnd) {
+		for i := range outs {
 			if outs[i].err == nil && outs[i].stack == nil {
 				outs[i].err = err
 			}
-			op.done <- outs[i]
 		}
+		return outs, failed
 	}
 
 	// The statements run without the callers' contexts: cancelling one
@@ -215,69 +253,62 @@ func (w *writer) commit(batch []*write) {
 	tx, err := w.db.w.BeginTx(ctx, nil)
 	if err != nil {
 		w.rows.forget()
-		fail(fmt.Errorf("begin: %w", err))
-		return
+		return fail(fmt.Errorf("begin: %w", err))
 	}
 	t := &wtx{ctx: ctx, tx: tx, cache: w.db.ws, stmts: map[string]*sql.Stmt{}, rows: w.rows, reads: &w.reads}
 	defer t.prepareMissed() // deferred calls run after the Commit or Rollback below
-	committed := false
+	end := failed
 	defer func() {
-		if !committed {
+		if end != committed {
 			w.rows.forget()
 		}
 	}()
 	t.checkRows()
-	if len(live) == 1 {
-		// Alone in its transaction, a write needs no savepoint: its
-		// failure is the transaction's.
-		if outs[0] = t.run(live[0]); outs[0].err != nil || outs[0].stack != nil {
-			tx.Rollback()
-			live[0].done <- outs[0]
-			return
-		}
-		t.endWrite(true)
-	} else {
-		for i, op := range live {
+	for i, op := range live {
+		if savepoints {
 			if _, err := t.exec(`SAVEPOINT write`); err != nil {
 				tx.Rollback()
-				fail(fmt.Errorf("savepoint: %w", err))
-				return
+				return fail(fmt.Errorf("savepoint: %w", err))
 			}
-			outs[i] = t.run(op)
-			ok := outs[i].err == nil && outs[i].stack == nil
-			if !ok {
-				// Failing here means the transaction itself is gone
-				// (SQLite rolls back on some errors): no write of the
-				// batch may be reported as done.
-				if _, err := t.exec(`ROLLBACK TO write`); err != nil {
-					tx.Rollback()
-					fail(fmt.Errorf("undo a failed write: %w", err))
-					return
-				}
+		}
+		outs[i] = t.run(op)
+		ok := outs[i].err == nil && outs[i].stack == nil
+		switch {
+		case !ok && !savepoints:
+			// Alone in its transaction, a write's failure is the
+			// transaction's; among others, they run again.
+			tx.Rollback()
+			if len(live) > 1 {
+				end = undone
+				return nil, end
 			}
+			return outs, failed
+		case !ok:
+			// Failing here means the transaction itself is gone
+			// (SQLite rolls back on some errors): no write of the
+			// batch may be reported as done.
+			if _, err := t.exec(`ROLLBACK TO write`); err != nil {
+				tx.Rollback()
+				return fail(fmt.Errorf("undo a failed write: %w", err))
+			}
+		}
+		if savepoints {
 			if _, err := t.exec(`RELEASE write`); err != nil {
 				tx.Rollback()
-				fail(fmt.Errorf("release savepoint: %w", err))
-				return
+				return fail(fmt.Errorf("release savepoint: %w", err))
 			}
-			t.endWrite(ok)
 		}
+		t.endWrite(ok)
 	}
 	changes := t.totalChanges()
 	if err := tx.Commit(); err != nil {
-		fail(fmt.Errorf("commit: %w", err))
-		return
+		return fail(fmt.Errorf("commit: %w", err))
 	}
-	committed = true
+	end = committed
 	t.commitRows(changes)
 	w.commits.Add(1)
 	w.writes.Add(int64(len(live)))
-	for i, op := range live {
-		op.done <- outs[i]
-	}
-	if w.written != nil {
-		w.written(len(live))
-	}
+	return outs, end
 }
 
 // wtx is a batch's transaction as one write sees it: statements prepared

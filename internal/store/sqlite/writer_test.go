@@ -97,6 +97,9 @@ func TestGroupCommit(t *testing.T) {
 	if got := db.wr.commits.Load() - before; got != 2 {
 		t.Errorf("%d commits for the blocking write and %d queued ones, want 2", got, n)
 	}
+	if got := db.Stats().Reruns; got != 0 {
+		t.Errorf("%d batches ran again, with none of their writes failing", got)
+	}
 	list, err := db.ListSessions(t.Context(), session.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +131,11 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 			return db.UpdateSession(ctx, "old", func(s *session.Info) error { s.Title = "changed"; return boom })
 		}, "boom"},
 		{"duplicate id", func() error { return db.CreateSession(ctx, info("old")) }, "already exists"},
+		{"joint update whose task part fails after its session part was written", func() error {
+			_, err := db.UpdateSessionTask(ctx, "old", func(s *session.Info) error { s.Title = "joint"; return nil },
+				"t1", func(*task.Task) error { return boom })
+			return err
+		}, "boom"},
 		{"update that panics", func() (err error) {
 			defer func() {
 				if v := recover(); v != nil {
@@ -170,6 +178,11 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	}
 	if s, _ := db.GetSession(ctx, "old"); s.Title != info("old").Title {
 		t.Errorf("a failed update's change was kept: title %q", s.Title)
+	}
+	// The writes ran without savepoints first; the first failure sent the
+	// batch round again with them.
+	if got := db.Stats().Reruns; got != 1 {
+		t.Errorf("%d batches ran again, want 1", got)
 	}
 	if tk, _ := db.GetTask(ctx, "t1"); tk.Result != tasktest.Sample("t1").Result || tk.Status != tasktest.Sample("t1").Status {
 		t.Errorf("a panicking or invalid update's change was kept: %+v", tk)
