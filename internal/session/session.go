@@ -73,7 +73,8 @@ type Index interface {
 	// sharing the store) never lose one another's changes. If fn returns an
 	// error nothing is stored and an error wrapping it is returned. fn must
 	// not change the ID, must be quick and must not call back into the Index
-	// (it may run while the store is locked).
+	// (it may run while the store is locked). fn may run more than once (a
+	// store may retry the update); what its last run left is stored.
 	UpdateSession(ctx context.Context, id string, fn func(*Info) error) error
 	// GetSession returns the record of id, or an error wrapping ErrNotFound.
 	GetSession(ctx context.Context, id string) (Info, error)

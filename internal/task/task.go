@@ -101,7 +101,8 @@ type Store interface {
 	// error nothing is stored and an error wrapping it is returned. The
 	// result must pass Validate and keep the id. It returns the record as
 	// stored. fn must be quick and must not call back into the Store (it may
-	// run while the store is locked).
+	// run while the store is locked). fn may run more than once (a store may
+	// retry the update); what its last run left is stored.
 	//
 	// fn may not change the status: that is an event (Transition), and an
 	// update that does is refused with an error wrapping ErrTransition
