@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
+	"slices"
 )
 
 // An Encoder encodes values as a json.Encoder with HTML escaping off does,
@@ -75,49 +77,100 @@ func Array[T any](w io.Writer, e *Encoder, items []T) error {
 	return err
 }
 
-// Object writes to w the JSON object whose members are head's, then key
-// with the value that value writes, then tail's: the bytes json.Marshal
-// gives a struct of those fields in that order (HTML escaping off). head
-// and tail are structs (nil for none) and are encoded before anything is
-// written, so that a field that cannot be encoded writes nothing; value
-// may use e.
-func Object(w io.Writer, e *Encoder, head any, key string, value func(io.Writer) error, tail any) error {
-	members := func(v any) ([]byte, error) {
-		if v == nil {
-			return nil, nil
+// A Member is a part of an object Object writes: the fields of a struct
+// (Fields) or one key with the value a function writes (Field).
+type Member struct {
+	fields any
+	key    string
+	value  func(io.Writer) error
+}
+
+// Fields is the members of the object the struct v encodes to, in its
+// order (none for nil, or for a struct whose fields are all omitted).
+func Fields(v any) Member { return Member{fields: v} }
+
+// Field is the member key whose value write writes; write may use the
+// Object's Encoder.
+func Field(key string, write func(io.Writer) error) Member {
+	return Member{key: key, value: write}
+}
+
+// Object writes to w the JSON object of members, in order: the bytes
+// json.Marshal gives a struct of those fields in that order (HTML escaping
+// off). Every Fields member is encoded before anything is written, so
+// that a field that cannot be encoded writes nothing; a Field's value is
+// written as it comes.
+func Object(w io.Writer, e *Encoder, members ...Member) error {
+	parts := make([][]byte, len(members))
+	for i, m := range members {
+		var err error
+		if m.value != nil {
+			parts[i], err = e.Bytes(m.key)
+			parts[i] = append(bytes.Clone(parts[i]), ':')
+		} else if m.fields != nil {
+			parts[i], err = e.Fields(m.fields)
+			parts[i] = bytes.Clone(parts[i])
 		}
-		f, err := e.Fields(v)
-		return bytes.Clone(f), err
+		if err != nil {
+			return err
+		}
 	}
-	h, err := members(head)
-	if err != nil {
+	sep := []byte{'{'}
+	for i, m := range members {
+		if len(parts[i]) == 0 {
+			continue
+		}
+		if _, err := w.Write(append(sep, parts[i]...)); err != nil {
+			return err
+		}
+		sep = []byte{','}
+		if m.value != nil {
+			if err := m.value(w); err != nil {
+				return err
+			}
+		}
+	}
+	if sep[0] == '{' {
+		_, err := io.WriteString(w, "{}")
 		return err
 	}
-	t, err := members(tail)
-	if err != nil {
-		return err
-	}
-	k, err := e.Bytes(key)
-	if err != nil {
-		return err
-	}
-	open := append(append([]byte{'{'}, h...), sepIf(len(h) > 0)...)
-	open = append(append(open, k...), ':')
-	if _, err := w.Write(open); err != nil {
-		return err
-	}
-	if err := value(w); err != nil {
-		return err
-	}
-	end := append(append(sepIf(len(t) > 0), t...), '}')
-	_, err = w.Write(end)
+	_, err := io.WriteString(w, "}")
 	return err
 }
 
-// sepIf is a comma when more members follow.
-func sepIf(more bool) []byte {
-	if more {
-		return []byte{','}
+// Map writes the JSON object of m to w a member at a time, its keys in
+// order: the bytes json.Marshal would give m (HTML escaping off), except
+// that a nil map is {} as an empty one is.
+func Map[V any](w io.Writer, e *Encoder, m map[string]V) error {
+	keys := slices.Sorted(maps.Keys(m))
+	sep := "{"
+	for _, k := range keys {
+		kb, err := e.Bytes(k)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, sep); err != nil {
+			return err
+		}
+		if _, err := w.Write(append(kb, ':')); err != nil {
+			return err
+		}
+		// The value itself, not a pointer: a map's values are not
+		// addressable, and encoding/json calls no MarshalJSON on their
+		// pointers.
+		b, err := e.Bytes(m[k])
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		sep = ","
 	}
-	return nil
+	if sep == "{" {
+		_, err := io.WriteString(w, "{}")
+		return err
+	}
+	_, err := io.WriteString(w, "}")
+	return err
 }

@@ -114,7 +114,7 @@ func TestObject(t *testing.T) {
 		"neither":    {nil, nil, `{"v":[1,"<v>"]}`},
 	} {
 		var b bytes.Buffer
-		if err := jsonpart.Object(&b, jsonpart.New(), tc.head, "v", value, tc.tail); err != nil {
+		if err := jsonpart.Object(&b, jsonpart.New(), jsonpart.Fields(tc.head), jsonpart.Field("v", value), jsonpart.Fields(tc.tail)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if b.String() != tc.want {
@@ -125,7 +125,56 @@ func TestObject(t *testing.T) {
 	bad := struct {
 		F func() `json:"f"`
 	}{}
-	if err := jsonpart.Object(&b, jsonpart.New(), head{}, "v", value, bad); err == nil || b.Len() != 0 {
+	if err := jsonpart.Object(&b, jsonpart.New(), jsonpart.Fields(head{}), jsonpart.Field("v", value), jsonpart.Fields(bad)); err == nil || b.Len() != 0 {
 		t.Errorf("a tail that cannot be encoded: %v, wrote %q; want an error and nothing written", err, b.String())
+	}
+
+	// Members in any order and number, as a struct of them encodes.
+	b.Reset()
+	err := jsonpart.Object(&b, jsonpart.New(), jsonpart.Field("v", value), jsonpart.Fields(tail{O: 2}), jsonpart.Field("w", value), jsonpart.Fields(struct{}{}))
+	if want := `{"v":[1,"<v>"],"z":null,"o":2,"w":[1,"<v>"]}`; err != nil || b.String() != want {
+		t.Errorf("fields between two values: got %s, %v; want %s", b.String(), err, want)
+	}
+	b.Reset()
+	if err := jsonpart.Object(&b, jsonpart.New()); err != nil || b.String() != `{}` {
+		t.Errorf("no members: got %s, %v; want {}", b.String(), err)
+	}
+}
+
+// Map writes what encoding/json writes for the map: its keys sorted, each
+// value as encoding/json encodes a map's value.
+func TestMapIsTheWholeMap(t *testing.T) {
+	for name, tc := range map[string]struct {
+		parts func(*bytes.Buffer, *jsonpart.Encoder) error
+		want  string
+	}{
+		"interfaces, keys sorted": {
+			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
+				return jsonpart.Map(b, e, map[string]any{"toolu_2": map[string]any{"z": 1, "a": "<b>"}, "toolu_10": nil, "": []int{1}})
+			},
+			whole(t, map[string]any{"toolu_2": map[string]any{"z": 1, "a": "<b>"}, "toolu_10": nil, "": []int{1}}),
+		},
+		"keys escaped": {
+			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
+				return jsonpart.Map(b, e, map[string]int{"a\"b": 1, "<&>": 2, "\u2028": 3})
+			},
+			whole(t, map[string]int{"a\"b": 1, "<&>": 2, "\u2028": 3}),
+		},
+		"pointer marshalers are not called on values": {
+			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
+				return jsonpart.Map(b, e, map[string]ptrMarshaler{"x": {1}})
+			},
+			whole(t, map[string]ptrMarshaler{"x": {1}}),
+		},
+		"empty":            {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Map(b, e, map[string]int{}) }, `{}`},
+		"nil is empty too": {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Map[int](b, e, nil) }, `{}`},
+	} {
+		var b bytes.Buffer
+		if err := tc.parts(&b, jsonpart.New()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s: got %s, want %s", name, b.String(), tc.want)
+		}
 	}
 }

@@ -364,24 +364,41 @@ func userLine(e cadre.Event, tools map[string]string) userJSON {
 	}
 }
 
-// writeTo writes u as encode does, its content a block at a time
-// (internal/jsonpart): the results of a launch of 10,000 background agents
-// are one user line of 12 MB, which encoding/json would build whole in a
-// buffer it then keeps in its pool. The fields after the content are
-// encoded first, so that the one part that can fail (a tool's structured
-// result) fails before anything is written.
+// writeTo writes u as encode does, its content a block at a time and its
+// structured results a call at a time (internal/jsonpart): the results of
+// a launch of 10,000 background agents are one user line of 12 MB, which
+// encoding/json would build whole in a buffer it then keeps in its pool.
+// The fields after the content are encoded first, so that the one part
+// that can fail (a tool's structured result) fails before anything is
+// written.
 func (u userJSON) writeTo(w io.Writer, e *jsonpart.Encoder) error {
 	content := func(w io.Writer) error { return jsonpart.Array(w, e, u.Message.Content) }
 	message := func(w io.Writer) error {
 		role := struct {
 			Role llm.Role `json:"role"`
 		}{u.Message.Role}
-		return jsonpart.Object(w, e, role, "content", content, nil)
+		return jsonpart.Object(w, e, jsonpart.Fields(role), jsonpart.Field("content", content))
 	}
 	typ := struct {
 		Type string `json:"type"`
 	}{u.Type}
-	if err := jsonpart.Object(w, e, typ, "message", message, u.userTail); err != nil {
+	members := []jsonpart.Member{jsonpart.Fields(typ), jsonpart.Field("message", message), jsonpart.Fields(u.userTail)}
+	if several, ok := u.ToolUseResult.(map[string]any); ok && len(several) > 1 {
+		// The structured results of many calls (by tool_use id), a
+		// member at a time as well; each is encoded once first, so
+		// that one that cannot be encoded fails before anything is
+		// written.
+		for _, v := range several {
+			if _, err := e.Bytes(v); err != nil {
+				return fmt.Errorf("tool_use_result: %w", err)
+			}
+		}
+		tail := u.userTail
+		tail.ToolUseResult = nil
+		members[2] = jsonpart.Fields(tail)
+		members = append(members, jsonpart.Field("tool_use_result", func(w io.Writer) error { return jsonpart.Map(w, e, several) }))
+	}
+	if err := jsonpart.Object(w, e, members...); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")

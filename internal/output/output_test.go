@@ -355,6 +355,13 @@ func TestUserLineInParts(t *testing.T) {
 			llm.ToolResult("toolu_1", odd, true), llm.ToolResult("toolu_2", odd, false), llm.ToolResult("toolu_3", "x", false),
 			{Type: llm.BlockToolResult, ToolUseID: "toolu_4", Content: []llm.Block{llm.Text("a"), {Type: llm.BlockImage, Source: &llm.ImageSource{Type: "base64", MediaType: "image/png", Data: "iVBOR"}}}},
 		}}, ToolUseResult: map[string]any{"stdout": odd, "interrupted": false}},
+		"several calls' structured results": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+			llm.ToolResult("toolu_2", odd, false), llm.ToolResult("toolu_10", "x", false),
+		}}, ToolUseResult: map[string]any{
+			"toolu_2":  map[string]any{"status": "async_launched", "prompt": odd, "isAsync": true},
+			"toolu_10": map[string]any{"status": "async_launched", "agentId": "a2"},
+			"toolu_3":  nil,
+		}},
 		"subagent": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, ParentToolUseID: "toolu_9", AgentID: "a1", AgentType: "Explore",
 			Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text(odd)}}},
 		"no content": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, Message: &llm.Message{Role: llm.RoleUser}},
@@ -371,5 +378,11 @@ func TestUserLineInParts(t *testing.T) {
 		if parts.String() != whole.String() {
 			t.Errorf("%s:\n got %s\nwant %s", name, parts.String(), whole.String())
 		}
+	}
+	bad := userLine(cadre.Event{Type: cadre.EventUser, SessionID: "s", Message: &llm.Message{Role: llm.RoleUser},
+		ToolUseResult: map[string]any{"toolu_1": 1, "toolu_2": func() {}}}, tools)
+	var parts bytes.Buffer
+	if err := bad.writeTo(&parts, jsonpart.New()); err == nil || parts.Len() != 0 {
+		t.Errorf("a structured result that cannot be encoded: %v, wrote %q; want an error and nothing written", err, parts.String())
 	}
 }

@@ -100,7 +100,7 @@ func encodeWithMessage(e Entry) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(512 + approxSize(e.Message.Content))
-	if err := jsonpart.Object(&buf, jsonpart.New(), head.Interface(), p.key, e.Message.WriteJSON, tail.Interface()); err != nil {
+	if err := jsonpart.Object(&buf, jsonpart.New(), jsonpart.Fields(head.Interface()), jsonpart.Field(p.key, e.Message.WriteJSON), jsonpart.Fields(tail.Interface())); err != nil {
 		return nil, fmt.Errorf("encode %s entry: %w", e.Type, err)
 	}
 	buf.WriteByte('\n')
