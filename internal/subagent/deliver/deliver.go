@@ -117,7 +117,7 @@ type Notice struct {
 	// TaskID names the run.
 	Entry  queue.Entry
 	Silent bool   // ANNOUNCE_SKIP: take the flag, queue nothing
-	Event  func() // publishes the task_notification line once it is queued
+	Event  func() // publishes the task_notification line, just before it is queued
 }
 
 // Claim decides whether a reader about to show how task id ended shows the
@@ -215,11 +215,8 @@ func (d *Desk) Notify(ctx context.Context, t Run, n *Notice) {
 	d.mu.Lock()
 	st.notice = noticeNone
 	close(st.marked)
-	sent := d.marked(ctx, st, n, won, err)
+	d.marked(ctx, st, n, won, err)
 	d.mu.Unlock()
-	if sent && n.Event != nil {
-		n.Event()
-	}
 }
 
 // BeginEndClaim reports whether the write that records t's end should
@@ -258,45 +255,50 @@ func (d *Desk) Ended(ctx context.Context, t Run, claiming, won bool, n, first *N
 // flag; n is nil when that write failed, and then nothing is told (S-L6).
 func (d *Desk) endClaimed(ctx context.Context, st *State, n *Notice, won bool) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	st.notice = noticeNone
 	close(st.marked)
-	sent := n != nil && d.marked(ctx, st, n, won, nil)
-	d.mu.Unlock()
-	if sent && n.Event != nil {
-		n.Event()
+	if n != nil {
+		d.marked(ctx, st, n, won, nil)
 	}
 }
 
 // post queues n unless the end was delivered already; silent takes the
-// flag but queues nothing. d.mu is held. It reports whether a
-// notification went out.
-func (d *Desk) post(ctx context.Context, st *State, n *Notice) bool {
+// flag but queues nothing. d.mu is held.
+func (d *Desk) post(ctx context.Context, st *State, n *Notice) {
 	if st.notice != noticeNone {
-		return false
+		return
 	}
 	won, err := d.Tasks.MarkNotified(ctx, n.Entry.TaskID)
-	return d.marked(ctx, st, n, won, err)
+	d.marked(ctx, st, n, won, err)
 }
 
 // marked finishes post once MarkNotified answered won, err. d.mu is held.
-func (d *Desk) marked(ctx context.Context, st *State, n *Notice, won bool, err error) bool {
+//
+// The notification's event is published before its entry is queued: the
+// agent it is for may take the entry and answer it at once, and a
+// front end must see the task_notification before that turn's lines, not
+// after its result.
+func (d *Desk) marked(ctx context.Context, st *State, n *Notice, won bool, err error) {
 	if err != nil {
 		d.Log.WarnContext(ctx, "mark a task notified; notifying all the same", "task_id", n.Entry.TaskID, "err", err)
 	}
 	if err == nil && !won {
 		// A reader in another process showed it.
 		st.notice = noticeClaimed
-		return false
+		return
 	}
 	// A failed mark still notifies: the model must learn how the run
 	// ended, and this process's state keeps it from learning twice.
 	if n.Silent {
 		st.notice = noticeClaimed
-		return false
+		return
 	}
 	st.notice = noticeQueued
+	if n.Event != nil {
+		n.Event() // the bus never blocks
+	}
 	d.Queue.Push(n.Entry)
-	return true
 }
 
 // Watcher is a reader's registration on a run in this process, taken
@@ -357,15 +359,12 @@ func (w *Watcher) Leave() {
 	d, st := w.d, w.t.Delivery()
 	d.mu.Lock()
 	st.watchers--
-	var n *Notice
 	if st.watchers == 0 && st.handedOver != nil {
-		n, st.handedOver = st.handedOver, nil
+		n := st.handedOver
+		st.handedOver = nil
+		d.post(context.Background(), st, n)
 	}
-	sent := n != nil && d.post(context.Background(), st, n)
 	d.mu.Unlock()
-	if sent && n.Event != nil {
-		n.Event()
-	}
 }
 
 // RecordedFirst reads the end another party recorded for task id before
