@@ -52,11 +52,7 @@ func (e *Encoder) Fields(v any) ([]byte, error) {
 // bytes json.Marshal would give the slice (HTML escaping off), except
 // that a nil slice is [] as an empty one is.
 func Array[T any](w io.Writer, e *Encoder, items []T) error {
-	sep := "["
-	for i := range items {
-		if _, err := io.WriteString(w, sep); err != nil {
-			return err
-		}
+	return list(w, "[", "]", len(items), func(i int) error {
 		// A pointer, so that an element is addressable as it is in a
 		// slice and a MarshalJSON on its pointer is called as
 		// encoding/json calls it there.
@@ -64,17 +60,9 @@ func Array[T any](w io.Writer, e *Encoder, items []T) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		sep = ","
-	}
-	if sep == "[" {
-		_, err := io.WriteString(w, "[]")
+		_, err = w.Write(b)
 		return err
-	}
-	_, err := io.WriteString(w, "]")
-	return err
+	})
 }
 
 // A Member is a part of an object Object writes: the fields of a struct
@@ -143,34 +131,42 @@ func Object(w io.Writer, e *Encoder, members ...Member) error {
 // that a nil map is {} as an empty one is.
 func Map[V any](w io.Writer, e *Encoder, m map[string]V) error {
 	keys := slices.Sorted(maps.Keys(m))
-	sep := "{"
-	for _, k := range keys {
-		kb, err := e.Bytes(k)
+	return list(w, "{", "}", len(keys), func(i int) error {
+		k, err := e.Bytes(keys[i])
 		if err != nil {
 			return err
 		}
-		if _, err := io.WriteString(w, sep); err != nil {
-			return err
-		}
-		if _, err := w.Write(append(kb, ':')); err != nil {
+		if _, err := w.Write(append(k, ':')); err != nil {
 			return err
 		}
 		// The value itself, not a pointer: a map's values are not
 		// addressable, and encoding/json calls no MarshalJSON on their
 		// pointers.
-		b, err := e.Bytes(m[k])
+		v, err := e.Bytes(m[keys[i]])
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		sep = ","
-	}
-	if sep == "{" {
-		_, err := io.WriteString(w, "{}")
+		_, err = w.Write(v)
+		return err
+	})
+}
+
+// list writes n elements between open and close, separated by commas,
+// element i written by elem.
+func list(w io.Writer, open, close string, n int, elem func(i int) error) error {
+	if _, err := io.WriteString(w, open); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "}")
+	for i := range n {
+		if i > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+		if err := elem(i); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, close)
 	return err
 }
