@@ -29,7 +29,9 @@
 // # Writes
 //
 // Every write runs on one goroutine (writer.go), which group-commits the
-// writes queued while its previous transaction ran. An update writes only
+// writes queued while its previous transaction ran, without a savepoint
+// each unless one of them fails (then the batch runs again, each write in
+// one, so that the failed write is undone alone). An update writes only
 // the columns its fn changed, so that indexes on the others are not
 // rewritten, and nothing when it changed nothing (update.go); it is given
 // the row the writer last read or wrote when nobody else can have
@@ -43,5 +45,7 @@
 // opening a fresh file at once apply them exactly once. A database whose
 // schema is newer than this binary knows is refused rather than misread. To
 // change the schema, add the next numbered file; never edit one that has
-// shipped.
+// shipped. The listing indexes hold their times ascending (0011): new rows
+// are the newest, and land at an index's right end; the listings, newest
+// first, walk them backwards.
 package sqlite
