@@ -24,9 +24,10 @@ var errClosed = errors.New("the database is closed")
 // Group commit: the writer goroutine takes every write queued while the
 // previous transaction ran (up to maxBatch) and runs them all in one
 // IMMEDIATE transaction, then commits once; a write that fails is undone
-// without touching its neighbours (commit says how). A caller returns only after the transaction that holds its
-// write has committed (or failed): durability is what it was with one
-// commit per write, and the commit's cost is shared.
+// without touching its neighbours (commit says how). A caller returns only
+// after the transaction that holds its write has committed (or failed):
+// durability is what it was with one commit per write, and the commit's
+// cost is shared.
 type write struct {
 	ctx   context.Context
 	fn    func(*wtx) error
