@@ -383,12 +383,12 @@ func (u userJSON) writeTo(w io.Writer, e *jsonpart.Encoder) error {
 		Type string `json:"type"`
 	}{u.Type}
 	members := []jsonpart.Member{jsonpart.Fields(typ), jsonpart.Field("message", message), jsonpart.Fields(u.userTail)}
-	if several, ok := u.ToolUseResult.(map[string]any); ok && len(several) > 1 {
-		// The structured results of many calls (by tool_use id), a
-		// member at a time as well; each is encoded once first, so
-		// that one that cannot be encoded fails before anything is
-		// written.
-		for _, v := range several {
+	if result, ok := u.ToolUseResult.(map[string]any); ok && len(result) > 0 {
+		// A map — one call's structured result, or many calls' by
+		// tool_use id — is written a member at a time as well. Each
+		// member is encoded once first, so that one that cannot be
+		// encoded fails before anything is written.
+		for _, v := range result {
 			if _, err := e.Bytes(v); err != nil {
 				return fmt.Errorf("tool_use_result: %w", err)
 			}
@@ -396,7 +396,7 @@ func (u userJSON) writeTo(w io.Writer, e *jsonpart.Encoder) error {
 		tail := u.userTail
 		tail.ToolUseResult = nil
 		members[2] = jsonpart.Fields(tail)
-		members = append(members, jsonpart.Field("tool_use_result", func(w io.Writer) error { return jsonpart.Map(w, e, several) }))
+		members = append(members, jsonpart.Field("tool_use_result", func(w io.Writer) error { return jsonpart.Map(w, e, result) }))
 	}
 	if err := jsonpart.Object(w, e, members...); err != nil {
 		return err

@@ -362,6 +362,10 @@ func TestUserLineInParts(t *testing.T) {
 			"toolu_10": map[string]any{"status": "async_launched", "agentId": "a2"},
 			"toolu_3":  nil,
 		}},
+		"one member's structured result": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+			llm.ToolResult("toolu_1", "x", false)}}, ToolUseResult: map[string]any{"stdout": odd}},
+		"an empty structured result, omitted": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+			llm.ToolResult("toolu_1", "x", false)}}, ToolUseResult: map[string]any{}},
 		"subagent": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, ParentToolUseID: "toolu_9", AgentID: "a1", AgentType: "Explore",
 			Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.Text(odd)}}},
 		"no content": {Type: cadre.EventUser, SessionID: "s", UUID: "u", Time: at, Message: &llm.Message{Role: llm.RoleUser}},
