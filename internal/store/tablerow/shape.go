@@ -70,11 +70,16 @@ func Changed(before, after []any) []int {
 func same(a, b any) bool {
 	switch pa := a.(type) {
 	case *int64:
-		pb, ok := b.(*int64)
-		return ok && (pa == nil) == (pb == nil) && (pa == nil || *pa == *pb)
+		return samePointee(pa, b)
 	case *string:
-		pb, ok := b.(*string)
-		return ok && (pa == nil) == (pb == nil) && (pa == nil || *pa == *pb)
+		return samePointee(pa, b)
 	}
 	return a == b
+}
+
+// samePointee reports whether b is a *T pointing to what pa points to,
+// both nil included.
+func samePointee[T comparable](pa *T, b any) bool {
+	pb, ok := b.(*T)
+	return ok && (pa == nil) == (pb == nil) && (pa == nil || *pa == *pb)
 }
