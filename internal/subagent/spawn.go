@@ -577,8 +577,9 @@ func (s *Service) agentCall(id string, req SpawnRequest) string {
 }
 
 // record writes (or rewrites, for a continued agent) t's task record; the
-// caller announces the run once it is listed. A child session not yet recorded (sess, when not nil) is
-// recorded in the same write (internal/subagent/records).
+// caller announces the run once it is listed. A child session not yet
+// recorded (sess, when not nil) is recorded in the same write
+// (internal/subagent/records).
 func (s *Service) record(ctx context.Context, t *liveTask, status task.Status, sess *session.Session) error {
 	owner := s.cfg.Owner
 	if t.elsewhere {
