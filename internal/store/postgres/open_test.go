@@ -40,7 +40,7 @@ func TestOpenBadURLs(t *testing.T) {
 	}
 }
 
-// TestPoolSize: the pool is DefaultPoolConns connections large unless the
+// TestPoolSize: the pool is DefaultPoolConns() connections large unless the
 // URL says otherwise.
 func TestPoolSize(t *testing.T) {
 	url := pg.URL(t)
@@ -52,7 +52,7 @@ func TestPoolSize(t *testing.T) {
 		url  string
 		want int32
 	}{
-		{url, DefaultPoolConns},
+		{url, DefaultPoolConns()},
 		{url + sep + "pool_max_conns=7", 7},
 	} {
 		if got := open(t, tc.url).pool.Config().MaxConns; got != tc.want {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
@@ -43,15 +44,17 @@ type DB struct {
 }
 
 // DefaultPoolConns is the size of the store's pool when the URL does not
-// set pool_max_conns. pgxpool's own default, the larger of 4 and the
-// number of CPUs, starves a node: its runs (up to subagents.maxConcurrent
-// at once, and their parents) append transcripts and update records
-// through the pool, and River's workers and maintenance take from it too
-// (River's listener takes one out of it for good, which the pool then
-// replaces). A query holds a connection only for its round trip, so 20
-// serve a full lane of 64 runs (docs/scaling.md has the measurements and
-// the sizing of max_connections).
-const DefaultPoolConns = 20
+// set pool_max_conns: pgxpool's own default, the larger of 4 and the
+// number of CPUs. A query holds a connection only for its round trip, and
+// the queries a node has in flight at once are bounded by the CPUs that
+// make them, not by how many runs it has. More connections only add
+// server backends, each warming its caches and preparing the store's
+// statements, that then compete for the server's CPUs: with the server on
+// the same 2-core machine, 1,000 background children cost it 1.4 s of CPU
+// through 4 connections and 2.1 s through 20, and ran faster (it was 20
+// while River shared the pool; it has its own now, RiverConns).
+// docs/scaling.md sizes it and max_connections.
+func DefaultPoolConns() int32 { return int32(max(4, runtime.NumCPU())) }
 
 // PlanCacheMode is the store's connections' plan_cache_mode when the URL
 // does not set one. Every statement of the store is prepared once per
@@ -107,7 +110,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*DB, error) {
 	if u, err := url.Parse(dsn); err == nil {
 		q := u.Query()
 		if !q.Has("pool_max_conns") {
-			cfg.MaxConns = DefaultPoolConns
+			cfg.MaxConns = DefaultPoolConns()
 		}
 		if !q.Has("plan_cache_mode") {
 			cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = PlanCacheMode
