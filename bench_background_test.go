@@ -46,7 +46,8 @@ func bgChildren() int {
 // The notification latency is measured per task, over every op: rec-to-enq
 // from the task's terminal status being stamped on its record (Finished)
 // to its notification being enqueued (the task_notification event),
-// enq-to-req from there to the main model request that carries it, and
+// enq-to-req from there to the main model request that carries it (a
+// turn's, or the compaction's that summarises it for the next turn), and
 // notif-latency the two together, each as p50 and p99. A child that ends
 // during the launch waits for the first turn to end (notifs-at-launch/op
 // of them do), which makes the tail; notif-latency-after-launch is the
@@ -138,9 +139,6 @@ type bgFanOut struct {
 	calls []llm.Block
 
 	mu sync.Mutex
-	// scanned is how many messages of the main conversation were already
-	// searched for notifications: each request repeats the history.
-	scanned int
 	// carried is when the first main request carrying each task's
 	// notification reached the model, by task id.
 	carried      map[string]time.Time
@@ -177,6 +175,15 @@ func (f *bgFanOut) model(_ context.Context, req *llm.Request) (*llm.Response, er
 	switch req.Agent {
 	case "general-purpose":
 		return llm.Reply(llm.Text(childAnswer)), nil
+	case "main:compact":
+		// The main conversation of thousands of notifications outgrows
+		// the context. A notification it summarises before a turn of the
+		// main agent saw it reaches the model here, and the main agent
+		// through the summary.
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.carry(req.Messages, time.Now())
+		return llm.Reply(llm.Text("The main agent started the background agents and notes each result.")), nil
 	case "main":
 	default:
 		return nil, fmt.Errorf("unexpected agent %q", req.Agent)
@@ -185,21 +192,16 @@ func (f *bgFanOut) model(_ context.Context, req *llm.Request) (*llm.Response, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.mainRequests++
-	n := 0
-	for _, m := range req.Messages[min(f.scanned, len(req.Messages)):] {
-		for _, blk := range m.Content {
-			if blk.Type == llm.BlockToolResult && blk.IsError && f.failed == "" && len(blk.Content) > 0 {
-				f.failed = blk.Content[0].Text
-			}
-			for _, id := range taskIDs(blk.Text) {
-				if _, ok := f.carried[id]; !ok {
-					f.carried[id] = arrived
-					n++
-				}
-			}
+	// What is new since the model's last reply: each request repeats the
+	// history (or, compacted, a summary of it).
+	from := 0
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == llm.RoleAssistant {
+			from = i + 1
+			break
 		}
 	}
-	f.scanned = len(req.Messages)
+	n := f.carry(req.Messages[from:], arrived)
 	if f.mainRequests == 2 {
 		f.stopProfile()
 		f.launched, f.atLaunch = arrived, n
@@ -207,7 +209,7 @@ func (f *bgFanOut) model(_ context.Context, req *llm.Request) (*llm.Response, er
 	if n > 0 {
 		f.perRequest = append(f.perRequest, n)
 	}
-	if len(req.Messages) == 1 {
+	if f.spawned.IsZero() {
 		f.spawned = time.Now()
 		f.startProfile()
 		return llm.Reply(slices.Clone(f.calls)...), nil
@@ -238,6 +240,27 @@ func (f *bgFanOut) stopProfile() {
 	pprof.StopCPUProfile()
 	f.profileErr = f.profile.Close()
 	f.profile = nil
+}
+
+// carry notes the notifications in msgs that no request carried before as
+// carried at arrived, and the first failed Agent call; it returns how
+// many it noted. f.mu is held.
+func (f *bgFanOut) carry(msgs []llm.Message, arrived time.Time) int {
+	n := 0
+	for _, m := range msgs {
+		for _, blk := range m.Content {
+			if blk.Type == llm.BlockToolResult && blk.IsError && f.failed == "" && len(blk.Content) > 0 {
+				f.failed = blk.Content[0].Text
+			}
+			for _, id := range taskIDs(blk.Text) {
+				if _, ok := f.carried[id]; !ok {
+					f.carried[id] = arrived
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // taskIDs returns the ids of the <task-notification>s in s.
