@@ -96,12 +96,7 @@ func (db *DB) GetSessions(ctx context.Context, ids []string) (map[string]session
 		if err != nil {
 			return nil, fmt.Errorf("get %d sessions: %w", len(chunk), err)
 		}
-		rows, err := db.rs.query(ctx, selectSessionsSQL, string(list))
-		if err != nil {
-			return nil, fmt.Errorf("get %d sessions: %w", len(chunk), err)
-		}
-		got, err := tablerow.Collect(rows, tablerow.ScanSession)
-		rows.Close()
+		got, err := queryAll(ctx, db.rs, tablerow.ScanSession, selectSessionsSQL, string(list))
 		if err != nil {
 			return nil, fmt.Errorf("get %d sessions: %w", len(chunk), err)
 		}
@@ -148,12 +143,7 @@ func (db *DB) ListSessions(ctx context.Context, f session.Filter) ([]session.Inf
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	q, args := listSessionsSQL(f)
-	rows, err := db.rs.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	out, err := tablerow.Collect(rows, tablerow.ScanSession)
+	out, err := queryAll(ctx, db.rs, tablerow.ScanSession, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}

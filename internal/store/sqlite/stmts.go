@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+
+	"github.com/cadre-dev/cadre/internal/store/tablerow"
 )
 
 // maxCachedStmts bounds a stmtCache. The store's statements are a fixed set
@@ -96,6 +98,16 @@ func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.
 		return c.db.QueryContext(ctx, query, args...)
 	}
 	return s.QueryContext(ctx, args...)
+}
+
+// queryAll runs query through c and reads every row it yields with scan.
+func queryAll[T any](ctx context.Context, c *stmtCache, scan func(tablerow.Scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := c.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return tablerow.Collect(rows, scan)
 }
 
 // limit is a list query's LIMIT clause for n (none when n <= 0), the

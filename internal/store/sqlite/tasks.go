@@ -122,12 +122,7 @@ func (db *DB) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	q, args := listTasksSQL(f)
-	rows, err := db.rs.query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
-	}
-	defer rows.Close()
-	out, err := tablerow.Collect(rows, tablerow.ScanTask)
+	out, err := queryAll(ctx, db.rs, tablerow.ScanTask, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
