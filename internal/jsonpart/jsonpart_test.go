@@ -28,11 +28,27 @@ func whole(t *testing.T, v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// partsCase is a value written in parts, and the bytes it must make.
+type partsCase struct {
+	parts func(*bytes.Buffer, *jsonpart.Encoder) error
+	want  string
+}
+
+func checkParts(t *testing.T, cases map[string]partsCase) {
+	t.Helper()
+	for name, tc := range cases {
+		var b bytes.Buffer
+		if err := tc.parts(&b, jsonpart.New()); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("%s: got %s, want %s", name, b.String(), tc.want)
+		}
+	}
+}
+
 func TestArrayIsTheWholeSlice(t *testing.T) {
-	for name, tc := range map[string]struct {
-		parts func(*bytes.Buffer, *jsonpart.Encoder) error
-		want  string
-	}{
+	checkParts(t, map[string]partsCase{
 		"strings": {
 			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
 				return jsonpart.Array(b, e, []string{"<a> & b", "\u2028", ""})
@@ -59,15 +75,7 @@ func TestArrayIsTheWholeSlice(t *testing.T) {
 		},
 		"empty":            {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Array(b, e, []int{}) }, `[]`},
 		"nil is empty too": {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Array[int](b, e, nil) }, `[]`},
-	} {
-		var b bytes.Buffer
-		if err := tc.parts(&b, jsonpart.New()); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if b.String() != tc.want {
-			t.Errorf("%s: got %s, want %s", name, b.String(), tc.want)
-		}
-	}
+	})
 }
 
 func TestFields(t *testing.T) {
@@ -144,10 +152,7 @@ func TestObject(t *testing.T) {
 // Map writes what encoding/json writes for the map: its keys sorted, each
 // value as encoding/json encodes a map's value.
 func TestMapIsTheWholeMap(t *testing.T) {
-	for name, tc := range map[string]struct {
-		parts func(*bytes.Buffer, *jsonpart.Encoder) error
-		want  string
-	}{
+	checkParts(t, map[string]partsCase{
 		"interfaces, keys sorted": {
 			func(b *bytes.Buffer, e *jsonpart.Encoder) error {
 				return jsonpart.Map(b, e, map[string]any{"toolu_2": map[string]any{"z": 1, "a": "<b>"}, "toolu_10": nil, "": []int{1}})
@@ -168,13 +173,5 @@ func TestMapIsTheWholeMap(t *testing.T) {
 		},
 		"empty":            {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Map(b, e, map[string]int{}) }, `{}`},
 		"nil is empty too": {func(b *bytes.Buffer, e *jsonpart.Encoder) error { return jsonpart.Map[int](b, e, nil) }, `{}`},
-	} {
-		var b bytes.Buffer
-		if err := tc.parts(&b, jsonpart.New()); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if b.String() != tc.want {
-			t.Errorf("%s: got %s, want %s", name, b.String(), tc.want)
-		}
-	}
+	})
 }
