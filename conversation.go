@@ -199,7 +199,7 @@ func (r *Runtime) open(ctx context.Context, req OpenRequest, title string) (*Con
 		// outlast the turn that started them.
 		Group: subagent.NewGroup(c.ctx),
 		Asker: c.asker, Remembered: &c.remembered, RootTranscriptPath: sr.sess.Info.TranscriptPath,
-		Fresh: sr.fresh,
+		Fresh: sr.fresh, RecentTasks: &subagent.RecentTasks{},
 		Live: func() subagent.Live {
 			c.mu.Lock()
 			defer c.mu.Unlock()

@@ -138,3 +138,58 @@ func TestChildStoreWrites(t *testing.T) {
 		})
 	}
 }
+
+// A result lists each subagent's figures as its session record has them.
+// A run whose end this process wrote carries that record as written,
+// instead of reading it back: a background child's, written with its task
+// in one transaction, and a foreground child's, written by its session.
+func TestResultCostsAreTheRecordsOfRunsEndedHere(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	model := func(_ context.Context, req *llm.Request) (*llm.Response, error) {
+		if req.Agent != "main" {
+			r := llm.Reply(llm.Text("child done"))
+			r.Usage = llm.Usage{InputTokens: 11, OutputTokens: 7}
+			return r, nil
+		}
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case len(req.Messages) == 1:
+			return llm.Reply(
+				llm.ToolUse("toolu_bg", "Agent", json.RawMessage(`{"description":"in the background","prompt":"go","run_in_background":true}`)),
+				llm.ToolUse("toolu_fg", "Agent", json.RawMessage(`{"description":"in the foreground","prompt":"go"}`)),
+			), nil
+		case strings.Contains(last.Text(), "<task-notification>"):
+			return llm.Reply(llm.Text("all done")), nil
+		}
+		return llm.Reply(llm.Text("waiting")), nil
+	}
+	rt, err := New(context.Background(), Options{Cwd: dir, LLM: &llm.ModelFunc{ID: "test:model", Func: model}, Getenv: testkit.Home(home)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	listed := map[string]SubagentCost{}
+	for ev, err := range rt.Run(t.Context(), Request{Prompt: "delegate"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Result != nil {
+			for _, s := range ev.Result.Subagents {
+				listed[s.AgentID] = s
+			}
+		}
+	}
+	if len(listed) != 2 {
+		t.Fatalf("results listed %d subagents, want 2: %+v", len(listed), listed)
+	}
+	for id, s := range listed {
+		info, err := rt.app.DB.GetSession(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumTurns != 1 || s.Turns != info.NumTurns || s.Usage != info.Usage || s.Model != info.Model || s.CostUSD != info.CostUSD {
+			t.Errorf("%s (%s) listed %d turns, %+v, model %q, cost %v; its record: %d turns, %+v, model %q, cost %v",
+				id, s.Description, s.Turns, s.Usage, s.Model, s.CostUSD, info.NumTurns, info.Usage, info.Model, info.CostUSD)
+		}
+	}
+}

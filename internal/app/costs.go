@@ -22,7 +22,8 @@ type sessionsGetter interface {
 
 // SubagentCosts reads each run of the conversation's group from its
 // session record, where its run recorded its turns, usage and cost: the
-// figures the totals added up. Every result lists them, and a run of
+// figures the totals added up. A run whose end this process wrote carries
+// the record as written (Run.Recorded), and is not read. Every result lists them, and a run of
 // 10,000 children writes hundreds of results, so a record is read again
 // only when it can say something new (Costs). sinceLast keeps only
 // the runs whose entry changed since the previous call that asked so:
@@ -59,7 +60,11 @@ func (a *App) SubagentCosts(ctx context.Context, costs *Costs, group *subagent.G
 			s.ParentAgentID = run.ParentSessionID
 		}
 		seen := costs.seen[run.ID]
-		if info, read := infos[run.ID]; read {
+		info, read := infos[run.ID]
+		if r := run.Recorded; r != nil {
+			info, read = session.Info{Model: r.Model, NumTurns: r.Turns, Usage: r.Usage, CostUSD: r.Cost, Status: r.Status}, true
+		}
+		if read {
 			if seen == nil {
 				seen = &costSeen{}
 				costs.seen[run.ID] = seen
@@ -112,6 +117,8 @@ func (a *App) readRecords(ctx context.Context, costs *Costs, runs []subagent.Run
 		ended := !run.Ended.IsZero()
 		seen, ok := costs.seen[run.ID]
 		switch {
+		case run.Recorded != nil:
+			// This process wrote its end: the run says what the record does.
 		case ok && (seen.final || !ended && seen.tokens == run.Tokens):
 			// Ended and recorded as ended, or nothing spent since.
 		case !ok && !ended && run.Tokens == 0:

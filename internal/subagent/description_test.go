@@ -201,3 +201,57 @@ func TestSystemContextOfAFreshSession(t *testing.T) {
 		t.Errorf("after a run started, the fresh session's block lacks it:\n%s", got)
 	}
 }
+
+// TestSystemContextReadsTheTasksWhenTheyMayHaveChanged: the per-turn
+// block of a conversation's turns reads the tree's newest tasks again
+// only when this process launched something since, or a listed task's run
+// here moved on, or the last read is older than recentTasksFor (what
+// another process wrote shows then). Each turn read them before: with a
+// model that answers at once, 10,000 children's notifications made
+// hundreds of turns, and the reads cost as much as the turns.
+func TestSystemContextReadsTheTasksWhenTheyMayHaveChanged(t *testing.T) {
+	g := newGate()
+	setup := descriptionSetup()
+	setup.script = g.answers("the answer")
+	h := newHarness(t, setup)
+	counted := &countingTasks{Store: h.svc.cfg.Tasks}
+	h.svc.cfg.Tasks = counted
+	h.svc.rewire()
+	c := h.mainCaller()
+	c.RecentTasks = &RecentTasks{}
+	turn := func(step string, reads int32, want ...string) {
+		t.Helper()
+		got := h.svc.SystemContext(t.Context(), c)
+		if n := counted.lists.Load(); n != reads {
+			t.Errorf("%s: %d reads of the tasks so far, want %d", step, n, reads)
+		}
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: the block lacks %q:\n%s", step, w, got)
+			}
+		}
+	}
+	turn("first turn", 1)
+	turn("nothing launched since", 1)
+	id := h.launchBG(c, "toolu_bg", AgentInput{Description: "look around", Prompt: "p", SubagentType: "explorer"})
+	turn("launched", 2, "look around", "running")
+	turn("still running", 2, "running")
+	lt := h.running(id)
+	close(g.release)
+	ended(t, lt)
+	turn("its run ended", 3, "completed")
+	turn("nothing moved since", 3, "completed")
+
+	// Another process's task, which this one cannot know of: shown once
+	// the last read is older than recentTasksFor.
+	if err := h.svc.cfg.Tasks.CreateTask(t.Context(), task.Task{
+		ID: "elsewhere1", Kind: task.KindLocalAgent, Agent: "explorer", Description: "from another node",
+		ParentSessionID: c.SessionID, RootSessionID: c.RootSessionID, Status: task.StatusRunning, Created: h.svc.cfg.Now(),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	turn("another process wrote a task", 3)
+	c.RecentTasks.at = c.RecentTasks.at.Add(-recentTasksFor)
+	turn("the read aged", 4, "from another node")
+	turn("a task running elsewhere", 5, "from another node")
+}

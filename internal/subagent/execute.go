@@ -241,11 +241,16 @@ func (s *Service) execute(ctx context.Context, span telemetry.Span, t *liveTask,
 	if hold {
 		r.sess.Hold()
 	}
-	if err := conv.Close(sessStatus); err != nil && res.Err == nil {
-		res.Err = err
+	closeErr := conv.Close(sessStatus)
+	if closeErr != nil && res.Err == nil {
+		res.Err = closeErr
 	}
-	if hold {
-		t.sessionEnd = r.sess.Held()
+	switch {
+	case hold:
+		t.sessionEnd, t.sess = r.sess.Held(), r.sess
+	case closeErr == nil && r.sess.IsRecorded():
+		// Finish wrote the record and left it in Info.
+		t.SetRecorded(r.sess.Info)
 	}
 	s.settle(t, r, res)
 	s.finish(ctx, t, res, context.Cause(ctx))
@@ -319,8 +324,13 @@ func (s *Service) finish(ctx context.Context, t *liveTask, res *runner.Result, c
 			return ev, nil
 		}
 		err := s.records.End(ctx, t.ID, t.sessionEnd, end)
-		if err != nil && t.sessionEnd != nil {
+		switch {
+		case err != nil && t.sessionEnd != nil:
 			won = false
+		case err == nil && t.sess != nil:
+			// The joint write ran the held update, which left the
+			// record as stored in Info.
+			t.SetRecorded(t.sess.Info)
 		}
 		var n, first *deliver.Notice
 		switch {

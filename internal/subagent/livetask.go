@@ -36,6 +36,9 @@ type liveTask struct {
 	// (session.Session.Hold) for finish to write together with the
 	// task's (records/); nil when the session recorded it itself.
 	sessionEnd func(*session.Info) error
+	// sess is the child session whose end sessionEnd holds: once that is
+	// written, its Info is the record as stored.
+	sess *session.Session
 	// announced is the normalised announce text (subagents.announce:
 	// summarize); skip is set when the child declined with ANNOUNCE_SKIP.
 	announced string

@@ -309,6 +309,9 @@ type Caller struct {
 	// the per-turn context reads none from the store until the group
 	// has started something.
 	Fresh bool
+	// RecentTasks keeps the per-turn context's read of the tree's newest
+	// tasks across the turns of a conversation (nil: read each turn).
+	RecentTasks *RecentTasks
 	// Leaf is set when the caller's definition may not spawn at all,
 	// whatever the depth allows: the built-ins (DESIGN S-D4).
 	Leaf bool
@@ -400,11 +403,7 @@ func (s *Service) SystemContext(ctx context.Context, c Caller) string {
 	// starts one: a one-turn run skips the read (and the store's reader
 	// connection it would open).
 	if c.RootSessionID != "" && !(c.Fresh && c.Group != nil && !c.Group.Started()) {
-		recs, err := s.cfg.Tasks.ListTasks(ctx, task.Filter{RootSessionID: c.RootSessionID, Limit: 10})
-		if err != nil && ctx.Err() == nil {
-			s.log.WarnContext(ctx, "list the session's background tasks for the main agent's context", "session_id", c.RootSessionID, "err", err)
-		}
-		tasks = childprompt.Tasks(recs, s.cfg.Now())
+		tasks = childprompt.Tasks(s.recentTasks(ctx, c), s.cfg.Now())
 	}
 	return childprompt.Context(names, s.toolName(), tasks)
 }

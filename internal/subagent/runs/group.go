@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cadre-dev/cadre/internal/task"
 )
@@ -40,6 +41,11 @@ type Group struct {
 	changed  chan struct{} // closed and replaced when a run ends
 	// started is set once the group has started a run or a shell.
 	started bool
+	// launches counts what may have added a task record of the tree in
+	// this process: a run or a shell launched, a run moved to the
+	// background (TaskMark). Atomic: a move counts under the run's lock,
+	// which the group's must not be taken under.
+	launches atomic.Uint64
 }
 
 // childRuns are the live runs one agent started. A Go map keeps the room
@@ -81,6 +87,7 @@ func (g *Group) Add(t *Live) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.started = true
+	g.launches.Add(1)
 	g.at[t.ID] = len(g.all)
 	g.all = append(g.all, groupRun{live: t})
 	g.logChange(len(g.all) - 1)
@@ -115,6 +122,7 @@ func (g *Group) AddShell(t *Live) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.started = true
+	g.launches.Add(1)
 	g.addLive(t)
 }
 
@@ -250,6 +258,31 @@ func (g *Group) BackgroundCall(toolUseID string) (moved, found bool) {
 		return false, false
 	}
 	return !fg.IsBackground() && fg.RequestBackground(), true
+}
+
+// TaskMark changes whenever this process may have added a task record of
+// the tree: a run or a shell launched, a run moved to the background.
+// Between two equal marks, the tree's records that this process wrote
+// are the same tasks, whose statuses their runs tell (Status).
+func (g *Group) TaskMark() uint64 {
+	if g == nil {
+		return 0
+	}
+	return g.launches.Load()
+}
+
+// Status is the status of the run or shell with this id as it goes on in
+// this process (pending, running, or the terminal status whose record is
+// being written); live is false once it is over here, or if it never
+// ran here.
+func (g *Group) Status(id string) (status task.Status, live bool) {
+	g.mu.Lock()
+	t, ok := g.live[id]
+	g.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	return t.Status(), true
 }
 
 // Started reports whether the group has ever started a run or a shell.

@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/runlog"
 	"github.com/cadre-dev/cadre/internal/runner"
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/shelltask"
 	"github.com/cadre-dev/cadre/internal/task"
 )
@@ -66,6 +67,7 @@ type Live struct {
 	phase       Phase
 	bgRequested chan struct{}  // closed when someone asks a foreground waiter to let go
 	final       *runner.Result // the run's result, once it ended
+	recorded    *Recorded      // its session record as its end wrote it (SetRecorded)
 	status      task.Status    // its terminal status, once it ended
 	cause       error          // why the run's context ended, if it did
 	endedAt     time.Time      // when final was set
@@ -228,6 +230,9 @@ func (t *Live) ToBackground(commit func() error) (bool, error) {
 		return false, fmt.Errorf("its task record cannot be written: %w", err)
 	}
 	t.phase = PhaseBackground
+	if t.group != nil {
+		t.group.launches.Add(1) // its task record is new
+	}
 	return true, nil
 }
 
@@ -378,6 +383,16 @@ func (t *Live) Finish(res *runner.Result, status task.Status, cause error, at ti
 	}
 	t.early = strings.Builder{}
 	return background
+}
+
+// SetRecorded keeps what the run's session record says now that this
+// process has written its end there, so that those who want the figures
+// (the subagent costs every result lists) need not read the record.
+func (t *Live) SetRecorded(info session.Info) {
+	r := RecordedOf(info)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recorded = r
 }
 
 // Outcome reports how the run ended, once its end is decided (ok): its

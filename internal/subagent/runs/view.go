@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/session"
 	"github.com/cadre-dev/cadre/internal/task"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // Run is what a front end shows of one run of a group: fixed facts from
@@ -36,6 +38,26 @@ type Run struct {
 	// Result is its newest text (the final one once ended); Err why it
 	// failed, if it did.
 	Result, Err string
+	// Recorded is what its session's record says since this process
+	// wrote the run's end there; nil while it runs, or when its end was
+	// written elsewhere or failed to be: then only the record knows.
+	Recorded *Recorded
+}
+
+// Recorded is the part of a run's session record that its end wrote: the
+// session's model, and its turns, usage and cost summed over every run of
+// the session.
+type Recorded struct {
+	Model  string
+	Turns  int
+	Usage  llm.Usage
+	Cost   llm.Cost
+	Status session.Status
+}
+
+// RecordedOf is what of info a run's Recorded keeps.
+func RecordedOf(info session.Info) *Recorded {
+	return &Recorded{Model: info.Model, Turns: info.NumTurns, Usage: info.Usage, Cost: info.CostUSD, Status: info.Status}
 }
 
 // View snapshots t.
@@ -45,14 +67,11 @@ func (t *Live) View() Run {
 	r := Run{
 		ID: t.ID, ParentSessionID: t.ParentSessionID, ToolUseID: t.ToolUseID, Agent: t.AgentType, Name: t.Name,
 		Description: t.Description, Prompt: t.Prompt, Depth: t.Depth, Background: t.phase.Background(), Cleanup: t.Cleanup,
-		Started: t.Started(), Ended: t.endedAt, Status: task.StatusRunning,
+		Started: t.Started(), Ended: t.endedAt, Status: t.statusLocked(),
 		Tokens: t.tokens, ToolUses: t.toolUses, LastTool: t.lastTool, Result: t.text,
-	}
-	if !t.phase.Ended() && t.waiting {
-		r.Status = task.StatusPending
+		Recorded: t.recorded,
 	}
 	if t.phase.Ended() {
-		r.Status = t.status
 		if text := strings.TrimSpace(t.final.Result); text != "" {
 			r.Result = text
 		}
@@ -61,6 +80,25 @@ func (t *Live) View() Run {
 		}
 	}
 	return r
+}
+
+// Status is the run's status now: pending while it waits for its lane
+// place, running, then the terminal status its end decided.
+func (t *Live) Status() task.Status {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.statusLocked()
+}
+
+// statusLocked is Status; the caller holds t.mu.
+func (t *Live) statusLocked() task.Status {
+	switch {
+	case t.phase.Ended():
+		return t.status
+	case t.waiting:
+		return task.StatusPending
+	}
+	return task.StatusRunning
 }
 
 // groupRun is a run of a group: the run while it goes on, its snapshot
