@@ -103,3 +103,75 @@ func checkResults(t *testing.T, results []llm.Block, n int, name string) {
 		}
 	}
 }
+
+// launcher is a safe AccessAgent tool: what its calls launch starts once
+// their batch has launched all it launches (tool.AfterLaunches).
+func launcher(name string, run func(ctx context.Context, in echoIn) error) tool.Tool {
+	return tool.New(tool.Info{Name: name, Description: "launches", Access: tool.AccessAgent, ConcurrencySafe: true},
+		func(ctx context.Context, env tool.Env, in echoIn) (tool.Result, error) {
+			if err := run(ctx, in); err != nil {
+				return tool.Result{}, err
+			}
+			return tool.Text(name + ":" + in.Text), nil
+		})
+}
+
+// What a batch's launching calls launch starts once every one of them
+// has returned or yielded — not while one is still launching, and without
+// waiting for a call of another tool (a Read beside them) or for a call
+// that waits on what it launched.
+func TestBatchHoldsLaunchesUntilTheLastLaunch(t *testing.T) {
+	var (
+		started     = make(chan struct{}) // what "quick" launched started
+		slowEntered = make(chan struct{})
+		slowGo      = make(chan struct{})
+		quickDone   = make(chan struct{})
+	)
+	deadline := func(ch <-chan struct{}, what string) error {
+		select {
+		case <-ch:
+			return nil
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("%s never happened", what)
+		}
+	}
+	quick := launcher("quick", func(ctx context.Context, _ echoIn) error {
+		tool.AfterLaunches(ctx, func() { close(started) })
+		close(quickDone)
+		return nil
+	})
+	slow := launcher("slow", func(ctx context.Context, _ echoIn) error {
+		close(slowEntered)
+		return deadline(slowGo, "the test's release of the slow launch")
+	})
+	// Waits for what it launched, yielding first, as a foreground Agent
+	// call does: the batch must not wait for it.
+	waiting := launcher("waiting", func(ctx context.Context, _ echoIn) error {
+		tool.Yield(ctx)
+		return deadline(started, "the start of what the batch launched")
+	})
+	read := echo("read", true, func(context.Context, echoIn) error {
+		return deadline(started, "the start of what the batch launched")
+	})
+	go func() {
+		if deadline(slowEntered, "") == nil && deadline(quickDone, "") == nil {
+			select {
+			case <-started:
+				t.Error("what the batch launched started while one of its calls was still launching")
+			default:
+			}
+		}
+		close(slowGo)
+	}()
+	uses := []llm.Block{use("t0", "quick", `{"text":"0"}`), use("t1", "slow", `{"text":"1"}`), use("t2", "waiting", `{"text":"2"}`), use("t3", "read", `{"text":"3"}`)}
+	cfg := Config{Model: scripted(llm.Reply(uses...), llm.Reply(llm.Text("done"))), Tools: set(t, quick, slow, waiting, read)}
+	out, err := Run(context.Background(), cfg, []llm.Message{llm.UserText("go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range lastResults(out) {
+		if r.IsError {
+			t.Errorf("call %d: %s", i, r.ResultText())
+		}
+	}
+}

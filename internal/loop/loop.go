@@ -633,13 +633,25 @@ func runTools(ctx context.Context, cfg Config, uses []llm.Block) (s Step, stop b
 const maxParallelCalls = 64
 
 // runBatch runs a batch of concurrency-safe calls, maxParallelCalls at a
-// time, each result in its place.
+// time, each result in its place. The background runs its calls launch
+// start once every call that may launch one (an AccessAgent tool's) has
+// returned or yielded (tool.Launches).
 func runBatch(ctx context.Context, cfg *Config, uses []llm.Block, results []callResult) {
+	var gate *tool.Launches
+	if n := launchers(cfg.Tools, uses); n > 0 {
+		gate = tool.NewLaunches(n)
+		defer gate.Open()
+		ctx = tool.WithLaunches(ctx, gate)
+	}
 	places := make(chan struct{}, maxParallelCalls)
 	var wg sync.WaitGroup
 	for k := range uses {
 		places <- struct{}{}
-		release := sync.OnceFunc(func() { <-places })
+		release := func() { <-places }
+		if gate != nil && launches(cfg.Tools, uses[k].Name) {
+			release = func() { <-places; gate.Settle() }
+		}
+		release = sync.OnceFunc(release)
 		wg.Go(func() {
 			defer release()
 			results[k] = runOne(tool.WithYield(ctx, release), cfg, uses[k])
@@ -651,6 +663,23 @@ func runBatch(ctx context.Context, cfg *Config, uses []llm.Block, results []call
 func safe(set *tool.Set, name string) bool {
 	t, ok := set.Get(name)
 	return ok && t.Info().ConcurrencySafe
+}
+
+// launches reports whether the tool may launch subagents.
+func launches(set *tool.Set, name string) bool {
+	t, ok := set.Get(name)
+	return ok && t.Info().Access == tool.AccessAgent
+}
+
+// launchers counts the calls that may launch subagents.
+func launchers(set *tool.Set, uses []llm.Block) int {
+	n := 0
+	for _, u := range uses {
+		if launches(set, u.Name) {
+			n++
+		}
+	}
+	return n
 }
 
 // Call runs one tool call as a turn runs a model's: the input checks, the

@@ -529,7 +529,17 @@ func (s *Service) launch(ctx context.Context, r *run, background bool) (*liveTas
 	if !r.req.dispatched {
 		s.events.Started(t.Info, background)
 	}
-	s.start(runCtx, t, r)
+	if !background {
+		s.start(runCtx, t, r)
+		return t, nil
+	}
+	// Started once its batch of calls has launched all it launches
+	// (tool.Launches); its group waits for it meanwhile.
+	held := r.c.Group.Hold()
+	tool.AfterLaunches(ctx, func() {
+		defer held()
+		s.start(runCtx, t, r)
+	})
 	return t, nil
 }
 
