@@ -62,11 +62,7 @@ func TestBackgroundAgentsStartOnceAllAreLaunched(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	for _, err := range rt.Run(t.Context(), Request{Prompt: "fan out"}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	runToEnd(t, rt, "fan out")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(early) > 0 {

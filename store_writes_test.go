@@ -60,11 +60,7 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	for _, err := range rt.Run(t.Context(), Request{Prompt: "delegate"}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	runToEnd(t, rt, "delegate")
 	mu.Lock()
 	defer mu.Unlock()
 	if end == [2]int64{} {
@@ -90,6 +86,16 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 		files[i] = filepath.Join(home, f)
 	}
 	return end[0] - start[0], end[1] - start[1], files
+}
+
+// runToEnd runs prompt on rt and reads its events to the end.
+func runToEnd(t *testing.T, rt *Runtime, prompt string) {
+	t.Helper()
+	for _, err := range rt.Run(t.Context(), Request{Prompt: prompt}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // distinct keeps one name of each file in paths.
