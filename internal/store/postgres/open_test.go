@@ -3,6 +3,9 @@ package postgres
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/session"
 )
 
 // TestOpenBadURLs: a URL that is not PostgreSQL's, or names no server that
@@ -58,5 +61,26 @@ func TestPoolSize(t *testing.T) {
 		if got := open(t, tc.url).pool.Config().MaxConns; got != tc.want {
 			t.Errorf("%s: pool of %d, want %d", tc.url, got, tc.want)
 		}
+	}
+}
+
+// TestOpenOverUnixSocket: a local server is reached through its Unix
+// socket as libpq spells it, the socket's directory in the host
+// parameter (postgres:///db?host=/run/postgresql): no TCP round trip
+// through the loopback for each statement.
+func TestOpenOverUnixSocket(t *testing.T) {
+	url := pg.OverSocket(t, pg.URL(t))
+	if !strings.HasPrefix(url, "postgres://postgres@/") {
+		t.Fatalf("OverSocket gave %s, want no host in the authority", url)
+	}
+	db := open(t, url)
+	now := time.Now()
+	in := session.Info{ID: "01a22900-0000-7000-8000-000000000001", Agent: "main", Cwd: "/w", Status: session.StatusRunning, Created: now, Updated: now}
+	if err := db.CreateSession(t.Context(), in); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetSession(t.Context(), in.ID)
+	if err != nil || got.ID != in.ID {
+		t.Fatalf("GetSession over the socket = %+v, %v", got, err)
 	}
 }

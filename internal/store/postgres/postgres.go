@@ -165,7 +165,8 @@ func (e oneLine) Error() string {
 
 func (e oneLine) Unwrap() error { return e.err }
 
-// checkURL checks that dsn is a PostgreSQL URL with a host and returns it
+// checkURL checks that dsn is a PostgreSQL URL with a host (or a socket
+// directory, libpq's ?host=/dir) and returns it
 // with any password replaced by "xxxxx", to name it in errors.
 func checkURL(dsn string) (string, error) {
 	u, err := url.Parse(dsn)
@@ -181,8 +182,10 @@ func checkURL(dsn string) (string, error) {
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
 		return "", fmt.Errorf("the store URL %s: want postgres://user@host:port/database", u.Redacted())
 	}
-	if u.Host == "" {
-		return "", fmt.Errorf("the store URL %s has no host", u.Redacted())
+	if u.Host == "" && u.Query().Get("host") == "" {
+		// libpq's defaults would pick a socket of their own choosing:
+		// the server is named, as a host or as a socket directory.
+		return "", fmt.Errorf("the store URL %s has no host: want postgres://user@host:port/database, or ?host=/socket/directory for a local server's Unix socket", u.Redacted())
 	}
 	return u.Redacted(), nil
 }

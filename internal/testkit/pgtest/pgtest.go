@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -319,6 +320,22 @@ func (s *Server) URL(t testing.TB) string {
 		}
 	})
 	return s.url(name)
+}
+
+// OverSocket is dbURL, one of URL's, reaching the server through its Unix
+// socket instead of TCP: the database in the URL's path, the socket's
+// directory in its host parameter, as libpq spells it.
+func (s *Server) OverSocket(t testing.TB, dbURL string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	q := u.Query()
+	q.Set("host", s.dir)
+	q.Set("port", strconv.Itoa(s.port))
+	u.Host, u.RawQuery = "", q.Encode()
+	return u.String()
 }
 
 // admin runs one statement on the maintenance database.
