@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/task"
-	"github.com/cadre-dev/cadre/internal/testkit"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -56,12 +55,7 @@ func TestBackgroundAgentsStartOnceAllAreLaunched(t *testing.T) {
 		}
 		return llm.Reply(llm.Text("noted")), nil
 	}
-	var err error
-	rt, err = New(context.Background(), Options{Cwd: dir, LLM: &llm.ModelFunc{ID: "test:model", Func: model}, Getenv: testkit.Home(home)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt = funcRuntime(t, home, dir, model)
 	runToEnd(t, rt, "fan out")
 	mu.Lock()
 	defer mu.Unlock()

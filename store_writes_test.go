@@ -50,16 +50,7 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 		}
 		return llm.Reply(llm.Text("waiting")), nil
 	}
-	var err error
-	rt, err = New(context.Background(), Options{
-		Cwd:    dir,
-		LLM:    &llm.ModelFunc{ID: "test:model", Func: model},
-		Getenv: testkit.Home(home),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt = funcRuntime(t, home, dir, model)
 	runToEnd(t, rt, "delegate")
 	mu.Lock()
 	defer mu.Unlock()
@@ -68,7 +59,7 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 	}
 	// Everything in the state directory but the store's own files and
 	// the main session's transcript.
-	err = filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -86,6 +77,18 @@ func childWrites(t *testing.T, input string) (commits, writes int64, files []str
 		files[i] = filepath.Join(home, f)
 	}
 	return end[0] - start[0], end[1] - start[1], files
+}
+
+// funcRuntime is a runtime in the workspace dir with its state in home,
+// whose model is model; it is closed when t ends.
+func funcRuntime(t *testing.T, home, dir string, model func(context.Context, *llm.Request) (*llm.Response, error)) *Runtime {
+	t.Helper()
+	rt, err := New(context.Background(), Options{Cwd: dir, LLM: &llm.ModelFunc{ID: "test:model", Func: model}, Getenv: testkit.Home(home)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
 }
 
 // runToEnd runs prompt on rt and reads its events to the end.
@@ -169,11 +172,7 @@ func TestResultCostsAreTheRecordsOfRunsEndedHere(t *testing.T) {
 		}
 		return llm.Reply(llm.Text("waiting")), nil
 	}
-	rt, err := New(context.Background(), Options{Cwd: dir, LLM: &llm.ModelFunc{ID: "test:model", Func: model}, Getenv: testkit.Home(home)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt := funcRuntime(t, home, dir, model)
 	listed := map[string]SubagentCost{}
 	for ev, err := range rt.Run(t.Context(), Request{Prompt: "delegate"}) {
 		if err != nil {
