@@ -30,12 +30,11 @@ func NewLaunches(n int) *Launches {
 func (l *Launches) Settle() {
 	l.mu.Lock()
 	l.pending--
-	if l.pending > 0 {
-		l.mu.Unlock()
-		return
-	}
+	last := l.pending <= 0
 	l.mu.Unlock()
-	l.Open()
+	if last {
+		l.Open()
+	}
 }
 
 // Open starts what was held and lets everything launched later start at
