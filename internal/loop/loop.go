@@ -637,8 +637,15 @@ const maxParallelCalls = 64
 // start once every call that may launch one (an AccessAgent tool's) has
 // returned or yielded (tool.Launches).
 func runBatch(ctx context.Context, cfg *Config, uses []llm.Block, results []callResult) {
+	launching, n := make([]bool, len(uses)), 0
+	for k, u := range uses {
+		if launches(cfg.Tools, u.Name) {
+			launching[k] = true
+			n++
+		}
+	}
 	var gate *tool.Launches
-	if n := launchers(cfg.Tools, uses); n > 0 {
+	if n > 0 {
 		gate = tool.NewLaunches(n)
 		defer gate.Open()
 		ctx = tool.WithLaunches(ctx, gate)
@@ -647,11 +654,12 @@ func runBatch(ctx context.Context, cfg *Config, uses []llm.Block, results []call
 	var wg sync.WaitGroup
 	for k := range uses {
 		places <- struct{}{}
-		release := func() { <-places }
-		if gate != nil && launches(cfg.Tools, uses[k].Name) {
-			release = func() { <-places; gate.Settle() }
-		}
-		release = sync.OnceFunc(release)
+		release := sync.OnceFunc(func() {
+			<-places
+			if launching[k] {
+				gate.Settle()
+			}
+		})
 		wg.Go(func() {
 			defer release()
 			results[k] = runOne(tool.WithYield(ctx, release), cfg, uses[k])
@@ -669,17 +677,6 @@ func safe(set *tool.Set, name string) bool {
 func launches(set *tool.Set, name string) bool {
 	t, ok := set.Get(name)
 	return ok && t.Info().Access == tool.AccessAgent
-}
-
-// launchers counts the calls that may launch subagents.
-func launchers(set *tool.Set, uses []llm.Block) int {
-	n := 0
-	for _, u := range uses {
-		if launches(set, u.Name) {
-			n++
-		}
-	}
-	return n
 }
 
 // Call runs one tool call as a turn runs a model's: the input checks, the
