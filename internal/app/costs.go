@@ -23,11 +23,11 @@ type sessionsGetter interface {
 // SubagentCosts reads each run of the conversation's group from its
 // session record, where its run recorded its turns, usage and cost: the
 // figures the totals added up. A run whose end this process wrote carries
-// the record as written (Run.Recorded), and is not read. Every result lists them, and a run of
-// 10,000 children writes hundreds of results, so a record is read again
-// only when it can say something new (Costs). sinceLast keeps only
-// the runs whose entry changed since the previous call that asked so:
-// what a result lists.
+// the record as written (Run.Recorded), and is not read. Every result
+// lists them, and a run of 10,000 children writes hundreds of results, so
+// a record is read again only when it can say something new (Costs).
+// sinceLast keeps only the runs whose entry changed since the previous
+// call that asked so: what a result lists.
 func (a *App) SubagentCosts(ctx context.Context, costs *Costs, group *subagent.Group, sessionID string, sinceLast bool) ([]event.SubagentCost, error) {
 	if group == nil {
 		return nil, nil

@@ -389,7 +389,7 @@ func (t *Live) Finish(res *runner.Result, status task.Status, cause error, at ti
 // process has written its end there, so that those who want the figures
 // (the subagent costs every result lists) need not read the record.
 func (t *Live) SetRecorded(info session.Info) {
-	r := RecordedOf(info)
+	r := recordedOf(info)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.recorded = r

@@ -55,8 +55,8 @@ type Recorded struct {
 	Status session.Status
 }
 
-// RecordedOf is what of info a run's Recorded keeps.
-func RecordedOf(info session.Info) *Recorded {
+// recordedOf is what of info a run's Recorded keeps.
+func recordedOf(info session.Info) *Recorded {
 	return &Recorded{Model: info.Model, Turns: info.NumTurns, Usage: info.Usage, Cost: info.CostUSD, Status: info.Status}
 }
 
